@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+
+	"hail/internal/plan"
+)
+
+// secretHeaders are redacted from reports and --debug unless --show-secrets.
+var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "Set-Cookie"}
+
+func isSecret(name string) bool {
+	for _, s := range secretHeaders {
+		if strings.EqualFold(s, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactedConfig is the run's configuration as stored in the Result.
+func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
+	headers := map[string]string{}
+	for _, h := range p.Headers {
+		v := h[1]
+		if isSecret(h[0]) && !f.showSecrets {
+			v = "[redacted]"
+		}
+		headers[h[0]] = v
+	}
+	u := *p.URL
+	if u.User != nil {
+		u.User = nil
+	}
+	model := "closed"
+	if p.Open() {
+		model = "open"
+	}
+	c := map[string]any{
+		"url": u.String(), "method": p.Method, "headers": headers, "connections": p.Connections,
+		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model,
+		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize,
+		"wait_ongoing": p.WaitOngoing, "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
+		"redirects": p.MaxRedirects, "http_version": map[bool]string{true: "1.0", false: "1.1"}[p.HTTP10],
+		"keepalive": p.KeepAlive, "compression": p.Compression, "host": p.Host, "unix_socket": p.UnixSocket,
+		"insecure": p.Insecure, "engine": p.Engine, "bodies": len(p.Bodies),
+	}
+	return c
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"hail/internal/http1"
+	"hail/internal/plan"
+	"hail/internal/transport"
+)
+
+// debugExchange sends one request and prints both sides, secrets redacted
+// unless show is set. Output is bounded: at most 64 KiB of response body is shown.
+func debugExchange(ctx context.Context, p *plan.Plan, w io.Writer, show bool) error {
+	opt, err := p.TransportOptions(p.URL)
+	if err != nil {
+		return err
+	}
+	d, err := transport.NewDialer(ctx, opt)
+	if err != nil {
+		return err
+	}
+	spec := p.Specs()[0]
+	req := http1.AppendRequest(nil, &spec)
+	c, tm, err := d.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %v", p.URL.Host, err)
+	}
+	defer c.Close()
+	fmt.Fprintf(w, "* connected in %s (dns %s)\n", tm.Total, tm.DNS)
+	for _, line := range strings.SplitAfter(string(req), "\n") {
+		if line == "" {
+			continue
+		}
+		if name, _, ok := strings.Cut(line, ":"); ok && isSecret(name) && !show {
+			line = name + ": [redacted]\r\n"
+		}
+		fmt.Fprintf(w, "> %s", line)
+	}
+	fmt.Fprintln(w)
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	start := time.Now()
+	if _, err := c.Write(req); err != nil {
+		return fmt.Errorf("send: %v", err)
+	}
+	var ps http1.Parser
+	ps.Reset(spec.Method == "HEAD")
+	buf := make([]byte, 64<<10)
+	var have int
+	var shown int
+	for {
+		n, rerr := c.Read(buf[have:])
+		if n > 0 {
+			if shown < 64<<10 {
+				part := buf[have : have+n]
+				if shown+len(part) > 64<<10 {
+					part = part[:64<<10-shown]
+				}
+				shown += len(part)
+				writeDebugResponse(w, part, show)
+			}
+			have += n
+			m, done, err := ps.Feed(buf[:have])
+			if err != nil {
+				return fmt.Errorf("bad response: %v", err)
+			}
+			have = copy(buf, buf[m:have])
+			if done {
+				break
+			}
+			if have == len(buf) {
+				return fmt.Errorf("bad response: header line longer than %d bytes", len(buf))
+			}
+			continue
+		}
+		if errors.Is(rerr, io.EOF) {
+			done, err := ps.EOF()
+			if err != nil {
+				return fmt.Errorf("bad response: %v", err)
+			}
+			if done {
+				break
+			}
+		}
+		if rerr != nil {
+			return fmt.Errorf("read response: %v", rerr)
+		}
+	}
+	fmt.Fprintf(w, "\n* status %d, %d body bytes, %s\n", ps.Status, ps.BodyBytes, time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+func writeDebugResponse(w io.Writer, b []byte, show bool) {
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		if name, _, ok := strings.Cut(line, ":"); ok && isSecret(name) && !show && !strings.ContainsAny(name, " \t") {
+			line = name + ": [redacted]\r\n"
+		}
+		fmt.Fprintf(w, "< %s", line)
+	}
+}

@@ -1,0 +1,71 @@
+// Command hail is an HTTP load generator that tells the truth about latency.
+//
+// Subcommands live in one file each: load.go (the default command, oha's
+// flags), serve.go (the built-in target), demo.go. main.go maps errors to
+// exit codes: 0 when the run completed, 1 for bad input or a run that could
+// not start (one line on stderr, nothing written), 130 when a second
+// interrupt ended the process at once.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries an exit code other than 1.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	root := newRootCmd()
+	root.AddCommand(newServeCmd(), newDemoCmd())
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, "hail: "+ee.msg)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "hail: "+oneLine(err.Error()))
+	os.Exit(1)
+}
+
+// oneLine keeps an error message to a single line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// flagError rewrites pflag's messages into hail's one-line form.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: "), strings.HasPrefix(msg, "unknown shorthand flag: "):
+		return fmt.Errorf("%s (see '%s --help')", msg, cmd.CommandPath())
+	case strings.HasPrefix(msg, "invalid argument "):
+		// invalid argument "x" for "-n, --n-requests" flag: <reason>
+		if i := strings.Index(msg, " flag: "); i >= 0 {
+			head := msg[len("invalid argument "):i]
+			if j := strings.Index(head, " for "); j >= 0 {
+				val, name := head[:j], strings.Trim(head[j+5:], `"`)
+				return fmt.Errorf("%s %s: %s", name, val, msg[i+7:])
+			}
+		}
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// output is where the report goes: stdout, or a file written under a
+// temporary name and renamed into place only when complete, so no reader
+// ever sees a half-written report.
+type output struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string // final path; "" for stdout
+	done bool
+}
+
+func openOutput(path string) (*output, error) {
+	if path == "" {
+		return &output{}, nil
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("-o %s: directory %s does not exist", path, dir)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("-o %s: cannot write there: %v", path, unwrapPathErr(err))
+	}
+	return &output{f: f, path: path}, nil
+}
+
+func (o *output) Write(b []byte) (int, error) {
+	if o.f == nil {
+		return os.Stdout.Write(b)
+	}
+	return o.f.Write(b)
+}
+
+// Commit moves the finished file into place.
+func (o *output) Commit() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.f == nil || o.done {
+		return nil
+	}
+	o.done = true
+	if err := o.f.Sync(); err != nil {
+		o.f.Close()
+		os.Remove(o.f.Name())
+		return fmt.Errorf("-o %s: %v", o.path, err)
+	}
+	o.f.Close()
+	if err := os.Rename(o.f.Name(), o.path); err != nil {
+		os.Remove(o.f.Name())
+		return fmt.Errorf("-o %s: %v", o.path, unwrapPathErr(err))
+	}
+	return nil
+}
+
+// Discard removes an uncommitted temporary file; safe to call at any time.
+func (o *output) Discard() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.f == nil || o.done {
+		return
+	}
+	o.done = true
+	o.f.Close()
+	os.Remove(o.f.Name())
+}

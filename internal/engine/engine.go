@@ -1,0 +1,77 @@
+// Package engine defines what an engine is given to run a load test, and the
+// pieces every engine shares: the classification of failures into named
+// error kinds and the abort protocol. Engines live in subpackages.
+package engine
+
+import (
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"hail/internal/http1"
+	"hail/internal/schedule"
+	"hail/internal/stats"
+	"hail/internal/transport"
+)
+
+// Engine runs a Job to completion.
+type Engine interface {
+	// Name is the engine's name as reports show it ("net", "uring").
+	Name() string
+	// Run sends the job's requests and records every outcome into the job's
+	// recorders. It returns when every worker has stopped: the source is
+	// exhausted (or stopped) and every in-flight request has ended or been
+	// aborted. An error means the engine could not run at all.
+	Run(j *Job) error
+}
+
+// Job is everything an engine needs for one run. Engines must not modify it.
+type Job struct {
+	// Start is the run's time zero: intended send times are offsets from it.
+	Start time.Time
+	// Source hands out requests (and their intended times in the open model).
+	Source *schedule.Source
+	// Recorders receive the measurements; engines spread workers over them.
+	Recorders []*stats.Recorder
+	// Connections is the number of concurrent connections (-c).
+	Connections int
+	// Requests are the pre-encoded request variants; request number k uses
+	// Requests[k % len(Requests)].
+	Requests [][]byte
+	// Specs are the requests the variants were encoded from (for redirects and --debug).
+	Specs []http1.RequestSpec
+	// URL is the target URL.
+	URL *url.URL
+	// Head is true for HEAD requests (responses carry no body).
+	Head bool
+	// Dialer opens connections to the target.
+	Dialer *transport.Dialer
+	// Timeout bounds each request from send to last byte; 0 means none.
+	Timeout time.Duration
+	// KeepAlive reuses connections; when false each request gets a new one.
+	KeepAlive bool
+	// MaxRedirects is how many redirects to follow (0: none; 3xx are results).
+	MaxRedirects int
+	// RedirectDialer opens a connection to another origin met in a redirect.
+	RedirectDialer func(u *url.URL) (*transport.Dialer, error)
+	// MaxHeaderBytes caps a response's header block.
+	MaxHeaderBytes int
+
+	// Stop is closed when no new request may start.
+	Stop <-chan struct{}
+	// Abort is closed when in-flight requests must end now; they are
+	// recorded as ErrAborted.
+	Abort <-chan struct{}
+
+	aborting atomic.Bool
+}
+
+// MarkAborting records that the run is aborting; call it before closing Abort.
+func (j *Job) MarkAborting() { j.aborting.Store(true) }
+
+// Aborting reports whether in-flight requests are being aborted, so that
+// failures caused by the abort are recorded as ErrAborted.
+func (j *Job) Aborting() bool { return j.aborting.Load() }
+
+// Since returns the time since the job's start.
+func (j *Job) Since() time.Duration { return time.Since(j.Start) }

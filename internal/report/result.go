@@ -1,0 +1,458 @@
+// Package report turns a run's measurements into a Result — one JSON
+// document with oha's keys plus a "hail" section — and renders Results as
+// text, JSON and CSV. Reports never re-measure: every renderer reads only
+// the Result, so a saved result re-renders identically.
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hail/internal/stats"
+)
+
+// Result is the outcome of a run. Its JSON keys, names and units (seconds)
+// match oha's --output-format json; Hail holds what oha lacks.
+type Result struct {
+	Summary                            Summary          `json:"summary"`
+	Metrics                            Metrics          `json:"metrics"`
+	ResponseTimeHistogram              map[string]int64 `json:"responseTimeHistogram"`
+	LatencyPercentiles                 Percentiles      `json:"latencyPercentiles"`
+	ResponseTimeHistogramSuccessful    map[string]int64 `json:"responseTimeHistogramSuccessful,omitempty"`
+	LatencyPercentileSuccessful        *Percentiles     `json:"latencyPercentileSuccessful,omitempty"`
+	ResponseTimeHistogramNotSuccessful map[string]int64 `json:"responseTimeHistogramNotSuccessful,omitempty"`
+	LatencyPercentileNotSuccessful     *Percentiles     `json:"latencyPercentileNotSuccessful,omitempty"`
+	FirstByteHistogram                 map[string]int64 `json:"firstByteHistogram"`
+	FirstBytePercentiles               Percentiles      `json:"firstBytePercentiles"`
+	RPS                                RPS              `json:"rps"`
+	Details                            Details          `json:"details"`
+	StatusCodeDistribution             map[string]int64 `json:"statusCodeDistribution"`
+	ErrorDistribution                  map[string]int64 `json:"errorDistribution"`
+	Hail                               Hail             `json:"hail"`
+}
+
+// Summary is oha's summary block.
+type Summary struct {
+	SuccessRate    float64 `json:"successRate"`    // responses / requests not aborted at the deadline
+	Total          float64 `json:"total"`          // s
+	Slowest        float64 `json:"slowest"`        // s
+	Fastest        float64 `json:"fastest"`        // s
+	Average        float64 `json:"average"`        // s
+	RequestsPerSec float64 `json:"requestsPerSec"` // requests ended / total
+	TotalData      int64   `json:"totalData"`      // body bytes
+	SizePerRequest int64   `json:"sizePerRequest"` // body bytes per response
+	SizePerSec     float64 `json:"sizePerSec"`     // body bytes / total
+}
+
+// Metrics is oha's CI-friendly block.
+type Metrics struct {
+	SuccessRate    float64   `json:"success_rate"`
+	RequestsPerSec float64   `json:"requests_per_sec"`
+	LatencyMs      LatencyMs `json:"latency_ms"`
+}
+
+// LatencyMs are selected latency statistics in milliseconds.
+type LatencyMs struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Percentiles in seconds (or requests/s for RPS).
+type Percentiles struct {
+	P10   float64 `json:"p10"`
+	P25   float64 `json:"p25"`
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99.9"`
+	P9999 float64 `json:"p99.99"`
+}
+
+// RPS summarises requests per second over the run's whole seconds.
+type RPS struct {
+	Mean        float64     `json:"mean"`
+	Stddev      *float64    `json:"stddev"`
+	Max         float64     `json:"max"`
+	Min         float64     `json:"min"`
+	Percentiles Percentiles `json:"percentiles"`
+}
+
+// Details are connection-setup and first-byte times.
+type Details struct {
+	DNSDialup MinAvgMax `json:"DNSDialup"`
+	DNSLookup MinAvgMax `json:"DNSLookup"`
+	FirstByte MinAvgMax `json:"firstByte"`
+}
+
+// MinAvgMax in seconds.
+type MinAvgMax struct {
+	Average float64 `json:"average"`
+	Fastest float64 `json:"fastest"`
+	Slowest float64 `json:"slowest"`
+}
+
+// Hail is what hail reports beyond oha's keys.
+type Hail struct {
+	Version string `json:"version"`
+	// Engine that ran and why it was chosen.
+	Engine       string `json:"engine"`
+	EngineReason string `json:"engine_reason"`
+	// Model is "closed" or "open".
+	Model string `json:"model"`
+	// StartUnixNano is the wall-clock start, for aligning shards.
+	StartUnixNano int64 `json:"start_unix_nano"`
+	// Interrupted is set when a signal ended the run early.
+	Interrupted bool `json:"interrupted"`
+	// Counts are the exact totals the summaries derive from.
+	Counts Counts `json:"counts"`
+	// Histograms are HdrHistograms (ns, V2 compressed, base64) for exact merges.
+	Histograms Histograms `json:"histograms"`
+	// Lag is the generator's schedule lag (open model), seconds.
+	Lag LagStats `json:"schedule_lag"`
+	// Generator is hail's own resource use.
+	Generator Generator `json:"generator"`
+	// Verdict says whether the generator, not the target, limited the test.
+	Verdict Verdict `json:"verdict"`
+	// Series is one entry per second of the run.
+	Series []stats.Second `json:"series"`
+	// Config is the run's configuration, secrets redacted.
+	Config map[string]any `json:"config"`
+}
+
+// Counts are exact integer totals.
+type Counts struct {
+	Requests     int64 `json:"requests"`
+	Responses    int64 `json:"responses"`
+	Errors       int64 `json:"errors"`
+	Aborted      int64 `json:"aborted"`
+	BodyBytes    int64 `json:"body_bytes"`
+	WireBytes    int64 `json:"wire_bytes"`
+	SentBytes    int64 `json:"sent_bytes"`
+	LatencySumNS int64 `json:"latency_sum_ns"`
+	Queued       int64 `json:"queued"`
+	QueueWaitNS  int64 `json:"queue_wait_ns"`
+	Connects     int64 `json:"connects"`
+	ConnectSumNS int64 `json:"connect_sum_ns"`
+	ConnectMinNS int64 `json:"connect_min_ns"`
+	ConnectMaxNS int64 `json:"connect_max_ns"`
+	DNSSumNS     int64 `json:"dns_sum_ns"`
+	DNSMinNS     int64 `json:"dns_min_ns"`
+	DNSMaxNS     int64 `json:"dns_max_ns"`
+}
+
+// Histograms hold encoded HdrHistograms of nanosecond values.
+type Histograms struct {
+	LatencyOK  string `json:"latency_2xx"`
+	LatencyBad string `json:"latency_other"`
+	FirstByte  string `json:"first_byte"`
+	Lag        string `json:"schedule_lag"`
+}
+
+// LagStats describe schedule lag in seconds.
+type LagStats struct {
+	Samples int64   `json:"samples"`
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	P99     float64 `json:"p99"`
+	P999    float64 `json:"p99.9"`
+	Max     float64 `json:"max"`
+}
+
+// Generator is hail's own resource use over the run.
+type Generator struct {
+	UserSeconds       float64 `json:"cpu_user_seconds"`
+	SystemSeconds     float64 `json:"cpu_system_seconds"`
+	CPUPerRequestUS   float64 `json:"cpu_per_request_us"`
+	Cores             int     `json:"cores"`
+	Utilization       float64 `json:"cpu_utilization"` // share of Cores used over the run
+	VoluntarySwitches int64   `json:"voluntary_context_switches"`
+	ForcedSwitches    int64   `json:"involuntary_context_switches"`
+	MaxRSSBytes       int64   `json:"max_rss_bytes"`
+}
+
+// Verdict says who limited the test.
+type Verdict struct {
+	GeneratorLimited bool     `json:"generator_limited"`
+	Reasons          []string `json:"reasons"`
+}
+
+// Input is what Build needs from a finished run.
+type Input struct {
+	Totals       *stats.Totals
+	Series       []stats.Second
+	Elapsed      time.Duration
+	Usage        stats.Usage
+	Cores        int
+	Engine       string
+	EngineReason string
+	Open         bool
+	Rate         float64 // -q, 0 when closed
+	Start        time.Time
+	Interrupted  bool
+	Config       map[string]any
+	Version      string
+	SuccessSplit bool // --stats-success-breakdown
+}
+
+func sec(ns int64) float64 { return float64(ns) / 1e9 }
+
+// Build makes the Result of a run.
+func Build(in Input) *Result {
+	t := in.Totals
+	lat := t.Latency()
+	total := in.Elapsed.Seconds()
+	responses := t.Responses()
+	requests := t.Requests()
+	aborted := t.Errors[stats.ErrAborted]
+	r := &Result{}
+	s := &r.Summary
+	s.Total = total
+	if n := requests - aborted; n > 0 {
+		s.SuccessRate = float64(responses) / float64(n)
+	}
+	if responses > 0 {
+		s.Slowest = sec(lat.Max())
+		s.Fastest = sec(lat.Min())
+		s.Average = sec(t.LatencySum) / float64(responses)
+		s.SizePerRequest = t.BodyBytes / responses
+	}
+	if total > 0 {
+		s.RequestsPerSec = float64(requests) / total
+		s.SizePerSec = float64(t.BodyBytes) / total
+	}
+	s.TotalData = t.BodyBytes
+	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, LatencyMs: LatencyMs{
+		Min: s.Fastest * 1e3, Mean: s.Average * 1e3, P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: s.Slowest * 1e3}}
+	r.ResponseTimeHistogram = histogram(lat)
+	r.LatencyPercentiles = percentiles(lat)
+	if in.SuccessSplit {
+		r.ResponseTimeHistogramSuccessful = histogram(t.LatencyOK)
+		p := percentiles(t.LatencyOK)
+		r.LatencyPercentileSuccessful = &p
+		r.ResponseTimeHistogramNotSuccessful = histogram(t.LatencyBad)
+		q := percentiles(t.LatencyBad)
+		r.LatencyPercentileNotSuccessful = &q
+	}
+	r.FirstByteHistogram = histogram(t.FirstByte)
+	r.FirstBytePercentiles = percentiles(t.FirstByte)
+	r.RPS = rps(in.Series, float64(requests), total)
+	if t.Connects > 0 {
+		r.Details.DNSDialup = MinAvgMax{Average: sec(t.ConnectSum) / float64(t.Connects), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
+		r.Details.DNSLookup = MinAvgMax{Average: sec(t.DNSSum) / float64(t.Connects), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
+	}
+	if n := t.FirstByte.TotalCount(); n > 0 {
+		r.Details.FirstByte = MinAvgMax{Average: t.FirstByte.Mean() / 1e9, Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
+	}
+	r.StatusCodeDistribution = map[string]int64{}
+	for code, n := range t.Status {
+		if n > 0 {
+			r.StatusCodeDistribution[strconv.Itoa(code)] = n
+		}
+	}
+	r.ErrorDistribution = map[string]int64{}
+	for k, n := range t.Errors {
+		if n > 0 {
+			r.ErrorDistribution[stats.ErrorKind(k).String()] = n
+		}
+	}
+	h := &r.Hail
+	h.Version = in.Version
+	h.Engine, h.EngineReason = in.Engine, in.EngineReason
+	h.Model = "closed"
+	if in.Open {
+		h.Model = "open"
+	}
+	h.StartUnixNano = in.Start.UnixNano()
+	h.Interrupted = in.Interrupted
+	h.Counts = Counts{Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted,
+		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
+		Queued: t.Queued, QueueWaitNS: t.QueueWait, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
+		DNSSumNS: t.DNSSum}
+	if t.Connects > 0 {
+		h.Counts.ConnectMinNS, h.Counts.ConnectMaxNS = t.ConnectMin, t.ConnectMax
+		h.Counts.DNSMinNS, h.Counts.DNSMaxNS = t.DNSMin, t.DNSMax
+	}
+	h.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
+		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag)}
+	h.Lag = LagStats{Samples: t.Lag.TotalCount(), P50: sec(t.Lag.ValueAtQuantile(50)), P90: sec(t.Lag.ValueAtQuantile(90)),
+		P99: sec(t.Lag.ValueAtQuantile(99)), P999: sec(t.Lag.ValueAtQuantile(99.9)), Max: sec(t.Lag.Max())}
+	g := &h.Generator
+	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
+	g.Cores = in.Cores
+	if requests > 0 {
+		g.CPUPerRequestUS = in.Usage.CPU().Seconds() * 1e6 / float64(requests)
+	}
+	if total > 0 && in.Cores > 0 {
+		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)
+	}
+	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
+	h.Verdict = verdict(in, r)
+	h.Series = in.Series
+	if h.Series == nil {
+		h.Series = []stats.Second{}
+	}
+	h.Config = in.Config
+	return r
+}
+
+func verdict(in Input, r *Result) Verdict {
+	v := Verdict{Reasons: []string{}}
+	h := &r.Hail
+	if in.Open && h.Lag.Samples > 0 && h.Lag.P99 > 0.001 {
+		v.GeneratorLimited = true
+		v.Reasons = append(v.Reasons, fmt.Sprintf("schedule lag p99 %s exceeds 1ms: hail could not send on time", fmtDur(h.Lag.P99)))
+	}
+	if in.Open && in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
+		achieved := float64(h.Counts.Requests) / r.Summary.Total
+		if achieved < 0.95*in.Rate {
+			v.GeneratorLimited = true
+			msg := fmt.Sprintf("achieved %.1f req/s, %.0f%% of the -q %g target", achieved, 100*achieved/in.Rate, in.Rate)
+			if h.Counts.Queued > h.Counts.Requests/20 {
+				msg += fmt.Sprintf("; %d requests waited for a free connection (raise -c)", h.Counts.Queued)
+			}
+			v.Reasons = append(v.Reasons, msg)
+		}
+	}
+	if h.Generator.Utilization >= 0.9 {
+		v.GeneratorLimited = true
+		v.Reasons = append(v.Reasons, fmt.Sprintf("hail's own CPU was %.0f%% of its %d core(s): the generator was saturated", 100*h.Generator.Utilization, h.Generator.Cores))
+	}
+	return v
+}
+
+func ms(h *hdr.Histogram, q float64) float64 {
+	if h.TotalCount() == 0 {
+		return 0
+	}
+	return float64(h.ValueAtQuantile(q)) / 1e6
+}
+
+func percentiles(h *hdr.Histogram) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
+	return Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
+}
+
+// histogram buckets h into 11 equal-width bins from its min to its max, as
+// oha does; each key is the bin's upper edge in seconds.
+func histogram(h *hdr.Histogram) map[string]int64 {
+	out := map[string]int64{}
+	n := h.TotalCount()
+	if n == 0 {
+		return out
+	}
+	lo, hi := h.Min(), h.Max()
+	const bins = 11
+	width := float64(hi-lo) / bins
+	counts := make([]int64, bins)
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		i := bins - 1
+		if width > 0 {
+			i = min(int(float64(b.From-lo)/width), bins-1)
+			i = max(i, 0)
+		}
+		counts[i] += b.Count
+	}
+	for i, c := range counts {
+		edge := float64(lo) + width*float64(i+1)
+		if width == 0 {
+			edge = float64(hi)
+		}
+		out[strconv.FormatFloat(edge/1e9, 'f', -1, 64)] += c
+	}
+	return out
+}
+
+// SortedKeys returns a histogram's keys in numeric order.
+func SortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, _ := strconv.ParseFloat(keys[i], 64)
+		b, _ := strconv.ParseFloat(keys[j], 64)
+		return a < b
+	})
+	return keys
+}
+
+func rps(series []stats.Second, requests, total float64) RPS {
+	var xs []float64
+	for _, s := range series {
+		if s.Span >= 0.999 {
+			xs = append(xs, float64(s.Requests)/s.Span)
+		}
+	}
+	if len(xs) == 0 {
+		if total > 0 {
+			xs = []float64{requests / total}
+		} else {
+			xs = []float64{0}
+		}
+	}
+	sort.Float64s(xs)
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	out := RPS{Mean: mean, Min: xs[0], Max: xs[len(xs)-1]}
+	if len(xs) > 1 {
+		var v float64
+		for _, x := range xs {
+			v += (x - mean) * (x - mean)
+		}
+		sd := math.Sqrt(v / float64(len(xs)-1))
+		out.Stddev = &sd
+	}
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p/100*float64(len(xs)))) - 1
+		return xs[max(0, min(i, len(xs)-1))]
+	}
+	out.Percentiles = Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
+	return out
+}
+
+func encode(h *hdr.Histogram) string {
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
+	}
+	return string(b) // already base64
+}
+
+// DecodeHist decodes a histogram from a Result's Histograms field.
+func DecodeHist(s string) (*hdr.Histogram, error) {
+	if s == "" {
+		return stats.NewHist(), nil
+	}
+	return hdr.Decode([]byte(s))
+}
+
+// fmtDur formats seconds with a fitting unit.
+func fmtDur(s float64) string {
+	switch {
+	case s < 1e-3:
+		return fmt.Sprintf("%.1fµs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.2fms", s*1e3)
+	}
+	return fmt.Sprintf("%.3fs", s)
+}

@@ -1,0 +1,67 @@
+package schedule
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Source hands out the requests of a run to the engine's workers: each call
+// to Claim reserves the next request, so a -n budget is met exactly however
+// many workers claim at once. It is lock-free and safe for concurrent use.
+type Source struct {
+	pacer    Pacer         // nil: closed model
+	limit    uint64        // 0: no request limit
+	duration time.Duration // 0: no time limit
+	hits     atomic.Uint64
+	stopped  atomic.Bool
+}
+
+// NewSource returns a Source. pacer is nil for the closed model; limit is
+// the total number of requests (0 for none) and duration the time after
+// which no request starts (0 for none).
+func NewSource(pacer Pacer, limit uint64, duration time.Duration) *Source {
+	return &Source{pacer: pacer, limit: limit, duration: duration}
+}
+
+// Open reports whether requests have intended times (the open model).
+func (s *Source) Open() bool { return s.pacer != nil }
+
+// Claim reserves the next request. elapsed is the time since the start of
+// the run. It returns the request's number, its intended send time (open
+// model; elapsed in the closed model), and ok=false when the run is over.
+func (s *Source) Claim(elapsed time.Duration) (hit uint64, at time.Duration, ok bool) {
+	if s.stopped.Load() {
+		return 0, 0, false
+	}
+	if s.pacer == nil && s.duration > 0 && elapsed >= s.duration {
+		return 0, 0, false
+	}
+	hit = s.hits.Add(1) - 1
+	if s.limit > 0 && hit >= s.limit {
+		return 0, 0, false
+	}
+	if s.pacer == nil {
+		return hit, elapsed, true
+	}
+	at, stop := s.pacer.Pace(hit)
+	if stop || (s.duration > 0 && at >= s.duration) {
+		return 0, 0, false
+	}
+	return hit, at, true
+}
+
+// Stop ends the run: every later Claim fails.
+func (s *Source) Stop() { s.stopped.Store(true) }
+
+// Stopped reports whether Stop was called.
+func (s *Source) Stopped() bool { return s.stopped.Load() }
+
+// Claimed is how many requests have been claimed (it may overshoot the
+// limit by the number of workers that found the run over).
+func (s *Source) Claimed() uint64 { return s.hits.Load() }
+
+// Limit is the request limit (0: none).
+func (s *Source) Limit() uint64 { return s.limit }
+
+// Duration is the time limit (0: none).
+func (s *Source) Duration() time.Duration { return s.duration }

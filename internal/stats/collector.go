@@ -1,0 +1,184 @@
+package stats
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Second is one entry of a run's per-second series.
+type Second struct {
+	// Index is the second of the run this entry covers, from 0.
+	Index int `json:"t"`
+	// Span is the seconds this entry covers: 1, or less for the last one.
+	Span float64 `json:"span"`
+	// Requests ended in this second (responses + errors), Errors of them failed.
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	// BodyBytes received in this second.
+	BodyBytes int64 `json:"body_bytes"`
+	// Latency percentiles of the responses in this second, ns.
+	P50 int64 `json:"p50_ns"`
+	P90 int64 `json:"p90_ns"`
+	P99 int64 `json:"p99_ns"`
+	Max int64 `json:"max_ns"`
+	// LagP99 is the generator's schedule lag p99 in this second, ns.
+	LagP99 int64 `json:"lag_p99_ns"`
+	// InFlight and ConnsOpen are sampled at the end of the second.
+	InFlight  int64 `json:"in_flight"`
+	ConnsOpen int64 `json:"conns_open"`
+	// CPU is the generator's CPU use in this second, in cores (1.0 = one core busy).
+	CPU float64 `json:"cpu"`
+}
+
+// Collector periodically drains a run's recorders into running totals and a
+// per-second series, off the hot path. Its methods are safe for concurrent use.
+type Collector struct {
+	recs  []*Recorder
+	start time.Time
+
+	mu      sync.Mutex
+	total   *Totals
+	second  *Totals // scratch for the current tick
+	last    Second
+	series  []Second
+	usage   Usage
+	started Usage
+	next    int   // index of the next second to close
+	p99     int64 // run-so-far latency p99 as of the last tick, ns
+	merged  *hdr.Histogram
+}
+
+// NewCollector returns a Collector over recs for a run that started at start.
+func NewCollector(recs []*Recorder, start time.Time) *Collector {
+	u := ReadUsage()
+	return &Collector{recs: recs, start: start, total: NewTotals(), second: NewTotals(), usage: u, started: u, merged: NewHist()}
+}
+
+// Start returns the run's start time.
+func (c *Collector) Start() time.Time { return c.start }
+
+// Run ticks at every whole second of the run until stop is closed.
+func (c *Collector) Run(stop <-chan struct{}) {
+	for {
+		next := c.start.Add(time.Duration(c.next+1) * time.Second)
+		t := time.NewTimer(time.Until(next))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+			c.Tick(time.Now())
+		}
+	}
+}
+
+// Tick closes the current second: everything recorded since the previous
+// tick is added to the totals and becomes one entry of the series.
+func (c *Collector) Tick(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	span := now.Sub(c.start).Seconds() - float64(c.next)
+	if span <= 0 {
+		return
+	}
+	c.closeSecond(min(span, 1), now)
+}
+
+// Finish drains what is left at the end of the run (at end) and returns the
+// totals. Call it once, after every request has been recorded.
+func (c *Collector) Finish(end time.Time) *Totals {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	span := end.Sub(c.start).Seconds() - float64(c.next)
+	if span < 0 {
+		span = 0
+	}
+	c.closeSecond(min(span, 1), end)
+	return c.total
+}
+
+func (c *Collector) closeSecond(span float64, now time.Time) {
+	s := c.second
+	s.reset()
+	var inflight, open int64
+	for _, r := range c.recs {
+		s.drain(r)
+		inflight += atomic.LoadInt64(&r.inflight)
+		open += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
+	}
+	u := ReadUsage()
+	cpu := u.Sub(c.usage).CPU()
+	c.usage = u
+	lat := s.Latency()
+	sec := Second{
+		Index: c.next, Span: span,
+		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes,
+		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), Max: lat.Max(),
+		LagP99:   s.Lag.ValueAtQuantile(99),
+		InFlight: inflight, ConnsOpen: open,
+	}
+	if span > 0 {
+		sec.CPU = cpu.Seconds() / span
+	}
+	c.total.Add(s)
+	c.merged.Merge(lat)
+	c.p99 = c.merged.ValueAtQuantile(99)
+	c.last = sec
+	if span > 0 && (s.Requests() > 0 || span >= 0.05) {
+		c.series = append(c.series, sec)
+	}
+	c.next++
+}
+
+// Snapshot is a cheap summary of the run so far, for progress displays.
+type Snapshot struct {
+	Elapsed   time.Duration
+	Requests  int64
+	Errors    int64
+	BodyBytes int64
+	P99       int64 // ns, over the run so far
+	Last      Second
+	Queued    int64
+	CPU       float64 // cores used over the run so far
+}
+
+// Snapshot returns the state as of the last tick.
+func (c *Collector) Snapshot() Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := time.Since(c.start)
+	cpu := c.usage.Sub(c.started).CPU().Seconds()
+	s := Snapshot{Elapsed: el, Requests: c.total.Requests(), Errors: c.total.ErrorCount(),
+		BodyBytes: c.total.BodyBytes, Last: c.last, Queued: c.total.Queued}
+	if sec := float64(c.next); sec > 0 {
+		s.CPU = cpu / sec
+	}
+	s.P99 = c.p99
+	return s
+}
+
+// View calls f with the totals and series so far, under the collector's
+// lock: f must not keep them.
+func (c *Collector) View(f func(t *Totals, series []Second)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.total, c.series)
+}
+
+// Series returns a copy of the per-second series.
+func (c *Collector) Series() []Second {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Second(nil), c.series...)
+}
+
+// Usage returns the generator's resource use since the collector was made.
+func (c *Collector) Usage() Usage { return ReadUsage().Sub(c.started) }
+
+// Cores is how many CPUs the generator may use: GOMAXPROCS bounded by the
+// CPUs it is allowed to run on.
+func Cores() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }

@@ -1,0 +1,85 @@
+package stats
+
+import (
+	"math/bits"
+	"sync/atomic"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram geometry shared by every histogram hail records: values are
+// nanoseconds from 1 ns to 1 hour with 3 significant digits, so a 25 µs
+// loopback latency is resolved to 1 ns and a 2 s stall to 2 ms.
+const (
+	// HistLowest is the lowest discernible value (ns).
+	HistLowest = 1
+	// HistHighest is the highest trackable value (ns); larger values are clamped.
+	HistHighest = int64(3_600_000_000_000)
+	// HistDigits is the number of significant decimal digits kept.
+	HistDigits = 3
+
+	subBucketHalfCountMagnitude = 10 // ceil(log2(2*10^3)) - 1
+	subBucketHalfCount          = 1 << subBucketHalfCountMagnitude
+	subBucketMask               = int64(2*subBucketHalfCount - 1)
+)
+
+// histCountsLen is the length of the counts array of an HdrHistogram with
+// hail's geometry; atomicHist uses the same indexing so its counts import
+// directly with hdr.Import.
+var histCountsLen = len(NewHist().Export().Counts)
+
+// NewHist returns an empty HdrHistogram with hail's geometry.
+func NewHist() *hdr.Histogram { return hdr.New(HistLowest, HistHighest, HistDigits) }
+
+// atomicHist is a histogram that many goroutines record into concurrently
+// without locks: one atomic add per value into an array indexed exactly as
+// HdrHistogram indexes its counts. A reader drains it with atomic swaps, so
+// every recorded value lands in exactly one drain.
+type atomicHist struct {
+	counts []int64
+}
+
+func newAtomicHist() atomicHist { return atomicHist{counts: make([]int64, histCountsLen)} }
+
+// countsIndex mirrors hdrhistogram-go's countsIndexFor for unitMagnitude 0.
+func countsIndex(v int64) int {
+	bucket := int32(64-bits.LeadingZeros64(uint64(v|subBucketMask))) - (subBucketHalfCountMagnitude + 1)
+	sub := int32(v >> uint(bucket))
+	return int((bucket+1)<<subBucketHalfCountMagnitude + sub - subBucketHalfCount)
+}
+
+// record adds one value (ns), clamped into the trackable range.
+func (h *atomicHist) record(v int64) {
+	if v < HistLowest {
+		v = HistLowest
+	} else if v > HistHighest {
+		v = HistHighest
+	}
+	atomic.AddInt64(&h.counts[countsIndex(v)], 1)
+}
+
+// valueAt is the lowest value that maps to counts index i (the inverse of countsIndex).
+func valueAt(i int) int64 {
+	bucket := int32(i>>subBucketHalfCountMagnitude) - 1
+	sub := int32(i&(subBucketHalfCount-1)) + subBucketHalfCount
+	if bucket < 0 {
+		sub -= subBucketHalfCount
+		bucket = 0
+	}
+	return int64(sub) << uint(bucket)
+}
+
+// drainInto moves every count into dst (which must have hail's geometry),
+// zeroes them here, and returns how many values moved.
+func (h *atomicHist) drainInto(dst *hdr.Histogram) int64 {
+	var n int64
+	for i := range h.counts {
+		if atomic.LoadInt64(&h.counts[i]) == 0 {
+			continue
+		}
+		c := atomic.SwapInt64(&h.counts[i], 0)
+		_ = dst.RecordValues(valueAt(i), c)
+		n += c
+	}
+	return n
+}

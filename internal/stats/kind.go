@@ -1,0 +1,80 @@
+package stats
+
+// ErrorKind names one way a request can fail. Every request that does not end
+// in an HTTP response is counted under exactly one kind; the set is fixed, so
+// error counting needs no map and no allocation.
+type ErrorKind uint8
+
+// The error kinds, in report order. Their String values are the keys of the
+// errorDistribution in reports.
+const (
+	ErrConnectRefused ErrorKind = iota
+	ErrConnectTimeout
+	ErrDNS
+	ErrTLS
+	ErrTimeout
+	ErrReset
+	ErrBrokenPipe
+	ErrClosedBeforeResponse
+	ErrClosedMidResponse
+	ErrMalformedStatus
+	ErrMalformedHeader
+	ErrHeaderTooLarge
+	ErrBadContentLength
+	ErrBadChunk
+	ErrUnexpectedUpgrade
+	ErrTooManyRedirects
+	ErrRedirect
+	ErrTooManyOpenFiles
+	ErrNoLocalPorts
+	ErrUnreachable
+	ErrAborted
+	ErrOther
+	numErrorKinds
+)
+
+var kindNames = [numErrorKinds]string{
+	ErrConnectRefused:       "connection refused",
+	ErrConnectTimeout:       "connect timeout",
+	ErrDNS:                  "dns lookup failed",
+	ErrTLS:                  "tls handshake failed",
+	ErrTimeout:              "request timeout",
+	ErrReset:                "connection reset by peer",
+	ErrBrokenPipe:           "broken pipe",
+	ErrClosedBeforeResponse: "connection closed before response",
+	ErrClosedMidResponse:    "connection closed mid-response",
+	ErrMalformedStatus:      "malformed status line",
+	ErrMalformedHeader:      "malformed header",
+	ErrHeaderTooLarge:       "header block too large",
+	ErrBadContentLength:     "bad content-length",
+	ErrBadChunk:             "bad chunked encoding",
+	ErrUnexpectedUpgrade:    "unexpected protocol upgrade",
+	ErrTooManyRedirects:     "too many redirects",
+	ErrRedirect:             "bad redirect",
+	ErrTooManyOpenFiles:     "too many open files",
+	ErrNoLocalPorts:         "no free local ports",
+	ErrUnreachable:          "network unreachable",
+	ErrAborted:              "aborted due to deadline",
+	ErrOther:                "other i/o error",
+}
+
+// NumErrorKinds is the number of distinct error kinds.
+const NumErrorKinds = int(numErrorKinds)
+
+// String returns the kind's report name, e.g. "connection refused".
+func (k ErrorKind) String() string {
+	if k < numErrorKinds {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// KindByName returns the kind whose String is name.
+func KindByName(name string) (ErrorKind, bool) {
+	for k, n := range kindNames {
+		if n == name {
+			return ErrorKind(k), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,133 @@
+package stats
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// MaxStatus bounds the status codes counted individually; codes at or above
+// it (and below 100) are counted under 0.
+const MaxStatus = 1000
+
+// Recorder accumulates the measurements of many requests. Any number of
+// goroutines record into one Recorder at once without locks: every field is
+// updated with a single atomic add, and a Collector drains it periodically
+// by atomic swaps, so no request is lost or counted twice. Engines give each
+// worker (or each group of connections) its own Recorder to keep the adds
+// uncontended.
+type Recorder struct {
+	latencyOK  atomicHist // 2xx responses, ns from (intended) start to last byte
+	latencyBad atomicHist // other responses
+	firstByte  atomicHist // ns from send to first response byte
+	lag        atomicHist // open model: actual send - intended send, for requests that did not queue
+
+	status [MaxStatus]int64
+	errors [NumErrorKinds]int64
+
+	latencySum int64 // ns, for an exact mean
+	bodyBytes  int64
+	wireBytes  int64
+	sentBytes  int64
+	queued     int64 // open model: requests that waited for a free connection
+	queueWait  int64 // ns summed over queued requests
+	inflight   int64
+
+	connects    int64 // successful connection setups
+	connectSum  int64 // ns: DNS + dial + TLS
+	connectMin  int64
+	connectMax  int64
+	dnsSum      int64
+	dnsMin      int64
+	dnsMax      int64
+	connsOpen   int64
+	connsClosed int64
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{
+		latencyOK:  newAtomicHist(),
+		latencyBad: newAtomicHist(),
+		firstByte:  newAtomicHist(),
+		lag:        newAtomicHist(),
+		connectMin: math.MaxInt64,
+		dnsMin:     math.MaxInt64,
+	}
+}
+
+// Response records one request that ended in an HTTP response.
+// latency and firstByte are in ns; body is the decoded body size and wire
+// the bytes read for the whole response.
+func (r *Recorder) Response(status int, latency, firstByte int64, body, wire int64) {
+	if status >= 200 && status < 300 {
+		r.latencyOK.record(latency)
+	} else {
+		r.latencyBad.record(latency)
+	}
+	r.firstByte.record(firstByte)
+	if status < 100 || status >= MaxStatus {
+		status = 0
+	}
+	atomic.AddInt64(&r.status[status], 1)
+	atomic.AddInt64(&r.latencySum, latency)
+	atomic.AddInt64(&r.bodyBytes, body)
+	atomic.AddInt64(&r.wireBytes, wire)
+}
+
+// Error records one request that failed without a response.
+func (r *Recorder) Error(k ErrorKind) {
+	if k >= numErrorKinds {
+		k = ErrOther
+	}
+	atomic.AddInt64(&r.errors[k], 1)
+}
+
+// Sent records bytes written for a request.
+func (r *Recorder) Sent(n int64) { atomic.AddInt64(&r.sentBytes, n) }
+
+// Lag records how late a request was sent against its intended time (ns)
+// when the lateness was the generator's own (it did not wait for a connection).
+func (r *Recorder) Lag(ns int64) { r.lag.record(ns) }
+
+// Queued records a request that waited ns for a free connection.
+func (r *Recorder) Queued(ns int64) {
+	atomic.AddInt64(&r.queued, 1)
+	atomic.AddInt64(&r.queueWait, ns)
+}
+
+// InFlight adjusts the number of requests in flight by d.
+func (r *Recorder) InFlight(d int64) { atomic.AddInt64(&r.inflight, d) }
+
+// Connected records a connection setup: dns is the name lookup time, total
+// the lookup + dial + handshake time, both ns.
+func (r *Recorder) Connected(dns, total int64) {
+	atomic.AddInt64(&r.connects, 1)
+	atomic.AddInt64(&r.connectSum, total)
+	atomic.AddInt64(&r.dnsSum, dns)
+	atomicMin(&r.connectMin, total)
+	atomicMax(&r.connectMax, total)
+	atomicMin(&r.dnsMin, dns)
+	atomicMax(&r.dnsMax, dns)
+	atomic.AddInt64(&r.connsOpen, 1)
+}
+
+// Closed records that a connection opened by Connected was closed.
+func (r *Recorder) Closed() { atomic.AddInt64(&r.connsClosed, 1) }
+
+func atomicMin(p *int64, v int64) {
+	for {
+		old := atomic.LoadInt64(p)
+		if v >= old || atomic.CompareAndSwapInt64(p, old, v) {
+			return
+		}
+	}
+}
+
+func atomicMax(p *int64, v int64) {
+	for {
+		old := atomic.LoadInt64(p)
+		if v <= old || atomic.CompareAndSwapInt64(p, old, v) {
+			return
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package stats
+
+import (
+	"math"
+	"sync/atomic"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Totals is everything measured in a span of the run, merged from all
+// recorders. It is owned by one goroutine at a time (the Collector, or a
+// report after the run).
+type Totals struct {
+	LatencyOK  *hdr.Histogram // ns, 2xx responses
+	LatencyBad *hdr.Histogram // ns, other responses
+	FirstByte  *hdr.Histogram // ns
+	Lag        *hdr.Histogram // ns, generator schedule lag (open model)
+
+	Status [MaxStatus]int64     // responses by status code (0: out of range)
+	Errors [NumErrorKinds]int64 // failed requests by kind
+
+	LatencySum int64 // ns, over all responses
+	BodyBytes  int64
+	WireBytes  int64
+	SentBytes  int64
+	Queued     int64 // requests that waited for a free connection
+	QueueWait  int64 // ns summed over queued requests
+
+	Connects   int64 // connection setups
+	ConnectSum int64 // ns
+	ConnectMin int64 // ns; math.MaxInt64 when no connect happened
+	ConnectMax int64
+	DNSSum     int64
+	DNSMin     int64
+	DNSMax     int64
+}
+
+// NewTotals returns empty Totals.
+func NewTotals() *Totals {
+	return &Totals{
+		LatencyOK: NewHist(), LatencyBad: NewHist(), FirstByte: NewHist(), Lag: NewHist(),
+		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64,
+	}
+}
+
+// Responses is the number of requests that got an HTTP response.
+func (t *Totals) Responses() int64 {
+	var n int64
+	for _, c := range t.Status {
+		n += c
+	}
+	return n
+}
+
+// ErrorCount is the number of failed requests, aborted ones included.
+func (t *Totals) ErrorCount() int64 {
+	var n int64
+	for _, c := range t.Errors {
+		n += c
+	}
+	return n
+}
+
+// Requests is every request that ended: responses plus errors.
+func (t *Totals) Requests() int64 { return t.Responses() + t.ErrorCount() }
+
+// Latency returns a new histogram of all responses' latencies.
+func (t *Totals) Latency() *hdr.Histogram {
+	h := NewHist()
+	h.Merge(t.LatencyOK)
+	h.Merge(t.LatencyBad)
+	return h
+}
+
+// Add merges o into t.
+func (t *Totals) Add(o *Totals) {
+	t.LatencyOK.Merge(o.LatencyOK)
+	t.LatencyBad.Merge(o.LatencyBad)
+	t.FirstByte.Merge(o.FirstByte)
+	t.Lag.Merge(o.Lag)
+	for i, c := range o.Status {
+		t.Status[i] += c
+	}
+	for i, c := range o.Errors {
+		t.Errors[i] += c
+	}
+	t.LatencySum += o.LatencySum
+	t.BodyBytes += o.BodyBytes
+	t.WireBytes += o.WireBytes
+	t.SentBytes += o.SentBytes
+	t.Queued += o.Queued
+	t.QueueWait += o.QueueWait
+	t.Connects += o.Connects
+	t.ConnectSum += o.ConnectSum
+	t.DNSSum += o.DNSSum
+	t.ConnectMin = min(t.ConnectMin, o.ConnectMin)
+	t.ConnectMax = max(t.ConnectMax, o.ConnectMax)
+	t.DNSMin = min(t.DNSMin, o.DNSMin)
+	t.DNSMax = max(t.DNSMax, o.DNSMax)
+}
+
+// reset empties t, keeping its histograms' memory.
+func (t *Totals) reset() {
+	hs := [4]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag}
+	for _, h := range hs {
+		h.Reset()
+	}
+	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
+}
+
+// drain moves everything recorded in r into t.
+func (t *Totals) drain(r *Recorder) {
+	r.latencyOK.drainInto(t.LatencyOK)
+	r.latencyBad.drainInto(t.LatencyBad)
+	r.firstByte.drainInto(t.FirstByte)
+	r.lag.drainInto(t.Lag)
+	swapAdd := func(dst *int64, src *int64) {
+		if atomic.LoadInt64(src) != 0 {
+			*dst += atomic.SwapInt64(src, 0)
+		}
+	}
+	for i := range r.status {
+		swapAdd(&t.Status[i], &r.status[i])
+	}
+	for i := range r.errors {
+		swapAdd(&t.Errors[i], &r.errors[i])
+	}
+	swapAdd(&t.LatencySum, &r.latencySum)
+	swapAdd(&t.BodyBytes, &r.bodyBytes)
+	swapAdd(&t.WireBytes, &r.wireBytes)
+	swapAdd(&t.SentBytes, &r.sentBytes)
+	swapAdd(&t.Queued, &r.queued)
+	swapAdd(&t.QueueWait, &r.queueWait)
+	swapAdd(&t.Connects, &r.connects)
+	swapAdd(&t.ConnectSum, &r.connectSum)
+	swapAdd(&t.DNSSum, &r.dnsSum)
+	t.ConnectMin = min(t.ConnectMin, atomic.LoadInt64(&r.connectMin))
+	t.ConnectMax = max(t.ConnectMax, atomic.LoadInt64(&r.connectMax))
+	t.DNSMin = min(t.DNSMin, atomic.LoadInt64(&r.dnsMin))
+	t.DNSMax = max(t.DNSMax, atomic.LoadInt64(&r.dnsMax))
+}

@@ -1,0 +1,219 @@
+// Package transport opens the connections engines send requests over: TCP
+// (with --connect-to overrides, IPv4/IPv6 preference and one DNS lookup up
+// front), TLS over TCP, and unix sockets. It measures each setup's DNS and
+// total connect time.
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Options describe where and how to connect.
+type Options struct {
+	// Host and Port of the target as written in the URL.
+	Host string
+	Port int
+	// ConnectTo overrides where Host:Port connects (--connect-to), "" if none.
+	ConnectHost string
+	ConnectPort int
+	// UnixSocket, if set, is the path every connection goes to instead.
+	UnixSocket string
+	// IPv4 and IPv6 restrict name resolution to one family.
+	IPv4, IPv6 bool
+	// PreLookup resolves the name once before the run (oha's default); when
+	// false every connection resolves it again.
+	PreLookup bool
+	// Timeout bounds DNS + dial + TLS handshake; 0 means none.
+	Timeout time.Duration
+	// TLS is the client config for https targets; nil for plain text.
+	TLS *tls.Config
+}
+
+// Timing is how long one connection setup took.
+type Timing struct {
+	DNS   time.Duration // name lookup (0 for IP literals and pre-looked-up names)
+	Total time.Duration // lookup + dial + TLS handshake
+}
+
+// Dialer opens connections as its Options say. Safe for concurrent use.
+type Dialer struct {
+	opt   Options
+	ips   []netip.Addr // pre-looked-up addresses
+	next  atomic.Uint32
+	dnsNS int64 // duration of the pre-lookup
+}
+
+// NewDialer checks opt and, with PreLookup, resolves the name now.
+func NewDialer(ctx context.Context, opt Options) (*Dialer, error) {
+	d := &Dialer{opt: opt}
+	if opt.UnixSocket != "" || !opt.PreLookup {
+		return d, nil
+	}
+	t0 := time.Now()
+	ips, err := d.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.dnsNS = int64(time.Since(t0))
+	d.ips = ips
+	return d, nil
+}
+
+func (d *Dialer) host() (string, int) {
+	if d.opt.ConnectHost != "" {
+		return d.opt.ConnectHost, d.opt.ConnectPort
+	}
+	return d.opt.Host, d.opt.Port
+}
+
+func (d *Dialer) resolve(ctx context.Context) ([]netip.Addr, error) {
+	host, _ := d.host()
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	network := "ip"
+	if d.opt.IPv4 {
+		network = "ip4"
+	} else if d.opt.IPv6 {
+		network = "ip6"
+	}
+	if d.opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.opt.Timeout)
+		defer cancel()
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, network, host)
+	if err != nil {
+		return nil, &DNSError{Host: host, Err: err}
+	}
+	if len(ips) == 0 {
+		return nil, &DNSError{Host: host, Err: errors.New("no addresses")}
+	}
+	for i := range ips {
+		ips[i] = ips[i].Unmap()
+	}
+	return ips, nil
+}
+
+// DNSError is a failed name lookup.
+type DNSError struct {
+	Host string
+	Err  error
+}
+
+func (e *DNSError) Error() string { return "dns lookup of " + e.Host + ": " + e.Err.Error() }
+func (e *DNSError) Unwrap() error  { return e.Err }
+
+// TLSError is a failed TLS handshake.
+type TLSError struct{ Err error }
+
+func (e *TLSError) Error() string { return "tls handshake: " + e.Err.Error() }
+func (e *TLSError) Unwrap() error { return e.Err }
+
+// Addresses are the pre-looked-up addresses (empty without PreLookup).
+func (d *Dialer) Addresses() []netip.Addr { return d.ips }
+
+// Dial opens one connection.
+func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
+	var tm Timing
+	t0 := time.Now()
+	if d.opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.opt.Timeout)
+		defer cancel()
+	}
+	var nd net.Dialer
+	var c net.Conn
+	var err error
+	if d.opt.UnixSocket != "" {
+		c, err = nd.DialContext(ctx, "unix", d.opt.UnixSocket)
+	} else {
+		ips := d.ips
+		if ips == nil {
+			if ips, err = d.resolve(ctx); err != nil {
+				return nil, tm, err
+			}
+		}
+		tm.DNS = time.Since(t0)
+		_, port := d.host()
+		ip := ips[int(d.next.Add(1))%len(ips)]
+		c, err = nd.DialContext(ctx, "tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+		if err == nil {
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetNoDelay(true)
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			err = &ConnectTimeoutError{Err: err}
+		}
+		return nil, tm, err
+	}
+	if d.opt.TLS != nil {
+		tc := tls.Client(c, d.opt.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			if ctx.Err() == context.DeadlineExceeded {
+				return nil, tm, &ConnectTimeoutError{Err: err}
+			}
+			return nil, tm, &TLSError{Err: err}
+		}
+		c = tc
+	}
+	tm.Total = time.Since(t0)
+	return c, tm, nil
+}
+
+// ConnectTimeoutError is a connection setup that ran out of time.
+type ConnectTimeoutError struct{ Err error }
+
+func (e *ConnectTimeoutError) Error() string { return "connect timeout: " + e.Err.Error() }
+func (e *ConnectTimeoutError) Unwrap() error { return e.Err }
+
+// ParseConnectTo parses oha's --connect-to value "HOST:PORT:TARGET_HOST:TARGET_PORT"
+// (IPv6 hosts in brackets) and returns the pair it applies to and the target.
+func ParseConnectTo(s string) (host string, port int, toHost string, toPort int, err error) {
+	fields, err := splitHostPorts(s)
+	if err != nil || len(fields) != 4 {
+		return "", 0, "", 0, fmt.Errorf("--connect-to %q: want HOST:PORT:TARGET_HOST:TARGET_PORT, e.g. example.com:443:127.0.0.1:8443", s)
+	}
+	port, err1 := strconv.Atoi(fields[1])
+	toPort, err2 := strconv.Atoi(fields[3])
+	if err1 != nil || err2 != nil || port <= 0 || port > 65535 || toPort <= 0 || toPort > 65535 {
+		return "", 0, "", 0, fmt.Errorf("--connect-to %q: ports must be numbers from 1 to 65535", s)
+	}
+	return fields[0], port, fields[2], toPort, nil
+}
+
+// splitHostPorts splits on ':' outside square brackets, dropping the brackets.
+func splitHostPorts(s string) ([]string, error) {
+	var out []string
+	cur := []byte{}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == ':' && depth == 0:
+			out = append(out, string(cur))
+			cur = cur[:0]
+		default:
+			cur = append(cur, c)
+		}
+	}
+	if depth != 0 {
+		return nil, errors.New("unbalanced brackets")
+	}
+	return append(out, string(cur)), nil
+}
