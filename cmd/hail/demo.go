@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +16,6 @@ import (
 	"hail/internal/plan"
 	"hail/internal/report"
 	"hail/internal/run"
-	"hail/internal/serve"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -22,22 +24,20 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "start the built-in target in-process, load it for a few seconds, print the report",
-		Long: `hail demo starts 'hail serve' on a free loopback port, then runs two short tests against it:
+		Long: `hail demo starts 'hail serve' (as a child process) on a free loopback port, then runs two short tests against it:
 a closed-model run (as fast as -c connections go) and an open-model run at a fixed rate against
 an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intended send times.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
-			a, err := s.Listen()
+			addr, stopServer, err := startServeChild()
 			if err != nil {
 				return fmt.Errorf("demo: cannot start the built-in server: %v", err)
 			}
-			go s.Serve()
-			defer s.Close()
+			defer stopServer()
 			color := os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(os.Stdout.Fd()))
-			base := "http://" + a.String()
+			base := "http://" + addr
 			for i, step := range []struct {
 				title string
 				path  string
@@ -67,4 +67,38 @@ an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intend
 	cmd.Flags().DurationVar(&dur, "duration", dur, "length of each demo run")
 	cmd.Flags().IntVar(&conns, "connections", conns, "connections of each demo run")
 	return cmd
+}
+
+// startServeChild runs 'hail serve' on a free loopback port as a child
+// process, so the demo's generator CPU figures are hail's alone.
+func startServeChild() (addr string, stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(exe, "serve", "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "hail serve: listening on "); ok {
+				lines <- a
+			}
+		}
+	}()
+	select {
+	case addr = <-lines:
+		return addr, stop, nil
+	case <-time.After(10 * time.Second):
+		stop()
+		return "", nil, fmt.Errorf("the server did not report its address within 10s")
+	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"strings"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,6 +34,11 @@ func newServeCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !strings.HasPrefix(addr, "unix:") {
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					return fmt.Errorf("--addr %s: write it as host:port, e.g. 127.0.0.1:8080, or unix:/path", addr)
+				}
+			}
 			if !serve.IsLoopback(addr) {
 				fmt.Fprintf(os.Stderr, "hail: warning: --addr %s is reachable from other machines; use 127.0.0.1 unless you mean it\n", addr)
 			}

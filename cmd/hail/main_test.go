@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hail/internal/serve"
+)
+
+var hailBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hail-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	hailBin = filepath.Join(dir, "hail")
+	if out, err := exec.Command("go", "build", "-o", hailBin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func startServe(t *testing.T) string {
+	t.Helper()
+	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	return "http://" + a.String()
+}
+
+// hail runs the binary with a time bound and returns stdout, stderr and the exit code.
+func hail(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(hailBin, args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return so.String(), se.String(), code
+}
+
+// Bad input gets one clear line on stderr naming what was wrong, exit code
+// 1, nothing on stdout and no file written.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "no URL given"},
+		{[]string{"127.0.0.1:8080"}, "has no scheme"},
+		{[]string{"ftp://127.0.0.1/"}, "scheme must be http or https"},
+		{[]string{"http://"}, "has no host"},
+		{[]string{"http://127.0.0.1:99999/"}, "port"},
+		{[]string{"http://a b/"}, "not valid"},
+		{[]string{"-n", "ten", "http://127.0.0.1/"}, `-n, --n-requests "ten"`},
+		{[]string{"-n", "0", "http://127.0.0.1/"}, "-n 0"},
+		{[]string{"-c", "0", "http://127.0.0.1/"}, "-c 0"},
+		{[]string{"-c", "x", "http://127.0.0.1/"}, "connections"},
+		{[]string{"-z", "soon", "http://127.0.0.1/"}, "not a duration"},
+		{[]string{"-q", "-5", "http://127.0.0.1/"}, "positive"},
+		{[]string{"--http-version", "9", "http://127.0.0.1/"}, "not one of 1.0, 1.1"},
+		{[]string{"--frobnicate", "http://127.0.0.1/"}, "unknown flag: --frobnicate"},
+		{[]string{"-H", "NoColon", "http://127.0.0.1/"}, "'Name: value'"},
+		{[]string{"-H", "Bad Name: x", "http://127.0.0.1/"}, "header"},
+		{[]string{"-D", "/nonexistent/body", "http://127.0.0.1/"}, "-D /nonexistent/body"},
+		{[]string{"-d", "a", "-D", "b", "http://127.0.0.1/"}, "use only one"},
+		{[]string{"--connect-to", "nonsense", "http://127.0.0.1/"}, "--connect-to"},
+		{[]string{"--ipv4", "--ipv6", "http://127.0.0.1/"}, "--ipv4 and --ipv6"},
+		{[]string{"--cacert", "/nonexistent.pem", "https://127.0.0.1/"}, "--cacert"},
+		{[]string{"-o", "/nonexistent/dir/r.json", "http://127.0.0.1/"}, "does not exist"},
+		{[]string{"-o", out, "http://host.invalid/"}, "dns lookup"},
+		{[]string{"-m", "GE T", "http://127.0.0.1/"}, "method"},
+		{[]string{"--burst-rate", "5", "http://127.0.0.1/"}, "--burst-delay"},
+		{[]string{"serve", "--addr", "nonsense"}, "--addr nonsense"},
+	} {
+		stdout, stderr, code := hail(t, tc.args...)
+		name := strings.Join(tc.args, " ")
+		if code != 1 {
+			t.Errorf("%q: exit %d, want 1 (stderr %q)", name, code, stderr)
+		}
+		if lines := strings.Count(strings.TrimRight(stderr, "\n"), "\n"); lines != 0 || !strings.HasPrefix(stderr, "hail: ") {
+			t.Errorf("%q: stderr is not one 'hail: ' line: %q", name, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: stderr %q does not mention %q", name, stderr, tc.want)
+		}
+		if stdout != "" {
+			t.Errorf("%q: wrote to stdout: %q", name, stdout)
+		}
+		if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+			t.Errorf("%q: stack trace on stderr", name)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
+
+func TestJSONToFile(t *testing.T) {
+	base := startServe(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := hail(t, "-n", "1k", "-c", "8", "-j", "-o", out, "-H", "Authorization: Bearer s3cret", base+"/")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary struct{ SuccessRate float64 }
+		Hail    struct {
+			Counts struct{ Requests int64 }
+			Config map[string]any
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Summary.SuccessRate != 1 || doc.Hail.Counts.Requests != 1000 {
+		t.Errorf("success %v, requests %d", doc.Summary.SuccessRate, doc.Hail.Counts.Requests)
+	}
+	if bytes.Contains(raw, []byte("s3cret")) {
+		t.Error("the Authorization value leaked into the JSON report")
+	}
+}
+
+// SIGINT mid-run stops within a second and leaves a complete, valid report.
+func TestSIGINTLeavesValidJSON(t *testing.T) {
+	base := startServe(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(hailBin, "-z", "60s", "-c", "4", "--output-format", "json", "-o", out, base+"/?delay=1ms")
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v (stderr %q)", err, se.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hail did not stop after SIGINT")
+	}
+	if el := time.Since(sent); el > 1500*time.Millisecond {
+		t.Errorf("stopped %v after SIGINT, want within a second", el)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hail struct {
+			Interrupted bool
+			Counts      struct{ Requests, Responses int64 }
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("report is not valid JSON: %v", err)
+	}
+	if !doc.Hail.Interrupted || doc.Hail.Counts.Responses == 0 {
+		t.Errorf("interrupted %v, responses %d", doc.Hail.Interrupted, doc.Hail.Counts.Responses)
+	}
+}
+
+func TestDebugRedacts(t *testing.T) {
+	base := startServe(t)
+	stdout, _, code := hail(t, "--debug", "-H", "Cookie: session=abc123", "-a", "user:pw", base+"/echo?headers=1")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"> GET /echo?headers=1 HTTP/1.1", "> Cookie: [redacted]", "> Authorization: [redacted]", "< HTTP/1.1 200", "* status 200"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--debug output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "> Cookie: session=abc123") {
+		t.Error("cookie shown in the request dump")
+	}
+	stdout, _, _ = hail(t, "--debug", "--show-secrets", "-H", "Cookie: session=abc123", base+"/")
+	if !strings.Contains(stdout, "session=abc123") {
+		t.Error("--show-secrets did not show the cookie")
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	stdout, _, code := hail(t, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "hail ") {
+		t.Errorf("--version: %d %q", code, stdout)
+	}
+	stdout, _, code = hail(t, "--help")
+	for _, flag := range []string{"-n, --n-requests", "-c, --connections", "-z, --duration", "-q, --query-per-second", "--burst-delay",
+		"-w, --wait-ongoing-requests-after-deadline", "-Z, --body-path-lines", "--connect-to", "--latency-correction", "--stats-success-breakdown"} {
+		if !strings.Contains(stdout, flag) {
+			t.Errorf("--help lacks %s", flag)
+		}
+	}
+	if code != 0 {
+		t.Errorf("--help exit %d", code)
+	}
+}
+
+func TestCSVAndQuiet(t *testing.T) {
+	base := startServe(t)
+	stdout, _, code := hail(t, "-z", "1500ms", "-c", "2", "--output-format", "csv", base+"/")
+	if code != 0 || !strings.HasPrefix(stdout, "second,span,requests,") || strings.Count(stdout, "\n") < 2 {
+		t.Errorf("csv: exit %d, %q", code, stdout)
+	}
+	stdout, _, code = hail(t, "-n", "10", "--output-format", "quiet", base+"/")
+	if code != 0 || stdout != "" {
+		t.Errorf("quiet: exit %d, %q", code, stdout)
+	}
+}

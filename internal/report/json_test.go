@@ -1,0 +1,230 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hail/internal/stats"
+)
+
+func sampleResult(t *testing.T) *Result {
+	t.Helper()
+	tot := stats.NewTotals()
+	for i := int64(1); i <= 1000; i++ {
+		_ = tot.LatencyOK.RecordValue(i * 1000)
+		_ = tot.FirstByte.RecordValue(i * 500)
+		tot.LatencySum += i * 1000
+	}
+	_ = tot.LatencyBad.RecordValue(5e6)
+	tot.LatencySum += 5e6
+	_ = tot.Lag.RecordValue(20000)
+	tot.Status[200], tot.Status[503] = 1000, 1
+	tot.Errors[stats.ErrReset], tot.Errors[stats.ErrAborted] = 3, 2
+	tot.BodyBytes = 1001 * 12
+	tot.Connects, tot.ConnectSum, tot.ConnectMin, tot.ConnectMax = 4, 4e5, 5e4, 2e5
+	tot.DNSMin, tot.DNSMax = 0, 0
+	series := []stats.Second{{Index: 0, Span: 1, Requests: 600}, {Index: 1, Span: 1, Requests: 400}, {Index: 2, Span: 0.5, Requests: 6}}
+	return Build(Input{Totals: tot, Series: series, Elapsed: 2500 * time.Millisecond, Cores: 2,
+		Usage: stats.Usage{User: time.Second, System: time.Second}, Engine: "net", Open: true, Rate: 1000,
+		Start: time.Unix(1700000000, 0), Config: map[string]any{"url": "http://127.0.0.1/"}, Version: "test", SuccessSplit: true})
+}
+
+// hail's JSON carries every key oha's published schema requires, with the
+// schema's types. The schema is read from ../shared/oha/schema.json beside
+// the project; the expectations below are written out too, so the test
+// still checks oha's layout if the schema file is absent.
+func TestJSONMatchesOhaSchema(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, sampleResult(t)); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// Our own expectations of oha's layout.
+	pct := []string{"p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99"}
+	want := map[string][]string{
+		"summary":              {"successRate", "total", "slowest", "fastest", "average", "requestsPerSec", "totalData", "sizePerRequest", "sizePerSec"},
+		"metrics":              {"success_rate", "requests_per_sec", "latency_ms"},
+		"latencyPercentiles":   pct,
+		"firstBytePercentiles": pct,
+		"rps":                  {"mean", "stddev", "max", "min", "percentiles"},
+		"details":              {"DNSDialup", "DNSLookup", "firstByte"},
+	}
+	for obj, keys := range want {
+		m, ok := doc[obj].(map[string]any)
+		if !ok {
+			t.Fatalf("%s missing or not an object", obj)
+		}
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s.%s missing", obj, k)
+			}
+		}
+	}
+	for _, k := range []string{"responseTimeHistogram", "firstByteHistogram", "statusCodeDistribution", "errorDistribution", "hail"} {
+		if _, ok := doc[k].(map[string]any); !ok {
+			t.Errorf("%s missing or not an object", k)
+		}
+	}
+	if s := doc["summary"].(map[string]any); s["totalData"] != float64(12012) {
+		t.Errorf("summary.totalData = %v, want 12012", s["totalData"])
+	}
+
+	path := filepath.Join("..", "..", "..", "shared", "oha", "schema.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("oha schema not found at %s: checked the written expectations only", path)
+		return
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	checkSchema(t, "$", schema, doc)
+}
+
+func checkSchema(t *testing.T, at string, schema map[string]any, v any) {
+	t.Helper()
+	if ty, ok := schema["type"]; ok && !typeMatches(ty, v) {
+		t.Errorf("%s: %v does not have schema type %v", at, v, ty)
+		return
+	}
+	obj, _ := v.(map[string]any)
+	if obj == nil {
+		return
+	}
+	if req, ok := schema["required"].([]any); ok {
+		for _, k := range req {
+			if _, ok := obj[k.(string)]; !ok {
+				t.Errorf("%s: required key %q missing", at, k)
+			}
+		}
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for k, sub := range props {
+		if val, ok := obj[k]; ok {
+			checkSchema(t, at+"."+k, sub.(map[string]any), val)
+		}
+	}
+	if ap, ok := schema["additionalProperties"].(map[string]any); ok {
+		for k, val := range obj {
+			if _, named := props[k]; !named {
+				checkSchema(t, at+"."+k, ap, val)
+			}
+		}
+	}
+}
+
+func typeMatches(ty any, v any) bool {
+	switch tt := ty.(type) {
+	case []any:
+		for _, x := range tt {
+			if typeMatches(x, v) {
+				return true
+			}
+		}
+		return false
+	case string:
+		switch tt {
+		case "object":
+			_, ok := v.(map[string]any)
+			return ok
+		case "number":
+			_, ok := v.(float64)
+			return ok
+		case "integer":
+			f, ok := v.(float64)
+			return ok && f == math.Trunc(f)
+		case "null":
+			return v == nil
+		case "string":
+			_, ok := v.(string)
+			return ok
+		case "array":
+			_, ok := v.([]any)
+			return ok
+		case "boolean":
+			_, ok := v.(bool)
+			return ok
+		}
+	}
+	return false
+}
+
+// A written result reads back with the same numbers and exact histograms.
+func TestJSONRoundTrip(t *testing.T) {
+	r := sampleResult(t)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Summary != r.Summary || back.Hail.Counts != r.Hail.Counts {
+		t.Errorf("summary/counts changed in a round trip:\n%+v\n%+v", r.Summary, back.Summary)
+	}
+	h, err := DecodeHist(back.Hail.Histograms.LatencyOK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != 1000 || h.Max() < 999_000 {
+		t.Errorf("decoded histogram: count %d, max %d", h.TotalCount(), h.Max())
+	}
+	if _, err := ReadJSON(strings.NewReader(`{"hail":{"histograms":{"latency_2xx":"!!"}}}`)); err == nil {
+		t.Error("a corrupt histogram was accepted")
+	}
+}
+
+func TestSummaryArithmetic(t *testing.T) {
+	r := sampleResult(t)
+	// 1001 responses of 1006 requests, 2 of them aborted: 1001/1004.
+	if got, want := r.Summary.SuccessRate, 1001.0/1004.0; math.Abs(got-want) > 1e-12 {
+		t.Errorf("successRate = %v, want %v", got, want)
+	}
+	if got, want := r.Summary.RequestsPerSec, 1006/2.5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("requestsPerSec = %v, want %v", got, want)
+	}
+	if r.RPS.Mean != 500 || r.RPS.Min != 400 || r.RPS.Max != 600 {
+		t.Errorf("rps = %+v, want mean 500 over the two whole seconds", r.RPS)
+	}
+	if r.ErrorDistribution["connection reset by peer"] != 3 || r.StatusCodeDistribution["503"] != 1 {
+		t.Errorf("distributions: %v %v", r.ErrorDistribution, r.StatusCodeDistribution)
+	}
+	var hist int64
+	for _, c := range r.ResponseTimeHistogram {
+		hist += c
+	}
+	if hist != 1001 {
+		t.Errorf("response time histogram holds %d, want 1001", hist)
+	}
+	if !r.Hail.Verdict.GeneratorLimited {
+		t.Errorf("1006 requests in 2.5 s at -q 1000 is 40%% of the rate: the verdict should say so")
+	}
+}
+
+func TestTextReport(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, sampleResult(t), TextOptions{Unit: "ms"}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"Success rate:", "Requests/sec:", "Response time histogram:", "99.90% in", "[200] 1000 responses",
+		"[3] connection reset by peer", "Schedule lag:", "WARNING: the generator, not the target, limited this test"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("escape codes without Color")
+	}
+}

@@ -1,0 +1,332 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/serve"
+	"hail/internal/stats"
+)
+
+// testEngines are the engines every behavioural test runs against.
+var testEngines = []string{"net"}
+
+func startServe(t *testing.T) (string, *serve.Server) {
+	t.Helper()
+	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	return "http://" + a.String(), s
+}
+
+func newPlan(t *testing.T, rawURL, engine string) *plan.Plan {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Plan{URL: u, Method: "GET", Connections: 8, KeepAlive: true, MaxRedirects: 10,
+		ConnectTimeout: 2 * time.Second, Engine: engine}
+}
+
+func mustRun(t *testing.T, p *plan.Plan, o Options) *report.Result {
+	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func forEngines(t *testing.T, f func(t *testing.T, engine string)) {
+	for _, e := range testEngines {
+		t.Run(e, func(t *testing.T) { f(t, e) })
+	}
+}
+
+// The server counts exactly -n requests and the report agrees, in both models.
+func TestExactCount(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		for _, tc := range []struct {
+			name string
+			n    uint64
+			c    int
+			rate float64
+		}{{"closed", 5000, 16, 0}, {"closed-one-conn", 777, 1, 0}, {"open", 1500, 8, 3000}, {"more-conns-than-requests", 5, 50, 0}} {
+			t.Run(tc.name, func(t *testing.T) {
+				base, s := startServe(t)
+				p := newPlan(t, base+"/", engine)
+				p.Requests, p.Connections, p.Rate = tc.n, tc.c, tc.rate
+				res := mustRun(t, p, Options{})
+				if got := res.Hail.Counts.Requests; got != int64(tc.n) {
+					t.Errorf("report counts %d requests, want %d", got, tc.n)
+				}
+				if got := res.StatusCodeDistribution["200"]; got != int64(tc.n) {
+					t.Errorf("report counts %d 200s, want %d (errors %v)", got, tc.n, res.ErrorDistribution)
+				}
+				if got := s.Stats().Requests; got != tc.n {
+					t.Errorf("server saw %d requests, want %d", got, tc.n)
+				}
+				if res.Summary.TotalData != int64(tc.n)*12 || res.Summary.SizePerRequest != 12 {
+					t.Errorf("total data %d, size/request %d; want %d and 12", res.Summary.TotalData, res.Summary.SizePerRequest, tc.n*12)
+				}
+				if res.Summary.SuccessRate != 1 {
+					t.Errorf("success rate %v, want 1", res.Summary.SuccessRate)
+				}
+			})
+		}
+	})
+}
+
+// A fixed 5 ms server delay shows at p50 between 5 and 5.5 ms.
+func TestFixedDelay(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		for _, rate := range []float64{0, 200} {
+			p := newPlan(t, base+"/?delay=5ms", engine)
+			p.Requests, p.Connections, p.Rate = 300, 4, rate
+			res := mustRun(t, p, Options{})
+			p50 := res.LatencyPercentiles.P50
+			if p50 < 0.005 || p50 > 0.0055 {
+				t.Errorf("rate %v: p50 = %.3f ms, want 5.0-5.5 ms", rate, p50*1e3)
+			}
+		}
+	})
+}
+
+// Coordinated omission: at -q 500 a 2 s stall 3 s into a 10 s run must show
+// in p90 and p99. Requests intended during the stall [3s, 5s) all complete
+// at 5 s, so their latencies are spread evenly over (0, 2 s]; they are 20% of
+// the run, so p90 (the top 10%) is ~1.0 s and p99 (the top 1%) ~1.9 s.
+func TestCoordinatedOmission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 s run")
+	}
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/?stall=2s@3s", engine)
+		p.Duration, p.Rate, p.Connections, p.WaitOngoing, p.Timeout = 10*time.Second, 500, 50, true, 5*time.Second
+		res := mustRun(t, p, Options{})
+		want := map[string][2]float64{"p90": {1.0, res.LatencyPercentiles.P90}, "p99": {1.9, res.LatencyPercentiles.P99}}
+		for name, w := range want {
+			if w[1] < w[0]*0.85 || w[1] > w[0]*1.15 {
+				t.Errorf("%s = %.3f s, want %.2f s ±15%%", name, w[1], w[0])
+			}
+		}
+		if n := res.Hail.Counts.Requests; n < 4900 || n > 5000 {
+			t.Errorf("requests = %d, want ~5000", n)
+		}
+		if res.Hail.Counts.Queued == 0 {
+			t.Errorf("no request was counted as queued although the stall held all 50 connections")
+		}
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/?delay=2s", engine)
+		p.Requests, p.Connections, p.Timeout = 4, 2, 200*time.Millisecond
+		start := time.Now()
+		res := mustRun(t, p, Options{})
+		if got := res.ErrorDistribution["request timeout"]; got != 4 {
+			t.Errorf("timeouts = %d, want 4 (errors %v)", got, res.ErrorDistribution)
+		}
+		if el := time.Since(start); el > 1500*time.Millisecond {
+			t.Errorf("run took %v, timeouts should end it in ~400ms", el)
+		}
+	})
+}
+
+func TestRedirects(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/b", http.StatusFound) })
+	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "landed") })
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	forEngines(t, func(t *testing.T, engine string) {
+		for _, tc := range []struct {
+			path   string
+			max    int
+			status string
+			err    string
+		}{{"/a", 10, "200", ""}, {"/a", 0, "302", ""}, {"/loop", 3, "", "too many redirects"}} {
+			p := newPlan(t, srv.URL+tc.path, engine)
+			p.Requests, p.Connections, p.MaxRedirects = 20, 2, tc.max
+			res := mustRun(t, p, Options{})
+			if tc.status != "" && res.StatusCodeDistribution[tc.status] != 20 {
+				t.Errorf("%s -r %d: statuses %v, want 20 × %s", tc.path, tc.max, res.StatusCodeDistribution, tc.status)
+			}
+			if tc.err != "" && res.ErrorDistribution[tc.err] != 20 {
+				t.Errorf("%s -r %d: errors %v, want 20 × %s", tc.path, tc.max, res.ErrorDistribution, tc.err)
+			}
+			if tc.status == "200" && res.Summary.SizePerRequest != int64(len("landed")) {
+				t.Errorf("size/request %d, want %d", res.Summary.SizePerRequest, len("landed"))
+			}
+		}
+	})
+}
+
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	forEngines(t, func(t *testing.T, engine string) {
+		p := newPlan(t, "http://"+addr+"/", engine)
+		p.Requests, p.Connections = 100, 4
+		res := mustRun(t, p, Options{})
+		if got := res.ErrorDistribution["connection refused"]; got != 100 {
+			t.Errorf("refused = %d, want 100 (errors %v)", got, res.ErrorDistribution)
+		}
+		if res.Summary.SuccessRate != 0 {
+			t.Errorf("success rate %v, want 0", res.Summary.SuccessRate)
+		}
+	})
+}
+
+func TestChunkedAndSizes(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		for _, q := range []string{"size=10k&chunked=1", "size=10k", "size=0", "size=1m&chunked=1"} {
+			p := newPlan(t, base+"/?"+q, engine)
+			p.Requests, p.Connections = 50, 4
+			res := mustRun(t, p, Options{})
+			want := map[string]int64{"size=10k&chunked=1": 10240, "size=10k": 10240, "size=0": 0, "size=1m&chunked=1": 1 << 20}[q]
+			if res.Summary.SizePerRequest != want || res.StatusCodeDistribution["200"] != 50 {
+				t.Errorf("%s: size/request %d, statuses %v, errors %v; want %d × 50",
+					q, res.Summary.SizePerRequest, res.StatusCodeDistribution, res.ErrorDistribution, want)
+			}
+		}
+	})
+}
+
+// The status mix shows in the distribution and the success breakdown.
+func TestStatusMix(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/?status=503:30", engine)
+		p.Requests, p.Connections = 2000, 8
+		res := mustRun(t, p, Options{SuccessBreakdown: true})
+		n503 := res.StatusCodeDistribution["503"]
+		if n503 < 500 || n503 > 700 || n503+res.StatusCodeDistribution["200"] != 2000 {
+			t.Errorf("statuses %v, want ~600 503s of 2000", res.StatusCodeDistribution)
+		}
+		if res.LatencyPercentileSuccessful == nil || res.LatencyPercentileNotSuccessful == nil {
+			t.Fatal("success breakdown missing")
+		}
+	})
+}
+
+// At the -z deadline in-flight requests are aborted and counted as such,
+// and the run ends on time.
+func TestDeadlineAborts(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/?delay=10s", engine)
+		p.Duration, p.Connections = 500*time.Millisecond, 4
+		start := time.Now()
+		res := mustRun(t, p, Options{})
+		if el := time.Since(start); el > 1500*time.Millisecond {
+			t.Errorf("run took %v, want ~0.5 s", el)
+		}
+		if got := res.ErrorDistribution["aborted due to deadline"]; got != 4 {
+			t.Errorf("aborted = %d, want 4 (errors %v)", got, res.ErrorDistribution)
+		}
+		if res.Summary.Total < 0.49 || res.Summary.Total > 0.6 {
+			t.Errorf("total = %v s, want 0.5", res.Summary.Total)
+		}
+	})
+}
+
+// An interrupt mid-run stops it within a second and still reports everything.
+func TestInterrupt(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, s := startServe(t)
+		p := newPlan(t, base+"/?delay=1ms", engine)
+		p.Duration, p.Connections = 30*time.Second, 4
+		intr := make(chan struct{})
+		time.AfterFunc(700*time.Millisecond, func() { close(intr) })
+		start := time.Now()
+		res := mustRun(t, p, Options{Interrupt: intr})
+		if el := time.Since(start); el > 1700*time.Millisecond {
+			t.Errorf("run took %v after an interrupt at 0.7 s", el)
+		}
+		if !res.Hail.Interrupted {
+			t.Error("result not marked interrupted")
+		}
+		got := res.Hail.Counts.Responses + res.Hail.Counts.Errors
+		if got != res.Hail.Counts.Requests || res.Hail.Counts.Responses == 0 {
+			t.Errorf("counts inconsistent: %+v", res.Hail.Counts)
+		}
+		if srv := int64(s.Stats().Requests); srv < res.Hail.Counts.Responses {
+			t.Errorf("server saw %d requests, report has %d responses", srv, res.Hail.Counts.Responses)
+		}
+	})
+}
+
+// The engine's hot path allocates nothing per request in steady state:
+// allocations between two progress ticks, a second apart, are the
+// collector's per-tick work only.
+func TestNoAllocationsPerRequest(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/", engine)
+		p.Duration, p.Connections = 2500*time.Millisecond, 4
+		var marks []runtime.MemStats
+		var reqs []int64
+		mustRun(t, p, Options{Progress: func(s stats.Snapshot) {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			marks = append(marks, m)
+			reqs = append(reqs, s.Requests)
+		}})
+		if len(marks) < 2 {
+			t.Fatalf("only %d progress ticks", len(marks))
+		}
+		n := reqs[1] - reqs[0]
+		allocs := marks[1].Mallocs - marks[0].Mallocs
+		t.Logf("%d requests, %d allocations between ticks", n, allocs)
+		if n < 1000 || float64(allocs)/float64(n) > 0.01 {
+			t.Errorf("%d allocations for %d requests", allocs, n)
+		}
+	})
+}
+
+func TestOpenModelLagReported(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/", engine)
+		p.Requests, p.Rate, p.Connections = 1000, 2000, 8
+		res := mustRun(t, p, Options{})
+		if res.Hail.Model != "open" || res.Hail.Lag.Samples+res.Hail.Counts.Queued != 1000 {
+			t.Errorf("model %s, lag samples %d + queued %d, want 1000", res.Hail.Model, res.Hail.Lag.Samples, res.Hail.Counts.Queued)
+		}
+		if res.Summary.Total < 0.45 || res.Summary.Total > 0.7 {
+			t.Errorf("1000 requests at 2000/s took %v s, want ~0.5", res.Summary.Total)
+		}
+		if !strings.Contains(fmt.Sprint(res.Hail.Series), "") || len(res.Hail.Series) == 0 {
+			t.Error("no per-second series")
+		}
+	})
+}
