@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"net"
-	"strings"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"

@@ -31,19 +31,25 @@ type Job struct {
 	Start time.Time
 	// Source hands out requests (and their intended times in the open model).
 	Source *schedule.Source
-	// Recorders receive the measurements; engines spread workers over them.
-	Recorders []*stats.Recorder
+	// Steps name the kinds of request of the run (one, "", for a plain
+	// URL; a scenario's steps otherwise).
+	Steps []string
+	// Recorders receive the measurements: Recorders[step] are the step's
+	// recorders, all of the same length; worker w records into
+	// Recorders[step][w % len].
+	Recorders [][]*stats.Recorder
 	// Connections is the number of concurrent connections (-c).
 	Connections int
-	// Requests are the pre-encoded request variants; request number k uses
-	// Requests[k % len(Requests)].
-	Requests [][]byte
-	// Specs are the requests the variants were encoded from (for redirects and --debug).
-	Specs []http1.RequestSpec
+	// NewRequests returns the request builder of one worker.
+	NewRequests func(worker int) Requests
+	// Redirect is the request that redirects are built from (its target and
+	// host are replaced by the Location's).
+	Redirect http1.RequestSpec
 	// URL is the target URL.
 	URL *url.URL
-	// Head is true for HEAD requests (responses carry no body).
-	Head bool
+	// BodyLimit is how many body bytes of each response the parser keeps
+	// for Requests.Done (captures); 0 keeps none.
+	BodyLimit int
 	// Dialer opens connections to the target.
 	Dialer *transport.Dialer
 	// Timeout bounds each request from send to last byte; 0 means none.

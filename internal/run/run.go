@@ -65,6 +65,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	for i := range recs {
 		recs[i] = stats.NewRecorder()
 	}
+	static := &engine.Static{Variants: reqs, Head: specs[0].Method == "HEAD"}
 	var pacer schedule.Pacer
 	switch {
 	case p.Rate > 0:
@@ -76,8 +77,9 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	abort := make(chan struct{})
 	start := time.Now()
 	job := &engine.Job{
-		Start: start, Source: schedule.NewSource(pacer, p.Requests, p.Duration), Recorders: recs,
-		Connections: p.Connections, Requests: reqs, Specs: specs, URL: p.URL, Head: specs[0].Method == "HEAD",
+		Start: start, Source: schedule.NewSource(pacer, p.Requests, p.Duration),
+		Steps: []string{""}, Recorders: [][]*stats.Recorder{recs}, NewRequests: func(int) engine.Requests { return static },
+		Connections: p.Connections, Redirect: specs[0], URL: p.URL,
 		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive && !p.HTTP10 || p.HTTP10 && p.KeepAlive,
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10, Stop: stop, Abort: abort,
 		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {

@@ -110,7 +110,7 @@ type DNSError struct {
 }
 
 func (e *DNSError) Error() string { return "dns lookup of " + e.Host + ": " + e.Err.Error() }
-func (e *DNSError) Unwrap() error  { return e.Err }
+func (e *DNSError) Unwrap() error { return e.Err }
 
 // TLSError is a failed TLS handshake.
 type TLSError struct{ Err error }

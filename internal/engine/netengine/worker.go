@@ -20,7 +20,10 @@ const readBufSize = 4096
 // response and records the outcome, reconnecting when the connection ends.
 type worker struct {
 	j       *engine.Job
-	rec     *stats.Recorder
+	shard   int
+	reqs    engine.Requests
+	scratch []byte          // request bytes built by reqs
+	rec     *stats.Recorder // the current request's step's recorder
 	tickets <-chan ticket
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -37,8 +40,10 @@ type worker struct {
 
 func newWorker(j *engine.Job, i int, tickets <-chan ticket) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &worker{j: j, rec: j.Recorders[i%len(j.Recorders)], tickets: tickets, ctx: ctx, cancel: cancel,
+	w := &worker{j: j, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), tickets: tickets, ctx: ctx, cancel: cancel,
 		buf: make([]byte, readBufSize)}
+	w.rec = j.Recorders[0][w.shard]
+	w.parser.BodyLimit = j.BodyLimit
 	w.parser.MaxHeaderBytes = j.MaxHeaderBytes
 	w.parser.WantLocation = j.MaxRedirects > 0
 	return w
@@ -80,6 +85,11 @@ func (w *worker) run() {
 		if !ok {
 			return
 		}
+		req, step, head, ok := w.reqs.Next(hit)
+		if !ok {
+			continue
+		}
+		w.rec = j.Recorders[step][w.shard]
 		start := j.Since()
 		if w.tickets != nil {
 			if queued {
@@ -91,17 +101,21 @@ func (w *worker) run() {
 			at = start
 		}
 		w.rec.InFlight(1)
-		w.do(j.Requests[hit%uint64(len(j.Requests))], at, start)
+		if w.do(req, head, at, start) {
+			w.reqs.Done(step, &w.parser)
+		} else {
+			w.reqs.Done(step, nil)
+		}
 		w.rec.InFlight(-1)
 	}
 }
 
 // do performs one request (following redirects) and records its outcome.
-// at is the time its latency counts from.
-func (w *worker) do(req []byte, at, start time.Duration) {
+// at is the time its latency counts from. It reports whether the request
+// ended in a response (left in w.parser).
+func (w *worker) do(req []byte, head bool, at, start time.Duration) bool {
 	j := w.j
 	u := j.URL
-	head := j.Head
 	var firstByte time.Duration = -1
 	for hops := 0; ; hops++ {
 		status, fb, err := w.exchange(req, head, start)
@@ -110,23 +124,23 @@ func (w *worker) do(req []byte, at, start time.Duration) {
 		}
 		if err != nil {
 			w.fail(err)
-			return
+			return false
 		}
 		if j.MaxRedirects == 0 || !isRedirect(status) || len(w.parser.Location) == 0 {
 			end := j.Since()
 			w.rec.Response(status, int64(end-at), int64(firstByte-start), w.parser.BodyBytes, w.parser.WireBytes)
-			return
+			return true
 		}
 		if hops >= j.MaxRedirects {
 			w.rec.Error(stats.ErrTooManyRedirects)
-			return
+			return false
 		}
 		next, err := u.Parse(string(w.parser.Location))
 		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
 			w.rec.Error(stats.ErrRedirect)
-			return
+			return false
 		}
-		spec := j.Specs[0]
+		spec := j.Redirect
 		spec.Target = next.RequestURI()
 		spec.Host = next.Host
 		if status == 303 || ((status == 301 || status == 302) && spec.Method == "POST") {
@@ -139,14 +153,14 @@ func (w *worker) do(req []byte, at, start time.Duration) {
 			status, fb, err := w.foreign(next, req, head)
 			if err != nil {
 				w.fail(err)
-				return
+				return false
 			}
 			end := j.Since()
 			if firstByte < 0 {
 				firstByte = fb
 			}
 			w.rec.Response(status, int64(end-at), int64(firstByte-start), w.parser.BodyBytes, w.parser.WireBytes)
-			return
+			return true
 		}
 		u = next
 	}

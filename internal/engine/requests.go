@@ -1,0 +1,38 @@
+package engine
+
+import "hail/internal/http1"
+
+// Requests builds the requests of a run and observes their responses.
+// Every worker gets its own instance from Job.NewRequests, so per-worker
+// state needs no locking; anything shared between instances (such as a
+// scenario's pools of captured ids) must be safe for concurrent use.
+type Requests interface {
+	// Next returns the wire bytes of request number hit, the index of its
+	// step in Job.Steps, and whether it is a HEAD request (its response has
+	// no body). It may build the request into dst (reusing its capacity) or
+	// return shared pre-encoded bytes; the bytes stay valid until the next
+	// call. ok=false skips this request number (for instance when a step
+	// needs a captured value that is not there yet): the engine then calls
+	// Next again with the next number it claims.
+	Next(hit uint64) (req []byte, step int, head bool, ok bool)
+	// Done is called once for every request Next returned, when it ends:
+	// with the parsed response, or with p == nil when it failed.
+	Done(step int, p *http1.Parser)
+}
+
+// Static serves a fixed set of pre-encoded request variants: request number
+// hit is Variants[hit % len(Variants)], all in step 0.
+type Static struct {
+	// Variants are the encoded requests.
+	Variants [][]byte
+	// Head marks HEAD requests.
+	Head bool
+}
+
+// Next implements Requests.
+func (s *Static) Next(hit uint64) ([]byte, int, bool, bool) {
+	return s.Variants[hit%uint64(len(s.Variants))], 0, s.Head, true
+}
+
+// Done implements Requests.
+func (s *Static) Done(int, *http1.Parser) {}
