@@ -9,9 +9,8 @@ import "hail/internal/http1"
 type Requests interface {
 	// Next returns the wire bytes of request number hit, the index of its
 	// step in Job.Steps, and whether it is a HEAD request (its response has
-	// no body). It may build the request into dst (reusing its capacity) or
-	// return shared pre-encoded bytes; the bytes stay valid until the next
-	// call. ok=false skips this request number (for instance when a step
+	// no body). The bytes stay valid until the next call: a builder keeps
+	// its own buffer, or returns shared pre-encoded bytes. ok=false skips this request number (for instance when a step
 	// needs a captured value that is not there yet): the engine then calls
 	// Next again with the next number it claims.
 	Next(hit uint64) (req []byte, step int, head bool, ok bool)
