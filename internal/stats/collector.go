@@ -18,13 +18,16 @@ type Second struct {
 	// Requests ended in this second (responses + errors), Errors of them failed.
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`
-	// BodyBytes received in this second.
+	// BodyBytes received in this second; WireBytes all bytes read, SentBytes all written.
 	BodyBytes int64 `json:"body_bytes"`
+	WireBytes int64 `json:"wire_bytes"`
+	SentBytes int64 `json:"sent_bytes"`
 	// Latency percentiles of the responses in this second, ns.
-	P50 int64 `json:"p50_ns"`
-	P90 int64 `json:"p90_ns"`
-	P99 int64 `json:"p99_ns"`
-	Max int64 `json:"max_ns"`
+	P50  int64 `json:"p50_ns"`
+	P90  int64 `json:"p90_ns"`
+	P99  int64 `json:"p99_ns"`
+	P999 int64 `json:"p999_ns"`
+	Max  int64 `json:"max_ns"`
 	// LagP99 is the generator's schedule lag p99 in this second, ns.
 	LagP99 int64 `json:"lag_p99_ns"`
 	// InFlight and ConnsOpen are sampled at the end of the second.
@@ -116,8 +119,8 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 	lat := s.Latency()
 	sec := Second{
 		Index: c.next, Span: span,
-		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes,
-		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), Max: lat.Max(),
+		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
+		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99:   s.Lag.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
 	}
