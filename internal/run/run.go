@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"hail/internal/engine"
-	"hail/internal/engine/netengine"
 	"hail/internal/http1"
 	"hail/internal/plan"
 	"hail/internal/report"
@@ -182,15 +181,4 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		Engine: eng.Name(), EngineReason: reason, Open: p.Open(), Rate: p.Rate, Start: start,
 		Interrupted: interrupted, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 	}), nil
-}
-
-// Select picks the engine for p and says why.
-func Select(p *plan.Plan) (engine.Engine, string, error) {
-	switch p.Engine {
-	case "net":
-		return netengine.Engine{}, "--engine net", nil
-	case "uring":
-		return nil, "", fmt.Errorf("--engine uring: the io_uring engine is not built into this version; use --engine net")
-	}
-	return netengine.Engine{}, "auto: the net engine serves every target", nil
 }
