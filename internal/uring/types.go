@@ -1,0 +1,327 @@
+//go:build linux
+
+package uring
+
+import (
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Opcodes (enum io_uring_op). Only the ones this package has helpers for, plus
+// a few neighbours useful with Supports.
+const (
+	OpNop           uint8 = 0
+	OpReadv         uint8 = 1
+	OpWritev        uint8 = 2
+	OpReadFixed     uint8 = 4
+	OpWriteFixed    uint8 = 5
+	OpPollAdd       uint8 = 6
+	OpPollRemove    uint8 = 7
+	OpSendmsg       uint8 = 9
+	OpRecvmsg       uint8 = 10
+	OpTimeout       uint8 = 11
+	OpTimeoutRemove uint8 = 12
+	OpAccept        uint8 = 13
+	OpAsyncCancel   uint8 = 14
+	OpLinkTimeout   uint8 = 15
+	OpConnect       uint8 = 16
+	OpClose         uint8 = 19
+	OpFilesUpdate   uint8 = 20
+	OpRead          uint8 = 22
+	OpWrite         uint8 = 23
+	OpSend          uint8 = 26
+	OpRecv          uint8 = 27
+	OpShutdown      uint8 = 34
+	OpMsgRing       uint8 = 40
+	OpSocket        uint8 = 45
+	OpSendZC        uint8 = 47
+	OpBind          uint8 = 56
+	OpListen        uint8 = 57
+)
+
+// SQE flags (sqe->flags, IOSQE_*).
+const (
+	SQEFixedFile      uint8 = 1 << 0 // IOSQE_FIXED_FILE: Fd is an index into the registered file table
+	SQEIODrain        uint8 = 1 << 1 // IOSQE_IO_DRAIN
+	SQEIOLink         uint8 = 1 << 2 // IOSQE_IO_LINK: next SQE starts only after this one succeeds
+	SQEIOHardlink     uint8 = 1 << 3 // IOSQE_IO_HARDLINK
+	SQEAsync          uint8 = 1 << 4 // IOSQE_ASYNC
+	SQEBufferSelect   uint8 = 1 << 5 // IOSQE_BUFFER_SELECT: pick a buffer from group BufIndex
+	SQECQESkipSuccess uint8 = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS: no CQE unless it fails
+)
+
+// io_uring_setup flags (IORING_SETUP_*).
+const (
+	SetupIOPoll       uint32 = 1 << 0
+	SetupSQPoll       uint32 = 1 << 1
+	SetupSQAff        uint32 = 1 << 2
+	SetupCQSize       uint32 = 1 << 3
+	SetupClamp        uint32 = 1 << 4
+	SetupAttachWQ     uint32 = 1 << 5
+	SetupRDisabled    uint32 = 1 << 6
+	SetupSubmitAll    uint32 = 1 << 7
+	SetupCoopTaskrun  uint32 = 1 << 8
+	SetupTaskrunFlag  uint32 = 1 << 9
+	SetupSQE128       uint32 = 1 << 10
+	SetupCQE32        uint32 = 1 << 11
+	SetupSingleIssuer uint32 = 1 << 12
+	SetupDeferTaskrun uint32 = 1 << 13
+	SetupNoMmap       uint32 = 1 << 14
+	SetupRegisteredFD uint32 = 1 << 15
+	SetupNoSQArray    uint32 = 1 << 16
+	SetupHybridIOPoll uint32 = 1 << 17
+)
+
+// Features reported by the kernel (IORING_FEAT_*).
+const (
+	FeatSingleMmap     uint32 = 1 << 0
+	FeatNoDrop         uint32 = 1 << 1
+	FeatSubmitStable   uint32 = 1 << 2
+	FeatRWCurPos       uint32 = 1 << 3
+	FeatCurPersonality uint32 = 1 << 4
+	FeatFastPoll       uint32 = 1 << 5
+	FeatPoll32Bits     uint32 = 1 << 6
+	FeatSQPollNonfixed uint32 = 1 << 7
+	FeatExtArg         uint32 = 1 << 8
+	FeatNativeWorkers  uint32 = 1 << 9
+	FeatRsrcTags       uint32 = 1 << 10
+	FeatCQESkip        uint32 = 1 << 11
+	FeatLinkedFile     uint32 = 1 << 12
+	FeatRegRegRing     uint32 = 1 << 13
+	FeatRecvSendBundle uint32 = 1 << 14
+	FeatMinTimeout     uint32 = 1 << 15
+	FeatRWAttr         uint32 = 1 << 16
+	FeatNoIOWait       uint32 = 1 << 17
+)
+
+// io_uring_enter flags (IORING_ENTER_*).
+const (
+	EnterGetEvents      uint32 = 1 << 0
+	EnterSQWakeup       uint32 = 1 << 1
+	EnterSQWait         uint32 = 1 << 2
+	EnterExtArg         uint32 = 1 << 3
+	EnterRegisteredRing uint32 = 1 << 4
+)
+
+// SQ ring flags (IORING_SQ_*), see (*Ring).SQFlags.
+const (
+	SQNeedWakeup uint32 = 1 << 0
+	SQCQOverflow uint32 = 1 << 1
+	SQTaskrun    uint32 = 1 << 2
+)
+
+// CQE flags (IORING_CQE_F_*).
+const (
+	CQEFBuffer       uint32 = 1 << 0 // upper 16 bits of Flags hold the buffer id
+	CQEFMore         uint32 = 1 << 1 // the (multishot) request will post more CQEs
+	CQEFSockNonempty uint32 = 1 << 2
+	CQEFNotif        uint32 = 1 << 3
+	CQEBufferShift          = 16
+)
+
+// Timeout flags for PrepTimeout / PrepLinkTimeout (IORING_TIMEOUT_*).
+const (
+	TimeoutAbs          uint32 = 1 << 0 // Timespec is an absolute CLOCK_MONOTONIC time
+	TimeoutBoottime     uint32 = 1 << 2
+	TimeoutRealtime     uint32 = 1 << 3
+	TimeoutETimeSuccess uint32 = 1 << 5
+	TimeoutMultishot    uint32 = 1 << 6
+)
+
+// Send/recv flags stored in sqe->ioprio (IORING_RECVSEND_*, IORING_RECV_*).
+const (
+	RecvSendPollFirst uint16 = 1 << 0
+	RecvMultishot     uint16 = 1 << 1
+	RecvSendFixedBuf  uint16 = 1 << 2
+)
+
+// Cancel flags for PrepCancel (IORING_ASYNC_CANCEL_*).
+const (
+	CancelAll      uint32 = 1 << 0
+	CancelFd       uint32 = 1 << 1
+	CancelAny      uint32 = 1 << 2
+	CancelFdFixed  uint32 = 1 << 3
+	CancelUserData uint32 = 1 << 4
+	CancelOp       uint32 = 1 << 5
+)
+
+// FileIndexAlloc asks the kernel to pick a free direct-descriptor slot
+// (IORING_FILE_INDEX_ALLOC) in PrepSocketDirect.
+const FileIndexAlloc uint32 = ^uint32(0)
+
+// Register opcodes used here (IORING_REGISTER_*).
+const (
+	regBuffers            = 0
+	unregBuffers          = 1
+	regFiles              = 2
+	unregFiles            = 3
+	regFilesUpdate        = 6
+	regProbe              = 8
+	regPbufRing           = 22
+	unregPbufRing         = 23
+	opSupportedFlag       = 1 // IO_URING_OP_SUPPORTED
+	probeOps              = 256
+	offSQRing       int64 = 0
+	offCQRing       int64 = 0x8000000
+	offSQEs         int64 = 0x10000000
+)
+
+// SQE is a submission queue entry, laid out exactly as struct io_uring_sqe
+// (64 bytes). Unions are represented by their most common member; the
+// comments name the other views.
+type SQE struct {
+	Opcode      uint8
+	Flags       uint8
+	IoPrio      uint16 // also send/recv flags (RecvMultishot, ...)
+	Fd          int32  // also the domain for OpSocket
+	Off         uint64 // off / addr2 (connect: addrlen; socket: type; timeout: count)
+	Addr        uint64 // addr (buffer, sockaddr, timespec, user_data to cancel)
+	Len         uint32
+	OpFlags     uint32 // rw_flags / msg_flags / timeout_flags / cancel_flags ...
+	UserData    uint64
+	BufIndex    uint16 // buf_index / buf_group
+	Personality uint16
+	FileIndex   uint32 // splice_fd_in / file_index / optlen / addr_len
+	Addr3       uint64
+	_           uint64
+}
+
+// CQE is a completion queue entry, laid out exactly as struct io_uring_cqe
+// (16 bytes; CQE32 rings are not supported).
+type CQE struct {
+	UserData uint64
+	Res      int32 // result, or -errno
+	Flags    uint32
+}
+
+// More reports IORING_CQE_F_MORE: the multishot request is still armed.
+func (c *CQE) More() bool { return c.Flags&CQEFMore != 0 }
+
+// HasBuffer reports IORING_CQE_F_BUFFER: a provided buffer was consumed.
+func (c *CQE) HasBuffer() bool { return c.Flags&CQEFBuffer != 0 }
+
+// BufferID returns the provided-buffer id (Flags >> 16); valid if HasBuffer.
+func (c *CQE) BufferID() uint16 { return uint16(c.Flags >> CQEBufferShift) }
+
+// Timespec is struct __kernel_timespec.
+type Timespec struct {
+	Sec  int64
+	Nsec int64
+}
+
+// SetDuration stores d (relative timeouts).
+func (ts *Timespec) SetDuration(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	ts.Sec = int64(d / time.Second)
+	ts.Nsec = int64(d % time.Second)
+}
+
+// SetMonotonicDeadline stores now+d on CLOCK_MONOTONIC, for absolute
+// timeouts (TimeoutAbs).
+func (ts *Timespec) SetMonotonicDeadline(d time.Duration) error {
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+		return err
+	}
+	ts.SetDuration(time.Duration(now.Sec)*time.Second + time.Duration(now.Nsec) + d)
+	return nil
+}
+
+// Duration converts back to a time.Duration.
+func (ts *Timespec) Duration() time.Duration {
+	return time.Duration(ts.Sec)*time.Second + time.Duration(ts.Nsec)
+}
+
+// SQRingOffsets is struct io_sqring_offsets.
+type SQRingOffsets struct {
+	Head, Tail, RingMask, RingEntries, Flags, Dropped, Array, Resv1 uint32
+	UserAddr                                                        uint64
+}
+
+// CQRingOffsets is struct io_cqring_offsets.
+type CQRingOffsets struct {
+	Head, Tail, RingMask, RingEntries, Overflow, CQEs, Flags, Resv1 uint32
+	UserAddr                                                        uint64
+}
+
+// Params is struct io_uring_params (120 bytes), used by Setup.
+type Params struct {
+	SQEntries    uint32
+	CQEntries    uint32
+	Flags        uint32
+	SQThreadCPU  uint32
+	SQThreadIdle uint32 // milliseconds
+	Features     uint32
+	WQFd         uint32
+	Resv         [3]uint32
+	SQOff        SQRingOffsets
+	CQOff        CQRingOffsets
+}
+
+// getEventsArg is struct io_uring_getevents_arg.
+type getEventsArg struct {
+	sigmask     uint64
+	sigmaskSz   uint32
+	minWaitUsec uint32
+	ts          uint64
+}
+
+type probeOp struct {
+	op    uint8
+	resv  uint8
+	flags uint16
+	resv2 uint32
+}
+
+type probeHdr struct {
+	lastOp uint8
+	opsLen uint8
+	resv   uint16
+	resv2  [3]uint32
+}
+
+type filesUpdate struct {
+	offset uint32
+	resv   uint32
+	fds    uint64
+}
+
+type bufReg struct {
+	ringAddr    uint64
+	ringEntries uint32
+	bgid        uint16
+	flags       uint16
+	resv        [3]uint64
+}
+
+// bufEntry is struct io_uring_buf.
+type bufEntry struct {
+	addr uint64
+	len  uint32
+	bid  uint16
+	resv uint16
+}
+
+// Compile-time layout checks: each expression is a negative constant (a
+// compile error) if the size differs from the kernel's.
+var (
+	_ [unsafe.Sizeof(SQE{}) - 64]byte
+	_ [64 - unsafe.Sizeof(SQE{})]byte
+	_ [unsafe.Sizeof(CQE{}) - 16]byte
+	_ [16 - unsafe.Sizeof(CQE{})]byte
+	_ [unsafe.Sizeof(Params{}) - 120]byte
+	_ [120 - unsafe.Sizeof(Params{})]byte
+	_ [unsafe.Sizeof(getEventsArg{}) - 24]byte
+	_ [24 - unsafe.Sizeof(getEventsArg{})]byte
+	_ [unsafe.Sizeof(bufReg{}) - 40]byte
+	_ [40 - unsafe.Sizeof(bufReg{})]byte
+	_ [unsafe.Sizeof(bufEntry{}) - 16]byte
+	_ [16 - unsafe.Sizeof(bufEntry{})]byte
+	_ [unsafe.Sizeof(probeHdr{}) - 16]byte
+	_ [unsafe.Sizeof(probeOp{}) - 8]byte
+	_ [unsafe.Sizeof(Timespec{}) - 16]byte
+)
