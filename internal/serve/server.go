@@ -1,0 +1,396 @@
+package serve
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	// DefaultAddr is the default listen address (loopback only).
+	DefaultAddr = "127.0.0.1:8080"
+	// DefaultReadBufferSize is the default per-connection read buffer size.
+	DefaultReadBufferSize = 4 << 10
+	// DefaultMaxHeaderBytes is the default cap on a request head.
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultMaxBodyBytes is the default cap on a request body.
+	DefaultMaxBodyBytes = 8 << 20
+)
+
+// ErrServerClosed is returned by Listen when the server has been closed.
+var ErrServerClosed = errors.New("serve: server closed")
+
+// Config configures a Server. The zero value is usable.
+type Config struct {
+	// Addr is the listen address, default "127.0.0.1:8080". "unix:/path"
+	// listens on a unix socket at /path (a stale socket file left by a dead
+	// server is removed first).
+	Addr string
+
+	// ReadBufferSize is the size of each connection's read buffer, default
+	// 4 KiB (minimum 64). The buffer grows temporarily, to a little over
+	// MaxHeaderBytes, only while a larger request head is being read.
+	ReadBufferSize int
+
+	// MaxHeaderBytes caps the request head (request line and header fields),
+	// default 64 KiB. Larger heads are answered with 431 and a close.
+	MaxHeaderBytes int
+
+	// MaxBodyBytes caps request bodies, default 8 MiB. Larger bodies are
+	// answered with 413 and a close.
+	MaxBodyBytes int64
+
+	// IdleTimeout, when positive, closes a connection on which no bytes
+	// arrive for that long while the server waits to read. Zero means no
+	// timeout (accepted TCP connections still use OS keep-alive probes).
+	IdleTimeout time.Duration
+
+	// Seed seeds the per-connection random generators used by fault
+	// injection; connection i gets a generator derived from Seed and i, and
+	// item ids are derived from it too. Zero picks a random seed.
+	Seed uint64
+}
+
+// Server is the built-in HTTP target. Create it with New, then call Listen
+// (optional) and Serve; Close stops it. All methods are safe for concurrent
+// use.
+type Server struct {
+	addr      string
+	bufSize   int
+	maxHeader int
+	maxBody   int64
+	idle      time.Duration
+	seed      uint64
+	start     time.Time
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup
+
+	connSeq atomic.Uint64
+
+	stallMu sync.Mutex
+	stalls  map[string]*stallState
+
+	c     counters
+	items itemStore
+
+	// noSleep makes delay and stall faults return at once (fuzzing).
+	noSleep bool
+
+	clock *clock // precise wake-ups for delay and stall faults
+}
+
+// counters holds the live statistics. All fields are updated atomically.
+type counters struct {
+	requests atomic.Uint64
+	accepted atomic.Uint64
+	open     atomic.Int64
+	bytesIn  atomic.Uint64
+	bytesOut atomic.Uint64
+	status   [600]atomic.Uint64
+
+	created      atomic.Uint64
+	deleted      atomic.Uint64
+	live         atomic.Int64
+	getHits      atomic.Uint64
+	getMisses    atomic.Uint64
+	deleteMisses atomic.Uint64
+	unknownIDs   atomic.Uint64
+}
+
+// Stats is a snapshot of the server's counters; it is also the JSON served
+// by GET /stats.
+type Stats struct {
+	// Requests counts responses sent, excluding /healthz and /stats*.
+	Requests uint64 `json:"requests"`
+	// ConnectionsAccepted counts accepted connections.
+	ConnectionsAccepted uint64 `json:"connections_accepted"`
+	// ConnectionsOpen is the number of connections currently open.
+	ConnectionsOpen int64 `json:"connections_open"`
+	// BytesIn counts bytes read from all connections (at the socket, so
+	// including /stats and /healthz traffic).
+	BytesIn uint64 `json:"bytes_in"`
+	// BytesOut counts bytes written to all connections (at the socket).
+	BytesOut uint64 `json:"bytes_out"`
+	// ByStatus counts the responses in Requests by status code; codes never
+	// sent are absent.
+	ByStatus map[int]uint64 `json:"by_status"`
+	// Items describes the /items resource store.
+	Items ItemStats `json:"items"`
+}
+
+// ItemStats are the counters of the /items resource store.
+type ItemStats struct {
+	// Created counts items created by POST /items.
+	Created uint64 `json:"created"`
+	// Deleted counts items deleted by DELETE /items/{id}.
+	Deleted uint64 `json:"deleted"`
+	// Live is the number of items currently stored.
+	Live int64 `json:"live"`
+	// GetHits counts GET (and HEAD) /items/{id} that found the item.
+	GetHits uint64 `json:"get_hits"`
+	// GetMisses counts GET (and HEAD) /items/{id} answered 404, whether the
+	// id was deleted or never issued.
+	GetMisses uint64 `json:"get_misses"`
+	// DeleteMisses counts DELETE /items/{id} answered 404.
+	DeleteMisses uint64 `json:"delete_misses"`
+	// UnknownIDRequests counts GET, HEAD and DELETE on /items/{id} whose id
+	// this server never issued (including malformed ids).
+	UnknownIDRequests uint64 `json:"unknown_id_requests"`
+}
+
+// New returns a Server for cfg, filling in defaults. It does not bind.
+func New(cfg Config) *Server {
+	s := &Server{
+		addr:      cfg.Addr,
+		bufSize:   cfg.ReadBufferSize,
+		maxHeader: cfg.MaxHeaderBytes,
+		maxBody:   cfg.MaxBodyBytes,
+		idle:      cfg.IdleTimeout,
+		seed:      cfg.Seed,
+		start:     time.Now(),
+		conns:     make(map[net.Conn]struct{}),
+		done:      make(chan struct{}),
+		stalls:    make(map[string]*stallState),
+	}
+	s.clock = newClock(s.done)
+	if s.addr == "" {
+		s.addr = DefaultAddr
+	}
+	if s.bufSize <= 0 {
+		s.bufSize = DefaultReadBufferSize
+	}
+	if s.bufSize < 64 {
+		s.bufSize = 64
+	}
+	if s.maxHeader <= 0 {
+		s.maxHeader = DefaultMaxHeaderBytes
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.seed == 0 {
+		s.seed = rand.Uint64() | 1
+	}
+	s.items.init(s.seed)
+	return s
+}
+
+// Listen binds the configured address and returns the bound address (useful
+// with port 0). Calling it more than once is an error; Serve calls it when it
+// has not been called.
+func (s *Server) Listen() (net.Addr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrServerClosed
+	}
+	if s.ln != nil {
+		return nil, errors.New("serve: already listening on " + s.ln.Addr().String())
+	}
+	network, address := "tcp", s.addr
+	if path, ok := strings.CutPrefix(s.addr, "unix:"); ok {
+		network, address = "unix", path
+	}
+	ln, err := net.Listen(network, address)
+	if err != nil && network == "unix" && errors.Is(err, syscall.EADDRINUSE) {
+		// A socket file nobody accepts on is left over from a dead server.
+		if c, derr := net.DialTimeout("unix", address, time.Second); derr == nil {
+			c.Close()
+		} else if errors.Is(derr, syscall.ECONNREFUSED) {
+			if os.Remove(address) == nil {
+				ln, err = net.Listen(network, address)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.ln = ln
+	return ln.Addr(), nil
+}
+
+// Serve accepts and serves connections until Close is called, then returns
+// nil. It binds first if Listen has not been called. It returns an error if
+// binding or accepting fails for a reason other than Close.
+func (s *Server) Serve() error {
+	s.mu.Lock()
+	bound := s.ln != nil
+	s.mu.Unlock()
+	if !bound {
+		if _, err := s.Listen(); err != nil {
+			if err == ErrServerClosed {
+				return nil
+			}
+			return err
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	ln := s.ln
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				return nil
+			default:
+			}
+			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
+				// Out of file descriptors and the like: back off and retry.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				select {
+				case <-time.After(backoff):
+				case <-s.done:
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.conns[nc] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.c.accepted.Add(1)
+		s.c.open.Add(1)
+		go s.serveConn(nc)
+	}
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		s.c.open.Add(-1)
+		s.wg.Done()
+	}()
+	c := newConn(s, nc)
+	c.serve()
+}
+
+// Close stops listening, closes all connections (interrupting injected delays
+// and stalls) and waits for every goroutine the server started, including a
+// running Serve, to return. It returns the listener's close error, if any.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	ln := s.ln
+	for nc := range s.conns {
+		nc.Close()
+	}
+	s.mu.Unlock()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
+	s.wg.Wait()
+	s.clock.stop()
+	return err
+}
+
+// Stats returns a snapshot of the counters. It only reads atomics (and
+// allocates the ByStatus map).
+func (s *Server) Stats() Stats {
+	c := &s.c
+	st := Stats{
+		Requests:            c.requests.Load(),
+		ConnectionsAccepted: c.accepted.Load(),
+		ConnectionsOpen:     c.open.Load(),
+		BytesIn:             c.bytesIn.Load(),
+		BytesOut:            c.bytesOut.Load(),
+		ByStatus:            make(map[int]uint64),
+		Items: ItemStats{
+			Created:           c.created.Load(),
+			Deleted:           c.deleted.Load(),
+			Live:              c.live.Load(),
+			GetHits:           c.getHits.Load(),
+			GetMisses:         c.getMisses.Load(),
+			DeleteMisses:      c.deleteMisses.Load(),
+			UnknownIDRequests: c.unknownIDs.Load(),
+		},
+	}
+	for code := range c.status {
+		if n := c.status[code].Load(); n > 0 {
+			st.ByStatus[code] = n
+		}
+	}
+	return st
+}
+
+// resetStats zeroes all counters except the gauges (open connections, live
+// items).
+func (s *Server) resetStats() {
+	c := &s.c
+	c.requests.Store(0)
+	c.accepted.Store(0)
+	c.bytesIn.Store(0)
+	c.bytesOut.Store(0)
+	for i := range c.status {
+		c.status[i].Store(0)
+	}
+	c.created.Store(0)
+	c.deleted.Store(0)
+	c.getHits.Store(0)
+	c.getMisses.Store(0)
+	c.deleteMisses.Store(0)
+	c.unknownIDs.Store(0)
+}
+
+// since returns the monotonic time since the server was created.
+func (s *Server) since() time.Duration { return time.Since(s.start) }
+
+// IsLoopback reports whether a listen address only accepts local
+// connections: a loopback IP, "localhost", or a "unix:" socket. An empty host
+// (":8080", all interfaces) and other host names are not loopback.
+func IsLoopback(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return true
+	}
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return ip.Unmap().IsLoopback()
+}
