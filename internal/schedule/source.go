@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -14,6 +15,7 @@ type Source struct {
 	duration time.Duration // 0: no time limit
 	hits     atomic.Uint64
 	stopped  atomic.Bool
+	conns    *Ramp // closed-model connection stages; nil: all connections always
 }
 
 // NewSource returns a Source. pacer is nil for the closed model; limit is
@@ -65,3 +67,32 @@ func (s *Source) Limit() uint64 { return s.limit }
 
 // Duration is the time limit (0: none).
 func (s *Source) Duration() time.Duration { return s.duration }
+
+// SetConnections makes the number of active connections follow r (closed
+// model stages). Call it before the run starts.
+func (s *Source) SetConnections(r Ramp) {
+	s.conns = &r
+}
+
+// Active reports whether connection number conn (0-based, across all
+// workers) may send at elapsed. When it may not, wait is how long until it
+// may (a connection should close its socket while inactive), and never is
+// true when it will not be active again in this run.
+func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time.Duration, never bool) {
+	r := s.conns
+	if r == nil {
+		return true, 0, false
+	}
+	if float64(conn) < math.Floor(r.At(elapsed)+1e-9) {
+		return true, 0, false
+	}
+	// Find when it becomes active next: scan at 10 ms resolution to the end.
+	const step = 10 * time.Millisecond
+	end := r.Total()
+	for t := elapsed + step; t <= end; t += step {
+		if float64(conn) < math.Floor(r.At(t)+1e-9) {
+			return false, t - elapsed, false
+		}
+	}
+	return false, 0, true
+}

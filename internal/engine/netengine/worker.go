@@ -20,6 +20,7 @@ const readBufSize = 4096
 // response and records the outcome, reconnecting when the connection ends.
 type worker struct {
 	j       *engine.Job
+	index   int // connection number, for connection stages
 	shard   int
 	reqs    engine.Requests
 	scratch []byte          // request bytes built by reqs
@@ -40,7 +41,7 @@ type worker struct {
 
 func newWorker(j *engine.Job, i int, tickets <-chan ticket) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &worker{j: j, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), tickets: tickets, ctx: ctx, cancel: cancel,
+	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), tickets: tickets, ctx: ctx, cancel: cancel,
 		buf: make([]byte, readBufSize)}
 	w.rec = j.Recorders[0][w.shard]
 	w.parser.BodyLimit = j.BodyLimit
@@ -80,6 +81,20 @@ func (w *worker) run() {
 			}
 			hit, at = t.hit, t.at
 		} else {
+			if active, wait, never := j.Source.Active(w.index, j.Since()); !active {
+				if never {
+					return
+				}
+				w.closeConn() // ramped down: free the server's connection while idle
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-j.Stop:
+					t.Stop()
+					return
+				}
+				continue
+			}
 			hit, at, ok = j.Source.Claim(j.Since())
 		}
 		if !ok {

@@ -1,0 +1,116 @@
+package schedule
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Stage is one segment of a ramped run (k6's stages): over Duration the
+// target moves linearly from the previous stage's target (or Start for the
+// first stage) to Target; Step jumps to Target at the start instead.
+type Stage struct {
+	Duration time.Duration
+	Target   float64 // requests per second (rate stages) or connections
+	Step     bool
+}
+
+// Ramp is a piecewise-linear function of time built from stages.
+type Ramp struct {
+	Start  float64
+	Stages []Stage
+}
+
+// Total is the sum of the stages' durations.
+func (r Ramp) Total() time.Duration {
+	var t time.Duration
+	for _, s := range r.Stages {
+		t += s.Duration
+	}
+	return t
+}
+
+// At returns the target at time t (the last target after the end).
+func (r Ramp) At(t time.Duration) float64 {
+	from := r.Start
+	var begin time.Duration
+	for _, s := range r.Stages {
+		if t < begin+s.Duration {
+			if s.Step || s.Duration == 0 {
+				return s.Target
+			}
+			f := float64(t-begin) / float64(s.Duration)
+			return from + (s.Target-from)*f
+		}
+		begin += s.Duration
+		from = s.Target
+	}
+	return from
+}
+
+// RampRate is an open-model Pacer whose rate follows a Ramp of requests per
+// second; the schedule ends with the last stage.
+type RampRate struct {
+	ramp   Ramp
+	starts []time.Duration // start of each stage
+	cum    []float64       // requests scheduled before each stage
+}
+
+// NewRampRate returns the pacer for r.
+func NewRampRate(r Ramp) *RampRate {
+	p := &RampRate{ramp: r}
+	var t time.Duration
+	var n float64
+	from := r.Start
+	for _, s := range r.Stages {
+		p.starts = append(p.starts, t)
+		p.cum = append(p.cum, n)
+		d := s.Duration.Seconds()
+		if s.Step {
+			n += s.Target * d
+		} else {
+			n += (from + s.Target) / 2 * d
+		}
+		t += s.Duration
+		from = s.Target
+	}
+	p.starts = append(p.starts, t)
+	p.cum = append(p.cum, n)
+	return p
+}
+
+// Pace implements Pacer: the intended time of request number hits is where
+// the integral of the rate reaches hits.
+func (p *RampRate) Pace(hits uint64) (time.Duration, bool) {
+	h := float64(hits)
+	i := sort.Search(len(p.cum), func(i int) bool { return p.cum[i] > h }) - 1
+	if i < 0 || i >= len(p.ramp.Stages) {
+		return 0, true
+	}
+	s := p.ramp.Stages[i]
+	from := p.ramp.Start
+	if i > 0 {
+		from = p.ramp.Stages[i-1].Target
+	}
+	need := h - p.cum[i] // requests into this stage
+	var x float64        // seconds into the stage
+	if s.Step || from == s.Target {
+		rate := s.Target
+		if !s.Step {
+			rate = from
+		}
+		if rate <= 0 {
+			return 0, true
+		}
+		x = need / rate
+	} else {
+		// rate(x) = from + a x; integral = from x + a x²/2 = need.
+		a := (s.Target - from) / s.Duration.Seconds()
+		disc := from*from + 2*a*need
+		if disc < 0 {
+			return 0, true
+		}
+		x = (-from + math.Sqrt(disc)) / a
+	}
+	return p.starts[i] + time.Duration(x*1e9), false
+}
