@@ -133,7 +133,8 @@ func TestSourceActive(t *testing.T) {
 	}
 }
 
-// SleepUntil is far more precise than a plain Go timer.
+// SleepUntil is far more precise than a plain Go timer, which oversleeps
+// sub-millisecond waits by up to a millisecond here.
 func TestSleepUntilPrecision(t *testing.T) {
 	done := PreciseThread()
 	defer done()
@@ -149,7 +150,7 @@ func TestSleepUntilPrecision(t *testing.T) {
 		worst = max(worst, late)
 	}
 	t.Logf("worst lateness over 50 waits: %v", worst)
-	if worst > 2*time.Millisecond {
+	if worst > 500*time.Microsecond {
 		t.Errorf("worst lateness %v", worst)
 	}
 }
