@@ -96,23 +96,14 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	collStop := make(chan struct{})
 	var bg sync.WaitGroup
 	bg.Add(1)
-	go func() { defer bg.Done(); coll.Run(collStop) }()
-	if o.Progress != nil {
-		bg.Add(1)
-		go func() {
-			defer bg.Done()
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-collStop:
-					return
-				case <-t.C:
-					o.Progress(coll.Snapshot())
-				}
-			}
-		}()
-	}
+	go func() {
+		defer bg.Done()
+		var onTick func()
+		if o.Progress != nil {
+			onTick = func() { o.Progress(coll.Snapshot()) }
+		}
+		coll.Run(collStop, onTick)
+	}()
 
 	// The deadline and interrupt controller.
 	var interrupted bool

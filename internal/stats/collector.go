@@ -64,8 +64,9 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 // Start returns the run's start time.
 func (c *Collector) Start() time.Time { return c.start }
 
-// Run ticks at every whole second of the run until stop is closed.
-func (c *Collector) Run(stop <-chan struct{}) {
+// Run ticks at every whole second of the run until stop is closed, calling
+// onTick (if not nil) after each tick.
+func (c *Collector) Run(stop <-chan struct{}, onTick func()) {
 	for {
 		next := c.start.Add(time.Duration(c.next+1) * time.Second)
 		t := time.NewTimer(time.Until(next))
@@ -75,6 +76,9 @@ func (c *Collector) Run(stop <-chan struct{}) {
 			return
 		case <-t.C:
 			c.Tick(time.Now())
+			if onTick != nil {
+				onTick()
+			}
 		}
 	}
 }

@@ -1,0 +1,593 @@
+package http1
+
+import (
+	"bytes"
+	"math"
+)
+
+const (
+	// DefaultMaxHeaderBytes is the header size limit used when
+	// Parser.MaxHeaderBytes is 0.
+	DefaultMaxHeaderBytes = 64 << 10
+
+	// maxChunkLineBytes bounds a chunk-size line (size plus extensions).
+	maxChunkLineBytes = 4096
+
+	// maxBodyPrealloc bounds the Body buffer that Reset allocates up front.
+	maxBodyPrealloc = 64 << 10
+)
+
+// parseState is where the parser is in the response.
+type parseState uint8
+
+const (
+	stStatus       parseState = iota // expecting a status line (zero value)
+	stHeader                         // expecting a header line or the empty line
+	stBodyLength                     // reading a Content-Length body
+	stBodyClose                      // reading a body delimited by connection close
+	stChunkSize                      // expecting a chunk-size line
+	stChunkData                      // reading chunk data
+	stChunkDataEnd                   // expecting the CRLF after chunk data
+	stTrailer                        // expecting a trailer line or the final empty line
+	stDone                           // response complete
+)
+
+// transferCoding summarizes the Transfer-Encoding header.
+type transferCoding uint8
+
+const (
+	teNone    transferCoding = iota // absent, or only "identity"
+	teChunked                       // the final coding is chunked
+	teOther                         // the final coding is not chunked: body runs to close
+)
+
+// Parser is an incremental HTTP/1.x response parser that works on byte
+// slices owned by the caller and allocates nothing per response once Location
+// and Body have grown to their working size.
+//
+// Use one Parser per connection: call Reset before each response, then Feed
+// it the bytes read from the connection until it reports done, and EOF if
+// the peer closes the connection first. A zero Parser is ready for a
+// response to a request other than HEAD.
+type Parser struct {
+	// MaxHeaderBytes limits the status line and headers of a response,
+	// 1xx responses included, and separately its trailers. 0 means
+	// DefaultMaxHeaderBytes (64 KiB). Exceeding it is ErrHeaderTooLarge.
+	MaxHeaderBytes int
+
+	// BodyLimit, if positive, is how many decoded body bytes are copied
+	// into Body (for captures). 0 keeps none.
+	BodyLimit int
+
+	// WantLocation asks for the Location header value to be copied into
+	// Location.
+	WantLocation bool
+
+	// Status is the status code, valid once the status line is parsed. It
+	// holds an interim 1xx code until the final status line arrives.
+	Status int
+
+	// Proto10 reports that the server answered with HTTP/1.0.
+	Proto10 bool
+
+	// KeepAlive reports that the connection may be reused for the next
+	// request. It is false on "Connection: close", on an HTTP/1.0 response
+	// without "Connection: keep-alive" and on a body delimited by
+	// connection close. It says nothing about what the request asked for.
+	KeepAlive bool
+
+	// HeaderBytes counts the bytes of the status line and headers,
+	// including the terminating empty line and any 1xx responses before the
+	// final one.
+	HeaderBytes int
+
+	// BodyBytes counts the decoded body bytes: for a chunked body, chunk
+	// data only.
+	BodyBytes int64
+
+	// WireBytes counts all bytes consumed for this response: 1xx
+	// responses, headers, body with its chunk framing and trailers.
+	WireBytes int64
+
+	// Location is the value of the Location header when WantLocation is
+	// set, otherwise empty. Its array is reused across responses.
+	Location []byte
+
+	// Body holds the first BodyLimit decoded body bytes. Its array is
+	// reused across responses.
+	Body []byte
+
+	// Chunked reports that the final transfer coding is chunked.
+	Chunked bool
+
+	// ContentLength is the Content-Length header value, or -1 if absent or
+	// overridden by Transfer-Encoding. For HEAD, 204 and 304 responses it is
+	// the advertised length, not what was read.
+	ContentLength int64
+
+	state     parseState
+	head      bool // response to a HEAD request: no body
+	fed       bool // some byte was fed since Reset
+	connClose bool // Connection: close seen
+	connKeep  bool // Connection: keep-alive seen
+	te        transferCoding
+	remaining int64 // bytes left in the Content-Length body or current chunk
+	trailer   int   // trailer bytes consumed
+	err       error // sticky error
+}
+
+// Reset prepares p for the next response on the connection. head reports
+// that the request was HEAD, whose response has no body whatever its
+// headers say. The settings (MaxHeaderBytes, BodyLimit, WantLocation) and
+// the arrays of Location and Body are kept; every result is cleared.
+func (p *Parser) Reset(head bool) {
+	// Field by field rather than *p = Parser{...}: it is several times
+	// faster, and Reset runs once per response.
+	p.Status = 0
+	p.Proto10 = false
+	p.KeepAlive = false
+	p.HeaderBytes = 0
+	p.BodyBytes = 0
+	p.WireBytes = 0
+	p.Location = p.Location[:0]
+	p.Body = p.Body[:0]
+	p.Chunked = false
+	p.ContentLength = -1
+	p.state = stStatus
+	p.head = head
+	p.fed = false
+	p.connClose = false
+	p.connKeep = false
+	p.te = teNone
+	p.remaining = 0
+	p.trailer = 0
+	if p.err != nil {
+		p.err = nil
+	}
+	if p.BodyLimit > 0 && cap(p.Body) < p.BodyLimit {
+		p.Body = make([]byte, 0, min(p.BodyLimit, maxBodyPrealloc))
+	}
+}
+
+// Feed parses the response from b, which must start with the bytes not
+// consumed by the previous call, and returns how many bytes it consumed.
+//
+// Status, header, chunk-size and trailer lines are consumed only when
+// complete (ended by LF, with or without CR); body bytes are consumed as
+// they come. If the response is not done and n < len(b), the caller keeps
+// b[n:] at the front of its buffer, appends more bytes from the connection
+// and calls Feed again with all of them. When done, b[n:] belongs to the
+// next response (pipelining).
+//
+// On error, n counts the bytes consumed before the offending line. After an
+// error the parser keeps returning it; the connection is unusable.
+// Calling Feed after done returns (0, true, nil) until Reset.
+func (p *Parser) Feed(b []byte) (n int, done bool, err error) {
+	if p.err != nil {
+		return 0, false, p.err
+	}
+	if len(b) > 0 {
+		p.fed = true
+	}
+	for {
+		switch p.state {
+		case stDone:
+			return n, true, nil
+
+		case stBodyLength, stChunkData:
+			rest := b[n:]
+			if len(rest) == 0 {
+				return n, false, nil
+			}
+			k := len(rest)
+			if int64(k) > p.remaining {
+				k = int(p.remaining)
+			}
+			p.body(rest[:k])
+			n += k
+			p.remaining -= int64(k)
+			if p.remaining > 0 {
+				return n, false, nil
+			}
+			if p.state == stBodyLength {
+				p.state = stDone
+			} else {
+				p.state = stChunkDataEnd
+			}
+
+		case stBodyClose:
+			p.body(b[n:])
+			return len(b), false, nil
+
+		default: // a line state
+			rest := b[n:]
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				if err := p.partialLine(rest); err != nil {
+					p.err = err
+					return n, false, err
+				}
+				return n, false, nil
+			}
+			line := rest[:i+1]
+			if err := p.line(line); err != nil {
+				p.err = err
+				return n, false, err
+			}
+			n += len(line)
+			p.WireBytes += int64(len(line))
+		}
+	}
+}
+
+// EOF tells p that the peer closed the connection, after every byte read
+// was fed. It completes a body delimited by connection close. Otherwise, if
+// the response is not done, it returns ErrClosedBeforeResponse when no byte
+// was fed since Reset and ErrUnexpectedEOF when some were.
+func (p *Parser) EOF() (done bool, err error) {
+	if p.err != nil {
+		return false, p.err
+	}
+	switch p.state {
+	case stDone:
+		return true, nil
+	case stBodyClose:
+		p.state = stDone
+		return true, nil
+	}
+	if p.fed {
+		p.err = ErrUnexpectedEOF
+	} else {
+		p.err = ErrClosedBeforeResponse
+	}
+	return false, p.err
+}
+
+// maxHeader returns the effective header size limit.
+func (p *Parser) maxHeader() int {
+	if p.MaxHeaderBytes > 0 {
+		return p.MaxHeaderBytes
+	}
+	return DefaultMaxHeaderBytes
+}
+
+// body accounts for decoded body bytes b and captures what BodyLimit asks.
+func (p *Parser) body(b []byte) {
+	p.BodyBytes += int64(len(b))
+	p.WireBytes += int64(len(b))
+	if room := p.BodyLimit - len(p.Body); room > 0 {
+		if len(b) > room {
+			b = b[:room]
+		}
+		p.Body = append(p.Body, b...)
+	}
+}
+
+// partialLine checks rest, the start of a line whose LF has not arrived
+// yet, so that an oversized or already hopeless line fails now instead of
+// waiting for more bytes.
+//
+// For the result not to depend on how the input is split, an error must be
+// reported as soon as the bytes that prove it have been seen, and when the
+// visible bytes prove several, the one proved by the earliest byte wins,
+// whether the line is complete or not. A line's size limit is exceeded at a
+// byte at or before its LF, so checking the size before parsing a complete
+// line respects that order; only the status line, whose "HTTP/1." prefix is
+// checked early, needs more care (statusEarly).
+func (p *Parser) partialLine(rest []byte) error {
+	switch p.state {
+	case stStatus:
+		return p.statusEarly(rest)
+	case stHeader:
+		if p.HeaderBytes+len(rest) > p.maxHeader() {
+			return ErrHeaderTooLarge
+		}
+	case stTrailer:
+		if p.trailer+len(rest) > p.maxHeader() {
+			return ErrHeaderTooLarge
+		}
+	case stChunkSize:
+		if len(rest) > maxChunkLineBytes {
+			return ErrBadChunk
+		}
+		if len(rest) > 0 && unhex(rest[0]) < 0 {
+			return ErrBadChunk
+		}
+	case stChunkDataEnd:
+		if len(rest) >= 2 || len(rest) == 1 && rest[0] != '\r' {
+			return ErrBadChunk
+		}
+	}
+	return nil
+}
+
+// line handles one complete line, LF included.
+func (p *Parser) line(line []byte) error {
+	switch p.state {
+	case stStatus, stHeader:
+		if p.state == stStatus {
+			if err := p.statusEarly(line); err != nil {
+				return err
+			}
+		}
+		if p.HeaderBytes+len(line) > p.maxHeader() {
+			return ErrHeaderTooLarge
+		}
+		var err error
+		if p.state == stStatus {
+			err = p.statusLine(stripEOL(line))
+		} else {
+			err = p.header(stripEOL(line))
+		}
+		if err != nil {
+			return err
+		}
+		p.HeaderBytes += len(line)
+		return nil
+	case stChunkSize:
+		return p.chunkSize(line)
+	case stChunkDataEnd:
+		if len(stripEOL(line)) != 0 {
+			return ErrBadChunk
+		}
+		p.state = stChunkSize
+		return nil
+	case stTrailer:
+		if p.trailer+len(line) > p.maxHeader() {
+			return ErrHeaderTooLarge
+		}
+		p.trailer += len(line)
+		s := stripEOL(line)
+		if len(s) == 0 {
+			p.state = stDone
+			return nil
+		}
+		if headerColon(s) < 0 {
+			return ErrMalformedHeader
+		}
+		return nil
+	}
+	panic("http1: line in non-line state")
+}
+
+// stripEOL removes the LF, and a CR before it, that end line.
+func stripEOL(line []byte) []byte {
+	line = line[:len(line)-1]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// statusEarly reports the errors that a prefix of a status line (LF
+// included or not) already proves: a byte that breaks the "HTTP/1." prefix
+// or a byte beyond the header size limit, whichever comes first.
+func (p *Parser) statusEarly(b []byte) error {
+	limit := p.maxHeader() - p.HeaderBytes // index of the first byte too many
+	for i := 0; i < len(b) && i < len("HTTP/1."); i++ {
+		if b[i] != "HTTP/1."[i] {
+			if i < limit {
+				return ErrMalformedStatusLine
+			}
+			break
+		}
+	}
+	if len(b) > limit {
+		return ErrHeaderTooLarge
+	}
+	return nil
+}
+
+// statusLine parses "HTTP/1.x SP 3DIGIT [SP reason]" (without EOL) and
+// starts a new message: headers of an earlier 1xx response are forgotten.
+func (p *Parser) statusLine(s []byte) error {
+	if len(s) < 12 || string(s[:7]) != "HTTP/1." || !isDigit(s[7]) || s[8] != ' ' ||
+		!isDigit(s[9]) || !isDigit(s[10]) || !isDigit(s[11]) || len(s) > 12 && s[12] != ' ' {
+		return ErrMalformedStatusLine
+	}
+	code := int(s[9]-'0')*100 + int(s[10]-'0')*10 + int(s[11]-'0')
+	if code < 100 {
+		return ErrMalformedStatusLine
+	}
+	p.Status = code
+	p.Proto10 = s[7] == '0'
+	if code == 101 {
+		return ErrUnexpectedUpgrade
+	}
+	p.ContentLength = -1
+	p.Chunked = false
+	p.connClose = false
+	p.connKeep = false
+	p.te = teNone
+	p.Location = p.Location[:0]
+	p.state = stHeader
+	return nil
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// headerColon returns the index of the colon that ends the field name of
+// a header line (without EOL), or -1 if the line is malformed: it starts with
+// whitespace (obsolete line folding), has no colon, an empty name or a name
+// that is not a token (whitespace before the colon included).
+func headerColon(s []byte) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isTchar[c] {
+			if c == ':' && i > 0 {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
+// header handles one header line (without EOL); an empty one ends the
+// header section.
+func (p *Parser) header(s []byte) error {
+	if len(s) == 0 {
+		p.endHeaders()
+		return nil
+	}
+	colon := headerColon(s)
+	if colon < 0 {
+		return ErrMalformedHeader
+	}
+	name := s[:colon]
+	// Names are compared in their usual spelling first: a plain memory
+	// compare, faster than folding case byte by byte.
+	switch colon {
+	case len("location"):
+		if p.WantLocation && (string(name) == "Location" || equalFoldLower(name, "location")) {
+			p.Location = append(p.Location[:0], trimOWS(s[colon+1:])...)
+		}
+	case len("connection"):
+		if string(name) == "Connection" || equalFoldLower(name, "connection") {
+			p.connection(s[colon+1:])
+		}
+	case len("content-length"):
+		if string(name) == "Content-Length" || equalFoldLower(name, "content-length") {
+			return p.contentLength(s[colon+1:])
+		}
+	case len("transfer-encoding"):
+		if string(name) == "Transfer-Encoding" || equalFoldLower(name, "transfer-encoding") {
+			p.transferEncoding(s[colon+1:])
+		}
+	}
+	return nil
+}
+
+// nextElem splits the first element off a comma-separated list and trims it.
+func nextElem(v []byte) (elem, rest []byte) {
+	if i := bytes.IndexByte(v, ','); i >= 0 {
+		return trimOWS(v[:i]), v[i+1:]
+	}
+	return trimOWS(v), nil
+}
+
+// connection records the close and keep-alive options of a Connection header.
+func (p *Parser) connection(v []byte) {
+	for len(v) > 0 {
+		var e []byte
+		e, v = nextElem(v)
+		if equalFoldLower(e, "close") {
+			p.connClose = true
+		} else if equalFoldLower(e, "keep-alive") {
+			p.connKeep = true
+		}
+	}
+}
+
+// transferEncoding records whether the final transfer coding is chunked.
+// Codings accumulate across Transfer-Encoding headers; "identity" and
+// empty elements are ignored.
+func (p *Parser) transferEncoding(v []byte) {
+	for len(v) > 0 {
+		var e []byte
+		e, v = nextElem(v)
+		switch {
+		case len(e) == 0 || equalFoldLower(e, "identity"):
+		case equalFoldLower(e, "chunked"):
+			p.te = teChunked
+		default:
+			p.te = teOther
+		}
+	}
+}
+
+// contentLength parses a Content-Length value: one decimal number, or a
+// comma-separated list of equal ones, and equal to any earlier value.
+func (p *Parser) contentLength(v []byte) error {
+	for {
+		var e []byte
+		e, v = nextElem(v)
+		if len(e) == 0 || len(e) > 18 { // 18 digits cannot overflow int64
+			return ErrBadContentLength
+		}
+		var n int64
+		for _, c := range e {
+			if !isDigit(c) {
+				return ErrBadContentLength
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if p.ContentLength >= 0 && p.ContentLength != n {
+			return ErrBadContentLength
+		}
+		p.ContentLength = n
+		if v == nil {
+			return nil
+		}
+	}
+}
+
+// endHeaders ends a header section: it loops back for the final response
+// after a 1xx one, and otherwise decides how the body is delimited.
+func (p *Parser) endHeaders() {
+	if p.Status < 200 {
+		p.state = stStatus
+		return
+	}
+	if p.Proto10 {
+		p.KeepAlive = p.connKeep && !p.connClose
+	} else {
+		p.KeepAlive = !p.connClose
+	}
+	if p.te != teNone {
+		// Transfer-Encoding overrides Content-Length (RFC 9112, 6.3).
+		p.ContentLength = -1
+		p.Chunked = p.te == teChunked
+	}
+	switch {
+	case p.head || p.Status == 204 || p.Status == 304:
+		p.state = stDone
+	case p.te == teChunked:
+		p.state = stChunkSize
+	case p.te == teNone && p.ContentLength == 0:
+		p.state = stDone
+	case p.te == teNone && p.ContentLength > 0:
+		p.remaining = p.ContentLength
+		p.state = stBodyLength
+	default:
+		p.KeepAlive = false
+		p.state = stBodyClose
+	}
+}
+
+// chunkSize parses a chunk-size line: hex digits, optional whitespace and
+// optional chunk extensions (";..."), which are ignored.
+func (p *Parser) chunkSize(line []byte) error {
+	if len(line) > maxChunkLineBytes {
+		return ErrBadChunk
+	}
+	s := stripEOL(line)
+	var size int64
+	i := 0
+	for ; i < len(s); i++ {
+		d := unhex(s[i])
+		if d < 0 {
+			break
+		}
+		if size > math.MaxInt64>>4 {
+			return ErrBadChunk
+		}
+		size = size<<4 | d
+	}
+	if i == 0 {
+		return ErrBadChunk
+	}
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i < len(s) && s[i] != ';' {
+		return ErrBadChunk
+	}
+	if size == 0 {
+		p.state = stTrailer
+	} else {
+		p.remaining = size
+		p.state = stChunkData
+	}
+	return nil
+}
