@@ -40,14 +40,17 @@ type Second struct {
 // Collector periodically drains a run's recorders into running totals and a
 // per-second series, off the hot path. Its methods are safe for concurrent use.
 type Collector struct {
-	recs  []*Recorder
-	start time.Time
+	groups [][]*Recorder // one group of recorders per step
+	start  time.Time
 
 	mu      sync.Mutex
 	total   *Totals
 	second  *Totals // scratch for the current tick
 	last    Second
 	series  []Second
+	all     *Totals    // scratch: this tick, all steps
+	steps   []*Totals  // per step, the run so far
+	stepSer [][]Second // per step series
 	usage   Usage
 	started Usage
 	next    int   // index of the next second to close
@@ -57,8 +60,19 @@ type Collector struct {
 
 // NewCollector returns a Collector over recs for a run that started at start.
 func NewCollector(recs []*Recorder, start time.Time) *Collector {
+	return NewStepCollector([][]*Recorder{recs}, start)
+}
+
+// NewStepCollector returns a Collector that also keeps totals and a series
+// per step: groups[i] are step i's recorders.
+func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
 	u := ReadUsage()
-	return &Collector{recs: recs, start: start, total: NewTotals(), second: NewTotals(), usage: u, started: u, merged: NewHist()}
+	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(), all: NewTotals(),
+		usage: u, started: u, merged: NewHist(), stepSer: make([][]Second, len(groups))}
+	for range groups {
+		c.steps = append(c.steps, NewTotals())
+	}
+	return c
 }
 
 // Start returns the run's start time.
@@ -109,36 +123,64 @@ func (c *Collector) Finish(end time.Time) *Totals {
 }
 
 func (c *Collector) closeSecond(span float64, now time.Time) {
-	s := c.second
-	s.reset()
+	all := c.all
+	all.reset()
 	var inflight, open int64
-	for _, r := range c.recs {
-		s.drain(r)
-		inflight += atomic.LoadInt64(&r.inflight)
-		open += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
-	}
 	u := ReadUsage()
 	cpu := u.Sub(c.usage).CPU()
 	c.usage = u
+	keep := span > 0
+	for g, recs := range c.groups {
+		s := c.second
+		s.reset()
+		var gin, gopen int64
+		for _, r := range recs {
+			s.drain(r)
+			gin += atomic.LoadInt64(&r.inflight)
+			gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
+		}
+		inflight += gin
+		open += gopen
+		c.steps[g].Add(s)
+		all.Add(s)
+		if len(c.groups) > 1 && keep {
+			c.stepSer[g] = append(c.stepSer[g], secondOf(s, c.next, span, gin, gopen))
+		}
+	}
+	sec := secondOf(all, c.next, span, inflight, open)
+	if span > 0 {
+		sec.CPU = cpu.Seconds() / span
+	}
+	c.total.Add(all)
+	c.merged.Merge(all.LatencyOK)
+	c.merged.Merge(all.LatencyBad)
+	c.p99 = c.merged.ValueAtQuantile(99)
+	c.last = sec
+	if keep && (all.Requests() > 0 || span >= 0.05) {
+		c.series = append(c.series, sec)
+	}
+	c.next++
+}
+
+// secondOf summarises one tick's totals s as entry index of a series.
+func secondOf(s *Totals, index int, span float64, inflight, open int64) Second {
 	lat := s.Latency()
-	sec := Second{
-		Index: c.next, Span: span,
+	return Second{
+		Index: index, Span: span,
 		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99:   s.Lag.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
 	}
-	if span > 0 {
-		sec.CPU = cpu.Seconds() / span
-	}
-	c.total.Add(s)
-	c.merged.Merge(lat)
-	c.p99 = c.merged.ValueAtQuantile(99)
-	c.last = sec
-	if span > 0 && (s.Requests() > 0 || span >= 0.05) {
-		c.series = append(c.series, sec)
-	}
-	c.next++
+}
+
+// Steps calls f with each step's totals and series so far (series are
+// empty for a single-step run), under the collector's lock: f must not
+// keep them.
+func (c *Collector) Steps(f func(totals []*Totals, series [][]Second)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.steps, c.stepSer)
 }
 
 // Snapshot is a cheap summary of the run so far, for progress displays.
