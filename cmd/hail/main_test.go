@@ -245,3 +245,23 @@ func TestCSVAndQuiet(t *testing.T) {
 		t.Errorf("quiet: exit %d, %q", code, stdout)
 	}
 }
+
+// Hitting the open-file limit is counted under its kind and explained once.
+func TestOpenFileLimitHint(t *testing.T) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("prlimit not installed")
+	}
+	base := startServe(t)
+	cmd := exec.Command("prlimit", "--nofile=40:40", hailBin, "-c", "100", "-n", "300", "--no-tui", base+"/")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exit: %v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "too many open files") {
+		t.Errorf("no 'too many open files' in the report:\n%s", s)
+	}
+	if n := strings.Count(s, "hint: the open-file limit"); n != 1 {
+		t.Errorf("the open-file hint appears %d times, want once:\n%s", n, s)
+	}
+}

@@ -124,6 +124,8 @@ type Hail struct {
 	Generator Generator `json:"generator"`
 	// Verdict says whether the generator, not the target, limited the test.
 	Verdict Verdict `json:"verdict"`
+	// Hints are one line of advice per error kind with a known fix.
+	Hints []string `json:"hints"`
 	// Series is one entry per second of the run.
 	Series []stats.Second `json:"series"`
 	// Config is the run's configuration, secrets redacted.
@@ -298,6 +300,7 @@ func Build(in Input) *Result {
 	}
 	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
 	h.Verdict = verdict(in, r)
+	h.Hints = hints(t)
 	h.Series = in.Series
 	if h.Series == nil {
 		h.Series = []stats.Second{}

@@ -110,6 +110,9 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		}
 	}
 	h := r.Hail
+	for _, hint := range h.Hints {
+		fmt.Fprintf(b, "  hint: %s\n", hint)
+	}
 	fmt.Fprintf(b, "\nGenerator (hail %s, engine %s, %s model):\n", h.Version, h.Engine, h.Model)
 	if h.EngineReason != "" {
 		fmt.Fprintf(b, "  Engine choice:\t%s\n", h.EngineReason)
