@@ -1,0 +1,257 @@
+# shellcheck shell=bash
+# Helpers shared by bench/run.sh and bench/serve-vs-wrk.sh. Sourced, never run on its own.
+# The caller sets TMPD (a private temporary directory) before using them.
+
+note() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+	note "error: $*"
+	exit 1
+}
+
+# CPU for the server (nginx's one worker, or hail serve) and CPU for the client under test.
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+
+# ---- installing what is missing -------------------------------------------------------------
+
+APT_UPDATED=0
+
+apt_candidate() { apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2; exit }'; }
+
+have() { # have CMD-or-/abs/path
+	case $1 in
+	/*) [ -e "$1" ] ;;
+	*) command -v "$1" >/dev/null 2>&1 ;;
+	esac
+}
+
+# apt_ensure PKG CHECK: if CHECK (a command name or an absolute path) is missing, install the
+# Debian package PKG, after checking with apt-cache policy that it exists here. Returns 1, with a
+# note, when it cannot.
+apt_ensure() {
+	local pkg=$1 check=$2 cand
+	have "$check" && return 0
+	if [ "$(id -u)" != 0 ] || ! have apt-get; then
+		note "$check is missing and $pkg cannot be installed here (needs root and apt-get)"
+		return 1
+	fi
+	cand=$(apt_candidate "$pkg")
+	if { [ -z "$cand" ] || [ "$cand" = "(none)" ]; } && [ "$APT_UPDATED" = 0 ]; then
+		note "apt-get update (once)"
+		apt-get update -q >"$TMPD/apt-update.log" 2>&1 || note "apt-get update failed; see $TMPD/apt-update.log"
+		APT_UPDATED=1
+		cand=$(apt_candidate "$pkg")
+	fi
+	if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+		note "Debian package $pkg is not available here"
+		return 1
+	fi
+	note "installing Debian package $pkg $cand"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >"$TMPD/apt-$pkg.log" 2>&1; then
+		if [ "$APT_UPDATED" = 0 ]; then # stale package lists: update once and try again
+			apt-get update -q >"$TMPD/apt-update.log" 2>&1 || true
+			APT_UPDATED=1
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >"$TMPD/apt-$pkg.log" 2>&1 || true
+		fi
+	fi
+	if ! have "$check"; then
+		note "installing $pkg failed; see $TMPD/apt-$pkg.log"
+		return 1
+	fi
+}
+
+ensure_go() {
+	if ! have go && [ -x /usr/local/go/bin/go ]; then PATH=$PATH:/usr/local/go/bin; fi
+	have go
+}
+
+# go_tool NAME MODULE@VERSION: `go install` a pinned tool into $TMPD/gobin; prints its path.
+go_tool() {
+	local name=$1 mod=$2
+	ensure_go || {
+		note "no go toolchain: cannot install $mod"
+		return 1
+	}
+	mkdir -p "$TMPD/gobin"
+	if [ ! -x "$TMPD/gobin/$name" ]; then
+		note "go install $mod"
+		if ! (cd "$TMPD" && GOBIN="$TMPD/gobin" GOFLAGS='' GOWORK=off go install "$mod") >"$TMPD/go-install-$name.log" 2>&1; then
+			note "go install $mod failed: $(tail -n 3 "$TMPD/go-install-$name.log" | tr '\n' ' ')"
+			return 1
+		fi
+	fi
+	printf '%s\n' "$TMPD/gobin/$name"
+}
+
+# ---- ports, limits ---------------------------------------------------------------------------
+
+port_in_use() {
+	if have ss; then
+		[ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]
+	else
+		(: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	fi
+}
+
+# A free TCP port below the usual ephemeral range (32768+), so that the clients' own ports never
+# collide with it.
+free_port() {
+	local p i
+	for i in $(seq 1 200); do
+		p=$((20000 + (RANDOM + i) % 12000))
+		if ! port_in_use "$p"; then
+			printf '%s\n' "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# raise_nofile N: raise the soft (and if needed and allowed, the hard) open-files limit to N.
+raise_nofile() {
+	local want=$1 hard
+	hard=$(ulimit -Hn)
+	if [ "$hard" != unlimited ] && [ "$hard" -lt "$want" ]; then
+		ulimit -Hn "$want" 2>/dev/null || true
+		hard=$(ulimit -Hn)
+	fi
+	if [ "$hard" != unlimited ] && [ "$hard" -lt "$want" ]; then
+		note "open-files hard limit is $hard (< $want wanted); using $hard"
+		want=$hard
+	fi
+	ulimit -Sn "$want"
+}
+
+
+# ---- nginx ---------------------------------------------------------------------------------------
+
+NGINX_PID=
+PORT=
+NG_ACTIVE=
+NG_REQUESTS=
+STATUS_FETCHES=0
+
+# nginx_write_conf DIR PORT CONNS
+nginx_write_conf() {
+	local dir=$1 port=$2 conns=$3 wc=16384 nofile=20000 backlog somax mask i
+	if [ $((conns + 100)) -gt "$wc" ]; then wc=$((conns + 100)); fi
+	if [ $((2 * wc + 100)) -gt "$nofile" ]; then nofile=$((2 * wc + 100)); fi
+	backlog=$((conns > 511 ? conns : 511))
+	somax=$(cat /proc/sys/net/core/somaxconn 2>/dev/null || echo 4096)
+	if [ "$backlog" -gt "$somax" ]; then backlog=$somax; fi # the kernel caps it there anyway
+	# worker_cpu_affinity takes a bit mask written in binary, the lowest CPU rightmost.
+	mask=1
+	for ((i = 0; i < SERVER_CPU; i++)); do mask="${mask}0"; done
+	mkdir -p "$dir/tmp"
+	cat >"$dir/nginx.conf" <<EOF
+# written by hail's bench/lib.sh: one worker pinned to CPU $SERVER_CPU, a 12-byte body on /
+worker_processes 1;
+worker_cpu_affinity $mask;
+worker_rlimit_nofile $nofile;
+daemon off;
+master_process on;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+
+events {
+    worker_connections $wc;
+}
+
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 300s;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+
+    server {
+        listen 127.0.0.1:$port backlog=$backlog;
+        location = /nginx_status {
+            stub_status;
+        }
+        location / {
+            default_type text/plain;
+            return 200 "hello world\n";
+        }
+    }
+}
+EOF
+}
+
+# nginx_start DIR CONNS: start a private nginx (not the system service) on a free port; sets PORT
+# and NGINX_PID.
+nginx_start() {
+	local dir=$1 conns=$2 try i
+	mkdir -p "$dir"
+	for try in 1 2 3 4 5; do
+		PORT=$(free_port) || die "no free port"
+		nginx_write_conf "$dir" "$PORT" "$conns"
+		taskset -c "$SERVER_CPU" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" </dev/null >"$dir/stdout.log" 2>&1 &
+		NGINX_PID=$!
+		for i in $(seq 1 100); do
+			if ! kill -0 "$NGINX_PID" 2>/dev/null; then break; fi
+			if nginx_status 2>/dev/null; then
+				note "nginx (pid $NGINX_PID) on 127.0.0.1:$PORT, worker on CPU $SERVER_CPU"
+				return 0
+			fi
+			sleep 0.05
+		done
+		note "nginx did not start on port $PORT (try $try): $(tail -n 2 "$dir/error.log" 2>/dev/null | tr '\n' ' ')"
+		nginx_stop
+	done
+	die "could not start nginx; see $dir/error.log"
+}
+
+nginx_stop() {
+	if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
+		kill -TERM "$NGINX_PID" 2>/dev/null || true
+		local i
+		for i in $(seq 1 100); do
+			kill -0 "$NGINX_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -KILL "$NGINX_PID" 2>/dev/null || true
+		wait "$NGINX_PID" 2>/dev/null || true
+	fi
+	NGINX_PID=
+}
+
+# nginx_status: one GET /nginx_status over bash's /dev/tcp (no curl needed); sets NG_ACTIVE and
+# NG_REQUESTS and counts itself in STATUS_FETCHES (each status request is a request nginx counts).
+nginx_status() {
+	local fd line n=0 ok=1
+	NG_ACTIVE='' NG_REQUESTS=''
+	exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+	STATUS_FETCHES=$((STATUS_FETCHES + 1))
+	printf 'GET /nginx_status HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&"$fd"
+	while IFS= read -r -t 5 line <&"$fd"; do
+		line=${line%$'\r'}
+		case $line in
+		"Active connections:"*) NG_ACTIVE=${line#Active connections: } NG_ACTIVE=${NG_ACTIVE// /} ;;
+		"server accepts handled requests"*) n=1 ;;
+		*)
+			if [ "$n" = 1 ]; then
+				read -r _ _ NG_REQUESTS <<<"$line"
+				n=2
+			fi
+			;;
+		esac
+	done
+	exec {fd}>&-
+	[ -n "$NG_REQUESTS" ] && [ -n "$NG_ACTIVE" ] || ok=0
+	[ "$ok" = 1 ]
+}
+
+# nginx_wait_idle: wait (up to 10 s) until the status request is nginx's only connection.
+nginx_wait_idle() {
+	local i
+	for i in $(seq 1 200); do
+		nginx_status || return 1
+		[ "$NG_ACTIVE" -le 1 ] && return 0
+		sleep 0.05
+	done
+	note "nginx still has $NG_ACTIVE connections open after 10 s"
+}

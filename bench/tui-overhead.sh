@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# bench/tui-overhead.sh: does the live view slow the engine down?
+#
+# `hail serve` runs pinned to CPU $SERVER_CPU (1); hail runs pinned to CPU $CLIENT_CPU (0) against it,
+# once with the live view (inside a detached tmux session, $TUI_W×$TUI_H, colors on) and once with
+# --no-tui, $ROUNDS rounds with the order alternating. Both write their JSON report with -o FILE -j
+# (with the live view on, the view still shows and the report goes to the file). Compares hail's own
+# CPU per request, hail.generator.cpu_per_request_us: the view must cost at most 5% (ratio ≤ 1.05).
+#
+#   bash bench/tui-overhead.sh                    # -c 32, 10 s, 3 rounds
+#   SECS=3 ROUNDS=1 bash bench/tui-overhead.sh    # a quick trial
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+
+CONNS=${CONNS:-32}
+SECS=${SECS:-10}
+ROUNDS=${ROUNDS:-3}
+FPS=${FPS:-16}
+TUI_W=${TUI_W:-120}
+TUI_H=${TUI_H:-40}
+TARGET_PATH=${TARGET_PATH:-/}
+LIMIT=${LIMIT:-1.05}
+for v in CONNS SECS ROUNDS FPS TUI_W TUI_H; do
+	case ${!v} in
+	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
+	esac
+done
+
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-tui-bench.XXXXXX")
+SOCK="hail-tui-bench-$$"
+SERVE_PID=
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	tmux -L "$SOCK" kill-server 2>/dev/null || true
+	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
+		kill -TERM "$SERVE_PID" 2>/dev/null || true
+		sleep 0.2
+		kill -KILL "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+have taskset || die "taskset is needed"
+apt_ensure tmux tmux || die "tmux is needed"
+HAIL="$TMPD/hail"
+if [ -n "${HAIL_BIN:-}" ]; then # a prebuilt hail instead of building the tree
+	[ -x "$HAIL_BIN" ] || die "HAIL_BIN=$HAIL_BIN is not an executable"
+	cp "$HAIL_BIN" "$HAIL"
+else
+	ensure_go || die "no go toolchain to build hail"
+	note "building hail"
+	(cd "$REPO" && go build -o "$HAIL" ./cmd/hail) || die "go build failed"
+fi
+
+# The target: hail serve on its own core.
+for try in 1 2 3 4 5; do
+	PORT=$(free_port) || die "no free port"
+	taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$PORT" </dev/null >"$TMPD/serve.log" 2>&1 &
+	SERVE_PID=$!
+	for _ in $(seq 1 100); do
+		if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break 2; fi
+		kill -0 "$SERVE_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	note "hail serve did not start on port $PORT (try $try)"
+	kill -KILL "$SERVE_PID" 2>/dev/null || true
+	wait "$SERVE_PID" 2>/dev/null || true
+	SERVE_PID=
+done
+[ -n "$SERVE_PID" ] || die "could not start hail serve; see $TMPD/serve.log"
+URL="http://127.0.0.1:$PORT$TARGET_PATH"
+note "hail serve on 127.0.0.1:$PORT (CPU $SERVER_CPU); hail on CPU $CLIENT_CPU, -c $CONNS -z ${SECS}s, $ROUNDS round(s)"
+
+# cpu_us FILE: hail.generator.cpu_per_request_us from a JSON report.
+cpu_us() {
+	local v
+	v=$(grep -o '"cpu_per_request_us": *[0-9.eE+-]*' "$1" | head -n 1 | sed 's/.*: *//')
+	[ -n "$v" ] || die "no cpu_per_request_us in $1"
+	printf '%s\n' "$v"
+}
+
+# run_tui ROUND: hail with the live view in a detached tmux session.
+run_tui() {
+	local r=$1 out="$TMPD/tui-$1.json" limit=$((SECS + 90))
+	tmux -L "$SOCK" new-session -d -s "run$r" -x "$TUI_W" -y "$TUI_H" \
+		"LANG=C.UTF-8 taskset -c $CLIENT_CPU $HAIL -z ${SECS}s -c $CONNS --fps $FPS -o $out -j '$URL' 2>$TMPD/tui-$r.err; echo \$? >$TMPD/tui-$r.rc; tmux -L $SOCK wait-for -S done$r"
+	if ! timeout "$limit" tmux -L "$SOCK" wait-for "done$r"; then
+		die "the live-view run did not end within ${limit}s"
+	fi
+	[ "$(cat "$TMPD/tui-$r.rc")" = 0 ] || die "the live-view run failed: $(cat "$TMPD/tui-$r.err")"
+	cpu_us "$out"
+}
+
+# run_plain ROUND: the same run with --no-tui.
+run_plain() {
+	local r=$1 out="$TMPD/plain-$1.json"
+	timeout $((SECS + 90)) taskset -c "$CLIENT_CPU" "$HAIL" --no-tui -z "${SECS}s" -c "$CONNS" -o "$out" -j "$URL" \
+		</dev/null >/dev/null 2>"$TMPD/plain-$r.err" || die "the --no-tui run failed: $(cat "$TMPD/plain-$r.err")"
+	cpu_us "$out"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+TUI_VALUES=()
+PLAIN_VALUES=()
+printf '%-6s %-8s %18s\n' round mode 'cpu µs/request'
+for r in $(seq 1 "$ROUNDS"); do
+	if [ $((r % 2)) = 1 ]; then order="tui plain"; else order="plain tui"; fi
+	for mode in $order; do
+		if [ "$mode" = tui ]; then
+			v=$(run_tui "$r")
+			TUI_VALUES+=("$v")
+		else
+			v=$(run_plain "$r")
+			PLAIN_VALUES+=("$v")
+		fi
+		printf '%-6s %-8s %18s\n' "$r" "$mode" "$v"
+	done
+done
+tui=$(printf '%s\n' "${TUI_VALUES[@]}" | median)
+plain=$(printf '%s\n' "${PLAIN_VALUES[@]}" | median)
+ratio=$(awk -v a="$tui" -v b="$plain" 'BEGIN { printf "%.3f", a / b }')
+printf '\nmedian cpu µs/request: live view %s, --no-tui %s; ratio %s (limit %s)\n' "$tui" "$plain" "$ratio" "$LIMIT"
+if awk -v r="$ratio" -v l="$LIMIT" 'BEGIN { exit !(r <= l) }'; then
+	echo "PASS: the live view costs at most $(awk -v l="$LIMIT" 'BEGIN { printf "%.0f", (l - 1) * 100 }')% CPU per request"
+else
+	echo "FAIL: the live view costs more than allowed"
+	exit 1
+fi
