@@ -1,0 +1,133 @@
+package run
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"hail/internal/stats"
+)
+
+// rssBytes reads this process's resident set size.
+func rssBytes(t *testing.T) int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func procCount(t *testing.T, what string) int {
+	switch what {
+	case "fds":
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc")
+		}
+		return len(ents)
+	case "threads":
+		raw, _ := os.ReadFile("/proc/self/status")
+		for _, line := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(v))
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// A long run at a high rate keeps RSS flat and its series complete. It
+// takes two minutes, so it runs when HAIL_SOAK is set (.ci/run sets it);
+// HAIL_SOAK=1h gives the one-hour soak of docs/reliability.md.
+func TestSoak(t *testing.T) {
+	d := os.Getenv("HAIL_SOAK")
+	if d == "" {
+		t.Skip("set HAIL_SOAK=1 (2 minutes) or HAIL_SOAK=<duration> to run")
+	}
+	dur := 2 * time.Minute
+	if parsed, err := time.ParseDuration(d); err == nil {
+		dur = parsed
+	}
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/", engine)
+		p.Duration, p.Rate, p.Connections = dur, 10000, 64
+		var rss []int64
+		res := mustRun(t, p, Options{Progress: func(stats.Snapshot) { rss = append(rss, rssBytes(t)) }})
+		warm := 10
+		if len(rss) <= warm+5 {
+			t.Fatalf("only %d samples", len(rss))
+		}
+		lo, hi := rss[warm], rss[warm]
+		for _, v := range rss[warm:] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		t.Logf("%s: %d requests, RSS after warm-up %.1f–%.1f MiB", dur, res.Hail.Counts.Requests, float64(lo)/(1<<20), float64(hi)/(1<<20))
+		if float64(hi) > 1.1*float64(lo) {
+			t.Errorf("RSS grew from %d to %d bytes after warm-up (more than 10%%)", lo, hi)
+		}
+		secs := int(dur / time.Second)
+		if len(res.Hail.Series) != secs {
+			t.Errorf("series has %d entries, want %d", len(res.Hail.Series), secs)
+		}
+		for i, s := range res.Hail.Series {
+			if s.Index != i || s.Requests == 0 {
+				t.Fatalf("series gap at %d: %+v", i, s)
+			}
+		}
+	})
+}
+
+// Runs leave no goroutine, file descriptor or OS thread behind.
+func TestNoLeaks(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		run := func() {
+			for _, rate := range []float64{0, 2000} {
+				p := newPlan(t, base+"/?close=20", engine)
+				p.Requests, p.Connections, p.Rate = 400, 16, rate
+				mustRun(t, p, Options{})
+			}
+			// Aborted at the deadline; the server's side of these
+			// requests ends 1 s later (the deadline below allows for it).
+			p := newPlan(t, base+"/?delay=1s", engine)
+			p.Duration, p.Connections = 300*time.Millisecond, 8
+			mustRun(t, p, Options{})
+		}
+		run() // warm up: the runtime keeps its threads
+		runtime.GC()
+		g0, f0, t0 := runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
+		for range 3 {
+			run()
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		var g, f, th int
+		for {
+			g, f, th = runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
+			if (g <= g0 && f <= f0) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if g > g0 {
+			buf := make([]byte, 1<<16)
+			t.Errorf("goroutines %d → %d\n%s", g0, g, buf[:runtime.Stack(buf, true)])
+		}
+		if f > f0 {
+			t.Errorf("open fds %d → %d", f0, f)
+		}
+		if th > t0+4 {
+			t.Errorf("threads %d → %d", t0, th)
+		}
+	})
+}
