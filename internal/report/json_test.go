@@ -15,6 +15,10 @@ import (
 
 func sampleResult(t *testing.T) *Result {
 	t.Helper()
+	return sampleResultForFuzz()
+}
+
+func sampleResultForFuzz() *Result {
 	tot := stats.NewTotals()
 	for i := int64(1); i <= 1000; i++ {
 		_ = tot.LatencyOK.RecordValue(i * 1000)
