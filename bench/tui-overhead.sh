@@ -81,12 +81,18 @@ done
 URL="http://127.0.0.1:$PORT$TARGET_PATH"
 note "hail serve on 127.0.0.1:$PORT (CPU $SERVER_CPU); hail on CPU $CLIENT_CPU, -c $CONNS -z ${SECS}s, $ROUNDS round(s)"
 
-# cpu_us FILE: hail.generator.cpu_per_request_us from a JSON report.
-cpu_us() {
+# json_num FILE KEY: the first number under "KEY" in a JSON report.
+json_num() {
 	local v
-	v=$(grep -o '"cpu_per_request_us": *[0-9.eE+-]*' "$1" | head -n 1 | sed 's/.*: *//')
-	[ -n "$v" ] || die "no cpu_per_request_us in $1"
+	v=$(grep -o "\"$2\": *[0-9.eE+-]*" "$1" | head -n 1 | sed 's/.*: *//')
+	[ -n "$v" ] || die "no $2 in $1"
 	printf '%s\n' "$v"
+}
+
+# cpu_us FILE: "CPU-µs-per-request requests-per-second" from a JSON report
+# (hail.generator.cpu_per_request_us and summary.requestsPerSec).
+cpu_us() {
+	printf '%s %s\n' "$(json_num "$1" cpu_per_request_us)" "$(json_num "$1" requestsPerSec)"
 }
 
 # run_tui ROUND: hail with the live view in a detached tmux session.
@@ -113,18 +119,19 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 TUI_VALUES=()
 PLAIN_VALUES=()
-printf '%-6s %-8s %18s\n' round mode 'cpu µs/request'
+printf '%-6s %-8s %16s %14s\n' round mode 'cpu µs/request' 'requests/s'
 for r in $(seq 1 "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then order="tui plain"; else order="plain tui"; fi
 	for mode in $order; do
 		if [ "$mode" = tui ]; then
-			v=$(run_tui "$r")
+			read -r v rps < <(run_tui "$r")
 			TUI_VALUES+=("$v")
 		else
-			v=$(run_plain "$r")
+			read -r v rps < <(run_plain "$r")
 			PLAIN_VALUES+=("$v")
 		fi
-		printf '%-6s %-8s %18s\n' "$r" "$mode" "$v"
+		[ -n "${v:-}" ] || die "round $r ($mode) gave no result"
+		printf '%-6s %-8s %16.2f %14.0f\n' "$r" "$mode" "$v" "$rps"
 	done
 done
 tui=$(printf '%s\n' "${TUI_VALUES[@]}" | median)

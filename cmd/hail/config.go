@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"hail/internal/plan"
@@ -45,5 +46,39 @@ func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
 		"keepalive": p.KeepAlive, "compression": p.Compression, "host": p.Host, "unix_socket": p.UnixSocket,
 		"insecure": p.Insecure, "engine": p.Engine, "bodies": len(p.Bodies),
 	}
+	transportConfig(c, p, f.showSecrets)
 	return c
+}
+
+// transportConfig adds the HTTP version, streams, vsock, proxy (credentials
+// redacted) and client certificate settings.
+func transportConfig(c map[string]any, p *plan.Plan, show bool) {
+	if p.HTTPVersion != "" {
+		c["http_version"] = p.HTTPVersion
+		c["streams_per_connection"] = p.StreamsPerConn()
+	}
+	if p.Vsock {
+		c["vsock_addr"] = fmt.Sprintf("%d:%d", p.VsockCID, p.VsockPort)
+	}
+	if p.VsockUDS != "" {
+		c["vsock_uds"] = fmt.Sprintf("%s:%d", p.VsockUDS, p.VsockUDSPort)
+	}
+	if p.Proxy != nil {
+		c["proxy"] = p.Proxy.Redacted()
+		if show {
+			c["proxy"] = p.Proxy.String()
+		}
+		ph := map[string]string{}
+		for _, h := range p.ProxyHeaders {
+			v := h[1]
+			if isSecret(h[0]) && !show {
+				v = "[redacted]"
+			}
+			ph[h[0]] = v
+		}
+		c["proxy_headers"] = ph
+	}
+	if p.Cert != "" {
+		c["cert"], c["key"] = p.Cert, p.Key
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,6 +57,7 @@ type loadFlags struct {
 	unixSocket   string
 	latencyCorr  bool
 	noTUI        bool
+	fps          int
 	json         bool
 	format       string
 	output       string
@@ -65,10 +67,20 @@ type loadFlags struct {
 	debug        bool
 	showSecrets  bool
 	engine       string
+	sqpoll       bool
+	// transports and protocols
+	http2        bool
+	parallel     int
+	vsockAddr    string
+	vsockUDS     string
+	proxy        string
+	proxyHeaders []string
+	cert, key    string
+	results      resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
 }
 
 func newRootCmd() *cobra.Command {
-	f := &loadFlags{n: 200, c: 50, redirect: 10, method: "GET", httpVersion: "1.1", format: "text", engine: "auto"}
+	f := &loadFlags{n: 200, c: 50, redirect: 10, method: "GET", httpVersion: "1.1", format: "text", engine: "auto", fps: defaultFPS}
 	cmd := &cobra.Command{
 		Use:   "hail [flags] URL",
 		Short: "hail is an HTTP load generator that measures latency truthfully",
@@ -112,7 +124,15 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout (none by default)")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	fl.StringVar(&f.host, "host", "", "Host header (and TLS server name) to send instead of the URL's")
-	fl.Var(choiceValue{&f.httpVersion, []string{"1.0", "1.1"}}, "http-version", "HTTP version: 1.0 or 1.1")
+	fl.Var(choiceValue{&f.httpVersion, []string{"1.0", "1.1", "2", "3"}}, "http-version", "HTTP version: 1.0, 1.1, 2 (h2 over TLS, h2c for http://) or 3 (QUIC)")
+	fl.BoolVar(&f.http2, "http2", false, "same as --http-version 2")
+	fl.VarP(intValue{&f.parallel, "streams per connection"}, "http2-parallel", "p", "HTTP/2 and HTTP/3: requests in flight per connection; c × p in all")
+	fl.StringVar(&f.vsockAddr, "vsock-addr", "", "connect over AF_VSOCK to CID:PORT (a QEMU/KVM guest); the URL gives Host and path")
+	fl.StringVar(&f.vsockUDS, "vsock-uds", "", "connect to PATH:PORT, a Firecracker/Cloud Hypervisor hybrid vsock socket and the guest port")
+	fl.StringVarP(&f.proxy, "proxy", "x", "", "send requests through this HTTP(S) proxy, http://[user:pass@]host:port (CONNECT for https:// targets)")
+	fl.StringArrayVar(&f.proxyHeaders, "proxy-header", nil, "extra header 'Name: value' for the proxy (repeatable)")
+	fl.StringVar(&f.cert, "cert", "", "TLS client certificate (PEM file; may hold the key too)")
+	fl.StringVar(&f.key, "key", "", "private key of --cert (PEM file)")
 	fl.BoolVar(&f.noKeepalive, "disable-keepalive", false, "open a new connection for every request")
 	fl.BoolVar(&f.noCompress, "disable-compression", false, "do not send Accept-Encoding: gzip, deflate, br")
 	fl.VarP(intValue{&f.redirect, "redirects"}, "redirect", "r", "follow up to this many redirects; 0 reports 3xx as they are")
@@ -125,8 +145,9 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.StringVar(&f.unixSocket, "unix-socket", "", "send requests over this unix socket (http:// URLs)")
 	fl.BoolVar(&f.latencyCorr, "latency-correction", false, "accepted for oha compatibility: hail always measures open-model latency from the intended send time")
 	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
+	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
 	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
-	fl.Var(choiceValue{&f.format, []string{"text", "json", "csv", "quiet"}}, "output-format", "report format: text, json (oha's keys + hail), csv (per second) or quiet")
+	fl.Var(choiceValue{&f.format, loadFormats}, "output-format", loadFormatHelp)
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
 	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report (default: chosen from the average)")
 	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
@@ -134,6 +155,8 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.BoolVar(&f.debug, "debug", false, "send one request and print both sides of the exchange")
 	fl.BoolVar(&f.showSecrets, "show-secrets", false, "do not redact Authorization, Cookie and Proxy-Authorization in --debug and reports")
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net (goroutine per connection), uring (io_uring, Linux) or auto")
+	fl.BoolVar(&f.sqpoll, "sqpoll", false, "uring engine: let a kernel thread poll the submission ring (saves syscalls, costs a core)")
+	addResultFlags(fl, &f.results)
 	return cmd
 }
 
@@ -158,7 +181,7 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, err
 		WaitOngoing: f.wait, Timeout: f.timeout, ConnectTimeout: f.connTimeout, MaxRedirects: f.redirect,
 		Host: f.host, HTTP10: f.httpVersion == "1.0", KeepAlive: !f.noKeepalive, Compression: !f.noCompress,
 		IPv4: f.ipv4, IPv6: f.ipv6, NoPreLookup: f.noPreLookup, UnixSocket: f.unixSocket,
-		Insecure: f.insecure, CACert: f.cacert, Engine: f.engine,
+		Insecure: f.insecure, CACert: f.cacert, Engine: f.engine, SQPoll: f.sqpoll,
 	}
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = 5 * time.Second
@@ -238,6 +261,9 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, err
 	if f.unixSocket != "" && u.Scheme != "http" {
 		return nil, fmt.Errorf("--unix-socket works with http:// URLs, not %s://", u.Scheme)
 	}
+	if err := applyTransportFlags(cmd, f, p); err != nil {
+		return nil, err
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -266,7 +292,13 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if f.json {
 		f.format = "json"
 	}
+	if err := applyResultFlags(f, p); err != nil {
+		return err
+	}
 	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
+	if f.debug && p.HTTPVersion != "" {
+		return fmt.Errorf("--debug speaks HTTP/1.1; drop --http2/--http-version %s to see one exchange", p.HTTPVersion)
+	}
 	if f.debug {
 		return debugExchange(cmd.Context(), p, os.Stdout, f.showSecrets)
 	}
@@ -275,26 +307,48 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
+	results, err := prepareResults(f, p, out)
+	if err != nil {
+		return err
+	}
 
 	interrupt := make(chan struct{})
+	stop := sync.OnceFunc(func() { close(interrupt) })
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	go func() {
 		<-sigs
-		close(interrupt)
+		stop()
 		<-sigs
 		out.Discard()
+		restoreTerminal()
 		fmt.Fprintln(os.Stderr, "hail: interrupted twice, exiting at once")
 		os.Exit(130)
 	}()
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
-	progress := term.IsTerminal(int(os.Stderr.Fd()))
+	var live *liveView
+	if wantTUI(f) {
+		live = startLiveView(p, f, stop, out)
+	}
+	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {
 		opts.Progress = func(s stats.Snapshot) { printProgress(os.Stderr, s) }
 	}
+	if live != nil {
+		opts.Observe = live.observe
+	}
+	results.wire(&opts)
 	res, err := run.Run(context.Background(), p, opts)
+	if err != nil {
+		results.abort()
+	} else {
+		err = results.finish(res) // every traced request written, the SQLite file closed
+	}
+	if live != nil {
+		live.close()
+	}
 	if progress {
 		fmt.Fprint(os.Stderr, "\r\x1b[K")
 	}
@@ -308,11 +362,12 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 }
 
 func writeReport(w io.Writer, res *report.Result, format string, to report.TextOptions) error {
+	if ok, err := writeRendered(w, res, format); ok {
+		return err
+	}
 	switch format {
 	case "json":
 		return report.WriteJSON(w, res)
-	case "csv":
-		return report.WriteCSV(w, res)
 	case "quiet":
 		return nil
 	}
@@ -326,4 +381,58 @@ func printProgress(w io.Writer, s stats.Snapshot) {
 	}
 	fmt.Fprintf(w, "\r\x1b[K%6.1fs  %d requests  %.0f req/s  %d errors  p99 %s",
 		s.Elapsed.Seconds(), s.Requests, rate, s.Errors, time.Duration(s.P99).Round(time.Microsecond))
+}
+
+// applyTransportFlags sets the plan's HTTP version, streams, vsock, proxy
+// and client certificate from their flags.
+func applyTransportFlags(cmd *cobra.Command, f *loadFlags, p *plan.Plan) error {
+	if f.httpVersion == "2" || f.httpVersion == "3" {
+		p.HTTPVersion = f.httpVersion
+	}
+	if f.http2 {
+		if cmd.Flags().Changed("http-version") && f.httpVersion != "2" {
+			return fmt.Errorf("--http2 and --http-version %s disagree: give one", f.httpVersion)
+		}
+		p.HTTPVersion = "2"
+	}
+	if cmd.Flags().Changed("http2-parallel") {
+		if f.parallel < 1 {
+			return fmt.Errorf("-p %d: need at least one stream per connection", f.parallel)
+		}
+		p.Streams = f.parallel
+	}
+	if f.vsockAddr != "" {
+		cid, port, err := transport.ParseVsockAddr(f.vsockAddr)
+		if err != nil {
+			return err
+		}
+		p.Vsock, p.VsockCID, p.VsockPort = true, cid, port
+	}
+	if f.vsockUDS != "" {
+		path, port, err := transport.ParseVsockUDS(f.vsockUDS)
+		if err != nil {
+			return err
+		}
+		p.VsockUDS, p.VsockUDSPort = path, port
+	}
+	if f.proxy != "" {
+		u, err := transport.ParseProxy(f.proxy)
+		if err != nil {
+			return err
+		}
+		p.Proxy = u
+	}
+	if len(f.proxyHeaders) > 0 && f.proxy == "" {
+		return fmt.Errorf("--proxy-header needs -x/--proxy (the proxy it is sent to)")
+	}
+	for _, h := range f.proxyHeaders {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+			return fmt.Errorf("--proxy-header %q: write headers as 'Name: value'", h)
+		}
+		p.ProxyHeaders = append(p.ProxyHeaders, [2]string{name, strings.TrimSpace(value)})
+	}
+	p.Cert, p.Key = f.cert, f.key
+	return nil
 }

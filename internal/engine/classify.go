@@ -27,6 +27,16 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 		return stats.ErrConnectTimeout
 	case errors.As(err, &dnsErr), errors.As(err, &netDNS):
 		return stats.ErrDNS
+	case transport.IsClientCertRejection(err):
+		return stats.ErrTLSClientCert
+	case errors.As(err, new(*transport.VsockRefusedError)):
+		return stats.ErrVsockRefused
+	case errors.As(err, new(*transport.VsockGarbledError)):
+		return stats.ErrVsockGarbled
+	case errors.As(err, new(*transport.VsockUnavailableError)):
+		return stats.ErrVsockUnavailable
+	case errors.As(err, new(*transport.ProxyError)):
+		return stats.ErrProxyConnect
 	case errors.As(err, &tlsErr):
 		return stats.ErrTLS
 	case errors.Is(err, http1.ErrMalformedStatusLine):

@@ -5,11 +5,9 @@ package plan
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +71,119 @@ type Plan struct {
 
 	// Engine is "net", "uring" or "auto".
 	Engine string
+
+	// ShardIndex and ShardCount make this process one shard of a
+	// distributed run (--shard I/N, I from 0): it does its 1/N share of the
+	// requests, rate, connections and stages (run.ShardShare). ShardCount 0
+	// means not sharded.
+	ShardIndex, ShardCount int
+	// StartAt, when set, is the wall-clock time the run starts (--start-at),
+	// so that every shard starts together.
+	StartAt time.Time
+	// SQPoll gives the uring engine's rings a kernel thread that polls their
+	// submission queues (--sqpoll).
+	SQPoll bool
+
+	// HTTPVersion is "2" (HTTP/2: TLS with ALPN h2 for https://, h2c with
+	// prior knowledge for http://) or "3" (HTTP/3 over QUIC); "" means
+	// HTTP/1.x (see HTTP10).
+	HTTPVersion string
+	// Streams is the number of concurrent streams per HTTP/2 or HTTP/3
+	// connection (-p); 0 means 1.
+	Streams int
+	// Vsock connects over AF_VSOCK to VsockCID:VsockPort (--vsock-addr).
+	Vsock     bool
+	VsockCID  uint32
+	VsockPort uint32
+	// VsockUDS is a VMM's hybrid-vsock unix socket and VsockUDSPort the
+	// guest port (--vsock-uds).
+	VsockUDS     string
+	VsockUDSPort uint32
+	// Proxy is the HTTP(S) proxy (-x), its credentials in its user info;
+	// ProxyHeaders are sent to it (--proxy-header).
+	Proxy        *url.URL
+	ProxyHeaders [][2]string
+	// Cert and Key are the TLS client certificate and key files (--cert, --key).
+	Cert, Key string
+}
+
+// Protocol names the HTTP version the plan speaks as reports show it:
+// "HTTP/1.0", "HTTP/1.1", "h2", "h2c" or "h3".
+func (p *Plan) Protocol() string {
+	switch p.HTTPVersion {
+	case "2":
+		if p.URL != nil && p.URL.Scheme == "http" {
+			return "h2c"
+		}
+		return "h2"
+	case "3":
+		return "h3"
+	}
+	if p.HTTP10 {
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
+// StreamsPerConn is -p, at least 1.
+func (p *Plan) StreamsPerConn() int { return max(p.Streams, 1) }
+
+// validateTransport checks the HTTP version, streams, vsock, proxy and TLS
+// client options against each other and the URL.
+func (p *Plan) validateTransport() error {
+	switch p.HTTPVersion {
+	case "", "2", "3":
+	default:
+		return fmt.Errorf("--http-version %q: choose 1.0, 1.1, 2 or 3", p.HTTPVersion)
+	}
+	switch {
+	case p.Streams < 0 || p.Streams > 100_000:
+		return fmt.Errorf("-p %d: streams per connection must be from 1 to 100000", p.Streams)
+	case p.Streams > 1 && p.HTTPVersion == "":
+		return fmt.Errorf("-p %d: several streams per connection need --http2 (or --http-version 2 or 3)", p.Streams)
+	case p.Streams > 1 && !p.KeepAlive:
+		return fmt.Errorf("-p %d with --disable-keepalive: a connection per request carries one stream; drop one of them", p.Streams)
+	case p.HTTPVersion != "" && p.HTTP10:
+		return fmt.Errorf("--http-version 1.0 and HTTP/%s exclude each other: give one", p.HTTPVersion)
+	case p.HTTPVersion == "3" && p.URL.Scheme != "https":
+		return fmt.Errorf("--http-version 3 needs an https:// URL: QUIC always uses TLS")
+	case p.HTTPVersion == "3" && (p.UnixSocket != "" || p.Vsock || p.VsockUDS != ""):
+		return fmt.Errorf("--http-version 3 runs over UDP: it cannot use --unix-socket, --vsock-addr or --vsock-uds")
+	case p.HTTPVersion == "3" && p.Proxy != nil:
+		return fmt.Errorf("--proxy carries TCP streams; HTTP/3 runs over UDP and cannot go through it")
+	case p.Vsock && p.VsockUDS != "":
+		return fmt.Errorf("--vsock-addr and --vsock-uds exclude each other: give one")
+	case (p.Vsock || p.VsockUDS != "") && p.UnixSocket != "":
+		return fmt.Errorf("--unix-socket and --vsock-* each say where connections go: give one")
+	case (p.Vsock || p.VsockUDS != "") && len(p.ConnectTo) > 0:
+		return fmt.Errorf("--connect-to has no effect with --vsock-addr/--vsock-uds (the URL only names the Host header): drop it")
+	case p.Proxy != nil && (p.Vsock || p.VsockUDS != "" || p.UnixSocket != ""):
+		return fmt.Errorf("--proxy and --unix-socket/--vsock-* each say where connections go: give one")
+	case (p.Cert != "" || p.Key != "") && p.URL.Scheme != "https":
+		return fmt.Errorf("--cert/--key are TLS client certificates: they need an https:// URL")
+	case p.Key != "" && p.Cert == "":
+		return fmt.Errorf("--key %s needs --cert (the client certificate it belongs to)", p.Key)
+	}
+	if p.Proxy != nil && p.Proxy.Scheme != "http" && p.Proxy.Scheme != "https" {
+		return fmt.Errorf("--proxy %s: the scheme must be http or https", p.Proxy.Redacted())
+	}
+	return nil
+}
+
+// proxyForward reports whether requests go to the proxy in absolute form
+// (an http:// target spoken in HTTP/1.x) rather than through a tunnel.
+func (p *Plan) proxyForward(u *url.URL) bool {
+	return p.Proxy != nil && u.Scheme == "http" && p.HTTPVersion == "" && u == p.URL
+}
+
+// proxyHeaders are the headers the proxy itself is sent: its credentials
+// from the proxy URL, then --proxy-header.
+func (p *Plan) proxyHeaders() [][2]string {
+	var h [][2]string
+	if a := transport.ProxyAuthorization(p.Proxy); a != "" && !hasHeader(p.ProxyHeaders, "Proxy-Authorization") {
+		h = append(h, [2]string{"Proxy-Authorization", a})
+	}
+	return append(h, p.ProxyHeaders...)
 }
 
 // ConnectTo is one --connect-to override.
@@ -134,6 +245,9 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("URL %q: port %q is not a number from 1 to 65535", p.URL.String(), port)
 		}
 	}
+	if err := p.validateTransport(); err != nil {
+		return err
+	}
 	for _, s := range p.Specs() {
 		if err := s.Validate(); err != nil {
 			return err
@@ -163,10 +277,16 @@ func (p *Plan) Specs() []http1.RequestSpec {
 	if len(bodies) == 0 {
 		bodies = [][]byte{nil}
 	}
+	target := p.URL.RequestURI()
+	if p.proxyForward(p.URL) {
+		// To a forward proxy: the absolute URL, and the proxy's own headers.
+		target = p.URL.Scheme + "://" + p.URL.Host + target
+		hdr = append(hdr[:len(hdr):len(hdr)], p.proxyHeaders()...)
+	}
 	specs := make([]http1.RequestSpec, len(bodies))
 	for i, b := range bodies {
 		specs[i] = http1.RequestSpec{
-			Method: p.Method, Target: p.URL.RequestURI(), Host: host, Proto: proto,
+			Method: p.Method, Target: target, Host: host, Proto: proto,
 			Header: hdr, Body: b, Close: !p.KeepAlive && !p.HTTP10, KeepAlive10: p.HTTP10 && p.KeepAlive,
 		}
 	}
@@ -201,6 +321,17 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 	opt := transport.Options{
 		Host: u.Hostname(), Port: port, UnixSocket: p.UnixSocket,
 		IPv4: p.IPv4, IPv6: p.IPv6, PreLookup: !p.NoPreLookup, Timeout: p.ConnectTimeout,
+		Vsock: p.Vsock, VsockCID: p.VsockCID, VsockPort: p.VsockPort, VsockUDS: p.VsockUDS, VsockUDSPort: p.VsockUDSPort,
+	}
+	if p.Proxy != nil {
+		opt.Proxy, opt.ProxyTunnel, opt.ProxyHeader = p.Proxy, !p.proxyForward(u), p.proxyHeaders()
+		if p.Proxy.Scheme == "https" {
+			pc, err := transport.NewTLSConfig(transport.TLSOptions{Insecure: p.Insecure, CACert: p.CACert})
+			if err != nil {
+				return opt, err
+			}
+			opt.ProxyTLS = pc
+		}
 	}
 	for _, ct := range p.ConnectTo {
 		if strings.EqualFold(ct.Host, opt.Host) && ct.Port == port {
@@ -209,24 +340,25 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 		}
 	}
 	if u.Scheme == "https" {
-		conf := &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: p.Insecure, NextProtos: []string{"http/1.1"}}
+		// SNI follows --host; --connect-to changes only where connections go.
+		to := transport.TLSOptions{ServerName: u.Hostname(), Insecure: p.Insecure, CACert: p.CACert,
+			Cert: p.Cert, Key: p.Key, NextProtos: []string{"http/1.1"}, Sessions: tls.NewLRUClientSessionCache(64)}
+		switch p.HTTPVersion {
+		case "2":
+			to.NextProtos = []string{"h2"}
+		case "3":
+			to.NextProtos = []string{"h3"}
+		}
 		if p.Host != "" && u == p.URL {
 			if h, _, err := net.SplitHostPort(p.Host); err == nil {
-				conf.ServerName = h
+				to.ServerName = h
 			} else {
-				conf.ServerName = p.Host
+				to.ServerName = p.Host
 			}
 		}
-		if p.CACert != "" {
-			pem, err := os.ReadFile(p.CACert)
-			if err != nil {
-				return opt, fmt.Errorf("--cacert %s: %v", p.CACert, err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return opt, fmt.Errorf("--cacert %s: no PEM certificate found in the file", p.CACert)
-			}
-			conf.RootCAs = pool
+		conf, err := transport.NewTLSConfig(to)
+		if err != nil {
+			return opt, err
 		}
 		opt.TLS = conf
 	}

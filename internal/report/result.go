@@ -130,6 +130,31 @@ type Hail struct {
 	Series []stats.Second `json:"series"`
 	// Config is the run's configuration, secrets redacted.
 	Config map[string]any `json:"config"`
+	// Protocol is the HTTP version spoken: "HTTP/1.1", "HTTP/1.0", "h2",
+	// "h2c" or "h3"; ALPN what TLS negotiated ("" without TLS or ALPN).
+	Protocol string `json:"protocol,omitempty"`
+	ALPN     string `json:"alpn,omitempty"`
+	// Transport is how connections travelled: "tcp", "tls", "unix",
+	// "vsock", "vsock-uds", "proxy" or "quic".
+	Transport string `json:"transport,omitempty"`
+	// TLS counts the run's TLS handshakes and how many resumed a session
+	// (absent without TLS).
+	TLS *TLSCounts `json:"tls,omitempty"`
+	// Steps are a scenario's per-step results (absent for a plain run).
+	Steps []Step `json:"steps,omitempty"`
+	// Thresholds are a scenario's checks, each with its measured value.
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// StoppedBy says why a scenario run stopped early (a failed threshold
+	// with abort_on_fail).
+	StoppedBy string `json:"stopped_by,omitempty"`
+	// Scenario names the scenario and the state of its pools at the end.
+	Scenario *ScenarioInfo `json:"scenario,omitempty"`
+	// Shard says which part of a distributed run this is (--shard I/N).
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged describes a result made by hail merge from several shards.
+	Merged *Merged `json:"merged,omitempty"`
+	// Target is the monitored target process's resource use (--target-pid).
+	Target *Target `json:"target,omitempty"`
 }
 
 // Counts are exact integer totals.
@@ -205,6 +230,17 @@ type Input struct {
 	Config       map[string]any
 	Version      string
 	SuccessSplit bool // --stats-success-breakdown
+	// Protocol, ALPN, Transport and TLS describe how the run connected.
+	Protocol  string
+	ALPN      string
+	Transport string
+	TLS       *TLSCounts
+}
+
+// TLSCounts are a run's TLS handshakes (QUIC's included) and resumptions.
+type TLSCounts struct {
+	Handshakes  int64 `json:"handshakes"`
+	Resumptions int64 `json:"resumptions"`
 }
 
 func sec(ns int64) float64 { return float64(ns) / 1e9 }
@@ -306,6 +342,7 @@ func Build(in Input) *Result {
 		h.Series = []stats.Second{}
 	}
 	h.Config = in.Config
+	h.Protocol, h.ALPN, h.Transport, h.TLS = in.Protocol, in.ALPN, in.Transport, in.TLS
 	return r
 }
 

@@ -113,6 +113,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	for _, hint := range h.Hints {
 		fmt.Fprintf(b, "  hint: %s\n", hint)
 	}
+	if len(h.Steps) > 0 {
+		fmt.Fprintln(b)
+		writeSteps(b, r, d, c)
+	}
 	fmt.Fprintf(b, "\nGenerator (hail %s, engine %s, %s model):\n", h.Version, h.Engine, h.Model)
 	if h.EngineReason != "" {
 		fmt.Fprintf(b, "  Engine choice:\t%s\n", h.EngineReason)
@@ -138,6 +142,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		for _, why := range h.Verdict.Reasons {
 			fmt.Fprintf(b, "  - %s\n", why)
 		}
+	}
+	if len(h.Thresholds) > 0 || h.StoppedBy != "" {
+		fmt.Fprintln(b)
+		writeThresholds(b, r, c)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -33,6 +33,38 @@ type Options struct {
 	Config map[string]any
 	// Observe, if set, receives the collector as soon as the run starts (for live views).
 	Observe func(*stats.Collector)
+	// Tracer, if set, receives every request's TraceRecord (the per-request
+	// log: --db-url, per-request CSV). The caller closes it after Run.
+	Tracer *stats.Tracer
+	// OnSecond, if set, fills extra fields of each per-second entry as it
+	// closes (the target process's RSS and CPU).
+	OnSecond func(*stats.Second)
+	// Workload, if set, replaces the plan's single request with steps (a
+	// scenario, or a list of URLs).
+	Workload *Workload
+}
+
+// Workload replaces the plan's request with a set of steps: a scenario
+// file's, or a list of URLs (--urls-from-file, --rand-regex-url). The plan
+// still gives the target, connections, duration and transport.
+type Workload struct {
+	// Steps name the steps (Job.Steps); one "" for a single unnamed step.
+	// A run with named steps reports each in Result.Hail.Steps.
+	Steps []string
+	// NewRequests returns a worker's request builder (Job.NewRequests).
+	NewRequests func(worker int) engine.Requests
+	// BodyLimit is how many response body bytes the builders need kept.
+	BodyLimit int
+	// Pacer, if set, schedules the requests (open model with ramped rate
+	// stages) in place of the plan's -q.
+	Pacer schedule.Pacer
+	// Connections, if set, makes the number of active connections follow a
+	// ramp (closed-model stages); the plan's Connections is its maximum.
+	Connections *schedule.Ramp
+	// Check, if set, is called after every collector tick; a non-empty
+	// reason stops the run at once (a threshold with abort_on_fail) and is
+	// reported as Result.Hail.StoppedBy.
+	Check func(*stats.Collector) string
 }
 
 // DefaultGrace bounds how long -w waits for in-flight requests when no
@@ -42,6 +74,8 @@ const DefaultGrace = 30 * time.Second
 // Run executes p and returns its Result. An error means the run could not
 // start (bad target, engine unavailable); it is phrased for the user.
 func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
+	whole := p
+	p = ShardShare(p)
 	eng, reason, err := Select(p)
 	if err != nil {
 		return nil, err
@@ -59,12 +93,31 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	for i := range specs {
 		reqs[i] = http1.AppendRequest(nil, &specs[i])
 	}
-	nrec := min(p.Connections, 4*stats.Cores())
-	recs := make([]*stats.Recorder, nrec)
-	for i := range recs {
-		recs[i] = stats.NewRecorder()
+	nrec := min(p.Connections, 2*stats.Cores())
+	w := o.Workload
+	steps := []string{""}
+	if w != nil {
+		steps = w.Steps
+		if len(steps) > 4 { // each Recorder holds ~1 MB of histograms
+			nrec = max(1, nrec*4/len(steps))
+		}
+	}
+	groups := make([][]*stats.Recorder, len(steps))
+	for g := range groups {
+		groups[g] = make([]*stats.Recorder, nrec)
+		for i := range groups[g] {
+			groups[g][i] = stats.NewRecorder()
+			if o.Tracer != nil {
+				o.Tracer.Attach(groups[g][i])
+			}
+		}
 	}
 	static := &engine.Static{Variants: reqs, Head: specs[0].Method == "HEAD"}
+	newRequests := func(int) engine.Requests { return static }
+	bodyLimit := 0
+	if w != nil {
+		newRequests, bodyLimit = w.NewRequests, w.BodyLimit
+	}
 	var pacer schedule.Pacer
 	switch {
 	case p.Rate > 0:
@@ -72,12 +125,18 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	case p.BurstEvery > 0:
 		pacer = schedule.Burst{Every: p.BurstEvery, Size: max(p.BurstSize, 1)}
 	}
+	if w != nil && w.Pacer != nil {
+		pacer = w.Pacer
+	}
 	stop := make(chan struct{})
 	abort := make(chan struct{})
+	if !waitStart(p.StartAt, o.Interrupt) {
+		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
+	}
 	start := time.Now()
 	job := &engine.Job{
 		Start: start, Source: schedule.NewSource(pacer, p.Requests, p.Duration),
-		Steps: []string{""}, Recorders: [][]*stats.Recorder{recs}, NewRequests: func(int) engine.Requests { return static },
+		Steps: steps, Recorders: groups, NewRequests: newRequests, BodyLimit: bodyLimit,
 		Connections: p.Connections, Redirect: specs[0], URL: p.URL,
 		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive && !p.HTTP10 || p.HTTP10 && p.KeepAlive,
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10, Stop: stop, Abort: abort,
@@ -89,18 +148,36 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 			return transport.NewDialer(context.Background(), opt)
 		},
 	}
-	coll := stats.NewCollector(recs, start)
+	if w != nil && w.Connections != nil {
+		job.Source.SetConnections(*w.Connections)
+	}
+	coll := stats.NewStepCollector(groups, start)
+	if o.OnSecond != nil {
+		coll.OnSecond(o.OnSecond)
+	}
 	if o.Observe != nil {
 		o.Observe(coll)
 	}
 	collStop := make(chan struct{})
+	checkFailed := make(chan struct{}) // closed when the workload's Check says stop
+	var stoppedBy string
 	var bg sync.WaitGroup
 	bg.Add(1)
 	go func() {
 		defer bg.Done()
 		var onTick func()
-		if o.Progress != nil {
-			onTick = func() { o.Progress(coll.Snapshot()) }
+		if o.Progress != nil || w != nil && w.Check != nil {
+			onTick = func() {
+				if w != nil && w.Check != nil && stoppedBy == "" {
+					if why := w.Check(coll); why != "" {
+						stoppedBy = why
+						close(checkFailed)
+					}
+				}
+				if o.Progress != nil {
+					o.Progress(coll.Snapshot())
+				}
+			}
 		}
 		coll.Run(collStop, onTick)
 	}()
@@ -148,6 +225,8 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		case <-o.Interrupt:
 			interrupted = true
 			end(p.WaitOngoing)
+		case <-checkFailed:
+			end(false)
 		case <-done:
 		}
 	}()
@@ -167,9 +246,35 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if p.Duration > 0 && !p.WaitOngoing && elapsed > p.Duration && !interrupted {
 		elapsed = p.Duration
 	}
-	return report.Build(report.Input{
+	res := report.Build(report.Input{
 		Totals: totals, Series: coll.Series(), Elapsed: elapsed, Usage: coll.Usage(), Cores: stats.Cores(),
-		Engine: eng.Name(), EngineReason: reason, Open: p.Open(), Rate: p.Rate, Start: start,
+		Engine: eng.Name(), EngineReason: reason, Open: pacer != nil, Rate: p.Rate, Start: start,
 		Interrupted: interrupted, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
-	}), nil
+		Protocol: p.Protocol(), ALPN: dialer.TLSStats().ALPN, Transport: transportName(p, dialer), TLS: tlsCounts(dialer),
+	})
+	res.Hail.Shard = shardInfo(whole, p)
+	if w != nil && (len(steps) > 1 || steps[0] != "") {
+		coll.Steps(func(t []*stats.Totals, s [][]stats.Second) {
+			res.Hail.Steps = report.BuildSteps(steps, t, s, elapsed)
+		})
+	}
+	res.Hail.StoppedBy = stoppedBy
+	return res, nil
+}
+
+// transportName is how the run's connections travelled, for the report.
+func transportName(p *plan.Plan, d *transport.Dialer) string {
+	if p.HTTPVersion == "3" {
+		return "quic"
+	}
+	return d.Transport()
+}
+
+// tlsCounts are the run's TLS handshakes and resumptions; nil without TLS.
+func tlsCounts(d *transport.Dialer) *report.TLSCounts {
+	st := d.TLSStats()
+	if st.Handshakes == 0 && d.Options().TLS == nil {
+		return nil
+	}
+	return &report.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
 }

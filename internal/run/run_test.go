@@ -19,7 +19,7 @@ import (
 )
 
 // testEngines are the engines every behavioural test runs against.
-var testEngines = []string{"net"}
+var testEngines = []string{"net", "uring"}
 
 func startServe(t *testing.T) (string, *serve.Server) {
 	t.Helper()

@@ -35,6 +35,10 @@ type Second struct {
 	ConnsOpen int64 `json:"conns_open"`
 	// CPU is the generator's CPU use in this second, in cores (1.0 = one core busy).
 	CPU float64 `json:"cpu"`
+	// TargetRSS and TargetCPU are the monitored target process's resident
+	// memory (bytes) and CPU use (cores) in this second (--target-pid).
+	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
+	TargetCPU float64 `json:"target_cpu,omitempty"`
 }
 
 // Collector periodically drains a run's recorders into running totals and a
@@ -56,6 +60,16 @@ type Collector struct {
 	next    int   // index of the next second to close
 	p99     int64 // run-so-far latency p99 as of the last tick, ns
 	merged  *hdr.Histogram
+	onSec   func(*Second) // fills extra fields of each closed second (target sampling)
+}
+
+// OnSecond sets a hook that is called, under the collector's lock, with
+// every second as it closes, to fill fields the recorders do not measure
+// (such as the target process's RSS and CPU). Call it before the run starts.
+func (c *Collector) OnSecond(f func(*Second)) {
+	c.mu.Lock()
+	c.onSec = f
+	c.mu.Unlock()
 }
 
 // NewCollector returns a Collector over recs for a run that started at start.
@@ -150,6 +164,9 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 	sec := secondOf(all, c.next, span, inflight, open)
 	if span > 0 {
 		sec.CPU = cpu.Seconds() / span
+	}
+	if c.onSec != nil {
+		c.onSec(&sec)
 	}
 	c.total.Add(all)
 	c.merged.Merge(all.LatencyOK)

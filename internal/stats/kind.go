@@ -28,6 +28,15 @@ const (
 	ErrTooManyOpenFiles
 	ErrNoLocalPorts
 	ErrUnreachable
+	ErrVsockRefused
+	ErrVsockGarbled
+	ErrVsockUnavailable
+	ErrProxyConnect
+	ErrTLSClientCert
+	ErrHTTP2StreamReset
+	ErrHTTP2Conn
+	ErrQUICHandshake
+	ErrHTTP3
 	ErrAborted
 	ErrOther
 	numErrorKinds
@@ -54,6 +63,15 @@ var kindNames = [numErrorKinds]string{
 	ErrTooManyOpenFiles:     "too many open files",
 	ErrNoLocalPorts:         "no free local ports",
 	ErrUnreachable:          "network unreachable",
+	ErrVsockRefused:         "vsock handshake refused",
+	ErrVsockGarbled:         "vsock handshake garbled",
+	ErrVsockUnavailable:     "vsock unavailable",
+	ErrProxyConnect:         "proxy connect failed",
+	ErrTLSClientCert:        "tls client certificate rejected",
+	ErrHTTP2StreamReset:     "http2 stream reset",
+	ErrHTTP2Conn:            "http2 connection error",
+	ErrQUICHandshake:        "quic handshake failed",
+	ErrHTTP3:                "http3 stream error",
 	ErrAborted:              "aborted due to deadline",
 	ErrOther:                "other i/o error",
 }

@@ -41,6 +41,8 @@ type Recorder struct {
 	dnsMax      int64
 	connsOpen   int64
 	connsClosed int64
+
+	trace *traceBuf // per-request log (trace.go); nil when off
 }
 
 // NewRecorder returns an empty Recorder.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,22 @@ type Options struct {
 	Timeout time.Duration
 	// TLS is the client config for https targets; nil for plain text.
 	TLS *tls.Config
+
+	// Vsock connects over AF_VSOCK to VsockCID:VsockPort (--vsock-addr).
+	Vsock     bool
+	VsockCID  uint32
+	VsockPort uint32
+	// VsockUDS, if set, is a VMM's hybrid-vsock unix socket (Firecracker,
+	// Cloud Hypervisor) and VsockUDSPort the guest port (--vsock-uds).
+	VsockUDS     string
+	VsockUDSPort uint32
+	// Proxy, if set, is the HTTP(S) proxy every connection goes to (-x);
+	// ProxyTunnel opens a CONNECT tunnel to the target through it, with
+	// ProxyHeader (authorization included); ProxyTLS is for https proxies.
+	Proxy       *url.URL
+	ProxyTunnel bool
+	ProxyHeader [][2]string
+	ProxyTLS    *tls.Config
 }
 
 // Timing is how long one connection setup took.
@@ -49,12 +66,13 @@ type Dialer struct {
 	ips   []netip.Addr // pre-looked-up addresses
 	next  atomic.Uint32
 	dnsNS int64 // duration of the pre-lookup
+	tls   tlsCounters
 }
 
 // NewDialer checks opt and, with PreLookup, resolves the name now.
 func NewDialer(ctx context.Context, opt Options) (*Dialer, error) {
 	d := &Dialer{opt: opt}
-	if opt.UnixSocket != "" || !opt.PreLookup {
+	if opt.UnixSocket != "" || opt.Vsock || opt.VsockUDS != "" || !opt.PreLookup {
 		return d, nil
 	}
 	t0 := time.Now()
@@ -68,6 +86,9 @@ func NewDialer(ctx context.Context, opt Options) (*Dialer, error) {
 }
 
 func (d *Dialer) host() (string, int) {
+	if d.opt.Proxy != nil {
+		return proxyHostPort(d.opt.Proxy)
+	}
 	if d.opt.ConnectHost != "" {
 		return d.opt.ConnectHost, d.opt.ConnectPort
 	}
@@ -121,6 +142,41 @@ func (e *TLSError) Unwrap() error { return e.Err }
 // Addresses are the pre-looked-up addresses (empty without PreLookup).
 func (d *Dialer) Addresses() []netip.Addr { return d.ips }
 
+// Endpoint is where a Dialer's next connection goes, for engines that open
+// their own sockets (the io_uring engine).
+type Endpoint struct {
+	// Unix is the unix socket path; when empty, Addr is the TCP address.
+	Unix string
+	Addr netip.AddrPort
+	// TLS reports that connections need a TLS handshake.
+	TLS bool
+	// Timeout bounds DNS + connect (+ handshake); 0 means none.
+	Timeout time.Duration
+}
+
+// Endpoint returns where the next connection goes, as Dial would connect,
+// without connecting: the name is looked up now unless it was before the
+// run (dns is how long that took), and pre-looked-up addresses are used in
+// turn.
+func (d *Dialer) Endpoint(ctx context.Context) (ep Endpoint, dns time.Duration, err error) {
+	ep = Endpoint{Unix: d.opt.UnixSocket, TLS: d.opt.TLS != nil, Timeout: d.opt.Timeout}
+	if ep.Unix != "" {
+		return ep, 0, nil
+	}
+	ips := d.ips
+	if ips == nil {
+		t0 := time.Now()
+		ips, err = d.resolve(ctx)
+		dns = time.Since(t0)
+		if err != nil {
+			return ep, dns, err
+		}
+	}
+	_, port := d.host()
+	ep.Addr = netip.AddrPortFrom(ips[int(d.next.Add(1))%len(ips)], uint16(port))
+	return ep, dns, nil
+}
+
 // Dial opens one connection.
 func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 	var tm Timing
@@ -135,6 +191,10 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 	var err error
 	if d.opt.UnixSocket != "" {
 		c, err = nd.DialContext(ctx, "unix", d.opt.UnixSocket)
+	} else if d.opt.Vsock {
+		c, err = dialVsock(ctx, d.opt.VsockCID, d.opt.VsockPort)
+	} else if d.opt.VsockUDS != "" {
+		c, err = dialHybridVsock(ctx, &nd, d.opt.VsockUDS, d.opt.VsockUDSPort)
 	} else {
 		ips := d.ips
 		if ips == nil {
@@ -158,16 +218,15 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 		}
 		return nil, tm, err
 	}
-	if d.opt.TLS != nil {
-		tc := tls.Client(c, d.opt.TLS)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			c.Close()
-			if ctx.Err() == context.DeadlineExceeded {
-				return nil, tm, &ConnectTimeoutError{Err: err}
-			}
-			return nil, tm, &TLSError{Err: err}
+	if d.opt.Proxy != nil {
+		if c, err = d.viaProxy(ctx, c); err != nil {
+			return nil, tm, err
 		}
-		c = tc
+	}
+	if d.opt.TLS != nil {
+		if c, err = d.handshake(ctx, c); err != nil {
+			return nil, tm, err
+		}
 	}
 	tm.Total = time.Since(t0)
 	return c, tm, nil

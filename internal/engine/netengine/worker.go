@@ -12,9 +12,16 @@ import (
 	"hail/internal/engine"
 	"hail/internal/http1"
 	"hail/internal/stats"
+	"hail/internal/transport"
 )
 
-const readBufSize = 4096
+// readBufSize is a connection's initial read buffer: enough for a small
+// response, so 10,000 idle-ish connections cost little. A read that fills
+// the buffer doubles it (up to maxReadBuf) so large bodies stream in big reads.
+const (
+	readBufSize = 1024
+	maxReadBuf  = 64 << 10
+)
 
 // worker drives one connection: it takes a request, sends it, reads the
 // response and records the outcome, reconnecting when the connection ends.
@@ -37,6 +44,9 @@ type worker struct {
 	r, w   int // unconsumed response bytes are buf[r:w]
 	parser http1.Parser
 	redir  []byte // scratch for encoding redirected requests
+
+	tracing bool              // the current request goes to the per-request log
+	tr      stats.TraceRecord // its record, filled as it goes
 }
 
 func newWorker(j *engine.Job, i int, tickets <-chan ticket) *worker {
@@ -116,10 +126,16 @@ func (w *worker) run() {
 			at = start
 		}
 		w.rec.InFlight(1)
+		if w.tracing = w.rec.Tracing(); w.tracing {
+			w.tr = stats.TraceRecord{Intended: int64(at), Start: int64(start), Conn: int32(w.index), Step: uint16(step)}
+		}
 		if w.do(req, head, at, start) {
 			w.reqs.Done(step, &w.parser)
 		} else {
 			w.reqs.Done(step, nil)
+		}
+		if w.tracing {
+			w.rec.Trace(&w.tr)
 		}
 		w.rec.InFlight(-1)
 	}
@@ -144,15 +160,16 @@ func (w *worker) do(req []byte, head bool, at, start time.Duration) bool {
 		if j.MaxRedirects == 0 || !isRedirect(status) || len(w.parser.Location) == 0 {
 			end := j.Since()
 			w.rec.Response(status, int64(end-at), int64(firstByte-start), w.parser.BodyBytes, w.parser.WireBytes)
+			w.traceResponse(status, end, firstByte)
 			return true
 		}
 		if hops >= j.MaxRedirects {
-			w.rec.Error(stats.ErrTooManyRedirects)
+			w.recordError(stats.ErrTooManyRedirects)
 			return false
 		}
 		next, err := u.Parse(string(w.parser.Location))
 		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
-			w.rec.Error(stats.ErrRedirect)
+			w.recordError(stats.ErrRedirect)
 			return false
 		}
 		spec := j.Redirect
@@ -175,6 +192,7 @@ func (w *worker) do(req []byte, head bool, at, start time.Duration) bool {
 				firstByte = fb
 			}
 			w.rec.Response(status, int64(end-at), int64(firstByte-start), w.parser.BodyBytes, w.parser.WireBytes)
+			w.traceResponse(status, end, firstByte)
 			return true
 		}
 		u = next
@@ -228,10 +246,29 @@ func (w *worker) fail(err error) {
 	mid := w.parser.WireBytes > 0
 	w.closeConn()
 	if w.j.Aborting() {
-		w.rec.Error(stats.ErrAborted)
+		w.recordError(stats.ErrAborted)
 		return
 	}
-	w.rec.Error(engine.Classify(err, mid))
+	w.recordError(engine.Classify(err, mid))
+}
+
+// recordError records a failed request (and its trace record, if tracing).
+func (w *worker) recordError(k stats.ErrorKind) {
+	w.rec.Error(k)
+	if w.tracing {
+		w.tr.End = int64(w.j.Since())
+		w.tr.SetError(k)
+	}
+}
+
+// traceResponse completes the trace record of a request that got a response.
+func (w *worker) traceResponse(status int, end, firstByte time.Duration) {
+	if w.tracing {
+		w.tr.Status, w.tr.End, w.tr.Body = int32(status), int64(end), w.parser.BodyBytes
+		if firstByte > 0 {
+			w.tr.FirstByte = int64(firstByte)
+		}
+	}
 }
 
 // exchange writes req on the worker's connection (dialing one if needed)
@@ -240,11 +277,12 @@ func (w *worker) exchange(req []byte, head bool, start time.Duration) (int, time
 	j := w.j
 	w.parser.Reset(head)
 	if w.c == nil {
-		c, tm, err := j.Dialer.Dial(w.ctx)
+		c, tm, err := w.dial()
 		if err != nil {
 			return 0, 0, err
 		}
 		w.rec.Connected(int64(tm.DNS), int64(tm.Total))
+		w.tr.Connect, w.tr.DNS = int64(tm.Total), int64(tm.DNS)
 		w.setConn(c)
 	}
 	c := w.c
@@ -286,6 +324,9 @@ func (w *worker) exchange(req []byte, head bool, start time.Duration) (int, time
 				fb = j.Since()
 			}
 			w.w += n
+			if w.w == len(w.buf) && len(w.buf) < maxReadBuf {
+				w.buf = append(w.buf, make([]byte, len(w.buf))...)
+			}
 			continue
 		}
 		if errors.Is(err, io.EOF) {
@@ -302,4 +343,35 @@ func (w *worker) exchange(req []byte, head bool, start time.Duration) (int, time
 			return 0, fb, err
 		}
 	}
+}
+
+// dialSlots bounds the connections being set up at once, so a large -c
+// neither overflows the server's accept backlog (SYN retries cost a second
+// each) nor piles up thousands of half-built connections in memory.
+var dialSlots = make(chan struct{}, 256)
+
+type dialResult struct {
+	c   net.Conn
+	tm  transport.Timing
+	err error
+}
+
+// dial connects on a short-lived goroutine: name resolution and connection
+// setup need deep stacks, and a goroutine's stack does not shrink back while
+// it sits in Read, so dialing on the worker's own stack would cost every
+// connection 8 KiB of stack instead of 4 for the rest of the run.
+func (w *worker) dial() (net.Conn, transport.Timing, error) {
+	select {
+	case dialSlots <- struct{}{}:
+	case <-w.ctx.Done():
+		return nil, transport.Timing{}, w.ctx.Err()
+	}
+	defer func() { <-dialSlots }()
+	ch := make(chan dialResult, 1)
+	go func() {
+		c, tm, err := w.j.Dialer.Dial(w.ctx)
+		ch <- dialResult{c, tm, err}
+	}()
+	r := <-ch
+	return r.c, r.tm, r.err
 }

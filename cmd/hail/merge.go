@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"hail/internal/report"
+)
+
+func newMergeCmd() *cobra.Command {
+	var output, format string
+	format = "json"
+	cmd := &cobra.Command{
+		Use:   "merge SHARD.json... -o TOTAL.json",
+		Short: "merge the shards of a distributed run into one exact result",
+		Long: `hail merge combines the results of the shards of one distributed run (--shard I/N) into
+one result: histograms and counts add exactly, every summary and percentile is recomputed
+from the sums, and the per-second series are aligned by wall clock. The shards' configurations
+must agree (a mismatch is an error naming the field), and every shard must be there.
+See docs/distributed.md.`,
+		Example: `  hail merge results/shard-*.json -o total.json
+  hail merge s0.json s1.json s2.json --output-format text`,
+		Args:          cobra.MinimumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rs []*report.Result
+			for _, p := range args {
+				r, err := readResult(p)
+				if err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			merged, err := report.Merge(rs, args)
+			if err != nil {
+				return err
+			}
+			out, err := openOutput(output)
+			if err != nil {
+				return err
+			}
+			defer out.Discard()
+			if err := writeReport(out, merged, format, report.TextOptions{}); err != nil {
+				return fmt.Errorf("writing the merged result: %v", err)
+			}
+			return out.Commit()
+		},
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	fl := cmd.Flags()
+	fl.StringVarP(&output, "output", "o", "", "write the merged result to this file (atomically) instead of stdout")
+	fl.Var(choiceValue{&format, []string{"json", "text", "markdown", "html", "csv-seconds"}}, "output-format", "json (default: a result hail report and compare read), text, markdown, html or csv-seconds")
+	return cmd
+}

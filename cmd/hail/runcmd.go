@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/run"
+	"hail/internal/scenario"
+	"hail/internal/stats"
+)
+
+// runFlags are hail run's flags: a scenario file's values, overridden.
+type runFlags struct {
+	c            int
+	z            time.Duration
+	n            uint64
+	q            float64
+	timeout      time.Duration
+	connTimeout  time.Duration
+	wait         bool
+	engine       string
+	base         string
+	vars         []string
+	seed         uint64
+	insecure     bool
+	abortOnFail  bool
+	check        bool
+	noTUI        bool
+	fps          int
+	json         bool
+	format       string
+	output       string
+	unit         string
+	noColor      bool
+	successSplit bool
+}
+
+func newRunCmd() *cobra.Command {
+	f := &runFlags{engine: "auto", format: "text", fps: defaultFPS}
+	cmd := &cobra.Command{
+		Use:   "run FILE.yaml [flags]",
+		Short: "run a scenario file: a weighted mix or flows of requests, captures, stages, thresholds",
+		Long: `hail run loads a scenario (see docs/scenarios.md), checks all of it before sending anything,
+runs it, and prints the report with one row per step and each threshold as PASS or FAIL.
+
+Flags override the file: -c replaces connection stages with a constant number of connections,
+-q replaces any stages with a constant rate (open model), -z cuts the stages short or holds the
+last target longer, -n bounds the number of requests.
+
+Exit status: 0 when every threshold passed, 2 when one failed (or one with abort_on_fail stopped
+the run; the report is written in full first), 1 for a bad file or flag (one line naming
+FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
+		Example: `  hail run examples/vm-lifecycle.yaml
+  hail run examples/vm-lifecycle.yaml --base http://127.0.0.1:9090 -z 10s -j -o result.json
+  hail run scenario.yaml --var tenant=acme --check`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runScenario(cmd, f, args)
+		},
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "connections (replaces the file's connections and connection stages)")
+	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
+	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
+	fl.VarP(floatValue{&f.q, "requests per second"}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages)")
+	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout")
+	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
+	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")
+	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net, uring or auto (the file's engine unless given)")
+	fl.StringVar(&f.base, "base", "", "base URL to send the steps to (replaces the file's base)")
+	fl.StringArrayVar(&f.vars, "var", nil, "set a variable NAME=VALUE (repeatable; replaces the file's)")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed the random choices, for a repeatable run (0: the file's, else random)")
+	fl.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
+	fl.BoolVar(&f.abortOnFail, "abort-on-fail", false, "stop the run as soon as any threshold fails (after its abort_after, 1s by default)")
+	fl.BoolVar(&f.check, "check", false, "check the file and print what would run, send nothing")
+	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
+	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
+	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
+	fl.Var(choiceValue{&f.format, []string{"text", "json", "csv", "quiet"}}, "output-format", "report format: text, json (oha's keys + hail, with hail.steps and hail.thresholds), csv or quiet")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
+	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report")
+	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
+	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
+	return cmd
+}
+
+// loadScenario loads the file and applies the flags; it returns the
+// scenario, its schedule and the plan the run goes by.
+func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Scenario, scenario.Schedule, *plan.Plan, error) {
+	var none scenario.Schedule
+	if len(args) != 1 {
+		return nil, none, nil, fmt.Errorf("expected one scenario file: usage is hail run FILE.yaml [flags], got %d arguments", len(args))
+	}
+	changed := cmd.Flags().Changed
+	vars := map[string]string{}
+	for _, kv := range f.vars {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, none, nil, fmt.Errorf("--var %q: write it as NAME=VALUE", kv)
+		}
+		vars[strings.TrimSpace(k)] = v
+	}
+	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
+		LengthGiven: changed("duration") || changed("n-requests")})
+	if err != nil {
+		return nil, none, nil, err
+	}
+	st := &sc.Settings
+	if changed("connections") {
+		st.Connections = f.c
+		if st.StageKind == "connections" {
+			st.Stages, st.StageKind = nil, ""
+		}
+	}
+	if changed("query-per-second") {
+		st.Rate, st.Stages, st.StageKind = f.q, nil, ""
+	}
+	if changed("duration") {
+		st.Duration = f.z
+	}
+	if changed("n-requests") {
+		st.Requests = f.n
+	}
+	if changed("timeout") {
+		st.Timeout = f.timeout
+	}
+	if changed("connect-timeout") {
+		st.ConnectTimeout = f.connTimeout
+	}
+	if changed("engine") {
+		st.Engine = f.engine
+	}
+	if f.insecure {
+		st.Insecure = true
+	}
+	if f.seed != 0 {
+		sc.Reseed(f.seed)
+	}
+	if f.abortOnFail {
+		for _, t := range sc.Thresholds {
+			t.AbortOnFail = true
+		}
+	}
+	sched := st.Schedule()
+	engine := st.Engine
+	why := sc.NeedsNetEngine()
+	if why == "" && sched.ConnRamp != nil {
+		why = "connection stages open and close connections one by one"
+	}
+	if why != "" {
+		switch engine {
+		case "uring":
+			return nil, none, nil, fmt.Errorf("%s: the uring engine cannot run this scenario (%s): use --engine net or auto", args[0], why)
+		case "auto":
+			engine = "net"
+		}
+	}
+	u := *sc.Base
+	p := &plan.Plan{URL: &u, Method: "GET", Headers: sc.Headers, Connections: sched.Connections,
+		Requests: sched.Requests, Duration: sched.Duration, Rate: sched.Rate, WaitOngoing: f.wait,
+		Timeout: st.Timeout, ConnectTimeout: st.ConnectTimeout, MaxRedirects: st.Redirects, KeepAlive: st.KeepAlive,
+		Insecure: st.Insecure, Engine: engine}
+	if p.ConnectTimeout == 0 {
+		p.ConnectTimeout = 5 * time.Second
+	}
+	if err := p.Validate(); err != nil {
+		return nil, none, nil, fmt.Errorf("%s: %v", args[0], err)
+	}
+	return sc, sched, p, nil
+}
+
+func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
+	sc, sched, p, err := loadScenario(cmd, f, args)
+	if err != nil {
+		return err
+	}
+	if f.check {
+		return printCheck(sc, sched, p)
+	}
+	if f.json {
+		f.format = "json"
+	}
+	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
+	out, err := openOutput(f.output)
+	if err != nil {
+		return err
+	}
+	defer out.Discard()
+
+	interrupt := make(chan struct{})
+	stop := sync.OnceFunc(func() { close(interrupt) })
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		stop()
+		<-sigs
+		out.Discard()
+		restoreTerminal()
+		fmt.Fprintln(os.Stderr, "hail: interrupted twice, exiting at once")
+		os.Exit(130)
+	}()
+
+	config := map[string]any{"url": p.URL.String(), "connections": p.Connections, "requests": p.Requests,
+		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
+		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": sc.Config()}
+	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
+		Workload: &run.Workload{Steps: sc.StepNames(), NewRequests: sc.NewRequests, BodyLimit: sc.BodyLimit(),
+			Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: sc.AbortCheck()}}
+	lf := &loadFlags{noTUI: f.noTUI, format: f.format, fps: f.fps, unit: f.unit, noColor: f.noColor}
+	var live *liveView
+	if wantTUI(lf) {
+		live = startLiveView(p, lf, stop, out)
+	}
+	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
+	if progress {
+		opts.Progress = func(s stats.Snapshot) { printProgress(os.Stderr, s) }
+	}
+	if live != nil {
+		opts.Observe = live.observe
+	}
+	res, err := run.Run(context.Background(), p, opts)
+	if live != nil {
+		live.close()
+	}
+	if progress {
+		fmt.Fprint(os.Stderr, "\r\x1b[K")
+	}
+	if err != nil {
+		return err
+	}
+	sc.Annotate(res)
+	failed := sc.Evaluate(res)
+	if err := writeReport(out, res, f.format, report.TextOptions{Unit: f.unit, Color: color}); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	switch {
+	case res.Hail.StoppedBy != "":
+		return &exitError{code: 2, msg: "stopped early: " + res.Hail.StoppedBy}
+	case failed > 0:
+		var names []string
+		for _, t := range res.Hail.Thresholds {
+			if !t.Pass {
+				e := t.Expr
+				if t.Step != "" {
+					e += " (step " + t.Step + ")"
+				}
+				names = append(names, fmt.Sprintf("%s: measured %s", e, t.Measured))
+			}
+		}
+		return &exitError{code: 2, msg: fmt.Sprintf("%d of %d thresholds failed: %s", failed, len(res.Hail.Thresholds), strings.Join(names, "; "))}
+	}
+	return nil
+}
+
+// printCheck prints what a checked scenario would run.
+func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "%s: OK\n", sc.File)
+	fmt.Fprintf(b, "  target %s, engine %s\n", p.URL, p.Engine)
+	var total float64
+	for _, st := range sc.Steps {
+		total += st.Weight
+	}
+	for _, f := range sc.Flows {
+		total += f.Weight
+	}
+	for _, st := range sc.Steps {
+		share := ""
+		if st.Weight > 0 && total > 0 {
+			share = fmt.Sprintf(" (%.1f%% of choices)", 100*st.Weight/total)
+		}
+		fmt.Fprintf(b, "  step %-16s %s %s%s\n", st.Name, st.Method, st.Target, share)
+	}
+	for _, f := range sc.Flows {
+		fmt.Fprintf(b, "  flow %-16s weight %g\n", f.Name, f.Weight)
+	}
+	switch {
+	case sched.ConnRamp != nil:
+		fmt.Fprintf(b, "  closed model, connection stages up to %d, %s\n", sched.Connections, sched.Duration)
+	case sched.Pacer != nil:
+		fmt.Fprintf(b, "  open model, rate stages, %d connections, %s\n", sched.Connections, sched.Duration)
+	case sched.Rate > 0:
+		fmt.Fprintf(b, "  open model, %g requests/s, %d connections\n", sched.Rate, sched.Connections)
+	default:
+		fmt.Fprintf(b, "  closed model, %d connections\n", sched.Connections)
+	}
+	if sched.Duration > 0 && sched.ConnRamp == nil && sched.Pacer == nil {
+		fmt.Fprintf(b, "  duration %s\n", sched.Duration)
+	}
+	if sched.Requests > 0 {
+		fmt.Fprintf(b, "  at most %d requests\n", sched.Requests)
+	}
+	for _, t := range sc.Thresholds {
+		scope := ""
+		if t.Step != "" {
+			scope = " (step " + t.Step + ")"
+		}
+		abort := ""
+		if t.AbortOnFail {
+			abort = ", abort on fail"
+		}
+		fmt.Fprintf(b, "  threshold %s%s%s\n", t.Expr, scope, abort)
+	}
+	_, err := os.Stdout.WriteString(b.String())
+	return err
+}

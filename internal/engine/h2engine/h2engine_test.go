@@ -1,0 +1,320 @@
+package h2engine_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"hail/internal/h3serve"
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/run"
+)
+
+// h2server is an HTTP/2 server in the test process: h2c with prior
+// knowledge on plain listeners, h2 by ALPN with TLS. It counts requests,
+// those that arrived over HTTP/2, and connections.
+type h2server struct {
+	srv   *http.Server
+	url   string
+	reqs  atomic.Int64
+	h2    atomic.Int64
+	conns atomic.Int64
+}
+
+func startH2(t *testing.T, ln net.Listener, tlsConf *tls.Config, h http.Handler) *h2server {
+	t.Helper()
+	s := &h2server{}
+	if h == nil {
+		h = h3serve.Handler()
+	}
+	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.reqs.Add(1)
+		if r.ProtoMajor == 2 {
+			s.h2.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}, ErrorLog: quietLog()}
+	s.srv.Protocols = new(http.Protocols)
+	if tlsConf != nil {
+		s.srv.Protocols.SetHTTP2(true)
+		s.srv.Protocols.SetHTTP1(true)
+		s.srv.TLSConfig = tlsConf
+		s.url = "https://" + ln.Addr().String()
+		go s.srv.ServeTLS(ln, "", "")
+	} else {
+		s.srv.Protocols.SetUnencryptedHTTP2(true)
+		s.url = "http://" + ln.Addr().String()
+		go s.srv.Serve(ln)
+	}
+	t.Cleanup(func() { s.srv.Close() })
+	return s
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// pki is a CA, a server certificate it signed, and the CA's PEM file.
+type pki struct {
+	ca     tls.Certificate
+	server tls.Certificate
+	caFile string
+	pool   *x509.CertPool
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	ca, caPEM, err := h3serve.Issue(nil, "hail test CA", nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _, err := h3serve.Issue(&ca, "localhost", []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(f, caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	return &pki{ca: ca, server: srv, caFile: f, pool: pool}
+}
+
+// clientCert issues a client certificate signed by ca and writes it and its key.
+func clientCert(t *testing.T, ca *tls.Certificate) (certFile, keyFile string) {
+	t.Helper()
+	c, certPEM, err := h3serve.Issue(ca, "hail client", nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := h3serve.KeyPEM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	os.WriteFile(certFile, certPEM, 0o600)
+	os.WriteFile(keyFile, keyPEM, 0o600)
+	return certFile, keyFile
+}
+
+func h2plan(t *testing.T, rawURL string) *plan.Plan {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Plan{URL: u, Method: "GET", Connections: 4, Streams: 8, HTTPVersion: "2", KeepAlive: true,
+		MaxRedirects: 10, ConnectTimeout: 2 * time.Second, Engine: "auto", Requests: 2000}
+}
+
+func runPlan(t *testing.T, p *plan.Plan) *report.Result {
+	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := run.Run(ctx, p, run.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func checkAll(t *testing.T, res *report.Result, n int64) {
+	t.Helper()
+	c := res.Hail.Counts
+	if c.Requests != n || c.Responses != n || res.StatusCodeDistribution["200"] != n {
+		t.Errorf("requests %d, responses %d, 200s %d, want %d each (errors %v)", c.Requests, c.Responses,
+			res.StatusCodeDistribution["200"], n, res.ErrorDistribution)
+	}
+	if res.Hail.Engine != "h2" && res.Hail.Engine != "h3" {
+		t.Errorf("engine %q", res.Hail.Engine)
+	}
+	if c.BodyBytes != n*12 {
+		t.Errorf("body bytes %d, want %d", c.BodyBytes, n*12)
+	}
+	if c.WireBytes <= c.BodyBytes || c.SentBytes == 0 {
+		t.Errorf("wire bytes %d, sent %d: not counted", c.WireBytes, c.SentBytes)
+	}
+}
+
+// h2c with prior knowledge: c connections carry c × p streams; every request
+// is counted once by the server and the report, and arrived as HTTP/2.
+func TestH2C(t *testing.T) {
+	s := startH2(t, listen(t), nil, nil)
+	p := h2plan(t, s.url+"/")
+	res := runPlan(t, p)
+	checkAll(t, res, 2000)
+	if s.reqs.Load() != 2000 || s.h2.Load() != 2000 {
+		t.Errorf("server saw %d requests, %d over HTTP/2; want 2000", s.reqs.Load(), s.h2.Load())
+	}
+	if got := s.conns.Load(); got != 4 {
+		t.Errorf("server saw %d connections, want 4 (-c)", got)
+	}
+	h := res.Hail
+	if h.Protocol != "h2c" || h.Transport != "tcp" || h.TLS != nil || h.Counts.Connects != 4 {
+		t.Errorf("protocol %q, transport %q, tls %v, connects %d", h.Protocol, h.Transport, h.TLS, h.Counts.Connects)
+	}
+}
+
+// The open model over h2: requests go out at their intended times, no
+// matter the streams; latency counts from the intended time.
+func TestH2OpenModel(t *testing.T) {
+	s := startH2(t, listen(t), nil, nil)
+	p := h2plan(t, s.url+"/?delay=2ms")
+	p.Requests, p.Rate, p.Connections, p.Streams = 300, 600, 2, 4
+	res := runPlan(t, p)
+	checkAll(t, res, 300)
+	if res.Hail.Model != "open" || res.Hail.Lag.Samples+res.Hail.Counts.Queued != 300 {
+		t.Errorf("model %s, lag samples %d + queued %d, want 300", res.Hail.Model, res.Hail.Lag.Samples, res.Hail.Counts.Queued)
+	}
+	if res.Summary.Fastest < 0.002 {
+		t.Errorf("fastest %v < the server's 2ms delay", res.Summary.Fastest)
+	}
+	if el := res.Summary.Total; el < 0.45 || el > 2 {
+		t.Errorf("300 requests at 600/s took %.2fs", el)
+	}
+}
+
+// h2 over TLS: ALPN negotiates h2, the connection count and handshakes
+// match, and reconnects (--disable-keepalive) resume the TLS session.
+func TestH2TLSResumption(t *testing.T) {
+	k := newPKI(t)
+	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.server}}, nil)
+	p := h2plan(t, s.url+"/")
+	p.CACert = k.caFile
+	res := runPlan(t, p)
+	checkAll(t, res, 2000)
+	h := res.Hail
+	if h.Protocol != "h2" || h.ALPN != "h2" || h.Transport != "tls" || h.TLS == nil || h.TLS.Handshakes != 4 {
+		t.Fatalf("protocol %q alpn %q transport %q tls %+v", h.Protocol, h.ALPN, h.Transport, h.TLS)
+	}
+
+	p = h2plan(t, s.url+"/")
+	p.CACert, p.KeepAlive, p.Streams, p.Connections, p.Requests = k.caFile, false, 1, 1, 30
+	res = runPlan(t, p)
+	checkAll(t, res, 30)
+	if tl := res.Hail.TLS; tl.Handshakes != 30 || tl.Resumptions < 25 {
+		t.Errorf("30 connections: %d handshakes, %d resumed; want 30 and nearly all resumed", tl.Handshakes, tl.Resumptions)
+	}
+}
+
+// A TLS server that does not offer h2 ends the run with one clear error.
+func TestH2NotNegotiated(t *testing.T) {
+	k := newPKI(t)
+	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{k.server}, NextProtos: []string{"http/1.1"}})
+	srv := &http.Server{Handler: h3serve.Handler(), ErrorLog: quietLog()}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	p := h2plan(t, "https://"+ln.Addr().String()+"/")
+	p.CACert = k.caFile
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run.Run(context.Background(), p, run.Options{})
+	if err == nil || !strings.Contains(err.Error(), "does not speak HTTP/2") {
+		t.Fatalf("err = %v, want 'does not speak HTTP/2'", err)
+	}
+}
+
+// Client certificates: accepted when signed by the server's CA; a missing
+// or unknown one is counted as "tls client certificate rejected".
+func TestH2ClientCert(t *testing.T) {
+	k := newPKI(t)
+	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.server}, ClientCAs: k.pool,
+		ClientAuth: tls.RequireAndVerifyClientCert}, nil)
+	cert, key := clientCert(t, &k.ca)
+	p := h2plan(t, s.url+"/")
+	p.CACert, p.Cert, p.Key, p.Requests = k.caFile, cert, key, 200
+	checkAll(t, runPlan(t, p), 200)
+
+	other, _, _ := h3serve.Issue(nil, "stranger CA", nil, nil, true)
+	badCert, badKey := clientCert(t, &other)
+	for name, files := range map[string][2]string{"none": {"", ""}, "unknown-ca": {badCert, badKey}} {
+		p := h2plan(t, s.url+"/")
+		p.CACert, p.Cert, p.Key, p.Requests, p.Connections, p.Streams = k.caFile, files[0], files[1], 20, 2, 2
+		res := runPlan(t, p)
+		if got := res.ErrorDistribution["tls client certificate rejected"]; got != 20 {
+			t.Errorf("%s: %d rejected, want 20 (errors %v)", name, got, res.ErrorDistribution)
+		}
+	}
+}
+
+// A server that resets streams: each reset is one "http2 stream reset".
+func TestH2StreamReset(t *testing.T) {
+	var n atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			panic(http.ErrAbortHandler) // RST_STREAM
+		}
+		h3serve.Handler().ServeHTTP(w, r)
+	})
+	s := startH2(t, listen(t), nil, h)
+	p := h2plan(t, s.url+"/")
+	p.Requests, p.Connections, p.Streams = 100, 1, 1
+	res := runPlan(t, p)
+	if res.Hail.Counts.Responses != 50 || res.ErrorDistribution["http2 stream reset"] != 50 {
+		t.Errorf("responses %d, errors %v; want 50 and 50 stream resets", res.Hail.Counts.Responses, res.ErrorDistribution)
+	}
+}
+
+// h2c over a unix socket.
+func TestH2CUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h2.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startH2(t, ln, nil, nil)
+	_ = s
+	p := h2plan(t, "http://localhost/")
+	p.UnixSocket, p.Requests = path, 500
+	res := runPlan(t, p)
+	checkAll(t, res, 500)
+	if res.Hail.Transport != "unix" || s.h2.Load() != 500 {
+		t.Errorf("transport %q, server saw %d h2 requests", res.Hail.Transport, s.h2.Load())
+	}
+}
+
+// Redirects on the same connection, and the POST body carried over h2.
+func TestH2RedirectAndBody(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect)
+	})
+	mux.Handle("/", h3serve.Handler())
+	s := startH2(t, listen(t), nil, mux)
+	p := h2plan(t, s.url+"/old")
+	p.Method, p.Bodies, p.Requests = "POST", [][]byte{[]byte("0123456789ab")}, 100
+	res := runPlan(t, p)
+	checkAll(t, res, 100)
+	if s.reqs.Load() != 200 {
+		t.Errorf("server saw %d requests, want 200 (100 redirected)", s.reqs.Load())
+	}
+}
+
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }

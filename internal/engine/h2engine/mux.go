@@ -1,0 +1,575 @@
+package h2engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"hail/internal/engine"
+	"hail/internal/http1"
+	"hail/internal/schedule"
+	"hail/internal/stats"
+	"hail/internal/transport"
+)
+
+// Conn is one multiplexed client connection: an HTTP/2 ClientConn or an
+// HTTP/3 one over QUIC.
+type Conn interface {
+	// RoundTrip sends one request and returns once the response head arrived.
+	RoundTrip(*http.Request) (*http.Response, error)
+	// Usable reports whether new requests may still start on the connection
+	// (it is not closed and not draining after a GOAWAY).
+	Usable() bool
+	// Bytes are the bytes received and sent on the connection so far.
+	Bytes() (in, out int64)
+	// Close closes the connection at once; in-flight requests fail.
+	Close() error
+}
+
+// Mux runs a job over multiplexed connections: Job.Connections connections
+// with Streams requests in flight on each, c × p in all. It is the core of
+// the HTTP/2 engine, and the HTTP/3 engine runs on it too.
+//
+// Every stream slot is a goroutine that claims requests exactly as a net
+// engine worker does (closed model: from the Source; open model: tickets
+// released by one pacer at their intended times, queued when every slot is
+// busy), and records into the job's recorders in the same way: latency from
+// the intended time in the open model, first byte when the response head
+// arrives, status, body bytes, and each failure as one named error kind.
+type Mux struct {
+	// Streams is the number of concurrent requests per connection (-p).
+	Streams int
+	// Open opens a connection to the job's target, with its setup time.
+	Open func(ctx context.Context) (Conn, transport.Timing, error)
+	// OpenOrigin opens a connection to another origin met in a redirect.
+	OpenOrigin func(ctx context.Context, u *url.URL) (Conn, error)
+	// Classify names a failure; midResponse tells whether the response
+	// head had arrived.
+	Classify func(err error, midResponse bool) stats.ErrorKind
+}
+
+// FatalError is a connection setup failure that no retry can fix, such as
+// a server that does not speak the protocol. When the first connection of a
+// run fails with one, Run returns its Err and nothing is sent.
+type FatalError struct{ Err error }
+
+func (e *FatalError) Error() string { return e.Err.Error() }
+func (e *FatalError) Unwrap() error { return e.Err }
+
+var errRunOver = errors.New("run over")
+
+// Run implements the engine side of engine.Engine.Run.
+func (m *Mux) Run(j *engine.Job) error {
+	streams := max(m.Streams, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var retired sync.WaitGroup
+	conns := make([]*slot, j.Connections)
+	for i := range conns {
+		conns[i] = &slot{m: m, ctx: ctx, retired: &retired, rec: j.Recorders[0][i%len(j.Recorders[0])]}
+	}
+	// Open the first connection now: a server that cannot speak the
+	// protocol at all ends the run with one clear error.
+	if c, tm, err := m.Open(ctx); err != nil {
+		var fe *FatalError
+		if errors.As(err, &fe) {
+			return fe.Err
+		}
+	} else {
+		conns[0].rec.Connected(int64(tm.DNS), int64(tm.Total))
+		conns[0].conn = &live{Conn: c}
+	}
+	n := j.Connections * streams
+	var tickets chan ticket
+	if j.Source.Open() {
+		tickets = make(chan ticket, n)
+		go pace(j, tickets)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, tickets)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run()
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-j.Abort:
+			cancel()
+			for _, c := range conns {
+				c.close()
+			}
+		case <-done:
+		}
+	}()
+	wg.Wait()
+	close(done)
+	for _, c := range conns {
+		c.close()
+	}
+	cancel()
+	retired.Wait()
+	return nil
+}
+
+// ticket is one request released by the pacer.
+type ticket struct {
+	hit uint64        // request number
+	at  time.Duration // intended send time
+}
+
+// pace releases requests at their intended times until the source is done
+// (the net engine's pacer, on a thread with fine timer slack).
+func pace(j *engine.Job, tickets chan<- ticket) {
+	defer close(tickets)
+	release := schedule.PreciseThread()
+	defer release()
+	for {
+		hit, at, ok := j.Source.Claim(j.Since())
+		if !ok {
+			return
+		}
+		if !schedule.SleepUntil(j.Start, at, j.Stop) {
+			return
+		}
+		select {
+		case tickets <- ticket{hit, at}:
+		case <-j.Stop:
+			return
+		}
+	}
+}
+
+// live is an open connection and the bytes already attributed to responses.
+type live struct {
+	Conn
+	seenIn, seenOut atomic.Int64
+}
+
+// take returns the bytes received and sent since the last take.
+func (l *live) take() (in, out int64) {
+	ci, co := l.Bytes()
+	return advance(&l.seenIn, ci), advance(&l.seenOut, co)
+}
+
+// advance moves *seen up to cur and returns by how much (0 if another
+// stream got there first).
+func advance(seen *atomic.Int64, cur int64) int64 {
+	for {
+		prev := seen.Load()
+		if cur <= prev {
+			return 0
+		}
+		if seen.CompareAndSwap(prev, cur) {
+			return cur - prev
+		}
+	}
+}
+
+// slot is one of the run's c connections, shared by its p streams. It is
+// reopened when it dies (or drains after a GOAWAY); only one stream dials
+// at a time and the others wait for that dial.
+type slot struct {
+	m        *Mux
+	ctx      context.Context
+	retired  *sync.WaitGroup
+	rec      *stats.Recorder // connection setups and closes are recorded here
+	inflight atomic.Int32
+
+	mu     sync.Mutex
+	conn   *live
+	dial   *dialing
+	closed bool
+}
+
+type dialing struct {
+	done chan struct{}
+	err  error
+}
+
+// get returns the slot's usable connection, opening one if needed.
+func (s *slot) get() (*live, error) {
+	s.mu.Lock()
+	for {
+		if s.closed {
+			s.mu.Unlock()
+			return nil, errRunOver
+		}
+		if c := s.conn; c != nil {
+			if c.Usable() {
+				s.mu.Unlock()
+				return c, nil
+			}
+			s.retireLocked(c)
+		}
+		if d := s.dial; d != nil {
+			s.mu.Unlock()
+			select {
+			case <-d.done:
+			case <-s.ctx.Done():
+				return nil, s.ctx.Err()
+			}
+			if d.err != nil {
+				return nil, d.err
+			}
+			s.mu.Lock()
+			continue
+		}
+		d := &dialing{done: make(chan struct{})}
+		s.dial = d
+		s.mu.Unlock()
+		c, tm, err := s.m.Open(s.ctx)
+		s.mu.Lock()
+		s.dial = nil
+		d.err = err
+		close(d.done)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.rec.Connected(int64(tm.DNS), int64(tm.Total))
+		s.conn = &live{Conn: c}
+		if s.closed {
+			s.retireLocked(s.conn)
+		}
+	}
+}
+
+// retire closes c if it is still the slot's connection.
+func (s *slot) retire(c *live) {
+	s.mu.Lock()
+	if s.conn == c {
+		s.retireLocked(c)
+	}
+	s.mu.Unlock()
+}
+
+// retireLocked takes c out of the slot and closes it: gracefully when the
+// connection can finish its streams (after a GOAWAY), at once otherwise.
+func (s *slot) retireLocked(c *live) {
+	if s.conn == c {
+		s.conn = nil
+	}
+	s.retired.Add(1)
+	go func() {
+		defer s.retired.Done()
+		if sd, ok := c.Conn.(interface{ Shutdown(context.Context) error }); ok {
+			_ = sd.Shutdown(s.ctx)
+		}
+		_ = c.Close()
+		s.rec.Closed()
+	}()
+}
+
+// idle closes the slot's connection when no request is in flight on it
+// (a connection stage ramped it down).
+func (s *slot) idle() {
+	if s.inflight.Load() != 0 {
+		return
+	}
+	s.mu.Lock()
+	if c := s.conn; c != nil && s.inflight.Load() == 0 {
+		s.retireLocked(c)
+	}
+	s.mu.Unlock()
+}
+
+// close ends the slot for good: its connection is closed at once.
+func (s *slot) close() {
+	s.mu.Lock()
+	s.closed = true
+	c := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+		s.rec.Closed()
+	}
+}
+
+// stream is one request slot: it sends one request at a time over its
+// connection slot.
+type stream struct {
+	m       *Mux
+	j       *engine.Job
+	ctx     context.Context
+	conn    *slot
+	connIdx int // connection number, for connection stages
+	shard   int
+	reqs    engine.Requests
+	rec     *stats.Recorder
+	tickets <-chan ticket
+	tmpl    templates
+	parser  http1.Parser
+	buf     []byte
+}
+
+func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, tickets <-chan ticket) *stream {
+	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
+		tickets: tickets, tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
+	s.rec = j.Recorders[0][s.shard]
+	s.parser.BodyLimit = j.BodyLimit
+	s.parser.WantLocation = j.MaxRedirects > 0
+	return s
+}
+
+func (s *stream) run() {
+	j := s.j
+	for {
+		var hit uint64
+		var at time.Duration
+		var ok, queued bool
+		if s.tickets != nil {
+			var t ticket
+			select {
+			case t, ok = <-s.tickets:
+				queued = true
+			default:
+				select {
+				case t, ok = <-s.tickets:
+				case <-j.Stop:
+				}
+			}
+			hit, at = t.hit, t.at
+		} else {
+			if active, wait, never := j.Source.Active(s.connIdx, j.Since()); !active {
+				if never {
+					return
+				}
+				s.conn.idle() // ramped down: free the server's connection while idle
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-j.Stop:
+					t.Stop()
+					return
+				}
+				continue
+			}
+			hit, at, ok = j.Source.Claim(j.Since())
+		}
+		if !ok {
+			return
+		}
+		raw, step, _, ok := s.reqs.Next(hit)
+		if !ok {
+			continue
+		}
+		s.rec = j.Recorders[step][s.shard]
+		start := j.Since()
+		if s.tickets != nil {
+			if queued {
+				s.rec.Queued(int64(start - at))
+			} else {
+				s.rec.Lag(int64(start - at))
+			}
+		} else {
+			at = start
+		}
+		s.rec.InFlight(1)
+		s.conn.inflight.Add(1)
+		if s.do(raw, at, start) {
+			s.reqs.Done(step, &s.parser)
+		} else {
+			s.reqs.Done(step, nil)
+		}
+		s.conn.inflight.Add(-1)
+		s.rec.InFlight(-1)
+	}
+}
+
+// do performs one request, following redirects, and records its outcome.
+// at is the time its latency counts from. It reports whether the request
+// ended in a response (described in s.parser).
+func (s *stream) do(raw []byte, at, start time.Duration) bool {
+	j := s.j
+	tp, err := s.tmpl.get(raw)
+	if err != nil {
+		s.rec.Error(stats.ErrOther)
+		return false
+	}
+	u := j.URL
+	firstByte := time.Duration(-1)
+	for hops := 0; ; hops++ {
+		fb, mid, err := s.exchange(nil, tp)
+		if firstByte < 0 && fb > 0 {
+			firstByte = fb
+		}
+		if err != nil {
+			s.fail(err, mid)
+			return false
+		}
+		status := s.parser.Status
+		if j.MaxRedirects == 0 || !isRedirect(status) || len(s.parser.Location) == 0 {
+			s.rec.Response(status, int64(j.Since()-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
+			return true
+		}
+		if hops >= j.MaxRedirects {
+			s.rec.Error(stats.ErrTooManyRedirects)
+			return false
+		}
+		next, err := u.Parse(string(s.parser.Location))
+		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
+			s.rec.Error(stats.ErrRedirect)
+			return false
+		}
+		method, keepBody := tp.req.Method, true
+		if status == 303 || ((status == 301 || status == 302) && method == http.MethodPost) {
+			method, keepBody = http.MethodGet, false
+		}
+		tp = tp.withTarget(next, method, keepBody)
+		if next.Scheme != u.Scheme || next.Host != u.Host {
+			fb, mid, err := s.foreign(next, tp)
+			if firstByte < 0 {
+				firstByte = fb
+			}
+			if err != nil {
+				s.fail(err, mid)
+				return false
+			}
+			s.rec.Response(s.parser.Status, int64(j.Since()-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
+			return true
+		}
+		u = next
+	}
+}
+
+func isRedirect(s int) bool { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308 }
+
+// foreign sends tp once over a new connection to another origin.
+func (s *stream) foreign(u *url.URL, tp *template) (time.Duration, bool, error) {
+	if s.m.OpenOrigin == nil {
+		return 0, false, errors.New("redirect to another origin")
+	}
+	c, err := s.m.OpenOrigin(s.ctx, u)
+	if err != nil {
+		return 0, false, err
+	}
+	defer c.Close()
+	return s.exchange(&live{Conn: c}, tp)
+}
+
+// exchange sends tp on c (nil: the stream's connection slot) and reads the
+// response into s.parser. It returns the first-byte time and whether the
+// response head had arrived when it failed.
+func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
+	j := s.j
+	s.parser.Reset(tp.head)
+	own := c == nil
+	if own {
+		var err error
+		if c, err = s.conn.get(); err != nil {
+			return 0, false, err
+		}
+	}
+	ctx := s.ctx
+	if j.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, j.Timeout)
+		defer cancel()
+	}
+	req := tp.req.WithContext(ctx)
+	if len(tp.body) > 0 {
+		req.Body = &bodyReader{b: tp.body}
+	}
+	resp, err := c.RoundTrip(req)
+	if err != nil {
+		s.account(c)
+		return 0, false, causeOf(c, err)
+	}
+	fb := j.Since()
+	n, rerr := s.readBody(resp.Body)
+	resp.Body.Close()
+	s.parser.BodyBytes = n
+	if rerr != nil {
+		s.account(c)
+		return fb, true, causeOf(c, rerr)
+	}
+	s.parser.Status = resp.StatusCode
+	s.parser.ContentLength = resp.ContentLength
+	s.parser.KeepAlive = true
+	if s.parser.WantLocation {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			s.parser.Location = append(s.parser.Location[:0], loc...)
+		}
+	}
+	s.account(c)
+	if own && !j.KeepAlive {
+		s.conn.retire(c)
+	}
+	return fb, false, nil
+}
+
+// causeOf returns the reason c died when the connection knows a better
+// one than err (a rejected client certificate), else err.
+func causeOf(c *live, err error) error {
+	if cc, ok := c.Conn.(interface{ Cause() error }); ok {
+		if cause := cc.Cause(); cause != nil {
+			return cause
+		}
+	}
+	return err
+}
+
+// account records the bytes the connection moved since the last response
+// on it: received bytes as this response's wire bytes, sent ones as sent.
+func (s *stream) account(c *live) {
+	in, out := c.take()
+	s.parser.WireBytes = in
+	if out > 0 {
+		s.rec.Sent(out)
+	}
+}
+
+// readBody drains a response body, keeping its first BodyLimit bytes.
+func (s *stream) readBody(b io.Reader) (int64, error) {
+	var n int64
+	for {
+		k, err := b.Read(s.buf)
+		if k > 0 {
+			if room := s.parser.BodyLimit - len(s.parser.Body); room > 0 {
+				s.parser.Body = append(s.parser.Body, s.buf[:min(k, room)]...)
+			}
+			n += int64(k)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func (s *stream) fail(err error, mid bool) {
+	if s.j.Aborting() || errors.Is(err, errRunOver) {
+		s.rec.Error(stats.ErrAborted)
+		return
+	}
+	s.rec.Error(s.m.Classify(err, mid))
+}
+
+// bodyReader is a request body over shared bytes.
+type bodyReader struct {
+	b []byte
+	i int
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { return nil }

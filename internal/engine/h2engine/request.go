@@ -1,0 +1,110 @@
+package h2engine
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// template is one request variant turned from its HTTP/1.1 wire form (as
+// every engine.Requests builds it) into what an HTTP/2 or HTTP/3 round
+// tripper takes. Requests are converted once per distinct variant: each
+// stream keeps the last few and recognises them by their bytes.
+type template struct {
+	raw  []byte        // the wire bytes it was made from (a private copy)
+	req  *http.Request // method, URL, Host, headers; Body unset
+	body []byte
+	head bool
+}
+
+// hopHeaders are HTTP/1 connection-specific headers: HTTP/2 and HTTP/3 forbid them.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Content-Length", "Te"}
+
+// parseTemplate converts an encoded HTTP/1.x request for scheme.
+func parseTemplate(raw []byte, scheme string) (*template, error) {
+	r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("request does not parse: %v", err)
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, fmt.Errorf("request body: %v", err)
+	}
+	target := r.RequestURI
+	var u *url.URL
+	if strings.Contains(target, "://") {
+		u, err = url.Parse(target)
+	} else {
+		u, err = url.ParseRequestURI(target)
+		if err == nil {
+			u.Scheme, u.Host = scheme, r.Host
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("request target %q: %v", target, err)
+	}
+	for _, h := range hopHeaders {
+		r.Header.Del(h)
+	}
+	req := &http.Request{
+		Method: r.Method, URL: u, Host: r.Host, Header: r.Header,
+		Proto: "HTTP/2.0", ProtoMajor: 2, ContentLength: int64(len(body)),
+	}
+	if len(body) == 0 {
+		req.Body = http.NoBody
+	}
+	return &template{raw: append([]byte(nil), raw...), req: req, body: body, head: r.Method == http.MethodHead}, nil
+}
+
+// templates caches a stream's converted variants.
+type templates struct {
+	scheme string
+	list   []*template
+	next   int // round-robin slot to replace when full
+}
+
+const maxTemplates = 16
+
+// get returns the template for raw, converting it the first time it is seen.
+func (t *templates) get(raw []byte) (*template, error) {
+	for _, tp := range t.list {
+		if len(tp.raw) == len(raw) && bytes.Equal(tp.raw, raw) {
+			return tp, nil
+		}
+	}
+	tp, err := parseTemplate(raw, t.scheme)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.list) < maxTemplates {
+		t.list = append(t.list, tp)
+	} else {
+		t.list[t.next] = tp
+		t.next = (t.next + 1) % maxTemplates
+	}
+	return tp, nil
+}
+
+// withTarget returns a copy of tp aimed at u (a redirect), with method and
+// body as the redirect rules say.
+func (tp *template) withTarget(u *url.URL, method string, keepBody bool) *template {
+	req := *tp.req
+	uu := *u
+	req.URL = &uu
+	req.Host = u.Host
+	req.Method = method
+	out := &template{req: &req, head: method == http.MethodHead}
+	if keepBody {
+		out.body = tp.body
+	} else {
+		req.ContentLength = 0
+		req.Body = http.NoBody
+		req.Header = req.Header.Clone()
+		req.Header.Del("Content-Type")
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package h3engine_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hail/internal/h3serve"
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/run"
+)
+
+func startH3(t *testing.T, cfg h3serve.Config) (*h3serve.Server, string, string) {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	s := h3serve.New(cfg)
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, s.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return s, "https://" + a.String(), ca
+}
+
+func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Plan{URL: u, Method: "GET", Connections: 2, Streams: 8, HTTPVersion: "3", KeepAlive: true,
+		MaxRedirects: 10, ConnectTimeout: 3 * time.Second, Engine: "auto", Requests: 1000, CACert: ca}
+}
+
+func runPlan(t *testing.T, p *plan.Plan) *report.Result {
+	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := run.Run(ctx, p, run.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// HTTP/3 against the in-repo quic-go server: every request counted once by
+// both sides, c QUIC connections with their handshakes timed and counted.
+func TestH3(t *testing.T) {
+	s, base, ca := startH3(t, h3serve.Config{})
+	res := runPlan(t, h3plan(t, base+"/", ca))
+	c := res.Hail.Counts
+	if c.Requests != 1000 || c.Responses != 1000 || res.StatusCodeDistribution["200"] != 1000 || s.Requests() != 1000 {
+		t.Errorf("requests %d, responses %d, server %d, errors %v", c.Requests, c.Responses, s.Requests(), res.ErrorDistribution)
+	}
+	h := res.Hail
+	if h.Engine != "h3" || h.Protocol != "h3" || h.Transport != "quic" || h.ALPN != "h3" || h.TLS == nil || h.TLS.Handshakes != 2 {
+		t.Errorf("engine %q protocol %q transport %q alpn %q tls %+v", h.Engine, h.Protocol, h.Transport, h.ALPN, h.TLS)
+	}
+	if c.Connects != 2 || c.ConnectMinNS <= 0 || res.Details.DNSDialup.Average <= 0 {
+		t.Errorf("connects %d, handshake min %dns, avg %v", c.Connects, c.ConnectMinNS, res.Details.DNSDialup.Average)
+	}
+	if c.BodyBytes != 12000 || c.WireBytes <= c.BodyBytes || c.SentBytes == 0 {
+		t.Errorf("body %d wire %d sent %d", c.BodyBytes, c.WireBytes, c.SentBytes)
+	}
+}
+
+// Reconnects resume the TLS session over QUIC too.
+func TestH3Resumption(t *testing.T) {
+	s, base, ca := startH3(t, h3serve.Config{})
+	p := h3plan(t, base+"/", ca)
+	p.KeepAlive, p.Streams, p.Connections, p.Requests = false, 1, 1, 20
+	res := runPlan(t, p)
+	if res.Hail.Counts.Responses != 20 {
+		t.Fatalf("responses %d, errors %v", res.Hail.Counts.Responses, res.ErrorDistribution)
+	}
+	total, resumed := s.Connections()
+	if tl := res.Hail.TLS; tl.Handshakes != 20 || tl.Resumptions < 15 || total != 20 || resumed != tl.Resumptions {
+		t.Errorf("hail: %d handshakes, %d resumed; server: %d connections, %d resumed", tl.Handshakes, tl.Resumptions, total, resumed)
+	}
+}
+
+// A server that requires a client certificate: without one every request
+// is a named rejection.
+func TestH3ClientCertRejected(t *testing.T) {
+	ca, caPEM, err := h3serve.Issue(nil, "client CA", nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = ca
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	_, base, caFile := startH3(t, h3serve.Config{ClientCAs: pool})
+	p := h3plan(t, base+"/", caFile)
+	p.Requests, p.Streams = 10, 1
+	res := runPlan(t, p)
+	if got := res.ErrorDistribution["tls client certificate rejected"]; got != 10 {
+		t.Errorf("errors %v, want 10 client certificate rejections", res.ErrorDistribution)
+	}
+}
+
+// A QUIC server that does not offer h3 ends the run with one clear error.
+func TestH3NotOffered(t *testing.T) {
+	cert, _, err := h3serve.SelfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := listenQUIC(&tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"hq-interop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	p := h3plan(t, "https://"+ln.Addr().String()+"/", "")
+	p.Insecure = true
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run.Run(context.Background(), p, run.Options{})
+	if err == nil || !strings.Contains(err.Error(), "does not speak HTTP/3") {
+		t.Fatalf("err = %v, want 'does not speak HTTP/3'", err)
+	}
+}

@@ -1,0 +1,536 @@
+//go:build linux
+
+package uringengine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hail/internal/engine"
+	"hail/internal/http1"
+	"hail/internal/schedule"
+	"hail/internal/serve"
+	"hail/internal/stats"
+	"hail/internal/transport"
+	"hail/internal/uring"
+)
+
+func needURing(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// startServe runs the built-in target on addr ("127.0.0.1:0" or "unix:/path").
+func startServe(t testing.TB, addr string) (*serve.Server, string) {
+	t.Helper()
+	s := serve.New(serve.Config{Addr: addr})
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	if a.Network() == "unix" {
+		return s, "http://localhost/"
+	}
+	return s, "http://" + a.String() + "/"
+}
+
+type jobOpts struct {
+	url       string
+	unix      string
+	n         uint64
+	c         int
+	dur       time.Duration // -z: stop and abort after this long
+	rate      float64
+	http10    bool
+	close     bool // keep-alive off
+	timeout   time.Duration
+	redirects int
+	method    string
+	reqs      func(spec http1.RequestSpec) func(int) engine.Requests
+	steps     int
+	eng       *Engine
+	abortAt   time.Duration // abort (without a deadline) after this long
+}
+
+type jobResult struct {
+	t       *stats.Totals
+	steps   []*stats.Totals
+	elapsed time.Duration
+}
+
+// runJob builds a job the way run.Run does and runs the engine on it.
+func runJob(t testing.TB, o jobOpts) jobResult {
+	t.Helper()
+	u, err := url.Parse(o.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	if port == 0 {
+		port = 80
+	}
+	d, err := transport.NewDialer(context.Background(), transport.Options{Host: u.Hostname(), Port: port,
+		UnixSocket: o.unix, PreLookup: true, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := "HTTP/1.1"
+	if o.http10 {
+		proto = "HTTP/1.0"
+	}
+	spec := http1.RequestSpec{Method: o.method, Target: u.RequestURI(), Host: u.Host, Proto: proto,
+		Close: o.close && !o.http10, KeepAlive10: o.http10 && !o.close}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	nsteps := max(o.steps, 1)
+	recs := make([][]*stats.Recorder, nsteps)
+	for s := range recs {
+		recs[s] = make([]*stats.Recorder, min(o.c, 8))
+		for i := range recs[s] {
+			recs[s][i] = stats.NewRecorder()
+		}
+	}
+	newReqs := func(int) engine.Requests {
+		return &engine.Static{Variants: [][]byte{http1.AppendRequest(nil, &spec)}, Head: o.method == "HEAD"}
+	}
+	if o.reqs != nil {
+		newReqs = o.reqs(spec)
+	}
+	var pacer schedule.Pacer
+	if o.rate > 0 {
+		pacer = schedule.Rate{PerSecond: o.rate}
+	}
+	stop, abort := make(chan struct{}), make(chan struct{})
+	j := &engine.Job{
+		Start: time.Now(), Source: schedule.NewSource(pacer, o.n, o.dur), Steps: make([]string, nsteps), Recorders: recs,
+		Connections: o.c, NewRequests: newReqs, Redirect: spec, URL: u, Dialer: d, Timeout: o.timeout,
+		KeepAlive: !o.close, MaxRedirects: o.redirects, MaxHeaderBytes: 64 << 10, Stop: stop, Abort: abort,
+	}
+	if at := max(o.dur, o.abortAt); at > 0 {
+		tm := time.AfterFunc(at, func() {
+			j.Source.Stop()
+			close(stop)
+			j.MarkAborting()
+			close(abort)
+		})
+		defer tm.Stop()
+	}
+	eng := o.eng
+	if eng == nil {
+		eng = &Engine{}
+	}
+	if err := eng.Run(j); err != nil {
+		t.Fatal(err)
+	}
+	res := jobResult{elapsed: j.Since()}
+	var all []*stats.Recorder
+	for s := range recs {
+		res.steps = append(res.steps, stats.NewCollector(recs[s], j.Start).Finish(time.Now()))
+		all = append(all, recs[s]...)
+	}
+	res.t = stats.NewTotals()
+	for _, st := range res.steps {
+		res.t.Add(st)
+	}
+	return res
+}
+
+func errorsOf(t *stats.Totals) map[string]int64 {
+	m := map[string]int64{}
+	for k, n := range t.Errors {
+		if n > 0 {
+			m[stats.ErrorKind(k).String()] = n
+		}
+	}
+	return m
+}
+
+// want200 checks that all n requests got a 200 with body bytes each.
+func want200(t *testing.T, r jobResult, n int64, body int64) {
+	t.Helper()
+	if got := r.t.Status[200]; got != n || r.t.Requests() != n {
+		t.Errorf("200s = %d of %d requests, want %d (errors %v)", got, r.t.Requests(), n, errorsOf(r.t))
+	}
+	if body >= 0 && r.t.BodyBytes != n*body {
+		t.Errorf("body bytes = %d, want %d × %d", r.t.BodyBytes, n, body)
+	}
+}
+
+func countFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func threadsNamed(prefix string) int {
+	ents, _ := os.ReadDir("/proc/self/task")
+	n := 0
+	for _, e := range ents {
+		b, _ := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
+		if strings.HasPrefix(string(b), prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
+func TestUnixSocket(t *testing.T) {
+	needURing(t)
+	path := filepath.Join(t.TempDir(), "hail.sock")
+	s, base := startServe(t, "unix:"+path)
+	r := runJob(t, jobOpts{url: base, unix: path, n: 3000, c: 16})
+	want200(t, r, 3000, 12)
+	if got := s.Stats().Requests; got != 3000 {
+		t.Errorf("server saw %d requests, want 3000", got)
+	}
+	if r.t.Connects != 16 {
+		t.Errorf("connects = %d, want 16 (keep-alive)", r.t.Connects)
+	}
+}
+
+func TestKeepAliveOffAndHTTP10(t *testing.T) {
+	needURing(t)
+	s, base := startServe(t, "127.0.0.1:0")
+	for _, tc := range []struct {
+		name         string
+		http10, close bool
+		connects     int64
+	}{
+		{"keepalive-off", false, true, 400},
+		{"http10", true, true, 400},
+		{"http10-keepalive", true, false, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.Stats().Requests
+			r := runJob(t, jobOpts{url: base, n: 400, c: 4, http10: tc.http10, close: tc.close})
+			want200(t, r, 400, 12)
+			if r.t.Connects != tc.connects {
+				t.Errorf("connects = %d, want %d", r.t.Connects, tc.connects)
+			}
+			if got := s.Stats().Requests - before; got != 400 {
+				t.Errorf("server saw %d requests, want 400", got)
+			}
+		})
+	}
+}
+
+// rawServer answers every connection with the bytes resp returns for the
+// request head it read, then closes it when closeAfter says so.
+func rawServer(t testing.TB, resp func(head string) (string, bool)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					var head strings.Builder
+					for {
+						line, err := br.ReadString('\n')
+						if err != nil {
+							return
+						}
+						head.WriteString(line)
+						if line == "\r\n" {
+							break
+						}
+					}
+					out, closeAfter := resp(head.String())
+					if _, err := io.WriteString(c, out); err != nil || closeAfter {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// An HTTP/1.0 response without Content-Length ends at EOF (Parser.EOF on a
+// 0-byte receive).
+func TestEOFDelimitedBody(t *testing.T) {
+	needURing(t)
+	base := rawServer(t, func(string) (string, bool) { return "HTTP/1.0 200 OK\r\n\r\nhello, eof", true })
+	r := runJob(t, jobOpts{url: base, n: 200, c: 4, http10: true, close: true})
+	want200(t, r, 200, int64(len("hello, eof")))
+}
+
+// Receive buffers far smaller than a status line force every split the
+// parser can see: lines across buffers (carry), chunk framing across
+// buffers, and an empty buffer ring (ENOBUFS, re-armed).
+func TestTinyBuffers(t *testing.T) {
+	needURing(t)
+	_, base := startServe(t, "127.0.0.1:0")
+	for _, q := range []struct {
+		query string
+		body  int64
+	}{{"", 12}, {"?size=10k&chunked=1", 10240}, {"?size=10k", 10240}, {"?size=0", 0}, {"?size=300k&chunked=1", 300 << 10}} {
+		for _, size := range []int{7, 64} {
+			t.Run(fmt.Sprintf("%s/buf%d", q.query, size), func(t *testing.T) {
+				r := runJob(t, jobOpts{url: base + q.query, n: 60, c: 6, eng: &Engine{bufSize: size, bufCount: 4}})
+				want200(t, r, 60, q.body)
+			})
+		}
+	}
+}
+
+// reusingBuilder encodes every request into one buffer that it overwrites
+// at the next call (as a scenario builder may): the engine must copy.
+type reusingBuilder struct {
+	specs []http1.RequestSpec
+	buf   []byte
+	done  []atomic.Int64
+}
+
+func (b *reusingBuilder) Next(hit uint64) ([]byte, int, bool, bool) {
+	for i := range b.buf {
+		b.buf[i] = 'X' // scribble over the previous request
+	}
+	step := int(hit % uint64(len(b.specs)))
+	b.buf = http1.AppendRequest(b.buf[:0], &b.specs[step])
+	return b.buf, step, false, true
+}
+
+func (b *reusingBuilder) Done(step int, p *http1.Parser) {
+	if p != nil && p.Status == 200 {
+		b.done[step].Add(1)
+	}
+}
+
+func TestReusingBuilderAndSteps(t *testing.T) {
+	needURing(t)
+	_, base := startServe(t, "127.0.0.1:0")
+	var builders []*reusingBuilder
+	var mu sync.Mutex
+	r := runJob(t, jobOpts{url: base, n: 3000, c: 12, steps: 2, reqs: func(spec http1.RequestSpec) func(int) engine.Requests {
+		return func(int) engine.Requests {
+			a, b := spec, spec
+			a.Target, b.Target = "/?size=10", "/?size=2000&pad="+strings.Repeat("p", 500)
+			rb := &reusingBuilder{specs: []http1.RequestSpec{a, b}, done: make([]atomic.Int64, 2)}
+			mu.Lock()
+			builders = append(builders, rb)
+			mu.Unlock()
+			return rb
+		}
+	}})
+	want200(t, r, 3000, -1)
+	if r.steps[0].BodyBytes != 1500*10 || r.steps[1].BodyBytes != 1500*2000 {
+		t.Errorf("step body bytes %d and %d, want %d and %d", r.steps[0].BodyBytes, r.steps[1].BodyBytes, 1500*10, 1500*2000)
+	}
+	var done [2]int64
+	for _, b := range builders {
+		done[0] += b.done[0].Load()
+		done[1] += b.done[1].Load()
+	}
+	if done != [2]int64{1500, 1500} {
+		t.Errorf("Done saw %v responses per step, want 1500 each", done)
+	}
+}
+
+// Thousands of connections: every one connects through the ring and the
+// count is exact.
+func TestManyConnections(t *testing.T) {
+	needURing(t)
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 4500 {
+		t.Skipf("RLIMIT_NOFILE %d is too low for 2000 connections and their server side", lim.Cur)
+	}
+	s, base := startServe(t, "127.0.0.1:0")
+	start := time.Now()
+	r := runJob(t, jobOpts{url: base, n: 6000, c: 2000})
+	want200(t, r, 6000, 12)
+	if r.t.Connects != 2000 {
+		t.Errorf("connects = %d, want 2000", r.t.Connects)
+	}
+	if got := s.Stats().Requests; got != 6000 {
+		t.Errorf("server saw %d requests", got)
+	}
+	t.Logf("2000 connections, 6000 requests in %v", time.Since(start))
+}
+
+// Every exit path closes every socket and the ring, and stops every
+// SQPOLL thread.
+func TestNoLeaks(t *testing.T) {
+	needURing(t)
+	refused := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return "http://" + l.Addr().String() + "/"
+	}()
+	fds0 := countFDs(t)
+	func() {
+		s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
+		a, err := s.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve()
+		defer s.Close()
+		base := "http://" + a.String() + "/"
+		for _, o := range []jobOpts{
+			{url: base, n: 500, c: 8},
+			{url: base, n: 200, c: 8, close: true},
+			{url: base + "?delay=5s", n: 100, c: 8, abortAt: 200 * time.Millisecond}, // aborted mid-flight
+			{url: base + "?delay=5s", n: 8, c: 4, timeout: 100 * time.Millisecond},    // timeouts
+			{url: base + "?delay=5s", c: 4, rate: 100, dur: 300 * time.Millisecond},   // open model, deadline
+			{url: base, n: 300, c: 8, eng: &Engine{SQPoll: true}},
+			{url: refused, n: 50, c: 4},
+		} {
+			runJob(t, o)
+		}
+	}()
+	if !waitFor(3*time.Second, func() bool { return countFDs(t) <= fds0 }) {
+		t.Errorf("fds: %d before, %d after", fds0, countFDs(t))
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			t.Logf("fd %s -> %s", e.Name(), l)
+		}
+	}
+	if !waitFor(3*time.Second, func() bool { return threadsNamed("iou-sqp") == 0 }) {
+		t.Errorf("%d SQPOLL threads left", threadsNamed("iou-sqp"))
+	}
+}
+
+func TestAbortIsPrompt(t *testing.T) {
+	needURing(t)
+	_, base := startServe(t, "127.0.0.1:0")
+	start := time.Now()
+	r := runJob(t, jobOpts{url: base + "?delay=10s", c: 8, dur: 300 * time.Millisecond})
+	if el := time.Since(start); el > 800*time.Millisecond {
+		t.Errorf("run took %v after an abort at 300 ms", el)
+	}
+	if got := r.t.Errors[stats.ErrAborted]; got != 8 {
+		t.Errorf("aborted = %d, want 8 (errors %v)", got, errorsOf(r.t))
+	}
+}
+
+func TestSQPoll(t *testing.T) {
+	needURing(t)
+	_, base := startServe(t, "127.0.0.1:0")
+	r := runJob(t, jobOpts{url: base, n: 3000, c: 8, eng: &Engine{SQPoll: true}})
+	want200(t, r, 3000, 12)
+}
+
+func TestRedirectOtherOrigin(t *testing.T) {
+	needURing(t)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "elsewhere") }))
+	defer other.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, other.URL+"/", http.StatusFound) })
+	mux.HandleFunc("/here", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/landed", http.StatusMovedPermanently) })
+	mux.HandleFunc("/landed", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "landed") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	r := runJob(t, jobOpts{url: srv.URL + "/away", n: 20, c: 2, redirects: 5})
+	if got := r.t.Errors[stats.ErrRedirect]; got != 20 {
+		t.Errorf("bad redirects = %d, want 20 (errors %v, statuses 200:%d)", got, errorsOf(r.t), r.t.Status[200])
+	}
+	// Same origin with keep-alive off: the redirect is followed on a new connection.
+	r = runJob(t, jobOpts{url: srv.URL + "/here", n: 20, c: 2, redirects: 5, close: true})
+	want200(t, r, 20, int64(len("landed")))
+}
+
+// Open model at a modest rate: every request is either lagged or queued,
+// and the lag stays small.
+func TestOpenModelLag(t *testing.T) {
+	needURing(t)
+	_, base := startServe(t, "127.0.0.1:0")
+	r := runJob(t, jobOpts{url: base, n: 400, c: 8, rate: 1000})
+	want200(t, r, 400, 12)
+	if n := r.t.Lag.TotalCount() + r.t.Queued; n != 400 {
+		t.Errorf("lag samples %d + queued %d, want 400", r.t.Lag.TotalCount(), r.t.Queued)
+	}
+	if r.elapsed < 390*time.Millisecond || r.elapsed > 600*time.Millisecond {
+		t.Errorf("400 requests at 1000/s took %v", r.elapsed)
+	}
+	t.Logf("lag p50 %v p99 %v max %v", time.Duration(r.t.Lag.ValueAtQuantile(50)), time.Duration(r.t.Lag.ValueAtQuantile(99)),
+		time.Duration(r.t.Lag.Max()))
+}
+
+func TestExplainSetup(t *testing.T) {
+	for _, tc := range []struct {
+		errno    unix.Errno
+		disabled int
+		cause    string
+		fix      string
+	}{
+		{unix.EPERM, 2, "kernel.io_uring_disabled=2", "sysctl -w kernel.io_uring_disabled=0"},
+		{unix.EPERM, 1, "kernel.io_uring_disabled=1", "io_uring_group"},
+		{unix.EPERM, 0, "seccomp", "--security-opt seccomp=unconfined"},
+		{unix.ENOSYS, 0, "no io_uring", "Linux 6.0"},
+		{unix.ENOMEM, 0, "RLIMIT_MEMLOCK", "ulimit -l"},
+	} {
+		err := explainSetup(&uring.SetupError{Op: "io_uring_setup", Errno: tc.errno, Unavailable: true}, tc.disabled)
+		if !strings.Contains(err.Cause, tc.cause) || !strings.Contains(err.Fix, tc.fix) {
+			t.Errorf("%v, disabled=%d: cause %q, fix %q", tc.errno, tc.disabled, err.Cause, err.Fix)
+		}
+		if !errors.Is(err, uring.ErrUnavailable) || !errors.Is(err, tc.errno) {
+			t.Errorf("%v: error %v does not wrap ErrUnavailable and the errno", tc.errno, err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "io_uring unavailable: ") {
+			t.Errorf("message %q is not one line starting with the verdict", msg)
+		}
+	}
+	if err := Available(); err != nil {
+		var ue *UnavailableError
+		if !errors.As(err, &ue) || !errors.Is(err, uring.ErrUnavailable) {
+			t.Errorf("Available() = %v: not an *UnavailableError wrapping uring.ErrUnavailable", err)
+		}
+		t.Logf("io_uring is unavailable here: %v", err)
+	}
+}

@@ -1,0 +1,216 @@
+// Package metrics serves a run's live measurements as Prometheus /
+// OpenMetrics metrics (--metrics-addr). It reads the stats.Collector's
+// running totals when scraped, so it adds nothing to the hot path: values
+// are as of the collector's last once-a-second tick.
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"hail/internal/stats"
+)
+
+// LatencyBuckets are the upper bounds (seconds) of the latency histogram.
+var LatencyBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// LagBuckets are the upper bounds (seconds) of the schedule-lag histogram.
+var LagBuckets = []float64{0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 1}
+
+// Exporter is a prometheus.Collector over a run's stats.Collector.
+type Exporter struct {
+	mu   sync.Mutex
+	coll *stats.Collector
+
+	requests, responses, errs, bodyBytes, sentBytes, queued *prometheus.Desc
+	latency, lag, firstByte                                 *prometheus.Desc
+	inFlight, connsOpen, cpu, targetRSS, targetCPU, elapsed *prometheus.Desc
+	info                                                    *prometheus.Desc
+	infoLabels                                              []string
+}
+
+// Info labels hail_run_info: the target URL, model, engine and shard.
+type Info struct {
+	URL, Model, Engine, Shard string
+}
+
+// NewExporter returns an Exporter; constLabels are added to every metric
+// (a shard label lets a dashboard sum over the shards of a distributed run).
+func NewExporter(info Info, constLabels prometheus.Labels) *Exporter {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("hail_"+name, help, labels, constLabels)
+	}
+	return &Exporter{
+		requests:   d("requests_total", "Requests ended (responses and errors)."),
+		responses:  d("responses_total", "Requests that got an HTTP response, by status code.", "code"),
+		errs:       d("errors_total", "Requests that failed without a response, by kind.", "kind"),
+		bodyBytes:  d("response_body_bytes_total", "Response body bytes received."),
+		sentBytes:  d("sent_bytes_total", "Request bytes written."),
+		queued:     d("queued_requests_total", "Open model: requests that waited for a free connection."),
+		latency:    d("request_duration_seconds", "Latency of responses: from the intended send time (open model) or the send (closed) to the last byte."),
+		lag:        d("schedule_lag_seconds", "Open model: how late hail sent a request against its intended time."),
+		firstByte:  d("first_byte_seconds", "Time from send to the first response byte."),
+		inFlight:   d("in_flight_requests", "Requests in flight at the last tick."),
+		connsOpen:  d("open_connections", "Connections open at the last tick."),
+		cpu:        d("generator_cpu_cores", "hail's own CPU use in the last second, in cores."),
+		targetRSS:  d("target_rss_bytes", "The monitored target process's resident memory (--target-pid)."),
+		targetCPU:  d("target_cpu_cores", "The monitored target process's CPU use in the last second, in cores (--target-pid)."),
+		elapsed:    d("run_elapsed_seconds", "Seconds since the run started."),
+		info:       d("run_info", "The run: target URL, model, engine and shard.", "url", "model", "engine", "shard"),
+		infoLabels: []string{info.URL, info.Model, info.Engine, info.Shard},
+	}
+}
+
+// Observe starts exporting c (run.Options.Observe).
+func (e *Exporter) Observe(c *stats.Collector) {
+	e.mu.Lock()
+	e.coll = c
+	e.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{e.requests, e.responses, e.errs, e.bodyBytes, e.sentBytes, e.queued,
+		e.latency, e.lag, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed, e.info} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(e.info, prometheus.GaugeValue, 1, e.infoLabels...)
+	e.mu.Lock()
+	c := e.coll
+	e.mu.Unlock()
+	if c == nil {
+		return // the run has not started yet
+	}
+	snap := c.Snapshot()
+	c.View(func(t *stats.Totals, _ []stats.Second) {
+		counter := func(d *prometheus.Desc, v int64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+		}
+		counter(e.requests, t.Requests())
+		for code, n := range t.Status {
+			if n > 0 {
+				counter(e.responses, n, strconv.Itoa(code))
+			}
+		}
+		for k, n := range t.Errors {
+			if n > 0 {
+				counter(e.errs, n, stats.ErrorKind(k).String())
+			}
+		}
+		counter(e.bodyBytes, t.BodyBytes)
+		counter(e.sentBytes, t.SentBytes)
+		counter(e.queued, t.Queued)
+		ch <- histogram(e.latency, LatencyBuckets, float64(t.LatencySum)/1e9, t.LatencyOK, t.LatencyBad)
+		ch <- histogram(e.lag, LagBuckets, -1, t.Lag)
+		ch <- histogram(e.firstByte, LatencyBuckets, -1, t.FirstByte)
+	})
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+	gauge(e.inFlight, float64(snap.Last.InFlight))
+	gauge(e.connsOpen, float64(snap.Last.ConnsOpen))
+	gauge(e.cpu, snap.Last.CPU)
+	if snap.Last.TargetRSS > 0 {
+		gauge(e.targetRSS, float64(snap.Last.TargetRSS))
+		gauge(e.targetCPU, snap.Last.TargetCPU)
+	}
+	gauge(e.elapsed, snap.Elapsed.Seconds())
+}
+
+// histogram turns HdrHistograms of nanoseconds into one Prometheus
+// histogram with the given bucket bounds (seconds). sum < 0 estimates the
+// sum from the histograms' means.
+func histogram(d *prometheus.Desc, bounds []float64, sum float64, hs ...*hdr.Histogram) prometheus.Metric {
+	counts := make(map[float64]uint64, len(bounds))
+	var total uint64
+	est := 0.0
+	for _, h := range hs {
+		n := h.TotalCount()
+		if n == 0 {
+			continue
+		}
+		total += uint64(n)
+		est += h.Mean() * float64(n) / 1e9
+		for _, bar := range h.Distribution() {
+			if bar.Count == 0 {
+				continue
+			}
+			v := float64(bar.From) / 1e9
+			for _, b := range bounds {
+				if v <= b {
+					counts[b] += uint64(bar.Count)
+				}
+			}
+		}
+	}
+	for _, b := range bounds {
+		if _, ok := counts[b]; !ok {
+			counts[b] = 0
+		}
+	}
+	if sum < 0 {
+		sum = est
+	}
+	return prometheus.MustNewConstHistogram(d, total, sum, counts)
+}
+
+// Server serves /metrics.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// Serve starts serving e's metrics (and Go runtime metrics of hail itself)
+// at addr's /metrics.
+func Serve(addr string, e *Exporter) (*Server, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(e); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %v", addr, unwrapOpErr(err))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/metrics", http.StatusFound)
+	})
+	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the server.
+func (s *Server) Close() {
+	_ = s.srv.Close()
+	<-s.done
+}
+
+func unwrapOpErr(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes a result as Markdown: a summary table, the latency
+// percentiles, status codes and errors, steps, the target and the
+// generator's verdict — what a review or an issue needs.
+func WriteMarkdown(w io.Writer, r *Result) error {
+	b := &strings.Builder{}
+	h := r.Hail
+	url, _ := h.Config["url"].(string)
+	title := "hail result"
+	if url != "" {
+		title += ": " + mdEscape(url)
+	}
+	fmt.Fprintf(b, "### %s\n\n", title)
+	fmt.Fprintf(b, "%s model, engine %s, hail %s", h.Model, h.Engine, h.Version)
+	if h.Shard != nil {
+		fmt.Fprintf(b, ", shard %d/%d", h.Shard.Index, h.Shard.Count)
+	}
+	if h.Merged != nil {
+		fmt.Fprintf(b, ", merged from %d results", h.Merged.Results)
+	}
+	fmt.Fprintf(b, "\n\n| requests | requests/s | success | mean | p50 | p90 | p99 | p99.9 | max | errors |\n")
+	fmt.Fprintf(b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	p := r.LatencyPercentiles
+	fmt.Fprintf(b, "| %d | %.1f | %.2f%% | %s | %s | %s | %s | %s | %s | %d |\n\n", h.Counts.Requests, r.Summary.RequestsPerSec,
+		100*r.Summary.SuccessRate, fmtDur(r.Summary.Average), fmtDur(p.P50), fmtDur(p.P90), fmtDur(p.P99), fmtDur(p.P999),
+		fmtDur(r.Summary.Slowest), h.Counts.Errors)
+	if len(r.StatusCodeDistribution) > 0 || len(r.ErrorDistribution) > 0 {
+		fmt.Fprintf(b, "| outcome | count |\n| --- | ---: |\n")
+		for _, k := range sortedByCount(r.StatusCodeDistribution) {
+			fmt.Fprintf(b, "| status %s | %d |\n", k, r.StatusCodeDistribution[k])
+		}
+		for _, k := range sortedByCount(r.ErrorDistribution) {
+			fmt.Fprintf(b, "| %s | %d |\n", mdEscape(k), r.ErrorDistribution[k])
+		}
+		fmt.Fprintln(b)
+	}
+	if len(h.Steps) > 0 {
+		fmt.Fprintf(b, "| step | requests | requests/s | error rate | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		for _, s := range h.Steps {
+			fmt.Fprintf(b, "| %s | %d | %.1f | %.2f%% | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, s.RPS, 100*s.ErrorRate,
+				fmtDur(s.Latency.P50), fmtDur(s.Latency.P99), fmtDur(s.Latency.Max))
+		}
+		fmt.Fprintln(b)
+	}
+	if len(h.Thresholds) > 0 {
+		fmt.Fprintf(b, "| threshold | measured | |\n| --- | ---: | --- |\n")
+		for _, t := range h.Thresholds {
+			mark := "✅ pass"
+			if !t.Pass {
+				mark = "❌ fail"
+			}
+			expr := t.Expr
+			if t.Step != "" {
+				expr = t.Step + ": " + expr
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s |\n", expr, mdEscape(t.Measured), mark)
+		}
+		fmt.Fprintln(b)
+	}
+	g := h.Generator
+	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", g.CPUPerRequestUS, 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
+	if h.Model == "open" {
+		fmt.Fprintf(b, ", schedule lag p99 %s", fmtDur(h.Lag.P99))
+	}
+	fmt.Fprintln(b, ".")
+	if t := h.Target; t != nil {
+		fmt.Fprintf(b, "\nTarget (pid %d, %s): peak RSS %s (mean %s, %s → %s), CPU %.2f s (%.2f cores mean, %.2f peak).\n",
+			t.PID, mdEscape(t.Command), bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)),
+			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPUSeconds, t.MeanCPU, t.PeakCPU)
+	}
+	if h.Verdict.GeneratorLimited {
+		fmt.Fprintf(b, "\n> **Warning**: the generator, not the target, limited this test:\n")
+		for _, why := range h.Verdict.Reasons {
+			fmt.Fprintf(b, "> - %s\n", mdEscape(why))
+		}
+	} else {
+		fmt.Fprintf(b, "\nThe generator kept up: the numbers measure the target.\n")
+	}
+	if h.Interrupted {
+		fmt.Fprintf(b, "\n_Interrupted: the run was stopped by a signal; the numbers cover what was done._\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

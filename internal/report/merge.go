@@ -1,0 +1,419 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hail/internal/stats"
+)
+
+// Shard says which part of a distributed run a Result is (--shard I/N).
+type Shard struct {
+	Index int `json:"index"` // from 0
+	Count int `json:"count"`
+	// This shard's share of the whole run's -n, -q and -c.
+	Requests    uint64  `json:"requests"`
+	Rate        float64 `json:"rate"`
+	Connections int     `json:"connections"`
+	// StartAt is the agreed start time (--start-at), RFC 3339.
+	StartAt string `json:"start_at,omitempty"`
+}
+
+// Merged describes a Result that hail merge made from several results.
+type Merged struct {
+	// Results is how many results were merged; Shards their shard indices.
+	Results int   `json:"results"`
+	Shards  []int `json:"shards,omitempty"`
+	// Notes say how fields that cannot add exactly were combined.
+	Notes []string `json:"notes"`
+}
+
+// Target is the monitored target process's resource use over the run
+// (--target-pid), sampled once a second from /proc.
+type Target struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	Samples int    `json:"samples"`
+	// PeakRSSBytes and MeanRSSBytes are over the samples.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	MeanRSSBytes int64 `json:"mean_rss_bytes"`
+	// StartRSSBytes and EndRSSBytes are the first and last samples.
+	StartRSSBytes int64 `json:"start_rss_bytes"`
+	EndRSSBytes   int64 `json:"end_rss_bytes"`
+	// CPUSeconds is the target's user + system CPU time during the run;
+	// MeanCPU the same per second of the run, in cores.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	MeanCPU    float64 `json:"cpu_mean_cores"`
+	PeakCPU    float64 `json:"cpu_peak_cores"`
+	// Exited is set when the process ended during the run.
+	Exited bool `json:"exited,omitempty"`
+}
+
+// TotalsOf rebuilds the exact Totals a Result was made from: its decoded
+// histograms, status and error counts, and integer sums.
+func TotalsOf(r *Result) (*stats.Totals, error) {
+	t := stats.NewTotals()
+	h := r.Hail.Histograms
+	for _, x := range []struct {
+		enc string
+		dst *hdr.Histogram
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}} {
+		d, err := DecodeHist(x.enc)
+		if err != nil {
+			return nil, fmt.Errorf("bad histogram in result: %v", err)
+		}
+		x.dst.Merge(d)
+	}
+	if err := addDistributions(t, r.StatusCodeDistribution, r.ErrorDistribution); err != nil {
+		return nil, err
+	}
+	c := r.Hail.Counts
+	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
+	t.Queued, t.QueueWait = c.Queued, c.QueueWaitNS
+	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
+	if c.Connects > 0 {
+		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
+	}
+	return t, nil
+}
+
+func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
+	for k, n := range status {
+		code, err := strconv.Atoi(k)
+		if err != nil || code < 0 || code >= stats.MaxStatus {
+			return fmt.Errorf("bad status code %q in result", k)
+		}
+		t.Status[code] += n
+	}
+	for k, n := range errs {
+		kind, ok := stats.KindByName(k)
+		if !ok {
+			kind = stats.ErrOther
+		}
+		t.Errors[kind] += n
+	}
+	return nil
+}
+
+// stepTotals rebuilds a step's Totals from its Result entry.
+func stepTotals(s *Step) (*stats.Totals, error) {
+	t := stats.NewTotals()
+	h := s.Histograms
+	for _, x := range []struct {
+		enc string
+		dst *hdr.Histogram
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}} {
+		d, err := DecodeHist(x.enc)
+		if err != nil {
+			return nil, fmt.Errorf("bad histogram in step %q: %v", s.Name, err)
+		}
+		x.dst.Merge(d)
+	}
+	if err := addDistributions(t, s.StatusCodeDistribution, s.ErrorDistribution); err != nil {
+		return nil, err
+	}
+	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
+	return t, nil
+}
+
+// Merge combines the results of the shards of one distributed run (or of
+// several runs of one configuration) into one Result, exactly: histograms
+// and counts add, and every derived number is recomputed by Build. The
+// per-second series are aligned by wall clock (each result's start plus the
+// second's index). Configurations must agree: a mismatch is an error naming
+// the field. names label the inputs in messages (file names); nil uses
+// their positions.
+func Merge(results []*Result, names []string) (*Result, error) {
+	if len(results) == 0 {
+		return nil, fmt.Errorf("nothing to merge")
+	}
+	name := func(i int) string {
+		if i < len(names) {
+			return names[i]
+		}
+		return fmt.Sprintf("result %d", i+1)
+	}
+	if err := checkMergeable(results, name); err != nil {
+		return nil, err
+	}
+	first := results[0]
+	info := &Merged{Results: len(results), Notes: []string{}}
+	total := stats.NewTotals()
+	var usage stats.Usage
+	cores := 0
+	start := int64(math.MaxInt64)
+	var end int64
+	interrupted, split := false, false
+	engines := []string{}
+	for i, r := range results {
+		t, err := TotalsOf(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name(i), err)
+		}
+		total.Add(t)
+		g := r.Hail.Generator
+		usage.User += time.Duration(g.UserSeconds * 1e9)
+		usage.System += time.Duration(g.SystemSeconds * 1e9)
+		usage.Voluntary += g.VoluntarySwitches
+		usage.Involuntary += g.ForcedSwitches
+		usage.MaxRSS = max(usage.MaxRSS, g.MaxRSSBytes)
+		cores += g.Cores
+		start = min(start, r.Hail.StartUnixNano)
+		end = max(end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
+		interrupted = interrupted || r.Hail.Interrupted
+		split = split || r.LatencyPercentileSuccessful != nil
+		if !slices.Contains(engines, r.Hail.Engine) {
+			engines = append(engines, r.Hail.Engine)
+		}
+		if r.Hail.Shard != nil {
+			info.Shards = append(info.Shards, r.Hail.Shard.Index)
+		}
+	}
+	sort.Ints(info.Shards)
+	series, spread := alignSeries(results, start, func(r *Result) []stats.Second { return r.Hail.Series })
+	elapsed := time.Duration(end - start)
+	rate := 0.0
+	for _, r := range results {
+		if r.Hail.Shard != nil {
+			rate += r.Hail.Shard.Rate
+		}
+	}
+	if rate == 0 {
+		if q, ok := first.Hail.Config["rate"].(float64); ok {
+			rate = q
+		}
+	}
+	engine := strings.Join(engines, "+")
+	out := Build(Input{Totals: total, Series: series, Elapsed: elapsed, Usage: usage, Cores: cores,
+		Engine: engine, EngineReason: fmt.Sprintf("merged from %d results", len(results)), Open: first.Hail.Model == "open",
+		Rate: rate, Start: time.Unix(0, start), Interrupted: interrupted, Config: first.Hail.Config,
+		Version: first.Hail.Version, SuccessSplit: split})
+	info.Notes = append(info.Notes,
+		fmt.Sprintf("counts, status codes, errors and histograms are exact sums of the %d results; percentiles are recomputed from the summed histograms", len(results)),
+		fmt.Sprintf("the results' starts are %s apart; per-second series are aligned by wall clock to the nearest second", time.Duration(spread).Round(time.Microsecond)),
+		"per-second percentiles (p50…max, schedule lag) are the highest of the results' for that second: an upper bound, not exact",
+		fmt.Sprintf("generator CPU, context switches and cores are summed over the %d results; peak RSS is the largest single result's", len(results)))
+	for i, r := range results {
+		for _, why := range r.Hail.Verdict.Reasons {
+			label := name(i)
+			if r.Hail.Shard != nil {
+				label = fmt.Sprintf("shard %d/%d", r.Hail.Shard.Index, r.Hail.Shard.Count)
+			}
+			out.Hail.Verdict.GeneratorLimited = true
+			out.Hail.Verdict.Reasons = append(out.Hail.Verdict.Reasons, label+": "+why)
+		}
+	}
+	if err := mergeSteps(out, results, start, elapsed, info); err != nil {
+		return nil, err
+	}
+	out.Hail.Target = mergeTarget(results, info)
+	out.Hail.Merged = info
+	return out, nil
+}
+
+// checkMergeable returns an error naming the first field on which the
+// results disagree, or a missing or repeated shard.
+func checkMergeable(results []*Result, name func(int) string) error {
+	first := results[0]
+	keys := map[string]bool{}
+	for _, r := range results {
+		for k := range r.Hail.Config {
+			keys[k] = true
+		}
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for i, r := range results[1:] {
+		for _, k := range sorted {
+			a, _ := json.Marshal(first.Hail.Config[k])
+			b, _ := json.Marshal(r.Hail.Config[k])
+			if !bytes.Equal(a, b) {
+				return fmt.Errorf("the results do not belong to one run: config.%s is %s in %s but %s in %s", k, a, name(0), b, name(i+1))
+			}
+		}
+		if r.Hail.Model != first.Hail.Model {
+			return fmt.Errorf("the results do not belong to one run: model is %s in %s but %s in %s", first.Hail.Model, name(0), r.Hail.Model, name(i+1))
+		}
+	}
+	sharded := 0
+	for _, r := range results {
+		if r.Hail.Shard != nil {
+			sharded++
+		}
+	}
+	if sharded == 0 {
+		return nil
+	}
+	if sharded != len(results) {
+		return fmt.Errorf("some results are shards (--shard) and some are not: merge the shards of one run")
+	}
+	n := first.Hail.Shard.Count
+	seen := map[int]string{}
+	for i, r := range results {
+		s := r.Hail.Shard
+		if s.Count != n {
+			return fmt.Errorf("the results do not belong to one run: shard.count is %d in %s but %d in %s", n, name(0), s.Count, name(i))
+		}
+		if prev, dup := seen[s.Index]; dup {
+			return fmt.Errorf("shard %d/%d appears twice: %s and %s", s.Index, n, prev, name(i))
+		}
+		seen[s.Index] = name(i)
+		if s.StartAt != first.Hail.Shard.StartAt {
+			return fmt.Errorf("the results do not belong to one run: shard.start_at is %q in %s but %q in %s", first.Hail.Shard.StartAt, name(0), s.StartAt, name(i))
+		}
+	}
+	var missing []string
+	for k := range n {
+		if _, ok := seen[k]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("shard %s missing: merge needs the result of every shard of the run", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// alignSeries merges per-second series by wall clock: entry k of a result
+// that started at s covers [s+k, s+k+1); it lands in second round((s-start)/1s)+k
+// of the merged series. It also returns the spread of the starts (ns).
+func alignSeries(results []*Result, start int64, get func(*Result) []stats.Second) ([]stats.Second, int64) {
+	var out []stats.Second
+	var spread int64
+	for _, r := range results {
+		off := r.Hail.StartUnixNano - start
+		spread = max(spread, off)
+		shift := int(math.Round(float64(off) / 1e9))
+		for _, s := range get(r) {
+			k := s.Index + shift
+			for len(out) <= k {
+				out = append(out, stats.Second{Index: len(out)})
+			}
+			m := &out[k]
+			m.Span = max(m.Span, s.Span)
+			m.Requests += s.Requests
+			m.Errors += s.Errors
+			m.BodyBytes += s.BodyBytes
+			m.WireBytes += s.WireBytes
+			m.SentBytes += s.SentBytes
+			m.P50, m.P90, m.P99, m.P999, m.Max = max(m.P50, s.P50), max(m.P90, s.P90), max(m.P99, s.P99), max(m.P999, s.P999), max(m.Max, s.Max)
+			m.LagP99 = max(m.LagP99, s.LagP99)
+			m.InFlight += s.InFlight
+			m.ConnsOpen += s.ConnsOpen
+			m.CPU += s.CPU
+			m.TargetRSS = max(m.TargetRSS, s.TargetRSS)
+			m.TargetCPU = max(m.TargetCPU, s.TargetCPU)
+		}
+	}
+	// Drop seconds no result covered (a gap between far-apart starts).
+	kept := out[:0]
+	for _, s := range out {
+		if s.Span > 0 {
+			kept = append(kept, s)
+		}
+	}
+	if kept == nil {
+		kept = []stats.Second{}
+	}
+	return kept, spread
+}
+
+// mergeSteps merges the per-step results of scenario runs, step by step
+// (matched by name).
+func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Duration, info *Merged) error {
+	var names []string
+	for _, r := range results {
+		for _, s := range r.Hail.Steps {
+			if !slices.Contains(names, s.Name) {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	totals := make([]*stats.Totals, len(names))
+	series := make([][]stats.Second, len(names))
+	yields := make([]int64, len(names))
+	reasons := make([]map[string]int64, len(names))
+	captures, misses := make([]int64, len(names)), make([]int64, len(names))
+	for i, n := range names {
+		totals[i] = stats.NewTotals()
+		var parts []*Result
+		for _, r := range results {
+			for k := range r.Hail.Steps {
+				s := &r.Hail.Steps[k]
+				if s.Name != n {
+					continue
+				}
+				t, err := stepTotals(s)
+				if err != nil {
+					return err
+				}
+				totals[i].Add(t)
+				yields[i] += s.Yields
+				captures[i] += s.Captures
+				misses[i] += s.CaptureMisses
+				for why, c := range s.YieldReasons {
+					if reasons[i] == nil {
+						reasons[i] = map[string]int64{}
+					}
+					reasons[i][why] += c
+				}
+				parts = append(parts, &Result{Hail: Hail{StartUnixNano: r.Hail.StartUnixNano, Series: s.Series}})
+			}
+		}
+		series[i], _ = alignSeries(parts, start, func(r *Result) []stats.Second { return r.Hail.Series })
+	}
+	out.Hail.Steps = BuildSteps(names, totals, series, elapsed)
+	for i := range out.Hail.Steps {
+		s := &out.Hail.Steps[i]
+		s.Yields, s.YieldReasons, s.Captures, s.CaptureMisses = yields[i], reasons[i], captures[i], misses[i]
+	}
+	failed, checked := 0, 0
+	for _, r := range results {
+		checked += len(r.Hail.Thresholds)
+		failed += r.ThresholdsFailed()
+		if r.Hail.Scenario != nil && out.Hail.Scenario == nil {
+			sc := *r.Hail.Scenario
+			sc.Pools = nil
+			out.Hail.Scenario = &sc
+		}
+	}
+	if checked > 0 {
+		info.Notes = append(info.Notes, fmt.Sprintf("scenario thresholds were checked by each result on its own share: %d of %d failed; they are not re-checked on the merged totals", failed, checked))
+	}
+	return nil
+}
+
+// mergeTarget keeps the monitored target's numbers: when several results
+// sampled a target, the one with the highest peak RSS is kept.
+func mergeTarget(results []*Result, info *Merged) *Target {
+	var best *Target
+	n := 0
+	for _, r := range results {
+		if t := r.Hail.Target; t != nil {
+			n++
+			if best == nil || t.PeakRSSBytes > best.PeakRSSBytes {
+				c := *t
+				best = &c
+			}
+		}
+	}
+	if n > 1 {
+		info.Notes = append(info.Notes, fmt.Sprintf("%d results sampled a target process; the one with the highest peak RSS is kept, and per-second target values are the highest", n))
+	}
+	return best
+}

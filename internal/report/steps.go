@@ -1,0 +1,356 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hail/internal/stats"
+)
+
+// Step is one step of a scenario: its own counts, status codes, errors,
+// latency and histograms. The run's totals (the Result's top level) are the
+// sum of its steps.
+type Step struct {
+	Name string `json:"name"`
+	// Counts are exact: Failed are errors other than deadline aborts plus
+	// responses with status ≥ 400.
+	Counts StepCounts `json:"counts"`
+	// Share is this step's part of all requests (0–1).
+	Share float64 `json:"share"`
+	// RPS is requests ended per second over the run.
+	RPS float64 `json:"rps"`
+	// ErrorRate is Failed / (Requests − Aborted).
+	ErrorRate float64 `json:"error_rate"`
+	// Latency in seconds.
+	Latency                StepLatency      `json:"latency"`
+	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
+	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
+	Histograms             Histograms       `json:"histograms"`
+	// Yields counts the times this step was chosen but could not be built
+	// (an empty pool, no captured value yet) and another ran instead;
+	// YieldReasons breaks them down.
+	Yields       int64            `json:"yields"`
+	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
+	// Captures counts values captured from this step's responses;
+	// CaptureMisses responses where a capture found nothing.
+	Captures      int64 `json:"captures"`
+	CaptureMisses int64 `json:"capture_misses"`
+	// Series is the step's per-second series.
+	Series []stats.Second `json:"series"`
+}
+
+// StepCounts are a step's exact totals.
+type StepCounts struct {
+	Requests     int64 `json:"requests"`
+	Responses    int64 `json:"responses"`
+	Errors       int64 `json:"errors"`
+	Aborted      int64 `json:"aborted"`
+	Failed       int64 `json:"failed"`
+	BodyBytes    int64 `json:"body_bytes"`
+	SentBytes    int64 `json:"sent_bytes"`
+	LatencySumNS int64 `json:"latency_sum_ns"`
+}
+
+// StepLatency summarises a step's latency in seconds.
+type StepLatency struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99.9"`
+	Max  float64 `json:"max"`
+}
+
+// Threshold is one pass/fail check of a scenario and what was measured.
+type Threshold struct {
+	Expr string `json:"expr"`
+	// Step is the step checked; "" for the whole run.
+	Step string `json:"step,omitempty"`
+	// Value is the measured value in the metric's unit: seconds for
+	// latencies, a fraction for error_rate, requests/s for rps, a count.
+	Value float64 `json:"value"`
+	// Measured is Value as the report prints it.
+	Measured    string `json:"measured"`
+	Pass        bool   `json:"pass"`
+	AbortOnFail bool   `json:"abort_on_fail,omitempty"`
+}
+
+// ScenarioInfo describes the scenario a Result came from.
+type ScenarioInfo struct {
+	Name  string     `json:"name,omitempty"`
+	File  string     `json:"file,omitempty"`
+	Pools []PoolInfo `json:"pools,omitempty"`
+}
+
+// PoolInfo is a pool of captured values at the end of the run.
+type PoolInfo struct {
+	Name    string `json:"name"`
+	Live    int    `json:"live"`
+	Max     int    `json:"max"`
+	Dropped int64  `json:"dropped"`
+}
+
+// BuildSteps makes the per-step results: names[i]'s totals are totals[i]
+// and its per-second series series[i].
+func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second, elapsed time.Duration) []Step {
+	var all int64
+	for _, t := range totals {
+		all += t.Requests()
+	}
+	out := make([]Step, len(names))
+	for i, name := range names {
+		t := totals[i]
+		s := &out[i]
+		s.Name = name
+		m := MeasureTotals(t, elapsed)
+		s.Counts = StepCounts{Requests: m.Requests, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted,
+			Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum}
+		if all > 0 {
+			s.Share = float64(m.Requests) / float64(all)
+		}
+		s.RPS = m.Value("rps", 0)
+		s.ErrorRate = m.Value("error_rate", 0)
+		lat := m.Latency
+		if lat.TotalCount() > 0 {
+			q := func(p float64) float64 { return sec(lat.ValueAtQuantile(p)) }
+			s.Latency = StepLatency{Min: sec(lat.Min()), Mean: m.Value("mean", 0), P50: q(50), P90: q(90), P95: q(95),
+				P99: q(99), P999: q(99.9), Max: sec(lat.Max())}
+		}
+		s.StatusCodeDistribution = map[string]int64{}
+		for code, n := range t.Status {
+			if n > 0 {
+				s.StatusCodeDistribution[strconv.Itoa(code)] = n
+			}
+		}
+		s.ErrorDistribution = map[string]int64{}
+		for k, n := range t.Errors {
+			if n > 0 {
+				s.ErrorDistribution[stats.ErrorKind(k).String()] = n
+			}
+		}
+		s.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
+			FirstByte: encode(t.FirstByte), Lag: encode(t.Lag)}
+		if i < len(series) && series[i] != nil {
+			s.Series = series[i]
+		} else {
+			s.Series = []stats.Second{}
+		}
+	}
+	return out
+}
+
+// Measure is what thresholds are checked against: a run's or a step's
+// latency histogram and counts, from live totals or from a Result.
+type Measure struct {
+	Latency    *hdr.Histogram // ns, every response
+	LatencySum int64          // ns
+	Requests   int64          // ended: responses + errors
+	Responses  int64
+	Aborted    int64 // ended by the deadline or an interrupt
+	Failed     int64 // errors other than aborts, plus responses with status ≥ 400
+	Elapsed    time.Duration
+}
+
+// MeasureTotals measures live (or final) totals over elapsed.
+func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
+	m := Measure{Latency: t.Latency(), LatencySum: t.LatencySum, Requests: t.Requests(), Responses: t.Responses(),
+		Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed}
+	m.Failed = t.ErrorCount() - m.Aborted
+	for code, n := range t.Status {
+		if code == 0 || code >= 400 {
+			m.Failed += n
+		}
+	}
+	return m
+}
+
+// failedStatuses counts responses with status ≥ 400 (or out of range) in a
+// status distribution.
+func failedStatuses(dist map[string]int64) int64 {
+	var n int64
+	for k, c := range dist {
+		if code, err := strconv.Atoi(k); err != nil || code == 0 || code >= 400 {
+			n += c
+		}
+	}
+	return n
+}
+
+func decodeLatency(hs Histograms) *hdr.Histogram {
+	h := stats.NewHist()
+	for _, s := range []string{hs.LatencyOK, hs.LatencyBad} {
+		if d, err := DecodeHist(s); err == nil {
+			h.Merge(d)
+		}
+	}
+	return h
+}
+
+// Measure measures the whole run of r.
+func (r *Result) Measure() Measure {
+	c := r.Hail.Counts
+	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: c.LatencySumNS, Requests: c.Requests,
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution),
+		Elapsed: time.Duration(r.Summary.Total * 1e9)}
+}
+
+// Measure measures step s of a run that lasted elapsed.
+func (s *Step) Measure(elapsed time.Duration) Measure {
+	c := s.Counts
+	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS, Requests: c.Requests,
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed}
+}
+
+// Value returns a metric: "pN" (a latency percentile, N from 0 to 100; q
+// is N), "min", "max", "mean" (seconds), "rps", "error_rate" (a fraction),
+// "errors" (failed requests), "requests".
+func (m *Measure) Value(metric string, q float64) float64 {
+	switch metric {
+	case "p":
+		if m.Latency.TotalCount() == 0 {
+			return 0
+		}
+		return sec(m.Latency.ValueAtQuantile(q))
+	case "min":
+		if m.Latency.TotalCount() == 0 {
+			return 0
+		}
+		return sec(m.Latency.Min())
+	case "max":
+		return sec(m.Latency.Max())
+	case "mean":
+		if m.Responses == 0 {
+			return 0
+		}
+		return sec(m.LatencySum) / float64(m.Responses)
+	case "rps":
+		if m.Elapsed <= 0 {
+			return 0
+		}
+		return float64(m.Requests) / m.Elapsed.Seconds()
+	case "error_rate":
+		if n := m.Requests - m.Aborted; n > 0 {
+			return float64(m.Failed) / float64(n)
+		}
+		return 0
+	case "errors":
+		return float64(m.Failed)
+	case "requests":
+		return float64(m.Requests)
+	}
+	return 0
+}
+
+// writeSteps writes the per-step table of a scenario run.
+func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+	steps := r.Hail.Steps
+	if len(steps) == 0 {
+		return
+	}
+	w := len("total")
+	for _, s := range steps {
+		w = max(w, len(s.Name))
+	}
+	fmt.Fprintf(b, "Steps:\n")
+	fmt.Fprintf(b, "  %-*s %10s %6s %10s %8s %8s %14s %14s %14s %14s  %s\n", w, "step", "requests", "share", "req/s",
+		"failed", "err%", "p50", "p90", "p99", "max", "status codes")
+	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, codes map[string]int64) {
+		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
+			failed, 100*rate, d(l.P50), d(l.P90), d(l.P99), d(l.Max), codeList(codes, c))
+	}
+	for _, s := range steps {
+		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.StatusCodeDistribution)
+	}
+	m := r.Measure()
+	total := StepLatency{P50: r.LatencyPercentiles.P50, P90: r.LatencyPercentiles.P90, P99: r.LatencyPercentiles.P99, Max: r.Summary.Slowest}
+	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, r.StatusCodeDistribution)
+	for _, s := range steps {
+		if len(s.ErrorDistribution) > 0 {
+			var parts []string
+			for _, k := range sortedByCount(s.ErrorDistribution) {
+				parts = append(parts, fmt.Sprintf("%s ×%d", k, s.ErrorDistribution[k]))
+			}
+			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, strings.Join(parts, ", "))
+		}
+		if s.Yields > 0 {
+			var parts []string
+			for _, k := range sortedByCount(s.YieldReasons) {
+				parts = append(parts, fmt.Sprintf("%s (%d)", k, s.YieldReasons[k]))
+			}
+			fmt.Fprintf(b, "  %s: yielded %d times to another step: %s\n", s.Name, s.Yields, strings.Join(parts, ", "))
+		}
+		if s.CaptureMisses > 0 {
+			fmt.Fprintf(b, "  %s: %d responses had nothing to capture (%d values captured)\n", s.Name, s.CaptureMisses, s.Captures)
+		}
+	}
+	if sc := r.Hail.Scenario; sc != nil {
+		for _, p := range sc.Pools {
+			fmt.Fprintf(b, "  pool %s: %d live values at the end", p.Name, p.Live)
+			if p.Dropped > 0 {
+				fmt.Fprintf(b, ", %d dropped (full at %d)", p.Dropped, p.Max)
+			}
+			fmt.Fprintln(b)
+		}
+	}
+}
+
+// codeList is a compact status code distribution: "201×700 404×3".
+func codeList(m map[string]int64, c colorer) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		code, _ := strconv.Atoi(k)
+		parts = append(parts, c.status(code, k)+"×"+strconv.FormatInt(m[k], 10))
+	}
+	return strings.Join(parts, " ")
+}
+
+// writeThresholds writes each threshold as PASS or FAIL with its measured value.
+func writeThresholds(b *strings.Builder, r *Result, c colorer) {
+	ts := r.Hail.Thresholds
+	if len(ts) == 0 && r.Hail.StoppedBy == "" {
+		return
+	}
+	fmt.Fprintf(b, "Thresholds:\n")
+	failed := 0
+	for _, t := range ts {
+		verdict := c.paint("32", "PASS")
+		if !t.Pass {
+			verdict = c.paint("1;31", "FAIL")
+			failed++
+		}
+		scope := "all steps"
+		if t.Step != "" {
+			scope = "step " + t.Step
+		}
+		fmt.Fprintf(b, "  %s  %-28s %-16s measured %s\n", verdict, t.Expr, "("+scope+")", t.Measured)
+	}
+	if r.Hail.StoppedBy != "" {
+		fmt.Fprintf(b, "  %s\n", c.warn("stopped early: "+r.Hail.StoppedBy))
+	}
+	if failed > 0 {
+		fmt.Fprintf(b, "  %d of %d thresholds failed (exit status 2)\n", failed, len(ts))
+	}
+}
+
+// ThresholdsFailed counts the failed thresholds of r.
+func (r *Result) ThresholdsFailed() int {
+	n := 0
+	for _, t := range r.Hail.Thresholds {
+		if !t.Pass {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,125 @@
+package reqlog
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"hail/internal/stats"
+)
+
+func rec(i int) stats.TraceRecord {
+	r := stats.TraceRecord{Intended: int64(i) * 1000, Start: int64(i)*1000 + 50, End: int64(i)*1000 + 25000,
+		FirstByte: int64(i)*1000 + 20000, Body: 12, Status: 200, Conn: int32(i % 7), Step: uint16(i % 2)}
+	if i%100 == 0 {
+		r.Status = 0
+		r.SetError(stats.ErrReset)
+	}
+	if i%50 == 1 {
+		r.Connect, r.DNS = 40000, 1000
+	}
+	return r
+}
+
+// Records traced from many goroutines through several recorders all reach
+// both sinks exactly once.
+func TestWriterSQLiteAndCSV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.db")
+	db, err := OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv bytes.Buffer
+	tr := stats.NewTracer(4)
+	recs := []*stats.Recorder{stats.NewRecorder(), stats.NewRecorder(), stats.NewRecorder()}
+	for _, r := range recs {
+		tr.Attach(r)
+	}
+	w := Start(tr, db, NewCSV(&csv, []string{"login", "browse, list"}))
+	const per, workers = 3000, 6
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				r := rec(g*per + i)
+				recs[g%len(recs)].Trace(&r)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(10 * time.Millisecond)
+	if err := w.Finish(Meta{Start: time.Unix(1700000000, 0), URL: "http://127.0.0.1/", Steps: []string{"login", "browse, list"}, Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	const total = per * workers
+	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
+	if lines[0]+"\n" != CSVHeader || len(lines) != total+1 {
+		t.Fatalf("csv: header %q, %d lines, want %d", lines[0], len(lines), total+1)
+	}
+	if !strings.Contains(csv.String(), `,connection reset by peer,`) || !strings.Contains(csv.String(), `"browse, list"`) {
+		t.Error("csv lacks the error kind or the quoted step name")
+	}
+	sdb, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	var n, errs, complete, oha, fromView int64
+	ctx := context.Background()
+	_ = sdb.QueryRowContext(ctx, "SELECT count(*), count(error) FROM requests").Scan(&n, &errs)
+	_ = sdb.QueryRowContext(ctx, "SELECT complete, records FROM runs").Scan(&complete, &oha)
+	_ = sdb.QueryRowContext(ctx, "SELECT count(*) FROM oha WHERE duration > 0").Scan(&fromView)
+	if n != total || errs != total/100 || complete != 1 || oha != total || fromView != total-total/100 {
+		t.Errorf("rows %d errors %d complete %d records %d oha view %d", n, errs, complete, oha, fromView)
+	}
+	var lat int64
+	_ = sdb.QueryRowContext(ctx, "SELECT latency_ns FROM requests WHERE intended_ns = 5000").Scan(&lat)
+	if lat != 25000 {
+		t.Errorf("latency_ns %d, want 25000", lat)
+	}
+}
+
+func TestDBPath(t *testing.T) {
+	for in, want := range map[string]string{"r.db": "r.db", "sqlite:r.db": "r.db", "sqlite:///tmp/r.db": "/tmp/r.db", "file:x.db?mode=rwc": "x.db"} {
+		if got, err := DBPath(in); err != nil || got != want {
+			t.Errorf("DBPath(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := DBPath(":memory:"); err == nil {
+		t.Error(":memory: accepted")
+	}
+}
+
+func BenchmarkSQLiteWrite(b *testing.B) {
+	db, err := OpenSQLite(filepath.Join(b.TempDir(), "b.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]stats.TraceRecord, stats.TraceBatchSize)
+	for i := range batch {
+		batch[i] = rec(i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(batch) {
+		if err := db.Write(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	db.Close(Meta{})
+}
+
+func BenchmarkCSVRow(b *testing.B) {
+	r := rec(3)
+	buf := make([]byte, 0, 256)
+	for b.Loop() {
+		buf = AppendRow(buf[:0], &r, nil)
+	}
+}

@@ -1,0 +1,252 @@
+package reqlog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"hail/internal/stats"
+)
+
+// Schema is the SQLite layout --db-url writes (docs/results.md explains
+// it). A file may hold several runs: each gets a row in runs, and its
+// requests carry its id. Times are nanoseconds since the run's start
+// (runs.start_unix_ns); latency_ns is what the report counts (from the
+// intended send time in the open model).
+const Schema = `
+CREATE TABLE IF NOT EXISTS runs (
+  id            INTEGER PRIMARY KEY,
+  start_unix_ns INTEGER NOT NULL DEFAULT 0,
+  url           TEXT,
+  method        TEXT,
+  model         TEXT,
+  shard         TEXT,
+  hail_version  TEXT,
+  records       INTEGER NOT NULL DEFAULT 0,
+  complete      INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS steps (
+  run  INTEGER NOT NULL,
+  idx  INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  PRIMARY KEY (run, idx)
+);
+CREATE TABLE IF NOT EXISTS requests (
+  run           INTEGER NOT NULL,
+  intended_ns   INTEGER NOT NULL,
+  start_ns      INTEGER NOT NULL,
+  end_ns        INTEGER NOT NULL,
+  latency_ns    INTEGER GENERATED ALWAYS AS (end_ns - intended_ns) VIRTUAL,
+  first_byte_ns INTEGER,
+  connect_ns    INTEGER,
+  dns_ns        INTEGER,
+  status        INTEGER,
+  body_bytes    INTEGER NOT NULL,
+  error         TEXT,
+  step          INTEGER NOT NULL,
+  connection    INTEGER NOT NULL
+);
+CREATE VIEW IF NOT EXISTS oha AS
+  SELECT runs.url AS url, start_ns / 1e9 AS start, intended_ns / 1e9 AS start_latency_correction,
+         end_ns / 1e9 AS "end", latency_ns / 1e9 AS duration, status, body_bytes AS len_bytes, run
+  FROM requests JOIN runs ON runs.id = requests.run WHERE requests.error IS NULL;
+`
+
+const (
+	sqlCols    = 11
+	rowsPerIns = 128
+)
+
+// SQLite is the --db-url sink: every batch is one transaction in a
+// write-ahead-logged database, so a process killed mid-run leaves a valid
+// file holding every batch committed before.
+type SQLite struct {
+	path    string
+	db      *sql.DB
+	conn    *sql.Conn
+	run     int64
+	many    *sql.Stmt // rowsPerIns rows
+	one     *sql.Stmt
+	args    []any
+	n       int64
+	errStr  [stats.NumErrorKinds]string
+	created bool // the file did not exist before: Abort removes it
+}
+
+// DBPath turns a --db-url value into a file path: a plain path, or
+// sqlite:PATH / sqlite://PATH / file:PATH as oha and SQLite tools write them.
+func DBPath(s string) (string, error) {
+	p := s
+	for _, pre := range []string{"sqlite://", "sqlite:", "file://", "file:"} {
+		if strings.HasPrefix(p, pre) {
+			p = strings.TrimPrefix(p, pre)
+			break
+		}
+	}
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u
+	}
+	if p == "" || p == ":memory:" {
+		return "", fmt.Errorf("--db-url %q: give a file path, e.g. --db-url requests.db", s)
+	}
+	return p, nil
+}
+
+// OpenSQLite opens (creating if needed) the database file at path and
+// registers a new run in it.
+func OpenSQLite(path string) (*SQLite, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("--db-url %s is a directory", path)
+	}
+	_, statErr := os.Stat(path)
+	created := os.IsNotExist(statErr)
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("--db-url %s: %v", path, err)
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("--db-url %s: %v", path, err)
+	}
+	s := &SQLite{path: path, db: db, conn: conn, created: created}
+	fail := func(err error) (*SQLite, error) {
+		s.conn.Close()
+		s.db.Close()
+		if created {
+			removeDB(path)
+		}
+		return nil, fmt.Errorf("--db-url %s: %v", path, err)
+	}
+	if _, err := conn.ExecContext(ctx, Schema); err != nil {
+		return fail(err)
+	}
+	res, err := conn.ExecContext(ctx, "INSERT INTO runs (start_unix_ns) VALUES (0)")
+	if err != nil {
+		return fail(err)
+	}
+	if s.run, err = res.LastInsertId(); err != nil {
+		return fail(err)
+	}
+	// The run id is part of the statement, and latency_ns is computed by
+	// SQLite: fewer values to bind per row.
+	row := fmt.Sprintf("(%d,", s.run) + strings.TrimSuffix(strings.Repeat("?,", sqlCols), ",") + ")"
+	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection) VALUES "
+	if s.many, err = conn.PrepareContext(ctx, ins+strings.TrimSuffix(strings.Repeat(row+",", rowsPerIns), ",")); err != nil {
+		return fail(err)
+	}
+	if s.one, err = conn.PrepareContext(ctx, ins+row); err != nil {
+		return fail(err)
+	}
+	s.args = make([]any, 0, sqlCols*rowsPerIns)
+	for k := range s.errStr {
+		s.errStr[k] = stats.ErrorKind(k).String()
+	}
+	return s, nil
+}
+
+// Path is the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// Run is this run's id in the runs table.
+func (s *SQLite) Run() int64 { return s.run }
+
+func (s *SQLite) appendArgs(a []any, r *stats.TraceRecord) []any {
+	var fb, conn, dns, status, errv any
+	if r.FirstByte > 0 {
+		fb = r.FirstByte
+	}
+	if r.Connect > 0 {
+		conn, dns = r.Connect, r.DNS
+	}
+	if k, failed := r.Failed(); failed {
+		errv = s.errStr[k]
+	} else {
+		status = int64(r.Status)
+	}
+	return append(a, r.Intended, r.Start, r.End, fb, conn, dns, status, r.Body, errv, int64(r.Step), int64(r.Conn))
+}
+
+// Write implements Sink: one transaction per batch.
+func (s *SQLite) Write(recs []stats.TraceRecord) error {
+	ctx := context.Background()
+	if _, err := s.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("--db-url %s: %v", s.path, err)
+	}
+	rollback := func() { _, _ = s.conn.ExecContext(ctx, "ROLLBACK") }
+	many, one := s.many, s.one
+	i := 0
+	for ; i+rowsPerIns <= len(recs); i += rowsPerIns {
+		a := s.args[:0]
+		for j := i; j < i+rowsPerIns; j++ {
+			a = s.appendArgs(a, &recs[j])
+		}
+		if _, err := many.ExecContext(ctx, a...); err != nil {
+			rollback()
+			return fmt.Errorf("--db-url %s: %v", s.path, err)
+		}
+	}
+	for ; i < len(recs); i++ {
+		if _, err := one.ExecContext(ctx, s.appendArgs(s.args[:0], &recs[i])...); err != nil {
+			rollback()
+			return fmt.Errorf("--db-url %s: %v", s.path, err)
+		}
+	}
+	if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("--db-url %s: %v", s.path, err)
+	}
+	s.n += int64(len(recs))
+	return nil
+}
+
+// Close implements Sink: it records the run's description, marks it
+// complete and closes the file (checkpointing the write-ahead log into it).
+func (s *SQLite) Close(m Meta) error {
+	ctx := context.Background()
+	defer s.db.Close()
+	defer s.conn.Close()
+	s.many.Close()
+	s.one.Close()
+	if _, err := s.conn.ExecContext(ctx, "UPDATE runs SET start_unix_ns=?, url=?, method=?, model=?, shard=?, hail_version=?, records=?, complete=1 WHERE id=?",
+		m.Start.UnixNano(), m.URL, m.Method, m.Model, m.Shard, m.Version, s.n, s.run); err != nil {
+		return fmt.Errorf("--db-url %s: %v", s.path, err)
+	}
+	for i, name := range m.Steps {
+		if _, err := s.conn.ExecContext(ctx, "INSERT OR REPLACE INTO steps (run, idx, name) VALUES (?, ?, ?)", s.run, i, name); err != nil {
+			return fmt.Errorf("--db-url %s: %v", s.path, err)
+		}
+	}
+	if _, err := s.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("--db-url %s: %v", s.path, err)
+	}
+	return nil
+}
+
+// Abort implements Sink: the run never started, so its row goes.
+func (s *SQLite) Abort() {
+	ctx := context.Background()
+	_, _ = s.conn.ExecContext(ctx, "DELETE FROM runs WHERE id=?", s.run)
+	s.many.Close()
+	s.one.Close()
+	s.conn.Close()
+	s.db.Close()
+	if s.created {
+		removeDB(s.path)
+	}
+}
+
+func removeDB(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		os.Remove(path + suffix)
+	}
+}

@@ -1,0 +1,105 @@
+package run
+
+import (
+	"fmt"
+	"time"
+
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/schedule"
+)
+
+// ShardShare returns the plan of shard p.ShardIndex of p.ShardCount: its
+// exact share of -n (the first n mod N shards take one more), of the rate
+// (-q / N), of the connections (-c / N, the first c mod N shards one more,
+// at least 1) and of burst sizes. A plan that is not sharded is returned as is.
+func ShardShare(p *plan.Plan) *plan.Plan {
+	n, i := p.ShardCount, p.ShardIndex
+	if n <= 1 {
+		return p
+	}
+	q := *p
+	q.Requests = splitU(p.Requests, i, n)
+	q.Connections = max(1, int(splitU(uint64(p.Connections), i, n)))
+	q.Rate = p.Rate / float64(n)
+	if p.BurstSize > 0 {
+		q.BurstSize = max(1, splitU(p.BurstSize, i, n))
+	}
+	return &q
+}
+
+// splitU is shard i's part of total split exactly over n shards.
+func splitU(total uint64, i, n int) uint64 {
+	share := total / uint64(n)
+	if uint64(i) < total%uint64(n) {
+		share++
+	}
+	return share
+}
+
+// ShardRamp divides every target of a ramp (rate or connection stages) by n.
+func ShardRamp(r schedule.Ramp, n int) schedule.Ramp {
+	if n <= 1 {
+		return r
+	}
+	out := schedule.Ramp{Start: r.Start / float64(n), Stages: make([]schedule.Stage, len(r.Stages))}
+	for k, s := range r.Stages {
+		s.Target /= float64(n)
+		out.Stages[k] = s
+	}
+	return out
+}
+
+// shardInfo describes a sharded plan (whole) and its share for the Result.
+func shardInfo(whole, share *plan.Plan) *report.Shard {
+	if whole.ShardCount <= 1 {
+		return nil
+	}
+	s := &report.Shard{Index: whole.ShardIndex, Count: whole.ShardCount, Requests: share.Requests,
+		Rate: share.Rate, Connections: share.Connections}
+	if !whole.StartAt.IsZero() {
+		s.StartAt = whole.StartAt.UTC().Format(time.RFC3339Nano)
+	}
+	return s
+}
+
+// MaxStartAhead bounds how far ahead --start-at may be.
+const MaxStartAhead = 24 * time.Hour
+
+// MaxStartLate is how far in the past --start-at may be (a shard scheduled
+// a moment late still joins; one minutes late has missed the run).
+const MaxStartLate = 5 * time.Second
+
+// CheckStartAt says what is wrong with a --start-at time, if anything.
+func CheckStartAt(t, now time.Time) error {
+	switch {
+	case t.After(now.Add(MaxStartAhead)):
+		return fmt.Errorf("--start-at %s is more than 24h ahead: give a time within the next day", t.UTC().Format(time.RFC3339))
+	case t.Before(now.Add(-MaxStartLate)):
+		return fmt.Errorf("--start-at %s is %s in the past: give a time a little ahead, e.g. $(date -d '+30 sec' +%%s)", t.UTC().Format(time.RFC3339), now.Sub(t).Round(time.Second))
+	}
+	return nil
+}
+
+// waitStart waits until the wall-clock time at, or until interrupt is closed
+// (false).
+func waitStart(at time.Time, interrupt <-chan struct{}) bool {
+	if at.IsZero() {
+		return true
+	}
+	for {
+		left := time.Until(at)
+		if left <= 0 {
+			return true
+		}
+		// Re-read the wall clock at least once a second, so a clock step
+		// (NTP) during a long wait is followed.
+		t := time.NewTimer(min(left, time.Second))
+		select {
+		case <-interrupt:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}

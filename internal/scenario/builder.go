@@ -1,0 +1,170 @@
+package scenario
+
+import (
+	"strconv"
+
+	"hail/internal/http1"
+)
+
+// vu is one worker's request builder: a virtual user. It implements
+// engine.Requests. Next picks a step (or walks its current flow), resolves
+// the pool values the step needs, and expands the step's templates into
+// the worker's own buffer; a step with nothing to expand returns its
+// pre-encoded bytes. Done runs the step's captures on the response,
+// copying the captured bytes out of the parser's buffer.
+//
+// A step that needs a value its pool does not have (or a {{last}} this
+// virtual user has not captured yet) yields: the choice falls to another
+// step by weight, the yield is counted, and no request is ever sent with a
+// missing value. Within a flow, such a step ends the flow early.
+type vu struct {
+	s       *Scenario
+	id      int
+	rng     *Rand
+	ctx     Ctx
+	buf     []byte
+	body    []byte
+	scratch []byte
+	lastSet []bool
+	excl    []bool
+	flow    int // the flow being walked, -1 for none
+	pos     int // the next step of the flow
+}
+
+func newVU(s *Scenario, worker int) *vu {
+	v := &vu{s: s, id: worker, flow: -1,
+		rng:     NewRand(s.seed ^ splitmix(uint64(worker)+1)),
+		lastSet: make([]bool, len(s.captures)),
+		excl:    make([]bool, len(s.mix.acts)),
+		buf:     make([]byte, 0, 512),
+	}
+	v.ctx.Rand = v.rng
+	v.ctx.Slots = make([]string, s.maxSlots)
+	v.ctx.Last = make([][]byte, len(s.captures))
+	return v
+}
+
+// Next implements engine.Requests.
+func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
+	s := v.s
+	v.ctx.Hit = hit
+	if v.flow >= 0 {
+		f := s.Flows[v.flow]
+		st := f.steps[v.pos]
+		v.pos++
+		if v.pos == len(f.steps) {
+			v.flow = -1
+		}
+		if req, ok := v.build(st); ok {
+			return req, st, s.Steps[st].isHead, true
+		}
+		v.flow = -1 // the flow cannot go on: start a new choice
+	}
+	m := &s.mix
+	a := m.pick(v.rng)
+	for tries := 0; ; tries++ {
+		act := m.acts[a]
+		st := act.step
+		if act.flow >= 0 {
+			st = s.Flows[act.flow].steps[0]
+		}
+		if req, ok := v.build(st); ok {
+			if act.flow >= 0 && len(s.Flows[act.flow].steps) > 1 {
+				v.flow, v.pos = act.flow, 1
+			}
+			return req, st, s.Steps[st].isHead, true
+		}
+		if tries == 0 {
+			clear(v.excl)
+		}
+		v.excl[a] = true
+		if a = m.pickExcluding(v.rng, v.excl); a < 0 {
+			return nil, 0, false, false
+		}
+	}
+}
+
+// build encodes step i's request, or reports false (and counts a yield)
+// when a value it needs is missing.
+func (v *vu) build(i int) ([]byte, bool) {
+	st := v.s.Steps[i]
+	if st.variants != nil {
+		if len(st.variants) == 1 {
+			return st.variants[0], true
+		}
+		return st.variants[(st.lineNext.Add(1)-1)%uint64(len(st.variants))], true
+	}
+	for k, id := range st.lasts {
+		if !v.lastSet[id] {
+			st.yields[len(st.refs)+k].Add(1)
+			return nil, false
+		}
+	}
+	for k, ref := range st.refs {
+		p := v.s.Pools[ref.pool]
+		var val string
+		var ok bool
+		if ref.take {
+			val, ok = p.Take(v.rng)
+		} else {
+			val, ok = p.Pick(v.rng)
+		}
+		if !ok {
+			for j := range k { // give back what this request took
+				if st.refs[j].take {
+					v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+				}
+			}
+			st.yields[k].Add(1)
+			return nil, false
+		}
+		v.ctx.Slots[k] = val
+	}
+	b := st.head.AppendTo(v.buf[:0], &v.ctx)
+	var body []byte
+	switch {
+	case st.body != nil:
+		v.body = st.body.AppendTo(v.body[:0], &v.ctx)
+		body = v.body
+	case st.lines != nil:
+		body = st.lines[(st.lineNext.Add(1)-1)%uint64(len(st.lines))]
+	default:
+		body = st.bodyLit
+	}
+	if st.sendsCL || len(body) > 0 {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	if st.close {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, body...)
+	v.buf = b
+	for k := range st.refs {
+		v.ctx.Slots[k] = ""
+	}
+	return b, true
+}
+
+// Done implements engine.Requests.
+func (v *vu) Done(step int, p *http1.Parser) {
+	st := v.s.Steps[step]
+	if p == nil || len(st.captures) == 0 {
+		return
+	}
+	for _, c := range st.captures {
+		val, ok := c.extract(p, &v.scratch)
+		if !ok || len(val) == 0 {
+			st.missed.Add(1)
+			continue
+		}
+		st.captured.Add(1)
+		v.ctx.Last[c.id] = append(v.ctx.Last[c.id][:0], val...)
+		v.lastSet[c.id] = true
+		if c.pool != nil {
+			c.pool.Put(string(val), v.id)
+		}
+	}
+}

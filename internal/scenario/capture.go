@@ -1,0 +1,319 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"hail/internal/http1"
+)
+
+// A capture takes one value from a response into a pool (and into the
+// virtual user's "last" slot of the same name): from the JSON body by a
+// path, from a header, from the body by a regex, or the status code.
+type capture struct {
+	kind   captureKind
+	name   string
+	id     int // index among the scenario's capture names
+	pool   *Pool
+	path   []pathSeg
+	re     *regexp.Regexp
+	group  int
+	header string // lower case
+}
+
+type captureKind uint8
+
+const (
+	capJSON captureKind = iota
+	capHeader
+	capRegex
+	capStatus
+)
+
+// pathSeg is one step of a JSON path: an object key, or an array index
+// (a numeric segment also matches an object key spelled that way).
+type pathSeg struct {
+	key   string
+	index int // -1: not a number
+}
+
+// parseJSONPath parses "id", "data.items.0.id", "$.data.items[0].id".
+func parseJSONPath(s string) ([]pathSeg, error) {
+	p := strings.TrimPrefix(strings.TrimPrefix(s, "$"), ".")
+	p = strings.ReplaceAll(strings.ReplaceAll(p, "[", "."), "]", "")
+	p = strings.TrimPrefix(p, ".")
+	if p == "" {
+		return nil, fmt.Errorf("JSON path %q is empty: expected keys separated by dots, such as id or data.items.0.id", s)
+	}
+	var out []pathSeg
+	for _, part := range strings.Split(p, ".") {
+		if part == "" {
+			return nil, fmt.Errorf("JSON path %q has an empty segment: expected keys separated by single dots, such as data.items.0.id", s)
+		}
+		idx := -1
+		if n, err := strconv.Atoi(part); err == nil && n >= 0 {
+			idx = n
+		}
+		out = append(out, pathSeg{key: part, index: idx})
+	}
+	return out, nil
+}
+
+// extract returns the captured value (valid until the next call with the
+// same scratch) and whether there was one.
+func (c *capture) extract(p *http1.Parser, scratch *[]byte) ([]byte, bool) {
+	switch c.kind {
+	case capStatus:
+		*scratch = strconv.AppendInt((*scratch)[:0], int64(p.Status), 10)
+		return *scratch, true
+	case capHeader:
+		switch c.header {
+		case "location":
+			return p.Location, len(p.Location) > 0
+		case "content-length":
+			if p.ContentLength < 0 {
+				return nil, false
+			}
+			*scratch = strconv.AppendInt((*scratch)[:0], p.ContentLength, 10)
+			return *scratch, true
+		}
+		return nil, false
+	case capRegex:
+		m := c.re.FindSubmatchIndex(p.Body)
+		if m == nil || m[2*c.group] < 0 {
+			return nil, false
+		}
+		return p.Body[m[2*c.group]:m[2*c.group+1]], true
+	}
+	return jsonLookup(p.Body, c.path, scratch)
+}
+
+// jsonLookup finds the value at path in the JSON document b. Strings are
+// returned unescaped (into scratch when they hold escapes), numbers and
+// booleans as written, objects and arrays as their JSON text; null and
+// absent values are not found. It scans b without building anything.
+func jsonLookup(b []byte, path []pathSeg, scratch *[]byte) ([]byte, bool) {
+	i := skipWS(b, 0)
+	for _, seg := range path {
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case '{':
+			i = skipWS(b, i+1)
+			found := false
+			for i < len(b) && b[i] != '}' {
+				if b[i] != '"' {
+					return nil, false
+				}
+				end, esc, ok := scanString(b, i)
+				if !ok {
+					return nil, false
+				}
+				match := keyEquals(b[i+1:end-1], esc, seg.key)
+				i = skipWS(b, end)
+				if i >= len(b) || b[i] != ':' {
+					return nil, false
+				}
+				i = skipWS(b, i+1)
+				if match {
+					found = true
+					break
+				}
+				if i, ok = skipValue(b, i); !ok {
+					return nil, false
+				}
+				i = skipWS(b, i)
+				if i < len(b) && b[i] == ',' {
+					i = skipWS(b, i+1)
+				}
+			}
+			if !found {
+				return nil, false
+			}
+		case '[':
+			if seg.index < 0 {
+				return nil, false
+			}
+			i = skipWS(b, i+1)
+			for n := 0; ; n++ {
+				if i >= len(b) || b[i] == ']' {
+					return nil, false
+				}
+				if n == seg.index {
+					break
+				}
+				var ok bool
+				if i, ok = skipValue(b, i); !ok {
+					return nil, false
+				}
+				i = skipWS(b, i)
+				if i < len(b) && b[i] == ',' {
+					i = skipWS(b, i+1)
+				}
+			}
+		default:
+			return nil, false
+		}
+	}
+	if i >= len(b) {
+		return nil, false
+	}
+	if b[i] == '"' {
+		end, esc, ok := scanString(b, i)
+		if !ok {
+			return nil, false
+		}
+		raw := b[i+1 : end-1]
+		if !esc {
+			return raw, true
+		}
+		u, ok := unescapeJSON((*scratch)[:0], raw)
+		*scratch = u
+		return u, ok
+	}
+	end, ok := skipValue(b, i)
+	if !ok || string(b[i:end]) == "null" {
+		return nil, false
+	}
+	return b[i:end], true
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString scans the string starting at b[i] == '"'; end is the index
+// after its closing quote.
+func scanString(b []byte, i int) (end int, esc bool, ok bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			esc = true
+			j++
+		case '"':
+			return j + 1, esc, true
+		}
+	}
+	return 0, false, false
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		end, _, ok := scanString(b, i)
+		return end, ok
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _, ok := scanString(b, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j, j > i
+}
+
+func keyEquals(raw []byte, esc bool, key string) bool {
+	if !esc {
+		return string(raw) == key
+	}
+	var buf [64]byte
+	u, ok := unescapeJSON(buf[:0], raw)
+	return ok && string(u) == key
+}
+
+// unescapeJSON appends the unescaped JSON string body raw to dst.
+func unescapeJSON(dst, raw []byte) ([]byte, bool) {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		if i >= len(raw) {
+			return dst, false
+		}
+		switch raw[i] {
+		case '"', '\\', '/':
+			dst = append(dst, raw[i])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(raw, i+1)
+			if !ok {
+				return dst, false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(raw, i+3); ok && i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						r = d
+						i += 6
+					}
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default:
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

@@ -1,0 +1,126 @@
+package scenario
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultPoolMax is how many values a pool holds unless the file says
+// otherwise; when full, adding a value drops an old one (counted).
+const DefaultPoolMax = 1_000_000
+
+const poolShards = 16
+
+// Pool is a concurrency-safe bag of captured values (ids, tokens). Pick
+// reads a random live value; Take removes one, so a value taken (say, for a
+// DELETE) is never handed out again. It is sharded: a worker adds into its
+// own shard and picks from a random one, moving on to the next shard when
+// that one is empty, so workers rarely contend on a lock.
+type Pool struct {
+	Name    string
+	max     int
+	dropped atomic.Int64
+	count   atomic.Int64
+	nshards int
+	shards  [poolShards]poolShard
+}
+
+type poolShard struct {
+	mu   sync.Mutex
+	buf  []string // ring: values are buf[(head+i) % len(buf)] for i < n
+	head int
+	n    int
+	max  int
+	_    [64]byte
+}
+
+// NewPool returns an empty pool holding at most max values (≤ 0: DefaultPoolMax).
+func NewPool(name string, max int) *Pool {
+	if max <= 0 {
+		max = DefaultPoolMax
+	}
+	p := &Pool{Name: name, max: max, nshards: min(poolShards, max)}
+	for i := range p.nshards {
+		p.shards[i].max = max / p.nshards
+		if i < max%p.nshards {
+			p.shards[i].max++
+		}
+	}
+	return p
+}
+
+// Len is the number of live values.
+func (p *Pool) Len() int { return int(p.count.Load()) }
+
+// Dropped is how many values were dropped because the pool was full.
+func (p *Pool) Dropped() int64 { return p.dropped.Load() }
+
+// Max is the pool's capacity.
+func (p *Pool) Max() int { return p.max }
+
+// Put adds v; hint (a worker number) chooses the shard.
+func (p *Pool) Put(v string, hint int) {
+	s := &p.shards[uint(hint)%uint(p.nshards)]
+	s.mu.Lock()
+	if s.n == s.max {
+		// Full: the value at head is (about) the oldest; overwrite it.
+		s.buf[s.head] = v
+		s.head = (s.head + 1) % len(s.buf)
+		s.mu.Unlock()
+		p.dropped.Add(1)
+		return
+	}
+	if s.n == len(s.buf) {
+		s.grow()
+	}
+	s.buf[(s.head+s.n)%len(s.buf)] = v
+	s.n++
+	s.mu.Unlock()
+	p.count.Add(1)
+}
+
+func (s *poolShard) grow() {
+	size := min(max(2*len(s.buf), 64), s.max)
+	nb := make([]string, size)
+	for i := range s.n {
+		nb[i] = s.buf[(s.head+i)%len(s.buf)]
+	}
+	s.buf, s.head = nb, 0
+}
+
+// Pick returns a random live value, or ok=false when the pool is empty.
+func (p *Pool) Pick(r *Rand) (string, bool) { return p.get(r, false) }
+
+// Take removes and returns a random live value, or ok=false when the pool
+// is empty.
+func (p *Pool) Take(r *Rand) (string, bool) { return p.get(r, true) }
+
+func (p *Pool) get(r *Rand, remove bool) (string, bool) {
+	if p.count.Load() <= 0 {
+		return "", false
+	}
+	first := r.Intn(p.nshards)
+	for k := range p.nshards {
+		s := &p.shards[(first+k)%p.nshards]
+		s.mu.Lock()
+		if s.n == 0 {
+			s.mu.Unlock()
+			continue
+		}
+		i := (s.head + r.Intn(s.n)) % len(s.buf)
+		v := s.buf[i]
+		if remove {
+			// Move the value at head into the hole, then advance head.
+			s.buf[i] = s.buf[s.head]
+			s.buf[s.head] = ""
+			s.head = (s.head + 1) % len(s.buf)
+			s.n--
+		}
+		s.mu.Unlock()
+		if remove {
+			p.count.Add(-1)
+		}
+		return v, true
+	}
+	return "", false
+}

@@ -1,0 +1,46 @@
+package scenario
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// Rand is a small, fast pseudo-random generator (wyrand) owned by one
+// worker: no locking, no allocation. It is not for secrets.
+type Rand struct{ state uint64 }
+
+// NewRand returns a generator seeded with seed.
+func NewRand(seed uint64) *Rand { return &Rand{state: splitmix(seed)} }
+
+// Uint64 returns a uniformly distributed 64-bit value.
+func (r *Rand) Uint64() uint64 {
+	r.state += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(r.state, r.state^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// Uint64n returns a value in [0, n); n must be > 0. (Lemire's multiply
+// method; the bias is below 2^-64·n, irrelevant here.)
+func (r *Rand) Uint64n(n uint64) uint64 {
+	hi, _ := bits.Mul64(r.Uint64(), n)
+	return hi
+}
+
+// Intn returns a value in [0, n); n must be > 0.
+func (r *Rand) Intn(n int) int { return int(r.Uint64n(uint64(n))) }
+
+// splitmix is the SplitMix64 finalizer, used to derive seeds.
+func splitmix(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+var seedCounter atomic.Uint64
+
+// randomSeed returns a seed for runs that do not fix one.
+func randomSeed() uint64 {
+	return splitmix(uint64(time.Now().UnixNano()) ^ seedCounter.Add(0x9E3779B97F4A7C15))
+}

@@ -1,0 +1,545 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// A Template is a string with {{ … }} expressions, compiled once into
+// segments: literal bytes (variables and environment variables are folded
+// into them at load time), counters, the request number, random integers,
+// UUIDs, choices, regex-generated strings, and values taken from pools or
+// from this virtual user's last capture. AppendTo expands it into a
+// caller-owned buffer without allocating (beyond growing that buffer).
+//
+// Expressions:
+//
+//	{{var.NAME}}            a variable of the file (or --var)
+//	{{env.NAME}}            an environment variable, read at load time
+//	{{counter}}             1, 2, 3, … shared by the whole run; {{counter NAME}} for a separate one
+//	{{request}}             the request's number in the run (0-based)
+//	{{timestamp}}           Unix time in milliseconds when the request is built
+//	{{int MIN MAX}}         a random integer in [MIN, MAX]
+//	{{uuid}}                a random UUID (version 4)
+//	{{choice A B "C D"}}    one of the words (or of a list variable: {{choice var.LIST}})
+//	{{regex "PATTERN"}}     a random string matching PATTERN (see RegexGen)
+//	{{pick POOL}}           a random live value of POOL (it stays in the pool)
+//	{{take POOL}}           a random live value of POOL, removed from it (used once)
+//	{{last NAME}}           the value this virtual user captured last into NAME
+//	{{"text"}}              the text itself (write {{"{{"}} for a literal "{{")
+type Template struct {
+	src  string
+	segs []segment
+}
+
+type segKind uint8
+
+const (
+	segLit segKind = iota
+	segCounter
+	segHit
+	segTime
+	segInt
+	segUUID
+	segChoice
+	segRegex
+	segSlot // a pool value resolved before expansion
+	segLast
+)
+
+// escMode says how generated values are made safe where they land.
+type escMode uint8
+
+const (
+	escNone   escMode = iota // bodies: as is
+	escTarget                // request targets: percent-encode bytes outside visible ASCII
+	escHeader                // header values: control bytes become spaces
+)
+
+type segment struct {
+	kind    segKind
+	esc     escMode
+	lit     []byte
+	lo      int64
+	span    uint64 // int: hi-lo+1 (0: the whole 64-bit range)
+	choices [][]byte
+	gen     *RegexGen
+	counter *atomic.Uint64
+	idx     int // slot or last index
+}
+
+// Ctx is the per-request state a template expands with. One per worker.
+type Ctx struct {
+	Rand    *Rand
+	Hit     uint64
+	Slots   []string // pool values resolved for this request
+	Last    [][]byte // per capture name: the last value this virtual user captured
+	scratch []byte
+}
+
+// Static reports whether the template has no expression left after
+// folding: it expands to the same bytes every time.
+func (t *Template) Static() bool {
+	return len(t.segs) == 0 || len(t.segs) == 1 && t.segs[0].kind == segLit
+}
+
+// Literal is the expansion of a static template.
+func (t *Template) Literal() []byte {
+	if len(t.segs) == 0 {
+		return nil
+	}
+	return t.segs[0].lit
+}
+
+// Source is the template's text.
+func (t *Template) Source() string { return t.src }
+
+// AppendTo appends the expansion of t to dst. Generated values are made
+// safe for where the template lands (percent-encoded in a request target,
+// control bytes replaced in a header value, as they are in a body).
+func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
+	for i := range t.segs {
+		s := &t.segs[i]
+		if s.kind == segLit {
+			dst = append(dst, s.lit...)
+			continue
+		}
+		start := len(dst)
+		switch s.kind {
+		case segCounter:
+			dst = strconv.AppendUint(dst, s.counter.Add(1), 10)
+			continue
+		case segHit:
+			dst = strconv.AppendUint(dst, c.Hit, 10)
+			continue
+		case segTime:
+			dst = strconv.AppendInt(dst, time.Now().UnixMilli(), 10)
+			continue
+		case segInt:
+			var v uint64
+			if s.span == 0 {
+				v = c.Rand.Uint64()
+			} else {
+				v = c.Rand.Uint64n(s.span)
+			}
+			dst = strconv.AppendInt(dst, s.lo+int64(v), 10)
+			continue
+		case segUUID:
+			dst = appendUUID(dst, c.Rand)
+			continue
+		case segChoice:
+			dst = append(dst, s.choices[c.Rand.Intn(len(s.choices))]...)
+		case segRegex:
+			dst = s.gen.AppendTo(dst, c.Rand)
+		case segSlot:
+			dst = append(dst, c.Slots[s.idx]...)
+		case segLast:
+			dst = append(dst, c.Last[s.idx]...)
+		}
+		if s.esc != escNone {
+			dst = c.escape(dst, start, s.esc)
+		}
+	}
+	return dst
+}
+
+// concat joins templates into one, merging adjacent literal bytes.
+func concat(parts ...*Template) *Template {
+	t := &Template{}
+	for _, p := range parts {
+		t.src += p.src
+		for _, s := range p.segs {
+			if n := len(t.segs); s.kind == segLit && n > 0 && t.segs[n-1].kind == segLit {
+				t.segs[n-1].lit = append(t.segs[n-1].lit[:len(t.segs[n-1].lit):len(t.segs[n-1].lit)], s.lit...)
+				continue
+			}
+			t.segs = append(t.segs, s)
+		}
+	}
+	return t
+}
+
+// literal is a template of fixed text.
+func literal(s string) *Template {
+	if s == "" {
+		return &Template{}
+	}
+	return &Template{src: s, segs: []segment{{kind: segLit, lit: []byte(s)}}}
+}
+
+// escape makes dst[start:] safe for mode, in place when nothing needs it.
+func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
+	bad := func(b byte) bool {
+		if mode == escTarget {
+			return b <= 0x20 || b >= 0x7f
+		}
+		return b < 0x20 && b != '\t' || b == 0x7f
+	}
+	i := start
+	for i < len(dst) && !bad(dst[i]) {
+		i++
+	}
+	if i == len(dst) {
+		return dst
+	}
+	c.scratch = append(c.scratch[:0], dst[i:]...)
+	dst = dst[:i]
+	const hex = "0123456789ABCDEF"
+	for _, b := range c.scratch {
+		switch {
+		case !bad(b):
+			dst = append(dst, b)
+		case mode == escTarget:
+			dst = append(dst, '%', hex[b>>4], hex[b&15])
+		default:
+			dst = append(dst, ' ')
+		}
+	}
+	return dst
+}
+
+func appendUUID(dst []byte, r *Rand) []byte {
+	const hex = "0123456789abcdef"
+	a, b := r.Uint64(), r.Uint64()
+	a = a&^(0xf<<12) | 4<<12   // version 4 (bits 48-51 of the first 8 bytes)
+	b = b&^(0x3<<62) | 0x2<<62 // variant 10
+	var u [16]byte
+	for i := range 8 {
+		u[i] = byte(a >> (56 - 8*i))
+		u[8+i] = byte(b >> (56 - 8*i))
+	}
+	for i, x := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, hex[x>>4], hex[x&15])
+	}
+	return dst
+}
+
+// value is a variable: a string, or a list (for choice).
+type value struct {
+	s    string
+	list []string
+}
+
+// poolRef is a pool value a step needs before it can be built.
+type poolRef struct {
+	pool int
+	take bool
+}
+
+// tmplEnv is what templates compile against.
+type tmplEnv struct {
+	vars      map[string]value
+	env       func(string) (string, bool)
+	counters  map[string]*atomic.Uint64
+	maxRepeat int
+	pools     map[string]int // pools that are filled (by a capture or seeded)
+	captures  map[string]int // capture names, for {{last}}
+	refs      *[]poolRef     // the current step's pool references (nil: none allowed)
+	lasts     *[]int         // the current step's {{last}} references
+	where     string         // what the template is, for messages ("a header", "the body")
+}
+
+// tmplError is a template problem at a byte offset of its source.
+type tmplError struct {
+	off int
+	msg string
+}
+
+func (e *tmplError) Error() string { return e.msg }
+
+// compileTemplate compiles src; esc says where it lands.
+func compileTemplate(src string, env *tmplEnv, esc escMode) (*Template, error) {
+	t := &Template{src: src}
+	var lit []byte
+	flush := func() {
+		if len(lit) > 0 {
+			t.segs = append(t.segs, segment{kind: segLit, lit: lit})
+			lit = nil
+		}
+	}
+	i := 0
+	for i < len(src) {
+		j := strings.Index(src[i:], "{{")
+		k := strings.Index(src[i:], "}}")
+		if k >= 0 && (j < 0 || k < j) {
+			return nil, &tmplError{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
+		}
+		if j < 0 {
+			lit = append(lit, src[i:]...)
+			break
+		}
+		lit = append(lit, src[i:i+j]...)
+		open := i + j
+		end, err := exprEnd(src, open+2)
+		if err != nil {
+			return nil, err
+		}
+		seg, err := compileExpr(src[open+2:end], open, env)
+		if err != nil {
+			return nil, err
+		}
+		if seg.kind == segLit {
+			lit = append(lit, seg.lit...)
+		} else {
+			flush()
+			seg.esc = esc
+			t.segs = append(t.segs, seg)
+		}
+		i = end + 2
+	}
+	flush()
+	return t, nil
+}
+
+// exprEnd finds the "}}" closing the expression that starts at from,
+// skipping quoted strings.
+func exprEnd(src string, from int) (int, error) {
+	var quote byte
+	for i := from; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '}' && i+1 < len(src) && src[i+1] == '}':
+			return i, nil
+		}
+	}
+	if quote != 0 {
+		return 0, &tmplError{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
+	}
+	return 0, &tmplError{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
+}
+
+type token struct {
+	s      string
+	quoted bool
+}
+
+// tokens splits an expression into words and quoted strings.
+func tokens(expr string, base int) ([]token, error) {
+	var out []token
+	i := 0
+	for i < len(expr) {
+		c := expr[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '"':
+			j := i + 1
+			var b strings.Builder
+			for j < len(expr) && expr[j] != '"' {
+				if expr[j] == '\\' && j+1 < len(expr) {
+					j++
+				}
+				b.WriteByte(expr[j])
+				j++
+			}
+			out = append(out, token{b.String(), true})
+			i = j + 1
+		case c == '\'':
+			j := strings.IndexByte(expr[i+1:], '\'')
+			if j < 0 {
+				j = len(expr) - i - 1
+			}
+			out = append(out, token{expr[i+1 : i+1+j], true})
+			i = i + 2 + j
+		default:
+			j := i
+			for j < len(expr) && !strings.ContainsRune(" \t\r\n\"'", rune(expr[j])) {
+				j++
+			}
+			out = append(out, token{expr[i:j], false})
+			i = j
+		}
+	}
+	return out, nil
+}
+
+// functions lists the expressions for error messages.
+const functions = `var.NAME, env.NAME, counter, request, timestamp, int MIN MAX, uuid, choice A B …, regex "PATTERN", pick POOL, take POOL, last NAME or a "quoted string"`
+
+func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
+	fail := func(format string, a ...any) (segment, error) {
+		return segment{}, &tmplError{off, fmt.Sprintf(format, a...)}
+	}
+	toks, _ := tokens(expr, off)
+	if len(toks) == 0 {
+		return fail("empty {{ }}: expected one of %s", functions)
+	}
+	head := toks[0]
+	args := toks[1:]
+	if head.quoted {
+		if len(args) > 0 {
+			return fail("{{%s}}: a quoted string stands alone; found more after it", strings.TrimSpace(expr))
+		}
+		return segment{kind: segLit, lit: []byte(head.s)}, nil
+	}
+	nargs := func(n int, usage string) error {
+		if len(args) != n {
+			_, err := fail("{{%s}}: expected {{%s}}", strings.TrimSpace(expr), usage)
+			return err
+		}
+		return nil
+	}
+	name := head.s
+	switch {
+	case strings.HasPrefix(name, "var."):
+		if err := nargs(0, name); err != nil {
+			return segment{}, err
+		}
+		v, ok := env.vars[name[4:]]
+		if !ok {
+			return fail("undefined variable %q: expected one of the file's variables (%s)", name[4:], keyList(env.vars))
+		}
+		if v.list != nil {
+			return fail("variable %q is a list: use {{choice %s}} to pick one of its values", name[4:], name)
+		}
+		return segment{kind: segLit, lit: []byte(v.s)}, nil
+	case strings.HasPrefix(name, "env."):
+		if err := nargs(0, name); err != nil {
+			return segment{}, err
+		}
+		v, ok := env.env(name[4:])
+		if !ok {
+			return fail("environment variable %s is not set: expected it to be defined when the scenario is loaded", name[4:])
+		}
+		return segment{kind: segLit, lit: []byte(v)}, nil
+	}
+	switch name {
+	case "counter":
+		if len(args) > 1 {
+			return fail("{{%s}}: expected {{counter}} or {{counter NAME}}", strings.TrimSpace(expr))
+		}
+		cname := ""
+		if len(args) == 1 {
+			cname = args[0].s
+		}
+		c := env.counters[cname]
+		if c == nil {
+			c = new(atomic.Uint64)
+			env.counters[cname] = c
+		}
+		return segment{kind: segCounter, counter: c}, nil
+	case "request":
+		if err := nargs(0, "request"); err != nil {
+			return segment{}, err
+		}
+		return segment{kind: segHit}, nil
+	case "timestamp":
+		if err := nargs(0, "timestamp"); err != nil {
+			return segment{}, err
+		}
+		return segment{kind: segTime}, nil
+	case "uuid":
+		if err := nargs(0, "uuid"); err != nil {
+			return segment{}, err
+		}
+		return segment{kind: segUUID}, nil
+	case "int":
+		if err := nargs(2, "int MIN MAX"); err != nil {
+			return segment{}, err
+		}
+		lo, err1 := strconv.ParseInt(args[0].s, 10, 64)
+		hi, err2 := strconv.ParseInt(args[1].s, 10, 64)
+		if err1 != nil || err2 != nil {
+			return fail("{{%s}}: expected two whole numbers, found %q and %q", strings.TrimSpace(expr), args[0].s, args[1].s)
+		}
+		if hi < lo {
+			return fail("{{%s}}: expected MIN ≤ MAX, found %d > %d", strings.TrimSpace(expr), lo, hi)
+		}
+		return segment{kind: segInt, lo: lo, span: uint64(hi-lo) + 1}, nil
+	case "choice":
+		if len(args) == 0 {
+			return fail("{{choice}}: expected at least one value, as {{choice a b c}} or {{choice var.LIST}}")
+		}
+		var cs [][]byte
+		if len(args) == 1 && !args[0].quoted && strings.HasPrefix(args[0].s, "var.") {
+			v, ok := env.vars[args[0].s[4:]]
+			if !ok {
+				return fail("undefined variable %q: expected one of the file's variables (%s)", args[0].s[4:], keyList(env.vars))
+			}
+			if v.list == nil {
+				return segment{kind: segLit, lit: []byte(v.s)}, nil
+			}
+			if len(v.list) == 0 {
+				return fail("variable %q is an empty list: {{choice}} needs at least one value", args[0].s[4:])
+			}
+			for _, s := range v.list {
+				cs = append(cs, []byte(s))
+			}
+		} else {
+			for _, a := range args {
+				cs = append(cs, []byte(a.s))
+			}
+		}
+		if len(cs) == 1 {
+			return segment{kind: segLit, lit: cs[0]}, nil
+		}
+		return segment{kind: segChoice, choices: cs}, nil
+	case "regex":
+		if err := nargs(1, `regex "PATTERN"`); err != nil {
+			return segment{}, err
+		}
+		g, err := CompileRegexGen(args[0].s, env.maxRepeat)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return segment{kind: segRegex, gen: g}, nil
+	case "pick", "take":
+		if err := nargs(1, name+" POOL"); err != nil {
+			return segment{}, err
+		}
+		p, ok := env.pools[args[0].s]
+		if !ok {
+			return fail("undefined pool %q: no step captures into it and the file does not seed it (known pools: %s)", args[0].s, keyList(env.pools))
+		}
+		if env.refs == nil {
+			return fail("{{%s %s}} is not allowed in %s: pool values belong to steps", name, args[0].s, env.where)
+		}
+		*env.refs = append(*env.refs, poolRef{pool: p, take: name == "take"})
+		return segment{kind: segSlot, idx: len(*env.refs) - 1}, nil
+	case "last":
+		if err := nargs(1, "last NAME"); err != nil {
+			return segment{}, err
+		}
+		c, ok := env.captures[args[0].s]
+		if !ok {
+			return fail("undefined capture %q: no step captures into it (known captures: %s)", args[0].s, keyList(env.captures))
+		}
+		if env.lasts == nil {
+			return fail("{{last %s}} is not allowed in %s: captured values belong to steps", args[0].s, env.where)
+		}
+		*env.lasts = append(*env.lasts, c)
+		return segment{kind: segLast, idx: c}, nil
+	}
+	if _, ok := env.vars[name]; ok {
+		return fail("unknown expression %q: did you mean {{var.%s}}?", name, name)
+	}
+	return fail("unknown expression %q: expected one of %s", name, functions)
+}
+
+// keyList lists a map's keys for messages.
+func keyList[V any](m map[string]V) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}

@@ -1,0 +1,200 @@
+package tui
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hail/internal/stats"
+)
+
+// Source is what the view reads: a run's *stats.Collector. The view only
+// calls these, at most once per frame, never anything on the hot path.
+type Source interface {
+	// Start is when the run started.
+	Start() time.Time
+	// View calls f with the totals and per-second series under the
+	// collector's lock; f copies what it needs and keeps no pointer.
+	View(f func(t *stats.Totals, series []stats.Second))
+}
+
+// Count is one row of a distribution: a status code or an error kind.
+type Count struct {
+	Name string
+	N    int64
+}
+
+// StepRow is one scenario step's live numbers. Runs of a single request
+// have no steps; scenarios will fill these in.
+type StepRow struct {
+	Name     string
+	Requests int64
+	Errors   int64
+	RPS      float64
+	P50, P99 int64 // ns
+}
+
+// histFine is how many equal-width bins the latency histogram keeps between
+// its lowest value and its p99; the view groups them into as many rows as fit.
+const histFine = 240
+
+// Hist summarises the run's latency histogram for display.
+type Hist struct {
+	Total    int64
+	Min, Max int64 // ns
+	Hi       int64 // ns: the top of the fine bins (p99); values above it are Over
+	Fine     [histFine]int64
+	Over     int64
+}
+
+// Data is the view's own copy of the run so far, refreshed once per
+// collector tick (about once a second).
+type Data struct {
+	// Series is one entry per second of the run, oldest first.
+	Series []stats.Second
+	// Requests ended so far, Errors of them failed.
+	Requests, Errors int64
+	BodyBytes        int64
+	WireBytes        int64
+	SentBytes        int64
+	// Queued counts requests that waited for a free connection.
+	Queued int64
+	// Status is responses by status code, Failures errors by kind, both
+	// largest first.
+	Status   []Count
+	Failures []Count
+	// Latency is the whole run's latency histogram so far.
+	Latency Hist
+	// RunP50 and RunP99 are over the whole run so far, ns.
+	RunP50, RunP99 int64
+	// Steps are per-step rows once scenarios exist.
+	Steps []StepRow
+}
+
+// Last is the latest second, or a zero Second.
+func (d *Data) Last() stats.Second {
+	if len(d.Series) == 0 {
+		return stats.Second{}
+	}
+	return d.Series[len(d.Series)-1]
+}
+
+// sampler copies a Source into Data, only when the collector has ticked.
+type sampler struct {
+	seen   int // series entries copied so far
+	merged *hdr.Histogram
+}
+
+// sample refreshes d from src and reports whether anything changed. It
+// does the copying under the collector's lock and the arithmetic after.
+func (s *sampler) sample(src Source, d *Data) bool {
+	changed := false
+	src.View(func(t *stats.Totals, series []stats.Second) {
+		if len(series) == s.seen {
+			return
+		}
+		changed = true
+		if len(series) < s.seen { // a new run: start over
+			d.Series = d.Series[:0]
+			s.seen = 0
+		}
+		d.Series = append(d.Series, series[s.seen:]...)
+		s.seen = len(series)
+		d.Requests, d.Errors = t.Requests(), t.ErrorCount()
+		d.BodyBytes, d.WireBytes, d.SentBytes = t.BodyBytes, t.WireBytes, t.SentBytes
+		d.Queued = t.Queued
+		d.Status = d.Status[:0]
+		for code, n := range t.Status {
+			if n > 0 {
+				name := strconv.Itoa(code)
+				if code == 0 {
+					name = "other"
+				}
+				d.Status = append(d.Status, Count{name, n})
+			}
+		}
+		d.Failures = d.Failures[:0]
+		for k, n := range t.Errors {
+			if n > 0 {
+				d.Failures = append(d.Failures, Count{stats.ErrorKind(k).String(), n})
+			}
+		}
+		if s.merged == nil {
+			s.merged = stats.NewHist()
+		}
+		s.merged.Reset()
+		s.merged.Merge(t.LatencyOK)
+		s.merged.Merge(t.LatencyBad)
+	})
+	if !changed {
+		return false
+	}
+	sortCounts(d.Status)
+	sortCounts(d.Failures)
+	d.Latency = summarize(s.merged)
+	d.RunP50, d.RunP99 = 0, 0
+	if s.merged.TotalCount() > 0 {
+		d.RunP50, d.RunP99 = s.merged.ValueAtQuantile(50), s.merged.ValueAtQuantile(99)
+	}
+	return true
+}
+
+func sortCounts(c []Count) {
+	sort.SliceStable(c, func(i, j int) bool {
+		if c[i].N != c[j].N {
+			return c[i].N > c[j].N
+		}
+		return c[i].Name < c[j].Name
+	})
+}
+
+// summarize buckets h into histFine equal-width bins from its lowest value
+// to its p99, and counts what lies above. It walks the exported counts
+// (one pass, no allocation per bucket).
+func summarize(h *hdr.Histogram) Hist {
+	var out Hist
+	out.Total = h.TotalCount()
+	if out.Total == 0 {
+		return out
+	}
+	out.Min, out.Max = h.Min(), h.Max()
+	out.Hi = h.ValueAtQuantile(99)
+	if out.Hi <= out.Min {
+		out.Hi = out.Max
+	}
+	width := float64(out.Hi-out.Min) / histFine
+	for i, c := range h.Export().Counts {
+		if c == 0 {
+			continue
+		}
+		top := bucketTop(i)
+		if top > out.Hi {
+			out.Over += c
+			continue
+		}
+		j := histFine - 1
+		if width > 0 {
+			j = min(max(int(float64(top-out.Min)/width), 0), histFine-1)
+		}
+		out.Fine[j] += c
+	}
+	return out
+}
+
+// The geometry of stats.NewHist (3 significant digits from 1 ns): each
+// bucket holds 2^10 sub-buckets of its half-range.
+const subHalfMag = 10
+
+// bucketTop is the highest value counted at index i of the histogram's
+// counts (HdrHistogram's highest equivalent value).
+func bucketTop(i int) int64 {
+	b := (i >> subHalfMag) - 1
+	sub := (i & (1<<subHalfMag - 1)) + 1<<subHalfMag
+	if b < 0 {
+		sub -= 1 << subHalfMag
+		b = 0
+	}
+	return int64(sub)<<b + int64(1)<<b - 1
+}

@@ -1,0 +1,259 @@
+package tui
+
+// End-to-end: the hail binary in a real terminal (tmux), against the
+// built-in server. tmux is installed by .ci/run; without it these skip.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"hail/internal/serve"
+)
+
+var hailBin string // built by TestMain when tmux is there
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if _, err := exec.LookPath("tmux"); err != nil {
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "hail-tui-test")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer os.RemoveAll(dir)
+		hailBin = filepath.Join(dir, "hail")
+		if out, err := exec.Command("go", "build", "-o", hailBin, "hail/cmd/hail").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building hail: %v\n%s", err, out)
+			return 2
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// tmuxServer is a private tmux server (its own socket), killed with the test.
+type tmuxServer struct {
+	t    *testing.T
+	sock string
+}
+
+func newTmux(t *testing.T) *tmuxServer {
+	t.Helper()
+	if hailBin == "" {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	x := &tmuxServer{t: t, sock: fmt.Sprintf("hail-tui-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	t.Cleanup(func() { exec.Command("tmux", "-L", x.sock, "kill-server").Run() })
+	return x
+}
+
+func (x *tmuxServer) run(args ...string) string {
+	x.t.Helper()
+	cmd := exec.Command("tmux", append([]string{"-L", x.sock}, args...)...)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		x.t.Fatalf("tmux %v: timed out", args)
+	}
+	if err != nil {
+		x.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// start runs shell command line in a new detached w×h session; the pane
+// stays after hail exits, showing its exit code.
+func (x *tmuxServer) start(name string, w, h int, line string) {
+	x.t.Helper()
+	x.run("new-session", "-d", "-s", name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
+		line+"; echo HAIL-EXIT=$?; sleep 60")
+}
+
+// capture returns the visible screen; with history, the scrollback too.
+func (x *tmuxServer) capture(name string, history bool) string {
+	x.t.Helper()
+	args := []string{"capture-pane", "-p", "-t", name}
+	if history {
+		args = append(args, "-S", "-300")
+	}
+	return x.run(args...)
+}
+
+// waitFor polls the pane until every want shows up, or fails after limit.
+func (x *tmuxServer) waitFor(name string, history bool, limit time.Duration, want ...string) string {
+	x.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		s := x.capture(name, history)
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("%s: %q did not appear within %v; screen:\n%s", name, missing, limit, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func startServer(t *testing.T) string {
+	t.Helper()
+	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	return "http://" + a.String()
+}
+
+// hailLine is the shell command running hail with args (NO_COLOR keeps
+// the captures plain; the escape codes are tmux's business anyway).
+func hailLine(args ...string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + a + "'"
+	}
+	return "NO_COLOR=1 LANG=C.UTF-8 " + hailBin + " " + strings.Join(q, " ")
+}
+
+var (
+	elapsedRe = regexp.MustCompile(`(\d+\.\d)s / 20\.0s`)
+	totalRe   = regexp.MustCompile(`total ([\d,]+)`)
+)
+
+// The live view shows its panels with moving numbers, q stops the run,
+// and the final report prints as with --no-tui.
+func TestTUIInTmux(t *testing.T) {
+	x := newTmux(t)
+	url := startServer(t)
+	x.start("big", 120, 40, hailLine("-z", "20s", "-c", "4", url+"/?delay=1ms"))
+	panels := []string{"Requests/s", "Latency (", "Latency histogram", "Status codes & errors", "[200]",
+		"Connections & I/O", "Generator health", "CPU", "lag p99", "queued", "p50", "p90", "p99", "p99.9", "max", "q stop"}
+	// Wait for the first collector tick, so the panels hold numbers.
+	first := x.waitFor("big", false, 15*time.Second, append(panels, "total ")...)
+	time.Sleep(1500 * time.Millisecond)
+	second := x.capture("big", false)
+	for _, p := range panels {
+		if !strings.Contains(second, p) {
+			t.Errorf("second capture lacks %q:\n%s", p, second)
+		}
+	}
+	for _, s := range []string{first, second} {
+		for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+			if n := utf8.RuneCountInString(l); n > 120 {
+				t.Errorf("line %d is %d wide: %q", i, n, l)
+			}
+		}
+	}
+	e1, e2 := elapsedRe.FindStringSubmatch(first), elapsedRe.FindStringSubmatch(second)
+	n1, n2 := totalRe.FindStringSubmatch(first), totalRe.FindStringSubmatch(second)
+	if e1 == nil || e2 == nil || e1[1] == e2[1] {
+		t.Errorf("elapsed did not move between captures: %v, %v", e1, e2)
+	}
+	if n1 == nil || n2 == nil || n1[1] == n2[1] {
+		t.Errorf("request total did not move between captures: %v, %v\n%s\n%s", n1, n2, first, second)
+	}
+	if testing.Verbose() {
+		t.Logf("screen:\n%s", second)
+	}
+	x.run("send-keys", "-t", "big", "q")
+	out := x.waitFor("big", true, 15*time.Second, "HAIL-EXIT=")
+	for _, want := range []string{"Summary:", "Success rate:", "Requests/sec:", "Status code distribution:", "[200]", "Interrupted:", "HAIL-EXIT=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("after q: %q missing:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Requests/s ─") {
+		t.Errorf("the live view was left on the screen after it quit:\n%s", out)
+	}
+}
+
+// A tiny terminal gets the compact view, survives resizes, and the report
+// still prints when the run ends by itself.
+func TestTUITinyTerminal(t *testing.T) {
+	x := newTmux(t)
+	url := startServer(t)
+	x.start("tiny", 40, 12, hailLine("-z", "4s", "-c", "2", url+"/?delay=1ms"))
+	s := x.waitFor("tiny", false, 15*time.Second, "hail", "req/s", "q stop")
+	for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 40 {
+			t.Errorf("line %d is %d wide: %q", i, n, l)
+		}
+	}
+	x.run("resize-window", "-t", "tiny", "-x", "80", "-y", "24")
+	x.waitFor("tiny", false, 5*time.Second, "Requests/s", "Latency histogram")
+	x.run("resize-window", "-t", "tiny", "-x", "30", "-y", "8")
+	time.Sleep(300 * time.Millisecond)
+	out := x.waitFor("tiny", true, 15*time.Second, "HAIL-EXIT=")
+	for _, want := range []string{"Summary:", "Success rate:", "HAIL-EXIT=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "panic") {
+		t.Errorf("panic:\n%s", out)
+	}
+}
+
+// q twice exits at once (code 130, no report), as a second SIGINT does.
+// Both presses arrive together, before the stopped run can end by itself.
+func TestTUIQuitTwice(t *testing.T) {
+	x := newTmux(t)
+	url := startServer(t)
+	x.start("twice", 80, 24, hailLine("-z", "20s", "-c", "2", url+"/?delay=10s"))
+	x.waitFor("twice", false, 15*time.Second, "Requests/s")
+	x.run("send-keys", "-t", "twice", "q", "C-c")
+	out := x.waitFor("twice", true, 10*time.Second, "HAIL-EXIT=")
+	if !strings.Contains(out, "HAIL-EXIT=130") || !strings.Contains(out, "interrupted twice") {
+		t.Errorf("second key did not exit at once with 130:\n%s", out)
+	}
+	if strings.Contains(out, "Summary:") {
+		t.Errorf("a report printed after exiting at once:\n%s", out)
+	}
+}
+
+// With stdout not a terminal hail runs as with --no-tui: no live view, and
+// not one escape code in what it writes to stdout.
+func TestTUINotOnAPipe(t *testing.T) {
+	x := newTmux(t)
+	url := startServer(t)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	x.start("pipe", 100, 30, hailLine("-n", "500", "-c", "2", url+"/")+" > "+out)
+	screen := x.waitFor("pipe", false, 15*time.Second, "HAIL-EXIT=0")
+	if strings.Contains(screen, "Requests/s") || strings.Contains(screen, "q stop") {
+		t.Errorf("the live view showed with stdout redirected:\n%s", screen)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "Summary:") {
+		t.Errorf("no report on stdout:\n%s", b)
+	}
+	if strings.Contains(string(b), "\x1b") {
+		t.Errorf("escape codes on stdout:\n%q", b)
+	}
+}

@@ -1,0 +1,171 @@
+// Package tui is hail's live terminal view: a bubbletea program that
+// redraws at a fixed frame rate from the run's collector. It reads only
+// what the collector has already gathered (once per collector tick, about
+// once a second), so the engine's hot path never waits for it.
+package tui
+
+import (
+	"io"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Config describes the run being shown and how to show it.
+type Config struct {
+	// Method and Target name what is loaded, e.g. GET http://127.0.0.1:8080/.
+	Method, Target string
+	// Connections is -c.
+	Connections int
+	// Requests (-n) or Duration (-z) bound the run, for the progress bar.
+	Requests uint64
+	Duration time.Duration
+	// Rate is -q (0: none); Open says the open model is in use.
+	Rate float64
+	Open bool
+	// Cores is how many CPUs the generator may use (stats.Cores()).
+	Cores int
+	// FPS is the redraw rate (default 16).
+	FPS int
+	// Unit is -u: the initial latency unit ("" for automatic).
+	Unit string
+	// Color enables colors; false honours --no-color and NO_COLOR.
+	Color bool
+	// Stop is called on the first q or Ctrl-C: it ends the run, which
+	// then prints its report.
+	Stop func()
+}
+
+// SourceMsg hands the view the run's collector once the run has started.
+type SourceMsg struct{ Source Source }
+
+// tickMsg is one frame.
+type tickMsg time.Time
+
+// Windows are the charts' time windows; 0 is the whole run.
+var windows = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute, 0}
+
+// Model is the bubbletea model of the live view.
+type Model struct {
+	cfg    Config
+	src    Source
+	smp    sampler
+	data   Data
+	ver    int // bumped whenever data changes
+	now    time.Time
+	width  int
+	height int
+
+	help     bool
+	window   int // index into windows
+	unit     int // index into units
+	stopping bool
+	aborted  bool
+
+	st    styles
+	cache bodyCache
+}
+
+// New returns the model for cfg.
+func New(cfg Config) *Model {
+	if cfg.FPS <= 0 {
+		cfg.FPS = 16
+	}
+	if cfg.Cores <= 0 {
+		cfg.Cores = 1
+	}
+	r := lipgloss.NewRenderer(io.Discard)
+	if cfg.Color {
+		r.SetColorProfile(termenv.ANSI)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return &Model{cfg: cfg, window: len(windows) - 1, unit: unitIndex(cfg.Unit), st: newStyles(r, cfg.Color), now: time.Now()}
+}
+
+// Aborted reports whether the user pressed q or Ctrl-C a second time:
+// hail should then exit at once, as after a second SIGINT.
+func (m *Model) Aborted() bool { return m.aborted }
+
+// Init starts the frame clock.
+func (m *Model) Init() tea.Cmd { return m.tick() }
+
+func (m *Model) tick() tea.Cmd {
+	return tea.Tick(time.Second/time.Duration(m.cfg.FPS), func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Update handles frames, the collector's arrival, resizes and keys.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tickMsg:
+		m.now = time.Time(msg)
+		m.refresh()
+		return m, m.tick()
+	case SourceMsg:
+		m.src = msg.Source
+		m.refresh()
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case tea.KeyMsg:
+		return m, m.key(msg.String())
+	}
+	return m, nil
+}
+
+// refresh copies the collector's state when it has ticked since last time.
+func (m *Model) refresh() {
+	if m.src != nil && m.smp.sample(m.src, &m.data) {
+		m.ver++
+	}
+}
+
+// key applies one key press.
+func (m *Model) key(k string) tea.Cmd {
+	switch k {
+	case "q", "Q", "ctrl+c":
+		if m.stopping {
+			m.aborted = true
+			return tea.Quit
+		}
+		m.stopping = true
+		if m.cfg.Stop != nil {
+			m.cfg.Stop()
+		}
+	case "?", "h", "f1":
+		m.help = !m.help
+	case "esc":
+		m.help = false
+	case "w", "]", "+", "right":
+		m.window = (m.window + 1) % len(windows)
+	case "W", "[", "-", "left":
+		m.window = (m.window + len(windows) - 1) % len(windows)
+	case "u":
+		m.unit = (m.unit + 1) % len(units)
+	case "U":
+		m.unit = (m.unit + len(units) - 1) % len(units)
+	}
+	return nil
+}
+
+// elapsed is how long the run has been going, as of the last frame.
+func (m *Model) elapsed() time.Duration {
+	if m.src == nil {
+		return 0
+	}
+	return max(m.now.Sub(m.src.Start()), 0)
+}
+
+// latUnit is the unit latencies show in now: automatically, the one
+// that shows the current p99 with at most three digits before the point.
+func (m *Model) latUnit() string {
+	if u := units[m.unit]; u != "auto" {
+		return u
+	}
+	p := m.data.Last().P99
+	if p == 0 {
+		p = m.data.RunP99
+	}
+	return autoUnit(p)
+}
