@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"hail/internal/plan"
@@ -10,7 +11,15 @@ import (
 // secretHeaders are redacted from reports and --debug unless --show-secrets.
 var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization", "Set-Cookie"}
 
+// extraSecrets are the names given with --redact.
+var extraSecrets []string
+
 func isSecret(name string) bool {
+	for _, s := range extraSecrets {
+		if strings.EqualFold(s, name) {
+			return true
+		}
+	}
 	for _, s := range secretHeaders {
 		if strings.EqualFold(s, name) {
 			return true
@@ -32,6 +41,9 @@ func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
 	u := *p.URL
 	if u.User != nil {
 		u.User = nil
+	}
+	if !f.showSecrets {
+		u.RawQuery = redactQuery(u.RawQuery)
 	}
 	model := "closed"
 	if p.Open() {
@@ -81,4 +93,24 @@ func transportConfig(c map[string]any, p *plan.Plan, show bool) {
 	if p.Cert != "" {
 		c["cert"], c["key"] = p.Cert, p.Key
 	}
+}
+
+// redactQuery replaces the values of query parameters named by --redact.
+func redactQuery(raw string) string {
+	if raw == "" || len(extraSecrets) == 0 {
+		return raw
+	}
+	parts := strings.Split(raw, "&")
+	for i, kv := range parts {
+		name, _, _ := strings.Cut(kv, "=")
+		if un, err := url.QueryUnescape(name); err == nil {
+			name = un
+		}
+		for _, s := range extraSecrets {
+			if name == s {
+				parts[i] = kv[:strings.IndexByte(kv+"=", '=')] + "=[redacted]"
+			}
+		}
+	}
+	return strings.Join(parts, "&")
 }

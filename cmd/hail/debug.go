@@ -32,9 +32,18 @@ func debugExchange(ctx context.Context, p *plan.Plan, w io.Writer, show bool) er
 	}
 	defer c.Close()
 	fmt.Fprintf(w, "* connected in %s (dns %s)\n", tm.Total, tm.DNS)
-	for _, line := range strings.SplitAfter(string(req), "\n") {
+	for i, line := range strings.SplitAfter(string(req), "\n") {
 		if line == "" {
 			continue
+		}
+		if i == 0 && !show {
+			if m, rest, ok := strings.Cut(line, " "); ok {
+				if target, proto, ok := strings.Cut(rest, " "); ok {
+					if path, q, ok := strings.Cut(target, "?"); ok {
+						line = m + " " + path + "?" + redactQuery(q) + " " + proto
+					}
+				}
+			}
 		}
 		if name, _, ok := strings.Cut(line, ":"); ok && isSecret(name) && !show {
 			line = name + ": [redacted]\r\n"

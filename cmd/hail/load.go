@@ -66,6 +66,7 @@ type loadFlags struct {
 	successSplit bool
 	debug        bool
 	showSecrets  bool
+	redact       []string
 	engine       string
 	sqpoll       bool
 	// transports and protocols
@@ -154,6 +155,7 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
 	fl.BoolVar(&f.debug, "debug", false, "send one request and print both sides of the exchange")
 	fl.BoolVar(&f.showSecrets, "show-secrets", false, "do not redact Authorization, Cookie and Proxy-Authorization in --debug and reports")
+	fl.StringArrayVar(&f.redact, "redact", nil, "also redact this header or query parameter in --debug and reports (repeatable)")
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net (goroutine per connection), uring (io_uring, Linux) or auto")
 	fl.BoolVar(&f.sqpoll, "sqpoll", false, "uring engine: let a kernel thread poll the submission ring (saves syscalls, costs a core)")
 	addResultFlags(fl, &f.results)
@@ -299,6 +301,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if f.debug && p.HTTPVersion != "" {
 		return fmt.Errorf("--debug speaks HTTP/1.1; drop --http2/--http-version %s to see one exchange", p.HTTPVersion)
 	}
+	extraSecrets = f.redact
 	if f.debug {
 		return debugExchange(cmd.Context(), p, os.Stdout, f.showSecrets)
 	}

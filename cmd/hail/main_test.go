@@ -265,3 +265,27 @@ func TestOpenFileLimitHint(t *testing.T) {
 		t.Errorf("the open-file hint appears %d times, want once:\n%s", n, s)
 	}
 }
+
+// --redact hides a custom header and a query parameter in reports and --debug.
+func TestRedactFlag(t *testing.T) {
+	base := startServe(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := hail(t, "-n", "5", "-j", "-o", out, "--redact", "X-Api-Key", "--redact", "token",
+		"-H", "X-Api-Key: k3y", base+"/?token=t0ken&page=2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	raw, _ := os.ReadFile(out)
+	for _, secret := range []string{"k3y", "t0ken"} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("%q leaked into the JSON report", secret)
+		}
+	}
+	if !bytes.Contains(raw, []byte("page=2")) {
+		t.Error("an unredacted query parameter was lost")
+	}
+	stdout, _, _ := hail(t, "--debug", "--redact", "X-Api-Key", "--redact", "token", "-H", "X-Api-Key: k3y", base+"/echo?headers=1&token=t0ken")
+	if strings.Contains(stdout, "> X-Api-Key: k3y") || strings.Contains(stdout, "> GET /echo?headers=1&token=t0ken") {
+		t.Errorf("--debug request dump shows a redacted value:\n%s", stdout)
+	}
+}
