@@ -69,6 +69,7 @@ type loadFlags struct {
 	redact       []string
 	engine       string
 	sqpoll       bool
+	urls         urlFlags // runcmd.go: --urls-from-file, --rand-regex-url, --max-repeat, --dump-urls
 	// transports and protocols
 	http2        bool
 	parallel     int
@@ -158,6 +159,7 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.StringArrayVar(&f.redact, "redact", nil, "also redact this header or query parameter in --debug and reports (repeatable)")
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net (goroutine per connection), uring (io_uring, Linux) or auto")
 	fl.BoolVar(&f.sqpoll, "sqpoll", false, "uring engine: let a kernel thread poll the submission ring (saves syscalls, costs a core)")
+	addURLFlags(fl, &f.urls)
 	addResultFlags(fl, &f.results)
 	return cmd
 }
@@ -171,6 +173,13 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, err
 		return nil, fmt.Errorf("one URL expected, got %d arguments (%s): quote the URL if it contains spaces or &", len(args), strings.Join(args, " "))
 	}
 	raw := args[0]
+	if f.urls.set() {
+		first, err := f.urls.load(raw)
+		if err != nil {
+			return nil, err
+		}
+		raw = first
+	}
 	if !strings.Contains(raw, "://") {
 		return nil, fmt.Errorf("URL %q has no scheme: write http://%s or https://%s", raw, raw, raw)
 	}
@@ -291,6 +300,9 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.urls.dump > 0 {
+		return f.urls.dumpURLs(os.Stdout, p)
+	}
 	if f.json {
 		f.format = "json"
 	}
@@ -331,6 +343,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	}()
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
+	opts.Workload = f.urls.workload(p)
 	var live *liveView
 	if wantTUI(f) {
 		live = startLiveView(p, f, stop, out)

@@ -236,9 +236,14 @@ func TestVersionAndHelp(t *testing.T) {
 
 func TestCSVAndQuiet(t *testing.T) {
 	base := startServe(t)
-	stdout, _, code := hail(t, "-z", "1500ms", "-c", "2", "--output-format", "csv", base+"/")
+	stdout, _, code := hail(t, "-z", "1500ms", "-c", "2", "--output-format", "csv-seconds", base+"/")
 	if code != 0 || !strings.HasPrefix(stdout, "second,span,requests,") || strings.Count(stdout, "\n") < 2 {
-		t.Errorf("csv: exit %d, %q", code, stdout)
+		t.Errorf("csv-seconds: exit %d, %q", code, stdout)
+	}
+	// csv is oha's: one row per request, streamed as requests complete.
+	stdout, _, code = hail(t, "-n", "300", "-c", "4", "--output-format", "csv", base+"/")
+	if code != 0 || !strings.HasPrefix(stdout, "request-start,DNS,DNS+dialup,Response-delay,request-duration,bytes,status,") || strings.Count(stdout, "\n") != 301 {
+		t.Errorf("csv: exit %d, %d lines, %.200q", code, strings.Count(stdout, "\n"), stdout)
 	}
 	stdout, _, code = hail(t, "-n", "10", "--output-format", "quiet", base+"/")
 	if code != 0 || stdout != "" {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +28,10 @@ See docs/distributed.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := expandPatterns(args)
+			if err != nil {
+				return err
+			}
 			var rs []*report.Result
 			for _, p := range args {
 				r, err := readResult(p)
@@ -53,4 +60,26 @@ See docs/distributed.md.`,
 	fl.StringVarP(&output, "output", "o", "", "write the merged result to this file (atomically) instead of stdout")
 	fl.Var(choiceValue{&format, []string{"json", "text", "markdown", "html", "csv-seconds"}}, "output-format", "json (default: a result hail report and compare read), text, markdown, html or csv-seconds")
 	return cmd
+}
+
+// expandPatterns expands arguments such as /results/shard-*.json that name
+// no file themselves (a container image without a shell passes them as
+// they are), in sorted order.
+func expandPatterns(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if _, err := os.Stat(a); err == nil || !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: no file matches", a)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }

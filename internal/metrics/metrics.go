@@ -65,7 +65,7 @@ func NewExporter(info Info, constLabels prometheus.Labels) *Exporter {
 		targetRSS:  d("target_rss_bytes", "The monitored target process's resident memory (--target-pid)."),
 		targetCPU:  d("target_cpu_cores", "The monitored target process's CPU use in the last second, in cores (--target-pid)."),
 		elapsed:    d("run_elapsed_seconds", "Seconds since the run started."),
-		info:       d("run_info", "The run: target URL, model, engine and shard.", "url", "model", "engine", "shard"),
+		info:       d("run_info", "The run: target URL, model, engine and sharding (I/N).", "url", "model", "engine", "sharding"),
 		infoLabels: []string{info.URL, info.Model, info.Engine, info.Shard},
 	}
 }

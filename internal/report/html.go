@@ -330,10 +330,8 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 	b.WriteString("</table>\n")
 	for i, s := range r.Hail.Steps {
 		fmt.Fprintf(b, "<section class=\"step\"><h3>Step %s</h3>\n", esc(s.Name))
-		b.WriteString("<div class=\"pair\">")
 		b.WriteString(rpsChart(fmt.Sprintf("chart-step-%d-rps", i), s.Series))
 		b.WriteString(spectrumChart(fmt.Sprintf("chart-step-%d-spectrum", i), latencyHist(s.Histograms), s.Name))
-		b.WriteString("</div>")
 		if len(s.StatusCodeDistribution) > 0 || len(s.ErrorDistribution) > 0 {
 			var parts []string
 			for _, k := range sortedByCount(s.StatusCodeDistribution) {
@@ -835,7 +833,7 @@ func targetCharts(series []stats.Second) string {
 	c = newChart("chart-target-cpu", "Target CPU", xa, linearAxis(math.Max(topC*1.1, 0.1), func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }), "time into the run", "cores")
 	c.polyline(xs, line{name: "CPU", color: palette.orange, ys: cpu})
 	c.hoverColumns(xs, tips)
-	return "<div class=\"pair\">" + out + c.done() + "</div>"
+	return out + c.done()
 }
 
 func generatorChart(id string, series []stats.Second, open bool) string {
@@ -920,7 +918,6 @@ svg .mark{font-size:11px;fill:#5b21b6;text-anchor:end}
 svg .count{font-size:12px;fill:var(--fg)}
 svg .empty{font-size:14px;fill:var(--muted);text-anchor:middle}
 .tip{min-height:18px;color:#1e3a8a;font-size:12px;font-variant-numeric:tabular-nums}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}
 table{border-collapse:collapse;margin:6px 0 10px;width:100%}
 th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 table.num td{text-align:right;font-variant-numeric:tabular-nums}

@@ -417,3 +417,38 @@ func mergeTarget(results []*Result, info *Merged) *Target {
 	}
 	return best
 }
+
+// writeResultsText adds the shard, merge and target lines to the text report.
+func writeResultsText(b *strings.Builder, r *Result) {
+	h := r.Hail
+	if s := h.Shard; s != nil {
+		fmt.Fprintf(b, "  Shard:\t%d of %d (from 0): %d requests, rate %g, %d connections", s.Index, s.Count, s.Requests, s.Rate, s.Connections)
+		if s.StartAt != "" {
+			fmt.Fprintf(b, ", started at %s", s.StartAt)
+		}
+		fmt.Fprintln(b)
+	}
+	if m := h.Merged; m != nil {
+		fmt.Fprintf(b, "  Merged:\t%d results", m.Results)
+		if len(m.Shards) > 0 {
+			fmt.Fprintf(b, " (shards %v)", m.Shards)
+		}
+		fmt.Fprintln(b)
+		for _, n := range m.Notes {
+			fmt.Fprintf(b, "    - %s\n", n)
+		}
+	}
+	if t := h.Target; t != nil {
+		fmt.Fprintf(b, "\nTarget process (pid %d, %s):\n", t.PID, t.Command)
+		fmt.Fprintf(b, "  RSS:\tpeak %s, mean %s (%s at the start, %s at the end)\n", bytesHuman(float64(t.PeakRSSBytes)),
+			bytesHuman(float64(t.MeanRSSBytes)), bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)))
+		fmt.Fprintf(b, "  CPU:\t%.2f s, %.2f cores mean, %.2f cores peak", t.CPUSeconds, t.MeanCPU, t.PeakCPU)
+		if h.Counts.Requests > 0 {
+			fmt.Fprintf(b, ", %.2f µs/request", t.CPUSeconds*1e6/float64(h.Counts.Requests))
+		}
+		fmt.Fprintln(b)
+		if t.Exited {
+			fmt.Fprintf(b, "  Note:\tthe process exited during the run\n")
+		}
+	}
+}

@@ -137,6 +137,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	if h.Interrupted {
 		fmt.Fprintf(b, "  Interrupted:\tthe run was stopped by a signal; the numbers cover what was done\n")
 	}
+	writeResultsText(b, r) // merge.go: shard, merge notes, target process
 	if h.Verdict.GeneratorLimited {
 		fmt.Fprintf(b, "\n%s\n", c.warn("WARNING: the generator, not the target, limited this test:"))
 		for _, why := range h.Verdict.Reasons {

@@ -330,3 +330,41 @@ func TestOpenModelLagReported(t *testing.T) {
 		}
 	})
 }
+
+// A new connection for every request (--disable-keepalive, and HTTP/1.0
+// without keep-alive) still counts exactly, on every engine.
+func TestConnectionPerRequest(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, s := startServe(t)
+		for _, http10 := range []bool{false, true} {
+			before := s.Stats().Requests
+			p := newPlan(t, base+"/", engine)
+			p.Requests, p.Connections, p.KeepAlive, p.HTTP10 = 300, 4, false, http10
+			res := mustRun(t, p, Options{})
+			if got := res.StatusCodeDistribution["200"]; got != 300 {
+				t.Errorf("http10=%v: %d 200s, want 300 (errors %v)", http10, got, res.ErrorDistribution)
+			}
+			if got := res.Hail.Counts.Connects; got != 300 {
+				t.Errorf("http10=%v: %d connects, want one per request", http10, got)
+			}
+			if got := s.Stats().Requests - before; got != 300 {
+				t.Errorf("http10=%v: server saw %d requests", http10, got)
+			}
+		}
+	})
+}
+
+// The report names the engine that ran and why it was chosen.
+func TestEngineReported(t *testing.T) {
+	base, _ := startServe(t)
+	p := newPlan(t, base+"/", "auto")
+	p.Requests = 10
+	res := mustRun(t, p, Options{})
+	want := "net"
+	if uringAvailable() == nil {
+		want = "uring"
+	}
+	if res.Hail.Engine != want || !strings.HasPrefix(res.Hail.EngineReason, "auto: ") {
+		t.Errorf("engine %q (%q), want %s chosen by auto", res.Hail.Engine, res.Hail.EngineReason, want)
+	}
+}

@@ -21,12 +21,13 @@ var uringAvailable = uringengine.Available
 // "net" always runs the net engine. "uring" runs the io_uring engine, or
 // fails with one line naming the cause and the fix when io_uring cannot be
 // used here or the target needs something the engine does not speak (TLS).
-// "auto" picks uring when it is available and the target is plain HTTP/1.1
-// (TCP or a unix socket), and net otherwise (TLS today; HTTP/2 and HTTP/3
-// when hail speaks them; every non-Linux system).
+// "auto" picks uring when it is available and the target is plain HTTP/1.x
+// over TCP, a unix socket or a hybrid-vsock socket, and net otherwise (TLS,
+// AF_VSOCK, proxies, every non-Linux system); HTTP/2 and HTTP/3 have their
+// own engines.
 func Select(p *plan.Plan) (engine.Engine, string, error) {
-	// HTTP/2 and HTTP/3 run on their own engines; vsock and proxies on net
-	// (see selectTransport).
+	// HTTP/2 and HTTP/3 run on their own engines; AF_VSOCK and proxies on
+	// net (see selectTransport).
 	if e, why, ok, err := selectTransport(p); ok {
 		return e, why, err
 	}
@@ -78,9 +79,10 @@ func unavailableCause(err error) string {
 }
 
 // selectTransport picks the engine for what the uring engine does not
-// speak: HTTP/2 (the h2 engine), HTTP/3 (the h3 engine), and the vsock and
-// proxy transports, whose connections only transport.Dialer opens (the net
-// engine). ok is false for everything else.
+// speak: HTTP/2 (the h2 engine), HTTP/3 (the h3 engine), and the AF_VSOCK
+// and proxy transports, whose connections only transport.Dialer opens (the
+// net engine). The hybrid-vsock unix socket is the uring engine's too. ok is
+// false for everything else.
 func selectTransport(p *plan.Plan) (e engine.Engine, why string, ok bool, err error) {
 	proto := map[string]string{"2": "HTTP/2", "3": "HTTP/3"}[p.HTTPVersion]
 	if proto != "" {
@@ -100,8 +102,6 @@ func selectTransport(p *plan.Plan) (e engine.Engine, why string, ok bool, err er
 	switch {
 	case p.Vsock:
 		what = "--vsock-addr"
-	case p.VsockUDS != "":
-		what = "--vsock-uds"
 	case p.Proxy != nil:
 		what = "--proxy"
 	default:

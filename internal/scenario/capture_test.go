@@ -8,7 +8,7 @@ import (
 )
 
 func TestJSONPaths(t *testing.T) {
-	doc := []byte(` { "id" : "a1", "n": 42, "ok": true, "nil": null, "esc": "x\"y\\u00e9\ud83d\ude00",
+	doc := []byte(` { "id" : "a1", "n": 42, "ok": true, "nil": null, "esc": "x\"y\u00e9\ud83d\ude00",
 		"data": {"items": [ {"id": "first", "tags": ["t0", "t1"]}, {"id": "second", "deep": {"k": [1, {"z": "zz"}]}} ],
 		"count": 2, "0": "zero-key", "obj": {"a": [1, 2]}},
 		"k\u0065y": "escaped key", "s": "with } and ] inside" }`)

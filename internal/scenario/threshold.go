@@ -142,6 +142,22 @@ func fmtSeconds(s float64) string {
 	return strconv.FormatFloat(s, 'f', 3, 64) + "s"
 }
 
+// noData says why m holds nothing for t to judge ("" when it does):
+// latencies need a response, error_rate a request that was not aborted.
+func (t *Threshold) noData(m *report.Measure) string {
+	switch t.metric {
+	case "p", "min", "max", "mean":
+		if m.Responses == 0 {
+			return "no responses"
+		}
+	case "error_rate":
+		if m.Requests-m.Aborted == 0 {
+			return "no requests"
+		}
+	}
+	return ""
+}
+
 // midRun reports whether t can be judged before the run ends: a throughput
 // or a request count that has not been reached yet may still be.
 func (t *Threshold) midRun() bool {
@@ -176,12 +192,17 @@ func (s *Scenario) Evaluate(res *report.Result) int {
 			}
 		}
 		v := m.Value(t.metric, t.q)
-		ok := t.pass(v)
+		ok, measured := t.pass(v), t.format(v)
+		if empty := t.noData(&m); empty != "" {
+			// A check over nothing is not a pass: a step that never ran
+			// must not let a pipeline through.
+			ok, measured = false, empty
+		}
 		if !ok {
 			failed++
 		}
 		res.Hail.Thresholds = append(res.Hail.Thresholds, report.Threshold{Expr: t.Expr, Step: t.Step, Value: v,
-			Measured: t.format(v), Pass: ok, AbortOnFail: t.AbortOnFail})
+			Measured: measured, Pass: ok, AbortOnFail: t.AbortOnFail})
 	}
 	return failed
 }

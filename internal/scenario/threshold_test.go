@@ -109,6 +109,15 @@ func TestThresholdEvaluate(t *testing.T) {
 		add(tc.expr, tc.step)
 		pass = append(pass, tc.pass)
 	}
+	res.Hail.Steps = append(res.Hail.Steps, report.BuildSteps([]string{"idle"}, []*stats.Totals{stats.NewTotals()}, nil, 2*time.Second)...)
+	for _, tc := range []struct {
+		expr string
+		pass bool
+	}{{"p99 < 1s", false}, {"error_rate < 1%", false}, {"requests < 5", true}, {"errors < 1", true}} {
+		add(tc.expr, "idle")
+		s.Thresholds[len(s.Thresholds)-1].step = 2
+		pass = append(pass, tc.pass)
+	}
 	failed := s.Evaluate(res)
 	want := 0
 	for i, th := range res.Hail.Thresholds {

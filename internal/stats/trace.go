@@ -97,8 +97,9 @@ func (t *Tracer) Attach(r *Recorder) {
 }
 
 // Flush hands every partly filled buffer to the consumer, skipping any
-// while the consumer is behind (they follow with the next full batch). The
-// consumer may call it periodically so records stream out at low rates.
+// that is busy or while the consumer is behind (they follow with the next
+// batch). It never blocks, so the consumer itself calls it periodically to
+// stream records out at low rates.
 func (t *Tracer) Flush() { t.flush(false) }
 
 func (t *Tracer) flush(block bool) {
@@ -108,7 +109,14 @@ func (t *Tracer) flush(block bool) {
 		return
 	}
 	for _, b := range t.bufs {
-		b.mu.Lock()
+		if block {
+			b.mu.Lock()
+		} else if !b.mu.TryLock() {
+			// A recorder is appending, or is handing over a full buffer
+			// while the consumer is behind (and the consumer may be the
+			// caller): its records follow with that buffer.
+			continue
+		}
 		if len(b.buf) > 0 {
 			if block {
 				t.out <- b.buf

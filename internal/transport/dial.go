@@ -148,19 +148,35 @@ type Endpoint struct {
 	// Unix is the unix socket path; when empty, Addr is the TCP address.
 	Unix string
 	Addr netip.AddrPort
+	// Hybrid says Unix is a VMM's hybrid-vsock socket: after connecting,
+	// send "CONNECT <VsockPort>\n" and expect "OK <port>\n" (see
+	// VsockHandshake).
+	Hybrid    bool
+	VsockPort uint32
 	// TLS reports that connections need a TLS handshake.
 	TLS bool
-	// Timeout bounds DNS + connect (+ handshake); 0 means none.
+	// Timeout bounds DNS + connect (+ handshakes); 0 means none.
 	Timeout time.Duration
 }
+
+// ErrNoEndpoint is returned by Endpoint for connections only Dial can open
+// (AF_VSOCK, proxies).
+var ErrNoEndpoint = errors.New("AF_VSOCK and proxied connections are opened by the net engine only")
 
 // Endpoint returns where the next connection goes, as Dial would connect,
 // without connecting: the name is looked up now unless it was before the
 // run (dns is how long that took), and pre-looked-up addresses are used in
 // turn.
 func (d *Dialer) Endpoint(ctx context.Context) (ep Endpoint, dns time.Duration, err error) {
-	ep = Endpoint{Unix: d.opt.UnixSocket, TLS: d.opt.TLS != nil, Timeout: d.opt.Timeout}
-	if ep.Unix != "" {
+	ep = Endpoint{TLS: d.opt.TLS != nil, Timeout: d.opt.Timeout}
+	switch {
+	case d.opt.Vsock || d.opt.Proxy != nil:
+		return ep, 0, ErrNoEndpoint
+	case d.opt.UnixSocket != "":
+		ep.Unix = d.opt.UnixSocket
+		return ep, 0, nil
+	case d.opt.VsockUDS != "":
+		ep.Unix, ep.Hybrid, ep.VsockPort = d.opt.VsockUDS, true, d.opt.VsockUDSPort
 		return ep, 0, nil
 	}
 	ips := d.ips

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"hail/internal/stats"
 )
 
@@ -83,8 +81,8 @@ func (d *Data) Last() stats.Second {
 
 // sampler copies a Source into Data, only when the collector has ticked.
 type sampler struct {
-	seen   int // series entries copied so far
-	merged *hdr.Histogram
+	seen    int     // series entries copied so far
+	ok, bad []int64 // the latency histograms' counts, copied under the lock
 }
 
 // sample refreshes d from src and reports whether anything changed. It
@@ -121,23 +119,14 @@ func (s *sampler) sample(src Source, d *Data) bool {
 				d.Failures = append(d.Failures, Count{stats.ErrorKind(k).String(), n})
 			}
 		}
-		if s.merged == nil {
-			s.merged = stats.NewHist()
-		}
-		s.merged.Reset()
-		s.merged.Merge(t.LatencyOK)
-		s.merged.Merge(t.LatencyBad)
+		s.ok, s.bad = t.LatencyOK.Export().Counts, t.LatencyBad.Export().Counts
 	})
 	if !changed {
 		return false
 	}
 	sortCounts(d.Status)
 	sortCounts(d.Failures)
-	d.Latency = summarize(s.merged)
-	d.RunP50, d.RunP99 = 0, 0
-	if s.merged.TotalCount() > 0 {
-		d.RunP50, d.RunP99 = s.merged.ValueAtQuantile(50), s.merged.ValueAtQuantile(99)
-	}
+	d.Latency, d.RunP50, d.RunP99 = summarize(s.ok, s.bad)
 	return true
 }
 
@@ -150,22 +139,45 @@ func sortCounts(c []Count) {
 	})
 }
 
-// summarize buckets h into histFine equal-width bins from its lowest value
-// to its p99, and counts what lies above. It walks the exported counts
-// (one pass, no allocation per bucket).
-func summarize(h *hdr.Histogram) Hist {
-	var out Hist
-	out.Total = h.TotalCount()
-	if out.Total == 0 {
-		return out
+// summarize buckets the latencies counted in a and b (two histograms of
+// stats.NewHist's geometry, added) into histFine equal-width bins from the
+// lowest value to p99, counts what lies above, and returns p50 and p99.
+// Values are HdrHistogram's: a bucket's highest equivalent value.
+func summarize(a, b []int64) (out Hist, p50, p99 int64) {
+	n := min(len(a), len(b))
+	at := func(i int) int64 { return a[i] + b[i] }
+	first, last := -1, -1
+	for i := range n {
+		if c := at(i); c > 0 {
+			out.Total += c
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
 	}
-	out.Min, out.Max = h.Min(), h.Max()
-	out.Hi = h.ValueAtQuantile(99)
+	if out.Total == 0 {
+		return out, 0, 0
+	}
+	quantile := func(q float64) int64 {
+		want := max(int64(q/100*float64(out.Total)+0.5), 1)
+		var cum int64
+		for i := first; i <= last; i++ {
+			if cum += at(i); cum >= want {
+				return bucketTop(i)
+			}
+		}
+		return bucketTop(last)
+	}
+	out.Min, out.Max = bucketLow(first), bucketTop(last)
+	p50, p99 = quantile(50), quantile(99)
+	out.Hi = p99
 	if out.Hi <= out.Min {
 		out.Hi = out.Max
 	}
 	width := float64(out.Hi-out.Min) / histFine
-	for i, c := range h.Export().Counts {
+	for i := first; i <= last; i++ {
+		c := at(i)
 		if c == 0 {
 			continue
 		}
@@ -180,21 +192,26 @@ func summarize(h *hdr.Histogram) Hist {
 		}
 		out.Fine[j] += c
 	}
-	return out
+	return out, p50, p99
 }
 
 // The geometry of stats.NewHist (3 significant digits from 1 ns): each
 // bucket holds 2^10 sub-buckets of its half-range.
 const subHalfMag = 10
 
-// bucketTop is the highest value counted at index i of the histogram's
-// counts (HdrHistogram's highest equivalent value).
-func bucketTop(i int) int64 {
+// bucketLow and bucketTop are the lowest and highest values counted at
+// index i of the histogram's counts (HdrHistogram's equivalent values).
+func bucketLow(i int) int64 {
 	b := (i >> subHalfMag) - 1
 	sub := (i & (1<<subHalfMag - 1)) + 1<<subHalfMag
 	if b < 0 {
 		sub -= 1 << subHalfMag
 		b = 0
 	}
-	return int64(sub)<<b + int64(1)<<b - 1
+	return int64(sub) << b
+}
+
+func bucketTop(i int) int64 {
+	b := max((i>>subHalfMag)-1, 0)
+	return bucketLow(i) + int64(1)<<b - 1
 }

@@ -20,6 +20,9 @@ func TestBucketTop(t *testing.T) {
 		if got := bucketTop(i); got != b.To {
 			t.Fatalf("bucketTop(%d) = %d, want %d", i, got, b.To)
 		}
+		if got := bucketLow(i); got != b.From {
+			t.Fatalf("bucketLow(%d) = %d, want %d", i, got, b.From)
+		}
 	}
 }
 
@@ -30,12 +33,21 @@ func TestSummarize(t *testing.T) {
 		h.RecordValue(v * 1000)
 	}
 	h.RecordValue(50e6)
-	s := summarize(h)
+	bad := stats.NewHist()
+	bad.RecordValue(1_500_000)
+	s, p50, p99 := summarize(h.Export().Counts, bad.Export().Counts)
+	h.RecordValue(1_500_000)
+	if p50 != h.ValueAtQuantile(50) || p99 != h.ValueAtQuantile(99) {
+		t.Errorf("p50, p99 = %d, %d; want %d, %d", p50, p99, h.ValueAtQuantile(50), h.ValueAtQuantile(99))
+	}
+	if s.Min != h.Min() || s.Max != h.Max() {
+		t.Errorf("min, max = %d, %d; want %d, %d", s.Min, s.Max, h.Min(), h.Max())
+	}
 	var n int64
 	for _, c := range s.Fine {
 		n += c
 	}
-	if n+s.Over != s.Total || s.Total != 1001 {
+	if n+s.Over != s.Total || s.Total != 1002 {
 		t.Errorf("binned %d + over %d, total %d", n, s.Over, s.Total)
 	}
 	if s.Over < 1 || s.Over > 15 {

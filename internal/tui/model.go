@@ -66,6 +66,11 @@ type Model struct {
 
 	st    styles
 	cache bodyCache
+	title struct { // the title line, cached: it changes with the state only
+		w     int
+		state string
+		line  string
+	}
 }
 
 // New returns the model for cfg.

@@ -26,6 +26,18 @@ type styles struct {
 	histBars                  lipgloss.Style
 }
 
+// The colors of the chart lines (terminal palette indices); the legends
+// use the same.
+const (
+	colRPS  = lipgloss.Color("10")
+	colErr  = lipgloss.Color("9")
+	colP50  = lipgloss.Color("10")
+	colP90  = lipgloss.Color("14")
+	colP99  = lipgloss.Color("11")
+	colP999 = lipgloss.Color("13")
+	colMax  = lipgloss.Color("9")
+)
+
 func newStyles(r *lipgloss.Renderer, on bool) styles {
 	c := func(code string) lipgloss.Style { return r.NewStyle().Foreground(lipgloss.Color(code)) }
 	return styles{
@@ -33,8 +45,8 @@ func newStyles(r *lipgloss.Renderer, on bool) styles {
 		border: c("8"), title: c("14").Bold(true), axis: c("8"), dim: c("8"),
 		label: r.NewStyle(), value: r.NewStyle().Bold(true), brand: c("13").Bold(true),
 		good: c("10"), warn: c("11"), bad: c("9"), alert: r.NewStyle().Bold(true).Foreground(lipgloss.Color("15")).Background(lipgloss.Color("1")),
-		rps: c("10"), errs: c("9"),
-		p50: c("10"), p90: c("14"), p99: c("11"), p999: c("13"), pmax: c("9"),
+		rps: c(string(colRPS)), errs: c(string(colErr)),
+		p50: c(string(colP50)), p90: c(string(colP90)), p99: c(string(colP99)), p999: c(string(colP999)), pmax: c(string(colMax)),
 		histBars: c("12"),
 	}
 }
@@ -64,7 +76,8 @@ type bodyKey struct {
 
 type bodyCache struct {
 	key   bodyKey
-	lines []string
+	body  string // the panels' lines, joined
+	empty bool
 	valid bool
 }
 
@@ -91,13 +104,18 @@ func (m *Model) View() string {
 				body[i] = ansi.Strip(body[i])
 			}
 		}
-		m.cache = bodyCache{key: k, lines: body, valid: true}
+		if len(head)+len(body) > m.height {
+			body = body[:max(m.height-len(head), 0)]
+		}
+		m.cache = bodyCache{key: k, body: strings.Join(body, "\n"), valid: true, empty: len(body) == 0}
 	}
-	lines := append(head, m.cache.lines...)
-	if len(lines) > m.height {
-		lines = lines[:m.height]
+	if len(head) > m.height {
+		head = head[:m.height]
 	}
-	return strings.Join(lines, "\n")
+	if m.cache.empty {
+		return strings.Join(head, "\n")
+	}
+	return strings.Join(head, "\n") + "\n" + m.cache.body
 }
 
 // compact is the layout for small terminals: lines of numbers, no boxes.
@@ -274,6 +292,23 @@ func (m *Model) header(compact bool) []string {
 		bw := max(m.width-width(text)-5, 0)
 		return []string{fit(m.st.brand.Render("hail ")+m.bar(frac, bw)+text, m.width, false)}
 	}
+	if m.title.w != m.width || m.title.state != state {
+		m.title.w, m.title.state, m.title.line = m.width, state, m.titleLine(state)
+	}
+	title := m.title.line
+	text := fmt.Sprintf(" %5.1f%%  %s", 100*frac, done)
+	if eta != "" {
+		text += "  ETA " + eta
+	}
+	if m.stopping {
+		text += "  " + m.st.warn.Render("stopping: settling in-flight requests…")
+	}
+	bw := max(m.width-width(text), 0)
+	return []string{fit(title, m.width, false), fit(m.bar(frac, bw)+text, m.width, false)}
+}
+
+// titleLine is the first line: what is loaded, the state and the keys.
+func (m *Model) titleLine(state string) string {
 	model := "closed model"
 	if m.cfg.Open {
 		model = "open model"
@@ -284,19 +319,10 @@ func (m *Model) header(compact bool) []string {
 	right := m.st.dim.Render(state+"  ") + m.st.value.Render("?") + m.st.dim.Render(" keys  ") + m.st.value.Render("q") + m.st.dim.Render(" stop")
 	left := m.st.brand.Render("hail") + " " + m.cfg.Method + " " + m.cfg.Target + m.st.dim.Render(fmt.Sprintf(" · %d connections · %s", m.cfg.Connections, model))
 	lw := m.width - width(right) - 1
-	title := fit(left, lw, true) + " " + right
 	if lw < 20 {
-		title = left
+		return left
 	}
-	text := fmt.Sprintf(" %5.1f%%  %s", 100*frac, done)
-	if eta != "" {
-		text += "  ETA " + eta
-	}
-	if m.stopping {
-		text += "  " + m.st.warn.Render("stopping: settling in-flight requests…")
-	}
-	bw := max(m.width-width(text), 0)
-	return []string{fit(title, m.width, false), fit(m.bar(frac, bw)+text, m.width, false)}
+	return fit(left, lw, true) + " " + right
 }
 
 // progress returns the share of the run done, what is done as text, and
@@ -450,12 +476,12 @@ func (m *Model) rpsPanel(w, h int) []string {
 		l("errors ") + errs,
 	}, w)
 	lines := []line{
-		{"rps", m.st.rps, func(s stats.Second) float64 { return rate(s.Requests, s.Span) }},
+		{"rps", colRPS, func(s stats.Second) float64 { return rate(s.Requests, s.Span) }},
 	}
 	secs := m.windowed()
 	for _, s := range secs {
 		if s.Errors > 0 {
-			lines = append(lines, line{"errors", m.st.errs, func(s stats.Second) float64 { return rate(s.Errors, s.Span) }})
+			lines = append(lines, line{"errors", colErr, func(s stats.Second) float64 { return rate(s.Errors, s.Span) }})
 			break
 		}
 	}
@@ -479,11 +505,11 @@ func (m *Model) latPanel(w, h int) []string {
 		return func(s stats.Second) float64 { return float64(f(s)) / d }
 	}
 	lines := []line{ // drawn in order: later lines show on top
-		{"max", m.st.pmax, ns(func(s stats.Second) int64 { return s.Max })},
-		{"p99.9", m.st.p999, ns(func(s stats.Second) int64 { return s.P999 })},
-		{"p99", m.st.p99, ns(func(s stats.Second) int64 { return s.P99 })},
-		{"p90", m.st.p90, ns(func(s stats.Second) int64 { return s.P90 })},
-		{"p50", m.st.p50, ns(func(s stats.Second) int64 { return s.P50 })},
+		{"max", colMax, ns(func(s stats.Second) int64 { return s.Max })},
+		{"p99.9", colP999, ns(func(s stats.Second) int64 { return s.P999 })},
+		{"p99", colP99, ns(func(s stats.Second) int64 { return s.P99 })},
+		{"p90", colP90, ns(func(s stats.Second) int64 { return s.P90 })},
+		{"p50", colP50, ns(func(s stats.Second) int64 { return s.P50 })},
 	}
 	if w < 16 || h-len(head) < 4 { // sparkline: p99
 		lines[0], lines[2] = lines[2], lines[0]

@@ -3,12 +3,14 @@
 package uringengine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 
 	"hail/internal/engine"
+	"hail/internal/transport"
 )
 
 // Engine is the io_uring engine. The zero value is ready to use.
@@ -23,10 +25,6 @@ type Engine struct {
 
 	// bufSize and bufCount override the provided-buffer sizing (tests).
 	bufSize, bufCount int
-	// plainRecv receives into a buffer per connection with single-shot
-	// receives instead of multishot receives from a provided-buffer ring
-	// (kept for measurements).
-	plainRecv bool
 }
 
 // Name implements engine.Engine.
@@ -41,6 +39,15 @@ func (e *Engine) Run(j *engine.Job) error {
 	if j.Dialer == nil {
 		return errors.New("uring engine: the job has no dialer")
 	}
+	// What the engine cannot open itself is refused before anything starts
+	// (run.Select already routes these plans to the net engine).
+	ep, _, err := j.Dialer.Endpoint(context.Background())
+	switch {
+	case ep.TLS:
+		return errors.New("uring engine: TLS targets need --engine net (the uring engine speaks plain HTTP/1.1)")
+	case errors.Is(err, transport.ErrNoEndpoint):
+		return fmt.Errorf("uring engine: %w", err)
+	}
 	nw := e.Workers
 	if nw <= 0 {
 		nw = runtime.GOMAXPROCS(0)
@@ -50,12 +57,14 @@ func (e *Engine) Run(j *engine.Job) error {
 	ready := make(chan error, nw)
 	start := make(chan bool)
 	var wg sync.WaitGroup
+	base := 0
 	for i := range workers {
 		n := j.Connections / nw
 		if i < j.Connections%nw {
 			n++
 		}
 		w := newWorker(e, j, i, n)
+		w.connBase, base = int32(base), base+n
 		workers[i] = w
 		wg.Add(1)
 		go func() {

@@ -71,6 +71,7 @@ type jobOpts struct {
 	steps     int
 	eng       *Engine
 	abortAt   time.Duration // abort (without a deadline) after this long
+	dialer    *transport.Dialer
 }
 
 type jobResult struct {
@@ -90,10 +91,13 @@ func runJob(t testing.TB, o jobOpts) jobResult {
 	if port == 0 {
 		port = 80
 	}
-	d, err := transport.NewDialer(context.Background(), transport.Options{Host: u.Hostname(), Port: port,
-		UnixSocket: o.unix, PreLookup: true, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	d := o.dialer
+	if d == nil {
+		d, err = transport.NewDialer(context.Background(), transport.Options{Host: u.Hostname(), Port: port,
+			UnixSocket: o.unix, PreLookup: true, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	proto := "HTTP/1.1"
 	if o.http10 {
@@ -229,9 +233,9 @@ func TestKeepAliveOffAndHTTP10(t *testing.T) {
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct {
-		name         string
+		name          string
 		http10, close bool
-		connects     int64
+		connects      int64
 	}{
 		{"keepalive-off", false, true, 400},
 		{"http10", true, true, 400},
@@ -425,8 +429,8 @@ func TestNoLeaks(t *testing.T) {
 			{url: base, n: 500, c: 8},
 			{url: base, n: 200, c: 8, close: true},
 			{url: base + "?delay=5s", n: 100, c: 8, abortAt: 200 * time.Millisecond}, // aborted mid-flight
-			{url: base + "?delay=5s", n: 8, c: 4, timeout: 100 * time.Millisecond},    // timeouts
-			{url: base + "?delay=5s", c: 4, rate: 100, dur: 300 * time.Millisecond},   // open model, deadline
+			{url: base + "?delay=5s", n: 8, c: 4, timeout: 100 * time.Millisecond},   // timeouts
+			{url: base + "?delay=5s", c: 4, rate: 100, dur: 300 * time.Millisecond},  // open model, deadline
 			{url: base, n: 300, c: 8, eng: &Engine{SQPoll: true}},
 			{url: refused, n: 50, c: 4},
 		} {
@@ -472,7 +476,9 @@ func TestRedirectOtherOrigin(t *testing.T) {
 	defer other.Close()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, other.URL+"/", http.StatusFound) })
-	mux.HandleFunc("/here", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/landed", http.StatusMovedPermanently) })
+	mux.HandleFunc("/here", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/landed", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/landed", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "landed") })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -532,5 +538,99 @@ func TestExplainSetup(t *testing.T) {
 			t.Errorf("Available() = %v: not an *UnavailableError wrapping uring.ErrUnavailable", err)
 		}
 		t.Logf("io_uring is unavailable here: %v", err)
+	}
+}
+
+// fakeVMM plays a Firecracker hybrid-vsock socket in front of target (a TCP
+// address): it reads "CONNECT <port>\n", then answers per port: 8080 "OK"
+// (split over two writes) and relays the stream, 9 closes without a word,
+// 7 answers garbage, 5 never answers.
+func fakeVMM(t *testing.T, target string) (path string, handshakes *atomic.Int64) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "v.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handshakes = new(atomic.Int64)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				line, err := bufio.NewReader(io.LimitReader(c, 64)).ReadString('\n')
+				if err != nil {
+					return
+				}
+				switch line {
+				case "CONNECT 9\n":
+					return
+				case "CONNECT 5\n":
+					io.Copy(io.Discard, c) // never answers
+					return
+				case "CONNECT 7\n":
+					io.WriteString(c, "ERR 42\n")
+					return
+				case "CONNECT 8080\n":
+				default:
+					t.Errorf("VMM read %q", line)
+					return
+				}
+				handshakes.Add(1)
+				io.WriteString(c, "OK 10")
+				time.Sleep(time.Millisecond)
+				io.WriteString(c, "73741824\n")
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	return path, handshakes
+}
+
+func TestHybridVsock(t *testing.T) {
+	needURing(t)
+	s, base := startServe(t, "127.0.0.1:0")
+	path, handshakes := fakeVMM(t, strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"))
+	run := func(port uint32, n uint64, c int) jobResult {
+		u, _ := url.Parse("http://guest.internal:8080/")
+		d, err := transport.NewDialer(context.Background(), transport.Options{Host: "guest.internal", Port: 8080,
+			VsockUDS: path, VsockUDSPort: port, Timeout: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runJob(t, jobOpts{url: u.String(), n: n, c: c, dialer: d})
+	}
+	r := run(8080, 600, 6)
+	want200(t, r, 600, 12)
+	if got := handshakes.Load(); got != 6 || r.t.Connects != 6 {
+		t.Errorf("%d handshakes and %d connects for 6 kept-alive connections", got, r.t.Connects)
+	}
+	if got := s.Stats().Requests; got != 600 {
+		t.Errorf("server saw %d requests", got)
+	}
+	for port, kind := range map[uint32]stats.ErrorKind{9: stats.ErrVsockRefused, 7: stats.ErrVsockGarbled, 5: stats.ErrConnectTimeout} {
+		n := uint64(20)
+		if port == 5 {
+			n = 4
+		}
+		r := run(port, n, 2)
+		if got := r.t.Errors[kind]; got != int64(n) {
+			t.Errorf("port %d: errors %v, want %d %q", port, errorsOf(r.t), n, kind)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 	"unsafe"
@@ -71,16 +72,17 @@ type conn struct {
 	gen uint32 // bumped at every close; stale completions carry an older one
 	fd  int32  // -1 when there is no socket
 
-	connecting bool // a connect is in flight
-	connected  bool
-	recvArmed  bool // the multishot receive is armed
-	sending    bool // a send is in flight; req must not change
-	active     bool // a request is in progress
-	eof        bool // the peer closed its side
-	inFree     bool // in the worker's idle queue
-	stamp      bool // start (and lag) are stamped at the next submission
-	queued     bool // open model: the request waited for a free connection
-	head       bool // the current request is HEAD
+	connecting  bool // a connect is in flight
+	handshaking bool // hybrid vsock: connected, the CONNECT reply not read yet
+	connected   bool
+	recvArmed   bool // the multishot receive is armed
+	sending     bool // a send is in flight; req must not change
+	active      bool // a request is in progress
+	eof         bool // the peer closed its side
+	inFree      bool // in the worker's idle queue
+	stamp       bool // start (and lag) are stamped at the next submission
+	queued      bool // open model: the request waited for a free connection
+	head        bool // the current request is HEAD
 
 	step int
 	hops int
@@ -93,11 +95,11 @@ type conn struct {
 	connStart time.Duration
 	dns       time.Duration
 
-	req     []byte // the bytes being sent: stable memory
+	req     []byte // the request: stable memory
+	out     []byte // the bytes being sent (req, or the vsock CONNECT line)
 	sent    int
 	sendBuf []byte // arena memory for copied requests
 	sa      []byte // arena memory for the connect sockaddr
-	rbuf    []byte // arena memory for receives, with Engine.plainRecv only
 
 	parser http1.Parser
 	carry  []byte // unconsumed bytes: a split line, or bytes that came early
@@ -105,6 +107,8 @@ type conn struct {
 	list       int8
 	prev, next int32
 	deadline   time.Duration
+
+	tr stats.TraceRecord // the per-request log's record of the current request (when tracing)
 }
 
 type pending struct {
@@ -126,9 +130,10 @@ type worker struct {
 	ctx    context.Context
 	err    error
 
+	connBase int32 // the run-wide number of this worker's first connection (per-request log)
+
 	ring    *uring.Ring
 	br      *uring.BufRing // provided receive buffers (multishot receives)
-	plain   bool           // receive into per-connection buffers instead
 	arena   *uring.Arena   // sockaddrs and the timer's timespec
 	sendMem []*uring.Arena // chunks for copied request bytes
 
@@ -152,6 +157,8 @@ type worker struct {
 	busy           int // requests in progress
 	lists          [numLists]dlist
 	connectTimeout time.Duration
+	ep             transport.Endpoint // the last endpoint (for the vsock handshake)
+	hsLine         []byte             // hybrid vsock "CONNECT <port>\n", arena memory
 	cqes           [512]uring.CQE
 	redir          []byte
 }
@@ -204,20 +211,15 @@ func (w *worker) setup() error {
 		size = defaultBufSize
 	}
 	if count <= 0 {
-		count = min(max(pow2(n), 64), 1024)
-	}
-	w.plain = w.e.plainRecv
-	if w.plain {
-		count = 1 // the buffer ring stays (for simplicity) but is not used
+		// Buffers go back to the kernel as soon as their bytes are parsed,
+		// so a few per batch suffice: at -c 5000 no receive ran dry with 64.
+		// An empty ring only costs a re-armed receive.
+		count = min(max(pow2(n/8), 64), 256)
 	}
 	if w.br, err = r.NewBufRing(0, uint32(pow2(count)), size); err != nil {
 		return err
 	}
-	arenaSize := n*sockaddrSize + 64
-	if w.plain {
-		arenaSize += n * ((size + 15) &^ 15)
-	}
-	if w.arena, err = uring.NewArena(arenaSize); err != nil {
+	if w.arena, err = uring.NewArena(n*sockaddrSize + 64); err != nil {
 		return err
 	}
 	w.timerTS = w.arena.Timespec(0)
@@ -225,9 +227,6 @@ func (w *worker) setup() error {
 		c := &w.conns[i]
 		c.idx, c.fd, c.prev, c.next, c.fb = int32(i), -1, -1, -1, -1
 		c.sa = w.arena.Alloc(sockaddrSize)
-		if w.plain {
-			c.rbuf = w.arena.Alloc(size)
-		}
 		c.parser.BodyLimit = w.j.BodyLimit
 		c.parser.MaxHeaderBytes = w.j.MaxHeaderBytes
 		c.parser.WantLocation = w.j.MaxRedirects > 0
@@ -428,12 +427,89 @@ func (w *worker) onConnect(c *conn, res int32) {
 		return
 	}
 	c.connected = true
-	c.rec.Connected(int64(c.dns), int64(c.dns+w.now-c.connStart))
 	w.armRecv(c)
+	if w.ep.Hybrid {
+		// The connect deadline runs on until the VMM answers.
+		c.handshaking = true
+		if w.connectTimeout > 0 {
+			w.push(listConnect, c, c.connStart+w.connectTimeout)
+		}
+		c.sending, c.sent, c.out = true, 0, w.hsLine
+		w.queueSend(c)
+		return
+	}
+	w.connected(c)
 	w.send(c)
 }
 
+// connected records c's finished connection setup.
+func (w *worker) connected(c *conn) {
+	c.rec.Connected(int64(c.dns), int64(c.dns+w.now-c.connStart))
+	c.tr.Connect, c.tr.DNS = int64(c.dns+w.now-c.connStart), int64(c.dns)
+}
+
+// onHandshake reads the VMM's answer to CONNECT: one line, "OK <port>\n".
+func (w *worker) onHandshake(c *conn, data []byte) {
+	i := 0
+	for i < len(data) && data[i] != '\n' {
+		i++
+	}
+	if i == len(data) {
+		c.carry = append(c.carry, data...)
+		if len(c.carry) >= maxVsockReply {
+			w.fail(c, &transport.VsockGarbledError{Path: w.ep.Unix, Port: w.ep.VsockPort, Reply: string(c.carry)})
+		}
+		return
+	}
+	c.carry = append(c.carry, data[:i+1]...)
+	if !vsockOK(c.carry) {
+		w.fail(c, &transport.VsockGarbledError{Path: w.ep.Unix, Port: w.ep.VsockPort, Reply: string(c.carry)})
+		return
+	}
+	c.carry = append(c.carry[:0], data[i+1:]...) // anything after the line is the target's
+	c.handshaking = false
+	w.unlist(c)
+	w.connected(c)
+	if !c.sending {
+		w.send(c)
+	}
+}
+
+// maxVsockReply bounds the VMM's reply line ("OK 4294967295\n" is 14 bytes).
+const maxVsockReply = 64
+
+// vsockOK reports whether line is "OK <decimal port>\n".
+func vsockOK(line []byte) bool {
+	if len(line) < 5 || string(line[:3]) != "OK " || line[len(line)-1] != '\n' {
+		return false
+	}
+	for _, b := range line[3 : len(line)-1] {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// handshakeFailed names a hybrid-vsock connection that ended before its
+// handshake did, as transport.VsockHandshake would.
+func (w *worker) handshakeFailed(c *conn, err error) {
+	if len(c.carry) > 0 {
+		w.fail(c, &transport.VsockGarbledError{Path: w.ep.Unix, Port: w.ep.VsockPort, Reply: string(c.carry)})
+		return
+	}
+	if err == nil || errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+		w.fail(c, &transport.VsockRefusedError{Path: w.ep.Unix, Port: w.ep.VsockPort})
+		return
+	}
+	w.fail(c, err)
+}
+
 func (w *worker) onSend(c *conn, res int32) {
+	if res < 0 && c.handshaking {
+		w.handshakeFailed(c, errnoOf(res))
+		return
+	}
 	if res < 0 {
 		if c.active {
 			w.fail(c, errnoOf(res))
@@ -443,11 +519,19 @@ func (w *worker) onSend(c *conn, res int32) {
 		return
 	}
 	c.sent += int(res)
-	if c.sent < len(c.req) {
+	if c.sent < len(c.out) {
 		w.queueSend(c)
 		return
 	}
 	c.sending = false
+	if c.handshaking {
+		return
+	}
+	if len(w.hsLine) > 0 && &c.out[0] == &w.hsLine[0] {
+		// The VMM answered before the CONNECT send completed.
+		w.send(c)
+		return
+	}
 	c.rec.Sent(int64(len(c.req)))
 	if !c.active {
 		w.release(c)
@@ -460,8 +544,6 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 		c.recvArmed = false
 	}
 	switch res := cqe.Res; {
-	case res > 0 && w.plain:
-		w.onData(c, c.rbuf[:res])
 	case res > 0:
 		bid := cqe.BufferID()
 		w.onData(c, w.br.Buf(bid)[:res])
@@ -475,9 +557,12 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 	case res == -int32(unix.ENOBUFS):
 		// The buffer ring ran dry: re-armed below, once buffers are back.
 	default:
-		if c.active {
+		switch {
+		case c.handshaking:
+			w.handshakeFailed(c, errnoOf(res))
+		case c.active:
 			w.fail(c, errnoOf(res))
-		} else {
+		default:
 			w.closeConn(c)
 		}
 		return
@@ -489,6 +574,10 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 
 // onData feeds received bytes to c's parser.
 func (w *worker) onData(c *conn, data []byte) {
+	if c.handshaking {
+		w.onHandshake(c, data)
+		return
+	}
 	if !c.active {
 		// Bytes nobody asked for: keep them for the next response, as the
 		// net engine's read buffer would.
@@ -561,6 +650,10 @@ func (w *worker) feedCarry(c *conn) {
 
 func (w *worker) onEOF(c *conn) {
 	c.eof = true
+	if c.handshaking {
+		w.handshakeFailed(c, nil)
+		return
+	}
 	if !c.active {
 		w.closeConn(c)
 		return
@@ -599,6 +692,7 @@ func (w *worker) responseDone(c *conn) {
 		w.closeConn(c)
 	}
 	c.rec.Response(p.Status, int64(w.now-c.at), int64(c.fb-c.start), p.BodyBytes, p.WireBytes)
+	c.tr.Status, c.tr.Body = int32(p.Status), p.BodyBytes
 	w.finish(c, true)
 }
 
@@ -769,7 +863,12 @@ func (w *worker) connect(c *conn) {
 		w.fail(c, err)
 		return
 	}
-	w.connectTimeout = ep.Timeout
+	w.connectTimeout, w.ep = ep.Timeout, ep
+	if ep.Hybrid && w.hsLine == nil {
+		line := "CONNECT " + strconv.FormatUint(uint64(ep.VsockPort), 10) + "\n"
+		w.hsLine = w.arena.Alloc(len(line))
+		copy(w.hsLine, line)
+	}
 	saLen, family, err := putSockaddr(c.sa, ep)
 	if err != nil {
 		w.fail(c, err)
@@ -799,11 +898,7 @@ func (w *worker) connect(c *conn) {
 
 func (w *worker) armRecv(c *conn) {
 	sqe := w.sqe()
-	if w.plain {
-		sqe.PrepRecv(c.fd, unsafe.Pointer(&c.rbuf[0]), uint32(len(c.rbuf)), 0)
-	} else {
-		sqe.PrepRecvMultishot(c.fd, w.br.Group(), 0)
-	}
+	sqe.PrepRecvMultishot(c.fd, w.br.Group(), 0)
 	sqe.SetUserData(ud(c, opRecv))
 	w.outstanding++
 	c.recvArmed = true
@@ -812,7 +907,7 @@ func (w *worker) armRecv(c *conn) {
 // send queues c's request on its open connection and starts the request
 // deadline.
 func (w *worker) send(c *conn) {
-	c.sending, c.sent = true, 0
+	c.sending, c.sent, c.out = true, 0, c.req
 	w.queueSend(c)
 	if !c.stamp && w.j.Timeout > 0 {
 		w.push(listRequest, c, w.now+w.j.Timeout)
@@ -824,7 +919,7 @@ func (w *worker) send(c *conn) {
 
 func (w *worker) queueSend(c *conn) {
 	sqe := w.sqe()
-	sqe.PrepSend(c.fd, unsafe.Pointer(&c.req[c.sent]), uint32(len(c.req)-c.sent), unix.MSG_NOSIGNAL)
+	sqe.PrepSend(c.fd, unsafe.Pointer(&c.out[c.sent]), uint32(len(c.out)-c.sent), unix.MSG_NOSIGNAL)
 	sqe.SetUserData(ud(c, opSend))
 	w.outstanding++
 }
@@ -852,7 +947,7 @@ func (w *worker) closeConn(c *conn) {
 	w.outstanding++
 	c.fd = -1
 	c.gen++
-	c.recvArmed, c.connecting = false, false
+	c.recvArmed, c.connecting, c.handshaking = false, false, false
 	c.carry = c.carry[:0]
 	if c.connected {
 		c.connected = false
@@ -881,6 +976,7 @@ func (w *worker) fail(c *conn, err error) {
 
 func (w *worker) failKind(c *conn, k stats.ErrorKind) {
 	c.rec.Error(k)
+	c.tr.SetError(k)
 	w.finish(c, false)
 }
 
@@ -891,6 +987,10 @@ func (w *worker) finish(c *conn, ok bool) {
 		w.stampOne(c, w.now)
 		w.unlist(c)
 	}
+	if c.rec.Tracing() {
+		w.trace(c)
+	}
+	c.tr = stats.TraceRecord{}
 	if ok {
 		w.reqs.Done(c.step, &c.parser)
 	} else {
@@ -965,6 +1065,11 @@ func (w *worker) abortAll() {
 		rec := w.j.Recorders[step][w.shard]
 		rec.Queued(int64(w.now - p.at))
 		rec.Error(stats.ErrAborted)
+		if rec.Tracing() {
+			tr := stats.TraceRecord{Intended: int64(p.at), Start: int64(w.now), End: int64(w.now), Step: uint16(step), Conn: -1}
+			tr.SetError(stats.ErrAborted)
+			rec.Trace(&tr)
+		}
 		w.reqs.Done(step, nil)
 	}
 }
@@ -1024,4 +1129,16 @@ func (w *worker) teardown() {
 		a.Close()
 	}
 	w.sendMem = nil
+}
+
+// trace hands c's finished request to the per-request log (--db-url,
+// per-request CSV). Its outcome fields were filled where it was recorded.
+func (w *worker) trace(c *conn) {
+	t := &c.tr
+	t.Intended, t.Start, t.End = int64(c.at), int64(c.start), int64(w.now)
+	if c.fb > 0 {
+		t.FirstByte = int64(c.fb)
+	}
+	t.Step, t.Conn = uint16(c.step), w.connBase+c.idx
+	c.rec.Trace(t)
 }

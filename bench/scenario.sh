@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# bench/scenario.sh: does a scenario cost throughput? The vm-lifecycle scenario (70% POST /items with
+# a templated JSON body and the new id captured into a pool, 20% GET /items/{{pick}}, 10% DELETE
+# /items/{{take}}) against a plain single-URL run, both against `hail serve`.
+#
+# `hail serve` runs pinned to CPU $SERVER_CPU (1), hail pinned to CPU $CLIENT_CPU (0), in the closed
+# model with -c $CONNS connections for $SECS seconds per run (the scenario's stages replaced by -c,
+# so both runs have the same concurrency). The server is restarted for every run, so every run starts
+# with an empty item store. $ROUNDS rounds, the order alternating each round; the table shows the
+# medians of hail's own requests/s (and the server's count as a check). The goal: scenario ≥ 0.8 × plain.
+#
+#   bash bench/scenario.sh                       # -c 64, 5 s, 3 rounds
+#   SECS=2 ROUNDS=2 bash bench/scenario.sh       # a short trial
+#   ENGINE=net PLAIN_PATH=/items bash bench/scenario.sh
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+
+CONNS=${CONNS:-64}
+SECS=${SECS:-5}
+ROUNDS=${ROUNDS:-3}
+ENGINE=${ENGINE:-auto}
+PLAIN_PATH=${PLAIN_PATH:-/}
+SCENARIO=${SCENARIO:-$REPO/examples/vm-lifecycle.yaml}
+for v in CONNS SECS ROUNDS; do
+	case ${!v} in
+	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
+	esac
+done
+
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-scenario-bench.XXXXXX")
+SERVE_PID=
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	serve_stop
+	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+have taskset || die "taskset is needed"
+ensure_go || die "no go toolchain to build hail"
+note "building hail"
+(cd "$REPO" && go build -o "$TMPD/hail" ./cmd/hail) || die "go build ./cmd/hail failed"
+HAIL=$TMPD/hail
+raise_nofile $((CONNS * 2 + 1024))
+
+serve_start() {
+	local i
+	PORT=$(free_port) || die "no free port"
+	taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$PORT" 2>"$TMPD/serve.log" &
+	SERVE_PID=$!
+	for i in $(seq 1 100); do
+		if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
+		sleep 0.05
+	done
+	die "hail serve did not start: $(cat "$TMPD/serve.log")"
+}
+
+serve_stop() {
+	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
+		kill -TERM "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	SERVE_PID=
+}
+
+# served: the server's request count (GET /stats over bash's /dev/tcp; /stats is not counted).
+served() {
+	local fd body
+	exec {fd}<>"/dev/tcp/127.0.0.1/$PORT"
+	printf 'GET /stats HTTP/1.0\r\n\r\n' >&"$fd"
+	body=$(cat <&"$fd")
+	exec {fd}>&-
+	sed -n 's/.*"requests":\([0-9]*\).*/\1/p' <<<"$body" | head -n 1
+}
+
+# one KIND ROUND: one run on a fresh server; appends "KIND ROUND rps served" to runs.txt.
+one() {
+	local kind=$1 round=$2 out=$TMPD/$1-$2.json rps n
+	serve_start
+	if [ "$kind" = scenario ]; then
+		taskset -c "$CLIENT_CPU" "$HAIL" run "$SCENARIO" --base "http://127.0.0.1:$PORT" -c "$CONNS" -z "${SECS}s" \
+			--engine "$ENGINE" --no-tui -j -o "$out" || [ $? = 2 ] # a failed threshold still measured
+	else
+		taskset -c "$CLIENT_CPU" "$HAIL" -c "$CONNS" -z "${SECS}s" --engine "$ENGINE" --no-tui -j -o "$out" \
+			"http://127.0.0.1:$PORT$PLAIN_PATH"
+	fi
+	n=$(served)
+	serve_stop
+	rps=$(sed -n 's/.*"requestsPerSec": *\([0-9.e+]*\).*/\1/p' "$out" | head -n 1)
+	note "round $round $kind: $rps requests/s (server counted $n)"
+	echo "$kind $round $rps $n" >>"$TMPD/runs.txt"
+}
+
+note "scenario $SCENARIO vs plain GET $PLAIN_PATH: -c $CONNS, ${SECS}s, $ROUNDS rounds, engine $ENGINE, server on CPU $SERVER_CPU, hail on CPU $CLIENT_CPU"
+for r in $(seq 1 "$ROUNDS"); do
+	if [ $((r % 2)) = 1 ]; then
+		one plain "$r"
+		one scenario "$r"
+	else
+		one scenario "$r"
+		one plain "$r"
+	fi
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+plain=$(awk '$1 == "plain" { print $3 }' "$TMPD/runs.txt" | median)
+scen=$(awk '$1 == "scenario" { print $3 }' "$TMPD/runs.txt" | median)
+engine_used=$(sed -n 's/.*"engine": *"\([a-z0-9]*\)".*/\1/p' "$TMPD/scenario-1.json" | head -n 1)
+printf '\n| run | requests/s (median of %d) |\n| --- | ---: |\n' "$ROUNDS"
+printf '| plain GET %s | %.0f |\n| vm-lifecycle scenario | %.0f |\n' "$PLAIN_PATH" "$plain" "$scen"
+ratio=$(awk -v a="$scen" -v b="$plain" 'BEGIN { printf "%.2f", a / b }')
+printf '\nscenario / plain = %s (goal ≥ 0.80); engine %s, -c %d, %ds runs\n' "$ratio" "$engine_used" "$CONNS" "$SECS"
+awk -v r="$ratio" 'BEGIN { exit !(r >= 0.8) }' || note "below the 0.8 goal"

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hail report re-renders a saved result in every format; hail compare
+// reads several results per side.
+func TestReportAndCompare(t *testing.T) {
+	base := startServe(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, p := range []string{a, b} {
+		if _, se, code := hail(t, "-n", "500", "-c", "4", "-j", "-o", p, base+"/"); code != 0 {
+			t.Fatal(se)
+		}
+	}
+	for format, want := range map[string]string{"text": "Summary:", "json": `"summary"`, "csv": "second,span,", "markdown": "| requests | requests/s |", "html": `id="chart-spectrum"`} {
+		stdout, se, code := hail(t, "report", a, "--output-format", format)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("report %s: exit %d, %q, stderr %q", format, code, stdout[:min(len(stdout), 200)], se)
+		}
+	}
+	page := filepath.Join(dir, "r.html")
+	if _, se, code := hail(t, "report", a, "--output-format", "html", "-o", page); code != 0 {
+		t.Fatal(se)
+	}
+	stdout, se, code := hail(t, "compare", a+","+b, b+","+a)
+	if code != 0 || !strings.Contains(stdout, "requests/s") || !strings.Contains(stdout, "A (median of 2, min–max)") || !strings.Contains(stdout, "noise") {
+		t.Errorf("compare: exit %d, %s %s", code, stdout, se)
+	}
+	stdout, _, code = hail(t, "compare", "--output-format", "markdown", a, b)
+	if code != 0 || !strings.Contains(stdout, "| metric | A | B | change |") {
+		t.Errorf("compare markdown: exit %d, %s", code, stdout)
+	}
+}
+
+// --output-format html works directly on a run.
+func TestHTMLFromRun(t *testing.T) {
+	base := startServe(t)
+	stdout, se, code := hail(t, "-n", "200", "-c", "2", "--output-format", "html", base+"/")
+	if code != 0 || !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !strings.Contains(stdout, `id="chart-histogram"`) {
+		t.Errorf("exit %d, %.200q %s", code, stdout, se)
+	}
+}
+
+func countRows(t *testing.T, path string) (n, complete, records int64) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM requests").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	var ok string
+	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
+		t.Errorf("integrity_check: %q %v", ok, err)
+	}
+	_ = db.QueryRowContext(ctx, "SELECT complete, records FROM runs ORDER BY id DESC LIMIT 1").Scan(&complete, &records)
+	return
+}
+
+// --db-url logs every request; Ctrl-C still writes every measured request
+// and closes the file cleanly; a second Ctrl-C exits at once and leaves a
+// file that is not corrupt.
+func TestDBURLAndInterrupts(t *testing.T) {
+	base := startServe(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	out := filepath.Join(dir, "r.json")
+	if _, se, code := hail(t, "-n", "2000", "-c", "4", "--db-url", db, "-j", "-o", out, base+"/"); code != 0 {
+		t.Fatal(se)
+	}
+	if n, complete, rec := countRows(t, db); n != 2000 || complete != 1 || rec != 2000 {
+		t.Errorf("rows %d complete %d records %d, want 2000", n, complete, rec)
+	}
+
+	// One Ctrl-C: everything measured is in the file.
+	db2 := filepath.Join(dir, "i.db")
+	cmd := exec.Command(hailBin, "-z", "60s", "-c", "4", "--no-tui", "--db-url", db2, "-j", "-o", out, base+"/?delay=1ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	waitExit(t, cmd, 0)
+	raw, _ := os.ReadFile(out)
+	var doc struct {
+		Hail struct{ Counts struct{ Requests int64 } }
+	}
+	jsonField(t, raw, &doc)
+	if n, complete, rec := countRows(t, db2); n != doc.Hail.Counts.Requests || n == 0 || complete != 1 || rec != n {
+		t.Errorf("after Ctrl-C: %d rows (complete %d, records %d), the report counts %d", n, complete, rec, doc.Hail.Counts.Requests)
+	}
+
+	// Two Ctrl-Cs: exit 130 at once; the file may lack the last batch but
+	// opens cleanly. (The second signal follows the first closely: the run
+	// may already have finished cleanly, with 0.)
+	db3 := filepath.Join(dir, "k.db")
+	cmd = exec.Command(hailBin, "-z", "60s", "-c", "4", "--no-tui", "--db-url", db3, base+"/")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	waitExit(t, cmd, 130, 0)
+	if n, _, _ := countRows(t, db3); n == 0 {
+		t.Error("no row survived a double Ctrl-C after 1.5 s")
+	}
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd, want ...int) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hail did not exit")
+	}
+	if got := cmd.ProcessState.ExitCode(); !slices.Contains(want, got) {
+		t.Errorf("exit %d, want %v", got, want)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// --metrics-addr serves Prometheus/OpenMetrics metrics during the run;
+// --target-pid samples a process (this test process serves the target).
+func TestMetricsAndTarget(t *testing.T) {
+	base := startServe(t)
+	addr := freePort(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(hailBin, "-z", "3s", "-c", "2", "-q", "500", "--no-tui", "--metrics-addr", addr,
+		"--target-pid", strconv.Itoa(os.Getpid()), "-j", "-o", out, base+"/")
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("scrape: %v (%s)", err, se.String())
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(body)
+	if !strings.Contains(resp.Header.Get("Content-Type"), "openmetrics") {
+		t.Errorf("content type %q", resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"hail_requests_total ", `hail_responses_total{code="200"}`, `hail_request_duration_seconds_bucket{le="0.001"}`,
+		"hail_in_flight_requests ", "hail_schedule_lag_seconds_count ", "hail_target_rss_bytes ", "hail_run_info{"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	waitExit(t, cmd, 0)
+	r := readResultFile(t, out)
+	tg := r.Hail.Target
+	if tg == nil || tg.PID != os.Getpid() || tg.PeakRSSBytes < 1<<20 || tg.Samples < 2 || tg.CPUSeconds <= 0 {
+		t.Fatalf("target %+v", tg)
+	}
+	if s := r.Hail.Series; len(s) < 2 || s[1].TargetRSS == 0 {
+		t.Errorf("series without target samples: %+v", s)
+	}
+	stdout, _, _ := hail(t, "report", out)
+	if !strings.Contains(stdout, "Target process (pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("text report lacks the target:\n%s", stdout)
+	}
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func writeScenario(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const cliScenario = `
+base: http://127.0.0.1:1
+connections: 4
+requests: 400
+variables: {tenant: acme}
+steps:
+  - name: create
+    weight: 70
+    method: POST
+    path: /items
+    body: '{"t":"{{var.tenant}}"}'
+    capture: {vms: {json: id}}
+  - name: query
+    weight: 30
+    path: /items/{{pick vms}}
+thresholds:
+  - p99 < 10s
+  - {expr: error_rate < 50%, step: query}
+`
+
+// Thresholds pass (exit 0) and fail (exit 2, the report written in full
+// first, one line on stderr naming the failed threshold and its value).
+func TestRunThresholdExitCodes(t *testing.T) {
+	base := startServe(t)
+	path := writeScenario(t, cliScenario)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, stderr, code := hail(t, "run", path, "--base", base, "--no-tui", "-o", out, "-j")
+	if code != 0 || stderr != "" {
+		t.Fatalf("passing run: exit %d, stderr %q", code, stderr)
+	}
+	var res struct {
+		Hail struct {
+			Steps []struct {
+				Name   string
+				Counts struct{ Requests int64 }
+			}
+			Thresholds []struct {
+				Expr, Step, Measured string
+				Pass                 bool
+			}
+		}
+	}
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	if len(res.Hail.Steps) != 2 || len(res.Hail.Thresholds) != 2 || !res.Hail.Thresholds[0].Pass || !res.Hail.Thresholds[1].Pass {
+		t.Errorf("report: %+v", res.Hail)
+	}
+	if stdout != "" {
+		t.Errorf("stdout with -o: %q", stdout)
+	}
+
+	stdout, stderr, code = hail(t, "run", path, "--base", base, "--no-tui", "--var", "tenant=x")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Steps:", "create", "query", "Thresholds:", "PASS  p99 < 10s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+
+	failing := strings.Replace(cliScenario, "p99 < 10s", "p99 < 1ns", 1)
+	path = writeScenario(t, failing)
+	stdout, stderr, code = hail(t, "run", path, "--base", base, "--no-tui", "-o", out, "-j")
+	if code != 2 {
+		t.Fatalf("failing threshold: exit %d, want 2 (stderr %q)", code, stderr)
+	}
+	if !regexp.MustCompile(`^hail: 1 of 2 thresholds failed: p99 < 1ns: measured [0-9.]+(µs|ms)\n$`).MatchString(stderr) {
+		t.Errorf("stderr %q", stderr)
+	}
+	b, _ = os.ReadFile(out)
+	if err := json.Unmarshal(b, &res); err != nil || res.Hail.Thresholds[0].Pass || !res.Hail.Thresholds[1].Pass {
+		t.Errorf("the report of a failed run: %v %+v", err, res.Hail.Thresholds)
+	}
+	stdout, _, code = hail(t, "run", path, "--base", base, "--no-tui")
+	if code != 2 || !strings.Contains(stdout, "FAIL  p99 < 1ns") || !strings.Contains(stdout, "1 of 2 thresholds failed (exit status 2)") {
+		t.Errorf("exit %d, text report:\n%s", code, stdout)
+	}
+}
+
+// --abort-on-fail stops the run early and exits 2.
+func TestRunAbortOnFail(t *testing.T) {
+	base := startServe(t)
+	path := writeScenario(t, "base: http://x:1\nconnections: 2\nduration: 30s\nsteps:\n  - {name: a, path: '/?delay=1ms'}\nthresholds:\n  - p50 < 1ns\n")
+	stdout, stderr, code := hail(t, "run", path, "--base", base, "--no-tui", "--abort-on-fail")
+	if code != 2 || !strings.Contains(stderr, "stopped early: threshold \"p50 < 1ns\" failed") || !strings.Contains(stdout, "stopped early") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A bad file: exit 1, one line FILE:LINE:COLUMN: …, nothing sent or written.
+func TestRunBadFile(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"base: http://127.0.0.1:1\nduration: 1s\nsteps:\n  - name: a\n    path: /{{take ids}}\n", `:5:12: a.path: undefined pool "ids"`},
+		{"base: http://127.0.0.1:1\nduration: 1s\nsteps:\n  - name: a\n    paht: /\n", `:5:5: steps[0]: unknown key "paht": did you mean "path"?`},
+		{"base: http://127.0.0.1:1\nsteps:\n  - {name: a, path: /}\nstages:\n  - {duration: 1s, connections: 2}\n  - {duration: 1s, rate: 5}\n", `:6:20: stages[1]: expected connections like the stages before it`},
+	} {
+		path := writeScenario(t, tc.body)
+		stdout, stderr, code := hail(t, "run", path)
+		if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "hail: "+path+tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, tc.want)
+		}
+	}
+	_, stderr, code := hail(t, "run", "/nonexistent/s.yaml")
+	if code != 1 || !strings.Contains(stderr, "/nonexistent/s.yaml: no such file") {
+		t.Errorf("missing file: exit %d, %q", code, stderr)
+	}
+	flows := writeScenario(t, "base: http://127.0.0.1:1\nrequests: 5\nsteps:\n  - {name: a, path: /}\nflows:\n  - {name: f, steps: [a, a]}\n")
+	if _, stderr, code := hail(t, "run", flows, "--engine", "uring"); code != 1 || !strings.Contains(stderr, "the uring engine cannot run this scenario (flows") {
+		t.Errorf("flows on uring: exit %d, %q", code, stderr)
+	}
+}
+
+// --check validates and describes; flags override the file.
+func TestRunCheckAndOverrides(t *testing.T) {
+	path := writeScenario(t, "base: http://127.0.0.1:1\nsteps:\n  - {name: a, weight: 3, path: /}\n  - {name: b, path: /b}\nstages:\n  - {duration: 2s, connections: 10}\n  - {duration: 1s, connections: 40}\nthresholds:\n  - rps > 10\n")
+	stdout, stderr, code := hail(t, "run", path, "--check")
+	if code != 0 || !strings.Contains(stdout, "closed model, connection stages up to 40, 3s") || !strings.Contains(stdout, "step a") || !strings.Contains(stdout, "(75.0% of choices)") {
+		t.Errorf("--check: exit %d, %q %q", code, stdout, stderr)
+	}
+	stdout, _, _ = hail(t, "run", path, "--check", "-c", "7", "-z", "5s")
+	if !strings.Contains(stdout, "closed model, 7 connections") || !strings.Contains(stdout, "duration 5s") {
+		t.Errorf("-c/-z override: %q", stdout)
+	}
+	stdout, _, _ = hail(t, "run", path, "--check", "-q", "100", "-z", "1s")
+	if !strings.Contains(stdout, "open model, 100 requests/s") {
+		t.Errorf("-q override: %q", stdout)
+	}
+}
+
+// oha's --urls-from-file, --rand-regex-url, --max-repeat and --dump-urls.
+func TestURLFlags(t *testing.T) {
+	base := startServe(t)
+	list := filepath.Join(t.TempDir(), "urls.txt")
+	os.WriteFile(list, []byte(base+"/a\n\n"+base+"/b?x=1\n"), 0o644)
+	stdout, stderr, code := hail(t, "--urls-from-file", "--dump-urls", "200", list)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	seen := map[string]int{}
+	for _, l := range lines {
+		seen[l]++
+	}
+	if code != 0 || len(lines) != 200 || len(seen) != 2 || seen[base+"/a"] < 50 || seen[base+"/b?x=1"] < 50 {
+		t.Errorf("--urls-from-file --dump-urls: exit %d, %v, stderr %q", code, seen, stderr)
+	}
+	stdout, stderr, code = hail(t, "--urls-from-file", "-n", "300", "--no-tui", "-j", list)
+	if code != 0 || !strings.Contains(stdout, `"200": 300`) {
+		t.Errorf("--urls-from-file run: exit %d, stderr %q", code, stderr)
+	}
+
+	pattern := strings.Replace(base, "http://", "http://", 1) + "/items/[a-f]{2}x*"
+	stdout, _, code = hail(t, "--rand-regex-url", "--max-repeat", "2", "--dump-urls", "300", pattern)
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(base) + `/items/[a-f]{2}x{0,2}$`)
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
+	long := 0
+	for _, l := range lines {
+		if !re.MatchString(l) {
+			t.Fatalf("--rand-regex-url generated %q", l)
+		}
+		if strings.HasSuffix(l, "xx") {
+			long++
+		}
+	}
+	if code != 0 || len(lines) != 300 || long == 0 {
+		t.Errorf("--dump-urls: exit %d, %d lines, %d with the maximum repeat", code, len(lines), long)
+	}
+	stdout, stderr, code = hail(t, "--rand-regex-url", "-n", "300", "--no-tui", "-j", base+"/[a-z]{3}")
+	if code != 0 || !strings.Contains(stdout, `"200": 300`) {
+		t.Errorf("--rand-regex-url run: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = hail(t, "--rand-regex-url", "http://127.0.0.(1|2):9/")
+	if code != 1 || !strings.Contains(stderr, "must not vary") {
+		t.Errorf("varying host: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = hail(t, "--urls-from-file", "/nonexistent/urls")
+	if code != 1 || !strings.Contains(stderr, "--urls-from-file /nonexistent/urls") {
+		t.Errorf("missing file: exit %d, %q", code, stderr)
+	}
+}

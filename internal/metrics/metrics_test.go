@@ -1,0 +1,63 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"hail/internal/stats"
+)
+
+func TestExporter(t *testing.T) {
+	rec := stats.NewRecorder()
+	for i := range 1000 {
+		rec.Response(200, int64(200_000+i*1000), 100_000, 12, 80)
+	}
+	rec.Response(503, 2_000_000, 1_000_000, 0, 60)
+	rec.Error(stats.ErrReset)
+	rec.Lag(30_000)
+	coll := stats.NewCollector([]*stats.Recorder{rec}, time.Now().Add(-time.Second))
+	coll.Tick(time.Now())
+
+	e := NewExporter(Info{URL: "http://127.0.0.1/", Model: "open", Engine: "net", Shard: "1/3"}, prometheus.Labels{"shard": "1"})
+	srv, err := Serve("127.0.0.1:0", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	get := func() string {
+		resp, err := http.Get("http://" + srv.Addr() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if body := get(); !strings.Contains(body, "hail_run_info{") || strings.Contains(body, "hail_requests_total") {
+		t.Errorf("before the run:\n%s", body)
+	}
+	e.Observe(coll)
+	body := get()
+	for _, want := range []string{
+		`hail_requests_total{shard="1"} 1002`,
+		`hail_responses_total{code="200",shard="1"} 1000`,
+		`hail_responses_total{code="503",shard="1"} 1`,
+		`hail_errors_total{kind="connection reset by peer",shard="1"} 1`,
+		`hail_request_duration_seconds_bucket{shard="1",le="0.00025"} 51`,
+		`hail_request_duration_seconds_bucket{shard="1",le="0.0025"} 1001`,
+		`hail_request_duration_seconds_count{shard="1"} 1001`,
+		`hail_schedule_lag_seconds_count{shard="1"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+	if _, err := Serve(srv.Addr(), e); err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
+		t.Errorf("second server on a busy address: %v", err)
+	}
+}

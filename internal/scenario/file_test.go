@@ -1,0 +1,202 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const goodFile = `name: demo
+base: http://127.0.0.1:8080/api
+duration: 2s
+variables:
+  tenant: acme
+headers:
+  X-Tenant: "{{var.tenant}}"
+steps:
+  - name: create
+    weight: 70
+    method: post
+    path: /items
+    headers: {Content-Type: application/json}
+    body: '{"name":"vm-{{counter}}"}'
+    capture:
+      vms: {json: id}
+  - name: query
+    weight: 20
+    path: /items/{{pick vms}}
+  - name: destroy
+    weight: 10
+    method: DELETE
+    path: /items/{{take vms}}
+  - name: plain
+    weight: 1
+    path: /health
+thresholds:
+  - p99 < 50ms
+  - {expr: error_rate < 0.1%, step: destroy, abort_on_fail: true}
+`
+
+func parse(t *testing.T, src string) (*Scenario, error) {
+	t.Helper()
+	return Parse("t.yaml", []byte(src), LoadOptions{Env: func(string) (string, bool) { return "", false }})
+}
+
+func TestLoadGood(t *testing.T) {
+	s, err := parse(t, goodFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "demo" || len(s.Steps) != 4 || s.Settings.Duration != 2*time.Second || len(s.Thresholds) != 2 {
+		t.Fatalf("loaded %+v", s)
+	}
+	if s.Steps[0].Method != "POST" || s.Steps[0].Weight != 70 {
+		t.Errorf("create: %s weight %g", s.Steps[0].Method, s.Steps[0].Weight)
+	}
+	if s.Thresholds[1].Step != "destroy" || !s.Thresholds[1].AbortOnFail {
+		t.Errorf("threshold: %+v", s.Thresholds[1])
+	}
+	// A step with nothing to expand is pre-encoded, byte for byte what
+	// http1.AppendRequest would write.
+	plain := s.Steps[3]
+	if len(plain.variants) != 1 {
+		t.Fatalf("plain step not pre-encoded")
+	}
+	want := "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Tenant: acme\r\nUser-Agent: hail/"
+	if !strings.HasPrefix(string(plain.variants[0]), want) || !strings.HasSuffix(string(plain.variants[0]), "\r\n\r\n") {
+		t.Errorf("plain request:\n%q", plain.variants[0])
+	}
+	// The create step expands its body and frames it.
+	v := newVU(s, 0)
+	req, ok := v.build(0)
+	if !ok {
+		t.Fatal("create did not build")
+	}
+	if !strings.HasPrefix(string(req), "POST /api/items HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Tenant: acme\r\nContent-Type: application/json\r\n") ||
+		!strings.HasSuffix(string(req), "Content-Length: 15\r\n\r\n{\"name\":\"vm-1\"}") {
+		t.Errorf("create request:\n%q", req)
+	}
+	// query and destroy yield while the pool is empty.
+	if _, ok := v.build(1); ok {
+		t.Error("query built with an empty pool")
+	}
+	s.Pools[0].Put("abc", 0)
+	req, ok = v.build(2)
+	if !ok || !strings.HasPrefix(string(req), "DELETE /api/items/abc HTTP/1.1\r\n") {
+		t.Errorf("destroy: %v %q", ok, req)
+	}
+	if _, ok := v.build(2); ok {
+		t.Error("destroy built twice from one value")
+	}
+	if s.Steps[1].yields[0].Load() != 1 || s.Steps[2].yields[0].Load() != 1 {
+		t.Errorf("yields: query %d destroy %d", s.Steps[1].yields[0].Load(), s.Steps[2].yields[0].Load())
+	}
+}
+
+// Every bad file gets one error naming FILE:LINE:COLUMN, what was expected
+// and what was found.
+func TestLoadErrors(t *testing.T) {
+	const head = "base: http://127.0.0.1:8080\nduration: 1s\n"
+	const create = "steps:\n  - name: create\n    method: POST\n    path: /items\n    capture:\n      vms: {json: id}\n"
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"unknown key", head + "duraton: 1s\n" + create, `t.yaml:3:1: scenario: unknown key "duraton": did you mean "duration"?`},
+		{"unknown step key", head + create + "    wieght: 3\n", `t.yaml:9:5: steps[0]: unknown key "wieght": did you mean "weight"?`},
+		{"wrong type", head + "connections: many\n" + create, `t.yaml:3:14: connections: expected a whole number, found "many"`},
+		{"steps not a list", head + "steps: {a: 1}\n", `t.yaml:3:8: steps: expected a list (lines starting with -), found a mapping`},
+		{"undefined pool", head + create + "  - name: get\n    path: /items/{{take vmz}}\n", `t.yaml:10:18: get.path: undefined pool "vmz": no step captures into it`},
+		{"undefined variable", head + "variables: {tenant: acme}\n" + create + "    body: '{\"t\":\"{{var.tenat}}\"}'\n", `t.yaml:10:18: create.body: undefined variable "tenat": expected one of the file's variables (tenant)`},
+		{"undefined capture", head + create + "  - name: get\n    path: /x?t={{last tok}}\n", `t.yaml:10:16: get.path: undefined capture "tok"`},
+		{"bad template", head + create + "  - name: get\n    path: /x/{{counter\n", `t.yaml:10:14: get.path: unclosed "{{"`},
+		{"mixed stages", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 1s, connections: 5}\n  - {duration: 1s, rate: 100}\n", `t.yaml:10:20: stages[1]: expected connections like the stages before it (one model per run), found rate`},
+		{"zero stages", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 0s, connections: 5}\n", `t.yaml:9:3: stages: they last 0s in all`},
+		{"no connections", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 2s, connections: 0}\n", `t.yaml:9:3: stages: no stage opens a connection`},
+		{"negative stage", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: -1s, connections: 3}\n", `t.yaml:9:16: stages[0].duration: expected a duration ≥ 0, found -1s`},
+		{"stage without target", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 1s}\n", `t.yaml:9:5: stages[0]: expected a target: connections (closed model) or rate (open model), found none`},
+		{"stages and duration", head + create + "stages:\n  - {duration: 1s, connections: 3}\n", `t.yaml:2:11: duration: the stages set the run's length (1s)`},
+		{"stages and connections", "base: http://127.0.0.1:8080\nconnections: 9\n" + create + "stages:\n  - {duration: 1s, connections: 3}\n", `t.yaml:2:1: connections: the stages set the number of connections`},
+		{"flow step", head + create + "flows:\n  - name: f\n    steps: [create, lgoin]\n", `t.yaml:11:21: flow f.steps: undefined step "lgoin": expected one of create`},
+		{"threshold step", head + create + "thresholds:\n  - {expr: p99 < 1ms, step: crate}\n", `t.yaml:10:29: thresholds[0].step: undefined step "crate"`},
+		{"threshold expr", head + create + "thresholds:\n  - p99 < fast\n", `t.yaml:10:5: thresholds[0]: threshold "p99 < fast": p99 is a latency: expected a duration`},
+		{"yaml syntax", head + "steps:\n  - name: a\n   path: /\n", `t.yaml:3:1: invalid YAML: did not find expected '-' indicator`},
+		{"duplicate key", head + create + "    method: GET\n", `t.yaml:9:5: steps[0]: duplicate key "method" (first at line 5)`},
+		{"path without base", "duration: 1s\nsteps:\n  - name: a\n    path: /x\n", `t.yaml:4:11: a.path: a path needs a base URL`},
+		{"no steps", head, `t.yaml:1:1: scenario: expected a steps list`},
+		{"bad capture regex", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {regex: 'a('}\n", `t.yaml:7:18: a.capture.x.regex: expected a regular expression, found "a("`},
+		{"capture header", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {header: Set-Cookie}\n", `t.yaml:7:19: a.capture.x.header: expected Location or Content-Length`},
+		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex or status, found several`},
+		{"body twice", head + "steps:\n  - name: a\n    path: /\n    body: x\n    body_file: f\n", `t.yaml:7:5: a: give one of body, body_file and body_lines, found more`},
+		{"never runs", head + create + "  - name: idle\n    weight: 0\n    path: /\n", `t.yaml:9:5: step idle never runs: expected a weight > 0 or a place in a flow`},
+		{"other origin", head + create + "  - name: b\n    url: http://10.0.0.1:8080/x\n", `t.yaml:10:10: b.url: expected the origin http://127.0.0.1:8080 of the run (one origin per run), found http://10.0.0.1:8080`},
+		{"content-length", head + create + "    headers: {Content-Length: 5}\n", `t.yaml:9:15: create.headers: Content-Length is set by hail from the body`},
+		{"bad method", head + "steps:\n  - name: a\n    method: GE T\n    path: /\n", `t.yaml:5:13: a.method: expected a method such as GET, POST or DELETE, found "GE T"`},
+		{"space in path", head + "steps:\n  - name: a\n    path: /a b\n", `t.yaml:5:11: a: the request target may not contain ' ': expected it percent-encoded (%20)`},
+		{"no length", "base: http://127.0.0.1:8080\n" + create, `t.yaml:1:1: scenario: expected duration, requests or stages`},
+		{"nothing can start", head + "pools: {vms: {max: 5}}\nsteps:\n  - name: d\n    path: /{{take vms}}\n    capture: {vms: {json: id}}\n", `t.yaml:5:3: steps: every step needs a captured value before it can run`},
+		{"unfilled pool", head + "pools: {ids: {max: 5}}\n" + create, `t.yaml:3:9: pools.ids: nothing fills this pool`},
+		{"unset env", head + create + "    headers: {Authorization: 'Bearer {{env.HAIL_NO_SUCH_VAR}}'}\n", `t.yaml:9:38: create.headers.Authorization: environment variable HAIL_NO_SUCH_VAR is not set`},
+		{"bad base", "base: 127.0.0.1:8080\nduration: 1s\n" + create, `t.yaml:1:7: base: expected a URL such as http://127.0.0.1:8080, found "127.0.0.1:8080" (no scheme)`},
+		{"bool type", head + "keepalive: yes please\n" + create, `t.yaml:3:12: keepalive: expected true or false, found "yes please"`},
+		{"empty", "", `t.yaml:1:1: empty scenario`},
+	} {
+		_, err := parse(t, tc.src)
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "t.yaml:") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, err, tc.want)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: the error spans lines: %q", tc.name, err)
+		}
+	}
+}
+
+// body_file and body_lines are read relative to the scenario file.
+func TestLoadBodyFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "body.json"), []byte(`{"x":1}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "lines.txt"), []byte("one\ntwo\nthree\n"), 0o644)
+	src := "base: http://127.0.0.1:8080\nrequests: 10\nsteps:\n  - {name: f, method: PUT, path: /f, body_file: body.json}\n  - {name: l, method: POST, path: /l, body_lines: lines.txt}\n"
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte(src), 0o644)
+	s, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(s.Steps[0].variants[0]), "Content-Length: 7\r\n\r\n{\"x\":1}") {
+		t.Errorf("body_file: %q", s.Steps[0].variants[0])
+	}
+	v := newVU(s, 0)
+	for _, want := range []string{"one", "two", "three", "one"} {
+		req, _ := v.build(1)
+		if !strings.HasSuffix(string(req), "\r\n\r\n"+want) {
+			t.Errorf("body_lines: %q, want body %q", req, want)
+		}
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	f.Add(goodFile)
+	f.Add("base: http://h:1\nduration: 1s\nsteps:\n  - {name: a, path: '/{{regex \"[a-z]{3}\"}}'}\nstages:\n  - {duration: 1s, rate: 10}\n")
+	f.Add("steps: [{name: a, url: 'http://h/{{choice a b}}'}]\nflows: [{name: f, steps: [a, a]}]\nrequests: 3\n")
+	f.Add("a: &x [1, *x]\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse("fuzz.yaml", []byte(src), LoadOptions{Env: func(string) (string, bool) { return "v", true }})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
+				t.Fatalf("error without a position: %v", err)
+			}
+			return
+		}
+		// A loaded scenario builds requests without panicking.
+		v := newVU(s, 0)
+		for i := range 5 {
+			v.Next(uint64(i))
+		}
+	})
+}

@@ -1,0 +1,47 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"hail/internal/plan"
+	"hail/internal/run"
+)
+
+// Plan is the run.Plan a scenario runs by (after command-line overrides
+// of its Settings): the origin, connections, length, rate, timeouts and
+// engine. The steps themselves come with Workload.
+func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
+	st := &s.Settings
+	engine := st.Engine
+	why := s.NeedsNetEngine()
+	if why == "" && sched.ConnRamp != nil {
+		why = "connection stages open and close connections one by one"
+	}
+	if why != "" {
+		switch engine {
+		case "uring":
+			return nil, fmt.Errorf("%s: the uring engine cannot run this scenario (%s): use --engine net or auto", s.File, why)
+		case "auto":
+			engine = "net"
+		}
+	}
+	u := *s.Base
+	p := &plan.Plan{URL: &u, Method: "GET", Headers: s.Headers, Connections: sched.Connections,
+		Requests: sched.Requests, Duration: sched.Duration, Rate: sched.Rate,
+		Timeout: st.Timeout, ConnectTimeout: st.ConnectTimeout, MaxRedirects: st.Redirects, KeepAlive: st.KeepAlive,
+		Insecure: st.Insecure, Engine: engine}
+	if p.ConnectTimeout == 0 {
+		p.ConnectTimeout = 5 * time.Second
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %v", s.File, err)
+	}
+	return p, nil
+}
+
+// Workload is what run.Run needs to send the scenario's steps.
+func (s *Scenario) Workload(sched Schedule) *run.Workload {
+	return &run.Workload{Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: s.BodyLimit(),
+		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
+}

@@ -1,0 +1,378 @@
+package scenario
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"hail/internal/engine/uringengine"
+	"hail/internal/report"
+	"hail/internal/run"
+	"hail/internal/serve"
+	"hail/internal/stats"
+)
+
+func startServe(t *testing.T) (string, *serve.Server) {
+	t.Helper()
+	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	return "http://" + a.String(), s
+}
+
+// engines are the engines a test runs on: net always, uring where the
+// kernel allows it.
+func engines(t *testing.T) []string {
+	if err := uringengine.Available(); err != nil {
+		t.Logf("uring engine unavailable here: %v", err)
+		return []string{"net"}
+	}
+	return []string{"net", "uring"}
+}
+
+// runFile loads src against base, lets adjust change its settings, and runs it.
+func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe func(*stats.Collector)) (*report.Result, *Scenario) {
+	t.Helper()
+	s, err := Parse("it.yaml", []byte(src), LoadOptions{Base: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adjust != nil {
+		adjust(s)
+	}
+	sched := s.Settings.Schedule()
+	p, err := s.Plan(sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Run(context.Background(), p, run.Options{Workload: s.Workload(sched), Observe: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Annotate(res)
+	s.Evaluate(res)
+	return res, s
+}
+
+func step(t *testing.T, res *report.Result, name string) *report.Step {
+	t.Helper()
+	for i := range res.Hail.Steps {
+		if res.Hail.Steps[i].Name == name {
+			return &res.Hail.Steps[i]
+		}
+	}
+	t.Fatalf("no step %q in the result", name)
+	return nil
+}
+
+const vmMix = `
+base: http://unused:1
+connections: 16
+requests: 6000
+seed: 7
+steps:
+  - name: create
+    weight: 70
+    method: POST
+    path: /items
+    headers: {Content-Type: application/json}
+    body: '{"name":"vm-{{counter}}","cpus":{{int 1 8}}}'
+    capture: {vms: {json: id}}
+  - name: query
+    weight: 20
+    path: /items/{{pick vms}}
+  - name: destroy
+    weight: 10
+    method: DELETE
+    path: /items/{{take vms}}
+thresholds:
+  - p99 < 10s
+`
+
+// Captured ids really flow: the server sees GETs and DELETEs only of ids it
+// issued, never an empty one, and no id deleted twice — on every engine.
+func TestCapturedIDsFlow(t *testing.T) {
+	for _, eng := range engines(t) {
+		t.Run(eng, func(t *testing.T) {
+			base, srv := startServe(t)
+			res, _ := runFile(t, vmMix, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			it := srv.Stats().Items
+			create, query, destroy := step(t, res, "create"), step(t, res, "query"), step(t, res, "destroy")
+			t.Logf("%s: create %d query %d destroy %d; server %+v; yields query %d destroy %d", eng,
+				create.Counts.Requests, query.Counts.Requests, destroy.Counts.Requests, it, query.Yields, destroy.Yields)
+			if it.UnknownIDRequests != 0 || it.DeleteMisses != 0 {
+				t.Errorf("server saw %d requests for ids it never issued and %d deletes of dead ids", it.UnknownIDRequests, it.DeleteMisses)
+			}
+			if res.Hail.Counts.Requests != 6000 || srv.Stats().Requests != 6000 {
+				t.Errorf("%d requests reported, %d served; want 6000", res.Hail.Counts.Requests, srv.Stats().Requests)
+			}
+			if uint64(create.StatusCodeDistribution["201"]) != it.Created || uint64(destroy.StatusCodeDistribution["204"]) != it.Deleted {
+				t.Errorf("created %d (step saw %d), deleted %d (step saw %d)", it.Created, create.StatusCodeDistribution["201"], it.Deleted, destroy.StatusCodeDistribution["204"])
+			}
+			if uint64(query.Counts.Requests) != it.GetHits+it.GetMisses || it.GetMisses > 10 {
+				t.Errorf("query step %d requests, server %d hits + %d misses", query.Counts.Requests, it.GetHits, it.GetMisses)
+			}
+			if create.Captures != create.Counts.Responses || create.CaptureMisses != 0 {
+				t.Errorf("create: %d captures, %d misses of %d responses", create.Captures, create.CaptureMisses, create.Counts.Responses)
+			}
+			for _, s := range []*report.Step{query, destroy} {
+				for why := range s.YieldReasons {
+					if why != "pool `vms` empty" {
+						t.Errorf("%s yielded for %q", s.Name, why)
+					}
+				}
+			}
+			if p := res.Hail.Scenario.Pools; len(p) != 1 || int64(p[0].Live) != int64(it.Live) {
+				t.Errorf("pools %+v, server has %d live items", p, it.Live)
+			}
+			if len(res.Hail.Thresholds) != 1 || !res.Hail.Thresholds[0].Pass {
+				t.Errorf("thresholds %+v", res.Hail.Thresholds)
+			}
+		})
+	}
+}
+
+// The example file runs (shortened) against hail serve: its 3-stage
+// connection ramp, its thresholds, and its ids flowing.
+func TestExampleVMLifecycle(t *testing.T) {
+	base, srv := startServe(t)
+	s, err := Load("../../examples/vm-lifecycle.yaml", LoadOptions{Base: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Settings.Stages) != 3 || s.Settings.StageKind != "connections" || len(s.Thresholds) < 2 {
+		t.Fatalf("example: %d %s stages, %d thresholds", len(s.Settings.Stages), s.Settings.StageKind, len(s.Thresholds))
+	}
+	s.Settings.Duration = 2 * time.Second // cut the 15 s ramp short
+	sched := s.Settings.Schedule()
+	p, err := s.Plan(sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Run(context.Background(), p, run.Options{Workload: s.Workload(sched)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Annotate(res)
+	s.Evaluate(res)
+	it := srv.Stats().Items
+	if it.UnknownIDRequests != 0 || it.DeleteMisses != 0 || it.Created == 0 || it.Deleted == 0 {
+		t.Errorf("server items %+v", it)
+	}
+	if len(res.Hail.Thresholds) != len(s.Thresholds) {
+		t.Errorf("%d thresholds evaluated, want %d", len(res.Hail.Thresholds), len(s.Thresholds))
+	}
+	var b strings.Builder
+	report.WriteText(&b, res, report.TextOptions{Unit: "ms"})
+	for _, want := range []string{"Steps:", "create", "query", "destroy", "Thresholds:", "p99 < 50ms"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+}
+
+// Each request picks a step by weight: 70/20/10 within ±2% over 20,000
+// requests, counted by the server and in the per-step report.
+func TestWeights(t *testing.T) {
+	const src = `
+base: http://unused:1
+connections: 8
+requests: 20000
+steps:
+  - {name: a, weight: 70, path: /a}
+  - {name: b, weight: 20, path: /b}
+  - {name: c, weight: 10, path: '/c?x={{int 1 9}}'}
+`
+	for _, eng := range engines(t) {
+		t.Run(eng, func(t *testing.T) {
+			base, srv := startServe(t)
+			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			if n := srv.Stats().Requests; n != 20000 {
+				t.Errorf("server counted %d requests, want 20000", n)
+			}
+			for name, want := range map[string]float64{"a": 0.7, "b": 0.2, "c": 0.1} {
+				s := step(t, res, name)
+				share := float64(s.Counts.Requests) / 20000
+				if math.Abs(share-want) > 0.02 {
+					t.Errorf("step %s: %.2f%% of requests, want %.0f%% ± 2%%", name, 100*share, 100*want)
+				}
+				t.Logf("step %s: %d requests (%.2f%%)", name, s.Counts.Requests, 100*share)
+			}
+		})
+	}
+}
+
+// sampler records a server counter every 5 ms from the run's start.
+type sampler struct {
+	mu   sync.Mutex
+	at   []time.Duration
+	vals []float64
+	stop chan struct{}
+}
+
+func sample(get func() float64) (*sampler, func(*stats.Collector)) {
+	sp := &sampler{stop: make(chan struct{})}
+	return sp, func(c *stats.Collector) {
+		start := c.Start()
+		go func() {
+			tk := time.NewTicker(5 * time.Millisecond)
+			defer tk.Stop()
+			for {
+				select {
+				case <-sp.stop:
+					return
+				case <-tk.C:
+					v := get()
+					sp.mu.Lock()
+					sp.at = append(sp.at, time.Since(start))
+					sp.vals = append(sp.vals, v)
+					sp.mu.Unlock()
+				}
+			}
+		}()
+	}
+}
+
+// first returns when the sampled value first satisfies ok after from.
+func (sp *sampler) first(from time.Duration, ok func(float64) bool) time.Duration {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for i, at := range sp.at {
+		if at >= from && ok(sp.vals[i]) {
+			return at
+		}
+	}
+	return -1
+}
+
+func near(t *testing.T, what string, got, want time.Duration) {
+	t.Helper()
+	t.Logf("%s at %v (plan %v)", what, got, want)
+	if got < 0 || got < want-100*time.Millisecond || got > want+100*time.Millisecond {
+		t.Errorf("%s at %v, want %v ± 100ms", what, got, want)
+	}
+}
+
+// Connection stages change the number of open connections within 100 ms
+// of the plan (closed model).
+func TestConnectionStageBoundaries(t *testing.T) {
+	const src = `
+base: http://unused:1
+seed: 1
+steps:
+  - {name: get, path: /}
+stages:
+  - {duration: 1s, connections: 2, ramp: step}
+  - {duration: 1s, connections: 6, ramp: step}
+  - {duration: 1s, connections: 3, ramp: step}
+`
+	base, srv := startServe(t)
+	sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
+	res, _ := runFile(t, src, base, nil, observe)
+	close(sp.stop)
+	near(t, "2 connections open", sp.first(0, func(v float64) bool { return v == 2 }), 0)
+	near(t, "6 connections open", sp.first(0, func(v float64) bool { return v == 6 }), time.Second)
+	near(t, "back to 3 connections", sp.first(1500*time.Millisecond, func(v float64) bool { return v == 3 }), 2*time.Second)
+	if m := sp.first(0, func(v float64) bool { return v > 6 }); m >= 0 {
+		t.Errorf("more than 6 connections open at %v", m)
+	}
+	if res.Hail.Model != "closed" {
+		t.Errorf("model %s", res.Hail.Model)
+	}
+}
+
+// Rate stages (open model) follow the plan: the requests of each stage are
+// sent within 100 ms of its boundaries, linear ramps included.
+func TestRateStageBoundaries(t *testing.T) {
+	const src = `
+base: http://unused:1
+connections: 8
+steps:
+  - {name: get, path: /}
+stages:
+  - {duration: 1s, rate: 200, ramp: step}
+  - {duration: 1s, rate: 1000, ramp: step}
+  - {duration: 1s, rate: 0}
+`
+	base, srv := startServe(t)
+	sp, observe := sample(func() float64 { return float64(srv.Stats().Requests) })
+	res, _ := runFile(t, src, base, nil, observe)
+	close(sp.stop)
+	// Stage 1 sends 200 requests in [0, 1s); stage 2 1000 in [1s, 2s); the
+	// linear ramp 1000 → 0 sends 500 in [2s, 3s), 375 of them by 2.5 s.
+	near(t, "request 200 served", sp.first(0, func(v float64) bool { return v >= 200 }), time.Second)
+	near(t, "request 700 served", sp.first(0, func(v float64) bool { return v >= 700 }), 1500*time.Millisecond)
+	near(t, "request 1200 served", sp.first(0, func(v float64) bool { return v >= 1200 }), 2*time.Second)
+	near(t, "request 1575 served", sp.first(0, func(v float64) bool { return v >= 1575 }), 2500*time.Millisecond)
+	if res.Hail.Model != "open" || math.Abs(float64(res.Hail.Counts.Requests)-1700) > 2 {
+		t.Errorf("model %s, %d requests, want open and 1700", res.Hail.Model, res.Hail.Counts.Requests)
+	}
+}
+
+// A threshold with abort_on_fail stops the run early, and says why.
+func TestAbortOnFail(t *testing.T) {
+	const src = `
+base: http://unused:1
+connections: 4
+duration: 20s
+steps:
+  - {name: slow, path: '/?delay=2ms'}
+thresholds:
+  - {expr: p50 < 1us, step: slow, abort_on_fail: true, abort_after: 500ms}
+  - rps > 0
+`
+	base, _ := startServe(t)
+	start := time.Now()
+	res, _ := runFile(t, src, base, nil, nil)
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("the run went on for %v", d)
+	}
+	if !strings.Contains(res.Hail.StoppedBy, `"p50 < 1us" (step slow) failed`) {
+		t.Errorf("stopped by %q", res.Hail.StoppedBy)
+	}
+	if res.Hail.Thresholds[0].Pass || !res.Hail.Thresholds[1].Pass {
+		t.Errorf("thresholds %+v", res.Hail.Thresholds)
+	}
+}
+
+// A flow walks one virtual user's steps in order (create → get → delete
+// its own item, via {{last}}), mixed with a weighted step.
+func TestFlowWithLast(t *testing.T) {
+	const src = `
+base: http://unused:1
+connections: 4
+requests: 3000
+steps:
+  - {name: home, weight: 1, path: /}
+  - name: create
+    method: POST
+    path: /items
+    body: '{"n":{{counter}}}'
+    capture: {mine: {json: id}}
+  - {name: get, path: '/items/{{last mine}}'}
+  - {name: delete, method: DELETE, path: '/items/{{last mine}}'}
+flows:
+  - {name: lifecycle, weight: 1, steps: [create, get, delete]}
+`
+	base, srv := startServe(t)
+	res, _ := runFile(t, src, base, nil, nil)
+	it := srv.Stats().Items
+	c, g, d, h := step(t, res, "create"), step(t, res, "get"), step(t, res, "delete"), step(t, res, "home")
+	t.Logf("home %d create %d get %d delete %d; server %+v", h.Counts.Requests, c.Counts.Requests, g.Counts.Requests, d.Counts.Requests, it)
+	if it.UnknownIDRequests != 0 || it.DeleteMisses != 0 || it.GetMisses != 0 {
+		t.Errorf("server items %+v", it)
+	}
+	if c.Counts.Requests-d.Counts.Requests > 4 || c.Counts.Requests-g.Counts.Requests > 4 || c.Counts.Requests < 500 || h.Counts.Requests < 500 {
+		t.Errorf("create %d get %d delete %d home %d", c.Counts.Requests, g.Counts.Requests, d.Counts.Requests, h.Counts.Requests)
+	}
+	if res.Hail.Engine != "net" {
+		t.Errorf("a flow ran on the %s engine", res.Hail.Engine)
+	}
+}
