@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # bench/scenario.sh: does a scenario cost throughput? The vm-lifecycle scenario (70% POST /items with
 # a templated JSON body and the new id captured into a pool, 20% GET /items/{{pick}}, 10% DELETE
-# /items/{{take}}) against a plain single-URL run, both against `hail serve`.
+# /items/{{take}}) against plain single-URL runs, all against `hail serve`:
+#   plain  GET $PLAIN_PATH (/), the cheapest request the server answers;
+#   post   POST /items with a fixed JSON body (-d): the scenario's most expensive request for the
+#          server, without any of the scenario's machinery (templates, mix, captures, pools).
 #
 # `hail serve` runs pinned to CPU $SERVER_CPU (1), hail pinned to CPU $CLIENT_CPU (0), in the closed
 # model with -c $CONNS connections for $SECS seconds per run (the scenario's stages replaced by -c,
-# so both runs have the same concurrency). The server is restarted for every run, so every run starts
-# with an empty item store. $ROUNDS rounds, the order alternating each round; the table shows the
-# medians of hail's own requests/s (and the server's count as a check). The goal: scenario ≥ 0.8 × plain.
+# so every run has the same concurrency). The server is restarted for every run, so every run starts
+# with an empty item store. $ROUNDS rounds, the order rotating each round; the table shows medians of
+# hail's requests/s, of hail's CPU µs per request (from its report) and of the server's CPU µs per
+# request (from /proc/PID/stat). The goal: scenario ≥ 0.8 × plain GET requests/s.
 #
 #   bash bench/scenario.sh                       # -c 64, 5 s, 3 rounds
 #   SECS=2 ROUNDS=2 bash bench/scenario.sh       # a short trial
@@ -71,6 +75,13 @@ serve_stop() {
 	SERVE_PID=
 }
 
+# server_cpu: the server's user + system CPU so far, in µs.
+server_cpu() {
+	local f
+	read -r -a f <"/proc/$SERVE_PID/stat"
+	echo $(((f[13] + f[14]) * 1000000 / $(getconf CLK_TCK)))
+}
+
 # served: the server's request count (GET /stats over bash's /dev/tcp; /stats is not counted).
 served() {
 	local fd body
@@ -81,41 +92,57 @@ served() {
 	sed -n 's/.*"requests":\([0-9]*\).*/\1/p' <<<"$body" | head -n 1
 }
 
-# one KIND ROUND: one run on a fresh server; appends "KIND ROUND rps served" to runs.txt.
+# one KIND ROUND: one run on a fresh server; appends "KIND ROUND rps served hail_us server_us" to runs.txt.
 one() {
-	local kind=$1 round=$2 out=$TMPD/$1-$2.json rps n
+	local kind=$1 round=$2 out=$TMPD/$1-$2.json rps n cpu0 cpu1 hus sus
 	serve_start
-	if [ "$kind" = scenario ]; then
+	cpu0=$(server_cpu)
+	case $kind in
+	scenario)
 		taskset -c "$CLIENT_CPU" "$HAIL" run "$SCENARIO" --base "http://127.0.0.1:$PORT" -c "$CONNS" -z "${SECS}s" \
-			--engine "$ENGINE" --no-tui -j -o "$out" || [ $? = 2 ] # a failed threshold still measured
-	else
+			--engine "$ENGINE" --no-tui -j -o "$out" || [ $? = 2 ] # a failed threshold is still a measurement
+		;;
+	post)
+		taskset -c "$CLIENT_CPU" "$HAIL" -c "$CONNS" -z "${SECS}s" --engine "$ENGINE" --no-tui -j -o "$out" \
+			-m POST -T application/json -d '{"name":"vm-1","tenant":"acme","cpus":4}' "http://127.0.0.1:$PORT/items"
+		;;
+	*)
 		taskset -c "$CLIENT_CPU" "$HAIL" -c "$CONNS" -z "${SECS}s" --engine "$ENGINE" --no-tui -j -o "$out" \
 			"http://127.0.0.1:$PORT$PLAIN_PATH"
-	fi
+		;;
+	esac
+	cpu1=$(server_cpu)
 	n=$(served)
 	serve_stop
 	rps=$(sed -n 's/.*"requestsPerSec": *\([0-9.e+]*\).*/\1/p' "$out" | head -n 1)
-	note "round $round $kind: $rps requests/s (server counted $n)"
-	echo "$kind $round $rps $n" >>"$TMPD/runs.txt"
+	hus=$(sed -n 's/.*"cpu_per_request_us": *\([0-9.e+]*\).*/\1/p' "$out" | head -n 1)
+	sus=$(awk -v c=$((cpu1 - cpu0)) -v n="$n" 'BEGIN { printf "%.2f", (n > 0 ? c / n : 0) }')
+	note "round $round $kind: $rps requests/s (server counted $n); hail $hus µs/request, server $sus µs/request"
+	echo "$kind $round $rps $n $hus $sus" >>"$TMPD/runs.txt"
 }
 
-note "scenario $SCENARIO vs plain GET $PLAIN_PATH: -c $CONNS, ${SECS}s, $ROUNDS rounds, engine $ENGINE, server on CPU $SERVER_CPU, hail on CPU $CLIENT_CPU"
+note "scenario $SCENARIO vs plain runs: -c $CONNS, ${SECS}s, $ROUNDS rounds, engine $ENGINE, server on CPU $SERVER_CPU, hail on CPU $CLIENT_CPU"
+KINDS=(plain scenario post)
 for r in $(seq 1 "$ROUNDS"); do
-	if [ $((r % 2)) = 1 ]; then
-		one plain "$r"
-		one scenario "$r"
-	else
-		one scenario "$r"
-		one plain "$r"
-	fi
+	for i in 0 1 2; do
+		one "${KINDS[$(((r - 1 + i) % 3))]}" "$r"
+	done
 done
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-plain=$(awk '$1 == "plain" { print $3 }' "$TMPD/runs.txt" | median)
-scen=$(awk '$1 == "scenario" { print $3 }' "$TMPD/runs.txt" | median)
+col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMPD/runs.txt" | median; }
 engine_used=$(sed -n 's/.*"engine": *"\([a-z0-9]*\)".*/\1/p' "$TMPD/scenario-1.json" | head -n 1)
-printf '\n| run | requests/s (median of %d) |\n| --- | ---: |\n' "$ROUNDS"
-printf '| plain GET %s | %.0f |\n| vm-lifecycle scenario | %.0f |\n' "$PLAIN_PATH" "$plain" "$scen"
-ratio=$(awk -v a="$scen" -v b="$plain" 'BEGIN { printf "%.2f", a / b }')
-printf '\nscenario / plain = %s (goal ≥ 0.80); engine %s, -c %d, %ds runs\n' "$ratio" "$engine_used" "$CONNS" "$SECS"
+printf '\n| run (medians of %d) | requests/s | hail µs/request | server µs/request |\n| --- | ---: | ---: | ---: |\n' "$ROUNDS"
+for k in plain post scenario; do
+	case $k in
+	plain) name="plain GET $PLAIN_PATH" ;;
+	post) name="plain POST /items (fixed body)" ;;
+	*) name="vm-lifecycle scenario" ;;
+	esac
+	printf '| %s | %.0f | %.2f | %.2f |\n' "$name" "$(col $k 3)" "$(col $k 5)" "$(col $k 6)"
+done
+ratio=$(awk -v a="$(col scenario 3)" -v b="$(col plain 3)" 'BEGIN { printf "%.2f", a / b }')
+ratio2=$(awk -v a="$(col scenario 3)" -v b="$(col post 3)" 'BEGIN { printf "%.2f", a / b }')
+printf '\nscenario / plain GET = %s (goal ≥ 0.80); scenario / plain POST = %s; engine %s, -c %d, %ds runs\n' \
+	"$ratio" "$ratio2" "$engine_used" "$CONNS" "$SECS"
 awk -v r="$ratio" 'BEGIN { exit !(r >= 0.8) }' || note "below the 0.8 goal"

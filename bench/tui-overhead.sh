@@ -31,12 +31,12 @@ for v in CONNS SECS ROUNDS FPS TUI_W TUI_H; do
 done
 
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-tui-bench.XXXXXX")
-SOCK="hail-tui-bench-$$"
+SOCK="$TMPD/tmux.sock" # a private tmux server
 SERVE_PID=
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	tmux -L "$SOCK" kill-server 2>/dev/null || true
+	tmux -S "$SOCK" kill-server 2>/dev/null || true
 	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
 		kill -TERM "$SERVE_PID" 2>/dev/null || true
 		sleep 0.2
@@ -98,9 +98,9 @@ cpu_us() {
 # run_tui ROUND: hail with the live view in a detached tmux session.
 run_tui() {
 	local r=$1 out="$TMPD/tui-$1.json" limit=$((SECS + 90))
-	tmux -L "$SOCK" new-session -d -s "run$r" -x "$TUI_W" -y "$TUI_H" \
-		"LANG=C.UTF-8 taskset -c $CLIENT_CPU $HAIL -z ${SECS}s -c $CONNS --fps $FPS -o $out -j '$URL' 2>$TMPD/tui-$r.err; echo \$? >$TMPD/tui-$r.rc; tmux -L $SOCK wait-for -S done$r"
-	if ! timeout "$limit" tmux -L "$SOCK" wait-for "done$r"; then
+	tmux -S "$SOCK" new-session -d -s "run$r" -x "$TUI_W" -y "$TUI_H" \
+		"LANG=C.UTF-8 taskset -c $CLIENT_CPU $HAIL -z ${SECS}s -c $CONNS --fps $FPS -o $out -j '$URL' 2>$TMPD/tui-$r.err; echo \$? >$TMPD/tui-$r.rc; tmux -S $SOCK wait-for -S done$r"
+	if ! timeout "$limit" tmux -S "$SOCK" wait-for "done$r"; then
 		die "the live-view run did not end within ${limit}s"
 	fi
 	[ "$(cat "$TMPD/tui-$r.rc")" = 0 ] || die "the live-view run failed: $(cat "$TMPD/tui-$r.err")"

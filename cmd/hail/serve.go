@@ -5,16 +5,18 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"hail/internal/h3serve"
 	"hail/internal/serve"
 )
 
 func newServeCmd() *cobra.Command {
-	var addr string
+	var addr, h3addr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "run the built-in target server (fault injection via query parameters)",
@@ -48,6 +50,14 @@ func newServeCmd() *cobra.Command {
 				return fmt.Errorf("--addr %s: %v", addr, err)
 			}
 			fmt.Fprintf(os.Stderr, "hail serve: listening on %s\n", a)
+			if h3addr != "" {
+				h3, err := startH3(h3addr)
+				if err != nil {
+					s.Close()
+					return err
+				}
+				defer h3.Close()
+			}
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			go func() { <-sigs; s.Close() }()
@@ -59,5 +69,31 @@ func newServeCmd() *cobra.Command {
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (host:port, or unix:/path)")
+	cmd.Flags().StringVar(&h3addr, "h3", "", "also serve HTTP/3 (QUIC) on this UDP address, e.g. 127.0.0.1:8443, with a self-signed certificate")
 	return cmd
+}
+
+// startH3 serves HTTP/3 on the UDP address addr (the h3serve target: GET /
+// is "hello world\n", with ?delay, ?status, ?size and /echo) and writes its
+// self-signed certificate where hail's --cacert can read it.
+func startH3(addr string) (*h3serve.Server, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("--h3 %s: write it as host:port, e.g. 127.0.0.1:8443", addr)
+	}
+	if !serve.IsLoopback(addr) {
+		fmt.Fprintf(os.Stderr, "hail: warning: --h3 %s is reachable from other machines; use 127.0.0.1 unless you mean it\n", addr)
+	}
+	h3 := h3serve.New(h3serve.Config{Addr: addr})
+	a, err := h3.Listen()
+	if err != nil {
+		return nil, fmt.Errorf("--h3 %s: %v", addr, err)
+	}
+	go h3.Serve()
+	ca := filepath.Join(os.TempDir(), "hail-h3-"+strings.ReplaceAll(a.String(), ":", "_")+".pem")
+	if err := os.WriteFile(ca, h3.CertPEM(), 0o644); err != nil {
+		h3.Close()
+		return nil, fmt.Errorf("--h3: writing the certificate: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "hail serve: HTTP/3 on udp %s (self-signed: hail --http-version 3 --cacert %s https://%s/)\n", a, ca, a)
+	return h3, nil
 }

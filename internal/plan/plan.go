@@ -249,6 +249,9 @@ func (p *Plan) Validate() error {
 		return err
 	}
 	for _, s := range p.Specs() {
+		if p.proxyForward(p.URL) {
+			s.Target = p.URL.RequestURI() // checked in origin form; sent in absolute form
+		}
 		if err := s.Validate(); err != nil {
 			return err
 		}

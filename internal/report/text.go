@@ -121,6 +121,16 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	if h.EngineReason != "" {
 		fmt.Fprintf(b, "  Engine choice:\t%s\n", h.EngineReason)
 	}
+	if h.Protocol != "" {
+		conn := h.Protocol + " over " + h.Transport
+		if h.ALPN != "" {
+			conn += " (ALPN " + h.ALPN + ")"
+		}
+		if h.TLS != nil {
+			conn += fmt.Sprintf("; TLS handshakes %d, resumed %d", h.TLS.Handshakes, h.TLS.Resumptions)
+		}
+		fmt.Fprintf(b, "  Connection:\t%s\n", conn)
+	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",
 		g.UserSeconds, g.SystemSeconds, g.CPUPerRequestUS, 100*g.Utilization, g.Cores)

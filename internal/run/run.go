@@ -198,12 +198,18 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 			if p.Timeout > 0 {
 				grace = p.Timeout
 			}
+			// While in-flight requests settle, an interrupt aborts them
+			// now, unless an interrupt is what started the settling.
+			intr := o.Interrupt
+			if interrupted {
+				intr = nil
+			}
 			go func() {
 				select {
 				case <-time.After(grace):
 					job.MarkAborting()
 					close(abort)
-				case <-o.Interrupt:
+				case <-intr:
 					job.MarkAborting()
 					close(abort)
 				case <-collStop:
@@ -255,6 +261,9 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	res.Hail.Shard = shardInfo(whole, p)
 	if w != nil && (len(steps) > 1 || steps[0] != "") {
 		coll.Steps(func(t []*stats.Totals, s [][]stats.Second) {
+			if len(steps) == 1 { // one step: its series is the run's
+				s = [][]stats.Second{res.Hail.Series}
+			}
 			res.Hail.Steps = report.BuildSteps(steps, t, s, elapsed)
 		})
 	}

@@ -368,3 +368,21 @@ func TestEngineReported(t *testing.T) {
 		t.Errorf("engine %q (%q), want %s chosen by auto", res.Hail.Engine, res.Hail.EngineReason, want)
 	}
 }
+
+// With -w, an interrupt lets in-flight requests finish instead of aborting them.
+func TestInterruptWaitsWithW(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		base, _ := startServe(t)
+		p := newPlan(t, base+"/?delay=400ms", engine)
+		p.Duration, p.Connections, p.WaitOngoing, p.Timeout = 30*time.Second, 4, true, 5*time.Second
+		intr := make(chan struct{})
+		time.AfterFunc(600*time.Millisecond, func() { close(intr) })
+		res := mustRun(t, p, Options{Interrupt: intr})
+		if n := res.ErrorDistribution["aborted due to deadline"]; n != 0 {
+			t.Errorf("%d requests aborted although -w was given", n)
+		}
+		if res.StatusCodeDistribution["200"] < 8 {
+			t.Errorf("statuses %v: the in-flight requests should have completed", res.StatusCodeDistribution)
+		}
+	})
+}

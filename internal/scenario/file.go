@@ -1470,6 +1470,9 @@ func (l *loader) finish() error {
 			s.reported = append(s.reported, p)
 		}
 	}
+	for _, c := range l.env.counters {
+		c.Store(0) // the sample requests checked at load count from 1 too
+	}
 	s.mix = newMix(s.Steps, s.Flows)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hail/internal/http1"
+	"hail/internal/plan"
 )
 
 const goodFile = `name: demo
@@ -199,4 +202,29 @@ func FuzzLoad(f *testing.F) {
 			v.Next(uint64(i))
 		}
 	})
+}
+
+// A templated step's request is byte for byte what http1.AppendRequest
+// writes for the same request.
+func TestBuildMatchesAppendRequest(t *testing.T) {
+	src := "base: http://127.0.0.1:8080\nrequests: 1\nkeepalive: false\nsteps:\n" +
+		"  - {name: a, method: PUT, path: '/v/{{counter}}', headers: {X-A: '{{counter}}', User-Agent: t}, body: 'n={{counter}}'}\n" +
+		"  - {name: b, method: POST, path: '/e?{{counter}}'}\n"
+	s, err := parse(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newVU(s, 0)
+	got, _ := v.build(0)
+	want := http1.AppendRequest(nil, &http1.RequestSpec{Method: "PUT", Target: "/v/1", Host: "127.0.0.1:8080",
+		Header: [][2]string{{"X-A", "2"}, {"User-Agent", "t"}}, Body: []byte("n=3"), Close: true})
+	if string(got) != string(want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	got, _ = v.build(1)
+	want = http1.AppendRequest(nil, &http1.RequestSpec{Method: "POST", Target: "/e?4", Host: "127.0.0.1:8080",
+		Header: [][2]string{{"User-Agent", "hail/" + plan.Version}}, Close: true})
+	if string(got) != string(want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
 }

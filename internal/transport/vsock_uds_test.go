@@ -40,12 +40,13 @@ type fakeVMM struct {
 	oneWrite atomic.Int64 // CONNECT lines that arrived in one read
 	hosts    sync.Map     // Host headers seen
 	conns    chan net.Conn
+	done     chan struct{}
 	srv      *http.Server
 }
 
 func startVMM(t *testing.T) *fakeVMM {
 	t.Helper()
-	v := &fakeVMM{path: filepath.Join(t.TempDir(), "v.sock"), conns: make(chan net.Conn)}
+	v := &fakeVMM{path: filepath.Join(t.TempDir(), "v.sock"), conns: make(chan net.Conn), done: make(chan struct{})}
 	ln, err := net.Listen("unix", v.path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func startVMM(t *testing.T) *fakeVMM {
 	v.srv.Protocols.SetUnencryptedHTTP2(true)
 	go v.srv.Serve(chanListener{v})
 	go v.accept()
-	t.Cleanup(func() { ln.Close(); v.srv.Close() })
+	t.Cleanup(func() { ln.Close(); close(v.done); v.srv.Close() })
 	return v
 }
 
@@ -107,7 +108,11 @@ func (v *fakeVMM) handshake(c net.Conn) {
 		c.Write([]byte("OK 1073741824\n"))
 		v.ok.Add(1)
 		c.SetDeadline(time.Time{})
-		v.conns <- c
+		select {
+		case v.conns <- c:
+		case <-v.done:
+			c.Close()
+		}
 	}
 }
 
@@ -115,11 +120,12 @@ func (v *fakeVMM) handshake(c net.Conn) {
 type chanListener struct{ v *fakeVMM }
 
 func (l chanListener) Accept() (net.Conn, error) {
-	c, ok := <-l.v.conns
-	if !ok {
+	select {
+	case c := <-l.v.conns:
+		return c, nil
+	case <-l.v.done:
 		return nil, net.ErrClosed
 	}
-	return c, nil
 }
 func (l chanListener) Close() error   { return nil }
 func (l chanListener) Addr() net.Addr { return l.v.ln.Addr() }
@@ -149,8 +155,16 @@ func mustRun(t *testing.T, p *plan.Plan) *report.Result {
 // once (in one write) and then carries many requests; the URL gives the
 // Host header.
 func TestHybridVsock(t *testing.T) {
+	for _, engine := range []string{"net", "auto"} {
+		t.Run(engine, func(t *testing.T) { testHybridVsock(t, engine) })
+	}
+}
+
+func testHybridVsock(t *testing.T, engine string) {
 	v := startVMM(t)
-	res := mustRun(t, vsockPlan(t, v, portListening))
+	p := vsockPlan(t, v, portListening)
+	p.Engine = engine
+	res := mustRun(t, p)
 	if c := res.Hail.Counts; c.Responses != 300 || res.StatusCodeDistribution["200"] != 300 {
 		t.Fatalf("responses %d, errors %v", c.Responses, res.ErrorDistribution)
 	}
@@ -163,12 +177,15 @@ func TestHybridVsock(t *testing.T) {
 	if _, ok := v.hosts.Load("guest.internal:8080"); !ok {
 		t.Error("the Host header is not the URL's")
 	}
-	if h := res.Hail; h.Transport != "vsock-uds" || h.Engine != "net" || h.Protocol != "HTTP/1.1" {
+	if h := res.Hail; h.Transport != "vsock-uds" || h.Protocol != "HTTP/1.1" {
 		t.Errorf("transport %q engine %q protocol %q", h.Transport, h.Engine, h.Protocol)
 	}
 
+	if engine != "net" {
+		return
+	}
 	// h2c with prior knowledge rides the same stream.
-	p := vsockPlan(t, v, portListening)
+	p = vsockPlan(t, v, portListening)
 	p.HTTPVersion, p.Streams = "2", 4
 	res = mustRun(t, p)
 	if c := res.Hail.Counts; c.Responses != 300 || res.Hail.Protocol != "h2c" || res.Hail.Transport != "vsock-uds" {

@@ -40,7 +40,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tmuxServer is a private tmux server (its own socket), killed with the test.
+// tmuxServer is a private tmux server (its own socket, in the test's
+// temporary directory), killed with the test.
 type tmuxServer struct {
 	t    *testing.T
 	sock string
@@ -51,14 +52,21 @@ func newTmux(t *testing.T) *tmuxServer {
 	if hailBin == "" {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
-	x := &tmuxServer{t: t, sock: fmt.Sprintf("hail-tui-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	t.Cleanup(func() { exec.Command("tmux", "-L", x.sock, "kill-server").Run() })
+	dir, err := os.MkdirTemp("", "hail-tmux") // short: socket paths are limited to ~100 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &tmuxServer{t: t, sock: filepath.Join(dir, "sock")}
+	t.Cleanup(func() {
+		exec.Command("tmux", "-S", x.sock, "kill-server").Run()
+		os.RemoveAll(dir)
+	})
 	return x
 }
 
 func (x *tmuxServer) run(args ...string) string {
 	x.t.Helper()
-	cmd := exec.Command("tmux", append([]string{"-L", x.sock}, args...)...)
+	cmd := exec.Command("tmux", append([]string{"-S", x.sock}, args...)...)
 	done := make(chan struct{})
 	var out []byte
 	var err error

@@ -15,11 +15,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -98,7 +96,7 @@ func Open(ctx context.Context, t *http2.Transport, d *transport.Dialer) (Conn, t
 			return nil, tm, &FatalError{Err: &ALPNError{Got: p}}
 		}
 	}
-	cn := &countConn{Conn: nc}
+	cn := newBatchConn(nc)
 	cc, err := t.NewClientConn(cn)
 	if err != nil {
 		// A TLS 1.3 server rejects a client certificate after the client's
@@ -119,7 +117,7 @@ func Open(ctx context.Context, t *http2.Transport, d *transport.Dialer) (Conn, t
 // h2conn is an HTTP/2 client connection.
 type h2conn struct {
 	cc   *http2.ClientConn
-	nc   *countConn
+	nc   *batchConn
 	sent bool // a client certificate was configured
 }
 
@@ -146,35 +144,6 @@ func (c *h2conn) ConnectionState() (tls.ConnectionState, bool) {
 		return tc.ConnectionState(), true
 	}
 	return tls.ConnectionState{}, false
-}
-
-// countConn counts the bytes a connection moves.
-type countConn struct {
-	net.Conn
-	in, out atomic.Int64
-	rerr    atomic.Pointer[error] // the first read error
-}
-
-func (c *countConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.in.Add(int64(n))
-	if err != nil && c.rerr.Load() == nil {
-		c.rerr.CompareAndSwap(nil, &err)
-	}
-	return n, err
-}
-
-func (c *countConn) cause() error {
-	if p := c.rerr.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-func (c *countConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	c.out.Add(int64(n))
-	return n, err
 }
 
 // Classify names an HTTP/2 request failure: stream resets and connection

@@ -31,10 +31,19 @@
 // redirected requests) copied into per-connection buffers in mmapped arena
 // memory. Short sends are resumed.
 //
-// A connection is closed by an IORING_OP_ASYNC_CANCEL of everything pending
-// on its descriptor, hard-linked to an IORING_OP_CLOSE; completions that
-// arrive for a closed connection carry an older generation number in their
-// user data and are only used to recycle their buffers.
+// A connection is closed by an IORING_OP_SHUTDOWN, which wakes whatever is
+// pending on the socket (the receive ends, a send or connect fails), hard-
+// linked to an IORING_OP_CLOSE: both cost O(1), where a cancellation by
+// descriptor scans every request of the ring. Completions that arrive for a
+// closed connection carry an older generation number in their user data and
+// are only used to recycle their buffers. At the end of the run one
+// cancellation of everything (IORING_ASYNC_CANCEL_ANY|ALL) is drained before
+// the ring is closed, so no operation outlives the memory it uses.
+//
+// The hybrid vsock transport (--vsock-uds: a Firecracker or Cloud Hypervisor
+// unix socket) is a unix socket connection followed by a "CONNECT <port>\n"
+// handshake, sent and answered through the ring like any other bytes; the
+// connect timeout spans the handshake.
 //
 // # Timing
 //
@@ -57,9 +66,9 @@
 //
 // # Limits
 //
-// Plain HTTP/1.1 (and 1.0) only: TLS targets need the net engine. Redirects
-// are followed within the same origin; a redirect to another origin is
-// recorded as a bad redirect. With --no-pre-lookup a worker resolves the name
-// on its own thread when it connects, which blocks that worker's other
-// connections for the lookup.
+// Plain HTTP/1.1 (and 1.0) only: TLS, AF_VSOCK and proxies need the net
+// engine. Redirects are followed within the same origin; a redirect to
+// another origin is recorded as a bad redirect. With --no-pre-lookup a
+// worker resolves the name on its own thread when it connects, which blocks
+// that worker's other connections for the lookup. See docs/engines.md.
 package uringengine

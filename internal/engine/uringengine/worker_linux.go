@@ -160,6 +160,7 @@ type worker struct {
 	ep             transport.Endpoint // the last endpoint (for the vsock handshake)
 	hsLine         []byte             // hybrid vsock "CONNECT <port>\n", arena memory
 	cqes           [512]uring.CQE
+	scratch        uring.SQE
 	redir          []byte
 }
 
@@ -281,7 +282,11 @@ func (w *worker) loop() {
 		w.now = w.since()
 		w.reap()
 		if w.aborting() {
-			w.abortAll()
+			w.abortAll(stats.ErrAborted)
+			return
+		}
+		if w.err != nil {
+			w.abortAll(stats.ErrOther)
 			return
 		}
 		if !w.stopped && w.stopSignalled() {
@@ -294,7 +299,7 @@ func (w *worker) loop() {
 		}
 		if err := w.submitWait(); err != nil {
 			w.err = err
-			w.abortAll()
+			w.abortAll(stats.ErrOther)
 			return
 		}
 	}
@@ -365,8 +370,10 @@ func (w *worker) stampOne(c *conn, t time.Duration) {
 }
 
 // sqe returns a free submission entry, flushing the queue when it is full.
+// If the ring refuses submissions for good, it records the error and hands
+// out a scratch entry that is never submitted: the run then ends.
 func (w *worker) sqe() *uring.SQE {
-	for spins := 0; ; spins++ {
+	for spins := 0; spins < 100_000; spins++ {
 		if s := w.ring.GetSQE(); s != nil {
 			return s
 		}
@@ -375,6 +382,12 @@ func (w *worker) sqe() *uring.SQE {
 			runtime.Gosched()
 		}
 	}
+	if w.err == nil {
+		w.err = errors.New("the submission queue stays full")
+	}
+	w.exhausted = true
+	w.scratch = uring.SQE{}
+	return &w.scratch
 }
 
 func ud(c *conn, op uint8) uint64 {
@@ -421,7 +434,6 @@ func errnoOf(res int32) error { return syscall.Errno(-res) }
 
 func (w *worker) onConnect(c *conn, res int32) {
 	c.connecting = false
-	w.unlist(c)
 	if res < 0 {
 		w.fail(c, errnoOf(res))
 		return
@@ -429,15 +441,14 @@ func (w *worker) onConnect(c *conn, res int32) {
 	c.connected = true
 	w.armRecv(c)
 	if w.ep.Hybrid {
-		// The connect deadline runs on until the VMM answers.
+		// The connect deadline (c stays in its list) runs on until the VMM
+		// answers.
 		c.handshaking = true
-		if w.connectTimeout > 0 {
-			w.push(listConnect, c, c.connStart+w.connectTimeout)
-		}
 		c.sending, c.sent, c.out = true, 0, w.hsLine
 		w.queueSend(c)
 		return
 	}
+	w.unlist(c)
 	w.connected(c)
 	w.send(c)
 }
@@ -704,8 +715,7 @@ func (w *worker) redirect(c *conn) {
 	next, err := c.u.Parse(string(c.parser.Location))
 	if err != nil || next.Scheme != c.u.Scheme || next.Host != c.u.Host {
 		// Another origin (or a bad Location): the uring engine does not
-		// open connections elsewhere.
-		w.closeConn(c) // keep the accounting simple: a fresh start next time
+		// open connections elsewhere. The connection itself is fine.
 		w.failKind(c, stats.ErrRedirect)
 		return
 	}
@@ -1046,13 +1056,14 @@ func (w *worker) unlist(c *conn) {
 	c.list, c.prev, c.next = listNone, -1, -1
 }
 
-// abortAll ends every request in progress or waiting as aborted.
-func (w *worker) abortAll() {
+// abortAll ends every request in progress or waiting as kind (aborted, or
+// an i/o error when the ring itself failed).
+func (w *worker) abortAll(kind stats.ErrorKind) {
 	w.exhausted, w.hasNext = true, false
 	for i := range w.conns {
 		if c := &w.conns[i]; c.active {
 			w.closeConn(c)
-			w.failKind(c, stats.ErrAborted)
+			w.failKind(c, kind)
 		}
 	}
 	for w.waiting.len() > 0 {
@@ -1064,10 +1075,10 @@ func (w *worker) abortAll() {
 		}
 		rec := w.j.Recorders[step][w.shard]
 		rec.Queued(int64(w.now - p.at))
-		rec.Error(stats.ErrAborted)
+		rec.Error(kind)
 		if rec.Tracing() {
 			tr := stats.TraceRecord{Intended: int64(p.at), Start: int64(w.now), End: int64(w.now), Step: uint16(step), Conn: -1}
-			tr.SetError(stats.ErrAborted)
+			tr.SetError(kind)
 			rec.Trace(&tr)
 		}
 		w.reqs.Done(step, nil)

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# bench/h2h3.sh: hail's HTTP/2 and HTTP/3 against its own HTTP/1.1 and against h2load.
+#
+# One private nginx (one worker pinned to CPU $SERVER_CPU) listens twice: HTTP/1.1 and h2c with prior
+# knowledge (`listen ... http2` without ssl), both answering "hello world\n". The clients run pinned
+# to CPU $CLIENT_CPU, round by round in turn, $SECS seconds each, with the same number of requests in
+# flight ($INFLIGHT = c × p):
+#   hail-h1   hail -c $INFLIGHT                      (HTTP/1.1, engine auto)
+#   hail-h2   hail -c $H2C -p $((INFLIGHT/H2C)) --http2  (h2c, the h2 engine)
+#   h2load    h2load -c $H2C -m $((INFLIGHT/H2C))      (nghttp2's h2 benchmark, Debian nghttp2-client)
+# and for HTTP/3, against the in-repo quic-go server (`hail serve --h3`, pinned to $SERVER_CPU):
+#   hail-h3   hail -c $H2C -p $((INFLIGHT/H2C)) --http-version 3
+# Reported per tool: median requests/s and, for hail, its own CPU per request
+# (hail.generator.cpu_per_request_us). The check: hail-h2's CPU per request is at most $LIMIT× hail-h1's.
+#
+#   bash bench/h2h3.sh                    # 5 s runs, 3 rounds
+#   SECS=2 ROUNDS=1 bash bench/h2h3.sh    # a quick trial
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+
+SECS=${SECS:-5}
+ROUNDS=${ROUNDS:-3}
+INFLIGHT=${INFLIGHT:-64}
+H2C=${H2C:-4}
+LIMIT=${LIMIT:-2}
+for v in SECS ROUNDS INFLIGHT H2C; do
+	case ${!v} in
+	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
+	esac
+done
+[ $((INFLIGHT % H2C)) = 0 ] || die "INFLIGHT ($INFLIGHT) must be a multiple of H2C ($H2C)"
+STREAMS=$((INFLIGHT / H2C))
+
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-h2h3.XXXXXX")
+NGX_PID= H3_PID=
+cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	for p in "$NGX_PID" "$H3_PID"; do
+		if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null || true
+			wait "$p" 2>/dev/null || true
+		fi
+	done
+	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+have taskset || die "taskset is needed"
+apt_ensure nginx nginx || die "nginx is needed"
+apt_ensure nghttp2-client h2load || note "no h2load: its rows are skipped"
+ensure_go || die "no go toolchain to build hail"
+HAIL="$TMPD/hail"
+(cd "$REPO" && go build -o "$HAIL" ./cmd/hail) || die "building hail failed"
+raise_nofile 65536
+
+# ---- servers -------------------------------------------------------------------------------------
+P1=$(free_port) || die "no free port"
+P2=$(free_port) || die "no free port"
+P3=$(free_port) || die "no free port"
+mask=1
+for ((i = 0; i < SERVER_CPU; i++)); do mask="${mask}0"; done
+mkdir -p "$TMPD/ngx/tmp"
+cat >"$TMPD/ngx/nginx.conf" <<EOF
+worker_processes 1;
+worker_cpu_affinity $mask;
+daemon off;
+pid $TMPD/ngx/nginx.pid;
+error_log $TMPD/ngx/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    http2_max_concurrent_streams 256;
+    client_body_temp_path $TMPD/ngx/tmp/body;
+    proxy_temp_path $TMPD/ngx/tmp/proxy;
+    fastcgi_temp_path $TMPD/ngx/tmp/fastcgi;
+    uwsgi_temp_path $TMPD/ngx/tmp/uwsgi;
+    scgi_temp_path $TMPD/ngx/tmp/scgi;
+    server {
+        listen 127.0.0.1:$P1;
+        listen 127.0.0.1:$P2 http2;
+        location / {
+            default_type text/plain;
+            return 200 "hello world\n";
+        }
+    }
+}
+EOF
+taskset -c "$SERVER_CPU" nginx -p "$TMPD/ngx" -c "$TMPD/ngx/nginx.conf" -e "$TMPD/ngx/error.log" </dev/null >"$TMPD/ngx/out.log" 2>&1 &
+NGX_PID=$!
+H3CA="$TMPD/h3ca.pem"
+taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$P3" --h3 "127.0.0.1:$P3" 2>"$TMPD/serve.log" &
+H3_PID=$!
+for i in $(seq 1 100); do
+	if [ -s "$TMPD/serve.log" ] && grep -q "HTTP/3 on udp" "$TMPD/serve.log" && (: <"/dev/tcp/127.0.0.1/$P1") 2>/dev/null; then break; fi
+	sleep 0.05
+done
+grep -q "HTTP/3 on udp" "$TMPD/serve.log" || die "hail serve --h3 did not start: $(cat "$TMPD/serve.log")"
+cp "$(sed -n 's/.*--cacert \([^ ]*\) .*/\1/p' "$TMPD/serve.log")" "$H3CA"
+note "nginx on 127.0.0.1:$P1 (HTTP/1.1) and :$P2 (h2c); hail serve --h3 on udp :$P3; servers on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU"
+
+# ---- runs ----------------------------------------------------------------------------------------
+CSV="$TMPD/runs.csv"
+echo "round,tool,rps,cpu_us_per_req,errors" >"$CSV"
+
+hail_row() { # hail_row ROUND TOOL ARGS...
+	local round=$1 tool=$2 out="$TMPD/r$1-$2.json"
+	shift 2
+	taskset -c "$CLIENT_CPU" "$HAIL" --no-tui -z "${SECS}s" -j -o "$out" "$@" || {
+		note "$tool failed"
+		return 0
+	}
+	python3 - "$out" "$round" "$tool" >>"$CSV" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["hail"]
+errs = sum(v for k, v in d["errorDistribution"].items() if k != "aborted due to deadline")
+print(f'{sys.argv[2]},{sys.argv[3]},{d["summary"]["requestsPerSec"]:.0f},{h["generator"]["cpu_per_request_us"]:.1f},{errs}')
+PY
+}
+
+h2load_row() {
+	local round=$1 out="$TMPD/r$1-h2load.txt"
+	have h2load || return 0
+	taskset -c "$CLIENT_CPU" h2load -D "$SECS" -c "$H2C" -m "$STREAMS" -t 1 "http://127.0.0.1:$P2/" >"$out" 2>&1 || true
+	awk -v r="$round" '/finished in/ { gsub(",", "", $4); rps = $4 } /^requests:/ { err = $12 + $14 }
+		END { printf "%s,h2load,%.0f,,%d\n", r, rps, err }' "$out" >>"$CSV"
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+	note "round $round/$ROUNDS"
+	hail_row "$round" hail-h1 -c "$INFLIGHT" "http://127.0.0.1:$P1/"
+	hail_row "$round" hail-h2 -c "$H2C" -p "$STREAMS" --http2 "http://127.0.0.1:$P2/"
+	h2load_row "$round"
+	hail_row "$round" hail-h3 -c "$H2C" -p "$STREAMS" --http-version 3 --cacert "$H3CA" "https://127.0.0.1:$P3/"
+done
+
+# ---- summary -------------------------------------------------------------------------------------
+python3 - "$CSV" "$LIMIT" "$INFLIGHT" "$H2C" "$STREAMS" "$SECS" "$ROUNDS" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+limit = float(sys.argv[2])
+print(f"h2/h3 bench: {sys.argv[3]} requests in flight (h2/h3: {sys.argv[4]} connections x {sys.argv[5]} streams), "
+      f"{sys.argv[6]} s runs, {sys.argv[7]} round(s), medians")
+print(f"{'tool':10} {'req/s':>10} {'cpu us/req':>11} {'errors':>7}")
+med = {}
+for tool in ["hail-h1", "hail-h2", "h2load", "hail-h3"]:
+    rs = [r for r in rows if r["tool"] == tool]
+    if not rs:
+        continue
+    rps = statistics.median(float(r["rps"]) for r in rs)
+    cpus = [float(r["cpu_us_per_req"]) for r in rs if r["cpu_us_per_req"]]
+    cpu = statistics.median(cpus) if cpus else None
+    errs = sum(int(r["errors"] or 0) for r in rs)
+    med[tool] = (rps, cpu)
+    print(f"{tool:10} {rps:10.0f} {('%.1f' % cpu) if cpu else '-':>11} {errs:7d}")
+if "hail-h1" in med and "hail-h2" in med and med["hail-h1"][1] and med["hail-h2"][1]:
+    ratio = med["hail-h2"][1] / med["hail-h1"][1]
+    verdict = "ok" if ratio <= limit else "FAIL"
+    print(f"hail h2 / h1 CPU per request: {ratio:.2f} (limit {limit}): {verdict}")
+PY
+if [ -n "${OUT:-}" ]; then cp "$CSV" "$OUT"; note "runs written to $OUT"; fi

@@ -1,0 +1,117 @@
+package h2engine
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// batchConn is a connection whose writes are queued and written by one
+// goroutine: frames that many streams write in quick succession (each
+// request's HEADERS, WINDOW_UPDATEs) leave in one system call instead of one
+// each, as an event-loop client such as h2load sends them. Write returns
+// once the bytes are queued; a write error is returned by the next Write.
+// It also counts the bytes the connection moves, and remembers the first
+// read error (the connection's cause of death).
+type batchConn struct {
+	net.Conn
+	in, out atomic.Int64
+	rerr    atomic.Pointer[error]
+
+	mu      sync.Mutex
+	room    *sync.Cond // signalled when the queue drains
+	queue   []byte
+	spare   []byte
+	werr    error
+	closed  bool
+	pending chan struct{} // one token while a flush is due
+	done    chan struct{}
+}
+
+// maxQueue bounds the bytes queued before Write waits for the writer.
+const maxQueue = 1 << 20
+
+func newBatchConn(c net.Conn) *batchConn {
+	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), done: make(chan struct{})}
+	b.room = sync.NewCond(&b.mu)
+	go b.writer()
+	return b
+}
+
+func (b *batchConn) Read(p []byte) (int, error) {
+	n, err := b.Conn.Read(p)
+	b.in.Add(int64(n))
+	if err != nil && b.rerr.Load() == nil {
+		b.rerr.CompareAndSwap(nil, &err)
+	}
+	return n, err
+}
+
+func (b *batchConn) cause() error {
+	if p := b.rerr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (b *batchConn) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	for len(b.queue) > maxQueue && b.werr == nil && !b.closed {
+		b.room.Wait()
+	}
+	if b.werr != nil || b.closed {
+		err := b.werr
+		b.mu.Unlock()
+		if err == nil {
+			err = net.ErrClosed
+		}
+		return 0, err
+	}
+	b.queue = append(b.queue, p...)
+	b.mu.Unlock()
+	select {
+	case b.pending <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (b *batchConn) writer() {
+	for {
+		select {
+		case <-b.pending:
+		case <-b.done:
+			return
+		}
+		b.mu.Lock()
+		q := b.queue
+		b.queue, b.spare = b.spare[:0], nil
+		b.mu.Unlock()
+		if len(q) == 0 {
+			continue
+		}
+		n, err := b.Conn.Write(q)
+		b.out.Add(int64(n))
+		b.mu.Lock()
+		b.spare = q[:0]
+		if err != nil && b.werr == nil {
+			b.werr = err
+		}
+		b.room.Broadcast()
+		b.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (b *batchConn) Close() error {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		close(b.done)
+	}
+	b.room.Broadcast()
+	b.mu.Unlock()
+	return b.Conn.Close()
+}
