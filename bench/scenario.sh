@@ -35,26 +35,6 @@ for v in CONNS SECS ROUNDS; do
 	esac
 done
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-scenario-bench.XXXXXX")
-SERVE_PID=
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	serve_stop
-	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-have taskset || die "taskset is needed"
-ensure_go || die "no go toolchain to build hail"
-note "building hail"
-(cd "$REPO" && go build -o "$TMPD/hail" ./cmd/hail) || die "go build ./cmd/hail failed"
-HAIL=$TMPD/hail
-raise_nofile $((CONNS * 2 + 1024))
-
 serve_start() {
 	local i
 	PORT=$(free_port) || die "no free port"
@@ -74,6 +54,26 @@ serve_stop() {
 	fi
 	SERVE_PID=
 }
+
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-scenario-bench.XXXXXX")
+SERVE_PID=
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	serve_stop
+	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+have taskset || die "taskset is needed"
+ensure_go || die "no go toolchain to build hail"
+note "building hail"
+(cd "$REPO" && go build -o "$TMPD/hail" ./cmd/hail) || die "go build ./cmd/hail failed"
+HAIL=$TMPD/hail
+raise_nofile $((CONNS * 2 + 1024))
 
 # server_cpu: the server's user + system CPU so far, in µs.
 server_cpu() {

@@ -565,6 +565,17 @@ func (c *chart) done() string {
 	return c.b.String()
 }
 
+// chartSeries drops a run's last entry when it covers only a sliver of a
+// second: its per-second rates would be noise (a few requests over a few
+// milliseconds).
+func chartSeries(series []stats.Second) []stats.Second {
+	if n := len(series); n > 1 && series[n-1].Span < 0.25 {
+		return series[:n-1]
+	}
+	return series
+}
+
+// timeAxis places each second at its end, on an axis from 0 to the run's end.
 func timeAxis(series []stats.Second) ([]float64, axis) {
 	xs := make([]float64, len(series))
 	end := 1.0
@@ -572,11 +583,16 @@ func timeAxis(series []stats.Second) ([]float64, axis) {
 		xs[i] = float64(s.Index) + s.Span
 		end = math.Max(end, xs[i])
 	}
-	a := linearAxis(end, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" })
+	step := niceStep(end / 6)
+	a := axis{lo: 0, hi: end}
+	for v := 0.0; v <= end+1e-9; v += step {
+		a.ticks = append(a.ticks, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
+	}
 	return xs, a
 }
 
 func rpsChart(id string, series []stats.Second) string {
+	series = chartSeries(series)
 	xs, xa := timeAxis(series)
 	rps := make([]float64, len(series))
 	errs := make([]float64, len(series))
@@ -605,6 +621,7 @@ func rpsChart(id string, series []stats.Second) string {
 }
 
 func latencyTimeChart(id string, series []stats.Second) string {
+	series = chartSeries(series)
 	xs, xa := timeAxis(series)
 	get := func(f func(s stats.Second) int64) []float64 {
 		out := make([]float64, len(series))
@@ -813,6 +830,7 @@ func statusChart(id string, status, errs map[string]int64) string {
 }
 
 func targetCharts(series []stats.Second) string {
+	series = chartSeries(series)
 	xs, xa := timeAxis(series)
 	rss := make([]float64, len(series))
 	cpu := make([]float64, len(series))
@@ -837,6 +855,7 @@ func targetCharts(series []stats.Second) string {
 }
 
 func generatorChart(id string, series []stats.Second, open bool) string {
+	series = chartSeries(series)
 	xs, xa := timeAxis(series)
 	cpu := make([]float64, len(series))
 	top := 0.0

@@ -128,6 +128,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if w != nil && w.Pacer != nil {
 		pacer = w.Pacer
 	}
+	pacer = shardPacer(whole, pacer)
 	stop := make(chan struct{})
 	abort := make(chan struct{})
 	if !waitStart(p.StartAt, o.Interrupt) {
@@ -149,7 +150,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		},
 	}
 	if w != nil && w.Connections != nil {
-		job.Source.SetConnections(*w.Connections)
+		job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
 	}
 	coll := stats.NewStepCollector(groups, start)
 	if o.OnSecond != nil {

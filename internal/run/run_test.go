@@ -100,15 +100,32 @@ func TestFixedDelay(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := startServe(t)
 		for _, rate := range []float64{0, 200} {
-			p := newPlan(t, base+"/?delay=5ms", engine)
-			p.Requests, p.Connections, p.Rate = 300, 4, rate
-			res := mustRun(t, p, Options{})
-			p50 := res.LatencyPercentiles.P50
-			if p50 < 0.005 || p50 > 0.0055 {
-				t.Errorf("rate %v: p50 = %.3f ms, want 5.0-5.5 ms", rate, p50*1e3)
-			}
+			timing(t, func() error {
+				p := newPlan(t, base+"/?delay=5ms", engine)
+				p.Requests, p.Connections, p.Rate = 300, 4, rate
+				res := mustRun(t, p, Options{})
+				if p50 := res.LatencyPercentiles.P50; p50 < 0.005 || p50 > 0.0055 {
+					return fmt.Errorf("rate %v: p50 = %.3f ms, want 5.0-5.5 ms", rate, p50*1e3)
+				}
+				return nil
+			})
 		}
 	})
+}
+
+// timing runs a timing-sensitive check up to three times: this machine is
+// shared and noisy, and one slow moment must not fail the suite, while a
+// real bias fails every attempt.
+func timing(t *testing.T, check func() error) {
+	t.Helper()
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if err = check(); err == nil {
+			return
+		}
+		t.Logf("attempt %d: %v", attempt, err)
+	}
+	t.Error(err)
 }
 
 // Coordinated omission: at -q 500 a 2 s stall 3 s into a 10 s run must show
@@ -120,22 +137,27 @@ func TestCoordinatedOmission(t *testing.T) {
 		t.Skip("10 s run")
 	}
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
-		p := newPlan(t, base+"/?stall=2s@3s", engine)
-		p.Duration, p.Rate, p.Connections, p.WaitOngoing, p.Timeout = 10*time.Second, 500, 50, true, 5*time.Second
-		res := mustRun(t, p, Options{})
-		want := map[string][2]float64{"p90": {1.0, res.LatencyPercentiles.P90}, "p99": {1.9, res.LatencyPercentiles.P99}}
-		for name, w := range want {
-			if w[1] < w[0]*0.85 || w[1] > w[0]*1.15 {
-				t.Errorf("%s = %.3f s, want %.2f s ±15%%", name, w[1], w[0])
+		timing(t, func() error {
+			base, _ := startServe(t) // a new server: the stall starts with its first request
+			p := newPlan(t, base+"/?stall=2s@3s", engine)
+			p.Duration, p.Rate, p.Connections, p.WaitOngoing, p.Timeout = 10*time.Second, 500, 50, true, 5*time.Second
+			res := mustRun(t, p, Options{})
+			if n := res.Hail.Counts.Requests; n < 4900 || n > 5000 {
+				return fmt.Errorf("requests = %d, want ~5000", n)
 			}
-		}
-		if n := res.Hail.Counts.Requests; n < 4900 || n > 5000 {
-			t.Errorf("requests = %d, want ~5000", n)
-		}
-		if res.Hail.Counts.Queued == 0 {
-			t.Errorf("no request was counted as queued although the stall held all 50 connections")
-		}
+			if res.Hail.Counts.Queued == 0 {
+				return fmt.Errorf("no request was counted as queued although the stall held all 50 connections")
+			}
+			for _, c := range []struct {
+				name      string
+				want, got float64
+			}{{"p90", 1.0, res.LatencyPercentiles.P90}, {"p99", 1.9, res.LatencyPercentiles.P99}} {
+				if c.got < c.want*0.85 || c.got > c.want*1.15 {
+					return fmt.Errorf("%s = %.3f s, want %.2f s ±15%%", c.name, c.got, c.want)
+				}
+			}
+			return nil
+		})
 	})
 }
 

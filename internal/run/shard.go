@@ -103,3 +103,32 @@ func waitStart(at time.Time, interrupt <-chan struct{}) bool {
 		}
 	}
 }
+
+// shardPacer paces a shard's requests: shard I of N takes requests I, I+N,
+// I+2N, … of the whole run's schedule, so the shards together send exactly
+// the schedule one process would (a ramped rate too) instead of N requests
+// at each instant. A plain -q rate is rebuilt at the whole run's rate for
+// that; bursts are split by size (ShardShare) and not interleaved.
+func shardPacer(whole *plan.Plan, p schedule.Pacer) schedule.Pacer {
+	n := whole.ShardCount
+	if n <= 1 || p == nil {
+		return p
+	}
+	switch p.(type) {
+	case schedule.Burst, *schedule.Burst:
+		return p
+	case schedule.Rate, *schedule.Rate:
+		p = schedule.Rate{PerSecond: whole.Rate}
+	}
+	return interleaved{inner: p, index: uint64(whole.ShardIndex), count: uint64(n)}
+}
+
+type interleaved struct {
+	inner        schedule.Pacer
+	index, count uint64
+}
+
+// Pace implements schedule.Pacer.
+func (s interleaved) Pace(hits uint64) (time.Duration, bool) {
+	return s.inner.Pace(hits*s.count + s.index)
+}

@@ -100,11 +100,16 @@ func (t *Tracer) Attach(r *Recorder) {
 // that is busy or while the consumer is behind (they follow with the next
 // batch). It never blocks, so the consumer itself calls it periodically to
 // stream records out at low rates.
-func (t *Tracer) Flush() { t.flush(false) }
-
-func (t *Tracer) flush(block bool) {
-	t.mu.Lock()
+func (t *Tracer) Flush() {
+	if !t.mu.TryLock() {
+		return // Close is handing everything over
+	}
 	defer t.mu.Unlock()
+	t.flush(false)
+}
+
+// flush hands partly filled buffers over; t.mu is held.
+func (t *Tracer) flush(block bool) {
 	if t.done {
 		return
 	}
@@ -136,10 +141,13 @@ func (t *Tracer) flush(block bool) {
 // Close hands over what is left and closes Batches. Call it once, after
 // every request has been recorded, while the consumer is reading.
 func (t *Tracer) Close() {
-	t.flush(true)
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return
+	}
+	t.flush(true)
 	t.done = true
-	t.mu.Unlock()
 	close(t.out)
 }
 

@@ -15,7 +15,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -38,9 +37,10 @@ func (Engine) Name() string { return "h2" }
 
 // Run implements engine.Engine.
 func (e Engine) Run(j *engine.Job) error {
-	t := NewTransport(j.MaxHeaderBytes)
 	m := &Mux{Streams: e.Streams, Classify: Classify}
-	m.Open = func(ctx context.Context) (Conn, transport.Timing, error) { return Open(ctx, t, j.Dialer) }
+	m.Open = func(ctx context.Context) (Conn, transport.Timing, error) {
+		return Open(ctx, j.Dialer, j.MaxHeaderBytes, j.Since)
+	}
 	m.OpenOrigin = func(ctx context.Context, u *url.URL) (Conn, error) {
 		if j.RedirectDialer == nil {
 			return nil, errors.New("redirect to another origin")
@@ -49,22 +49,10 @@ func (e Engine) Run(j *engine.Job) error {
 		if err != nil {
 			return nil, err
 		}
-		c, _, err := Open(ctx, t, d)
+		c, _, err := Open(ctx, d, j.MaxHeaderBytes, j.Since)
 		return c, err
 	}
 	return m.Run(j)
-}
-
-// NewTransport returns the http2.Transport whose client connections the
-// engine makes: h2c allowed, no transparent compression (bodies are counted
-// as received), requests wait for a free stream rather than exceed the
-// server's SETTINGS_MAX_CONCURRENT_STREAMS.
-func NewTransport(maxHeaderBytes int) *http2.Transport {
-	t := &http2.Transport{AllowHTTP: true, StrictMaxConcurrentStreams: true, DisableCompression: true}
-	if maxHeaderBytes > 0 {
-		t.MaxHeaderListSize = uint32(maxHeaderBytes)
-	}
-	return t
 }
 
 // ALPNError is a TLS server that did not choose HTTP/2.
@@ -79,9 +67,11 @@ func (e *ALPNError) Error() string {
 		"; drop --http2 (or enable HTTP/2 on the server)"
 }
 
-// Open dials one connection with d and starts an HTTP/2 client connection
-// on it. A TLS server that does not negotiate h2 gives a FatalError.
-func Open(ctx context.Context, t *http2.Transport, d *transport.Dialer) (Conn, transport.Timing, error) {
+// Open dials one connection with d and starts HTTP/2 on it: h2 when the
+// dialer speaks TLS (a server that does not negotiate h2 gives a
+// FatalError), h2c with prior knowledge otherwise. since timestamps
+// response heads (the job's clock).
+func Open(ctx context.Context, d *transport.Dialer, maxHeaderBytes int, since func() time.Duration) (Conn, transport.Timing, error) {
 	nc, tm, err := d.Dial(ctx)
 	if err != nil {
 		var te *transport.TLSError
@@ -96,54 +86,22 @@ func Open(ctx context.Context, t *http2.Transport, d *transport.Dialer) (Conn, t
 			return nil, tm, &FatalError{Err: &ALPNError{Got: p}}
 		}
 	}
-	cn := newBatchConn(nc)
-	cc, err := t.NewClientConn(cn)
+	c, err := newClient(newBatchConn(nc), maxHeaderBytes, since)
 	if err != nil {
-		// A TLS 1.3 server rejects a client certificate after the client's
-		// side of the handshake: its alert may be waiting to be read.
-		if cause := cn.cause(); cause == nil && d.Options().TLS != nil {
-			_ = nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			_, _ = cn.Read(make([]byte, 64))
-		}
 		nc.Close()
-		if cause := cn.cause(); transport.IsClientCertRejection(cause) {
-			return nil, tm, &transport.ClientCertError{Err: cause, Sent: d.ClientCertSent()}
-		}
 		return nil, tm, err
 	}
-	return &h2conn{cc: cc, nc: cn, sent: d.ClientCertSent()}, tm, nil
+	c.sent = d.ClientCertSent()
+	return c, tm, nil
 }
 
-// h2conn is an HTTP/2 client connection.
-type h2conn struct {
-	cc   *http2.ClientConn
-	nc   *batchConn
-	sent bool // a client certificate was configured
-}
-
-// Cause is why the connection died, when that says more than the HTTP/2
-// layer's error: the server's rejection of the client certificate.
-func (c *h2conn) Cause() error {
-	if err := c.nc.cause(); transport.IsClientCertRejection(err) {
-		return &transport.ClientCertError{Err: err, Sent: c.sent}
+// certCause returns the server's rejection of the client certificate when
+// that is what err (a connection's first read error) is, else nil.
+func certCause(err error, sent bool) error {
+	if transport.IsClientCertRejection(err) {
+		return &transport.ClientCertError{Err: err, Sent: sent}
 	}
 	return nil
-}
-
-func (c *h2conn) RoundTrip(r *http.Request) (*http.Response, error) { return c.cc.RoundTrip(r) }
-func (c *h2conn) Usable() bool {
-	st := c.cc.State()
-	return !st.Closed && !st.Closing
-}
-func (c *h2conn) Bytes() (int64, int64)              { return c.nc.in.Load(), c.nc.out.Load() }
-func (c *h2conn) Close() error                       { return c.cc.Close() }
-func (c *h2conn) Shutdown(ctx context.Context) error { return c.cc.Shutdown(ctx) }
-func (c *h2conn) ClientConn() *http2.ClientConn      { return c.cc }
-func (c *h2conn) ConnectionState() (tls.ConnectionState, bool) {
-	if tc, ok := c.nc.Conn.(interface{ ConnectionState() tls.ConnectionState }); ok {
-		return tc.ConnectionState(), true
-	}
-	return tls.ConnectionState{}, false
 }
 
 // Classify names an HTTP/2 request failure: stream resets and connection

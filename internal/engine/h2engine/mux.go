@@ -310,11 +310,14 @@ type stream struct {
 	tmpl    templates
 	parser  http1.Parser
 	buf     []byte
+	call    call       // the HTTP/2 client's per-request state, reused
+	result  httpResult // where the HTTP/2 client writes the response
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, tickets <-chan ticket) *stream {
 	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tickets: tickets, tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
+	s.call.done = make(chan struct{}, 1)
 	s.rec = j.Recorders[0][s.shard]
 	s.parser.BodyLimit = j.BodyLimit
 	s.parser.WantLocation = j.MaxRedirects > 0
@@ -475,6 +478,23 @@ func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, j.Timeout)
 		defer cancel()
+	}
+	if hc, ok := c.Conn.(*client); ok {
+		r := &s.result
+		*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
+			location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+		err := hc.exchange(ctx, tp, &s.call, r)
+		s.account(c)
+		if err != nil {
+			s.parser.Status = 0
+			return r.fb, s.call.gotHeaders, causeOf(c, err)
+		}
+		s.parser.ContentLength = s.parser.BodyBytes
+		s.parser.KeepAlive = true
+		if own && !j.KeepAlive {
+			s.conn.retire(c)
+		}
+		return r.fb, false, nil
 	}
 	req := tp.req.WithContext(ctx)
 	if len(tp.body) > 0 {

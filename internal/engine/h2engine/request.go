@@ -15,10 +15,11 @@ import (
 // tripper takes. Requests are converted once per distinct variant: each
 // stream keeps the last few and recognises them by their bytes.
 type template struct {
-	raw  []byte        // the wire bytes it was made from (a private copy)
-	req  *http.Request // method, URL, Host, headers; Body unset
-	body []byte
-	head bool
+	raw   []byte        // the wire bytes it was made from (a private copy)
+	req   *http.Request // method, URL, Host, headers; Body unset
+	body  []byte
+	head  bool
+	block []byte // the HTTP/2 HEADERS block, made on first use
 }
 
 // hopHeaders are HTTP/1 connection-specific headers: HTTP/2 and HTTP/3 forbid them.
@@ -107,4 +108,22 @@ func (tp *template) withTarget(u *url.URL, method string, keepBody bool) *templa
 		req.Header.Del("Content-Type")
 	}
 	return out
+}
+
+// templateFromRequest makes a template of a net/http request (its body read).
+func templateFromRequest(r *http.Request) (*template, error) {
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	req := r.Clone(r.Context())
+	req.Header = r.Header.Clone()
+	for _, h := range hopHeaders {
+		req.Header.Del(h)
+	}
+	return &template{req: req, body: body, head: r.Method == http.MethodHead}, nil
 }

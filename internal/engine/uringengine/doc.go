@@ -36,9 +36,9 @@
 // linked to an IORING_OP_CLOSE: both cost O(1), where a cancellation by
 // descriptor scans every request of the ring. Completions that arrive for a
 // closed connection carry an older generation number in their user data and
-// are only used to recycle their buffers. At the end of the run one
-// cancellation of everything (IORING_ASYNC_CANCEL_ANY|ALL) is drained before
-// the ring is closed, so no operation outlives the memory it uses.
+// are only used to recycle their buffers. At the end of the run every socket
+// is shut down and closed the same way and every completion is drained
+// before the ring is closed, so no operation outlives the memory it uses.
 //
 // The hybrid vsock transport (--vsock-uds: a Firecracker or Cloud Hypervisor
 // unix socket) is a unix socket connection followed by a "CONNECT <port>\n"

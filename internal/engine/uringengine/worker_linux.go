@@ -33,7 +33,7 @@ const (
 	opShutdown // wakes everything pending on a connection's socket before its close
 	opClose
 	opTimer         // the open model's wake-up for the next intended send
-	opCancelAll     // cancels every operation of the ring at the end of the run
+	opTimerCancel   // removes the timer at the end of the run
 	opTeardownClose // closes a socket at the end of the run
 )
 
@@ -405,7 +405,7 @@ func (w *worker) handle(cqe *uring.CQE) {
 	case opTimer:
 		w.timerArmed = false
 		return
-	case opShutdown, opClose, opCancelAll:
+	case opShutdown, opClose, opTimerCancel:
 		return
 	case opTeardownClose:
 		if cqe.Res >= 0 {
@@ -1092,26 +1092,38 @@ func (w *worker) teardown() {
 		for i := range w.conns {
 			w.conns[i].gen++ // every later completion is stale
 		}
-		// One cancellation for everything still pending (one pass over the
-		// ring's requests), then wait for their completions, so that no
-		// operation outlives the memory it uses.
-		sqe := w.sqe()
-		sqe.PrepCancel(0, uring.CancelAny|uring.CancelAll)
-		sqe.SetUserData(uint64(opCancelAll))
-		w.outstanding++
-		// The closes go through the ring too (one system call for all of
-		// them); a socket whose close did not complete is closed below.
+		// Every socket is shut down, which ends whatever is pending on it,
+		// and closed, through the ring: O(1) per socket. (A cancellation of
+		// everything would rescan the whole ring for every request it
+		// cancels.) Then the worker waits for every completion, so that no
+		// operation outlives the memory it uses. A socket whose close did
+		// not complete is closed below.
 		for i := range w.conns {
-			if c := &w.conns[i]; c.fd >= 0 {
-				if c.connected {
-					c.connected = false
-					c.rec.Closed()
-				}
+			c := &w.conns[i]
+			if c.fd < 0 {
+				continue
+			}
+			if c.connected {
+				c.connected = false
+				c.rec.Closed()
+			}
+			if c.recvArmed || c.sending || c.connecting {
 				sqe := w.sqe()
-				sqe.PrepClose(c.fd)
-				sqe.SetUserData(ud(c, opTeardownClose))
+				sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
+				sqe.SetFlags(uring.SQEIOHardlink)
+				sqe.SetUserData(ud(c, opShutdown))
 				w.outstanding++
 			}
+			sqe := w.sqe()
+			sqe.PrepClose(c.fd)
+			sqe.SetUserData(ud(c, opTeardownClose))
+			w.outstanding++
+		}
+		if w.timerArmed {
+			sqe := w.sqe()
+			sqe.PrepCancel(uint64(opTimer), 0)
+			sqe.SetUserData(uint64(opTimerCancel))
+			w.outstanding++
 		}
 		deadline := time.Now().Add(drainTimeout)
 		for w.outstanding > 0 {

@@ -1,0 +1,555 @@
+package h2engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// client is hail's HTTP/2 client connection: lean where a load generator
+// spends its time. A request is one pre-encoded HEADERS block (built once
+// per request variant, using the static table and literals that the server
+// does not index, so the block never depends on connection state) and, for
+// a body, DATA frames within the flow-control windows; every stream's
+// frames are queued on the batchConn and leave together. One reader
+// goroutine decodes the server's frames (x/net's Framer and HPACK decoder)
+// and completes each stream by a channel send to the goroutine waiting for
+// it. No goroutine, http.Request or http.Response is made per request.
+type client struct {
+	nc    *batchConn
+	fr    *http2.Framer
+	since func() time.Duration
+	sent  bool // a client certificate was configured (for Cause)
+
+	mu          sync.Mutex
+	cond        *sync.Cond // a stream slot or send window opened, or the connection failed
+	nextID      uint32
+	streams     map[uint32]*call
+	active      uint32
+	maxStreams  uint32 // the server's SETTINGS_MAX_CONCURRENT_STREAMS
+	maxFrame    uint32 // the server's SETTINGS_MAX_FRAME_SIZE
+	initWin     int64  // the server's SETTINGS_INITIAL_WINDOW_SIZE: our send window per new stream
+	connWin     int64  // our send window on the connection
+	recvUnacked int64  // DATA bytes received on the connection since our last WINDOW_UPDATE
+	goaway      bool   // no new streams (the server's GOAWAY, or Shutdown)
+	lastID      uint32 // the server's GOAWAY last stream ID
+	err         error  // the connection is dead
+	drained     chan struct{}
+	wbuf        []byte
+
+	// the header block being decoded (reader goroutine only)
+	dec     *hpack.Decoder
+	hStream uint32 // its stream
+	hEnd    bool   // it ends the stream
+	hStatus int
+	hLoc    []byte
+}
+
+// call is one request in flight; each stream slot reuses its own.
+type call struct {
+	id         uint32
+	done       chan struct{} // one token when the call ends
+	p          *httpResult
+	sendWin    int64
+	recvUnack  int64
+	gotHeaders bool
+	err        error
+}
+
+// httpResult is where the reader puts a response: the stream's parser
+// fields, filled as the HTTP/1 parser would.
+type httpResult struct {
+	status   *int
+	body     *int64
+	capture  *[]byte
+	limit    int
+	location *[]byte
+	wantLoc  bool
+	fb       time.Duration
+}
+
+// Our receive windows: large, so that small responses never wait for a
+// WINDOW_UPDATE; replenished when half is used.
+const (
+	streamWindow = 4 << 20
+	connWindow   = 1 << 30
+)
+
+var clientPreface = []byte(http2.ClientPreface)
+
+// newClient starts HTTP/2 on nc: the preface, our SETTINGS and connection
+// window, and the reader goroutine.
+func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*client, error) {
+	c := &client{nc: nc, since: since, nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
+		maxFrame: 16384, initWin: 65535, connWin: 65535}
+	c.cond = sync.NewCond(&c.mu)
+	c.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, 32<<10))
+	c.dec = hpack.NewDecoder(4096, c.onField)
+	if maxHeaderBytes > 0 {
+		c.dec.SetMaxStringLength(maxHeaderBytes)
+	}
+	b := append([]byte(nil), clientPreface...)
+	b = appendFrameHeader(b, 18, http2.FrameSettings, 0, 0)
+	b = appendSetting(b, http2.SettingEnablePush, 0)
+	b = appendSetting(b, http2.SettingInitialWindowSize, streamWindow)
+	b = appendSetting(b, http2.SettingMaxHeaderListSize, uint32(max(maxHeaderBytes, 16<<10)))
+	b = appendWindowUpdate(b, 0, connWindow-65535)
+	if _, err := nc.Write(b); err != nil {
+		return nil, err
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+func appendFrameHeader(b []byte, length int, t http2.FrameType, flags http2.Flags, id uint32) []byte {
+	return append(b, byte(length>>16), byte(length>>8), byte(length), byte(t), byte(flags),
+		byte(id>>24)&0x7f, byte(id>>16), byte(id>>8), byte(id))
+}
+
+func appendSetting(b []byte, id http2.SettingID, v uint32) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(id))
+	return binary.BigEndian.AppendUint32(b, v)
+}
+
+func appendWindowUpdate(b []byte, id uint32, inc uint32) []byte {
+	b = appendFrameHeader(b, 4, http2.FrameWindowUpdate, 0, id)
+	return binary.BigEndian.AppendUint32(b, inc&0x7fffffff)
+}
+
+// errConnClosed is a request on a connection that was closed.
+var errConnClosed = errors.New("http2: client connection closed")
+
+// exchange sends tp and waits for its response, which the reader writes
+// into r. ctx cancels the stream.
+func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpResult) error {
+	block := tp.h2Block()
+	select { // a token left by a call that ended as it was cancelled
+	case <-cl.done:
+	default:
+	}
+	c.mu.Lock()
+	for c.err == nil && !c.goaway && c.active >= c.maxStreams {
+		c.cond.Wait()
+	}
+	if c.err != nil || c.goaway {
+		err := c.err
+		c.mu.Unlock()
+		if err == nil {
+			err = http2.GoAwayError{LastStreamID: c.lastID, ErrCode: http2.ErrCodeNo, DebugData: "connection draining"}
+		}
+		return err
+	}
+	id := c.nextID
+	c.nextID += 2
+	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
+	c.streams[id] = cl
+	c.active++
+	body := tp.body
+	c.wbuf = appendHeaders(c.wbuf[:0], id, block, len(body) == 0, int(c.maxFrame))
+	for len(body) > 0 && c.err == nil && c.streams[id] == cl {
+		n := min(int64(len(body)), int64(c.maxFrame), c.connWin, cl.sendWin)
+		if n <= 0 {
+			if len(c.wbuf) > 0 {
+				c.nc.Write(c.wbuf)
+				c.wbuf = c.wbuf[:0]
+			}
+			c.cond.Wait()
+			continue
+		}
+		flags := http2.Flags(0)
+		if int(n) == len(body) {
+			flags = http2.FlagDataEndStream
+		}
+		c.wbuf = appendFrameHeader(c.wbuf, int(n), http2.FrameData, flags, id)
+		c.wbuf = append(c.wbuf, body[:n]...)
+		body = body[n:]
+		c.connWin -= n
+		cl.sendWin -= n
+	}
+	if len(c.wbuf) > 0 {
+		c.nc.Write(c.wbuf)
+	}
+	c.mu.Unlock()
+	select {
+	case <-cl.done:
+		return cl.err
+	case <-ctx.Done():
+		c.cancel(cl)
+		return ctx.Err()
+	}
+}
+
+// cancel resets a stream whose request was given up.
+func (c *client) cancel(cl *call) {
+	c.mu.Lock()
+	if c.streams[cl.id] == cl {
+		c.finishLocked(cl, context.Canceled)
+		var b [13]byte
+		f := appendFrameHeader(b[:0], 4, http2.FrameRSTStream, 0, cl.id)
+		f = binary.BigEndian.AppendUint32(f, uint32(http2.ErrCodeCancel))
+		c.nc.Write(f)
+	}
+	c.mu.Unlock()
+}
+
+// finishLocked ends cl with err (nil: its response is complete).
+func (c *client) finishLocked(cl *call, err error) {
+	delete(c.streams, cl.id)
+	c.active--
+	cl.err = err
+	select {
+	case cl.done <- struct{}{}:
+	default:
+	}
+	c.cond.Broadcast()
+	if c.goaway && c.active == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+}
+
+// failLocked kills the connection: every stream ends with err.
+func (c *client) failLocked(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	for _, cl := range c.streams {
+		c.finishLocked(cl, err)
+	}
+	c.cond.Broadcast()
+}
+
+func (c *client) readLoop() {
+	var ctl []byte // control frames to send (acks, window updates)
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			c.mu.Lock()
+			if errors.Is(err, errConnClosed) || c.err != nil {
+				c.failLocked(errConnClosed)
+			} else {
+				c.failLocked(err)
+			}
+			c.mu.Unlock()
+			return
+		}
+		ctl = ctl[:0]
+		c.mu.Lock()
+		switch f := f.(type) {
+		case *http2.HeadersFrame:
+			c.hStream, c.hEnd, c.hStatus, c.hLoc = f.StreamID, f.StreamEnded(), 0, c.hLoc[:0]
+			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
+		case *http2.ContinuationFrame:
+			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
+		case *http2.DataFrame:
+			n := int64(f.Header().Length)
+			c.recvUnacked += n
+			if c.recvUnacked >= connWindow/2 {
+				ctl = appendWindowUpdate(ctl, 0, uint32(c.recvUnacked))
+				c.recvUnacked = 0
+			}
+			if cl := c.streams[f.StreamID]; cl != nil {
+				data := f.Data()
+				*cl.p.body += int64(len(data))
+				if room := cl.p.limit - len(*cl.p.capture); room > 0 {
+					*cl.p.capture = append(*cl.p.capture, data[:min(len(data), room)]...)
+				}
+				cl.recvUnack += n
+				if f.StreamEnded() {
+					c.finishLocked(cl, nil)
+				} else if cl.recvUnack >= streamWindow/2 {
+					ctl = appendWindowUpdate(ctl, cl.id, uint32(cl.recvUnack))
+					cl.recvUnack = 0
+				}
+			}
+		case *http2.RSTStreamFrame:
+			if cl := c.streams[f.StreamID]; cl != nil {
+				c.finishLocked(cl, http2.StreamError{StreamID: f.StreamID, Code: f.ErrCode, Cause: errors.New("reset by the server")})
+			}
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				f.ForeachSetting(func(s http2.Setting) error {
+					switch s.ID {
+					case http2.SettingMaxConcurrentStreams:
+						c.maxStreams = s.Val
+					case http2.SettingMaxFrameSize:
+						c.maxFrame = s.Val
+					case http2.SettingInitialWindowSize:
+						delta := int64(s.Val) - c.initWin
+						c.initWin = int64(s.Val)
+						for _, cl := range c.streams {
+							cl.sendWin += delta
+						}
+					}
+					return nil
+				})
+				ctl = appendFrameHeader(ctl, 0, http2.FrameSettings, http2.FlagSettingsAck, 0)
+				c.cond.Broadcast()
+			}
+		case *http2.WindowUpdateFrame:
+			if f.StreamID == 0 {
+				c.connWin += int64(f.Increment)
+			} else if cl := c.streams[f.StreamID]; cl != nil {
+				cl.sendWin += int64(f.Increment)
+			}
+			c.cond.Broadcast()
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				ctl = appendFrameHeader(ctl, 8, http2.FramePing, http2.FlagPingAck, 0)
+				ctl = append(ctl, f.Data[:]...)
+			}
+		case *http2.GoAwayFrame:
+			c.goaway, c.lastID = true, f.LastStreamID
+			for id, cl := range c.streams {
+				if id > f.LastStreamID {
+					c.finishLocked(cl, http2.GoAwayError{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode, DebugData: string(f.DebugData())})
+				}
+			}
+			if c.active == 0 && c.drained != nil {
+				close(c.drained)
+				c.drained = nil
+			}
+			c.cond.Broadcast()
+		}
+		if err != nil { // an undecodable header block breaks the connection
+			c.failLocked(http2.ConnectionError(http2.ErrCodeCompression))
+			c.mu.Unlock()
+			c.nc.Close()
+			return
+		}
+		c.mu.Unlock()
+		if len(ctl) > 0 {
+			c.nc.Write(ctl)
+		}
+	}
+}
+
+// headerBlock decodes a header block fragment; at the block's end the
+// response head (or trailers) goes to its stream.
+func (c *client) headerBlock(frag []byte, end bool) error {
+	if _, err := c.dec.Write(frag); err != nil {
+		return err
+	}
+	if !end {
+		return nil
+	}
+	if err := c.dec.Close(); err != nil {
+		return err
+	}
+	if cl := c.streams[c.hStream]; cl != nil {
+		c.onHeaders(cl)
+	}
+	return nil
+}
+
+// onField notes the fields of a response head that hail uses.
+func (c *client) onField(f hpack.HeaderField) {
+	switch f.Name {
+	case ":status":
+		c.hStatus, _ = strconv.Atoi(f.Value)
+	case "location":
+		c.hLoc = append(c.hLoc[:0], f.Value...)
+	}
+}
+
+// onHeaders takes a decoded response head (or trailers) for cl.
+func (c *client) onHeaders(cl *call) {
+	if !cl.gotHeaders {
+		status := c.hStatus
+		if status < 100 || status > 999 {
+			c.finishLocked(cl, http2.StreamError{StreamID: cl.id, Code: http2.ErrCodeProtocol, Cause: fmt.Errorf("bad :status %d", status)})
+			return
+		}
+		if status < 200 { // interim
+			return
+		}
+		cl.gotHeaders = true
+		*cl.p.status = status
+		cl.p.fb = c.since()
+		if cl.p.wantLoc && len(c.hLoc) > 0 {
+			*cl.p.location = append((*cl.p.location)[:0], c.hLoc...)
+		}
+	}
+	if c.hEnd {
+		c.finishLocked(cl, nil)
+	}
+}
+
+// Usable implements Conn.
+func (c *client) Usable() bool {
+	c.mu.Lock()
+	ok := c.err == nil && !c.goaway
+	c.mu.Unlock()
+	return ok
+}
+
+// Bytes implements Conn.
+func (c *client) Bytes() (int64, int64) { return c.nc.in.Load(), c.nc.out.Load() }
+
+// Close implements Conn: in-flight streams fail.
+func (c *client) Close() error {
+	c.mu.Lock()
+	c.failLocked(errConnClosed)
+	c.mu.Unlock()
+	return c.nc.Close()
+}
+
+// Shutdown stops new streams and waits for those in flight to end.
+func (c *client) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	c.goaway = true
+	if c.active == 0 || c.err != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	if c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	ch := c.drained
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RoundTrip implements Conn for callers that want net/http types (not the
+// engine's hot path, which uses exchange).
+func (c *client) RoundTrip(req *http.Request) (*http.Response, error) {
+	tp, err := templateFromRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	var status int
+	var body int64
+	var capture []byte
+	var loc []byte
+	r := &httpResult{status: &status, body: &body, capture: &capture, limit: 64 << 10, location: &loc, wantLoc: true}
+	cl := &call{done: make(chan struct{}, 1)}
+	if err := c.exchange(req.Context(), tp, cl, r); err != nil {
+		return nil, err
+	}
+	resp := &http.Response{StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status),
+		Proto: "HTTP/2.0", ProtoMajor: 2, Header: http.Header{}, ContentLength: body, Request: req,
+		Body: &bodyReader{b: capture}}
+	if len(loc) > 0 {
+		resp.Header.Set("Location", string(loc))
+	}
+	return resp, nil
+}
+
+// Cause implements the cause of death lookup (see causeOf).
+func (c *client) Cause() error { return certCause(c.nc.cause(), c.sent) }
+
+// appendHeaders appends a HEADERS frame (and CONTINUATIONs) carrying block.
+func appendHeaders(b []byte, id uint32, block []byte, endStream bool, maxFrame int) []byte {
+	flags := http2.Flags(0)
+	if endStream {
+		flags |= http2.FlagHeadersEndStream
+	}
+	first := true
+	for {
+		n := min(len(block), maxFrame)
+		f := flags
+		if n == len(block) {
+			f |= http2.FlagHeadersEndHeaders
+		}
+		t := http2.FrameHeaders
+		if !first {
+			t, f = http2.FrameContinuation, f&http2.FlagHeadersEndHeaders
+		}
+		b = appendFrameHeader(b, n, t, f, id)
+		b = append(b, block[:n]...)
+		block = block[n:]
+		first = false
+		if len(block) == 0 {
+			return b
+		}
+	}
+}
+
+// h2Block is the template's HEADERS block, encoded once: pseudo-headers
+// from the static table, other fields as literals the server does not
+// index (so the block is valid on any connection, in any order).
+func (tp *template) h2Block() []byte {
+	if tp.block != nil {
+		return tp.block
+	}
+	r := tp.req
+	var b []byte
+	switch r.Method {
+	case http.MethodGet:
+		b = append(b, 0x82)
+	case http.MethodPost:
+		b = append(b, 0x83)
+	default:
+		b = appendLiteralIndexed(b, 2, r.Method)
+	}
+	if r.URL.Scheme == "https" {
+		b = append(b, 0x87)
+	} else {
+		b = append(b, 0x86)
+	}
+	host := r.Host
+	if host == "" {
+		host = r.URL.Host
+	}
+	b = appendLiteralIndexed(b, 1, host)
+	if path := r.URL.RequestURI(); path == "/" {
+		b = append(b, 0x84)
+	} else {
+		b = appendLiteralIndexed(b, 4, path)
+	}
+	for name, vs := range r.Header {
+		lname := strings.ToLower(name)
+		for _, v := range vs {
+			b = append(b, 0x00)
+			b = appendString(b, lname)
+			b = appendString(b, v)
+		}
+	}
+	if len(tp.body) > 0 {
+		b = appendLiteralIndexed(b, 28, strconv.Itoa(len(tp.body)))
+	}
+	tp.block = b
+	return b
+}
+
+// appendLiteralIndexed appends a literal field without indexing whose name
+// is static-table entry idx.
+func appendLiteralIndexed(b []byte, idx uint64, value string) []byte {
+	b = appendInt(b, 4, 0x00, idx)
+	return appendString(b, value)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = appendInt(b, 7, 0x00, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendInt appends an HPACK integer with an n-bit prefix (RFC 7541 §5.1).
+func appendInt(b []byte, n uint, first byte, v uint64) []byte {
+	limit := uint64(1)<<n - 1
+	if v < limit {
+		return append(b, first|byte(v))
+	}
+	b = append(b, first|byte(limit))
+	v -= limit
+	for v >= 128 {
+		b = append(b, byte(v&0x7f)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
