@@ -346,7 +346,11 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	opts.Workload = f.urls.workload(p)
 	var live *liveView
 	if wantTUI(f) {
-		live = startLiveView(p, f, stop, out)
+		var steps []string
+		if opts.Workload != nil {
+			steps = opts.Workload.Steps
+		}
+		live = startLiveView(p, f, stop, out, steps)
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {

@@ -208,7 +208,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	lf := &loadFlags{noTUI: f.noTUI, format: f.format, fps: f.fps, unit: f.unit, noColor: f.noColor}
 	var live *liveView
 	if wantTUI(lf) {
-		live = startLiveView(p, lf, stop, out)
+		live = startLiveView(p, lf, stop, out, opts.Workload.Steps)
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {

@@ -81,8 +81,9 @@ func (d *Data) Last() stats.Second {
 
 // sampler copies a Source into Data, only when the collector has ticked.
 type sampler struct {
-	seen    int     // series entries copied so far
-	ok, bad []int64 // the latency histograms' counts, copied under the lock
+	names   []string // scenario step names (rows only with more than one)
+	seen    int      // series entries copied so far
+	ok, bad []int64  // the latency histograms' counts, copied under the lock
 }
 
 // sample refreshes d from src and reports whether anything changed. It
@@ -124,10 +125,41 @@ func (s *sampler) sample(src Source, d *Data) bool {
 	if !changed {
 		return false
 	}
+	if st, ok := src.(StepSource); ok && len(s.names) > 1 {
+		s.steps(st, d)
+	}
 	sortCounts(d.Status)
 	sortCounts(d.Failures)
 	d.Latency, d.RunP50, d.RunP99 = summarize(s.ok, s.bad)
 	return true
+}
+
+// StepSource is a Source that also keeps per-step totals and series
+// (stats.Collector does).
+type StepSource interface {
+	Steps(f func(totals []*stats.Totals, series [][]stats.Second))
+}
+
+// steps fills d.Steps: per step, its requests and errors so far, its rate in
+// the last second and its run-so-far p50 and p99.
+func (s *sampler) steps(src StepSource, d *Data) {
+	d.Steps = d.Steps[:0]
+	src.Steps(func(totals []*stats.Totals, series [][]stats.Second) {
+		for i, t := range totals {
+			if i >= len(s.names) {
+				break
+			}
+			row := StepRow{Name: s.names[i], Requests: t.Requests(), Errors: t.ErrorCount()}
+			if i < len(series) && len(series[i]) > 0 {
+				if last := series[i][len(series[i])-1]; last.Span > 0 {
+					row.RPS = float64(last.Requests) / last.Span
+				}
+			}
+			lat := t.Latency()
+			row.P50, row.P99 = lat.ValueAtQuantile(50), lat.ValueAtQuantile(99)
+			d.Steps = append(d.Steps, row)
+		}
+	})
 }
 
 func sortCounts(c []Count) {

@@ -36,6 +36,9 @@ type Config struct {
 	// Stop is called on the first q or Ctrl-C: it ends the run, which
 	// then prints its report.
 	Stop func()
+	// StepNames are a scenario's steps, in the collector's order; with
+	// more than one, the view shows a row per step.
+	StepNames []string
 }
 
 // SourceMsg hands the view the run's collector once the run has started.
@@ -87,7 +90,8 @@ func New(cfg Config) *Model {
 	} else {
 		r.SetColorProfile(termenv.Ascii)
 	}
-	return &Model{cfg: cfg, window: len(windows) - 1, unit: unitIndex(cfg.Unit), st: newStyles(r, cfg.Color), now: time.Now()}
+	return &Model{cfg: cfg, window: len(windows) - 1, unit: unitIndex(cfg.Unit), st: newStyles(r, cfg.Color), now: time.Now(),
+		smp: sampler{names: cfg.StepNames}}
 }
 
 // Aborted reports whether the user pressed q or Ctrl-C a second time:
