@@ -375,7 +375,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport(out, res, f.format, report.TextOptions{Unit: f.unit, Color: color}); err != nil {
+	if err := writeReport(out, res, results.format(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
 	return out.Commit()
@@ -388,6 +388,8 @@ func writeReport(w io.Writer, res *report.Result, format string, to report.TextO
 	switch format {
 	case "json":
 		return report.WriteJSON(w, res)
+	case "csv":
+		return report.WriteCSV(w, res)
 	case "quiet":
 		return nil
 	}

@@ -85,9 +85,8 @@ func readResult(path string) (*report.Result, error) {
 	return res, nil
 }
 
-// writeRendered writes res in one of the formats that render a whole Result
-// (the per-request csv is streamed during the run instead). It reports
-// whether format was one of them.
+// writeRendered writes res in one of the formats the results toolkit adds.
+// It reports whether format was one of them.
 func writeRendered(w io.Writer, res *report.Result, format string) (bool, error) {
 	switch format {
 	case "csv-seconds":
@@ -96,10 +95,17 @@ func writeRendered(w io.Writer, res *report.Result, format string) (bool, error)
 		return true, report.WriteMarkdown(w, res)
 	case "html":
 		return true, report.WriteHTML(w, res)
-	case "csv":
-		return true, nil // streamed per request while the run went on
 	}
 	return false, nil
+}
+
+// format is the report format to write after the run: nothing more for
+// the per-request csv, whose rows were streamed while the run went on.
+func (rr *resultsRun) format(f string) string {
+	if f == "csv" {
+		return "quiet"
+	}
+	return f
 }
 
 // ---- the load command's results flags ----

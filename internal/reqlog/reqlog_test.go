@@ -107,12 +107,14 @@ func BenchmarkSQLiteWrite(b *testing.B) {
 		batch[i] = rec(i)
 	}
 	b.ResetTimer()
+	u0 := stats.ReadUsage()
 	for i := 0; i < b.N; i += len(batch) {
 		if err := db.Write(batch); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(stats.ReadUsage().Sub(u0).CPU().Nanoseconds())/float64(b.N), "cpu-ns/row")
 	db.Close(Meta{})
 }
 

@@ -13,13 +13,17 @@ import (
 // once the bytes are queued; a write error is returned by the next Write.
 // It also counts the bytes the connection moves, and remembers the first
 // read error (the connection's cause of death).
+//
+// Write never blocks: what it can queue is bounded by HTTP/2 itself (DATA
+// by the server's flow-control windows, HEADERS by its stream limit), and a
+// writer that waited for room while the server waited for the client to
+// read would deadlock both.
 type batchConn struct {
 	net.Conn
 	in, out atomic.Int64
 	rerr    atomic.Pointer[error]
 
 	mu      sync.Mutex
-	room    *sync.Cond // signalled when the queue drains
 	queue   []byte
 	spare   []byte
 	werr    error
@@ -28,12 +32,8 @@ type batchConn struct {
 	done    chan struct{}
 }
 
-// maxQueue bounds the bytes queued before Write waits for the writer.
-const maxQueue = 1 << 20
-
 func newBatchConn(c net.Conn) *batchConn {
 	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), done: make(chan struct{})}
-	b.room = sync.NewCond(&b.mu)
 	go b.writer()
 	return b
 }
@@ -56,9 +56,6 @@ func (b *batchConn) cause() error {
 
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
-	for len(b.queue) > maxQueue && b.werr == nil && !b.closed {
-		b.room.Wait()
-	}
 	if b.werr != nil || b.closed {
 		err := b.werr
 		b.mu.Unlock()
@@ -97,7 +94,6 @@ func (b *batchConn) writer() {
 		if err != nil && b.werr == nil {
 			b.werr = err
 		}
-		b.room.Broadcast()
 		b.mu.Unlock()
 		if err != nil {
 			return
@@ -111,7 +107,6 @@ func (b *batchConn) Close() error {
 		b.closed = true
 		close(b.done)
 	}
-	b.room.Broadcast()
 	b.mu.Unlock()
 	return b.Conn.Close()
 }

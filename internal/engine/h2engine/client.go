@@ -151,6 +151,9 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	}
 	id := c.nextID
 	c.nextID += 2
+	if c.nextID >= 1<<31-1 { // stream IDs run out: the next request gets a new connection
+		c.goaway = true
+	}
 	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
 	c.streams[id] = cl
 	c.active++

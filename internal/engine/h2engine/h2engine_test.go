@@ -317,4 +317,22 @@ func TestH2RedirectAndBody(t *testing.T) {
 	}
 }
 
+// -t over h2: a stream that outlives it is reset and counted as a timeout;
+// the connection carries on.
+func TestH2Timeout(t *testing.T) {
+	s := startH2(t, listen(t), nil, nil)
+	p := h2plan(t, s.url+"/?delay=400ms")
+	p.Requests, p.Connections, p.Streams, p.Timeout = 8, 1, 4, 50*time.Millisecond
+	res := runPlan(t, p)
+	if got := res.ErrorDistribution["request timeout"]; got != 8 {
+		t.Errorf("errors %v, want 8 request timeouts", res.ErrorDistribution)
+	}
+	if res.Summary.Total > 1 {
+		t.Errorf("took %.2fs: timeouts did not cut the waits", res.Summary.Total)
+	}
+	if res.Hail.Counts.Connects != 1 {
+		t.Errorf("%d connections: a stream timeout closed the connection", res.Hail.Counts.Connects)
+	}
+}
+
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }

@@ -680,3 +680,21 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 		}
 	}
 }
+
+// Connections spread unevenly over explicit workers (7 over 3 rings), and
+// more workers than connections collapse to one per connection.
+func TestWorkers(t *testing.T) {
+	needURing(t)
+	s, base := startServe(t, "127.0.0.1:0")
+	for _, tc := range []struct{ workers, conns int }{{3, 7}, {8, 2}} {
+		before := s.Stats().Requests
+		r := runJob(t, jobOpts{url: base, n: 700, c: tc.conns, eng: &Engine{Workers: tc.workers}})
+		want200(t, r, 700, 12)
+		if r.t.Connects != int64(tc.conns) {
+			t.Errorf("%d workers, %d connections: %d connects", tc.workers, tc.conns, r.t.Connects)
+		}
+		if got := s.Stats().Requests - before; got != 700 {
+			t.Errorf("server saw %d requests", got)
+		}
+	}
+}
