@@ -296,6 +296,10 @@ func (rr *resultsRun) finish(res *report.Result) error {
 		if err := rr.writer.Finish(m); err != nil {
 			return err
 		}
+		if n, want := rr.writer.Records(), res.Hail.Counts.Requests; n != want {
+			// Every engine should trace every request; say so if one did not.
+			fmt.Fprintf(os.Stderr, "hail: warning: the per-request log holds %d of the %d requests (engine %s)\n", n, want, res.Hail.Engine)
+		}
 	}
 	return nil
 }
