@@ -133,24 +133,29 @@ func TestSourceActive(t *testing.T) {
 	}
 }
 
-// SleepUntil is far more precise than a plain Go timer, which oversleeps
-// sub-millisecond waits by up to a millisecond here.
-func TestSleepUntilPrecision(t *testing.T) {
-	done := PreciseThread()
-	defer done()
-	start := time.Now()
+// A Sleeper is far more precise than a plain Go timer, which oversleeps
+// sub-millisecond waits by up to a millisecond here. The machine is shared,
+// so the check gets three attempts; a real imprecision fails all three.
+func TestSleeperPrecision(t *testing.T) {
+	sl := NewSleeper()
+	defer sl.Close()
 	var worst time.Duration
-	for i := 1; i <= 50; i++ {
-		at := time.Duration(i) * 500 * time.Microsecond
-		SleepUntil(start, at, nil)
-		late := time.Since(start) - at
-		if late < 0 {
-			t.Fatalf("woke %v early", -late)
+	for attempt := 1; attempt <= 3; attempt++ {
+		start := time.Now()
+		worst = 0
+		for i := 1; i <= 50; i++ {
+			at := time.Duration(i) * 500 * time.Microsecond
+			sl.Until(start, at, nil)
+			late := time.Since(start) - at
+			if late < 0 {
+				t.Fatalf("woke %v early", -late)
+			}
+			worst = max(worst, late)
 		}
-		worst = max(worst, late)
+		t.Logf("attempt %d: worst lateness over 50 waits: %v", attempt, worst)
+		if worst <= 500*time.Microsecond {
+			return
+		}
 	}
-	t.Logf("worst lateness over 50 waits: %v", worst)
-	if worst > 500*time.Microsecond {
-		t.Errorf("worst lateness %v", worst)
-	}
+	t.Errorf("worst lateness %v in every attempt", worst)
 }

@@ -3,38 +3,56 @@
 package schedule
 
 import (
+	"os"
 	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// PreciseThread prepares the calling goroutine to wait precisely with
-// SleepUntil: it locks it to its OS thread and sets that thread's timer slack
-// to 1 ns (the default 50 µs slack would be added to every wake). Call the
-// returned function when done.
-func PreciseThread() (done func()) {
-	runtime.LockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	return func() {
-		_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
-		runtime.UnlockOSThread()
+// Sleeper waits for intended send times precisely. Go's timers can
+// oversleep short waits by up to a millisecond (the netpoller's wait is in
+// whole milliseconds), and a nanosleep(2) would hold the goroutine's P for
+// as long as it sleeps, starving the connections on a one-core generator.
+// So the last stretch of a wait is a timerfd read through Go's netpoller:
+// the goroutine parks (its P runs other goroutines) and the kernel's
+// hrtimer wakes it within microseconds. A Sleeper belongs to one goroutine.
+type Sleeper struct {
+	f   *os.File
+	fd  int
+	buf [8]byte
+}
+
+// NewSleeper returns a Sleeper; it falls back to Go timers if the kernel
+// refuses a timerfd.
+func NewSleeper() *Sleeper {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return &Sleeper{fd: -1}
+	}
+	return &Sleeper{f: os.NewFile(uintptr(fd), "hail-timerfd"), fd: fd}
+}
+
+// Close releases the Sleeper's timerfd.
+func (s *Sleeper) Close() {
+	if s.f != nil {
+		s.f.Close()
 	}
 }
 
-// SleepUntil waits until time.Since(start) >= at. Go's timers can oversleep
-// by up to a millisecond for short waits, so the last stretch is a
-// nanosleep(2) on a thread prepared by PreciseThread, accurate to a few
-// microseconds; long waits sleep in Go first (and stay interruptible by
-// wake). It returns early, with false, when wake is closed.
-func SleepUntil(start time.Time, at time.Duration, wake <-chan struct{}) bool {
-	const coarse = 2 * time.Millisecond
+// Until waits until time.Since(start) >= at. It returns early, with false,
+// when wake is closed (or receives) during a long wait.
+func (s *Sleeper) Until(start time.Time, at time.Duration, wake <-chan struct{}) bool {
+	const (
+		coarse = 2 * time.Millisecond  // longer waits sleep on a Go timer first
+		spin   = 20 * time.Microsecond // shorter ones yield until due
+	)
 	for {
 		left := at - time.Since(start)
-		if left <= 0 {
+		switch {
+		case left <= 0:
 			return true
-		}
-		if left > coarse {
+		case left > coarse:
 			t := time.NewTimer(left - coarse)
 			select {
 			case <-wake:
@@ -42,9 +60,15 @@ func SleepUntil(start time.Time, at time.Duration, wake <-chan struct{}) bool {
 				return false
 			case <-t.C:
 			}
-			continue
+		case left <= spin || s.f == nil:
+			runtime.Gosched()
+		default:
+			spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(left))}
+			if unix.TimerfdSettime(s.fd, 0, &spec, nil) != nil {
+				runtime.Gosched()
+				continue
+			}
+			_, _ = s.f.Read(s.buf[:]) // parks in the netpoller until the timer fires
 		}
-		ts := unix.NsecToTimespec(int64(left))
-		_ = unix.Nanosleep(&ts, nil)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // clock wakes delayed responses on time. Go's timers oversleep short waits
 // by up to a millisecond, which would show in every delay= measurement; the
 // clock instead keeps the pending wake-ups in a heap and waits for the
-// earliest on one thread with 1 ns timer slack (schedule.SleepUntil), so a
+// earliest with a schedule.Sleeper (a timerfd in Go's netpoller), so a
 // delay is accurate to tens of microseconds at the cost of one goroutine.
 type clock struct {
 	mu      sync.Mutex
@@ -84,8 +84,8 @@ func (c *clock) stop() {
 
 func (c *clock) run() {
 	defer close(c.exited)
-	release := schedule.PreciseThread()
-	defer release()
+	sleeper := schedule.NewSleeper()
+	defer sleeper.Close()
 	for {
 		select {
 		case <-c.done:
@@ -119,6 +119,6 @@ func (c *clock) run() {
 			return
 		default:
 		}
-		schedule.SleepUntil(c.base, next, c.kick)
+		sleeper.Until(c.base, next, c.kick)
 	}
 }

@@ -83,6 +83,7 @@ func (m *Mux) Run(j *engine.Job) error {
 	} else {
 		conns[0].rec.Connected(int64(tm.DNS), int64(tm.Total))
 		conns[0].conn = &live{Conn: c}
+		conns[0].setup = tm
 	}
 	n := j.Connections * streams
 	var tickets chan ticket
@@ -130,14 +131,14 @@ type ticket struct {
 // (the net engine's pacer, on a thread with fine timer slack).
 func pace(j *engine.Job, tickets chan<- ticket) {
 	defer close(tickets)
-	release := schedule.PreciseThread()
-	defer release()
+	sleeper := schedule.NewSleeper()
+	defer sleeper.Close()
 	for {
 		hit, at, ok := j.Source.Claim(j.Since())
 		if !ok {
 			return
 		}
-		if !schedule.SleepUntil(j.Start, at, j.Stop) {
+		if !sleeper.Until(j.Start, at, j.Stop) {
 			return
 		}
 		select {
@@ -186,6 +187,7 @@ type slot struct {
 
 	mu     sync.Mutex
 	conn   *live
+	setup  transport.Timing // conn's setup time until a request claims it (per-request log)
 	dial   *dialing
 	closed bool
 }
@@ -195,18 +197,22 @@ type dialing struct {
 	err  error
 }
 
-// get returns the slot's usable connection, opening one if needed.
-func (s *slot) get() (*live, error) {
+// get returns the slot's usable connection, opening one if needed, and
+// the connection's setup time if this is the first request to get it
+// (zero otherwise).
+func (s *slot) get() (*live, transport.Timing, error) {
 	s.mu.Lock()
 	for {
 		if s.closed {
 			s.mu.Unlock()
-			return nil, errRunOver
+			return nil, transport.Timing{}, errRunOver
 		}
 		if c := s.conn; c != nil {
 			if c.Usable() {
+				tm := s.setup
+				s.setup = transport.Timing{}
 				s.mu.Unlock()
-				return c, nil
+				return c, tm, nil
 			}
 			s.retireLocked(c)
 		}
@@ -215,10 +221,10 @@ func (s *slot) get() (*live, error) {
 			select {
 			case <-d.done:
 			case <-s.ctx.Done():
-				return nil, s.ctx.Err()
+				return nil, transport.Timing{}, s.ctx.Err()
 			}
 			if d.err != nil {
-				return nil, d.err
+				return nil, transport.Timing{}, d.err
 			}
 			s.mu.Lock()
 			continue
@@ -233,10 +239,11 @@ func (s *slot) get() (*live, error) {
 		close(d.done)
 		if err != nil {
 			s.mu.Unlock()
-			return nil, err
+			return nil, transport.Timing{}, err
 		}
 		s.rec.Connected(int64(tm.DNS), int64(tm.Total))
 		s.conn = &live{Conn: c}
+		s.setup = tm
 		if s.closed {
 			s.retireLocked(s.conn)
 		}
@@ -312,6 +319,9 @@ type stream struct {
 	buf     []byte
 	call    call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
+
+	tracing bool              // the current request goes to the per-request log
+	tr      stats.TraceRecord // its record, filled as it goes
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, tickets <-chan ticket) *stream {
@@ -379,10 +389,16 @@ func (s *stream) run() {
 		}
 		s.rec.InFlight(1)
 		s.conn.inflight.Add(1)
+		if s.tracing = s.rec.Tracing(); s.tracing {
+			s.tr = stats.TraceRecord{Intended: int64(at), Start: int64(start), Conn: int32(s.connIdx), Step: uint16(step)}
+		}
 		if s.do(raw, at, start) {
 			s.reqs.Done(step, &s.parser)
 		} else {
 			s.reqs.Done(step, nil)
+		}
+		if s.tracing {
+			s.rec.Trace(&s.tr)
 		}
 		s.conn.inflight.Add(-1)
 		s.rec.InFlight(-1)
@@ -396,7 +412,7 @@ func (s *stream) do(raw []byte, at, start time.Duration) bool {
 	j := s.j
 	tp, err := s.tmpl.get(raw)
 	if err != nil {
-		s.rec.Error(stats.ErrOther)
+		s.recordError(stats.ErrOther)
 		return false
 	}
 	u := j.URL
@@ -412,16 +428,18 @@ func (s *stream) do(raw []byte, at, start time.Duration) bool {
 		}
 		status := s.parser.Status
 		if j.MaxRedirects == 0 || !isRedirect(status) || len(s.parser.Location) == 0 {
-			s.rec.Response(status, int64(j.Since()-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
+			end := j.Since()
+			s.rec.Response(status, int64(end-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
+			s.traceResponse(status, end, firstByte)
 			return true
 		}
 		if hops >= j.MaxRedirects {
-			s.rec.Error(stats.ErrTooManyRedirects)
+			s.recordError(stats.ErrTooManyRedirects)
 			return false
 		}
 		next, err := u.Parse(string(s.parser.Location))
 		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
-			s.rec.Error(stats.ErrRedirect)
+			s.recordError(stats.ErrRedirect)
 			return false
 		}
 		method, keepBody := tp.req.Method, true
@@ -438,7 +456,9 @@ func (s *stream) do(raw []byte, at, start time.Duration) bool {
 				s.fail(err, mid)
 				return false
 			}
-			s.rec.Response(s.parser.Status, int64(j.Since()-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
+			end := j.Since()
+			s.rec.Response(s.parser.Status, int64(end-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
+			s.traceResponse(s.parser.Status, end, firstByte)
 			return true
 		}
 		u = next
@@ -469,8 +489,12 @@ func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
 	own := c == nil
 	if own {
 		var err error
-		if c, err = s.conn.get(); err != nil {
+		var tm transport.Timing
+		if c, tm, err = s.conn.get(); err != nil {
 			return 0, false, err
+		}
+		if tm.Total > 0 {
+			s.tr.Connect, s.tr.DNS = int64(tm.Total), int64(tm.DNS)
 		}
 	}
 	ctx := s.ctx
@@ -571,10 +595,29 @@ func (s *stream) readBody(b io.Reader) (int64, error) {
 
 func (s *stream) fail(err error, mid bool) {
 	if s.j.Aborting() || errors.Is(err, errRunOver) {
-		s.rec.Error(stats.ErrAborted)
+		s.recordError(stats.ErrAborted)
 		return
 	}
-	s.rec.Error(s.m.Classify(err, mid))
+	s.recordError(s.m.Classify(err, mid))
+}
+
+// recordError records a failed request (and its trace record, if tracing).
+func (s *stream) recordError(k stats.ErrorKind) {
+	s.rec.Error(k)
+	if s.tracing {
+		s.tr.End = int64(s.j.Since())
+		s.tr.SetError(k)
+	}
+}
+
+// traceResponse completes the trace record of a request that got a response.
+func (s *stream) traceResponse(status int, end, firstByte time.Duration) {
+	if s.tracing {
+		s.tr.Status, s.tr.End, s.tr.Body = int32(status), int64(end), s.parser.BodyBytes
+		if firstByte > 0 {
+			s.tr.FirstByte = int64(firstByte)
+		}
+	}
 }
 
 // bodyReader is a request body over shared bytes.

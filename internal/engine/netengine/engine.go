@@ -67,14 +67,14 @@ type ticket struct {
 
 func pace(j *engine.Job, tickets chan<- ticket) {
 	defer close(tickets)
-	release := schedule.PreciseThread()
-	defer release()
+	sleeper := schedule.NewSleeper()
+	defer sleeper.Close()
 	for {
 		hit, at, ok := j.Source.Claim(j.Since())
 		if !ok {
 			return
 		}
-		if !schedule.SleepUntil(j.Start, at, j.Stop) {
+		if !sleeper.Until(j.Start, at, j.Stop) {
 			return
 		}
 		select {
