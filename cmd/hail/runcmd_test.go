@@ -1,7 +1,9 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,10 +129,6 @@ func TestRunBadFile(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "/nonexistent/s.yaml: no such file") {
 		t.Errorf("missing file: exit %d, %q", code, stderr)
 	}
-	flows := writeScenario(t, "base: http://127.0.0.1:1\nrequests: 5\nsteps:\n  - {name: a, path: /}\nflows:\n  - {name: f, steps: [a, a]}\n")
-	if _, stderr, code := hail(t, "run", flows, "--engine", "uring"); code != 1 || !strings.Contains(stderr, "the uring engine cannot run this scenario (flows") {
-		t.Errorf("flows on uring: exit %d, %q", code, stderr)
-	}
 }
 
 // --check validates and describes; flags override the file.
@@ -196,5 +194,150 @@ func TestURLFlags(t *testing.T) {
 	_, stderr, code = hail(t, "--urls-from-file", "/nonexistent/urls")
 	if code != 1 || !strings.Contains(stderr, "--urls-from-file /nonexistent/urls") {
 		t.Errorf("missing file: exit %d, %q", code, stderr)
+	}
+}
+
+// A scenario whose steps each answer with their own status (201, 202, 203),
+// so every logged request shows which step it was.
+const stepsScenario = `
+base: http://127.0.0.1:1
+connections: 4
+requests: 300
+steps:
+  - {name: make, weight: 2, method: POST, path: '/m?status=201'}
+  - {name: look, path: '/l?status=202'}
+  - {name: drop, method: DELETE, path: '/d?status=203'}
+`
+
+// hail run takes the results flags: --db-url logs one row per request with
+// its step (the steps table names them), and --output-format csv writes one
+// row per request with the step's name.
+func TestRunDBURLSteps(t *testing.T) {
+	base := startServe(t)
+	path := writeScenario(t, stepsScenario)
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "r.db"), filepath.Join(dir, "r.json")
+	if _, se, code := hail(t, "run", path, "--base", base, "--no-tui", "--db-url", db, "-j", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	res := readResultFile(t, out)
+	if res.Hail.Counts.Requests != 300 || len(res.Hail.Steps) != 3 {
+		t.Fatalf("requests %d, steps %+v", res.Hail.Counts.Requests, res.Hail.Steps)
+	}
+	want := map[string]int64{}
+	for _, s := range res.Hail.Steps {
+		want[s.Name] = s.Counts.Requests
+	}
+	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var records, complete int64
+	var model string
+	if err := conn.QueryRow("SELECT records, complete, model FROM runs").Scan(&records, &complete, &model); err != nil {
+		t.Fatal(err)
+	}
+	if records != 300 || complete != 1 || model != "closed" {
+		t.Errorf("runs: records %d, complete %d, model %q", records, complete, model)
+	}
+	rows, err := conn.Query("SELECT steps.name, requests.status, count(*) FROM requests JOIN steps ON steps.run = requests.run AND steps.idx = requests.step GROUP BY 1, 2 ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	status := map[string]int{"make": 201, "look": 202, "drop": 203}
+	var total int64
+	for rows.Next() {
+		var name string
+		var st int
+		var n int64
+		if err := rows.Scan(&name, &st, &n); err != nil {
+			t.Fatal(err)
+		}
+		if st != status[name] || n != want[name] {
+			t.Errorf("step %q: %d rows with status %d; want %d rows with %d", name, n, st, want[name], status[name])
+		}
+		total += n
+	}
+	if total != 300 {
+		t.Errorf("%d rows of named steps, want 300", total)
+	}
+
+	// Per-request CSV to stdout: a header and 300 rows, the step by name.
+	stdout, se, code := hail(t, "run", path, "--base", base, "--output-format", "csv")
+	if code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, se)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != 301 || !strings.HasPrefix(lines[0], "request-start,") {
+		t.Fatalf("csv: %d lines, %.200q", len(lines), stdout)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 11 || f[6] != fmt.Sprint(status[f[9]]) {
+			t.Fatalf("csv row %q: status does not match the step", l)
+		}
+	}
+}
+
+// --shard 0/2 and 1/2 of a scenario, merged, equal one unsharded run: the
+// same requests, responses and per-step counts. One connection walks a
+// two-step flow, so the step counts are exact in every run.
+func TestRunShardsMerge(t *testing.T) {
+	base := startServe(t)
+	path := writeScenario(t, `
+base: http://127.0.0.1:1
+connections: 1
+requests: 200
+steps:
+  - {name: make, method: POST, path: '/m?status=201'}
+  - {name: look, path: '/l?status=202'}
+flows:
+  - {name: f, steps: [make, look]}
+`)
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.json")
+	if _, se, code := hail(t, "run", path, "--base", base, "--no-tui", "-j", "-o", one); code != 0 {
+		t.Fatalf("unsharded: exit %d: %s", code, se)
+	}
+	var parts []string
+	for i := range 2 {
+		s := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		db := filepath.Join(dir, fmt.Sprintf("s%d.db", i))
+		if _, se, code := hail(t, "run", path, "--base", base, "--no-tui", "--shard", fmt.Sprintf("%d/2", i), "--db-url", db, "-j", "-o", s); code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, code, se)
+		}
+		r := readResultFile(t, s)
+		if r.Hail.Shard == nil || r.Hail.Shard.Index != i || r.Hail.Shard.Count != 2 || r.Hail.Shard.Requests != 100 || r.Hail.Counts.Requests != 100 {
+			t.Errorf("shard %d: %+v, %d requests", i, r.Hail.Shard, r.Hail.Counts.Requests)
+		}
+		if n := len(dbLatencies(t, db)); n != 100 {
+			t.Errorf("shard %d: %d requests logged, want 100", i, n)
+		}
+		parts = append(parts, s)
+	}
+	total := filepath.Join(dir, "total.json")
+	if _, se, code := hail(t, append([]string{"merge", "-o", total}, parts...)...); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, se)
+	}
+	m, single := readResultFile(t, total), readResultFile(t, one)
+	mc, sc := m.Hail.Counts, single.Hail.Counts
+	if mc.Requests != 200 || mc.Requests != sc.Requests || mc.Responses != sc.Responses || mc.Errors != sc.Errors || mc.BodyBytes != sc.BodyBytes {
+		t.Errorf("merged counts %+v, unsharded %+v", mc, sc)
+	}
+	for _, code := range []string{"201", "202"} {
+		if m.StatusCodeDistribution[code] != 100 || single.StatusCodeDistribution[code] != 100 {
+			t.Errorf("status %s: merged %d, unsharded %d, want 100", code, m.StatusCodeDistribution[code], single.StatusCodeDistribution[code])
+		}
+	}
+	if len(m.Hail.Steps) != 2 || len(single.Hail.Steps) != 2 {
+		t.Fatalf("steps: merged %d, unsharded %d", len(m.Hail.Steps), len(single.Hail.Steps))
+	}
+	for i, s := range single.Hail.Steps {
+		ms := m.Hail.Steps[i]
+		if ms.Name != s.Name || ms.Counts.Requests != s.Counts.Requests || ms.Counts.Responses != s.Counts.Responses || s.Counts.Requests != 100 {
+			t.Errorf("step %d: merged %s %+v, unsharded %s %+v", i, ms.Name, ms.Counts, s.Name, s.Counts)
+		}
 	}
 }

@@ -42,6 +42,10 @@ type Job struct {
 	Connections int
 	// NewRequests returns the request builder of one worker.
 	NewRequests func(worker int) Requests
+	// PerConnection asks engines that multiplex connections in a worker to
+	// call NewRequests once per connection (numbered across the run), for
+	// builders that keep per-virtual-user state such as a scenario's flows.
+	PerConnection bool
 	// Redirect is the request that redirects are built from (its target and
 	// host are replaced by the Location's).
 	Redirect http1.RequestSpec

@@ -55,6 +55,9 @@ type Workload struct {
 	NewRequests func(worker int) engine.Requests
 	// BodyLimit is how many response body bytes the builders need kept.
 	BodyLimit int
+	// PerConnection makes engines build one builder per connection
+	// (Job.PerConnection): flows keep per-virtual-user state.
+	PerConnection bool
 	// Pacer, if set, schedules the requests (open model with ramped rate
 	// stages) in place of the plan's -q.
 	Pacer schedule.Pacer
@@ -137,7 +140,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	start := time.Now()
 	job := &engine.Job{
 		Start: start, Source: schedule.NewSource(pacer, p.Requests, p.Duration),
-		Steps: steps, Recorders: groups, NewRequests: newRequests, BodyLimit: bodyLimit,
+		Steps: steps, Recorders: groups, NewRequests: newRequests, BodyLimit: bodyLimit, PerConnection: w != nil && w.PerConnection,
 		Connections: p.Connections, Redirect: specs[0], URL: p.URL,
 		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive && !p.HTTP10 || p.HTTP10 && p.KeepAlive,
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10, Stop: stop, Abort: abort,

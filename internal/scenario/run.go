@@ -14,18 +14,6 @@ import (
 func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	st := &s.Settings
 	engine := st.Engine
-	why := s.NeedsNetEngine()
-	if why == "" && sched.ConnRamp != nil {
-		why = "connection stages open and close connections one by one"
-	}
-	if why != "" {
-		switch engine {
-		case "uring":
-			return nil, fmt.Errorf("%s: the uring engine cannot run this scenario (%s): use --engine net or auto", s.File, why)
-		case "auto":
-			engine = "net"
-		}
-	}
 	u := *s.Base
 	p := &plan.Plan{URL: &u, Method: "GET", Headers: s.Headers, Connections: sched.Connections,
 		Requests: sched.Requests, Duration: sched.Duration, Rate: sched.Rate,
@@ -43,5 +31,6 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 // Workload is what run.Run needs to send the scenario's steps.
 func (s *Scenario) Workload(sched Schedule) *run.Workload {
 	return &run.Workload{Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: s.BodyLimit(),
-		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
+		PerConnection: s.NeedsNetEngine() != "",
+		Pacer:         sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
 }

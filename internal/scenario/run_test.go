@@ -273,18 +273,22 @@ stages:
   - {duration: 1s, connections: 6, ramp: step}
   - {duration: 1s, connections: 3, ramp: step}
 `
-	base, srv := startServe(t)
-	sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
-	res, _ := runFile(t, src, base, nil, observe)
-	close(sp.stop)
-	near(t, "2 connections open", sp.first(0, func(v float64) bool { return v == 2 }), 0)
-	near(t, "6 connections open", sp.first(0, func(v float64) bool { return v == 6 }), time.Second)
-	near(t, "back to 3 connections", sp.first(1500*time.Millisecond, func(v float64) bool { return v == 3 }), 2*time.Second)
-	if m := sp.first(0, func(v float64) bool { return v > 6 }); m >= 0 {
-		t.Errorf("more than 6 connections open at %v", m)
-	}
-	if res.Hail.Model != "closed" {
-		t.Errorf("model %s", res.Hail.Model)
+	for _, eng := range engines(t) {
+		t.Run(eng, func(t *testing.T) {
+			base, srv := startServe(t)
+			sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
+			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, observe)
+			close(sp.stop)
+			near(t, "2 connections open", sp.first(0, func(v float64) bool { return v == 2 }), 0)
+			near(t, "6 connections open", sp.first(0, func(v float64) bool { return v == 6 }), time.Second)
+			near(t, "back to 3 connections", sp.first(1500*time.Millisecond, func(v float64) bool { return v == 3 }), 2*time.Second)
+			if m := sp.first(0, func(v float64) bool { return v > 6 }); m >= 0 {
+				t.Errorf("more than 6 connections open at %v", m)
+			}
+			if res.Hail.Model != "closed" || res.Hail.Engine != eng {
+				t.Errorf("model %s, engine %s", res.Hail.Model, res.Hail.Engine)
+			}
+		})
 	}
 }
 
@@ -361,8 +365,14 @@ steps:
 flows:
   - {name: lifecycle, weight: 1, steps: [create, get, delete]}
 `
+	for _, eng := range engines(t) {
+		t.Run(eng, func(t *testing.T) { flowWithLast(t, src, eng) })
+	}
+}
+
+func flowWithLast(t *testing.T, src, eng string) {
 	base, srv := startServe(t)
-	res, _ := runFile(t, src, base, nil, nil)
+	res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
 	it := srv.Stats().Items
 	c, g, d, h := step(t, res, "create"), step(t, res, "get"), step(t, res, "delete"), step(t, res, "home")
 	t.Logf("home %d create %d get %d delete %d; server %+v", h.Counts.Requests, c.Counts.Requests, g.Counts.Requests, d.Counts.Requests, it)
@@ -372,7 +382,7 @@ flows:
 	if c.Counts.Requests-d.Counts.Requests > 4 || c.Counts.Requests-g.Counts.Requests > 4 || c.Counts.Requests < 500 || h.Counts.Requests < 500 {
 		t.Errorf("create %d get %d delete %d home %d", c.Counts.Requests, g.Counts.Requests, d.Counts.Requests, h.Counts.Requests)
 	}
-	if res.Hail.Engine != "net" {
-		t.Errorf("a flow ran on the %s engine", res.Hail.Engine)
+	if res.Hail.Engine != eng {
+		t.Errorf("the flow ran on the %s engine, want %s", res.Hail.Engine, eng)
 	}
 }

@@ -194,11 +194,11 @@ func (s *Scenario) Annotate(res *report.Result) {
 	res.Hail.Scenario = info
 }
 
-// NeedsNetEngine says why the scenario must run on the net engine, or ""
-// when any engine serves it. Flows and {{last}} keep state per virtual
-// user, and the net engine is the one whose workers are one connection
-// each (one request at a time); the uring engine multiplexes many
-// connections over one request builder.
+// NeedsNetEngine says why the scenario needs a request builder per
+// connection (one virtual user each), or "" when one builder per worker
+// serves it: flows and {{last}} keep state per virtual user. The net
+// engine's workers are one connection each anyway; the uring engine then
+// gives every connection its own builder (Job.PerConnection).
 func (s *Scenario) NeedsNetEngine() string {
 	if len(s.Flows) > 0 {
 		return "flows walk one virtual user's requests in order"

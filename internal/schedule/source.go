@@ -74,6 +74,9 @@ func (s *Source) SetConnections(r Ramp) {
 	s.conns = &r
 }
 
+// Staged reports whether the number of active connections follows stages.
+func (s *Source) Staged() bool { return s.conns != nil }
+
 // Active reports whether connection number conn (0-based, across all
 // workers) may send at elapsed. When it may not, wait is how long until it
 // may (a connection should close its socket while inactive), and never is

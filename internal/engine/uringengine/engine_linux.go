@@ -65,6 +65,7 @@ func (e *Engine) Run(j *engine.Job) error {
 		}
 		w := newWorker(e, j, i, n)
 		w.connBase, base = int32(base), base+n
+		w.nworkers = nw
 		workers[i] = w
 		wg.Add(1)
 		go func() {

@@ -68,9 +68,10 @@ var (
 // conn is one connection slot of a worker: its socket (if any) and the
 // request in progress on it.
 type conn struct {
-	idx int32
-	gen uint32 // bumped at every close; stale completions carry an older one
-	fd  int32  // -1 when there is no socket
+	reqs engine.Requests // the worker's builder, or this connection's own (Job.PerConnection)
+	idx  int32
+	gen  uint32 // bumped at every close; stale completions carry an older one
+	fd   int32  // -1 when there is no socket
 
 	connecting  bool // a connect is in flight
 	handshaking bool // hybrid vsock: connected, the CONNECT reply not read yet
@@ -130,7 +131,9 @@ type worker struct {
 	ctx    context.Context
 	err    error
 
-	connBase int32 // the run-wide number of this worker's first connection (per-request log)
+	connBase int32   // the run-wide number of this worker's first connection (per-request log)
+	nworkers int     // workers in the run: connection stages count connections across them, interleaved
+	parked   []int32 // closed-model stages: idle slots whose connection is not active now
 
 	ring    *uring.Ring
 	br      *uring.BufRing // provided receive buffers (multishot receives)
@@ -245,6 +248,12 @@ func (w *worker) setup() error {
 	w.stampList = make([]int32, 0, n)
 	w.reqs = w.j.NewRequests(w.id)
 	_, w.stable = w.reqs.(*engine.Static)
+	for i := range w.conns {
+		w.conns[i].reqs = w.reqs
+		if w.j.PerConnection {
+			w.conns[i].reqs = w.j.NewRequests(int(w.connBase) + i)
+		}
+	}
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		return err
@@ -741,13 +750,25 @@ func (w *worker) redirect(c *conn) {
 // dispatch starts requests on idle connections.
 func (w *worker) dispatch() {
 	if !w.open {
+		staged := w.j.Source.Staged()
+		if staged {
+			w.unpark()
+		}
 		for !w.exhausted && w.free.len() > 0 {
+			c := w.popFree()
+			if staged {
+				if active, _, _ := w.j.Source.Active(w.stageIndex(c), w.now); !active {
+					w.park(c)
+					continue
+				}
+			}
 			hit, _, ok := w.j.Source.Claim(w.now)
 			if !ok {
 				w.exhausted = true
+				w.release(c)
 				break
 			}
-			w.start(w.popFree(), hit, w.now, false)
+			w.start(c, hit, w.now, false)
 		}
 		return
 	}
@@ -791,6 +812,33 @@ func (w *worker) dispatch() {
 	}
 }
 
+// stageIndex numbers c among all the run's connections for connection
+// stages, interleaving the workers so that a ramp spreads its active
+// connections evenly over the rings.
+func (w *worker) stageIndex(c *conn) int { return int(c.idx)*w.nworkers + w.id }
+
+// park sets aside an idle connection that the stages have made inactive,
+// closing its socket so the server sees the ramp down too.
+func (w *worker) park(c *conn) {
+	w.closeConn(c)
+	w.parked = append(w.parked, c.idx)
+}
+
+// unpark returns the parked connections that the stages made active again
+// to the idle queue (the event loop wakes at least every 50 ms to look).
+func (w *worker) unpark() {
+	kept := w.parked[:0]
+	for _, idx := range w.parked {
+		c := &w.conns[idx]
+		if active, _, _ := w.j.Source.Active(w.stageIndex(c), w.now); active {
+			w.release(c)
+		} else {
+			kept = append(kept, idx)
+		}
+	}
+	w.parked = kept
+}
+
 func (w *worker) popFree() *conn {
 	c := &w.conns[w.free.pop()]
 	c.inFree = false
@@ -807,7 +855,7 @@ func (w *worker) release(c *conn) {
 
 // start begins request hit on c.
 func (w *worker) start(c *conn, hit uint64, at time.Duration, queued bool) {
-	req, step, head, ok := w.reqs.Next(hit)
+	req, step, head, ok := c.reqs.Next(hit)
 	if !ok {
 		w.release(c)
 		return
@@ -1002,9 +1050,9 @@ func (w *worker) finish(c *conn, ok bool) {
 	}
 	c.tr = stats.TraceRecord{}
 	if ok {
-		w.reqs.Done(c.step, &c.parser)
+		c.reqs.Done(c.step, &c.parser)
 	} else {
-		w.reqs.Done(c.step, nil)
+		c.reqs.Done(c.step, nil)
 	}
 	c.rec.InFlight(-1)
 	c.active = false
