@@ -306,8 +306,11 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if f.json {
 		f.format = "json"
 	}
-	if err := applyResultFlags(f, p); err != nil {
+	if err := applyResultFlags(&f.results, p); err != nil {
 		return err
+	}
+	if rowsOnStdout(f.format, f.output) {
+		f.noTUI = true
 	}
 	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
 	if f.debug && p.HTTPVersion != "" {
@@ -322,7 +325,8 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
-	results, err := prepareResults(f, p, out)
+	workload := f.urls.workload(p)
+	results, err := prepareResults(&f.results, f.format, p, workload, out)
 	if err != nil {
 		return err
 	}
@@ -343,7 +347,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	}()
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
-	opts.Workload = f.urls.workload(p)
+	opts.Workload = workload
 	var live *liveView
 	if wantTUI(f) {
 		var steps []string

@@ -108,9 +108,10 @@ func (rr *resultsRun) format(f string) string {
 	return f
 }
 
-// ---- the load command's results flags ----
+// ---- the results flags of the load and run commands ----
 
-// resultFlags are the load command's flags for the results toolkit.
+// resultFlags are the results toolkit's flags, shared by the load command
+// and hail run.
 type resultFlags struct {
 	dbURL       string
 	metricsAddr string
@@ -119,7 +120,7 @@ type resultFlags struct {
 	startAt     string
 }
 
-// loadFormats are the load command's --output-format values.
+// loadFormats are the --output-format values of the load command and hail run.
 var loadFormats = []string{"text", "json", "csv", "csv-seconds", "markdown", "html", "quiet"}
 
 const loadFormatHelp = "report format: text, json (oha's keys + hail), csv (one row per request, as oha), csv-seconds (one row per second), markdown, html (a self-contained page with charts) or quiet"
@@ -161,9 +162,9 @@ func parseStartAt(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--start-at %q: give an RFC 3339 time (2026-01-02T15:04:05Z) or Unix seconds ($(date -d '+30 sec' +%%s))", s)
 }
 
-// applyResultFlags puts --shard and --start-at into the plan.
-func applyResultFlags(f *loadFlags, p *plan.Plan) error {
-	r := &f.results
+// applyResultFlags puts --shard and --start-at into the plan and checks
+// --target-pid.
+func applyResultFlags(r *resultFlags, p *plan.Plan) error {
 	if r.shard != "" {
 		i, n, err := parseShard(r.shard)
 		if err != nil {
@@ -187,11 +188,12 @@ func applyResultFlags(f *loadFlags, p *plan.Plan) error {
 	if r.targetPID < 0 {
 		return fmt.Errorf("--target-pid %d: give the process id of the target", r.targetPID)
 	}
-	if f.format == "csv" && f.output == "" {
-		f.noTUI = true // the rows stream to stdout: no live view over them
-	}
 	return nil
 }
+
+// rowsOnStdout reports whether the per-request CSV rows stream to stdout,
+// where no live view may draw over them.
+func rowsOnStdout(format, output string) bool { return format == "csv" && output == "" }
 
 // resultsRun holds one run's request log, metrics server and target sampler.
 type resultsRun struct {
@@ -205,9 +207,11 @@ type resultsRun struct {
 
 // prepareResults opens what the results flags ask for, before the run: a
 // problem (an unwritable --db-url, a missing --target-pid, a busy
-// --metrics-addr) stops hail before anything is sent.
-func prepareResults(f *loadFlags, p *plan.Plan, out io.Writer) (*resultsRun, error) {
-	r := &f.results
+// --metrics-addr) stops hail before anything is sent. format is the
+// --output-format (csv: the per-request rows go to out); w is the run's
+// workload (nil: the plan's single request), whose step names the
+// per-request log records.
+func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload, out io.Writer) (*resultsRun, error) {
 	rr := &resultsRun{}
 	model := "closed"
 	if p.Open() {
@@ -216,6 +220,12 @@ func prepareResults(f *loadFlags, p *plan.Plan, out io.Writer) (*resultsRun, err
 	u := *p.URL
 	u.User = nil
 	rr.meta = reqlog.Meta{URL: u.String(), Method: p.Method, Model: model, Steps: []string{""}, Version: plan.Version}
+	if w != nil && len(w.Steps) > 0 {
+		rr.meta.Steps = w.Steps
+		if len(w.Steps) > 1 || w.Steps[0] != "" {
+			rr.meta.Method = "" // a scenario: each step has its own method
+		}
+	}
 	if p.ShardCount > 1 {
 		rr.meta.Shard = fmt.Sprintf("%d/%d", p.ShardIndex, p.ShardCount)
 	}
@@ -231,8 +241,8 @@ func prepareResults(f *loadFlags, p *plan.Plan, out io.Writer) (*resultsRun, err
 		}
 		sinks = append(sinks, db)
 	}
-	if f.format == "csv" {
-		sinks = append(sinks, reqlog.NewCSV(out, nil))
+	if format == "csv" {
+		sinks = append(sinks, reqlog.NewCSV(out, rr.meta.Steps))
 	}
 	if r.targetPID != 0 {
 		s, err := target.New(r.targetPID)

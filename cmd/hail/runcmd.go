@@ -46,7 +46,11 @@ type runFlags struct {
 	unit         string
 	noColor      bool
 	successSplit bool
+	results      resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
 }
+
+// runFormatHelp describes hail run's --output-format values (loadFormats).
+const runFormatHelp = "report format: text, json (oha's keys + hail, with hail.steps and hail.thresholds), csv (one row per request, with its step), csv-seconds (one row per second), markdown, html (a self-contained page with charts) or quiet"
 
 func newRunCmd() *cobra.Command {
 	f := &runFlags{engine: "auto", format: "text", fps: defaultFPS}
@@ -60,12 +64,17 @@ Flags override the file: -c replaces connection stages with a constant number of
 -q replaces any stages with a constant rate (open model), -z cuts the stages short or holds the
 last target longer, -n bounds the number of requests.
 
+The results flags are the load command's: --db-url and --output-format csv log every request with
+its step, --metrics-addr serves live metrics, --target-pid samples the target process, and
+--shard I/N with --start-at runs one shard of a distributed run (hail merge combines the shards).
+
 Exit status: 0 when every threshold passed, 2 when one failed (or one with abort_on_fail stopped
 the run; the report is written in full first), 1 for a bad file or flag (one line naming
 FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 		Example: `  hail run examples/vm-lifecycle.yaml
   hail run examples/vm-lifecycle.yaml --base http://127.0.0.1:9090 -z 10s -j -o result.json
-  hail run scenario.yaml --var tenant=acme --check`,
+  hail run scenario.yaml --var tenant=acme --check
+  hail run scenario.yaml --db-url requests.db --output-format html -o report.html`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -93,11 +102,12 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
 	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
 	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
-	fl.Var(choiceValue{&f.format, []string{"text", "json", "csv", "quiet"}}, "output-format", "report format: text, json (oha's keys + hail, with hail.steps and hail.thresholds), csv or quiet")
+	fl.Var(choiceValue{&f.format, loadFormats}, "output-format", runFormatHelp)
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
 	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report")
 	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
 	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
+	addResultFlags(fl, &f.results)
 	return cmd
 }
 
@@ -172,11 +182,17 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := applyResultFlags(&f.results, p); err != nil {
+		return err
+	}
 	if f.check {
 		return printCheck(sc, sched, p)
 	}
 	if f.json {
 		f.format = "json"
+	}
+	if rowsOnStdout(f.format, f.output) {
+		f.noTUI = true
 	}
 	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
 	out, err := openOutput(f.output)
@@ -184,6 +200,11 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
+	workload := sc.Workload(sched)
+	results, err := prepareResults(&f.results, f.format, p, workload, out)
+	if err != nil {
+		return err
+	}
 
 	interrupt := make(chan struct{})
 	stop := sync.OnceFunc(func() { close(interrupt) })
@@ -204,7 +225,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": sc.Config()}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
-		Workload: sc.Workload(sched)}
+		Workload: workload}
 	lf := &loadFlags{noTUI: f.noTUI, format: f.format, fps: f.fps, unit: f.unit, noColor: f.noColor}
 	var live *liveView
 	if wantTUI(lf) {
@@ -217,7 +238,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if live != nil {
 		opts.Observe = live.observe
 	}
+	results.wire(&opts)
 	res, err := run.Run(context.Background(), p, opts)
+	if err != nil {
+		results.abort()
+	} else {
+		err = results.finish(res) // every traced request written, the SQLite file closed
+	}
 	if live != nil {
 		live.close()
 	}
@@ -229,7 +256,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	sc.Annotate(res)
 	failed := sc.Evaluate(res)
-	if err := writeReport(out, res, f.format, report.TextOptions{Unit: f.unit, Color: color}); err != nil {
+	if err := writeReport(out, res, results.format(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {
