@@ -32,7 +32,7 @@ func main() {
 		// The hot path allocates nothing, so collections are rare and cheap;
 		// a tight target keeps the connection-setup garbage of a large -c
 		// from doubling the resident set.
-		debug.SetGCPercent(25)
+		debug.SetGCPercent(10)
 	}
 	root := newRootCmd()
 	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd())

@@ -81,8 +81,14 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 // per step: groups[i] are step i's recorders.
 func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
 	u := ReadUsage()
-	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(), all: NewTotals(),
+	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(),
 		usage: u, started: u, merged: NewHist(), stepSer: make([][]Second, len(groups))}
+	if len(groups) == 1 {
+		// One step: its totals are the run's (no second copy of the histograms).
+		c.steps = []*Totals{c.total}
+		return c
+	}
+	c.all = NewTotals()
 	for range groups {
 		c.steps = append(c.steps, NewTotals())
 	}
@@ -137,8 +143,13 @@ func (c *Collector) Finish(end time.Time) *Totals {
 }
 
 func (c *Collector) closeSecond(span float64, now time.Time) {
+	single := len(c.groups) == 1
 	all := c.all
-	all.reset()
+	if single {
+		all = c.second // the one step's tick is the whole tick
+	} else {
+		all.reset()
+	}
 	var inflight, open int64
 	u := ReadUsage()
 	cpu := u.Sub(c.usage).CPU()
@@ -155,6 +166,9 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 		}
 		inflight += gin
 		open += gopen
+		if single {
+			break
+		}
 		c.steps[g].Add(s)
 		all.Add(s)
 		if len(c.groups) > 1 && keep {

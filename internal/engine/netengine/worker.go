@@ -19,7 +19,7 @@ import (
 // response, so 10,000 idle-ish connections cost little. A read that fills
 // the buffer doubles it (up to maxReadBuf) so large bodies stream in big reads.
 const (
-	readBufSize = 1024
+	readBufSize = 512
 	maxReadBuf  = 64 << 10
 )
 
