@@ -54,6 +54,9 @@ type Job struct {
 	// BodyLimit is how many body bytes of each response the parser keeps
 	// for Requests.Done (captures); 0 keeps none.
 	BodyLimit int
+	// CaptureHeaders are header names (lower case) whose values the parser
+	// keeps for Requests.Done (http1.Parser.WantHeaders).
+	CaptureHeaders []string
 	// Dialer opens connections to the target.
 	Dialer *transport.Dialer
 	// Timeout bounds each request from send to last byte; 0 means none.

@@ -62,6 +62,9 @@ type Parser struct {
 	// WantLocation asks for the Location header value to be copied into
 	// Location.
 	WantLocation bool
+	// WantHeaders names (in lower case) headers whose values are copied into
+	// HeaderValues, index for index, for captures. Empty costs nothing.
+	WantHeaders []string
 
 	// Status is the status code, valid once the status line is parsed. It
 	// holds an interim 1xx code until the final status line arrives.
@@ -92,6 +95,10 @@ type Parser struct {
 	// Location is the value of the Location header when WantLocation is
 	// set, otherwise empty. Its array is reused across responses.
 	Location []byte
+	// HeaderValues holds the final response's value of each WantHeaders
+	// name (empty when absent; the last one when repeated). The arrays are
+	// reused from response to response.
+	HeaderValues [][]byte
 
 	// Body holds the first BodyLimit decoded body bytes. Its array is
 	// reused across responses.
@@ -131,6 +138,7 @@ func (p *Parser) Reset(head bool) {
 	p.WireBytes = 0
 	p.Location = p.Location[:0]
 	p.Body = p.Body[:0]
+	p.clearWanted()
 	p.Chunked = false
 	p.ContentLength = -1
 	p.state = stStatus
@@ -400,8 +408,23 @@ func (p *Parser) statusLine(s []byte) error {
 	p.connKeep = false
 	p.te = teNone
 	p.Location = p.Location[:0]
+	p.clearWanted()
 	p.state = stHeader
 	return nil
+}
+
+// clearWanted empties the captured header values, sizing HeaderValues to
+// WantHeaders.
+func (p *Parser) clearWanted() {
+	if len(p.WantHeaders) == 0 {
+		return
+	}
+	if len(p.HeaderValues) != len(p.WantHeaders) {
+		p.HeaderValues = make([][]byte, len(p.WantHeaders))
+	}
+	for i := range p.HeaderValues {
+		p.HeaderValues[i] = p.HeaderValues[i][:0]
+	}
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -435,6 +458,14 @@ func (p *Parser) header(s []byte) error {
 		return ErrMalformedHeader
 	}
 	name := s[:colon]
+	if len(p.HeaderValues) != len(p.WantHeaders) {
+		p.clearWanted()
+	}
+	for i, want := range p.WantHeaders {
+		if len(want) == colon && equalFoldLower(name, want) {
+			p.HeaderValues[i] = append(p.HeaderValues[i][:0], trimOWS(s[colon+1:])...)
+		}
+	}
 	// Names are compared in their usual spelling first: a plain memory
 	// compare, faster than folding case byte by byte.
 	switch colon {

@@ -567,3 +567,36 @@ func benchmarkParse(b *testing.B, resp string) {
 		b.Fatalf("Location = %q", p.Location)
 	}
 }
+
+// WantHeaders copies exactly the named headers of the final response, in
+// any spelling, with no allocation once warm.
+func TestWantHeaders(t *testing.T) {
+	var p Parser
+	p.WantHeaders = []string{"x-request-id", "location"}
+	stream := "HTTP/1.1 100 Continue\r\nX-Request-Id: early\r\n\r\n" +
+		"HTTP/1.1 201 Created\r\nx-REQUEST-id:  abc-1 \r\nLocation: /items/7\r\nContent-Length: 0\r\n\r\n"
+	p.Reset(false)
+	n, done, err := p.Feed([]byte(stream))
+	if err != nil || !done || n != len(stream) {
+		t.Fatalf("n %d done %v err %v", n, done, err)
+	}
+	if got := string(p.HeaderValues[0]); got != "abc-1" {
+		t.Errorf("x-request-id = %q, want abc-1 (the final response's, trimmed)", got)
+	}
+	if got := string(p.HeaderValues[1]); got != "/items/7" {
+		t.Errorf("location = %q", got)
+	}
+	sb, pb := []byte(stream), []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	allocs := testing.AllocsPerRun(200, func() {
+		p.Reset(false)
+		p.Feed(sb)
+		p.Reset(false)
+		p.Feed(pb)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per response pair", allocs)
+	}
+	if len(p.HeaderValues[0]) != 0 {
+		t.Errorf("a response without the header kept %q", p.HeaderValues[0])
+	}
+}

@@ -55,6 +55,9 @@ type Workload struct {
 	NewRequests func(worker int) engine.Requests
 	// BodyLimit is how many response body bytes the builders need kept.
 	BodyLimit int
+	// CaptureHeaders are the response headers (lower case) the builders
+	// capture (Job.CaptureHeaders).
+	CaptureHeaders []string
 	// PerConnection makes engines build one builder per connection
 	// (Job.PerConnection): flows keep per-virtual-user state.
 	PerConnection bool
@@ -151,6 +154,9 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 			}
 			return transport.NewDialer(context.Background(), opt)
 		},
+	}
+	if w != nil {
+		job.CaptureHeaders = w.CaptureHeaders
 	}
 	if w != nil && w.Connections != nil {
 		job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))

@@ -71,15 +71,14 @@ func (c *capture) extract(p *http1.Parser, scratch *[]byte) ([]byte, bool) {
 		*scratch = strconv.AppendInt((*scratch)[:0], int64(p.Status), 10)
 		return *scratch, true
 	case capHeader:
-		switch c.header {
-		case "location":
-			return p.Location, len(p.Location) > 0
-		case "content-length":
-			if p.ContentLength < 0 {
-				return nil, false
-			}
+		if c.header == "content-length" && p.ContentLength >= 0 {
 			*scratch = strconv.AppendInt((*scratch)[:0], p.ContentLength, 10)
 			return *scratch, true
+		}
+		for i, name := range p.WantHeaders {
+			if name == c.header && i < len(p.HeaderValues) {
+				return p.HeaderValues[i], len(p.HeaderValues[i]) > 0
+			}
 		}
 		return nil, false
 	case capRegex:

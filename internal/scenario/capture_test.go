@@ -63,7 +63,8 @@ func TestJSONPaths(t *testing.T) {
 }
 
 func TestCaptureKinds(t *testing.T) {
-	p := &http1.Parser{Status: 201, Body: []byte(`{"id":"abc123"} token=T-99;`), Location: []byte("/items/abc123"), ContentLength: 27}
+	p := &http1.Parser{Status: 201, Body: []byte(`{"id":"abc123"} token=T-99;`), ContentLength: 27,
+		WantHeaders: []string{"location"}, HeaderValues: [][]byte{[]byte("/items/abc123")}}
 	var scratch []byte
 	re := regexp.MustCompile(`token=([A-Z0-9-]+)`)
 	for _, tc := range []struct {

@@ -386,3 +386,27 @@ func flowWithLast(t *testing.T, src, eng string) {
 		t.Errorf("the flow ran on the %s engine, want %s", res.Hail.Engine, eng)
 	}
 }
+
+// A header capture takes any response header: each POST /items answers
+// with Location: /items/<id>, and the GETs use exactly those paths.
+func TestHeaderCapture(t *testing.T) {
+	const src = `
+base: http://unused:1
+connections: 4
+requests: 2000
+steps:
+  - {name: create, weight: 1, method: POST, path: /items, capture: {where: {header: location}}}
+  - {name: get, weight: 1, path: '{{pick where}}'}
+`
+	for _, eng := range engines(t) {
+		t.Run(eng, func(t *testing.T) {
+			base, srv := startServe(t)
+			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			it := srv.Stats().Items
+			g := step(t, res, "get")
+			if it.UnknownIDRequests != 0 || it.GetMisses != 0 || it.GetHits == 0 || g.Counts.Requests != int64(it.GetHits) {
+				t.Errorf("server items %+v, get step %d requests", it, g.Counts.Requests)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ package scenario
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -146,16 +147,18 @@ func (s *Scenario) BodyLimit() int {
 	return 0
 }
 
-// WantsLocation reports whether a capture reads the Location header.
-func (s *Scenario) WantsLocation() bool {
+// CaptureHeaders are the response headers (lower case) the captures read,
+// for the engine's parser (http1.Parser.WantHeaders).
+func (s *Scenario) CaptureHeaders() []string {
+	var out []string
 	for _, st := range s.Steps {
 		for _, c := range st.captures {
-			if c.kind == capHeader && c.header == "location" {
-				return true
+			if c.kind == capHeader && !slices.Contains(out, c.header) {
+				out = append(out, c.header)
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // NewRequests returns the request builder of worker (a virtual user).

@@ -55,6 +55,7 @@ func newWorker(j *engine.Job, i int, tickets <-chan ticket) *worker {
 		buf: make([]byte, readBufSize)}
 	w.rec = j.Recorders[0][w.shard]
 	w.parser.BodyLimit = j.BodyLimit
+	w.parser.WantHeaders = j.CaptureHeaders
 	w.parser.MaxHeaderBytes = j.MaxHeaderBytes
 	w.parser.WantLocation = j.MaxRedirects > 0
 	return w

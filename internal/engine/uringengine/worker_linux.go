@@ -232,6 +232,7 @@ func (w *worker) setup() error {
 		c.idx, c.fd, c.prev, c.next, c.fb = int32(i), -1, -1, -1, -1
 		c.sa = w.arena.Alloc(sockaddrSize)
 		c.parser.BodyLimit = w.j.BodyLimit
+		c.parser.WantHeaders = w.j.CaptureHeaders
 		c.parser.MaxHeaderBytes = w.j.MaxHeaderBytes
 		c.parser.WantLocation = w.j.MaxRedirects > 0
 	}
