@@ -60,7 +60,8 @@ type Collector struct {
 	next    int   // index of the next second to close
 	p99     int64 // run-so-far latency p99 as of the last tick, ns
 	merged  *hdr.Histogram
-	onSec   func(*Second) // fills extra fields of each closed second (target sampling)
+	lat     *hdr.Histogram // scratch: one tick's latencies
+	onSec   func(*Second)  // fills extra fields of each closed second (target sampling)
 }
 
 // OnSecond sets a hook that is called, under the collector's lock, with
@@ -82,7 +83,7 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
 	u := ReadUsage()
 	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(),
-		usage: u, started: u, merged: NewHist(), stepSer: make([][]Second, len(groups))}
+		usage: u, started: u, merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
 	if len(groups) == 1 {
 		// One step: its totals are the run's (no second copy of the histograms).
 		c.steps = []*Totals{c.total}
@@ -172,10 +173,10 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 		c.steps[g].Add(s)
 		all.Add(s)
 		if len(c.groups) > 1 && keep {
-			c.stepSer[g] = append(c.stepSer[g], secondOf(s, c.next, span, gin, gopen))
+			c.stepSer[g] = append(c.stepSer[g], secondOf(s, c.lat, c.next, span, gin, gopen))
 		}
 	}
-	sec := secondOf(all, c.next, span, inflight, open)
+	sec := secondOf(all, c.lat, c.next, span, inflight, open)
 	if span > 0 {
 		sec.CPU = cpu.Seconds() / span
 	}
@@ -194,8 +195,10 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 }
 
 // secondOf summarises one tick's totals s as entry index of a series.
-func secondOf(s *Totals, index int, span float64, inflight, open int64) Second {
-	lat := s.Latency()
+func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, open int64) Second {
+	lat.Reset()
+	lat.Merge(s.LatencyOK)
+	lat.Merge(s.LatencyBad)
 	return Second{
 		Index: index, Span: span,
 		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
