@@ -12,7 +12,6 @@ import (
 
 	"hail/internal/engine"
 	"hail/internal/http1"
-	"hail/internal/schedule"
 	"hail/internal/stats"
 	"hail/internal/transport"
 )
@@ -86,10 +85,10 @@ func (m *Mux) Run(j *engine.Job) error {
 		conns[0].setup = tm
 	}
 	n := j.Connections * streams
-	var tickets chan ticket
+	var tickets chan engine.Ticket
 	if j.Source.Open() {
-		tickets = make(chan ticket, n)
-		go pace(j, tickets)
+		tickets = make(chan engine.Ticket, n)
+		go engine.Pace(j, tickets)
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -119,34 +118,6 @@ func (m *Mux) Run(j *engine.Job) error {
 	cancel()
 	retired.Wait()
 	return nil
-}
-
-// ticket is one request released by the pacer.
-type ticket struct {
-	hit uint64        // request number
-	at  time.Duration // intended send time
-}
-
-// pace releases requests at their intended times until the source is done
-// (the net engine's pacer, on a thread with fine timer slack).
-func pace(j *engine.Job, tickets chan<- ticket) {
-	defer close(tickets)
-	sleeper := schedule.NewSleeper()
-	defer sleeper.Close()
-	for {
-		hit, at, ok := j.Source.Claim(j.Since())
-		if !ok {
-			return
-		}
-		if !sleeper.Until(j.Start, at, j.Stop) {
-			return
-		}
-		select {
-		case tickets <- ticket{hit, at}:
-		case <-j.Stop:
-			return
-		}
-	}
 }
 
 // live is an open connection and the bytes already attributed to responses.
@@ -313,7 +284,7 @@ type stream struct {
 	shard   int
 	reqs    engine.Requests
 	rec     *stats.Recorder
-	tickets <-chan ticket
+	tickets <-chan engine.Ticket
 	tmpl    templates
 	parser  http1.Parser
 	buf     []byte
@@ -324,7 +295,7 @@ type stream struct {
 	tr      stats.TraceRecord // its record, filled as it goes
 }
 
-func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, tickets <-chan ticket) *stream {
+func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, tickets <-chan engine.Ticket) *stream {
 	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tickets: tickets, tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
 	s.call.done = make(chan struct{}, 1)
@@ -337,38 +308,8 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 func (s *stream) run() {
 	j := s.j
 	for {
-		var hit uint64
-		var at time.Duration
-		var ok, queued bool
-		if s.tickets != nil {
-			var t ticket
-			select {
-			case t, ok = <-s.tickets:
-				queued = true
-			default:
-				select {
-				case t, ok = <-s.tickets:
-				case <-j.Stop:
-				}
-			}
-			hit, at = t.hit, t.at
-		} else {
-			if active, wait, never := j.Source.Active(s.connIdx, j.Since()); !active {
-				if never {
-					return
-				}
-				s.conn.idle() // ramped down: free the server's connection while idle
-				t := time.NewTimer(wait)
-				select {
-				case <-t.C:
-				case <-j.Stop:
-					t.Stop()
-					return
-				}
-				continue
-			}
-			hit, at, ok = j.Source.Claim(j.Since())
-		}
+		t, queued, ok := engine.Next(j, s.tickets, s.connIdx, s.conn.idle)
+		hit, at := t.Hit, t.At
 		if !ok {
 			return
 		}

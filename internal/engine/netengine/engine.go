@@ -13,10 +13,8 @@ package netengine
 
 import (
 	"sync"
-	"time"
 
 	"hail/internal/engine"
-	"hail/internal/schedule"
 )
 
 // Engine is the net engine. The zero value is ready to use.
@@ -27,10 +25,10 @@ func (Engine) Name() string { return "net" }
 
 // Run implements engine.Engine.
 func (Engine) Run(j *engine.Job) error {
-	var tickets chan ticket
+	var tickets chan engine.Ticket
 	if j.Source.Open() {
-		tickets = make(chan ticket, j.Connections)
-		go pace(j, tickets)
+		tickets = make(chan engine.Ticket, j.Connections)
+		go engine.Pace(j, tickets)
 	}
 	workers := make([]*worker, j.Connections)
 	var wg sync.WaitGroup
@@ -56,31 +54,4 @@ func (Engine) Run(j *engine.Job) error {
 	wg.Wait()
 	close(done)
 	return nil
-}
-
-// pace releases requests at their intended times until the source is done.
-// ticket is one request released by the pacer.
-type ticket struct {
-	hit uint64        // request number
-	at  time.Duration // intended send time
-}
-
-func pace(j *engine.Job, tickets chan<- ticket) {
-	defer close(tickets)
-	sleeper := schedule.NewSleeper()
-	defer sleeper.Close()
-	for {
-		hit, at, ok := j.Source.Claim(j.Since())
-		if !ok {
-			return
-		}
-		if !sleeper.Until(j.Start, at, j.Stop) {
-			return
-		}
-		select {
-		case tickets <- ticket{hit, at}:
-		case <-j.Stop:
-			return
-		}
-	}
 }

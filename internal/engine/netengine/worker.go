@@ -32,7 +32,7 @@ type worker struct {
 	reqs    engine.Requests
 	scratch []byte          // request bytes built by reqs
 	rec     *stats.Recorder // the current request's step's recorder
-	tickets <-chan ticket
+	tickets <-chan engine.Ticket
 	ctx     context.Context
 	cancel  context.CancelFunc
 
@@ -49,7 +49,7 @@ type worker struct {
 	tr      stats.TraceRecord // its record, filled as it goes
 }
 
-func newWorker(j *engine.Job, i int, tickets <-chan ticket) *worker {
+func newWorker(j *engine.Job, i int, tickets <-chan engine.Ticket) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), tickets: tickets, ctx: ctx, cancel: cancel,
 		buf: make([]byte, readBufSize)}
@@ -76,38 +76,8 @@ func (w *worker) run() {
 	defer w.cancel()
 	j := w.j
 	for {
-		var hit uint64
-		var at time.Duration
-		var ok, queued bool
-		if w.tickets != nil {
-			var t ticket
-			select {
-			case t, ok = <-w.tickets:
-				queued = true
-			default:
-				select {
-				case t, ok = <-w.tickets:
-				case <-j.Stop:
-				}
-			}
-			hit, at = t.hit, t.at
-		} else {
-			if active, wait, never := j.Source.Active(w.index, j.Since()); !active {
-				if never {
-					return
-				}
-				w.closeConn() // ramped down: free the server's connection while idle
-				t := time.NewTimer(wait)
-				select {
-				case <-t.C:
-				case <-j.Stop:
-					t.Stop()
-					return
-				}
-				continue
-			}
-			hit, at, ok = j.Source.Claim(j.Since())
-		}
+		t, queued, ok := engine.Next(j, w.tickets, w.index, w.closeConn)
+		hit, at := t.Hit, t.At
 		if !ok {
 			return
 		}
