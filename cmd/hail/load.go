@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -348,34 +347,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
 	opts.Workload = workload
-	var live *liveView
-	if wantTUI(f) {
-		var steps []string
-		if opts.Workload != nil {
-			steps = opts.Workload.Steps
-		}
-		live = startLiveView(p, f, stop, out, steps)
-	}
-	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
-	if progress {
-		opts.Progress = func(s stats.Snapshot) { printProgress(os.Stderr, s) }
-	}
-	if live != nil {
-		opts.Observe = live.observe
-	}
-	results.wire(&opts)
-	res, err := run.Run(context.Background(), p, opts)
-	if err != nil {
-		results.abort()
-	} else {
-		err = results.finish(res) // every traced request written, the SQLite file closed
-	}
-	if live != nil {
-		live.close()
-	}
-	if progress {
-		fmt.Fprint(os.Stderr, "\r\x1b[K")
-	}
+	res, err := execute(p, f, stop, out, results, opts)
 	if err != nil {
 		return err
 	}

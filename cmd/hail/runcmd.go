@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"hail/internal/report"
 	"hail/internal/run"
 	"hail/internal/scenario"
-	"hail/internal/stats"
 )
 
 // runFlags are hail run's flags: a scenario file's values, overridden.
@@ -227,30 +225,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
 		Workload: workload}
 	lf := &loadFlags{noTUI: f.noTUI, format: f.format, fps: f.fps, unit: f.unit, noColor: f.noColor}
-	var live *liveView
-	if wantTUI(lf) {
-		live = startLiveView(p, lf, stop, out, opts.Workload.Steps)
-	}
-	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
-	if progress {
-		opts.Progress = func(s stats.Snapshot) { printProgress(os.Stderr, s) }
-	}
-	if live != nil {
-		opts.Observe = live.observe
-	}
-	results.wire(&opts)
-	res, err := run.Run(context.Background(), p, opts)
-	if err != nil {
-		results.abort()
-	} else {
-		err = results.finish(res) // every traced request written, the SQLite file closed
-	}
-	if live != nil {
-		live.close()
-	}
-	if progress {
-		fmt.Fprint(os.Stderr, "\r\x1b[K")
-	}
+	res, err := execute(p, lf, stop, out, results, opts)
 	if err != nil {
 		return err
 	}
