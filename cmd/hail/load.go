@@ -8,10 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -330,20 +327,8 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 		return err
 	}
 
-	interrupt := make(chan struct{})
-	stop := sync.OnceFunc(func() { close(interrupt) })
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		<-sigs
-		stop()
-		<-sigs
-		out.Discard()
-		restoreTerminal()
-		fmt.Fprintln(os.Stderr, "hail: interrupted twice, exiting at once")
-		os.Exit(130)
-	}()
+	interrupt, stop, release := handleSignals(out)
+	defer release()
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
 	opts.Workload = workload

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -204,20 +201,8 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 
-	interrupt := make(chan struct{})
-	stop := sync.OnceFunc(func() { close(interrupt) })
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		<-sigs
-		stop()
-		<-sigs
-		out.Discard()
-		restoreTerminal()
-		fmt.Fprintln(os.Stderr, "hail: interrupted twice, exiting at once")
-		os.Exit(130)
-	}()
+	interrupt, stop, release := handleSignals(out)
+	defer release()
 
 	config := map[string]any{"url": p.URL.String(), "connections": p.Connections, "requests": p.Requests,
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
