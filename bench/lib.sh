@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers shared by bench/run.sh and bench/serve-vs-wrk.sh. Sourced, never run on its own.
+# Helpers shared by the bench/ scripts. Sourced, never run on its own.
 # The caller sets TMPD (a private temporary directory) before using them.
 
 note() { printf 'bench: %s\n' "$*" >&2; }
@@ -81,6 +81,57 @@ go_tool() {
 		fi
 	fi
 	printf '%s\n' "$TMPD/gobin/$name"
+}
+
+# ---- hail itself ---------------------------------------------------------------------------------
+
+# build_hail DEST: put a hail binary at DEST: a copy of $HAIL_BIN when set (a prebuilt hail),
+# else `go build ./cmd/hail` of this tree ($REPO).
+build_hail() {
+	local dest=$1
+	if [ -n "${HAIL_BIN:-}" ]; then
+		[ -x "$HAIL_BIN" ] || die "HAIL_BIN=$HAIL_BIN is not an executable"
+		cp "$HAIL_BIN" "$dest"
+		return 0
+	fi
+	ensure_go || die "no go toolchain to build hail (HAIL_BIN=/path/to/hail uses a prebuilt binary)"
+	note "building hail"
+	(cd "$REPO" && go build -o "$dest" ./cmd/hail) || die "go build ./cmd/hail failed"
+}
+
+SERVE_PID=
+# serve_start HAIL [ARGS...]: start `hail serve` pinned to $SERVER_CPU on a free loopback port,
+# log in $TMPD/serve.log; sets PORT and SERVE_PID. Tries five ports before giving up.
+serve_start() {
+	local hail=$1 try
+	shift
+	for try in 1 2 3 4 5; do
+		PORT=$(free_port) || die "no free port"
+		taskset -c "$SERVER_CPU" "$hail" serve --addr "127.0.0.1:$PORT" "$@" </dev/null >"$TMPD/serve.log" 2>&1 &
+		SERVE_PID=$!
+		for _ in $(seq 1 100); do
+			if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
+			kill -0 "$SERVE_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		note "hail serve did not start on port $PORT (try $try)"
+		kill -KILL "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+		SERVE_PID=
+	done
+	die "could not start hail serve; see $TMPD/serve.log"
+}
+
+# serve_stop: stop the hail serve started by serve_start, if any.
+serve_stop() {
+	[ -n "$SERVE_PID" ] || return 0
+	if kill -0 "$SERVE_PID" 2>/dev/null; then
+		kill -TERM "$SERVE_PID" 2>/dev/null || true
+		sleep 0.2
+		kill -KILL "$SERVE_PID" 2>/dev/null || true
+	fi
+	wait "$SERVE_PID" 2>/dev/null || true
+	SERVE_PID=
 }
 
 # ---- ports, limits ---------------------------------------------------------------------------

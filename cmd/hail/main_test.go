@@ -17,6 +17,9 @@ import (
 var hailBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(netnsHelperEnv) != "" { // this process is the network-namespace helper
+		os.Exit(netnsHelper())
+	}
 	dir, err := os.MkdirTemp("", "hail-cli-test")
 	if err != nil {
 		panic(err)
