@@ -10,20 +10,33 @@
 #   bash bench/client-bound.sh               # -c 64, 5 s, 3 rounds
 #   SECS=2 ROUNDS=1 bash bench/client-bound.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+SERVER_CPU="0-$(($(nproc) - 1))" # the server may use every core
 CONNS=${CONNS:-64}
 SECS=${SECS:-5}
 ROUNDS=${ROUNDS:-3}
-CLIENT_CPU=${CLIENT_CPU:-0}
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-tmp=$(mktemp -d)
-hail=${HAIL_BIN:-$tmp/hail}
-[ -n "${HAIL_BIN:-}" ] || go build -o "$hail" ./cmd/hail
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$hail" serve --addr "127.0.0.1:$port" 2>/dev/null &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$tmp"' EXIT
-sleep 0.5
+positive_ints CONNS SECS ROUNDS
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-client-bound.XXXXXX")
+tmp=$TMPD
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	serve_stop
+	rm -rf "$TMPD"
+	exit "$rc"
+}
+set_traps
+have taskset || die "taskset is needed"
+have python3 || die "python3 is needed for the table"
+apt_ensure wrk wrk || die "wrk is needed"
+hail=$TMPD/hail
+build_hail "$hail"
+serve_start "$hail"
+port=$PORT
 url="http://127.0.0.1:$port/"
 tools=(hail-uring hail-net wrk)
 : >"$tmp/rows"

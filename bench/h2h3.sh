@@ -27,11 +27,7 @@ ROUNDS=${ROUNDS:-3}
 INFLIGHT=${INFLIGHT:-64}
 H2C=${H2C:-4}
 LIMIT=${LIMIT:-2}
-for v in SECS ROUNDS INFLIGHT H2C; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
+positive_ints SECS ROUNDS INFLIGHT H2C
 [ $((INFLIGHT % H2C)) = 0 ] || die "INFLIGHT ($INFLIGHT) must be a multiple of H2C ($H2C)"
 STREAMS=$((INFLIGHT / H2C))
 
@@ -49,16 +45,13 @@ cleanup() {
 	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 have taskset || die "taskset is needed"
 apt_ensure nginx nginx || die "nginx is needed"
 apt_ensure nghttp2-client h2load || note "no h2load: its rows are skipped"
-ensure_go || die "no go toolchain to build hail"
 HAIL="$TMPD/hail"
-(cd "$REPO" && go build -o "$HAIL" ./cmd/hail) || die "building hail failed"
+build_hail "$HAIL"
 raise_nofile 65536
 
 # ---- servers -------------------------------------------------------------------------------------

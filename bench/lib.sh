@@ -8,6 +8,23 @@ die() {
 	exit 1
 }
 
+# positive_ints VAR...: die unless each named variable holds a positive integer.
+positive_ints() {
+	local v
+	for v in "$@"; do
+		case ${!v} in
+		'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
+		esac
+	done
+}
+
+# set_traps: run the script's `cleanup` function on exit; SIGINT and SIGTERM exit 130 and 143.
+set_traps() {
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
 # CPU for the server (nginx's one worker, or hail serve) and CPU for the client under test.
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}

@@ -24,57 +24,24 @@ TARGET_PATH=${TARGET_PATH:-/}
 LIMIT=${LIMIT:-1.3}
 ENGINE=${ENGINE:-auto}
 RATE=${RATE:-}
-for v in CONNS SECS ROUNDS; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
+positive_ints CONNS SECS ROUNDS
 
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-reqlog-bench.XXXXXX")
-SERVE_PID=
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
-		kill -TERM "$SERVE_PID" 2>/dev/null || true
-		sleep 0.2
-		kill -KILL "$SERVE_PID" 2>/dev/null || true
-		wait "$SERVE_PID" 2>/dev/null || true
-	fi
+	serve_stop
 	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 have taskset || die "taskset is needed"
 HAIL="$TMPD/hail"
-if [ -n "${HAIL_BIN:-}" ]; then # a prebuilt hail instead of building the tree
-	[ -x "$HAIL_BIN" ] || die "HAIL_BIN=$HAIL_BIN is not an executable"
-	cp "$HAIL_BIN" "$HAIL"
-else
-	ensure_go || die "no go toolchain to build hail"
-	note "building hail"
-	(cd "$REPO" && go build -o "$HAIL" ./cmd/hail) || die "go build failed"
-fi
+build_hail "$HAIL"
 
 # The target: hail serve on its own core.
-for try in 1 2 3 4 5; do
-	PORT=$(free_port) || die "no free port"
-	taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$PORT" </dev/null >"$TMPD/serve.log" 2>&1 &
-	SERVE_PID=$!
-	for _ in $(seq 1 100); do
-		if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break 2; fi
-		kill -0 "$SERVE_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	note "hail serve did not start on port $PORT (try $try)"
-	kill -KILL "$SERVE_PID" 2>/dev/null || true
-	wait "$SERVE_PID" 2>/dev/null || true
-	SERVE_PID=
-done
-[ -n "$SERVE_PID" ] || die "could not start hail serve; see $TMPD/serve.log"
+serve_start "$HAIL"
 URL="http://127.0.0.1:$PORT$TARGET_PATH"
 LOAD=(-z "${SECS}s" -c "$CONNS" --engine "$ENGINE")
 if [ -n "$RATE" ]; then LOAD+=(-q "$RATE"); fi

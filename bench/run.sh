@@ -67,11 +67,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for v in CONNS SECS ROUNDS SYSCALL_SECS; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
+positive_ints CONNS SECS ROUNDS SYSCALL_SECS
 if [ -z "$TOOLS" ]; then
 	for e in $HAIL_ENGINES; do TOOLS="$TOOLS hail-$e"; done
 	TOOLS="${TOOLS# } wrk hey ab bombardier vegeta uringlimit"
@@ -90,9 +86,7 @@ cleanup() {
 	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 # run_limited OUTFILE LIMIT_SECONDS CMD...: run CMD in the background with a time limit, stdout and
 # stderr to OUTFILE, and wait for it (so that a signal to this script stops it); sets RC.

@@ -29,34 +29,9 @@ ROUNDS=${ROUNDS:-3}
 ENGINE=${ENGINE:-auto}
 PLAIN_PATH=${PLAIN_PATH:-/}
 SCENARIO=${SCENARIO:-$REPO/examples/vm-lifecycle.yaml}
-for v in CONNS SECS ROUNDS; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
-
-serve_start() {
-	local i
-	PORT=$(free_port) || die "no free port"
-	taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$PORT" 2>"$TMPD/serve.log" &
-	SERVE_PID=$!
-	for i in $(seq 1 100); do
-		if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
-		sleep 0.05
-	done
-	die "hail serve did not start: $(cat "$TMPD/serve.log")"
-}
-
-serve_stop() {
-	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
-		kill -TERM "$SERVE_PID" 2>/dev/null || true
-		wait "$SERVE_PID" 2>/dev/null || true
-	fi
-	SERVE_PID=
-}
+positive_ints CONNS SECS ROUNDS
 
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-scenario-bench.XXXXXX")
-SERVE_PID=
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
@@ -64,15 +39,11 @@ cleanup() {
 	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 have taskset || die "taskset is needed"
-ensure_go || die "no go toolchain to build hail"
-note "building hail"
-(cd "$REPO" && go build -o "$TMPD/hail" ./cmd/hail) || die "go build ./cmd/hail failed"
 HAIL=$TMPD/hail
+build_hail "$HAIL"
 raise_nofile $((CONNS * 2 + 1024))
 
 # server_cpu: the server's user + system CPU so far, in µs.
@@ -95,7 +66,7 @@ served() {
 # one KIND ROUND: one run on a fresh server; appends "KIND ROUND rps served hail_us server_us" to runs.txt.
 one() {
 	local kind=$1 round=$2 out=$TMPD/$1-$2.json rps n cpu0 cpu1 hus sus
-	serve_start
+	serve_start "$HAIL"
 	cpu0=$(server_cpu)
 	case $kind in
 	scenario)

@@ -19,11 +19,7 @@ REPO=$(cd "$BENCH_DIR/.." && pwd)
 CONNS=${CONNS:-64}
 SECS=${SECS:-5}
 ROUNDS=${ROUNDS:-3}
-for v in CONNS SECS ROUNDS; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
+positive_ints CONNS SECS ROUNDS
 
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-serve-bench.XXXXXX")
 HAIL_PID=
@@ -45,21 +41,12 @@ cleanup() {
 	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 have taskset || die "taskset is needed"
 apt_ensure nginx nginx || die "nginx is needed"
 apt_ensure wrk wrk || die "wrk is needed"
-if [ -n "${HAIL_BIN:-}" ]; then # a prebuilt hail instead of building the tree
-	[ -x "$HAIL_BIN" ] || die "HAIL_BIN=$HAIL_BIN is not an executable"
-	cp "$HAIL_BIN" "$TMPD/hail"
-else
-	ensure_go || die "no go toolchain to build hail"
-	note "building hail"
-	(cd "$REPO" && go build -o "$TMPD/hail" ./cmd/hail) || die "go build ./cmd/hail failed (HAIL_BIN=/path/to/hail uses a prebuilt binary)"
-fi
+build_hail "$TMPD/hail"
 raise_nofile $((CONNS * 2 + 1024))
 
 nginx_start "$TMPD/nginx" "$CONNS"

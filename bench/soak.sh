@@ -25,11 +25,7 @@ CONNS=${CONNS:-64}
 EVERY=${EVERY:-15}
 ENGINE=${ENGINE:-auto}
 RSS_LIMIT=${RSS_LIMIT:-10}
-for v in RATE CONNS EVERY RSS_LIMIT; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
+positive_ints RATE CONNS EVERY RSS_LIMIT
 case $DUR in
 '' | *[!0-9hms]*) die "DUR must be a duration like 1h, 45m or 90s (got '$DUR')" ;;
 esac
@@ -47,9 +43,7 @@ cleanup() {
 	rm -rf "$TMPD"
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 have taskset || die "taskset is needed"
 have python3 || die "python3 is needed to summarise the report"

@@ -24,60 +24,27 @@ TUI_W=${TUI_W:-120}
 TUI_H=${TUI_H:-40}
 TARGET_PATH=${TARGET_PATH:-/}
 LIMIT=${LIMIT:-1.05}
-for v in CONNS SECS ROUNDS FPS TUI_W TUI_H; do
-	case ${!v} in
-	'' | *[!0-9]* | 0) die "$v must be a positive integer (got '${!v}')" ;;
-	esac
-done
+positive_ints CONNS SECS ROUNDS FPS TUI_W TUI_H
 
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-tui-bench.XXXXXX")
 SOCK="$TMPD/tmux.sock" # a private tmux server
-SERVE_PID=
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
 	tmux -S "$SOCK" kill-server 2>/dev/null || true
-	if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
-		kill -TERM "$SERVE_PID" 2>/dev/null || true
-		sleep 0.2
-		kill -KILL "$SERVE_PID" 2>/dev/null || true
-		wait "$SERVE_PID" 2>/dev/null || true
-	fi
+	serve_stop
 	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+set_traps
 
 have taskset || die "taskset is needed"
 apt_ensure tmux tmux || die "tmux is needed"
 HAIL="$TMPD/hail"
-if [ -n "${HAIL_BIN:-}" ]; then # a prebuilt hail instead of building the tree
-	[ -x "$HAIL_BIN" ] || die "HAIL_BIN=$HAIL_BIN is not an executable"
-	cp "$HAIL_BIN" "$HAIL"
-else
-	ensure_go || die "no go toolchain to build hail"
-	note "building hail"
-	(cd "$REPO" && go build -o "$HAIL" ./cmd/hail) || die "go build failed"
-fi
+build_hail "$HAIL"
 
 # The target: hail serve on its own core.
-for try in 1 2 3 4 5; do
-	PORT=$(free_port) || die "no free port"
-	taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$PORT" </dev/null >"$TMPD/serve.log" 2>&1 &
-	SERVE_PID=$!
-	for _ in $(seq 1 100); do
-		if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break 2; fi
-		kill -0 "$SERVE_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	note "hail serve did not start on port $PORT (try $try)"
-	kill -KILL "$SERVE_PID" 2>/dev/null || true
-	wait "$SERVE_PID" 2>/dev/null || true
-	SERVE_PID=
-done
-[ -n "$SERVE_PID" ] || die "could not start hail serve; see $TMPD/serve.log"
+serve_start "$HAIL"
 URL="http://127.0.0.1:$PORT$TARGET_PATH"
 note "hail serve on 127.0.0.1:$PORT (CPU $SERVER_CPU); hail on CPU $CLIENT_CPU, -c $CONNS -z ${SECS}s, $ROUNDS round(s)"
 
