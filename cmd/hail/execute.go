@@ -20,7 +20,7 @@ import (
 // stdout is a terminal (else a progress line on a terminal stderr), with
 // the results features wired in, and returns the Result with every traced
 // request written. The caller writes the report.
-func execute(p *plan.Plan, f *loadFlags, stop func(), out *output, results *resultsRun, opts run.Options) (*report.Result, error) {
+func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *resultsRun, opts run.Options) (*report.Result, error) {
 	var live *liveView
 	if wantTUI(f) {
 		var steps []string

@@ -23,49 +23,42 @@ import (
 
 // loadFlags are oha's flags (same names, meanings and defaults where sensible).
 type loadFlags struct {
-	n            uint64
-	c            int
-	z            time.Duration
-	q            float64
-	burstDelay   time.Duration
-	burstRate    int
-	wait         bool
-	method       string
-	headers      []string
-	body         string
-	bodyFile     string
-	bodyLines    string
-	contentType  string
-	accept       string
-	basicAuth    string
-	timeout      time.Duration
-	connTimeout  time.Duration
-	host         string
-	httpVersion  string
-	noKeepalive  bool
-	noCompress   bool
-	redirect     int
-	insecure     bool
-	cacert       string
-	connectTo    []string
-	ipv4, ipv6   bool
-	noPreLookup  bool
-	unixSocket   string
-	latencyCorr  bool
-	noTUI        bool
-	fps          int
-	json         bool
-	format       string
-	output       string
-	unit         string
-	noColor      bool
-	successSplit bool
-	debug        bool
-	showSecrets  bool
-	redact       []string
-	engine       string
-	sqpoll       bool
-	urls         urlFlags // runcmd.go: --urls-from-file, --rand-regex-url, --max-repeat, --dump-urls
+	n           uint64
+	c           int
+	z           time.Duration
+	q           float64
+	burstDelay  time.Duration
+	burstRate   int
+	wait        bool
+	method      string
+	headers     []string
+	body        string
+	bodyFile    string
+	bodyLines   string
+	contentType string
+	accept      string
+	basicAuth   string
+	timeout     time.Duration
+	connTimeout time.Duration
+	host        string
+	httpVersion string
+	noKeepalive bool
+	noCompress  bool
+	redirect    int
+	insecure    bool
+	cacert      string
+	connectTo   []string
+	ipv4, ipv6  bool
+	noPreLookup bool
+	unixSocket  string
+	latencyCorr bool
+	outputFlags
+	debug       bool
+	showSecrets bool
+	redact      []string
+	engine      string
+	sqpoll      bool
+	urls        urlFlags // runcmd.go: --urls-from-file, --rand-regex-url, --max-repeat, --dump-urls
 	// transports and protocols
 	http2        bool
 	parallel     int
@@ -78,7 +71,7 @@ type loadFlags struct {
 }
 
 func newRootCmd() *cobra.Command {
-	f := &loadFlags{n: 200, c: 50, redirect: 10, method: "GET", httpVersion: "1.1", format: "text", engine: "auto", fps: defaultFPS}
+	f := &loadFlags{n: 200, c: 50, redirect: 10, method: "GET", httpVersion: "1.1", engine: "auto", outputFlags: defaultOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "hail [flags] URL",
 		Short: "hail is an HTTP load generator that measures latency truthfully",
@@ -142,14 +135,7 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.BoolVar(&f.noPreLookup, "no-pre-lookup", false, "resolve the host at every connect, not once before the run")
 	fl.StringVar(&f.unixSocket, "unix-socket", "", "send requests over this unix socket (http:// URLs)")
 	fl.BoolVar(&f.latencyCorr, "latency-correction", false, "accepted for oha compatibility: hail always measures open-model latency from the intended send time")
-	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
-	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
-	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
-	fl.Var(choiceValue{&f.format, loadFormats}, "output-format", loadFormatHelp)
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
-	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report (default: chosen from the average)")
-	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
-	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
+	addOutputFlags(fl, &f.outputFlags, loadFormatHelp)
 	fl.BoolVar(&f.debug, "debug", false, "send one request and print both sides of the exchange")
 	fl.BoolVar(&f.showSecrets, "show-secrets", false, "do not redact Authorization, Cookie and Proxy-Authorization in --debug and reports")
 	fl.StringArrayVar(&f.redact, "redact", nil, "also redact this header or query parameter in --debug and reports (repeatable)")
@@ -332,7 +318,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
 	opts.Workload = workload
-	res, err := execute(p, f, stop, out, results, opts)
+	res, err := execute(p, &f.outputFlags, stop, out, results, opts)
 	if err != nil {
 		return err
 	}

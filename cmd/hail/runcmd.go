@@ -19,36 +19,29 @@ import (
 
 // runFlags are hail run's flags: a scenario file's values, overridden.
 type runFlags struct {
-	c            int
-	z            time.Duration
-	n            uint64
-	q            float64
-	timeout      time.Duration
-	connTimeout  time.Duration
-	wait         bool
-	engine       string
-	base         string
-	vars         []string
-	seed         uint64
-	insecure     bool
-	abortOnFail  bool
-	check        bool
-	noTUI        bool
-	fps          int
-	json         bool
-	format       string
-	output       string
-	unit         string
-	noColor      bool
-	successSplit bool
-	results      resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
+	c           int
+	z           time.Duration
+	n           uint64
+	q           float64
+	timeout     time.Duration
+	connTimeout time.Duration
+	wait        bool
+	engine      string
+	base        string
+	vars        []string
+	seed        uint64
+	insecure    bool
+	abortOnFail bool
+	check       bool
+	outputFlags
+	results resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
 }
 
 // runFormatHelp describes hail run's --output-format values (loadFormats).
 const runFormatHelp = "report format: text, json (oha's keys + hail, with hail.steps and hail.thresholds), csv (one row per request, with its step), csv-seconds (one row per second), markdown, html (a self-contained page with charts) or quiet"
 
 func newRunCmd() *cobra.Command {
-	f := &runFlags{engine: "auto", format: "text", fps: defaultFPS}
+	f := &runFlags{engine: "auto", outputFlags: defaultOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "run FILE.yaml [flags]",
 		Short: "run a scenario file: a weighted mix or flows of requests, captures, stages, thresholds",
@@ -94,14 +87,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
 	fl.BoolVar(&f.abortOnFail, "abort-on-fail", false, "stop the run as soon as any threshold fails (after its abort_after, 1s by default)")
 	fl.BoolVar(&f.check, "check", false, "check the file and print what would run, send nothing")
-	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
-	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
-	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
-	fl.Var(choiceValue{&f.format, loadFormats}, "output-format", runFormatHelp)
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
-	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report")
-	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
-	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
+	addOutputFlags(fl, &f.outputFlags, runFormatHelp)
 	addResultFlags(fl, &f.results)
 	return cmd
 }
@@ -209,8 +195,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": sc.Config()}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
 		Workload: workload}
-	lf := &loadFlags{noTUI: f.noTUI, format: f.format, fps: f.fps, unit: f.unit, noColor: f.noColor}
-	res, err := execute(p, lf, stop, out, results, opts)
+	res, err := execute(p, &f.outputFlags, stop, out, results, opts)
 	if err != nil {
 		return err
 	}

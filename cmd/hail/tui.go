@@ -62,7 +62,7 @@ func setRestoreTerminal(f func()) {
 
 // wantTUI says whether the live view should show: stdout is a terminal,
 // --no-tui is not given and a report follows the run.
-func wantTUI(f *loadFlags) bool {
+func wantTUI(f *outputFlags) bool {
 	if f.noTUI || f.format == "quiet" {
 		return false
 	}
@@ -80,7 +80,7 @@ type liveView struct {
 // startLiveView starts the live view on the terminal; stop ends the run
 // (first q or Ctrl-C). It returns nil, having changed nothing, when there
 // is no terminal to read keys from: hail then runs as with --no-tui.
-func startLiveView(p *plan.Plan, f *loadFlags, stop func(), out *output, steps []string) *liveView {
+func startLiveView(p *plan.Plan, f *outputFlags, stop func(), out *output, steps []string) *liveView {
 	lv := &liveView{done: make(chan struct{})}
 	in := os.Stdin
 	if !term.IsTerminal(int(in.Fd())) {
