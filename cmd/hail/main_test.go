@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/serve"
+	"hail/internal/serve/servetest"
 )
 
 var hailBin string
@@ -35,15 +35,8 @@ func TestMain(m *testing.M) {
 }
 
 func startServe(t *testing.T) string {
-	t.Helper()
-	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
-	return "http://" + a.String()
+	u, _ := servetest.Start(t)
+	return u
 }
 
 // hail runs the binary with a time bound and returns stdout, stderr and the exit code.

@@ -14,24 +14,12 @@ import (
 
 	"hail/internal/plan"
 	"hail/internal/report"
-	"hail/internal/serve"
+	"hail/internal/serve/servetest"
 	"hail/internal/stats"
 )
 
 // testEngines are the engines every behavioural test runs against.
 var testEngines = []string{"net", "uring"}
-
-func startServe(t *testing.T) (string, *serve.Server) {
-	t.Helper()
-	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
-	return "http://" + a.String(), s
-}
 
 func newPlan(t *testing.T, rawURL, engine string) *plan.Plan {
 	t.Helper()
@@ -71,7 +59,7 @@ func TestExactCount(t *testing.T) {
 			rate float64
 		}{{"closed", 5000, 16, 0}, {"closed-one-conn", 777, 1, 0}, {"open", 1500, 8, 3000}, {"more-conns-than-requests", 5, 50, 0}} {
 			t.Run(tc.name, func(t *testing.T) {
-				base, s := startServe(t)
+				base, s := servetest.Start(t)
 				p := newPlan(t, base+"/", engine)
 				p.Requests, p.Connections, p.Rate = tc.n, tc.c, tc.rate
 				res := mustRun(t, p, Options{})
@@ -98,7 +86,7 @@ func TestExactCount(t *testing.T) {
 // A fixed 5 ms server delay shows at p50 between 5 and 5.5 ms.
 func TestFixedDelay(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		for _, rate := range []float64{0, 200} {
 			timing(t, func() error {
 				p := newPlan(t, base+"/?delay=5ms", engine)
@@ -138,7 +126,7 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 	forEngines(t, func(t *testing.T, engine string) {
 		timing(t, func() error {
-			base, _ := startServe(t) // a new server: the stall starts with its first request
+			base, _ := servetest.Start(t) // a new server: the stall starts with its first request
 			p := newPlan(t, base+"/?stall=2s@3s", engine)
 			p.Duration, p.Rate, p.Connections, p.WaitOngoing, p.Timeout = 10*time.Second, 500, 50, true, 5*time.Second
 			res := mustRun(t, p, Options{})
@@ -163,7 +151,7 @@ func TestCoordinatedOmission(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=2s", engine)
 		p.Requests, p.Connections, p.Timeout = 4, 2, 200*time.Millisecond
 		start := time.Now()
@@ -229,7 +217,7 @@ func TestConnectionRefused(t *testing.T) {
 
 func TestChunkedAndSizes(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		for _, q := range []string{"size=10k&chunked=1", "size=10k", "size=0", "size=1m&chunked=1"} {
 			p := newPlan(t, base+"/?"+q, engine)
 			p.Requests, p.Connections = 50, 4
@@ -246,7 +234,7 @@ func TestChunkedAndSizes(t *testing.T) {
 // The status mix shows in the distribution and the success breakdown.
 func TestStatusMix(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?status=503:30", engine)
 		p.Requests, p.Connections = 2000, 8
 		res := mustRun(t, p, Options{SuccessBreakdown: true})
@@ -264,7 +252,7 @@ func TestStatusMix(t *testing.T) {
 // and the run ends on time.
 func TestDeadlineAborts(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=10s", engine)
 		p.Duration, p.Connections = 500*time.Millisecond, 4
 		start := time.Now()
@@ -284,7 +272,7 @@ func TestDeadlineAborts(t *testing.T) {
 // An interrupt mid-run stops it within a second and still reports everything.
 func TestInterrupt(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, s := startServe(t)
+		base, s := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=1ms", engine)
 		p.Duration, p.Connections = 30*time.Second, 4
 		intr := make(chan struct{})
@@ -312,7 +300,7 @@ func TestInterrupt(t *testing.T) {
 // collector's per-tick work only.
 func TestNoAllocationsPerRequest(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/", engine)
 		p.Duration, p.Connections = 2500*time.Millisecond, 4
 		var marks []runtime.MemStats
@@ -337,7 +325,7 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 
 func TestOpenModelLagReported(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/", engine)
 		p.Requests, p.Rate, p.Connections = 1000, 2000, 8
 		res := mustRun(t, p, Options{})
@@ -357,7 +345,7 @@ func TestOpenModelLagReported(t *testing.T) {
 // without keep-alive) still counts exactly, on every engine.
 func TestConnectionPerRequest(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, s := startServe(t)
+		base, s := servetest.Start(t)
 		for _, http10 := range []bool{false, true} {
 			before := s.Stats().Requests
 			p := newPlan(t, base+"/", engine)
@@ -378,7 +366,7 @@ func TestConnectionPerRequest(t *testing.T) {
 
 // The report names the engine that ran and why it was chosen.
 func TestEngineReported(t *testing.T) {
-	base, _ := startServe(t)
+	base, _ := servetest.Start(t)
 	p := newPlan(t, base+"/", "auto")
 	p.Requests = 10
 	res := mustRun(t, p, Options{})
@@ -394,7 +382,7 @@ func TestEngineReported(t *testing.T) {
 // With -w, an interrupt lets in-flight requests finish instead of aborting them.
 func TestInterruptWaitsWithW(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=400ms", engine)
 		p.Duration, p.Connections, p.WaitOngoing, p.Timeout = 30*time.Second, 4, true, 5*time.Second
 		intr := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"hail/internal/serve/servetest"
 	"hail/internal/stats"
 )
 
@@ -60,7 +61,7 @@ func TestSoak(t *testing.T) {
 		dur = parsed
 	}
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/", engine)
 		p.Duration, p.Rate, p.Connections = dur, 10000, 64
 		var rss []int64
@@ -103,7 +104,7 @@ func median(xs []int64) int64 {
 // Runs leave no goroutine, file descriptor or OS thread behind.
 func TestNoLeaks(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		run := func() {
 			for _, rate := range []float64{0, 2000} {
 				p := newPlan(t, base+"/?close=20", engine)

@@ -11,6 +11,7 @@ import (
 	"hail/internal/h3serve"
 	"hail/internal/plan"
 	"hail/internal/report"
+	"hail/internal/serve/servetest"
 	"hail/internal/stats"
 )
 
@@ -72,7 +73,7 @@ func checkTrace(t *testing.T, what string, recs []stats.TraceRecord, res *report
 // with consistent times, its outcome and its connection.
 func TestTraceEveryRequest(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
-		base, _ := startServe(t)
+		base, _ := servetest.Start(t)
 		for _, open := range []bool{false, true} {
 			p := newPlan(t, base+"/?status=503:10", engine)
 			p.Requests, p.Connections = 1500, 4

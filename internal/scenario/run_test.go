@@ -11,21 +11,9 @@ import (
 	"hail/internal/engine/uringengine"
 	"hail/internal/report"
 	"hail/internal/run"
-	"hail/internal/serve"
+	"hail/internal/serve/servetest"
 	"hail/internal/stats"
 )
-
-func startServe(t *testing.T) (string, *serve.Server) {
-	t.Helper()
-	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
-	return "http://" + a.String(), s
-}
 
 // engines are the engines a test runs on: net always, uring where the
 // kernel allows it.
@@ -101,7 +89,7 @@ thresholds:
 func TestCapturedIDsFlow(t *testing.T) {
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := startServe(t)
+			base, srv := servetest.Start(t)
 			res, _ := runFile(t, vmMix, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
 			it := srv.Stats().Items
 			create, query, destroy := step(t, res, "create"), step(t, res, "query"), step(t, res, "destroy")
@@ -142,7 +130,7 @@ func TestCapturedIDsFlow(t *testing.T) {
 // The example file runs (shortened) against hail serve: its 3-stage
 // connection ramp, its thresholds, and its ids flowing.
 func TestExampleVMLifecycle(t *testing.T) {
-	base, srv := startServe(t)
+	base, srv := servetest.Start(t)
 	s, err := Load("../../examples/vm-lifecycle.yaml", LoadOptions{Base: base})
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +180,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := startServe(t)
+			base, srv := servetest.Start(t)
 			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
 			if n := srv.Stats().Requests; n != 20000 {
 				t.Errorf("server counted %d requests, want 20000", n)
@@ -275,7 +263,7 @@ stages:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := startServe(t)
+			base, srv := servetest.Start(t)
 			sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
 			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, observe)
 			close(sp.stop)
@@ -305,7 +293,7 @@ stages:
   - {duration: 1s, rate: 1000, ramp: step}
   - {duration: 1s, rate: 0}
 `
-	base, srv := startServe(t)
+	base, srv := servetest.Start(t)
 	sp, observe := sample(func() float64 { return float64(srv.Stats().Requests) })
 	res, _ := runFile(t, src, base, nil, observe)
 	close(sp.stop)
@@ -332,7 +320,7 @@ thresholds:
   - {expr: p50 < 1us, step: slow, abort_on_fail: true, abort_after: 500ms}
   - rps > 0
 `
-	base, _ := startServe(t)
+	base, _ := servetest.Start(t)
 	start := time.Now()
 	res, _ := runFile(t, src, base, nil, nil)
 	if d := time.Since(start); d > 4*time.Second {
@@ -371,7 +359,7 @@ flows:
 }
 
 func flowWithLast(t *testing.T, src, eng string) {
-	base, srv := startServe(t)
+	base, srv := servetest.Start(t)
 	res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
 	it := srv.Stats().Items
 	c, g, d, h := step(t, res, "create"), step(t, res, "get"), step(t, res, "delete"), step(t, res, "home")
@@ -400,7 +388,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := startServe(t)
+			base, srv := servetest.Start(t)
 			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
 			it := srv.Stats().Items
 			g := step(t, res, "get")

@@ -8,15 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"hail/internal/h3serve"
+	"hail/internal/h3serve/certtest"
 	"hail/internal/plan"
+	"hail/internal/run/runtest"
 	"hail/internal/transport"
 )
 
@@ -101,16 +101,7 @@ func (p *testProxy) serve(c net.Conn) {
 // tlsTarget is an HTTPS server (HTTP/1.1 and h2) with a CA file for --cacert.
 func tlsTarget(t *testing.T) (string, string, *atomic.Int64) {
 	t.Helper()
-	ca, caPEM, err := h3serve.Issue(nil, "proxy test CA", nil, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _, err := h3serve.Issue(&ca, "localhost", []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(caFile, caPEM, 0o600)
+	k := certtest.New(t, "proxy test CA")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -118,13 +109,13 @@ func tlsTarget(t *testing.T) (string, string, *atomic.Int64) {
 	var n atomic.Int64
 	h := h3serve.Handler()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1); h.ServeHTTP(w, r) }),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{k.Server}}}
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	return "https://" + ln.Addr().String(), caFile, &n
+	return "https://" + ln.Addr().String(), k.CAFile, &n
 }
 
 func proxyPlan(t *testing.T, target, proxy string) *plan.Plan {
@@ -151,7 +142,7 @@ func TestProxyConnect(t *testing.T) {
 		c0 := px.connects.Load()
 		p := proxyPlan(t, target+"/", "http://alice:s3cret@"+px.addr)
 		p.CACert, p.HTTPVersion, p.ProxyHeaders = ca, version, [][2]string{{"X-Proxy-Note", "hi"}}
-		res := mustRun(t, p)
+		res := runtest.Run(t, p)
 		if res.Hail.Counts.Responses != 200 || served.Load()-before != 200 {
 			t.Fatalf("HTTP/%s: responses %d, served %d, errors %v", version, res.Hail.Counts.Responses, served.Load()-before, res.ErrorDistribution)
 		}
@@ -172,7 +163,7 @@ func TestProxyConnect(t *testing.T) {
 func TestProxyForward(t *testing.T) {
 	px := startProxy(t, "")
 	p := proxyPlan(t, "http://backend.test:8080/a?b=1", px.addr)
-	res := mustRun(t, p)
+	res := runtest.Run(t, p)
 	if res.Hail.Counts.Responses != 200 || px.forwards.Load() != 200 || px.connects.Load() != 0 {
 		t.Fatalf("responses %d, forwarded %d, CONNECTs %d, errors %v", res.Hail.Counts.Responses, px.forwards.Load(), px.connects.Load(), res.ErrorDistribution)
 	}
@@ -190,7 +181,7 @@ func TestProxyRefused(t *testing.T) {
 	px := startProxy(t, "alice:s3cret")
 	p := proxyPlan(t, target+"/", "http://alice:wrong@"+px.addr)
 	p.CACert, p.Requests = ca, 10
-	res := mustRun(t, p)
+	res := runtest.Run(t, p)
 	if got := res.ErrorDistribution["proxy connect failed"]; got != 10 {
 		t.Errorf("errors %v, want 10 'proxy connect failed'", res.ErrorDistribution)
 	}

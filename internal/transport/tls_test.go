@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"hail/internal/h3serve"
+	"hail/internal/h3serve/certtest"
 	"hail/internal/plan"
+	"hail/internal/run/runtest"
 	"hail/internal/transport"
 )
 
@@ -23,13 +25,11 @@ import (
 // requireFrom set, wants a client certificate signed by that CA.
 func sniServer(t *testing.T, requireFrom *tls.Certificate) (port int, caFile string, snis func() []string) {
 	t.Helper()
-	ca, caPEM, _ := h3serve.Issue(nil, "tls test CA", nil, nil, true)
-	cert, _, _ := h3serve.Issue(&ca, "localhost", []string{"example.test", "other.test"}, []net.IP{net.IPv4(127, 0, 0, 1)}, false)
-	caFile = filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(caFile, caPEM, 0o600)
+	k := certtest.New(t, "tls test CA", "example.test", "other.test")
+	caFile = k.CAFile
 	var mu sync.Mutex
 	var seen []string
-	conf := &tls.Config{Certificates: []tls.Certificate{cert}, GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+	conf := &tls.Config{Certificates: []tls.Certificate{k.Server}, GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 		mu.Lock()
 		seen = append(seen, h.ServerName)
 		mu.Unlock()
@@ -75,11 +75,11 @@ func TestSNI(t *testing.T) {
 	p := tlsPlan(t, "https://example.test:443/", ca)
 	p.Requests, p.Connections = 4, 1
 	p.ConnectTo = []plan.ConnectTo{{Host: "example.test", Port: 443, ToHost: "127.0.0.1", ToPort: port}}
-	if res := mustRun(t, p); res.Hail.Counts.Responses != 4 {
+	if res := runtest.Run(t, p); res.Hail.Counts.Responses != 4 {
 		t.Fatalf("errors %v", res.ErrorDistribution)
 	}
 	p.Host = "other.test:443"
-	if res := mustRun(t, p); res.Hail.Counts.Responses != 4 {
+	if res := runtest.Run(t, p); res.Hail.Counts.Responses != 4 {
 		t.Fatalf("--host: errors %v", res.ErrorDistribution)
 	}
 	if got := strings.Join(snis(), ","); got != "example.test,other.test" {
@@ -97,7 +97,7 @@ func TestClientCertHTTP1(t *testing.T) {
 
 	p := tlsPlan(t, u, ca)
 	p.Requests, p.Connections = 30, 3
-	res := mustRun(t, p)
+	res := runtest.Run(t, p)
 	if got := res.ErrorDistribution["tls client certificate rejected"]; got != 30 {
 		t.Errorf("no certificate: errors %v, want 30 rejections", res.ErrorDistribution)
 	}
@@ -109,7 +109,7 @@ func TestClientCertHTTP1(t *testing.T) {
 	os.WriteFile(both, append(certPEM, keyPEM...), 0o600)
 	p = tlsPlan(t, u, ca)
 	p.Cert, p.Requests, p.Connections, p.KeepAlive = both, 20, 1, false // one file with both, as curl takes it
-	res = mustRun(t, p)
+	res = runtest.Run(t, p)
 	if res.Hail.Counts.Responses != 20 || res.Hail.TLS == nil || res.Hail.TLS.Handshakes != 20 || res.Hail.TLS.Resumptions < 15 {
 		t.Errorf("with --cert: responses %d, errors %v, tls %+v", res.Hail.Counts.Responses, res.ErrorDistribution, res.Hail.TLS)
 	}

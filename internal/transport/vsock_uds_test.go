@@ -16,8 +16,7 @@ import (
 
 	"hail/internal/h3serve"
 	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
+	"hail/internal/run/runtest"
 	"hail/internal/transport"
 )
 
@@ -137,20 +136,6 @@ func vsockPlan(t *testing.T, v *fakeVMM, port uint32) *plan.Plan {
 		ConnectTimeout: 2 * time.Second, Engine: "auto", VsockUDS: v.path, VsockUDSPort: port}
 }
 
-func mustRun(t *testing.T, p *plan.Plan) *report.Result {
-	t.Helper()
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := run.Run(ctx, p, run.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // Hybrid vsock end to end: every connection does the CONNECT handshake
 // once (in one write) and then carries many requests; the URL gives the
 // Host header.
@@ -164,7 +149,7 @@ func testHybridVsock(t *testing.T, engine string) {
 	v := startVMM(t)
 	p := vsockPlan(t, v, portListening)
 	p.Engine = engine
-	res := mustRun(t, p)
+	res := runtest.Run(t, p)
 	if c := res.Hail.Counts; c.Responses != 300 || res.StatusCodeDistribution["200"] != 300 {
 		t.Fatalf("responses %d, errors %v", c.Responses, res.ErrorDistribution)
 	}
@@ -187,7 +172,7 @@ func testHybridVsock(t *testing.T, engine string) {
 	// h2c with prior knowledge rides the same stream.
 	p = vsockPlan(t, v, portListening)
 	p.HTTPVersion, p.Streams = "2", 4
-	res = mustRun(t, p)
+	res = runtest.Run(t, p)
 	if c := res.Hail.Counts; c.Responses != 300 || res.Hail.Protocol != "h2c" || res.Hail.Transport != "vsock-uds" {
 		t.Errorf("h2c: responses %d, protocol %q, transport %q, errors %v", c.Responses, res.Hail.Protocol, res.Hail.Transport, res.ErrorDistribution)
 	}
@@ -200,7 +185,7 @@ func TestHybridVsockRefusedAndGarbled(t *testing.T) {
 	for port, kind := range map[uint32]string{portNobody: "vsock handshake refused", portGarbled: "vsock handshake garbled"} {
 		p := vsockPlan(t, v, port)
 		p.Requests, p.Connections = 20, 2
-		res := mustRun(t, p)
+		res := runtest.Run(t, p)
 		if got := res.ErrorDistribution[kind]; got != 20 || res.Hail.Counts.Responses != 0 {
 			t.Errorf("port %d: errors %v, want 20 %q", port, res.ErrorDistribution, kind)
 		}

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"hail/internal/serve"
+	"hail/internal/serve/servetest"
 )
 
 var hailBin string // built by TestMain when tmux is there
@@ -126,15 +126,8 @@ func (x *tmuxServer) waitFor(name string, history bool, limit time.Duration, wan
 }
 
 func startServer(t *testing.T) string {
-	t.Helper()
-	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
-	return "http://" + a.String()
+	u, _ := servetest.Start(t)
+	return u
 }
 
 // hailLine is the shell command running hail with args (NO_COLOR keeps

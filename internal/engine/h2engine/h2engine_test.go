@@ -3,13 +3,11 @@ package h2engine_test
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -17,9 +15,11 @@ import (
 	"time"
 
 	"hail/internal/h3serve"
+	"hail/internal/h3serve/certtest"
 	"hail/internal/plan"
 	"hail/internal/report"
 	"hail/internal/run"
+	"hail/internal/run/runtest"
 )
 
 // h2server is an HTTP/2 server in the test process: h2c with prior
@@ -75,51 +75,6 @@ func listen(t *testing.T) net.Listener {
 	return ln
 }
 
-// pki is a CA, a server certificate it signed, and the CA's PEM file.
-type pki struct {
-	ca     tls.Certificate
-	server tls.Certificate
-	caFile string
-	pool   *x509.CertPool
-}
-
-func newPKI(t *testing.T) *pki {
-	t.Helper()
-	ca, caPEM, err := h3serve.Issue(nil, "hail test CA", nil, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, _, err := h3serve.Issue(&ca, "localhost", []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(f, caPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	return &pki{ca: ca, server: srv, caFile: f, pool: pool}
-}
-
-// clientCert issues a client certificate signed by ca and writes it and its key.
-func clientCert(t *testing.T, ca *tls.Certificate) (certFile, keyFile string) {
-	t.Helper()
-	c, certPEM, err := h3serve.Issue(ca, "hail client", nil, nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPEM, err := h3serve.KeyPEM(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
-	os.WriteFile(certFile, certPEM, 0o600)
-	os.WriteFile(keyFile, keyPEM, 0o600)
-	return certFile, keyFile
-}
-
 func h2plan(t *testing.T, rawURL string) *plan.Plan {
 	t.Helper()
 	u, err := url.Parse(rawURL)
@@ -128,20 +83,6 @@ func h2plan(t *testing.T, rawURL string) *plan.Plan {
 	}
 	return &plan.Plan{URL: u, Method: "GET", Connections: 4, Streams: 8, HTTPVersion: "2", KeepAlive: true,
 		MaxRedirects: 10, ConnectTimeout: 2 * time.Second, Engine: "auto", Requests: 2000}
-}
-
-func runPlan(t *testing.T, p *plan.Plan) *report.Result {
-	t.Helper()
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := run.Run(ctx, p, run.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 func checkAll(t *testing.T, res *report.Result, n int64) {
@@ -167,7 +108,7 @@ func checkAll(t *testing.T, res *report.Result, n int64) {
 func TestH2C(t *testing.T) {
 	s := startH2(t, listen(t), nil, nil)
 	p := h2plan(t, s.url+"/")
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	checkAll(t, res, 2000)
 	if s.reqs.Load() != 2000 || s.h2.Load() != 2000 {
 		t.Errorf("server saw %d requests, %d over HTTP/2; want 2000", s.reqs.Load(), s.h2.Load())
@@ -187,7 +128,7 @@ func TestH2OpenModel(t *testing.T) {
 	s := startH2(t, listen(t), nil, nil)
 	p := h2plan(t, s.url+"/?delay=2ms")
 	p.Requests, p.Rate, p.Connections, p.Streams = 300, 600, 2, 4
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	checkAll(t, res, 300)
 	if res.Hail.Model != "open" || res.Hail.Lag.Samples+res.Hail.Counts.Queued != 300 {
 		t.Errorf("model %s, lag samples %d + queued %d, want 300", res.Hail.Model, res.Hail.Lag.Samples, res.Hail.Counts.Queued)
@@ -203,11 +144,11 @@ func TestH2OpenModel(t *testing.T) {
 // h2 over TLS: ALPN negotiates h2, the connection count and handshakes
 // match, and reconnects (--disable-keepalive) resume the TLS session.
 func TestH2TLSResumption(t *testing.T) {
-	k := newPKI(t)
-	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.server}}, nil)
+	k := certtest.New(t, "hail test CA")
+	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}}, nil)
 	p := h2plan(t, s.url+"/")
-	p.CACert = k.caFile
-	res := runPlan(t, p)
+	p.CACert = k.CAFile
+	res := runtest.Run(t, p)
 	checkAll(t, res, 2000)
 	h := res.Hail
 	if h.Protocol != "h2" || h.ALPN != "h2" || h.Transport != "tls" || h.TLS == nil || h.TLS.Handshakes != 4 {
@@ -215,8 +156,8 @@ func TestH2TLSResumption(t *testing.T) {
 	}
 
 	p = h2plan(t, s.url+"/")
-	p.CACert, p.KeepAlive, p.Streams, p.Connections, p.Requests = k.caFile, false, 1, 1, 30
-	res = runPlan(t, p)
+	p.CACert, p.KeepAlive, p.Streams, p.Connections, p.Requests = k.CAFile, false, 1, 1, 30
+	res = runtest.Run(t, p)
 	checkAll(t, res, 30)
 	if tl := res.Hail.TLS; tl.Handshakes != 30 || tl.Resumptions < 25 {
 		t.Errorf("30 connections: %d handshakes, %d resumed; want 30 and nearly all resumed", tl.Handshakes, tl.Resumptions)
@@ -225,13 +166,13 @@ func TestH2TLSResumption(t *testing.T) {
 
 // A TLS server that does not offer h2 ends the run with one clear error.
 func TestH2NotNegotiated(t *testing.T) {
-	k := newPKI(t)
-	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{k.server}, NextProtos: []string{"http/1.1"}})
+	k := certtest.New(t, "hail test CA")
+	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, NextProtos: []string{"http/1.1"}})
 	srv := &http.Server{Handler: h3serve.Handler(), ErrorLog: quietLog()}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	p := h2plan(t, "https://"+ln.Addr().String()+"/")
-	p.CACert = k.caFile
+	p.CACert = k.CAFile
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -244,20 +185,20 @@ func TestH2NotNegotiated(t *testing.T) {
 // Client certificates: accepted when signed by the server's CA; a missing
 // or unknown one is counted as "tls client certificate rejected".
 func TestH2ClientCert(t *testing.T) {
-	k := newPKI(t)
-	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.server}, ClientCAs: k.pool,
+	k := certtest.New(t, "hail test CA")
+	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, ClientCAs: k.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert}, nil)
-	cert, key := clientCert(t, &k.ca)
+	cert, key := certtest.ClientCert(t, &k.CA)
 	p := h2plan(t, s.url+"/")
-	p.CACert, p.Cert, p.Key, p.Requests = k.caFile, cert, key, 200
-	checkAll(t, runPlan(t, p), 200)
+	p.CACert, p.Cert, p.Key, p.Requests = k.CAFile, cert, key, 200
+	checkAll(t, runtest.Run(t, p), 200)
 
 	other, _, _ := h3serve.Issue(nil, "stranger CA", nil, nil, true)
-	badCert, badKey := clientCert(t, &other)
+	badCert, badKey := certtest.ClientCert(t, &other)
 	for name, files := range map[string][2]string{"none": {"", ""}, "unknown-ca": {badCert, badKey}} {
 		p := h2plan(t, s.url+"/")
-		p.CACert, p.Cert, p.Key, p.Requests, p.Connections, p.Streams = k.caFile, files[0], files[1], 20, 2, 2
-		res := runPlan(t, p)
+		p.CACert, p.Cert, p.Key, p.Requests, p.Connections, p.Streams = k.CAFile, files[0], files[1], 20, 2, 2
+		res := runtest.Run(t, p)
 		if got := res.ErrorDistribution["tls client certificate rejected"]; got != 20 {
 			t.Errorf("%s: %d rejected, want 20 (errors %v)", name, got, res.ErrorDistribution)
 		}
@@ -276,7 +217,7 @@ func TestH2StreamReset(t *testing.T) {
 	s := startH2(t, listen(t), nil, h)
 	p := h2plan(t, s.url+"/")
 	p.Requests, p.Connections, p.Streams = 100, 1, 1
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	if res.Hail.Counts.Responses != 50 || res.ErrorDistribution["http2 stream reset"] != 50 {
 		t.Errorf("responses %d, errors %v; want 50 and 50 stream resets", res.Hail.Counts.Responses, res.ErrorDistribution)
 	}
@@ -293,7 +234,7 @@ func TestH2CUnixSocket(t *testing.T) {
 	_ = s
 	p := h2plan(t, "http://localhost/")
 	p.UnixSocket, p.Requests = path, 500
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	checkAll(t, res, 500)
 	if res.Hail.Transport != "unix" || s.h2.Load() != 500 {
 		t.Errorf("transport %q, server saw %d h2 requests", res.Hail.Transport, s.h2.Load())
@@ -310,7 +251,7 @@ func TestH2RedirectAndBody(t *testing.T) {
 	s := startH2(t, listen(t), nil, mux)
 	p := h2plan(t, s.url+"/old")
 	p.Method, p.Bodies, p.Requests = "POST", [][]byte{[]byte("0123456789ab")}, 100
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	checkAll(t, res, 100)
 	if s.reqs.Load() != 200 {
 		t.Errorf("server saw %d requests, want 200 (100 redirected)", s.reqs.Load())
@@ -323,7 +264,7 @@ func TestH2Timeout(t *testing.T) {
 	s := startH2(t, listen(t), nil, nil)
 	p := h2plan(t, s.url+"/?delay=400ms")
 	p.Requests, p.Connections, p.Streams, p.Timeout = 8, 1, 4, 50*time.Millisecond
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	if got := res.ErrorDistribution["request timeout"]; got != 8 {
 		t.Errorf("errors %v, want 8 request timeouts", res.ErrorDistribution)
 	}

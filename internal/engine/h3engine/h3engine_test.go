@@ -13,8 +13,8 @@ import (
 
 	"hail/internal/h3serve"
 	"hail/internal/plan"
-	"hail/internal/report"
 	"hail/internal/run"
+	"hail/internal/run/runtest"
 )
 
 func startH3(t *testing.T, cfg h3serve.Config) (*h3serve.Server, string, string) {
@@ -44,25 +44,11 @@ func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
 		MaxRedirects: 10, ConnectTimeout: 3 * time.Second, Engine: "auto", Requests: 1000, CACert: ca}
 }
 
-func runPlan(t *testing.T, p *plan.Plan) *report.Result {
-	t.Helper()
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := run.Run(ctx, p, run.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // HTTP/3 against the in-repo quic-go server: every request counted once by
 // both sides, c QUIC connections with their handshakes timed and counted.
 func TestH3(t *testing.T) {
 	s, base, ca := startH3(t, h3serve.Config{})
-	res := runPlan(t, h3plan(t, base+"/", ca))
+	res := runtest.Run(t, h3plan(t, base+"/", ca))
 	c := res.Hail.Counts
 	if c.Requests != 1000 || c.Responses != 1000 || res.StatusCodeDistribution["200"] != 1000 || s.Requests() != 1000 {
 		t.Errorf("requests %d, responses %d, server %d, errors %v", c.Requests, c.Responses, s.Requests(), res.ErrorDistribution)
@@ -84,7 +70,7 @@ func TestH3Resumption(t *testing.T) {
 	s, base, ca := startH3(t, h3serve.Config{})
 	p := h3plan(t, base+"/", ca)
 	p.KeepAlive, p.Streams, p.Connections, p.Requests = false, 1, 1, 20
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	if res.Hail.Counts.Responses != 20 {
 		t.Fatalf("responses %d, errors %v", res.Hail.Counts.Responses, res.ErrorDistribution)
 	}
@@ -107,7 +93,7 @@ func TestH3ClientCertRejected(t *testing.T) {
 	_, base, caFile := startH3(t, h3serve.Config{ClientCAs: pool})
 	p := h3plan(t, base+"/", caFile)
 	p.Requests, p.Streams = 10, 1
-	res := runPlan(t, p)
+	res := runtest.Run(t, p)
 	if got := res.ErrorDistribution["tls client certificate rejected"]; got != 10 {
 		t.Errorf("errors %v, want 10 client certificate rejections", res.ErrorDistribution)
 	}

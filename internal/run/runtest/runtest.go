@@ -1,0 +1,29 @@
+// Package runtest runs plans for the tests of packages that run.Run builds on (engines,
+// transports), which cannot import their own test helpers from package run.
+package runtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/run"
+)
+
+// Run validates p and runs it with default options, failing tb on any error. The run is
+// bounded by 30 seconds whatever p says, so a broken engine cannot hang the test.
+func Run(tb testing.TB, p *plan.Plan) *report.Result {
+	tb.Helper()
+	if err := p.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := run.Run(ctx, p, run.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
