@@ -101,10 +101,11 @@ func (v durationValue) Set(s string) error {
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
-		if f <= 0 || f > 1e9 {
-			return 0, fmt.Errorf("%q must be a positive duration such as 10s, 1m or 250ms", s)
+		d := time.Duration(f * float64(time.Second))
+		if f <= 0 || f > 1e9 || d <= 0 {
+			return 0, fmt.Errorf("%q must be a positive duration of at least 1ns, such as 10s, 1m or 250ms", s)
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		return d, nil
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil || d <= 0 {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,8 +134,9 @@ func (e *VsockGarbledError) Error() string {
 	return fmt.Sprintf("vsock handshake garbled: %s answered CONNECT %d with %q, want \"OK <port>\\n\"", e.Path, e.Port, e.Reply)
 }
 
-// maxVsockReply bounds the handshake reply line ("OK 4294967295\n" is 14 bytes).
-const maxVsockReply = 64
+// MaxVsockReply bounds the VMM's reply line to CONNECT ("OK 4294967295\n" is 14 bytes): a
+// longer line without a newline is a garbled reply.
+const MaxVsockReply = 64
 
 // dialHybridVsock connects to a Firecracker / Cloud Hypervisor hybrid vsock
 // socket and performs the CONNECT handshake. The reply is read a byte at a
@@ -169,7 +171,7 @@ func VsockHandshake(ctx context.Context, c net.Conn, path string, port uint32) e
 		}
 		return ctxErr(ctx, err)
 	}
-	var line [maxVsockReply]byte
+	var line [MaxVsockReply]byte
 	n := 0
 	for {
 		k, err := c.Read(line[n : n+1])
@@ -190,16 +192,32 @@ func VsockHandshake(ctx context.Context, c net.Conn, path string, port uint32) e
 			return &VsockGarbledError{Path: path, Port: port, Reply: string(line[:n])}
 		}
 	}
-	reply := line[:n]
-	rest, ok := strings.CutPrefix(string(reply), "OK ")
-	if !ok {
-		return &VsockGarbledError{Path: path, Port: port, Reply: string(reply)}
-	}
-	rest = strings.TrimSuffix(rest, "\n")
-	if _, err := strconv.ParseUint(rest, 10, 32); err != nil {
-		return &VsockGarbledError{Path: path, Port: port, Reply: string(reply)}
+	if !VsockReplyOK(line[:n]) {
+		return &VsockGarbledError{Path: path, Port: port, Reply: string(line[:n])}
 	}
 	return nil
+}
+
+// VsockReplyOK reports whether line, the VMM's whole reply to CONNECT including its newline, is
+// the success answer "OK <port>\n" with port a decimal 32-bit number. Both engines judge the
+// reply with it.
+func VsockReplyOK(line []byte) bool {
+	digits, ok := bytes.CutPrefix(line, []byte("OK "))
+	if !ok || len(digits) < 2 || digits[len(digits)-1] != '\n' {
+		return false
+	}
+	digits = digits[:len(digits)-1]
+	if len(digits) > 10 {
+		return false
+	}
+	var v uint64
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			return false
+		}
+		v = v*10 + uint64(b-'0')
+	}
+	return v <= math.MaxUint32
 }
 
 var (

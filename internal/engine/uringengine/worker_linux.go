@@ -477,13 +477,13 @@ func (w *worker) onHandshake(c *conn, data []byte) {
 	}
 	if i == len(data) {
 		c.carry = append(c.carry, data...)
-		if len(c.carry) >= maxVsockReply {
+		if len(c.carry) >= transport.MaxVsockReply {
 			w.fail(c, &transport.VsockGarbledError{Path: w.ep.Unix, Port: w.ep.VsockPort, Reply: string(c.carry)})
 		}
 		return
 	}
 	c.carry = append(c.carry, data[:i+1]...)
-	if !vsockOK(c.carry) {
+	if !transport.VsockReplyOK(c.carry) {
 		w.fail(c, &transport.VsockGarbledError{Path: w.ep.Unix, Port: w.ep.VsockPort, Reply: string(c.carry)})
 		return
 	}
@@ -494,22 +494,6 @@ func (w *worker) onHandshake(c *conn, data []byte) {
 	if !c.sending {
 		w.send(c)
 	}
-}
-
-// maxVsockReply bounds the VMM's reply line ("OK 4294967295\n" is 14 bytes).
-const maxVsockReply = 64
-
-// vsockOK reports whether line is "OK <decimal port>\n".
-func vsockOK(line []byte) bool {
-	if len(line) < 5 || string(line[:3]) != "OK " || line[len(line)-1] != '\n' {
-		return false
-	}
-	for _, b := range line[3 : len(line)-1] {
-		if b < '0' || b > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // handshakeFailed names a hybrid-vsock connection that ended before its

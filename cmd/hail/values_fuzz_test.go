@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// FuzzParseCount: any -n value either fails with hail's one-line message or gives a count that
+// prints back to itself.
+func FuzzParseCount(f *testing.F) {
+	for _, s := range []string{"1000", "10k", "2m", "1.5k", "1g", "0", "-1", "1e3", "0x10", "inf", "NaN", "9223372036854775807", "1.0001k", " 7 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseCount(s)
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "whole number") {
+				t.Fatalf("%q: error %q is not one line naming what was wrong", s, msg)
+			}
+			return
+		}
+		back, err := parseCount(strconv.FormatUint(n, 10))
+		if err != nil || back != n {
+			t.Fatalf("%q -> %d, which parses back as %d, %v", s, n, back, err)
+		}
+	})
+}
+
+// FuzzParseDuration: any -z/-t value either fails with one line or gives a positive duration
+// that prints back to itself.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"10s", "1m30s", "250ms", "1.5", "0", "-1s", "1e-12", "1e9", "1e10", "300000h", "1ns", "0.5us", " 2s "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "10s") {
+				t.Fatalf("%q: error %q is not one line with an example", s, msg)
+			}
+			return
+		}
+		if d <= 0 {
+			t.Fatalf("%q -> %v, not a positive duration", s, d)
+		}
+		back, err := parseDuration(d.String())
+		if err != nil || back != d {
+			t.Fatalf("%q -> %v, which parses back as %v, %v", s, d, back, err)
+		}
+	})
+}
