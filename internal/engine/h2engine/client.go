@@ -94,6 +94,9 @@ func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*
 		maxFrame: 16384, initWin: 65535, connWin: 65535}
 	c.cond = sync.NewCond(&c.mu)
 	c.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, 32<<10))
+	// We advertise no SETTINGS_MAX_FRAME_SIZE, so the server may send at most the default 16 KiB:
+	// a larger frame is refused before it is read into memory.
+	c.fr.SetMaxReadFrameSize(16384)
 	c.dec = hpack.NewDecoder(4096, c.onField)
 	if maxHeaderBytes > 0 {
 		c.dec.SetMaxStringLength(maxHeaderBytes)
@@ -138,8 +141,15 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	default:
 	}
 	c.mu.Lock()
-	for c.err == nil && !c.goaway && c.active >= c.maxStreams {
+	var w waker // wakes the waits below when ctx ends; armed only when one has to wait
+	defer w.stop()
+	for c.err == nil && !c.goaway && c.active >= c.maxStreams && ctx.Err() == nil {
+		w.arm(ctx, c)
 		c.cond.Wait()
+	}
+	if err := ctx.Err(); err != nil && c.err == nil && !c.goaway && c.active >= c.maxStreams {
+		c.mu.Unlock()
+		return err // no stream slot opened in time (the server's SETTINGS_MAX_CONCURRENT_STREAMS)
 	}
 	if c.err != nil || c.goaway {
 		err := c.err
@@ -166,6 +176,12 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 				c.nc.Write(c.wbuf)
 				c.wbuf = c.wbuf[:0]
 			}
+			if err := ctx.Err(); err != nil { // the send window stayed shut until the request's end
+				c.resetLocked(cl)
+				c.mu.Unlock()
+				return err
+			}
+			w.arm(ctx, c)
 			c.cond.Wait()
 			continue
 		}
@@ -195,14 +211,41 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 // cancel resets a stream whose request was given up.
 func (c *client) cancel(cl *call) {
 	c.mu.Lock()
-	if c.streams[cl.id] == cl {
-		c.finishLocked(cl, context.Canceled)
-		var b [13]byte
-		f := appendFrameHeader(b[:0], 4, http2.FrameRSTStream, 0, cl.id)
-		f = binary.BigEndian.AppendUint32(f, uint32(http2.ErrCodeCancel))
-		c.nc.Write(f)
-	}
+	c.resetLocked(cl)
 	c.mu.Unlock()
+}
+
+// resetLocked ends cl, if it is still open, and tells the server with RST_STREAM (CANCEL).
+func (c *client) resetLocked(cl *call) {
+	if c.streams[cl.id] != cl {
+		return
+	}
+	c.finishLocked(cl, context.Canceled)
+	var b [13]byte
+	f := appendFrameHeader(b[:0], 4, http2.FrameRSTStream, 0, cl.id)
+	f = binary.BigEndian.AppendUint32(f, uint32(http2.ErrCodeCancel))
+	c.nc.Write(f)
+}
+
+// waker broadcasts c.cond when a request's context ends, so that a request waiting for a stream
+// slot or a send window gives up at its timeout. Arming costs an allocation, so it happens
+// only when a request has to wait, never on the usual path.
+type waker struct{ stopFn func() bool }
+
+func (w *waker) arm(ctx context.Context, c *client) {
+	if w.stopFn == nil && ctx.Done() != nil {
+		w.stopFn = context.AfterFunc(ctx, func() {
+			c.mu.Lock()
+			c.cond.Broadcast()
+			c.mu.Unlock()
+		})
+	}
+}
+
+func (w *waker) stop() {
+	if w.stopFn != nil {
+		w.stopFn()
+	}
 }
 
 // finishLocked ends cl with err (nil: its response is complete).
@@ -281,7 +324,10 @@ func (c *client) readLoop() {
 			}
 		case *http2.SettingsFrame:
 			if !f.IsAck() {
-				f.ForeachSetting(func(s http2.Setting) error {
+				err = f.ForeachSetting(func(s http2.Setting) error {
+					if err := s.Valid(); err != nil {
+						return err // e.g. SETTINGS_MAX_FRAME_SIZE 0: the connection is unusable
+					}
 					switch s.ID {
 					case http2.SettingMaxConcurrentStreams:
 						c.maxStreams = s.Val
@@ -324,8 +370,12 @@ func (c *client) readLoop() {
 			}
 			c.cond.Broadcast()
 		}
-		if err != nil { // an undecodable header block breaks the connection
-			c.failLocked(http2.ConnectionError(http2.ErrCodeCompression))
+		if err != nil { // an undecodable header block or an invalid setting breaks the connection
+			var ce http2.ConnectionError
+			if !errors.As(err, &ce) {
+				ce = http2.ConnectionError(http2.ErrCodeCompression)
+			}
+			c.failLocked(ce)
 			c.mu.Unlock()
 			c.nc.Close()
 			return

@@ -1,0 +1,250 @@
+package h2engine_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/run"
+)
+
+// hostileH2 serves h2c (prior knowledge) on loopback with behave in charge of each connection
+// after the client's preface, and returns the base URL.
+func hostileH2(t *testing.T, behave func(fr *http2.Framer, c net.Conn)) string {
+	t.Helper()
+	ln := listen(t)
+	var mu sync.Mutex
+	var conns []net.Conn
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				preface := make([]byte, len(http2.ClientPreface))
+				if _, err := io.ReadFull(c, preface); err != nil {
+					return
+				}
+				behave(http2.NewFramer(c, c), c)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// drain reads the client's frames until the connection ends, acknowledging its SETTINGS.
+func drain(fr *http2.Framer) {
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
+			fr.WriteSettingsAck()
+		}
+	}
+}
+
+// respondTo answers every request stream with a 200 and a 5-byte body.
+func respondTo(fr *http2.Framer) {
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				fr.WriteSettingsAck()
+			}
+		case *http2.HeadersFrame:
+			if !f.StreamEnded() {
+				continue // a body follows; answered at its end below
+			}
+			hb.Reset()
+			enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true})
+			fr.WriteData(f.StreamID, true, []byte("hello"))
+		}
+	}
+}
+
+// runBounded runs p and fails the test if the run takes longer than limit: a hostile server
+// must never hang hail.
+func runBounded(t *testing.T, p *plan.Plan, limit time.Duration) *report.Result {
+	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	type out struct {
+		res *report.Result
+		err error
+	}
+	ch := make(chan out, 1)
+	start := time.Now()
+	go func() {
+		res, err := run.Run(context.Background(), p, run.Options{})
+		ch <- out{res, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			t.Fatalf("run failed: %v", o.err)
+		}
+		t.Logf("took %v: statuses %v, errors %v", time.Since(start).Round(time.Millisecond), o.res.StatusCodeDistribution, o.res.ErrorDistribution)
+		return o.res
+	case <-time.After(limit):
+		t.Fatalf("the run did not end within %v: hail hangs on this server", limit)
+		return nil
+	}
+}
+
+// Hostile HTTP/2 servers: each misbehaviour ends as a counted, named error, every request is
+// accounted for, and the run ends within its bounds.
+func TestH2Hostile(t *testing.T) {
+	settings := func(s ...http2.Setting) func(fr *http2.Framer, c net.Conn) {
+		return func(fr *http2.Framer, c net.Conn) {
+			fr.WriteSettings(s...)
+			drain(fr)
+		}
+	}
+	hb := func(fields ...string) []byte {
+		var b bytes.Buffer
+		enc := hpack.NewEncoder(&b)
+		for i := 0; i+1 < len(fields); i += 2 {
+			enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
+		}
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		name    string
+		behave  func(fr *http2.Framer, c net.Conn)
+		post    bool          // send a 5-byte body
+		timeout time.Duration // -t
+		want    string        // the error kind of every request
+		or      string        // another kind some requests may end as
+	}{
+		// RFC 9113 allows 0: the client must wait for a slot, so only -t ends each request.
+		{name: "max-streams-0", behave: settings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 0}),
+			timeout: 200 * time.Millisecond, want: "request timeout"},
+		// A send window that never opens: the body cannot be sent; -t ends it.
+		{name: "window-0", behave: settings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}), post: true,
+			timeout: 200 * time.Millisecond, want: "request timeout"},
+		{name: "bad-max-frame-size", behave: settings(http2.Setting{ID: http2.SettingMaxFrameSize, Val: 0}),
+			timeout: 2 * time.Second, want: "http2 connection error"},
+		{name: "bad-window-size", behave: settings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 31}),
+			timeout: 2 * time.Second, want: "http2 connection error"},
+		{name: "goaway-at-once", behave: func(fr *http2.Framer, c net.Conn) {
+			fr.WriteSettings()
+			fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte("go away"))
+			drain(fr)
+		}, timeout: 2 * time.Second, want: "http2 connection error"},
+		// A frame far above the 16 KiB the client accepts: refused before it is read into memory.
+		{name: "oversized-frame", behave: func(fr *http2.Framer, c net.Conn) {
+			fr.WriteSettings()
+			c.Write([]byte{0x10, 0, 0, byte(http2.FrameData), 0, 0, 0, 0, 1}) // a 1 MiB DATA frame header
+			drain(fr)
+		}, timeout: 2 * time.Second, want: "http2 connection error"},
+		{name: "not-http2", behave: func(fr *http2.Framer, c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+			io.Copy(io.Discard, c) // an HTTP/1 server that keeps the connection open
+		}, timeout: 2 * time.Second, want: "http2 connection error"},
+		{name: "bad-status", behave: func(fr *http2.Framer, c net.Conn) {
+			fr.WriteSettings()
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					return
+				}
+				if h, ok := f.(*http2.HeadersFrame); ok {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.StreamID, BlockFragment: hb(":status", "abc"), EndHeaders: true, EndStream: true})
+				}
+			}
+		}, timeout: 2 * time.Second, want: "http2 stream reset"},
+		// Header fields without end: memory stays bounded, -t ends each request.
+		{name: "continuation-flood", behave: func(fr *http2.Framer, c net.Conn) {
+			fr.WriteSettings()
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					return
+				}
+				if h, ok := f.(*http2.HeadersFrame); ok {
+					if fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.StreamID, BlockFragment: hb(":status", "200")}) != nil {
+						return
+					}
+					junk := hb("x-junk", string(bytes.Repeat([]byte("j"), 1000)))
+					for fr.WriteContinuation(h.StreamID, false, junk) == nil {
+					}
+					return
+				}
+			}
+		}, timeout: 200 * time.Millisecond, want: "request timeout"},
+		{name: "close-mid-body", behave: func(fr *http2.Framer, c net.Conn) {
+			fr.WriteSettings()
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					return
+				}
+				if h, ok := f.(*http2.HeadersFrame); ok {
+					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.StreamID, BlockFragment: hb(":status", "200"), EndHeaders: true})
+					fr.WriteData(h.StreamID, false, []byte("partial"))
+					return
+				}
+			}
+		}, timeout: 2 * time.Second, want: "connection closed mid-response",
+			or: "connection reset by peer"}, // the close resets the client's unread frames
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := hostileH2(t, tc.behave)
+			p := h2plan(t, base)
+			p.Requests, p.Connections, p.Streams, p.Timeout = 8, 2, 2, tc.timeout
+			if tc.post {
+				p.Method, p.Bodies = "POST", [][]byte{[]byte("hello")}
+			}
+			res := runBounded(t, p, 15*time.Second)
+			if got := res.Hail.Counts.Requests; got != 8 {
+				t.Errorf("%d requests accounted for, want 8", got)
+			}
+			if got := res.ErrorDistribution[tc.want] + res.ErrorDistribution[tc.or]; got != 8 || res.ErrorDistribution[tc.want] == 0 {
+				t.Errorf("errors %v, statuses %v: want 8 × %q", res.ErrorDistribution, res.StatusCodeDistribution, tc.want)
+			}
+		})
+	}
+	t.Run("control", func(t *testing.T) { // the fake server itself works
+		p := h2plan(t, hostileH2(t, func(fr *http2.Framer, c net.Conn) { fr.WriteSettings(); respondTo(fr) }))
+		p.Requests, p.Connections, p.Streams = 8, 2, 2
+		if res := runBounded(t, p, 15*time.Second); res.StatusCodeDistribution["200"] != 8 {
+			t.Errorf("statuses %v, errors %v: want 8 × 200", res.StatusCodeDistribution, res.ErrorDistribution)
+		}
+	})
+}
