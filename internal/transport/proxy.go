@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -157,9 +158,15 @@ func proxyConnect(ctx context.Context, c net.Conn, proxyAddr, authority string, 
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		return nil, ctxErr(ctx, &ProxyError{Proxy: proxyAddr, Authority: authority, Err: err})
 	}
-	br := bufio.NewReaderSize(c, 4096)
+	// The head is read through a limit: a proxy that sends header lines without end is refused
+	// at maxProxyHead, not buffered until the connect timeout.
+	lim := &io.LimitedReader{R: c, N: maxProxyHead}
+	br := bufio.NewReaderSize(lim, 4096)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
+		if lim.N == 0 {
+			err = fmt.Errorf("its response head is longer than %d KiB", maxProxyHead>>10)
+		}
 		var ne net.Error
 		if ctx.Err() == context.DeadlineExceeded || errors.As(err, &ne) && ne.Timeout() {
 			return nil, &ConnectTimeoutError{Err: &ProxyError{Proxy: proxyAddr, Authority: authority, Err: err}}
@@ -174,6 +181,9 @@ func proxyConnect(ctx context.Context, c net.Conn, proxyAddr, authority string, 
 	}
 	return c, nil
 }
+
+// maxProxyHead bounds a proxy's response head to CONNECT (the same cap as a response head).
+const maxProxyHead = 64 << 10
 
 // bufferedConn is a connection some of whose incoming bytes were already
 // read into r.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"hail/internal/h3serve"
 	"hail/internal/h3serve/certtest"
@@ -184,6 +185,48 @@ func TestProxyRefused(t *testing.T) {
 	res := runtest.Run(t, p)
 	if got := res.ErrorDistribution["proxy connect failed"]; got != 10 {
 		t.Errorf("errors %v, want 10 'proxy connect failed'", res.ErrorDistribution)
+	}
+}
+
+// A proxy that answers CONNECT with header lines without end: each connect fails as "proxy
+// connect failed" once the head passes 64 KiB, long before the connect timeout.
+func TestProxyEndlessHead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var sent atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				bufio.NewReader(c).ReadString('\n')
+				line := []byte("X-Flood: " + strings.Repeat("f", 100) + "\r\n")
+				io.WriteString(c, "HTTP/1.1 200 Connection established\r\n")
+				for {
+					n, err := c.Write(line)
+					sent.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	p := proxyPlan(t, "https://127.0.0.1:1/", "http://"+ln.Addr().String())
+	p.Requests, p.Connections, p.ConnectTimeout = 6, 2, 10*time.Second
+	start := time.Now()
+	res := runtest.Run(t, p)
+	if got := res.ErrorDistribution["proxy connect failed"]; got != 6 {
+		t.Errorf("errors %v, want 6 'proxy connect failed'", res.ErrorDistribution)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("took %v: the head was read until the connect timeout", el)
 	}
 }
 
