@@ -120,3 +120,53 @@ func TestH3NotOffered(t *testing.T) {
 		t.Fatalf("err = %v, want 'does not speak HTTP/3'", err)
 	}
 }
+
+// A slow HTTP/3 server: -t ends each request as "request timeout" and the run ends soon after;
+// a run whose server never answers ends at -z with its requests aborted, not hanging.
+func TestH3Timeouts(t *testing.T) {
+	_, base, ca := startH3(t, h3serve.Config{})
+	p := h3plan(t, base+"/?delay=3s", ca)
+	p.Requests, p.Streams, p.Timeout = 8, 2, 200*time.Millisecond
+	start := time.Now()
+	res := runtest.Run(t, p)
+	if got := res.ErrorDistribution["request timeout"]; got != 8 {
+		t.Errorf("errors %v, want 8 request timeouts", res.ErrorDistribution)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("8 requests, 4 in flight, -t 200ms took %v", el)
+	}
+
+	p = h3plan(t, base+"/?delay=3s", ca)
+	p.Requests, p.Streams, p.Duration = 0, 2, 500*time.Millisecond
+	start = time.Now()
+	res = runtest.Run(t, p)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("-z 500ms took %v", el)
+	}
+	if got := res.ErrorDistribution["aborted due to deadline"]; got != 4 || res.Hail.Counts.Requests != 4 {
+		t.Errorf("errors %v, requests %d: want the 4 in flight aborted at the deadline", res.ErrorDistribution, res.Hail.Counts.Requests)
+	}
+}
+
+// Nothing listens on the UDP port: every connect fails within --connect-timeout as a named
+// error, and the run ends.
+func TestH3NoServer(t *testing.T) {
+	s, base, ca := startH3(t, h3serve.Config{})
+	s.Close() // a port that was just closed: nothing answers there
+	p := h3plan(t, base+"/", ca)
+	p.Requests, p.Connections, p.Streams, p.ConnectTimeout = 4, 2, 1, 300*time.Millisecond
+	start := time.Now()
+	res := runtest.Run(t, p)
+	if res.Hail.Counts.Requests != 4 || res.Hail.Counts.Errors != 4 {
+		t.Errorf("requests %d, errors %v: want 4 failed connects", res.Hail.Counts.Requests, res.ErrorDistribution)
+	}
+	t.Logf("errors %v", res.ErrorDistribution)
+	for kind := range res.ErrorDistribution {
+		if kind == "other i/o error" {
+			t.Errorf("an unnamed error: %v", res.ErrorDistribution)
+		}
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("took %v with a 300ms connect timeout", el)
+	}
+}
