@@ -38,19 +38,12 @@ func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
 		}
 		headers[h[0]] = v
 	}
-	u := *p.URL
-	if u.User != nil {
-		u.User = nil
-	}
-	if !f.showSecrets {
-		u.RawQuery = redactQuery(u.RawQuery)
-	}
 	model := "closed"
 	if p.Open() {
 		model = "open"
 	}
 	c := map[string]any{
-		"url": u.String(), "method": p.Method, "headers": headers, "connections": p.Connections,
+		"url": redactedURL(p.URL, f.showSecrets), "method": p.Method, "headers": headers, "connections": p.Connections,
 		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model,
 		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize,
 		"wait_ongoing": p.WaitOngoing, "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
@@ -96,6 +89,17 @@ func transportConfig(c map[string]any, p *plan.Plan, show bool) {
 }
 
 // redactQuery replaces the values of query parameters named by --redact.
+// redactedURL is u as reports, logs and metrics show it: without user information and, unless
+// show (--show-secrets), with the --redact query parameters' values hidden.
+func redactedURL(u *url.URL, show bool) string {
+	c := *u
+	c.User = nil
+	if !show {
+		c.RawQuery = redactQuery(c.RawQuery)
+	}
+	return c.String()
+}
+
 func redactQuery(raw string) string {
 	if raw == "" || len(extraSecrets) == 0 {
 		return raw

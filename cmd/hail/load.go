@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -209,7 +210,8 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, err
 	if f.contentType != "" {
 		p.Headers = append(p.Headers, [2]string{"Content-Type", f.contentType})
 	}
-	if f.basicAuth != "" {
+	if f.basicAuth != "" && !slices.ContainsFunc(p.Headers, func(h [2]string) bool { return strings.EqualFold(h[0], "Authorization") }) {
+		// -a or the URL's user:password; an explicit -H Authorization wins, as with curl
 		p.Headers = append(p.Headers, [2]string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(f.basicAuth))})
 	}
 	nb := 0
@@ -308,7 +310,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	}
 	defer out.Discard()
 	workload := f.urls.workload(p)
-	results, err := prepareResults(&f.results, f.format, p, workload, out)
+	results, err := prepareResults(&f.results, f.format, p, workload, out, f.showSecrets)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -311,5 +312,68 @@ func TestRedactFlag(t *testing.T) {
 	stdout, _, _ := hail(t, "--debug", "--redact", "X-Api-Key", "--redact", "token", "-H", "X-Api-Key: k3y", base+"/echo?headers=1&token=t0ken")
 	if strings.Contains(stdout, "> X-Api-Key: k3y") || strings.Contains(stdout, "> GET /echo?headers=1&token=t0ken") {
 		t.Errorf("--debug request dump shows a redacted value:\n%s", stdout)
+	}
+}
+
+// No secret reaches any output: every report format, the SQLite log, the per-request CSV and
+// stderr, for headers (Authorization, Cookie, a --redact one), a --redact query parameter and
+// URL credentials; the redaction marker is there instead, and with --show-secrets the values
+// come back (so the check can fail).
+func TestSecretsInNoOutput(t *testing.T) {
+	base := startServe(t)
+	basic := base64.StdEncoding.EncodeToString([]byte("alice:s3cr3tpw"))
+	for _, tc := range []struct {
+		name    string
+		url     string
+		args    []string
+		secrets []string
+	}{
+		{"headers", base + "/?token=t0ken&page=2", []string{"-H", "Authorization: Bearer B34R3R", "-H", "Cookie: id=c00kie",
+			"-H", "X-Api-Key: k3y", "--redact", "X-Api-Key", "--redact", "token"}, []string{"B34R3R", "c00kie", "k3y", "t0ken"}},
+		{"url-credentials", strings.Replace(base, "http://", "http://alice:s3cr3tpw@", 1) + "/?page=2", nil,
+			[]string{"s3cr3tpw", basic}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			common := append([]string{"-n", "5", "--no-tui"}, tc.args...)
+			runs := map[string][]string{}
+			for _, format := range []string{"text", "json", "csv", "csv-seconds", "markdown", "html"} {
+				f := filepath.Join(dir, "out-"+format)
+				runs[f] = append([]string{"--output-format", format, "-o", f}, common...)
+			}
+			db := filepath.Join(dir, "log.db")
+			runs[db] = append([]string{"--db-url", db, "-j", "-o", filepath.Join(dir, "db.json")}, common...)
+			for path, args := range runs {
+				_, stderr, code := hail(t, append(args, tc.url)...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d: %s", args, code, stderr)
+				}
+				raw, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, secret := range tc.secrets {
+					if bytes.Contains(raw, []byte(secret)) || strings.Contains(stderr, secret) {
+						t.Errorf("%s: secret %q leaked", filepath.Base(path), secret)
+					}
+				}
+			}
+			raw, _ := os.ReadFile(filepath.Join(dir, "out-json"))
+			if !bytes.Contains(raw, []byte("[redacted]")) || !bytes.Contains(raw, []byte("page=2")) {
+				t.Errorf("the JSON report has no [redacted] marker or lost page=2:\n%s", raw)
+			}
+			// With --show-secrets the same run shows them (URL passwords excepted: they travel
+			// only as the Authorization header), so the checks above can fail.
+			shown := filepath.Join(dir, "shown.json")
+			if _, stderr, code := hail(t, append(append([]string{"-j", "-o", shown, "--show-secrets"}, common...), tc.url)...); code != 0 {
+				t.Fatalf("--show-secrets: exit %d: %s", code, stderr)
+			}
+			raw, _ = os.ReadFile(shown)
+			for _, secret := range tc.secrets {
+				if secret != "s3cr3tpw" && !bytes.Contains(raw, []byte(secret)) {
+					t.Errorf("--show-secrets: %q not shown", secret)
+				}
+			}
+		})
 	}
 }

@@ -210,16 +210,14 @@ type resultsRun struct {
 // --metrics-addr) stops hail before anything is sent. format is the
 // --output-format (csv: the per-request rows go to out); w is the run's
 // workload (nil: the plan's single request), whose step names the
-// per-request log records.
-func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload, out io.Writer) (*resultsRun, error) {
+// per-request log records; show is --show-secrets (the URL's --redact parameters stay visible).
+func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload, out io.Writer, show bool) (*resultsRun, error) {
 	rr := &resultsRun{}
 	model := "closed"
 	if p.Open() {
 		model = "open"
 	}
-	u := *p.URL
-	u.User = nil
-	rr.meta = reqlog.Meta{URL: u.String(), Method: p.Method, Model: model, Steps: []string{""}, Version: plan.Version}
+	rr.meta = reqlog.Meta{URL: redactedURL(p.URL, show), Method: p.Method, Model: model, Steps: []string{""}, Version: plan.Version}
 	if w != nil && len(w.Steps) > 0 {
 		rr.meta.Steps = w.Steps
 		if len(w.Steps) > 1 || w.Steps[0] != "" {

@@ -182,7 +182,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	defer out.Discard()
 	workload := sc.Workload(sched)
-	results, err := prepareResults(&f.results, f.format, p, workload, out)
+	results, err := prepareResults(&f.results, f.format, p, workload, out, false)
 	if err != nil {
 		return err
 	}
