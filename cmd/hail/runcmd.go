@@ -190,7 +190,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	interrupt, stop, release := handleSignals(out)
 	defer release()
 
-	config := map[string]any{"url": p.URL.String(), "connections": p.Connections, "requests": p.Requests,
+	config := map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": sc.Config()}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,

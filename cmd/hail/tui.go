@@ -100,7 +100,7 @@ func startLiveView(p *plan.Plan, f *outputFlags, stop func(), out *output, steps
 		return nil
 	}
 	lv.model = tui.New(tui.Config{
-		Method: p.Method, Target: p.URL.String(), Connections: p.Connections,
+		Method: p.Method, Target: redactedURL(p.URL, false), Connections: p.Connections,
 		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Open: p.Open(),
 		Cores: stats.Cores(), FPS: f.fps, Unit: f.unit,
 		Color: !f.noColor && os.Getenv("NO_COLOR") == "",
