@@ -71,28 +71,19 @@ func drain(fr *http2.Framer) {
 	}
 }
 
-// respondTo answers every request stream with a 200 and a 5-byte body.
-func respondTo(fr *http2.Framer) {
-	var hb bytes.Buffer
-	enc := hpack.NewEncoder(&hb)
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			return
-		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				fr.WriteSettingsAck()
+// onRequest sends the server's SETTINGS, then calls answer with the stream ID of each request's
+// HEADERS until it returns false or the connection ends.
+func onRequest(answer func(fr *http2.Framer, id uint32) bool) func(fr *http2.Framer, c net.Conn) {
+	return func(fr *http2.Framer, c net.Conn) {
+		fr.WriteSettings()
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
 			}
-		case *http2.HeadersFrame:
-			if !f.StreamEnded() {
-				continue // a body follows; answered at its end below
+			if h, ok := f.(*http2.HeadersFrame); ok && !answer(fr, h.StreamID) {
+				return
 			}
-			hb.Reset()
-			enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: hb.Bytes(), EndHeaders: true})
-			fr.WriteData(f.StreamID, true, []byte("hello"))
 		}
 	}
 }
@@ -177,51 +168,25 @@ func TestH2Hostile(t *testing.T) {
 			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
 			io.Copy(io.Discard, c) // an HTTP/1 server that keeps the connection open
 		}, timeout: 2 * time.Second, want: "http2 connection error"},
-		{name: "bad-status", behave: func(fr *http2.Framer, c net.Conn) {
-			fr.WriteSettings()
-			for {
-				f, err := fr.ReadFrame()
-				if err != nil {
-					return
-				}
-				if h, ok := f.(*http2.HeadersFrame); ok {
-					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.StreamID, BlockFragment: hb(":status", "abc"), EndHeaders: true, EndStream: true})
-				}
-			}
-		}, timeout: 2 * time.Second, want: "http2 stream reset"},
+		{name: "bad-status", behave: onRequest(func(fr *http2.Framer, id uint32) bool {
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb(":status", "abc"), EndHeaders: true, EndStream: true})
+			return true
+		}), timeout: 2 * time.Second, want: "http2 stream reset"},
 		// Header fields without end: memory stays bounded, -t ends each request.
-		{name: "continuation-flood", behave: func(fr *http2.Framer, c net.Conn) {
-			fr.WriteSettings()
-			for {
-				f, err := fr.ReadFrame()
-				if err != nil {
-					return
-				}
-				if h, ok := f.(*http2.HeadersFrame); ok {
-					if fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.StreamID, BlockFragment: hb(":status", "200")}) != nil {
-						return
-					}
-					junk := hb("x-junk", string(bytes.Repeat([]byte("j"), 1000)))
-					for fr.WriteContinuation(h.StreamID, false, junk) == nil {
-					}
-					return
-				}
+		{name: "continuation-flood", behave: onRequest(func(fr *http2.Framer, id uint32) bool {
+			if fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb(":status", "200")}) != nil {
+				return false
 			}
-		}, timeout: 200 * time.Millisecond, want: "request timeout"},
-		{name: "close-mid-body", behave: func(fr *http2.Framer, c net.Conn) {
-			fr.WriteSettings()
-			for {
-				f, err := fr.ReadFrame()
-				if err != nil {
-					return
-				}
-				if h, ok := f.(*http2.HeadersFrame); ok {
-					fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.StreamID, BlockFragment: hb(":status", "200"), EndHeaders: true})
-					fr.WriteData(h.StreamID, false, []byte("partial"))
-					return
-				}
+			junk := hb("x-junk", string(bytes.Repeat([]byte("j"), 1000)))
+			for fr.WriteContinuation(id, false, junk) == nil {
 			}
-		}, timeout: 2 * time.Second, want: "connection closed mid-response",
+			return false
+		}), timeout: 200 * time.Millisecond, want: "request timeout"},
+		{name: "close-mid-body", behave: onRequest(func(fr *http2.Framer, id uint32) bool {
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb(":status", "200"), EndHeaders: true})
+			fr.WriteData(id, false, []byte("partial"))
+			return false
+		}), timeout: 2 * time.Second, want: "connection closed mid-response",
 			or: "connection reset by peer"}, // the close resets the client's unread frames
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,7 +206,10 @@ func TestH2Hostile(t *testing.T) {
 		})
 	}
 	t.Run("control", func(t *testing.T) { // the fake server itself works
-		p := h2plan(t, hostileH2(t, func(fr *http2.Framer, c net.Conn) { fr.WriteSettings(); respondTo(fr) }))
+		p := h2plan(t, hostileH2(t, onRequest(func(fr *http2.Framer, id uint32) bool {
+			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb(":status", "200"), EndHeaders: true})
+			return fr.WriteData(id, true, []byte("hello")) == nil
+		})))
 		p.Requests, p.Connections, p.Streams = 8, 2, 2
 		if res := runBounded(t, p, 15*time.Second); res.StatusCodeDistribution["200"] != 8 {
 			t.Errorf("statuses %v, errors %v: want 8 × 200", res.StatusCodeDistribution, res.ErrorDistribution)
