@@ -14,6 +14,12 @@ var hintFor = map[stats.ErrorKind]string{
 	stats.ErrDNS:              "the host name did not resolve: check it, or use --connect-to / an IP address",
 	stats.ErrTLS:              "the TLS handshake failed: for a self-signed server use --cacert FILE (or --insecure to skip verification)",
 	stats.ErrConnectTimeout:   "connections were not accepted in time: the server's accept backlog may be full (-c larger than it accepts), or raise --connect-timeout",
+	stats.ErrTLSClientCert:    "the server rejected the client certificate: give one its CA trusts with --cert FILE --key FILE",
+	stats.ErrProxyConnect:     "the proxy did not open the tunnel: check its address and credentials (-x http://user:pass@host:port) and that it allows CONNECT to this port",
+	stats.ErrVsockRefused:     "the VMM refused the vsock port: check that the guest listens on the PORT given in --vsock-uds PATH:PORT",
+	stats.ErrVsockGarbled:     "the VMM's unix socket did not answer CONNECT with OK <port>: check that PATH in --vsock-uds is the VMM's vsock socket (Firecracker's uds_path)",
+	stats.ErrVsockUnavailable: "AF_VSOCK is not available here: load the vhost_vsock module on a host, or use --vsock-uds for Firecracker/Cloud Hypervisor",
+	stats.ErrHTTP2Conn:        "HTTP/2 connections failed (GOAWAY or a protocol error): on http:// the server must accept h2c with prior knowledge; use https:// (h2 by ALPN) or drop --http2 if it does not",
 }
 
 // hints returns the advice for the error kinds that occurred, once each.
