@@ -7,7 +7,7 @@
 # $OUT/rss.tsv. At the end it prints: requests, success rate, per-second entries and gaps, latency
 # p50/p99/p99.9/max, schedule lag p99, the generator verdict, and RSS after the first minute, at the
 # end, its maximum, and the growth in percent. Files go to $OUT (bench/out/soak-DATE). Exit status 1 when the series has a gap, a request
-# failed, or RSS grew more than $RSS_LIMIT percent after the first minute.
+# failed, or RSS grew more than $RSS_LIMIT percent after the first minute (a quarter of a short run).
 #
 #   bash bench/soak.sh                         # one hour at 10,000 requests/s, -c 64
 #   DUR=2m bash bench/soak.sh                  # a short trial
@@ -77,7 +77,8 @@ series = h['series']
 ts = [e['t'] for e in series]
 gaps = sum(1 for a, b in zip(ts, ts[1:]) if b != a + 1)
 empty = sum(1 for e in series[:-1] if e['requests'] == 0)
-warm = [k for t, k in rss if t >= 60] or [k for _, k in rss]
+warmup = min(60, rss[-1][0] // 4) if rss else 0  # the first minute, or a quarter of a short run
+warm = [k for t, k in rss if t >= warmup] or [k for _, k in rss]
 first, last, peak = warm[0], warm[-1], max(warm)
 growth = 100.0 * (peak - first) / first
 ms = lambda x: '%.2f ms' % (x * 1e3)
@@ -87,7 +88,7 @@ print('series          %d entries, %d gaps, %d seconds without a response' % (le
 print('latency         p50 %s  p99 %s  p99.9 %s  max %s' % (ms(lat['p50']), ms(lat['p99']), ms(lat['p99.9']), ms(s['slowest'])))
 print('schedule lag    p99 %s  max %s' % (ms(h['schedule_lag']['p99']), ms(h['schedule_lag']['max'])))
 print('generator       cpu %.1f%%, %.2f us/request, limited: %s %s' % (100 * h['generator']['cpu_utilization'], h['generator']['cpu_per_request_us'], h['verdict']['generator_limited'], '; '.join(h['verdict']['reasons'])))
-print('hail RSS        %.1f MiB after 1 min, %.1f MiB at the end, max %.1f MiB (+%.1f%%), %d samples' % (first / 1024, last / 1024, peak / 1024, growth, len(rss)))
+print('hail RSS        %.1f MiB after %d s, %.1f MiB at the end, max %.1f MiB (+%.1f%%), %d samples' % (first / 1024, warmup, last / 1024, peak / 1024, growth, len(rss)))
 bad = []
 if gaps or empty: bad.append('the series has gaps')
 if h['counts']['errors']: bad.append('%d requests failed' % h['counts']['errors'])
