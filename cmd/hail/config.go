@@ -100,6 +100,20 @@ func redactedURL(u *url.URL, show bool) string {
 	return c.String()
 }
 
+// redactScenarioConfig hides the --redact query parameters in the steps' targets of a scenario's
+// configuration (scenario.Config), as they are written in the file (templates unexpanded).
+func redactScenarioConfig(c map[string]any) map[string]any {
+	steps, _ := c["steps"].([]map[string]any)
+	for _, st := range steps {
+		if t, ok := st["target"].(string); ok {
+			if path, q, found := strings.Cut(t, "?"); found {
+				st["target"] = path + "?" + redactQuery(q)
+			}
+		}
+	}
+	return c
+}
+
 func redactQuery(raw string) string {
 	if raw == "" || len(extraSecrets) == 0 {
 		return raw

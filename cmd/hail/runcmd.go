@@ -33,6 +33,7 @@ type runFlags struct {
 	insecure    bool
 	abortOnFail bool
 	check       bool
+	redact      []string
 	outputFlags
 	results resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
 }
@@ -87,6 +88,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
 	fl.BoolVar(&f.abortOnFail, "abort-on-fail", false, "stop the run as soon as any threshold fails (after its abort_after, 1s by default)")
 	fl.BoolVar(&f.check, "check", false, "check the file and print what would run, send nothing")
+	fl.StringArrayVar(&f.redact, "redact", nil, "redact this query parameter in the steps' targets and the base URL in reports and logs (repeatable)")
 	addOutputFlags(fl, &f.outputFlags, runFormatHelp)
 	addResultFlags(fl, &f.results)
 	return cmd
@@ -163,6 +165,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	extraSecrets = f.redact
 	if err := applyResultFlags(&f.results, p); err != nil {
 		return err
 	}
@@ -192,7 +195,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 
 	config := map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
-		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": sc.Config()}
+		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
 		Workload: workload}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts)

@@ -341,3 +341,31 @@ flows:
 		}
 	}
 }
+
+// --redact hides a query parameter written into a step's target, in the report and the SQLite
+// log; the other parameters stay.
+func TestRunRedact(t *testing.T) {
+	base := startServe(t)
+	path := writeScenario(t, `
+base: http://127.0.0.1:1
+requests: 20
+steps:
+  - {name: get, path: "/?api_key=S3KR1T&page=2"}
+`)
+	dir := t.TempDir()
+	out, db := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.db")
+	if _, stderr, code := hail(t, "run", path, "--base", base, "--no-tui", "-j", "-o", out,
+		"--db-url", db, "--redact", "api_key"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{out, db} {
+		raw, _ := os.ReadFile(f)
+		if strings.Contains(string(raw), "S3KR1T") {
+			t.Errorf("%s: the --redact value leaked", filepath.Base(f))
+		}
+	}
+	raw, _ := os.ReadFile(out)
+	if !strings.Contains(string(raw), "page=2") || !strings.Contains(string(raw), "api_key=[redacted]") {
+		t.Errorf("report lost the other parameter or the marker:\n%s", raw)
+	}
+}
