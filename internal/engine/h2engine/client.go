@@ -47,6 +47,10 @@ type client struct {
 	drained     chan struct{}
 	wbuf        []byte
 
+	br      *bufio.Reader // what the framer reads from
+	preface chan struct{} // closed once the server's first frame is read, or the reader ended
+	notH2   *NotH2CError  // the server's first bytes were not a SETTINGS frame (set before preface closes)
+
 	// the header block being decoded (reader goroutine only)
 	dec     *hpack.Decoder
 	hStream uint32 // its stream
@@ -93,7 +97,9 @@ func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*
 	c := &client{nc: nc, since: since, nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
 		maxFrame: 16384, initWin: 65535, connWin: 65535}
 	c.cond = sync.NewCond(&c.mu)
-	c.fr = http2.NewFramer(nil, bufio.NewReaderSize(nc, 32<<10))
+	c.br = bufio.NewReaderSize(nc, 32<<10)
+	c.preface = make(chan struct{})
+	c.fr = http2.NewFramer(nil, c.br)
 	// We advertise no SETTINGS_MAX_FRAME_SIZE, so the server may send at most the default 16 KiB:
 	// a larger frame is refused before it is read into memory.
 	c.fr.SetMaxReadFrameSize(16384)
@@ -277,8 +283,28 @@ func (c *client) failLocked(err error) {
 
 func (c *client) readLoop() {
 	var ctl []byte // control frames to send (acks, window updates)
+	prefaceOpen := true
+	endPreface := func() {
+		if prefaceOpen {
+			prefaceOpen = false
+			close(c.preface)
+		}
+	}
+	defer endPreface()
+	// RFC 9113 §3.4: the server's preface is a SETTINGS frame, its first frame. Anything else
+	// (an HTTP/1 status line, an HTML error page) is a server that does not speak HTTP/2.
+	if b, err := c.br.Peek(9); err == nil && (http2.FrameType(b[3]) != http2.FrameSettings || b[4]&byte(http2.FlagSettingsAck) != 0) {
+		first, _ := c.br.Peek(min(c.br.Buffered(), 24))
+		c.notH2 = &NotH2CError{First: string(first)}
+		c.mu.Lock()
+		c.failLocked(c.notH2)
+		c.mu.Unlock()
+		c.nc.Close()
+		return
+	}
 	for {
 		f, err := c.fr.ReadFrame()
+		endPreface()
 		if err != nil {
 			c.mu.Lock()
 			if errors.Is(err, errConnClosed) || c.err != nil {
@@ -436,6 +462,32 @@ func (c *client) onHeaders(cl *call) {
 	if c.hEnd {
 		c.finishLocked(cl, nil)
 	}
+}
+
+// NotH2CError is a server whose first bytes were not HTTP/2's SETTINGS frame: it does not speak
+// HTTP/2 (typically an HTTP/1 server answering the preface with an error).
+type NotH2CError struct {
+	First string // the server's first bytes (up to 24)
+}
+
+func (e *NotH2CError) Error() string {
+	return fmt.Sprintf("the server did not answer the HTTP/2 preface with a SETTINGS frame (it began %q): it does not speak h2c "+
+		"(HTTP/2 over plain TCP with prior knowledge); use an https:// URL for h2 by ALPN, or drop --http2", e.First)
+}
+
+// WaitPreface waits until the server's first frame arrives (or ctx ends) and reports a server
+// that does not speak HTTP/2 at all. The mux asks it of a run's first connection only, so that
+// such a run ends with one clear error instead of a count of failed requests.
+func (c *client) WaitPreface(ctx context.Context) error {
+	select {
+	case <-c.preface:
+	case <-ctx.Done():
+		return nil // slow to answer is not an answer in HTTP/1: the requests will tell
+	}
+	if c.notH2 != nil {
+		return c.notH2
+	}
+	return nil
 }
 
 // Usable implements Conn.

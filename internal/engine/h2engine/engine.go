@@ -112,6 +112,7 @@ func Classify(err error, mid bool) stats.ErrorKind {
 	var ga http2.GoAwayError
 	var ce http2.ConnectionError
 	var ae *ALPNError
+	var nh *NotH2CError
 	switch {
 	case err == nil:
 		return stats.ErrOther
@@ -121,7 +122,7 @@ func Classify(err error, mid bool) stats.ErrorKind {
 		return stats.ErrTLS
 	case errors.As(err, &se):
 		return stats.ErrHTTP2StreamReset
-	case errors.As(err, &ga), errors.As(err, &ce):
+	case errors.As(err, &ga), errors.As(err, &ce), errors.As(err, &nh):
 		return stats.ErrHTTP2Conn
 	}
 	k := engine.Classify(err, mid)

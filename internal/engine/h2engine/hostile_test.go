@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,10 +165,6 @@ func TestH2Hostile(t *testing.T) {
 			c.Write([]byte{0x10, 0, 0, byte(http2.FrameData), 0, 0, 0, 0, 1}) // a 1 MiB DATA frame header
 			drain(fr)
 		}, timeout: 2 * time.Second, want: "http2 connection error"},
-		{name: "not-http2", behave: func(fr *http2.Framer, c net.Conn) {
-			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-			io.Copy(io.Discard, c) // an HTTP/1 server that keeps the connection open
-		}, timeout: 2 * time.Second, want: "http2 connection error"},
 		{name: "bad-status", behave: onRequest(func(fr *http2.Framer, id uint32) bool {
 			fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb(":status", "abc"), EndHeaders: true, EndStream: true})
 			return true
@@ -215,4 +212,24 @@ func TestH2Hostile(t *testing.T) {
 			t.Errorf("statuses %v, errors %v: want 8 × 200", res.StatusCodeDistribution, res.ErrorDistribution)
 		}
 	})
+}
+
+// An HTTP/1-only server behind an http:// URL with --http2: the run ends at once with one clear
+// error saying so (as TLS's ALPN case does), nothing counted as sent.
+func TestH2CNotSpoken(t *testing.T) {
+	base := hostileH2(t, func(fr *http2.Framer, c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+		io.Copy(io.Discard, c) // an HTTP/1 server that keeps the connection open
+	})
+	p := h2plan(t, base)
+	p.Requests = 8
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := run.Run(ctx, p, run.Options{})
+	if err == nil || !strings.Contains(err.Error(), "does not speak h2c") {
+		t.Fatalf("err = %v, want one error saying the server does not speak h2c", err)
+	}
 }

@@ -80,6 +80,15 @@ func (m *Mux) Run(j *engine.Job) error {
 			return fe.Err
 		}
 	} else {
+		if w, ok := c.(interface{ WaitPreface(context.Context) error }); ok {
+			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+			err := w.WaitPreface(pctx)
+			pcancel()
+			if err != nil {
+				c.Close()
+				return err
+			}
+		}
 		conns[0].rec.Connected(int64(tm.DNS), int64(tm.Total))
 		conns[0].conn = &live{Conn: c}
 		conns[0].setup = tm
