@@ -223,7 +223,7 @@ func validateTarget(method, target string) error {
 	return nil
 }
 
-func isTokenByte(c byte) bool { return isTchar[c] }
+func isTokenByte(c byte) bool { return Tchar[c] }
 
 // isTargetByte accepts visible ASCII: anything else must be percent-encoded.
 func isTargetByte(c byte) bool { return 0x21 <= c && c <= 0x7e }

@@ -436,7 +436,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 func headerColon(s []byte) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !isTchar[c] {
+		if !Tchar[c] {
 			if c == ':' && i > 0 {
 				return i
 			}

@@ -1,8 +1,9 @@
 package http1
 
-// isTchar reports whether a byte may appear in an RFC 9110 token (method,
-// header field name): ALPHA, DIGIT and !#$%&'*+-.^_`|~.
-var isTchar = func() (t [256]bool) {
+// Tchar reports whether a byte may appear in an RFC 9110 token (method,
+// header field name): ALPHA, DIGIT and !#$%&'*+-.^_`|~. The built-in
+// server's request parser uses it too.
+var Tchar = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
 	}

@@ -1,6 +1,10 @@
 package serve
 
-import "bytes"
+import (
+	"bytes"
+
+	"hail/internal/http1"
+)
 
 // httpError is a protocol error with the status the server answers it with.
 // All instances are package-level values so that reporting them does not
@@ -52,21 +56,6 @@ type request struct {
 }
 
 var slashPath = []byte("/")
-
-// tchar from RFC 9110 section 5.6.2.
-var isTchar = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-		t[c-'a'+'A'] = true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
 
 // parseHead parses the request head at the start of b. It returns the number
 // of bytes the head occupies (including leading empty lines and the final
@@ -162,7 +151,7 @@ func lineEnd(b []byte, i int, bad *httpError) (int, *httpError) {
 // the position after it.
 func (r *request) parseRequestLine(b []byte, pos int) (int, *httpError) {
 	i := pos
-	for i < len(b) && isTchar[b[i]] {
+	for i < len(b) && http1.Tchar[b[i]] {
 		i++
 	}
 	if i == len(b) {
@@ -269,7 +258,7 @@ var isCtlOrEOL = func() (t [256]bool) {
 // returns the position after it.
 func (r *request) parseHeaderLine(b []byte, pos int) (int, *httpError) {
 	i := pos
-	for i < len(b) && isTchar[b[i]] {
+	for i < len(b) && http1.Tchar[b[i]] {
 		i++
 	}
 	if i == len(b) {

@@ -967,6 +967,22 @@ func (w *worker) queueSend(c *conn) {
 	w.outstanding++
 }
 
+// queueClose queues the close of c's socket, completing as closeOp, after a shutdown hard-linked
+// to it when an operation is pending on the socket (the shutdown wakes it).
+func (w *worker) queueClose(c *conn, closeOp uint8) {
+	if c.recvArmed || c.sending || c.connecting {
+		sqe := w.sqe()
+		sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
+		sqe.SetFlags(uring.SQEIOHardlink)
+		sqe.SetUserData(ud(c, opShutdown))
+		w.outstanding++
+	}
+	sqe := w.sqe()
+	sqe.PrepClose(c.fd)
+	sqe.SetUserData(ud(c, closeOp))
+	w.outstanding++
+}
+
 // closeConn closes c's socket through the ring: a shutdown, which wakes
 // whatever is pending on it (the receive ends with EOF, a send with EPIPE, a
 // connect with an error), hard-linked to the close. Both cost O(1), where a
@@ -977,17 +993,7 @@ func (w *worker) closeConn(c *conn) {
 	if c.fd < 0 {
 		return
 	}
-	if c.recvArmed || c.sending || c.connecting {
-		sqe := w.sqe()
-		sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
-		sqe.SetFlags(uring.SQEIOHardlink)
-		sqe.SetUserData(ud(c, opShutdown))
-		w.outstanding++
-	}
-	sqe := w.sqe()
-	sqe.PrepClose(c.fd)
-	sqe.SetUserData(ud(c, opClose))
-	w.outstanding++
+	w.queueClose(c, opClose)
 	c.fd = -1
 	c.gen++
 	c.recvArmed, c.connecting, c.handshaking = false, false, false
@@ -1140,17 +1146,7 @@ func (w *worker) teardown() {
 				c.connected = false
 				c.rec.Closed()
 			}
-			if c.recvArmed || c.sending || c.connecting {
-				sqe := w.sqe()
-				sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
-				sqe.SetFlags(uring.SQEIOHardlink)
-				sqe.SetUserData(ud(c, opShutdown))
-				w.outstanding++
-			}
-			sqe := w.sqe()
-			sqe.PrepClose(c.fd)
-			sqe.SetUserData(ud(c, opTeardownClose))
-			w.outstanding++
+			w.queueClose(c, opTeardownClose)
 		}
 		if w.timerArmed {
 			sqe := w.sqe()
