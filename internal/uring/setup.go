@@ -62,9 +62,10 @@ func (e *SetupError) Unwrap() []error {
 // ioUringDisabledPath is a variable so tests can point it elsewhere.
 var ioUringDisabledPath = "/proc/sys/kernel/io_uring_disabled"
 
-// readIOUringDisabled returns the kernel.io_uring_disabled sysctl (Linux
-// 6.6+), or -1 if it cannot be read.
-func readIOUringDisabled() int {
+// Disabled returns the kernel.io_uring_disabled sysctl (Linux 6.6+): 0
+// allowed, 1 root and kernel.io_uring_group only, 2 disabled; -1 if it
+// cannot be read.
+func Disabled() int {
 	b, err := os.ReadFile(ioUringDisabledPath)
 	if err != nil {
 		return -1
@@ -246,7 +247,7 @@ func New(entries uint32, opts *Options) (*Ring, error) {
 		}
 	}
 	if err != nil {
-		return nil, explainSetupErr("io_uring_setup", err.(unix.Errno), readIOUringDisabled())
+		return nil, explainSetupErr("io_uring_setup", err.(unix.Errno), Disabled())
 	}
 
 	r := &Ring{fd: fd, flags: p.Flags, features: p.Features}

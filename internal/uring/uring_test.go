@@ -622,11 +622,11 @@ func TestSetupErrors(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "io_uring_disabled")
 	os.WriteFile(p, []byte("2\n"), 0o644)
 	ioUringDisabledPath = p
-	if v := readIOUringDisabled(); v != 2 {
+	if v := Disabled(); v != 2 {
 		t.Errorf("readIOUringDisabled = %d", v)
 	}
 	ioUringDisabledPath = filepath.Join(t.TempDir(), "missing")
-	if v := readIOUringDisabled(); v != -1 {
+	if v := Disabled(); v != -1 {
 		t.Errorf("missing sysctl = %d", v)
 	}
 

@@ -5,9 +5,7 @@ package uringengine
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +52,7 @@ func probe() error {
 	defer runtime.UnlockOSThread()
 	r, err := uring.New(8, nil)
 	if err != nil {
-		return explainSetup(err, readDisabled())
+		return explainSetup(err, uring.Disabled())
 	}
 	defer r.Close()
 	if !r.Probed() {
@@ -128,23 +126,6 @@ func probeMultishot(r *uring.Ring, br *uring.BufRing) error {
 		got += r.PeekCQEs(cqes[:])
 	}
 	return nil
-}
-
-// readDisabled returns the kernel.io_uring_disabled sysctl, or -1.
-func readDisabled() int {
-	b, err := os.ReadFile("/proc/sys/kernel/io_uring_disabled")
-	if err != nil {
-		return -1
-	}
-	switch strings.TrimSpace(string(b)) {
-	case "0":
-		return 0
-	case "1":
-		return 1
-	case "2":
-		return 2
-	}
-	return -1
 }
 
 // explainSetup turns a failed ring setup into the one-line cause and fix.

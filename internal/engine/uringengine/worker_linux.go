@@ -205,7 +205,7 @@ func (w *worker) setup() error {
 	r, err := uring.New(uint32(sq), &uring.Options{CQEntries: uint32(cq), SQPoll: w.e.SQPoll})
 	if err != nil {
 		if errors.Is(err, uring.ErrUnavailable) {
-			return explainSetup(err, readDisabled())
+			return explainSetup(err, uring.Disabled())
 		}
 		return err
 	}
