@@ -1,7 +1,12 @@
 package run
 
 import (
+	"io"
+	"log"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -9,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"hail/internal/h3serve"
+	"hail/internal/plan"
 	"hail/internal/serve/servetest"
 	"hail/internal/stats"
 )
@@ -117,30 +124,84 @@ func TestNoLeaks(t *testing.T) {
 			p.Duration, p.Connections = 300*time.Millisecond, 8
 			mustRun(t, p, Options{})
 		}
-		run() // warm up: the runtime keeps its threads
-		runtime.GC()
-		g0, f0, t0 := runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
-		for range 3 {
-			run()
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		var g, f, th int
-		for {
-			g, f, th = runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
-			if (g <= g0 && f <= f0) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if g > g0 {
-			buf := make([]byte, 1<<16)
-			t.Errorf("goroutines %d → %d\n%s", g0, g, buf[:runtime.Stack(buf, true)])
-		}
-		if f > f0 {
-			t.Errorf("open fds %d → %d", f0, f)
-		}
-		if th > t0+4 {
-			t.Errorf("threads %d → %d", t0, th)
-		}
+		checkNoLeaks(t, run)
 	})
+}
+
+// checkNoLeaks runs run once to warm up (the runtime keeps its threads), then three times, and
+// checks that goroutines and file descriptors return to their counts after the warm-up and OS
+// threads do not grow beyond a few.
+func checkNoLeaks(t *testing.T, run func()) {
+	t.Helper()
+	run() // warm up: the runtime keeps its threads
+	runtime.GC()
+	g0, f0, t0 := runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
+	for range 3 {
+		run()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var g, f, th int
+	for {
+		g, f, th = runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
+		if (g <= g0 && f <= f0) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if g > g0 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines %d → %d\n%s", g0, g, buf[:runtime.Stack(buf, true)])
+	}
+	if f > f0 {
+		t.Errorf("open fds %d → %d", f0, f)
+	}
+	if th > t0+4 {
+		t.Errorf("threads %d → %d", t0, th)
+	}
+}
+
+// The HTTP/2 (h2c) and HTTP/3 engines leave nothing behind either: closed, open and aborted runs.
+func TestNoLeaksH2H3(t *testing.T) {
+	h2 := &http.Server{Handler: h3serve.Handler(), ErrorLog: log.New(io.Discard, "", 0)}
+	h2.Protocols = new(http.Protocols)
+	h2.Protocols.SetUnencryptedHTTP2(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go h2.Serve(ln)
+	t.Cleanup(func() { h2.Close() })
+	h3 := h3serve.New(h3serve.Config{Addr: "127.0.0.1:0"})
+	a, err := h3.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go h3.Serve()
+	t.Cleanup(func() { h3.Close() })
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, h3.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ version, base string }{
+		{"2", "http://" + ln.Addr().String()},
+		{"3", "https://" + a.String()},
+	} {
+		t.Run("http"+tc.version, func(t *testing.T) {
+			plan := func(path string) *plan.Plan {
+				p := newPlan(t, tc.base+path, "auto")
+				p.HTTPVersion, p.Streams, p.CACert = tc.version, 4, ca
+				return p
+			}
+			checkNoLeaks(t, func() {
+				for _, rate := range []float64{0, 2000} {
+					p := plan("/")
+					p.Requests, p.Connections, p.Rate = 400, 4, rate
+					mustRun(t, p, Options{})
+				}
+				p := plan("/?delay=1s")
+				p.Duration, p.Connections = 300*time.Millisecond, 2
+				mustRun(t, p, Options{})
+			})
+		})
+	}
 }
