@@ -351,7 +351,15 @@ func verdict(in Input, r *Result) Verdict {
 	h := &r.Hail
 	if in.Open && h.Lag.Samples > 0 && h.Lag.P99 > 0.001 {
 		v.GeneratorLimited = true
-		v.Reasons = append(v.Reasons, fmt.Sprintf("schedule lag p99 %s exceeds 1ms: hail could not send on time", fmtDur(h.Lag.P99)))
+		msg := fmt.Sprintf("schedule lag p99 %s exceeds 1ms: hail could not send on time", fmtDur(h.Lag.P99))
+		if u := h.Generator.Utilization; u > 0 && u < 0.5 {
+			// Not load: an idle generator woken late by the operating system.
+			msg += fmt.Sprintf("; with its CPU %.0f%% busy this is the OS waking it late (idle wake-up latency, common in VMs), "+
+				"not load: pin hail and the target to separate cores (taskset); latencies count from intended send times, so they include it", 100*u)
+		} else if u >= 0.5 {
+			msg += fmt.Sprintf("; its CPU was %.0f%% busy: give it more cores or lower -q", 100*u)
+		}
+		v.Reasons = append(v.Reasons, msg)
 	}
 	if in.Open && in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
 		achieved := float64(h.Counts.Requests) / r.Summary.Total
