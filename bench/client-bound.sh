@@ -20,16 +20,8 @@ CONNS=${CONNS:-64}
 SECS=${SECS:-5}
 ROUNDS=${ROUNDS:-3}
 positive_ints CONNS SECS ROUNDS
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-client-bound.XXXXXX")
+bench_tmp client-bound
 tmp=$TMPD
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	serve_stop
-	rm -rf "$TMPD"
-	exit "$rc"
-}
-set_traps
 have taskset || die "taskset is needed"
 have python3 || die "python3 is needed for the table"
 apt_ensure wrk wrk || die "wrk is needed"

@@ -25,6 +25,23 @@ set_traps() {
 	trap 'exit 143' TERM
 }
 
+# bench_tmp NAME: make the private temporary directory TMPD and, at exit, stop what serve_start
+# started and remove TMPD (kept with KEEP_TMP=1). A script's own `on_exit` function, if it defines
+# one, runs first.
+bench_tmp() {
+	TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-$1.XXXXXX")
+	set_traps
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if declare -F on_exit >/dev/null; then on_exit; fi
+	serve_stop
+	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
+	exit "$rc"
+}
+
 # CPU for the server (nginx's one worker, or hail serve) and CPU for the client under test.
 SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}

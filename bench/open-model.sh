@@ -24,15 +24,7 @@ ROUNDS=${ROUNDS:-3}
 VEGETA_MOD=github.com/tsenart/vegeta/v12@v12.12.0
 positive_ints RATE CONNS SECS ROUNDS
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-open-bench.XXXXXX")
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	serve_stop
-	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
-	exit "$rc"
-}
-set_traps
+bench_tmp open-bench
 
 have taskset || die "taskset is needed"
 have python3 || die "python3 is needed for the table"

@@ -26,15 +26,7 @@ ENGINE=${ENGINE:-auto}
 RATE=${RATE:-}
 positive_ints CONNS SECS ROUNDS
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-reqlog-bench.XXXXXX")
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	serve_stop
-	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
-	exit "$rc"
-}
-set_traps
+bench_tmp reqlog-bench
 
 have taskset || die "taskset is needed"
 HAIL="$TMPD/hail"

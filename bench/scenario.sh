@@ -31,15 +31,7 @@ PLAIN_PATH=${PLAIN_PATH:-/}
 SCENARIO=${SCENARIO:-$REPO/examples/vm-lifecycle.yaml}
 positive_ints CONNS SECS ROUNDS
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-scenario-bench.XXXXXX")
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	serve_stop
-	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
-	exit "$rc"
-}
-set_traps
+bench_tmp scenario-bench
 
 have taskset || die "taskset is needed"
 HAIL=$TMPD/hail

@@ -30,20 +30,17 @@ case $DUR in
 '' | *[!0-9hms]*) die "DUR must be a duration like 1h, 45m or 90s (got '$DUR')" ;;
 esac
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-soak.XXXXXX")
+bench_tmp soak
 OUT=${OUT:-$REPO/bench/out/soak-$(date +%Y%m%d-%H%M%S)} # report, hail.log, rss.tsv
 mkdir -p "$OUT"
 HAIL_PID=
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	if [ -n "$HAIL_PID" ] && kill -0 "$HAIL_PID" 2>/dev/null; then kill -INT "$HAIL_PID" 2>/dev/null || true; wait "$HAIL_PID" 2>/dev/null || true; fi
-	serve_stop
+on_exit() { # an interrupted soak still writes its report: hail gets SIGINT and is waited for
+	if [ -n "$HAIL_PID" ] && kill -0 "$HAIL_PID" 2>/dev/null; then
+		kill -INT "$HAIL_PID" 2>/dev/null || true
+		wait "$HAIL_PID" 2>/dev/null || true
+	fi
 	note "results in $OUT"
-	rm -rf "$TMPD"
-	exit "$rc"
 }
-set_traps
 
 have taskset || die "taskset is needed"
 have python3 || die "python3 is needed to summarise the report"

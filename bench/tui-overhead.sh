@@ -26,17 +26,9 @@ TARGET_PATH=${TARGET_PATH:-/}
 LIMIT=${LIMIT:-1.05}
 positive_ints CONNS SECS ROUNDS FPS TUI_W TUI_H
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-tui-bench.XXXXXX")
+bench_tmp tui-bench
 SOCK="$TMPD/tmux.sock" # a private tmux server
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	tmux -S "$SOCK" kill-server 2>/dev/null || true
-	serve_stop
-	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
-	exit "$rc"
-}
-set_traps
+on_exit() { tmux -S "$SOCK" kill-server 2>/dev/null || true; }
 
 have taskset || die "taskset is needed"
 apt_ensure tmux tmux || die "tmux is needed"
