@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -171,20 +170,10 @@ func TestNoLeaksH2H3(t *testing.T) {
 	}
 	go h2.Serve(ln)
 	t.Cleanup(func() { h2.Close() })
-	h3 := h3serve.New(h3serve.Config{Addr: "127.0.0.1:0"})
-	a, err := h3.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go h3.Serve()
-	t.Cleanup(func() { h3.Close() })
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, h3.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, h3base, ca := servetest.StartH3(t, h3serve.Config{})
 	for _, tc := range []struct{ version, base string }{
 		{"2", "http://" + ln.Addr().String()},
-		{"3", "https://" + a.String()},
+		{"3", h3base},
 	} {
 		t.Run("http"+tc.version, func(t *testing.T) {
 			plan := func(path string) *plan.Plan {

@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,23 +13,11 @@ import (
 	"hail/internal/plan"
 	"hail/internal/run"
 	"hail/internal/run/runtest"
+	"hail/internal/serve/servetest"
 )
 
 func startH3(t *testing.T, cfg h3serve.Config) (*h3serve.Server, string, string) {
-	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
-	s := h3serve.New(cfg)
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, s.CertPEM(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return s, "https://" + a.String(), ca
+	return servetest.StartH3(t, cfg)
 }
 
 func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
@@ -47,7 +33,7 @@ func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
 // HTTP/3 against the in-repo quic-go server: every request counted once by
 // both sides, c QUIC connections with their handshakes timed and counted.
 func TestH3(t *testing.T) {
-	s, base, ca := startH3(t, h3serve.Config{})
+	s, base, ca := servetest.StartH3(t, h3serve.Config{})
 	res := runtest.Run(t, h3plan(t, base+"/", ca))
 	c := res.Hail.Counts
 	if c.Requests != 1000 || c.Responses != 1000 || res.StatusCodeDistribution["200"] != 1000 || s.Requests() != 1000 {
@@ -67,7 +53,7 @@ func TestH3(t *testing.T) {
 
 // Reconnects resume the TLS session over QUIC too.
 func TestH3Resumption(t *testing.T) {
-	s, base, ca := startH3(t, h3serve.Config{})
+	s, base, ca := servetest.StartH3(t, h3serve.Config{})
 	p := h3plan(t, base+"/", ca)
 	p.KeepAlive, p.Streams, p.Connections, p.Requests = false, 1, 1, 20
 	res := runtest.Run(t, p)
@@ -90,7 +76,7 @@ func TestH3ClientCertRejected(t *testing.T) {
 	_ = ca
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	_, base, caFile := startH3(t, h3serve.Config{ClientCAs: pool})
+	_, base, caFile := servetest.StartH3(t, h3serve.Config{ClientCAs: pool})
 	p := h3plan(t, base+"/", caFile)
 	p.Requests, p.Streams = 10, 1
 	res := runtest.Run(t, p)
@@ -124,7 +110,7 @@ func TestH3NotOffered(t *testing.T) {
 // A slow HTTP/3 server: -t ends each request as "request timeout" and the run ends soon after;
 // a run whose server never answers ends at -z with its requests aborted, not hanging.
 func TestH3Timeouts(t *testing.T) {
-	_, base, ca := startH3(t, h3serve.Config{})
+	_, base, ca := servetest.StartH3(t, h3serve.Config{})
 	p := h3plan(t, base+"/?delay=3s", ca)
 	p.Requests, p.Streams, p.Timeout = 8, 2, 200*time.Millisecond
 	start := time.Now()
@@ -151,7 +137,7 @@ func TestH3Timeouts(t *testing.T) {
 // Nothing listens on the UDP port: every connect fails within --connect-timeout as a named
 // error, and the run ends.
 func TestH3NoServer(t *testing.T) {
-	s, base, ca := startH3(t, h3serve.Config{})
+	s, base, ca := servetest.StartH3(t, h3serve.Config{})
 	s.Close() // a port that was just closed: nothing answers there
 	p := h3plan(t, base+"/", ca)
 	p.Requests, p.Connections, p.Streams, p.ConnectTimeout = 4, 2, 1, 300*time.Millisecond
