@@ -149,13 +149,13 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	c.mu.Lock()
 	var w waker // wakes the waits below when ctx ends; armed only when one has to wait
 	defer w.stop()
-	for c.err == nil && !c.goaway && c.active >= c.maxStreams && ctx.Err() == nil {
+	for c.err == nil && !c.goaway && c.active >= c.maxStreams {
+		if err := ctx.Err(); err != nil {
+			c.mu.Unlock()
+			return err // no stream slot opened in time (the server's SETTINGS_MAX_CONCURRENT_STREAMS)
+		}
 		w.arm(ctx, c)
 		c.cond.Wait()
-	}
-	if err := ctx.Err(); err != nil && c.err == nil && !c.goaway && c.active >= c.maxStreams {
-		c.mu.Unlock()
-		return err // no stream slot opened in time (the server's SETTINGS_MAX_CONCURRENT_STREAMS)
 	}
 	if c.err != nil || c.goaway {
 		err := c.err
