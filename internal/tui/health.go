@@ -44,7 +44,11 @@ func (m *Model) health() health {
 	h.Achieved = float64(reqs) / span
 	if m.cfg.Open && h.LagP99 > int64(time.Millisecond) {
 		h.Limited = true
-		h.Reasons = append(h.Reasons, fmt.Sprintf("schedule lag p99 %s > 1 ms: hail cannot send on time", fmtLat(h.LagP99, "ms")+" ms"))
+		msg := fmt.Sprintf("schedule lag p99 %s > 1 ms: hail cannot send on time", fmtLat(h.LagP99, "ms")+" ms")
+		if h.CPU < 0.5 { // as the report's verdict: idle and late is the OS waking hail late, not load
+			msg += fmt.Sprintf(" (CPU %.0f%%: the OS wakes it late)", 100*h.CPU)
+		}
+		h.Reasons = append(h.Reasons, msg)
 	}
 	if m.cfg.Open && m.cfg.Rate > 0 && !m.stopping && len(m.data.Series) >= 2 && h.Achieved < 0.95*m.cfg.Rate {
 		h.Limited = true

@@ -213,6 +213,8 @@ func TestGeneratorLimitedWarning(t *testing.T) {
 	hl := m.health()
 	if !hl.Limited || len(hl.Reasons) != 2 {
 		t.Errorf("open model health = %+v, want lag and rate reasons", hl)
+	} else if idle := hl.CPU < 0.5; idle != strings.Contains(hl.Reasons[0], "the OS wakes it late") {
+		t.Errorf("CPU %.2f: lag reason %q (idle lateness named only when idle)", hl.CPU, hl.Reasons[0])
 	}
 	// A healthy open-model run is not flagged.
 	cfg.Rate = 4000
