@@ -83,8 +83,13 @@ func TestExactCount(t *testing.T) {
 	})
 }
 
-// A fixed 5 ms server delay shows at p50 between 5 and 5.5 ms.
+// A fixed 5 ms server delay shows at p50 between 5 and 5.5 ms (5 and 6 ms under the race
+// detector; .ci/run also runs this test without it).
 func TestFixedDelay(t *testing.T) {
+	slack := 0.0005
+	if raceDetector {
+		slack = 0.001
+	}
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		for _, rate := range []float64{0, 200} {
@@ -92,8 +97,8 @@ func TestFixedDelay(t *testing.T) {
 				p := newPlan(t, base+"/?delay=5ms", engine)
 				p.Requests, p.Connections, p.Rate = 300, 4, rate
 				res := mustRun(t, p, Options{})
-				if p50 := res.LatencyPercentiles.P50; p50 < 0.005 || p50 > 0.0055 {
-					return fmt.Errorf("rate %v: p50 = %.3f ms, want 5.0-5.5 ms", rate, p50*1e3)
+				if p50 := res.LatencyPercentiles.P50; p50 < 0.005 || p50 > 0.005+slack {
+					return fmt.Errorf("rate %v: p50 = %.3f ms (lag p50 %.3f ms), want 5.0-%.1f ms", rate, p50*1e3, res.Hail.Lag.P50*1e3, (0.005+slack)*1e3)
 				}
 				return nil
 			})
