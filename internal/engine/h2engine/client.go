@@ -530,31 +530,6 @@ func (c *client) Shutdown(ctx context.Context) error {
 	}
 }
 
-// RoundTrip implements Conn for callers that want net/http types (not the
-// engine's hot path, which uses exchange).
-func (c *client) RoundTrip(req *http.Request) (*http.Response, error) {
-	tp, err := templateFromRequest(req)
-	if err != nil {
-		return nil, err
-	}
-	var status int
-	var body int64
-	var capture []byte
-	var loc []byte
-	r := &httpResult{status: &status, body: &body, capture: &capture, limit: 64 << 10, location: &loc, wantLoc: true}
-	cl := &call{done: make(chan struct{}, 1)}
-	if err := c.exchange(req.Context(), tp, cl, r); err != nil {
-		return nil, err
-	}
-	resp := &http.Response{StatusCode: status, Status: strconv.Itoa(status) + " " + http.StatusText(status),
-		Proto: "HTTP/2.0", ProtoMajor: 2, Header: http.Header{}, ContentLength: body, Request: req,
-		Body: &bodyReader{b: capture}}
-	if len(loc) > 0 {
-		resp.Header.Set("Location", string(loc))
-	}
-	return resp, nil
-}
-
 // Cause implements the cause of death lookup (see causeOf).
 func (c *client) Cause() error { return certCause(c.nc.cause(), c.sent) }
 

@@ -16,11 +16,11 @@ import (
 	"hail/internal/transport"
 )
 
-// Conn is one multiplexed client connection: an HTTP/2 ClientConn or an
-// HTTP/3 one over QUIC.
+// Conn is one multiplexed client connection: hail's own HTTP/2 client (its
+// requests go through exchange), or another that is also an
+// http.RoundTripper returning once the response head arrived, such as the
+// HTTP/3 engine's connection over QUIC.
 type Conn interface {
-	// RoundTrip sends one request and returns once the response head arrived.
-	RoundTrip(*http.Request) (*http.Response, error)
 	// Usable reports whether new requests may still start on the connection
 	// (it is not closed and not draining after a GOAWAY).
 	Usable() bool
@@ -474,7 +474,7 @@ func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
 	if len(tp.body) > 0 {
 		req.Body = &bodyReader{b: tp.body}
 	}
-	resp, err := c.RoundTrip(req)
+	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
 	if err != nil {
 		s.account(c)
 		return 0, false, causeOf(c, err)

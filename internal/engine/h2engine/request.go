@@ -109,21 +109,3 @@ func (tp *template) withTarget(u *url.URL, method string, keepBody bool) *templa
 	}
 	return out
 }
-
-// templateFromRequest makes a template of a net/http request (its body read).
-func templateFromRequest(r *http.Request) (*template, error) {
-	var body []byte
-	if r.Body != nil && r.Body != http.NoBody {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		body = b
-	}
-	req := r.Clone(r.Context())
-	req.Header = r.Header.Clone()
-	for _, h := range hopHeaders {
-		req.Header.Del(h)
-	}
-	return &template{req: req, body: body, head: r.Method == http.MethodHead}, nil
-}
