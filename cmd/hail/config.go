@@ -88,7 +88,6 @@ func transportConfig(c map[string]any, p *plan.Plan, show bool) {
 	}
 }
 
-// redactQuery replaces the values of query parameters named by --redact.
 // redactedURL is u as reports, logs and metrics show it: without user information and, unless
 // show (--show-secrets), with the --redact query parameters' values hidden.
 func redactedURL(u *url.URL, show bool) string {
@@ -114,6 +113,7 @@ func redactScenarioConfig(c map[string]any) map[string]any {
 	return c
 }
 
+// redactQuery replaces the values of query parameters named by --redact.
 func redactQuery(raw string) string {
 	if raw == "" || len(extraSecrets) == 0 {
 		return raw

@@ -324,7 +324,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport(out, res, results.format(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
+	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
 	return out.Commit()

@@ -99,9 +99,9 @@ func writeRendered(w io.Writer, res *report.Result, format string) (bool, error)
 	return false, nil
 }
 
-// format is the report format to write after the run: nothing more for
+// afterRun is the report format to write after the run: nothing more for
 // the per-request csv, whose rows were streamed while the run went on.
-func (rr *resultsRun) format(f string) string {
+func afterRun(f string) string {
 	if f == "csv" {
 		return "quiet"
 	}

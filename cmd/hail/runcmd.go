@@ -204,7 +204,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	sc.Annotate(res)
 	failed := sc.Evaluate(res)
-	if err := writeReport(out, res, results.format(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
+	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {

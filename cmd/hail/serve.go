@@ -51,12 +51,12 @@ func newServeCmd() *cobra.Command {
 			}
 			fmt.Fprintf(os.Stderr, "hail serve: listening on %s\n", a)
 			if h3addr != "" {
-				h3, err := startH3(h3addr)
+				stopH3, err := startH3(h3addr)
 				if err != nil {
 					s.Close()
 					return err
 				}
-				defer h3.Close()
+				defer stopH3()
 			}
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -75,8 +75,9 @@ func newServeCmd() *cobra.Command {
 
 // startH3 serves HTTP/3 on the UDP address addr (the h3serve target: GET /
 // is "hello world\n", with ?delay, ?status, ?size and /echo) and writes its
-// self-signed certificate where hail's --cacert can read it.
-func startH3(addr string) (*h3serve.Server, error) {
+// self-signed certificate where hail's --cacert can read it. stop ends the
+// server and removes the certificate file.
+func startH3(addr string) (stop func(), err error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, fmt.Errorf("--h3 %s: write it as host:port, e.g. 127.0.0.1:8443", addr)
 	}
@@ -95,5 +96,5 @@ func startH3(addr string) (*h3serve.Server, error) {
 		return nil, fmt.Errorf("--h3: writing the certificate: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "hail serve: HTTP/3 on udp %s (self-signed: hail --http-version 3 --cacert %s https://%s/)\n", a, ca, a)
-	return h3, nil
+	return func() { h3.Close(); os.Remove(ca) }, nil
 }
