@@ -3,6 +3,7 @@
 package uringengine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/url"
@@ -471,11 +472,8 @@ func (w *worker) connected(c *conn) {
 
 // onHandshake reads the VMM's answer to CONNECT: one line, "OK <port>\n".
 func (w *worker) onHandshake(c *conn, data []byte) {
-	i := 0
-	for i < len(data) && data[i] != '\n' {
-		i++
-	}
-	if i == len(data) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
 		c.carry = append(c.carry, data...)
 		if len(c.carry) >= transport.MaxVsockReply {
 			w.fail(c, &transport.VsockGarbledError{Path: w.ep.Unix, Port: w.ep.VsockPort, Reply: string(c.carry)})
