@@ -31,6 +31,6 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 // Workload is what run.Run needs to send the scenario's steps.
 func (s *Scenario) Workload(sched Schedule) *run.Workload {
 	return &run.Workload{Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: s.BodyLimit(),
-		PerConnection: s.NeedsNetEngine() != "", CaptureHeaders: s.CaptureHeaders(),
+		PerConnection: s.perUser(), CaptureHeaders: s.CaptureHeaders(),
 		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
 }

@@ -12,7 +12,6 @@
 package scenario
 
 import (
-	"fmt"
 	"net/url"
 	"slices"
 	"sort"
@@ -197,21 +196,20 @@ func (s *Scenario) Annotate(res *report.Result) {
 	res.Hail.Scenario = info
 }
 
-// NeedsNetEngine says why the scenario needs a request builder per
-// connection (one virtual user each), or "" when one builder per worker
-// serves it: flows and {{last}} keep state per virtual user. The net
-// engine's workers are one connection each anyway; the uring engine then
-// gives every connection its own builder (Job.PerConnection).
-func (s *Scenario) NeedsNetEngine() string {
+// perUser reports whether the scenario keeps state per virtual user (flows walk one user's
+// requests in order; {{last}} reads a user's own captured value), so that every connection needs
+// its own request builder. The net engine's workers are one connection each anyway; the uring
+// engine then gives every connection its own builder (Job.PerConnection).
+func (s *Scenario) perUser() bool {
 	if len(s.Flows) > 0 {
-		return "flows walk one virtual user's requests in order"
+		return true
 	}
 	for _, st := range s.Steps {
 		if len(st.lasts) > 0 {
-			return fmt.Sprintf("step %s uses {{last}}, a virtual user's own captured value", st.Name)
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // Config describes the scenario for the Result's configuration.
