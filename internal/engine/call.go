@@ -31,6 +31,7 @@ type Call struct {
 	at    time.Duration // latency counts from here: intended (open) or actual (closed) start
 	start time.Duration
 	fb    time.Duration // first response byte; -1 before
+	think time.Duration // closed model: the pause Requests.Done asked for after this request
 	// Open model: the request waited for a free connection from waitFrom
 	// to ready (the target's backpressure); the rest of its lateness is
 	// hail's own.
@@ -149,24 +150,37 @@ func (c *Call) FirstByte(now time.Duration) {
 }
 
 // Respond ends the request at now in the response p holds (status, body
-// and wire bytes), records it, and hands it to reqs.Done.
+// and wire bytes), hands it to reqs.Done and records it as Done's verdict
+// says: as a response, or as the error kind of a check it failed (the
+// per-request log keeps its status too).
 func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) bool {
 	if !c.live {
 		return false
 	}
 	c.Start(now)
-	fb := now
-	if c.fb >= 0 {
-		fb = c.fb
-	}
-	c.rec.Response(p.Status, int64(now-c.at), int64(max(fb-c.start, 0)), p.BodyBytes, p.WireBytes)
+	v := reqs.Done(c.step, p)
+	c.setThink(v.Think)
 	if c.tracing {
 		c.tr.Status, c.tr.Body = int32(p.Status), p.BodyBytes
 		if c.fb >= 0 {
 			c.tr.FirstByte = int64(c.fb)
 		}
 	}
-	c.end(now, p, reqs)
+	if v.Failed {
+		c.rec.Error(v.Kind)
+		c.tr.SetError(v.Kind)
+		c.end(now)
+		return true
+	}
+	fb := now
+	if c.fb >= 0 {
+		fb = c.fb
+	}
+	c.rec.Response(p.Status, int64(now-c.at), int64(max(fb-c.start, 0)), p.BodyBytes, p.WireBytes)
+	if v.Expected && p.Status >= 400 {
+		c.rec.Expected()
+	}
+	c.end(now)
 	return true
 }
 
@@ -178,10 +192,11 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) bool {
 	if !c.live {
 		return false
 	}
+	c.setThink(reqs.Done(c.step, nil).Think)
 	if k == stats.ErrAborted && !c.wrote {
 		c.rec.Unsent()
 		c.tracing = false
-		c.end(now, nil, reqs)
+		c.end(now)
 		return true
 	}
 	c.Start(now)
@@ -192,16 +207,32 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) bool {
 			c.tr.FirstByte = int64(c.fb)
 		}
 	}
-	c.end(now, nil, reqs)
+	c.end(now)
 	return true
 }
 
-func (c *Call) end(now time.Duration, p *http1.Parser, reqs Requests) {
+func (c *Call) end(now time.Duration) {
 	c.live = false
 	if c.tracing {
 		c.tr.End = int64(now)
 		c.rec.Trace(&c.tr)
 	}
-	reqs.Done(c.step, p)
 	c.rec.InFlight(-1)
+}
+
+// setThink keeps the pause Requests.Done asked for; the open model
+// schedules requests itself and has none.
+func (c *Call) setThink(d time.Duration) {
+	if !c.open {
+		c.think = d
+	}
+}
+
+// Think is the pause the virtual user takes after this call ended before
+// its next request (closed model; 0 when none or while the call is live).
+func (c *Call) Think() time.Duration {
+	if c.live {
+		return 0
+	}
+	return c.think
 }

@@ -1,6 +1,11 @@
 package engine
 
-import "hail/internal/http1"
+import (
+	"time"
+
+	"hail/internal/http1"
+	"hail/internal/stats"
+)
 
 // Requests builds the requests of a run and observes their responses.
 // Every worker gets its own instance from Job.NewRequests, so per-worker
@@ -15,8 +20,25 @@ type Requests interface {
 	// Next again with the next number it claims.
 	Next(hit uint64) (req []byte, step int, head bool, ok bool)
 	// Done is called once for every request Next returned, when it ends:
-	// with the parsed response, or with p == nil when it failed.
-	Done(step int, p *http1.Parser)
+	// with the parsed response, or with p == nil when it failed. Its
+	// Verdict says how the response is recorded (Call.Respond) and how
+	// long the virtual user thinks before its next request.
+	Done(step int, p *http1.Parser) Verdict
+}
+
+// Verdict is what Requests.Done made of a request's end. The zero Verdict
+// records a response as it is and sends the next request at once.
+type Verdict struct {
+	// Failed says the response failed one of its step's checks: it is
+	// recorded as error Kind instead of as a response.
+	Failed bool
+	Kind   stats.ErrorKind
+	// Expected says the response's status is ≥ 400 but its step expects
+	// it: it is a response, not a failure.
+	Expected bool
+	// Think is how long the virtual user pauses before its next request
+	// (closed model only; engines ignore it in the open model).
+	Think time.Duration
 }
 
 // Static serves a fixed set of pre-encoded request variants: request number
@@ -34,4 +56,4 @@ func (s *Static) Next(hit uint64) ([]byte, int, bool, bool) {
 }
 
 // Done implements Requests.
-func (s *Static) Done(int, *http1.Parser) {}
+func (s *Static) Done(int, *http1.Parser) Verdict { return Verdict{} }

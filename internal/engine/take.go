@@ -25,6 +25,9 @@ type Taker struct {
 	idle  func()          // closes the worker's connection while a stage has it inactive
 	wake  chan struct{}
 	free  time.Duration // when the worker's previous request ended
+	call  *Call         // the worker's call (from Begin): its think time after it ends
+	until time.Duration // closed model: the virtual user thinks until then
+	timer *time.Timer   // think-time waits
 }
 
 // NewTaker returns the taker of worker conn. alarm paces the open model
@@ -36,9 +39,14 @@ func NewTaker(j *Job, alarm *schedule.Alarm, conn int, idle func()) *Taker {
 
 // Next waits for the worker's next request and returns its number and its
 // intended time (the claim time in the closed model). ok is false when the
-// worker is done: the source is exhausted or the job stopped.
+// worker is done: the source is exhausted or the job stopped. In the
+// closed model it first waits out the think time the previous request
+// asked for (Verdict.Think).
 func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 	j := t.j
+	if t.until > 0 && !t.think() {
+		return 0, 0, false
+	}
 	if t.alarm != nil {
 		hit, at, ok = j.Source.Claim(j.Since())
 		if !ok || !t.alarm.Wait(at, t.wake, j.Stop) {
@@ -66,9 +74,32 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 	return j.Source.Claim(j.Since())
 }
 
+// think sleeps until the virtual user's think time is over; false when
+// the job stopped meanwhile.
+func (t *Taker) think() bool {
+	d := t.until - t.j.Since()
+	t.until = 0
+	if d <= 0 {
+		return true
+	}
+	if t.timer == nil {
+		t.timer = time.NewTimer(d)
+	} else {
+		t.timer.Reset(d)
+	}
+	select {
+	case <-t.timer.C:
+		return true
+	case <-t.j.Stop:
+		t.timer.Stop()
+		return false
+	}
+}
+
 // Begin starts the call of request hit (from Next) in step, recorded into
 // shard's recorders, on connection conn (for the per-request log).
 func (t *Taker) Begin(c *Call, shard, step int, at time.Duration, conn int32) {
+	t.call = c
 	c.Begin(t.j, shard, step, at, conn)
 	if t.alarm != nil && at < t.free {
 		c.Wait(at)
@@ -76,5 +107,13 @@ func (t *Taker) Begin(c *Call, shard, step int, at time.Duration, conn int32) {
 	}
 }
 
-// End notes that the worker's request ended at now: the worker is free.
-func (t *Taker) End(now time.Duration) { t.free = now }
+// End notes that the worker's request ended at now: the worker is free,
+// after the think time its call asked for.
+func (t *Taker) End(now time.Duration) {
+	t.free = now
+	if t.call != nil {
+		if d := t.call.Think(); d > 0 {
+			t.until = now + d
+		}
+	}
+}

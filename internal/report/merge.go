@@ -78,7 +78,7 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	}
 	c := r.Hail.Counts
 	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
-	t.Queued, t.QueueWait = c.Queued, c.QueueWaitNS
+	t.Queued, t.QueueWait, t.Expected = c.Queued, c.QueueWaitNS, c.Expected
 	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
@@ -122,6 +122,7 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 		return nil, err
 	}
 	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
+	t.Expected = s.Counts.Expected
 	return t, nil
 }
 
@@ -369,6 +370,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	yields := make([]int64, len(names))
 	reasons := make([]map[string]int64, len(names))
 	captures, misses := make([]int64, len(names)), make([]int64, len(names))
+	checks := make([]map[string]int64, len(names))
 	for i, n := range names {
 		totals[i] = stats.NewTotals()
 		var parts []*Result
@@ -386,12 +388,8 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 				yields[i] += s.Yields
 				captures[i] += s.Captures
 				misses[i] += s.CaptureMisses
-				for why, c := range s.YieldReasons {
-					if reasons[i] == nil {
-						reasons[i] = map[string]int64{}
-					}
-					reasons[i][why] += c
-				}
+				reasons[i] = addCounts(reasons[i], s.YieldReasons)
+				checks[i] = addCounts(checks[i], s.CheckFailures)
 				parts = append(parts, &Result{Hail: Hail{StartUnixNano: r.Hail.StartUnixNano, Series: s.Series}})
 			}
 		}
@@ -401,6 +399,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	for i := range out.Hail.Steps {
 		s := &out.Hail.Steps[i]
 		s.Yields, s.YieldReasons, s.Captures, s.CaptureMisses = yields[i], reasons[i], captures[i], misses[i]
+		s.CheckFailures = checks[i]
 	}
 	failed, checked := 0, 0
 	for _, r := range results {
@@ -416,6 +415,17 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 		info.Notes = append(info.Notes, fmt.Sprintf("scenario thresholds were checked by each result on its own share: %d of %d failed; they are not re-checked on the merged totals", failed, checked))
 	}
 	return nil
+}
+
+// addCounts adds the counts of src into dst (made when needed).
+func addCounts(dst, src map[string]int64) map[string]int64 {
+	for k, n := range src {
+		if dst == nil {
+			dst = map[string]int64{}
+		}
+		dst[k] += n
+	}
+	return dst
 }
 
 // mergeTarget keeps the monitored target's numbers: when several results

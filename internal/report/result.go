@@ -159,10 +159,13 @@ type Hail struct {
 
 // Counts are exact integer totals.
 type Counts struct {
-	Requests     int64 `json:"requests"`
-	Responses    int64 `json:"responses"`
-	Errors       int64 `json:"errors"`
-	Aborted      int64 `json:"aborted"`
+	Requests  int64 `json:"requests"`
+	Responses int64 `json:"responses"`
+	Errors    int64 `json:"errors"`
+	Aborted   int64 `json:"aborted"`
+	// Expected are responses with status ≥ 400 that their scenario step
+	// expects (expect: status): responses, not failures.
+	Expected     int64 `json:"expected,omitempty"`
 	BodyBytes    int64 `json:"body_bytes"`
 	WireBytes    int64 `json:"wire_bytes"`
 	SentBytes    int64 `json:"sent_bytes"`
@@ -331,7 +334,7 @@ func buildHail(r *Result, in Input) {
 	}
 	h.StartUnixNano = in.Start.UnixNano()
 	h.Interrupted = in.Interrupted
-	h.Counts = Counts{Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted,
+	h.Counts = Counts{Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Expected: t.Expected,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
 		Queued: t.Queued, QueueWaitNS: t.QueueWait, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}

@@ -18,7 +18,7 @@ import (
 type Step struct {
 	Name string `json:"name"`
 	// Counts are exact: Failed are errors other than deadline aborts plus
-	// responses with status ≥ 400.
+	// responses with status ≥ 400 that the step does not expect.
 	Counts StepCounts `json:"counts"`
 	// Share is this step's part of all requests (0–1).
 	Share float64 `json:"share"`
@@ -40,6 +40,9 @@ type Step struct {
 	// CaptureMisses responses where a capture found nothing.
 	Captures      int64 `json:"captures"`
 	CaptureMisses int64 `json:"capture_misses"`
+	// CheckFailures counts the responses that failed each of the step's
+	// checks (expect:), by check ("status 201, 202", "json id = \"x\"").
+	CheckFailures map[string]int64 `json:"check_failures,omitempty"`
 	// Series is the step's per-second series.
 	Series []stats.Second `json:"series"`
 }
@@ -50,6 +53,7 @@ type StepCounts struct {
 	Responses    int64 `json:"responses"`
 	Errors       int64 `json:"errors"`
 	Aborted      int64 `json:"aborted"`
+	Expected     int64 `json:"expected,omitempty"`
 	Failed       int64 `json:"failed"`
 	BodyBytes    int64 `json:"body_bytes"`
 	SentBytes    int64 `json:"sent_bytes"`
@@ -111,7 +115,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s.Name = name
 		m := MeasureTotals(t, elapsed)
 		s.Counts = StepCounts{Requests: m.Requests, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted,
-			Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum}
+			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum}
 		if all > 0 {
 			s.Share = float64(m.Requests) / float64(all)
 		}
@@ -154,7 +158,7 @@ type Measure struct {
 	Requests   int64          // ended: responses + errors
 	Responses  int64
 	Aborted    int64 // ended by the deadline or an interrupt
-	Failed     int64 // errors other than aborts, plus responses with status ≥ 400
+	Failed     int64 // errors other than aborts, plus responses with status ≥ 400 not expected
 	Elapsed    time.Duration
 }
 
@@ -162,7 +166,7 @@ type Measure struct {
 func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 	m := Measure{Latency: t.Latency(), LatencySum: t.LatencySum, Requests: t.Requests(), Responses: t.Responses(),
 		Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed}
-	m.Failed = t.ErrorCount() - m.Aborted
+	m.Failed = t.ErrorCount() - m.Aborted - t.Expected
 	for code, n := range t.Status {
 		if code == 0 || code >= 400 {
 			m.Failed += n
@@ -197,7 +201,7 @@ func decodeLatency(hs Histograms) *hdr.Histogram {
 func (r *Result) Measure() Measure {
 	c := r.Hail.Counts
 	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: c.LatencySumNS, Requests: c.Requests,
-		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution),
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
 		Elapsed: time.Duration(r.Summary.Total * 1e9)}
 }
 
@@ -288,6 +292,9 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 		}
 		if s.CaptureMisses > 0 {
 			fmt.Fprintf(b, "  %s: %d responses had nothing to capture (%d values captured)\n", s.Name, s.CaptureMisses, s.Captures)
+		}
+		for _, k := range sortedByCount(s.CheckFailures) {
+			fmt.Fprintf(b, "  %s: check %s failed %d times\n", s.Name, k, s.CheckFailures[k])
 		}
 	}
 	if sc := r.Hail.Scenario; sc != nil {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"strconv"
 
+	"hail/internal/engine"
 	"hail/internal/http1"
 )
 
@@ -29,6 +30,10 @@ type vu struct {
 	excl    []bool
 	flow    int // the flow being walked, -1 for none
 	pos     int // the next step of the flow
+	// flowThink is the think time of the flow the last request belonged
+	// to (unset outside flows). Flows give every virtual user its own
+	// builder, so Done sees the flow of the request Next built last.
+	flowThink thinkTime
 }
 
 func newVU(s *Scenario, worker int) *vu {
@@ -48,6 +53,7 @@ func newVU(s *Scenario, worker int) *vu {
 func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := v.s
 	v.ctx.Hit = hit
+	v.flowThink = thinkTime{}
 	if v.flow >= 0 {
 		f := s.Flows[v.flow]
 		st := f.steps[v.pos]
@@ -56,6 +62,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			v.flow = -1
 		}
 		if req, ok := v.build(st); ok {
+			v.flowThink = f.think
 			return req, st, s.Steps[st].isHead, true
 		}
 		v.flow = -1 // the flow cannot go on: start a new choice
@@ -69,8 +76,11 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			st = s.Flows[act.flow].steps[0]
 		}
 		if req, ok := v.build(st); ok {
-			if act.flow >= 0 && len(s.Flows[act.flow].steps) > 1 {
-				v.flow, v.pos = act.flow, 1
+			if act.flow >= 0 {
+				v.flowThink = s.Flows[act.flow].think
+				if len(s.Flows[act.flow].steps) > 1 {
+					v.flow, v.pos = act.flow, 1
+				}
 			}
 			return req, st, s.Steps[st].isHead, true
 		}
@@ -148,12 +158,24 @@ func (v *vu) build(i int) ([]byte, bool) {
 	return b, true
 }
 
-// Done implements engine.Requests.
-func (v *vu) Done(step int, p *http1.Parser) {
+// Done implements engine.Requests: it runs the step's checks on the
+// response (the first that fails makes the response an error of its kind,
+// and nothing is captured from it), then its captures, and draws the
+// think time before the virtual user's next request.
+func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	st := v.s.Steps[step]
-	if p == nil || len(st.captures) == 0 {
-		return
+	verdict := engine.Verdict{Think: v.think(st)}
+	if p == nil {
+		return verdict
 	}
+	for _, c := range st.checks {
+		if !c.pass(p, &v.scratch) {
+			c.failed.Add(1)
+			verdict.Failed, verdict.Kind = true, c.kind.errorKind()
+			return verdict
+		}
+	}
+	verdict.Expected = p.Status >= 400 && st.expectsStatus()
 	for _, c := range st.captures {
 		val, ok := c.extract(p, &v.scratch)
 		if !ok || len(val) == 0 {
@@ -167,4 +189,5 @@ func (v *vu) Done(step int, p *http1.Parser) {
 			c.pool.Put(string(val), v.id)
 		}
 	}
+	return verdict
 }

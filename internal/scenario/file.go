@@ -50,9 +50,9 @@ const (
 var (
 	topKeys = []string{"name", "base", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
 		"connections", "rate", "duration", "requests", "timeout", "connect_timeout", "keepalive", "redirects",
-		"engine", "insecure", "seed", "max_repeat", "body_limit"}
-	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_file", "body_lines", "capture"}
-	flowKeys      = []string{"name", "weight", "steps"}
+		"engine", "insecure", "seed", "max_repeat", "body_limit", "think", "feeds", "setup", "teardown"}
+	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "expect", "think"}
+	flowKeys      = []string{"name", "weight", "steps", "think"}
 	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
 	poolKeys      = []string{"max", "values", "file"}
@@ -92,6 +92,7 @@ type loader struct {
 	weightSet  []bool
 	stepInFlow []bool
 	firstNeeds []bool // the step needs a captured value before it can run
+	thinkNode  *yaml.Node // a think time of the load (file, flow or step), for the open-model check
 }
 
 // Parse compiles a scenario from data; file names it in messages and
@@ -222,6 +223,9 @@ func (l *loader) settings() (connSet bool, maxRepeat int, err error) {
 			var n int64
 			n, err = l.size(v, "body_limit", 1, maxBodyLimit)
 			st.BodyLimit = int(n)
+		case "think":
+			s.think, err = l.thinkTime(v, "think")
+			l.thinkNode = v
 		}
 		if err != nil {
 			return false, 0, err
@@ -238,6 +242,12 @@ func (l *loader) finish() error {
 	s := l.s
 	if s.Base == nil {
 		return l.errAt(l.root, "scenario: expected base: http://HOST:PORT (or a url in each step)")
+	}
+	if l.thinkNode != nil {
+		s.thinkErr = l.errAt(l.thinkNode, "think: a think time paces each virtual user of the closed model, but an open-model run (rate, rate stages or -q) sends on a fixed schedule whatever the users do: remove think, or the rate")
+		if s.Settings.Rate > 0 || s.Settings.StageKind == "rate" {
+			return s.thinkErr
+		}
 	}
 	canStart := false
 	for i, st := range s.Steps {

@@ -34,6 +34,9 @@ func (l *loader) flows() error {
 					f.Weight, err = l.number(v, what+".weight")
 				case "steps":
 					stepsN = v
+				case "think":
+					f.think, err = l.thinkTime(v, what+".think")
+					l.thinkNode = v
 				}
 				return err
 			}); err != nil {

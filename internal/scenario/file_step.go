@@ -129,6 +129,17 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	if err := l.stepCaptures(st, n.vals["capture"]); err != nil {
 		return nil, err
 	}
+	if err := l.stepExpect(st, n.vals["expect"]); err != nil {
+		return nil, err
+	}
+	if v := n.vals["think"]; v != nil {
+		t, err := l.thinkTime(v, st.Name+".think")
+		if err != nil {
+			return nil, err
+		}
+		st.think = t
+		l.thinkNode = v
+	}
 	l.stepWaits(st)
 	if err := l.stepSample(st, it, host); err != nil {
 		return nil, err

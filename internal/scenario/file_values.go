@@ -234,3 +234,36 @@ func readLines(path string) ([][]byte, error) {
 	}
 	return out, sc.Err()
 }
+
+// thinkTime reads a think time: a duration (100ms, or a number of
+// seconds) or a uniform range lo..hi (50ms..150ms).
+func (l *loader) thinkTime(n *yaml.Node, what string) (thinkTime, error) {
+	bad := func() (thinkTime, error) {
+		return thinkTime{}, l.errAt(n, "%s: expected a duration such as 100ms, or a range such as 50ms..150ms, found %s", what, describe(n))
+	}
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return bad()
+	}
+	lo, hi, isRange := strings.Cut(n.Value, "..")
+	if !isRange {
+		d, err := l.duration(n, what)
+		return thinkTime{lo: d, hi: d, set: true}, err
+	}
+	parse := func(s string) (time.Duration, bool) {
+		s = strings.TrimSpace(s)
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f <= 1e9 {
+			return time.Duration(f * float64(time.Second)), true
+		}
+		d, err := time.ParseDuration(s)
+		return d, err == nil && d >= 0
+	}
+	a, ok1 := parse(lo)
+	b, ok2 := parse(hi)
+	if !ok1 || !ok2 {
+		return bad()
+	}
+	if b < a {
+		return thinkTime{}, l.errAt(n, "%s: expected a range from low to high such as 50ms..150ms, found %s > %s", what, a, b)
+	}
+	return thinkTime{lo: a, hi: b, set: true}, nil
+}

@@ -13,6 +13,9 @@ import (
 // engine. The steps themselves come with Workload.
 func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	st := &s.Settings
+	if s.thinkErr != nil && (sched.Rate > 0 || sched.Pacer != nil) {
+		return nil, s.thinkErr
+	}
 	engine := st.Engine
 	u := *s.Base
 	p := &plan.Plan{URL: &u, Method: "GET", Headers: s.Headers, Connections: sched.Connections,
@@ -30,7 +33,7 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 
 // Workload is what run.Run needs to send the scenario's steps.
 func (s *Scenario) Workload(sched Schedule) *run.Workload {
-	return &run.Workload{Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: s.BodyLimit(),
-		PerConnection: s.perUser(), CaptureHeaders: s.CaptureHeaders(),
+	return &run.Workload{Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: bodyLimit(s.Steps, s.Settings.BodyLimit),
+		PerConnection: s.perUser(), CaptureHeaders: captureHeaders(s.Steps),
 		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
 }

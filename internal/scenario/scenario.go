@@ -55,6 +55,8 @@ type Scenario struct {
 	mix      mix
 	maxSlots int
 	seed     uint64
+	think    thinkTime // the file's default pause after every request (closed model)
+	thinkErr error     // the error an open-model run of a file with think times gets
 }
 
 // Settings are a scenario's run parameters; command-line flags override them.
@@ -118,6 +120,8 @@ type Step struct {
 	refs     []poolRef // pool values to resolve before building, slot order
 	lasts    []int     // {{last}} capture ids needed
 	captures []*capture
+	checks   []*check  // expect: a response failing one is recorded as its error kind
+	think    thinkTime // the pause after this step's requests (closed model)
 	reasons  []string       // per ref then per last: why a yield happened
 	yields   []atomic.Int64 // per reason
 	captured atomic.Int64
@@ -130,6 +134,7 @@ type Flow struct {
 	Name   string
 	Weight float64
 	steps  []int
+	think  thinkTime // the pause after each of its steps, unless the step has its own
 }
 
 // StepNames are the names of the steps, in order: the run's Job.Steps.
@@ -141,26 +146,42 @@ func (s *Scenario) StepNames() []string {
 	return out
 }
 
-// BodyLimit is how many response body bytes captures need kept (0: none).
-func (s *Scenario) BodyLimit() int {
-	for _, st := range s.Steps {
+// bodyLimit is how many response body bytes captures and checks need
+// kept (0: none).
+func bodyLimit(steps []*Step, limit int) int {
+	for _, st := range steps {
 		for _, c := range st.captures {
 			if c.kind == capJSON || c.kind == capRegex {
-				return s.Settings.BodyLimit
+				return limit
+			}
+		}
+		for _, c := range st.checks {
+			if c.kind == checkBody || c.kind == checkJSON {
+				return limit
 			}
 		}
 	}
 	return 0
 }
 
-// CaptureHeaders are the response headers (lower case) the captures read,
-// for the engine's parser (http1.Parser.WantHeaders).
-func (s *Scenario) CaptureHeaders() []string {
+// captureHeaders are the response headers (lower case) the captures and
+// checks of steps read, for the engine's parser (http1.Parser.WantHeaders).
+func captureHeaders(steps []*Step) []string {
 	var out []string
-	for _, st := range s.Steps {
+	add := func(h string) {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, st := range steps {
 		for _, c := range st.captures {
-			if c.kind == capHeader && !slices.Contains(out, c.header) {
-				out = append(out, c.header)
+			if c.kind == capHeader {
+				add(c.header)
+			}
+		}
+		for _, c := range st.checks {
+			if c.kind == checkHeader {
+				add(c.header)
 			}
 		}
 	}
@@ -194,6 +215,14 @@ func (s *Scenario) Annotate(res *report.Result) {
 			}
 		}
 		rs.Captures, rs.CaptureMisses = st.captured.Load(), st.missed.Load()
+		for _, c := range st.checks {
+			if n := c.failed.Load(); n > 0 {
+				if rs.CheckFailures == nil {
+					rs.CheckFailures = map[string]int64{}
+				}
+				rs.CheckFailures[c.desc] += n
+			}
+		}
 	}
 	info := &report.ScenarioInfo{Name: s.Name, File: s.File}
 	for _, p := range s.reported {

@@ -164,7 +164,7 @@ func (l *urlList) Next(hit uint64) ([]byte, int, bool, bool) {
 	return v[hit%uint64(len(v))], 0, l.head, true
 }
 
-func (l *urlList) Done(int, *http1.Parser) {}
+func (l *urlList) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
 
 type regexURLs struct {
 	gen   *RegexGen
@@ -199,4 +199,4 @@ func (g *regexURLs) Next(hit uint64) ([]byte, int, bool, bool) {
 	return b, 0, g.head, true
 }
 
-func (g *regexURLs) Done(int, *http1.Parser) {}
+func (g *regexURLs) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }

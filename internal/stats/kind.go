@@ -2,7 +2,9 @@ package stats
 
 // ErrorKind names one way a request can fail. Every request that does not end
 // in an HTTP response is counted under exactly one kind; the set is fixed, so
-// error counting needs no map and no allocation.
+// error counting needs no map and no allocation. The check kinds
+// (ErrCheckStatus …) are responses that failed a scenario step's expect:
+// checks, counted as errors instead of responses.
 type ErrorKind uint8
 
 // The error kinds, in report order. Their String values are the keys of the
@@ -37,6 +39,10 @@ const (
 	ErrHTTP2Conn
 	ErrQUICHandshake
 	ErrHTTP3
+	ErrCheckStatus
+	ErrCheckBody
+	ErrCheckJSON
+	ErrCheckHeader
 	ErrAborted
 	ErrOther
 	numErrorKinds
@@ -72,6 +78,10 @@ var kindNames = [numErrorKinds]string{
 	ErrHTTP2Conn:            "http2 connection error",
 	ErrQUICHandshake:        "quic handshake failed",
 	ErrHTTP3:                "http3 stream error",
+	ErrCheckStatus:          "check failed: status",
+	ErrCheckBody:            "check failed: body_contains",
+	ErrCheckJSON:            "check failed: json",
+	ErrCheckHeader:          "check failed: header",
 	ErrAborted:              "aborted due to deadline",
 	ErrOther:                "other i/o error",
 }

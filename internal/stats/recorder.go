@@ -32,6 +32,7 @@ type Recorder struct {
 	queued     int64 // open model: requests that waited for a free connection
 	unsent     int64 // requests taken but never sent: aborted before a byte was written
 	skipped    int64 // request numbers no step could serve (a scenario's pools were empty)
+	expected   int64 // responses with status ≥ 400 that their step expects: not failures
 	queueWait  int64 // ns summed over queued requests
 	inflight   int64
 
@@ -87,6 +88,10 @@ func (r *Recorder) Error(k ErrorKind) {
 	}
 	atomic.AddInt64(&r.errors[k], 1)
 }
+
+// Expected records that a response just recorded, with status ≥ 400, is
+// one its scenario step expects (expect: status): it is not a failure.
+func (r *Recorder) Expected() { atomic.AddInt64(&r.expected, 1) }
 
 // Sent records bytes written for a request.
 func (r *Recorder) Sent(n int64) { atomic.AddInt64(&r.sentBytes, n) }

@@ -95,8 +95,12 @@ func (w *worker) end(c *conn) {
 	w.finish(c)
 }
 
-// finish frees c's slot after its call ended.
+// finish frees c's slot after its call ended (after the think time the
+// call asked for).
 func (w *worker) finish(c *conn) {
+	if d := c.call.Think(); d > 0 {
+		c.thinkUntil = w.now + d
+	}
 	c.stamp = false
 	w.unlist(listRequest, c)
 	w.busy--

@@ -32,8 +32,9 @@ type conn struct {
 	call  engine.Call  // the request in progress (call.Live())
 	chain engine.Chain // its redirect chain
 
-	connStart time.Duration
-	dns       time.Duration
+	connStart  time.Duration
+	dns        time.Duration
+	thinkUntil time.Duration // closed model: when its ended request's think time is over (think_linux.go)
 
 	req     []byte // the current hop's request: stable memory
 	out     []byte // the bytes being sent (req, or the vsock CONNECT line)

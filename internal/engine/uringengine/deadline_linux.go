@@ -90,11 +90,12 @@ func (w *worker) expire() {
 	for h := w.lists[listRequest].head; h >= 0 && w.conns[h].dl[listRequest].deadline <= w.now; h = w.lists[listRequest].head {
 		w.fail(&w.conns[h], errRequestTimeout)
 	}
+	w.wakeThinkers()
 }
 
-// earliest is the first deadline of any list, or -1.
+// earliest is the first deadline of any list (or end of a think time), or -1.
 func (w *worker) earliest() time.Duration {
-	d := time.Duration(-1)
+	d := w.thinkEnd()
 	for l := range w.lists {
 		if h := w.lists[l].head; h >= 0 {
 			if dl := w.conns[h].dl[l].deadline; d < 0 || dl < d {

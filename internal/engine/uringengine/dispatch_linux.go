@@ -111,8 +111,12 @@ func (w *worker) popFree() *conn {
 	return c
 }
 
-// release puts an idle connection slot back in the queue.
+// release puts an idle connection slot back in the queue (after its think
+// time, if its last request asked for one).
 func (w *worker) release(c *conn) {
+	if c.thinkUntil != 0 && w.thinks(c) {
+		return
+	}
 	if !c.inFree {
 		c.inFree = true
 		w.free.push(c.idx)

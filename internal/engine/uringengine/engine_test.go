@@ -359,10 +359,11 @@ func (b *reusingBuilder) Next(hit uint64) ([]byte, int, bool, bool) {
 	return b.buf, step, false, true
 }
 
-func (b *reusingBuilder) Done(step int, p *http1.Parser) {
+func (b *reusingBuilder) Done(step int, p *http1.Parser) engine.Verdict {
 	if p != nil && p.Status == 200 {
 		b.done[step].Add(1)
 	}
+	return engine.Verdict{}
 }
 
 func TestReusingBuilderAndSteps(t *testing.T) {

@@ -73,8 +73,9 @@ type worker struct {
 	arena   *uring.Arena   // sockaddrs, the wake-up counter
 	sendMem []*uring.Arena // chunks for copied request bytes
 
-	conns []conn
-	free  fifo[int32] // idle connection slots
+	conns    []conn
+	free     fifo[int32] // idle connection slots
+	thinking thinkHeap   // closed model: slots pausing before their next request
 
 	exhausted bool // no more requests will be claimed
 	stopped   bool
