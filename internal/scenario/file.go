@@ -91,7 +91,7 @@ type loader struct {
 	stepNodes  []*yaml.Node
 	weightSet  []bool
 	stepInFlow []bool
-	firstNeeds []bool // the step needs a captured value before it can run
+	firstNeeds []bool     // the step needs a captured value before it can run
 	thinkNode  *yaml.Node // a think time of the load (file, flow or step), for the open-model check
 }
 

@@ -120,8 +120,8 @@ type Step struct {
 	refs     []poolRef // pool values to resolve before building, slot order
 	lasts    []int     // {{last}} capture ids needed
 	captures []*capture
-	checks   []*check  // expect: a response failing one is recorded as its error kind
-	think    thinkTime // the pause after this step's requests (closed model)
+	checks   []*check       // expect: a response failing one is recorded as its error kind
+	think    thinkTime      // the pause after this step's requests (closed model)
 	reasons  []string       // per ref then per last: why a yield happened
 	yields   []atomic.Int64 // per reason
 	captured atomic.Int64
