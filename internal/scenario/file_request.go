@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -43,6 +44,9 @@ func (l *loader) headerNodes(n *yaml.Node, what string, global bool) ([]headerNo
 		lk := strings.ToLower(key)
 		if lk == "content-length" || lk == "transfer-encoding" {
 			return l.errAt(k, "%s: %s is set by hail from the body: expected other headers", what, key)
+		}
+		if err := l.bareTemplate(v, what+"."+key); err != nil {
+			return err
 		}
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 			return l.errAt(v, "%s.%s: expected a string value, found %s", what, key, describe(v))
@@ -212,6 +216,9 @@ func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host stri
 	if !hasUA {
 		parts = append(parts, literal("User-Agent: hail/"+plan.Version+"\r\n"))
 	}
+	if n.vals["body_json"] != nil && !slices.ContainsFunc(hs, func(h headerNode) bool { return strings.EqualFold(h.name, "content-type") }) {
+		parts = append(parts, literal("Content-Type: application/json\r\n"))
+	}
 	st.head = concat(parts...)
 	return nil
 }
@@ -222,15 +229,32 @@ func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host stri
 func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
 	what := st.Name
 	nb := 0
-	for _, k := range []string{"body", "body_file", "body_lines"} {
+	for _, k := range []string{"body", "body_json", "body_file", "body_lines"} {
 		if n.vals[k] != nil {
 			nb++
 			if nb > 1 {
-				return l.errAt(n.keys[k], "%s: give one of body, body_file and body_lines, found more", what)
+				return l.errAt(n.keys[k], "%s: give one of body, body_json, body_file and body_lines, found more", what)
 			}
 		}
 	}
+	if v := n.vals["body_json"]; v != nil {
+		t, err := l.bodyJSON(v, what+".body_json", env)
+		if err != nil {
+			return err
+		}
+		if t.Static() {
+			st.bodyLit = t.Literal()
+		} else {
+			st.body = t
+		}
+	}
 	if v := n.vals["body"]; v != nil {
+		if err := l.bareTemplate(v, what+".body"); err != nil {
+			return err
+		}
+		if v.Kind == yaml.MappingNode || v.Kind == yaml.SequenceNode {
+			return l.errAt(v, "%s.body: expected a string, found %s: to send it as JSON, write body_json: instead of body:", what, describe(v))
+		}
 		b, err := l.str(v, what+".body")
 		if err != nil {
 			return err

@@ -22,6 +22,9 @@ import (
 // Scalar readers: each names the key and says what it expected.
 
 func (l *loader) str(n *yaml.Node, what string) (string, error) {
+	if err := l.bareTemplate(n, what); err != nil {
+		return "", err
+	}
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return "", l.errAt(n, "%s: expected a string, found %s", what, describe(n))
 	}

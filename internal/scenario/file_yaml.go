@@ -25,11 +25,81 @@ func (l *loader) unmarshal(data []byte, doc *yaml.Node) (err error) {
 		msg := err.Error()
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			line, _ := strconv.Atoi(m[1])
+			if strings.Contains(m[2], "did not find expected ','") {
+				if e := l.quoteHint(line); e != nil {
+					return e
+				}
+			}
 			return &Error{l.file, line, l.firstCol(line), "invalid YAML: " + m[2]}
 		}
 		return &Error{l.file, 1, 1, "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 	}
 	return nil
+}
+
+// quoteHint looks for the usual cause of a { … } flow mapping that does
+// not parse: a {{ … }} template in an unquoted value (YAML reads { as the
+// start of a mapping there). It searches the lines around line (yaml.v3
+// names the line where the mapping starts, counted from 0 or 1) and returns
+// an error at the first unquoted {{ with the value quoted, or nil.
+func (l *loader) quoteHint(line int) *Error {
+	for ln := max(line, 1); ln <= min(line+10, len(l.src)); ln++ {
+		text := l.src[ln-1]
+		at := unquotedIndex(text, "{{")
+		if at < 0 {
+			continue
+		}
+		start := strings.LastIndex(text[:at], ": ")
+		if start < 0 {
+			start = at
+		} else {
+			start += 2
+		}
+		end := at + 2
+		if e := strings.Index(text[end:], "}}"); e >= 0 {
+			end += e + 2
+		}
+		for end < len(text) && text[end] != ',' && text[end] != '}' {
+			end++
+		}
+		val := strings.TrimSpace(text[start:end])
+		return &Error{l.file, ln, at + 1, fmt.Sprintf("invalid YAML: a {{ … }} template in a { … } mapping must be quoted: write '%s'", strings.ReplaceAll(val, "'", "''"))}
+	}
+	return nil
+}
+
+// unquotedIndex is the index of the first sub in s outside quotes, or -1.
+func unquotedIndex(s, sub string) int {
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#' && (i == 0 || s[i-1] == ' '):
+			return -1
+		case strings.HasPrefix(s[i:], sub):
+			return i
+		}
+	}
+	return -1
+}
+
+// bareTemplate returns an error when n is what YAML makes of an unquoted
+// value that starts with {{ (a mapping whose key is a mapping), saying to
+// quote it; nil otherwise.
+func (l *loader) bareTemplate(n *yaml.Node, what string) error {
+	if n == nil || n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle == 0 || len(n.Content) != 2 {
+		return nil
+	}
+	k := n.Content[0]
+	if k.Kind != yaml.MappingNode || k.Style&yaml.FlowStyle == 0 || len(k.Content) != 2 {
+		return nil
+	}
+	return l.errAt(n, "%s: found an unquoted {{ … }}, which YAML reads as a mapping: quote the value, as '{{%s}}'", what, k.Content[0].Value)
 }
 
 // firstCol is the column of the first non-blank character of a line.

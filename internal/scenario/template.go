@@ -57,6 +57,8 @@ const (
 	escNone   escMode = iota // bodies: as is
 	escTarget                // request targets: percent-encode bytes outside visible ASCII
 	escHeader                // header values: control bytes become spaces
+	escJSON                  // inside a JSON string (body_json): JSON-escaped
+	escJSONValue             // a whole JSON value (body_json): a number as is, anything else a JSON string
 )
 
 type segment struct {
@@ -129,7 +131,9 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 			continue
 		case segUUID:
 			dst = appendUUID(dst, c.Rand)
-			continue
+			if s.esc != escJSONValue {
+				continue
+			}
 		case segChoice:
 			dst = append(dst, s.choices[c.Rand.Intn(len(s.choices))]...)
 		case segRegex:
@@ -172,6 +176,9 @@ func literal(s string) *Template {
 
 // escape makes dst[start:] safe for mode, in place when nothing needs it.
 func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
+	if mode == escJSON || mode == escJSONValue {
+		return c.escapeJSON(dst, start, mode == escJSONValue)
+	}
 	bad := func(b byte) bool {
 		if mode == escTarget {
 			return b <= 0x20 || b >= 0x7f
@@ -199,6 +206,94 @@ func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
 		}
 	}
 	return dst
+}
+
+// escapeJSON JSON-escapes dst[start:] in place when nothing needs it; as
+// a whole value, a JSON number stays as it is and anything else becomes a
+// quoted JSON string.
+func (c *Ctx) escapeJSON(dst []byte, start int, value bool) []byte {
+	v := dst[start:]
+	if value && isJSONNumber(v) {
+		return dst
+	}
+	i := 0
+	for i < len(v) && v[i] >= 0x20 && v[i] != '"' && v[i] != '\\' {
+		i++
+	}
+	if i == len(v) && !value {
+		return dst
+	}
+	c.scratch = append(c.scratch[:0], v...)
+	dst = dst[:start]
+	if value {
+		dst = append(dst, '"')
+	}
+	dst = appendJSONEscaped(dst, c.scratch)
+	if value {
+		dst = append(dst, '"')
+	}
+	return dst
+}
+
+// appendJSONEscaped appends s escaped for a JSON string (without quotes).
+func appendJSONEscaped(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	for _, b := range s {
+		switch {
+		case b == '"' || b == '\\':
+			dst = append(dst, '\\', b)
+		case b == '\n':
+			dst = append(dst, '\\', 'n')
+		case b == '\r':
+			dst = append(dst, '\\', 'r')
+		case b == '\t':
+			dst = append(dst, '\\', 't')
+		case b < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&15])
+		default:
+			dst = append(dst, b)
+		}
+	}
+	return dst
+}
+
+// isJSONNumber reports whether b is a number as JSON writes it:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func isJSONNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 func appendUUID(dst []byte, r *Rand) []byte {

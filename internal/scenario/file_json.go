@@ -1,0 +1,116 @@
+// body_json: a YAML value sent as a JSON body. Its structure is fixed at
+// load; its strings are templates whose generated values are JSON-escaped,
+// and a string that is one template alone becomes a JSON number when what
+// it yields is a number.
+
+package scenario
+
+import (
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// bodyJSON compiles a body_json value into a template of JSON text.
+func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv) (*Template, error) {
+	var parts []*Template
+	add := func(s string) { parts = append(parts, literal(s)) }
+	var walk func(n *yaml.Node, what string) error
+	walk = func(n *yaml.Node, what string) error {
+		n = resolve(n)
+		switch n.Kind {
+		case yaml.MappingNode:
+			add("{")
+			first := true
+			if err := l.fields(n, what, nil, func(key string, k, v *yaml.Node) error {
+				if !first {
+					add(",")
+				}
+				first = false
+				add(`"` + string(appendJSONEscaped(nil, []byte(key))) + `":`)
+				return walk(v, what+"."+key)
+			}); err != nil {
+				return err
+			}
+			add("}")
+		case yaml.SequenceNode:
+			add("[")
+			for i, it := range n.Content {
+				if i > 0 {
+					add(",")
+				}
+				if err := walk(it, what+"["+strconv.Itoa(i)+"]"); err != nil {
+					return err
+				}
+			}
+			add("]")
+		case yaml.ScalarNode:
+			t, err := l.jsonScalar(n, what, env)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, t)
+		default:
+			return l.errAt(n, "%s: expected a mapping, a list or a value, found %s", what, describe(n))
+		}
+		return nil
+	}
+	if err := walk(n, what); err != nil {
+		return nil, err
+	}
+	return concat(parts...), nil
+}
+
+// jsonScalar compiles one scalar of a body_json value.
+func (l *loader) jsonScalar(n *yaml.Node, what string, env *tmplEnv) (*Template, error) {
+	tagged := n.Style&yaml.TaggedStyle != 0
+	switch {
+	case n.Tag == "!!null":
+		return literal("null"), nil
+	case n.Tag == "!!bool":
+		b, err := l.boolean(n, what)
+		return literal(strconv.FormatBool(b)), err
+	case n.Tag == "!!int" || n.Tag == "!!float":
+		if isJSONNumber([]byte(n.Value)) {
+			return literal(n.Value), nil
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil || f != f || f > 1e308 || f < -1e308 {
+			return nil, l.errAt(n, "%s: expected a number JSON can hold, found %s", what, n.Value)
+		}
+		return literal(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	case n.Tag != "!!str" && !tagged:
+		return nil, l.errAt(n, "%s: expected a string, number, true, false or null, found %s", what, describe(n))
+	}
+	src := n.Value
+	t, err := compileTemplate(src, env, escJSON)
+	if err != nil {
+		return nil, l.errIn(n, err, what)
+	}
+	if !tagged && isOneExpr(src) {
+		if t.Static() {
+			if lit := t.Literal(); isJSONNumber(lit) {
+				return literal(string(lit)), nil
+			}
+		} else {
+			t.segs[0].esc = escJSONValue
+			return t, nil
+		}
+	}
+	for i := range t.segs {
+		if s := &t.segs[i]; s.kind == segLit {
+			s.lit = appendJSONEscaped(nil, s.lit)
+		}
+	}
+	return concat(literal(`"`), t, literal(`"`)), nil
+}
+
+// isOneExpr reports whether src is exactly one {{ … }} expression.
+func isOneExpr(src string) bool {
+	if !strings.HasPrefix(src, "{{") {
+		return false
+	}
+	end, err := exprEnd(src, 2)
+	return err == nil && end == len(src)-2
+}
