@@ -54,11 +54,11 @@ const (
 type escMode uint8
 
 const (
-	escNone   escMode = iota // bodies: as is
-	escTarget                // request targets: percent-encode bytes outside visible ASCII
-	escHeader                // header values: control bytes become spaces
-	escJSON                  // inside a JSON string (body_json): JSON-escaped
-	escJSONValue             // a whole JSON value (body_json): a number as is, anything else a JSON string
+	escNone      escMode = iota // bodies: as is
+	escTarget                   // request targets: percent-encode bytes outside visible ASCII
+	escHeader                   // header values: control bytes become spaces
+	escJSON                     // inside a JSON string (body_json): JSON-escaped
+	escJSONValue                // a whole JSON value (body_json): a number as is, anything else a JSON string
 )
 
 type segment struct {
