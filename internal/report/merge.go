@@ -407,7 +407,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 		failed += r.ThresholdsFailed()
 		if r.Hail.Scenario != nil && out.Hail.Scenario == nil {
 			sc := *r.Hail.Scenario
-			sc.Pools = nil
+			sc.Pools, sc.Feeds = nil, nil
 			out.Hail.Scenario = &sc
 		}
 	}

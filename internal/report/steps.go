@@ -91,6 +91,20 @@ type ScenarioInfo struct {
 	Name  string     `json:"name,omitempty"`
 	File  string     `json:"file,omitempty"`
 	Pools []PoolInfo `json:"pools,omitempty"`
+	Feeds []FeedInfo `json:"feeds,omitempty"`
+	// EndedBy says why the run ended before its length: its data ran out
+	// (a unique feed used up).
+	EndedBy string `json:"ended_by,omitempty"`
+}
+
+// FeedInfo is a data feed at the end of the run: its rows, how many were
+// handed out, and how many requests found a unique feed used up.
+type FeedInfo struct {
+	Name    string `json:"name"`
+	Order   string `json:"order"`
+	Rows    int    `json:"rows"`
+	Used    int64  `json:"used"`
+	Refused int64  `json:"refused,omitempty"`
 }
 
 // PoolInfo is a pool of captured values at the end of the run.
@@ -304,6 +318,16 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 				fmt.Fprintf(b, ", %d dropped (full at %d)", p.Dropped, p.Max)
 			}
 			fmt.Fprintln(b)
+		}
+		for _, f := range sc.Feeds {
+			fmt.Fprintf(b, "  feed %s: %d rows (%s), %d used", f.Name, f.Rows, f.Order, f.Used)
+			if f.Refused > 0 {
+				fmt.Fprintf(b, ", used up for %d requests", f.Refused)
+			}
+			fmt.Fprintln(b)
+		}
+		if sc.EndedBy != "" {
+			fmt.Fprintf(b, "  the run ended early: %s\n", sc.EndedBy)
 		}
 	}
 }

@@ -67,6 +67,10 @@ type Workload struct {
 	// Connections, if set, makes the number of active connections follow a
 	// ramp (closed-model stages); the plan's Connections is its maximum.
 	Connections *schedule.Ramp
+	// Ended, if set, is closed by the workload when it has nothing left to
+	// send (a scenario's unique data feed is used up): the run then ends
+	// as at its deadline, letting in-flight requests finish.
+	Ended <-chan struct{}
 	// Check, if set, is called after every collector tick; a non-empty
 	// reason stops the run at once (a threshold with abort_on_fail) and is
 	// reported as Result.Hail.StoppedBy.
@@ -228,6 +232,10 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		})
 	}
 	done := make(chan struct{})
+	var ended <-chan struct{}
+	if w != nil {
+		ended = w.Ended
+	}
 	go func() {
 		var deadline <-chan time.Time
 		if p.Duration > 0 {
@@ -243,6 +251,8 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 			end(p.WaitOngoing)
 		case <-checkFailed:
 			end(false)
+		case <-ended:
+			end(true)
 		case <-done:
 		}
 	}()

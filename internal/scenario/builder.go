@@ -46,6 +46,8 @@ func newVU(s *Scenario, worker int) *vu {
 	v.ctx.Rand = v.rng
 	v.ctx.Slots = make([]string, s.maxSlots)
 	v.ctx.Last = make([][]byte, len(s.captures))
+	v.ctx.Rows = make([]int32, len(s.Feeds))
+	v.newRows()
 	return v
 }
 
@@ -54,6 +56,9 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := v.s
 	v.ctx.Hit = hit
 	v.flowThink = thinkTime{}
+	if v.flow < 0 {
+		v.newRows()
+	}
 	if v.flow >= 0 {
 		f := s.Flows[v.flow]
 		st := f.steps[v.pos]
@@ -66,6 +71,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			return req, st, s.Steps[st].isHead, true
 		}
 		v.flow = -1 // the flow cannot go on: start a new choice
+		v.newRows()
 	}
 	m := &s.mix
 	a := m.pick(v.rng)
@@ -91,6 +97,14 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 		if a = m.pickExcluding(v.rng, v.excl); a < 0 {
 			return nil, 0, false, false
 		}
+	}
+}
+
+// newRows forgets the feed rows of the previous request (or flow
+// iteration): the next request takes new ones.
+func (v *vu) newRows() {
+	for i := range v.ctx.Rows {
+		v.ctx.Rows[i] = -1
 	}
 }
 
@@ -120,15 +134,23 @@ func (v *vu) build(i int) ([]byte, bool) {
 			val, ok = p.Pick(v.rng)
 		}
 		if !ok {
-			for j := range k { // give back what this request took
-				if st.refs[j].take {
-					v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
-				}
-			}
+			v.giveBack(st, k)
 			st.yields[k].Add(1)
 			return nil, false
 		}
 		v.ctx.Slots[k] = val
+	}
+	for k, f := range st.feeds {
+		if v.ctx.Rows[f] >= 0 {
+			continue
+		}
+		row, ok := v.s.Feeds[f].row(v.rng)
+		if !ok {
+			v.giveBack(st, len(st.refs))
+			st.yields[len(st.refs)+len(st.lasts)+k].Add(1)
+			return nil, false
+		}
+		v.ctx.Rows[f] = row
 	}
 	b := st.head.AppendTo(v.buf[:0], &v.ctx)
 	var body []byte
@@ -190,4 +212,14 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 		}
 	}
 	return verdict
+}
+
+// giveBack returns the values of st's first n pool references that this
+// request took: it is not sent.
+func (v *vu) giveBack(st *Step, n int) {
+	for j := range n {
+		if st.refs[j].take {
+			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+		}
+	}
 }

@@ -131,7 +131,7 @@ func (l *loader) load() error {
 		return err
 	}
 	l.env = &tmplEnv{vars: map[string]value{}, env: l.o.Env, counters: map[string]*atomic.Uint64{}, maxRepeat: maxRepeat,
-		pools: l.poolIdx, captures: l.capIdx}
+		pools: l.poolIdx, captures: l.capIdx, feeds: map[string]int{}}
 	if err := l.variables(); err != nil {
 		return err
 	}
@@ -144,6 +144,10 @@ func (l *loader) load() error {
 	if err := l.pools(); err != nil {
 		return err
 	}
+	if err := l.feeds(); err != nil {
+		return err
+	}
+	l.env.feedList = l.s.Feeds
 	if err := l.steps(); err != nil {
 		return err
 	}
@@ -279,6 +283,7 @@ func (l *loader) finish() error {
 		c.Store(0) // the sample requests checked at load count from 1 too
 	}
 	s.mix = newMix(s.Steps, s.Flows)
+	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
 		s.seed = randomSeed()

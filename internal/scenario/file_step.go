@@ -114,7 +114,7 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 		return nil, err
 	}
 	env := *l.env
-	env.refs, env.lasts = &st.refs, &st.lasts
+	env.refs, env.lasts, env.feedRefs = &st.refs, &st.lasts, &st.feeds
 	env.where = "step " + st.Name
 	target, host, err := l.stepTarget(st, it, n, &env)
 	if err != nil {
@@ -208,6 +208,9 @@ func (l *loader) stepWaits(st *Step) {
 	for _, c := range st.lasts {
 		st.reasons = append(st.reasons, fmt.Sprintf("no `%s` captured yet by this virtual user", s.captures[c]))
 	}
+	for _, f := range st.feeds {
+		st.reasons = append(st.reasons, fmt.Sprintf("feed `%s` used up", s.Feeds[f].Name))
+	}
 	st.yields = make([]atomic.Int64, len(st.reasons))
 	s.maxSlots = max(s.maxSlots, len(st.refs))
 	needs := len(st.lasts) > 0
@@ -223,7 +226,8 @@ func (l *loader) stepWaits(st *Step) {
 // Location header, say).
 func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
 	s := l.s
-	v := newVU(&Scenario{maxSlots: len(st.refs), captures: s.captures, Pools: s.Pools}, 0)
+	v := newVU(&Scenario{maxSlots: len(st.refs), captures: s.captures, Pools: s.Pools, Feeds: s.Feeds}, 0)
+	clear(v.ctx.Rows) // row 0 of every feed
 	for k := range v.ctx.Slots {
 		v.ctx.Slots[k] = "/x"
 	}

@@ -33,7 +33,11 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 
 // Workload is what run.Run needs to send the scenario's steps.
 func (s *Scenario) Workload(sched Schedule) *run.Workload {
-	return &run.Workload{Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: bodyLimit(s.Steps, s.Settings.BodyLimit),
+	var ended <-chan struct{}
+	if s.feedEnd != nil {
+		ended = s.feedEnd.ch
+	}
+	return &run.Workload{Ended: ended, Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: bodyLimit(s.Steps, s.Settings.BodyLimit),
 		PerConnection: s.perUser(), CaptureHeaders: captureHeaders(s.Steps),
 		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
 }

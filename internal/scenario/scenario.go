@@ -49,6 +49,8 @@ type Scenario struct {
 	Pools []*Pool
 	// Thresholds in file order.
 	Thresholds []*Threshold
+	// Feeds are the data files whose rows fill templates.
+	Feeds []*Feed
 
 	captures []string // capture names, by id
 	reported []*Pool  // the pools steps pick from or take from
@@ -57,6 +59,7 @@ type Scenario struct {
 	seed     uint64
 	think    thinkTime // the file's default pause after every request (closed model)
 	thinkErr error     // the error an open-model run of a file with think times gets
+	feedEnd  *feedEnd  // ends the run when unique feeds leave nothing to run
 }
 
 // Settings are a scenario's run parameters; command-line flags override them.
@@ -119,6 +122,7 @@ type Step struct {
 
 	refs     []poolRef // pool values to resolve before building, slot order
 	lasts    []int     // {{last}} capture ids needed
+	feeds    []int     // feeds whose row the request needs
 	captures []*capture
 	checks   []*check       // expect: a response failing one is recorded as its error kind
 	think    thinkTime      // the pause after this step's requests (closed model)
@@ -229,6 +233,12 @@ func (s *Scenario) Annotate(res *report.Result) {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
 	}
 	sort.Slice(info.Pools, func(i, j int) bool { return info.Pools[i].Name < info.Pools[j].Name })
+	for _, f := range s.Feeds {
+		info.Feeds = append(info.Feeds, report.FeedInfo{Name: f.Name, Order: f.Order, Rows: len(f.rows), Used: f.drawn.Load(), Refused: f.refused.Load()})
+	}
+	if s.feedEnd != nil {
+		info.EndedBy = s.feedEnd.reason()
+	}
 	res.Hail.Scenario = info
 }
 

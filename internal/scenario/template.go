@@ -29,6 +29,7 @@ import (
 //	{{pick POOL}}           a random live value of POOL (it stays in the pool)
 //	{{take POOL}}           a random live value of POOL, removed from it (used once)
 //	{{last NAME}}           the value this virtual user captured last into NAME
+//	{{feed.NAME.COLUMN}}    a column of the request's row of feed NAME
 //	{{"text"}}              the text itself (write {{"{{"}} for a literal "{{")
 type Template struct {
 	src  string
@@ -48,6 +49,7 @@ const (
 	segRegex
 	segSlot // a pool value resolved before expansion
 	segLast
+	segFeed // a column of the request's row of a feed
 )
 
 // escMode says how generated values are made safe where they land.
@@ -70,7 +72,9 @@ type segment struct {
 	choices [][]byte
 	gen     *RegexGen
 	counter *atomic.Uint64
-	idx     int // slot or last index
+	feed    *Feed
+	idx     int // slot, last or feed index
+	col     int // feed column
 }
 
 // Ctx is the per-request state a template expands with. One per worker.
@@ -79,6 +83,7 @@ type Ctx struct {
 	Hit     uint64
 	Slots   []string // pool values resolved for this request
 	Last    [][]byte // per capture name: the last value this virtual user captured
+	Rows    []int32  // per feed: the row this request (or flow iteration) uses; -1 none yet
 	scratch []byte
 }
 
@@ -142,6 +147,8 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 			dst = append(dst, c.Slots[s.idx]...)
 		case segLast:
 			dst = append(dst, c.Last[s.idx]...)
+		case segFeed:
+			dst = append(dst, s.feed.rows[c.Rows[s.idx]][s.col]...)
 		}
 		if s.esc != escNone {
 			dst = c.escape(dst, start, s.esc)
@@ -337,6 +344,9 @@ type tmplEnv struct {
 	captures  map[string]int // capture names, for {{last}}
 	refs      *[]poolRef     // the current step's pool references (nil: none allowed)
 	lasts     *[]int         // the current step's {{last}} references
+	feeds     map[string]int // feeds by name
+	feedList  []*Feed
+	feedRefs  *[]int // the current step's feeds (nil: none allowed)
 	where     string         // what the template is, for messages ("a header", "the body")
 }
 

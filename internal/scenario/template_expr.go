@@ -6,6 +6,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func tokens(expr string, base int) ([]token, error) {
 }
 
 // functions lists the expressions for error messages.
-const functions = `var.NAME, env.NAME, counter, request, timestamp, int MIN MAX, uuid, choice A B …, regex "PATTERN", pick POOL, take POOL, last NAME or a "quoted string"`
+const functions = `var.NAME, env.NAME, feed.NAME.COLUMN, counter, request, timestamp, int MIN MAX, uuid, choice A B …, regex "PATTERN", pick POOL, take POOL, last NAME or a "quoted string"`
 
 // compileExpr compiles the expression inside one {{ }}; off is its offset
 // in the template, for errors.
@@ -82,6 +83,8 @@ func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
 		return c.variable()
 	case strings.HasPrefix(name, "env."):
 		return c.environ()
+	case strings.HasPrefix(name, "feed."):
+		return c.feed()
 	}
 	switch name {
 	case "counter":
@@ -258,6 +261,35 @@ func (c *exprCall) poolRef() (segment, error) {
 	}
 	*env.refs = append(*env.refs, poolRef{pool: p, take: c.name == "take"})
 	return segment{kind: segSlot, idx: len(*env.refs) - 1}, nil
+}
+
+// feed is {{feed.NAME.COLUMN}}: a column of the request's row of a feed,
+// in steps only.
+func (c *exprCall) feed() (segment, error) {
+	if err := c.nargs(0, "feed.NAME.COLUMN"); err != nil {
+		return segment{}, err
+	}
+	env := c.env
+	name, col, ok := strings.Cut(c.name[len("feed."):], ".")
+	if !ok {
+		return c.fail("{{%s}}: expected {{feed.NAME.COLUMN}}, such as {{feed.users.email}}", c.expr)
+	}
+	i, ok := env.feeds[name]
+	if !ok {
+		return c.fail("undefined feed %q: expected one of the file's feeds (%s)", name, keyList(env.feeds))
+	}
+	f := env.feedList[i]
+	ci, ok := f.cols[col]
+	if !ok {
+		return c.fail("feed %q has no column %q: expected one of %s", name, col, strings.Join(f.Columns(), ", "))
+	}
+	if env.feedRefs == nil {
+		return c.fail("{{%s}} is not allowed in %s: feed rows belong to steps", c.name, env.where)
+	}
+	if !slices.Contains(*env.feedRefs, i) {
+		*env.feedRefs = append(*env.feedRefs, i)
+	}
+	return segment{kind: segFeed, feed: f, idx: i, col: ci}, nil
 }
 
 // last is {{last NAME}}: this virtual user's latest capture, in steps only.
