@@ -347,7 +347,7 @@ type tmplEnv struct {
 	feeds     map[string]int // feeds by name
 	feedList  []*Feed
 	feedRefs  *[]int // the current step's feeds (nil: none allowed)
-	where     string         // what the template is, for messages ("a header", "the body")
+	where     string // what the template is, for messages ("a header", "the body")
 }
 
 // tmplError is a template problem at a byte offset of its source.
