@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -184,14 +185,23 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
+	interrupt, stop, release := handleSignals(out)
+	defer release()
+	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return sc.RunSetup(context.Background(), p, interrupt) })
+	if err != nil {
+		if _, failed := err.(*scenario.PhaseError); failed && len(sc.Teardown) > 0 {
+			// Clean up what the setup made before it failed.
+			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) }); td != nil && td.Failed != "" {
+				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
+			}
+		}
+		return err
+	}
 	workload := sc.Workload(sched)
 	results, err := prepareResults(&f.results, f.format, p, workload, out, false)
 	if err != nil {
 		return err
 	}
-
-	interrupt, stop, release := handleSignals(out)
-	defer release()
 
 	config := map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
@@ -202,6 +212,12 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Teardown runs even when Ctrl-C stopped the load (a second one exits).
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) })
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
+	}
+	res.Hail.Setup, res.Hail.Teardown = setup, teardown
 	sc.Annotate(res)
 	failed := sc.Evaluate(res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
@@ -209,6 +225,9 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	if err := out.Commit(); err != nil {
 		return err
+	}
+	if teardown != nil && teardown.Failed != "" {
+		fmt.Fprintf(os.Stderr, "hail: teardown stopped: %s\n", teardown.Failed)
 	}
 	switch {
 	case res.Hail.StoppedBy != "":
@@ -227,6 +246,23 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return &exitError{code: 2, msg: fmt.Sprintf("%d of %d thresholds failed: %s", failed, len(res.Hail.Thresholds), strings.Join(names, "; "))}
 	}
 	return nil
+}
+
+// runPhase runs a scenario's setup or teardown, with a status line on a
+// terminal stderr while it runs.
+func runPhase(name string, steps int, f func() (*report.Phase, error)) (*report.Phase, error) {
+	if steps == 0 {
+		return nil, nil
+	}
+	show := term.IsTerminal(int(os.Stderr.Fd()))
+	if show {
+		fmt.Fprintf(os.Stderr, "hail: %s…", name)
+	}
+	ph, err := f()
+	if show {
+		fmt.Fprint(os.Stderr, "\r\x1b[K")
+	}
+	return ph, err
 }
 
 // printCheck prints what a checked scenario would run.

@@ -67,6 +67,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	if len(h.Steps) > 0 {
 		writeStepsHTML(b, r)
 	}
+	writePhasesHTML(b, r)
 	if len(h.Thresholds) > 0 {
 		writeThresholdsHTML(b, r)
 	}

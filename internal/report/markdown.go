@@ -49,6 +49,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintln(b)
 	}
+	writePhasesMarkdown(b, r)
 	if len(h.Thresholds) > 0 {
 		fmt.Fprintf(b, "| threshold | measured | |\n| --- | ---: | --- |\n")
 		for _, t := range h.Thresholds {

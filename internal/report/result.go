@@ -149,6 +149,10 @@ type Hail struct {
 	StoppedBy string `json:"stopped_by,omitempty"`
 	// Scenario names the scenario and the state of its pools at the end.
 	Scenario *ScenarioInfo `json:"scenario,omitempty"`
+	// Setup and Teardown are a scenario's steps run once before and after
+	// the load (not part of its statistics).
+	Setup    *Phase `json:"setup,omitempty"`
+	Teardown *Phase `json:"teardown,omitempty"`
 	// Shard says which part of a distributed run this is (--shard I/N).
 	Shard *Shard `json:"shard,omitempty"`
 	// Merged describes a result made by hail merge from several shards.

@@ -291,11 +291,7 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, r.StatusCodeDistribution)
 	for _, s := range steps {
 		if len(s.ErrorDistribution) > 0 {
-			var parts []string
-			for _, k := range sortedByCount(s.ErrorDistribution) {
-				parts = append(parts, fmt.Sprintf("%s ×%d", k, s.ErrorDistribution[k]))
-			}
-			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, strings.Join(parts, ", "))
+			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))
 		}
 		if s.Yields > 0 {
 			var parts []string

@@ -69,6 +69,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		fmt.Fprintln(b)
 		writeSteps(b, r, d, c)
 	}
+	writePhasesText(b, r, c) // phase.go: a scenario's setup and teardown
 	writeGeneratorText(b, r, d)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process
 	if h.Verdict.GeneratorLimited {

@@ -34,6 +34,8 @@ type vu struct {
 	// to (unset outside flows). Flows give every virtual user its own
 	// builder, so Done sees the flow of the request Next built last.
 	flowThink thinkTime
+	// failedCheck is the check the last response Done judged failed.
+	failedCheck *check
 }
 
 func newVU(s *Scenario, worker int) *vu {
@@ -193,6 +195,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	for _, c := range st.checks {
 		if !c.pass(p, &v.scratch) {
 			c.failed.Add(1)
+			v.failedCheck = c
 			verdict.Failed, verdict.Kind = true, c.kind.errorKind()
 			return verdict
 		}

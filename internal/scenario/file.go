@@ -53,6 +53,7 @@ var (
 		"engine", "insecure", "seed", "max_repeat", "body_limit", "think", "feeds", "setup", "teardown"}
 	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
+	phaseKeys     = []string{"name", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "expect", "think", "repeat"}
 	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
 	poolKeys      = []string{"max", "values", "file"}
@@ -91,8 +92,11 @@ type loader struct {
 	stepNodes  []*yaml.Node
 	weightSet  []bool
 	stepInFlow []bool
-	firstNeeds []bool     // the step needs a captured value before it can run
-	thinkNode  *yaml.Node // a think time of the load (file, flow or step), for the open-model check
+	firstNeeds []bool                  // the step needs a captured value before it can run
+	names      map[string]*yaml.Node   // every step's name: load, setup and teardown
+	phaseNodes map[string][]*yaml.Node // the setup and teardown steps
+	phase      bool                    // compiling a setup or teardown step
+	thinkNode  *yaml.Node              // a think time of the load (file, flow or step), for the open-model check
 }
 
 // Parse compiles a scenario from data; file names it in messages and
@@ -103,7 +107,8 @@ func Parse(file string, data []byte, o LoadOptions) (*Scenario, error) {
 	}
 	l := &loader{file: file, dir: filepath.Dir(file), o: o, src: strings.Split(string(data), "\n"),
 		s: &Scenario{File: file}, nodes: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{},
-		poolIdx: map[string]int{}, capIdx: map[string]int{}, stepIdx: map[string]int{}}
+		poolIdx: map[string]int{}, capIdx: map[string]int{}, stepIdx: map[string]int{},
+		names: map[string]*yaml.Node{}, phaseNodes: map[string][]*yaml.Node{}}
 	var doc yaml.Node
 	if err := l.unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -152,6 +157,9 @@ func (l *loader) load() error {
 		return err
 	}
 	if err := l.flows(); err != nil {
+		return err
+	}
+	if err := l.phases(); err != nil {
 		return err
 	}
 	if err := l.stages(connSet); err != nil {

@@ -79,7 +79,7 @@ func (l *loader) pools() error {
 		for j, s := range vals {
 			l.s.Pools[i].Put(s, j)
 		}
-		l.seeded[i] = len(vals) > 0
+		l.seeded[i] = l.seeded[i] || len(vals) > 0
 		return nil
 	})
 }

@@ -17,7 +17,8 @@ import (
 )
 
 // prescanSteps learns step names and capture names, which templates,
-// flows and thresholds refer to.
+// flows and thresholds refer to: of the load's steps, then of the setup
+// and teardown steps (phaseNodes).
 func (l *loader) prescanSteps() error {
 	n, ok := l.nodes["steps"]
 	if !ok {
@@ -30,11 +31,38 @@ func (l *loader) prescanSteps() error {
 	if len(items) == 0 {
 		return l.errAt(n, "steps: expected at least one step, found an empty list")
 	}
+	if err := l.prescanList(items, "steps", stepKeys, false); err != nil {
+		return err
+	}
+	if len(items) > maxActivities {
+		return l.errAt(n, "steps: expected at most %d steps, found %d", maxActivities, len(items))
+	}
+	for _, key := range []string{"setup", "teardown"} {
+		n, ok := l.nodes[key]
+		if !ok {
+			continue
+		}
+		items, err := l.list(n, key)
+		if err != nil {
+			return err
+		}
+		if err := l.prescanList(items, key, phaseKeys, key == "setup"); err != nil {
+			return err
+		}
+		l.phaseNodes[key] = items
+	}
+	return nil
+}
+
+// prescanList learns the names and capture names of one list of steps
+// (what names it in messages, keys are its steps' keys); the captures of
+// setup steps seed their pools.
+func (l *loader) prescanList(items []*yaml.Node, list string, keys []string, seeds bool) error {
 	for i, it := range items {
-		what := fmt.Sprintf("steps[%d]", i)
+		what := fmt.Sprintf("%s[%d]", list, i)
 		var name *yaml.Node
 		var capNode *yaml.Node
-		if err := l.fields(it, what, stepKeys, func(key string, k, v *yaml.Node) error {
+		if err := l.fields(it, what, keys, func(key string, k, v *yaml.Node) error {
 			switch key {
 			case "name":
 				name = v
@@ -55,11 +83,14 @@ func (l *loader) prescanSteps() error {
 		if !nameRE.MatchString(nm) {
 			return l.errAt(name, "%s.name: expected letters, digits, _ . or - (no spaces), found %q", what, nm)
 		}
-		if prev, dup := l.stepIdx[nm]; dup {
-			return l.errAt(name, "%s.name: duplicate step name %q (first at line %d)", what, nm, l.stepNodes[prev].Line)
+		if prev, dup := l.names[nm]; dup {
+			return l.errAt(name, "%s.name: duplicate step name %q (first at line %d)", what, nm, prev.Line)
 		}
-		l.stepIdx[nm] = i
-		l.stepNodes = append(l.stepNodes, it)
+		l.names[nm] = it
+		if list == "steps" {
+			l.stepIdx[nm] = i
+			l.stepNodes = append(l.stepNodes, it)
+		}
 		if capNode != nil {
 			if err := l.fields(capNode, nm+".capture", nil, func(key string, k, v *yaml.Node) error {
 				if !nameRE.MatchString(key) {
@@ -69,15 +100,13 @@ func (l *loader) prescanSteps() error {
 					l.capIdx[key] = len(l.s.captures)
 					l.s.captures = append(l.s.captures, key)
 				}
-				l.addPool(key)
+				p := l.addPool(key)
+				l.seeded[p] = l.seeded[p] || seeds
 				return nil
 			}); err != nil {
 				return err
 			}
 		}
-	}
-	if len(items) > maxActivities {
-		return l.errAt(n, "steps: expected at most %d steps, found %d", maxActivities, len(items))
 	}
 	return nil
 }
@@ -105,7 +134,11 @@ type stepFields struct {
 // problems in the order a reader meets them in the file.
 func (l *loader) step(it *yaml.Node) (*Step, error) {
 	n := stepFields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
-	_ = l.fields(it, "step", stepKeys, func(key string, k, v *yaml.Node) error {
+	keys := stepKeys
+	if l.phase {
+		keys = phaseKeys
+	}
+	_ = l.fields(it, "step", keys, func(key string, k, v *yaml.Node) error {
 		n.vals[key], n.keys[key] = v, k
 		return nil
 	})
@@ -138,7 +171,12 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 			return nil, err
 		}
 		st.think = t
-		l.thinkNode = v
+		if !l.phase {
+			l.thinkNode = v
+		}
+	}
+	if err := l.stepRepeat(st, n.vals["repeat"]); err != nil {
+		return nil, err
 	}
 	l.stepWaits(st)
 	if err := l.stepSample(st, it, host); err != nil {
@@ -158,7 +196,7 @@ func (l *loader) stepWeightMethod(st *Step, n stepFields) error {
 		}
 		st.Weight = w
 		l.weightSet = append(l.weightSet, true)
-	} else {
+	} else if !l.phase {
 		l.weightSet = append(l.weightSet, false)
 	}
 	if v, ok := n.vals["method"]; ok {
@@ -217,7 +255,9 @@ func (l *loader) stepWaits(st *Step) {
 	for _, r := range st.refs {
 		needs = needs || !l.seeded[r.pool]
 	}
-	l.firstNeeds = append(l.firstNeeds, needs)
+	if !l.phase {
+		l.firstNeeds = append(l.firstNeeds, needs)
+	}
 }
 
 // stepSample checks a sample request as the engines would send it, and

@@ -45,6 +45,10 @@ type Scenario struct {
 	// Steps in file order; Flows likewise.
 	Steps []*Step
 	Flows []*Flow
+	// Setup and Teardown are the steps run once, in order, on their own
+	// connection before the load and after it (phase.go).
+	Setup    []*Step
+	Teardown []*Step
 	// Pools of captured values, by index.
 	Pools []*Pool
 	// Thresholds in file order.
@@ -119,6 +123,7 @@ type Step struct {
 	sendsCL  bool     // POST, PUT, PATCH: Content-Length even when empty
 	close    bool     // Connection: close
 	isHead   bool
+	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
 
 	refs     []poolRef // pool values to resolve before building, slot order
 	lasts    []int     // {{last}} capture ids needed
@@ -196,38 +201,10 @@ func captureHeaders(steps []*Step) []string {
 func (s *Scenario) NewRequests(worker int) engine.Requests { return newVU(s, worker) }
 
 // Annotate adds what only the scenario knows to a finished run's Result:
-// each step's yields and captures, and the pools' state.
+// each step's yields, captures and check failures, and the pools' and
+// feeds' state.
 func (s *Scenario) Annotate(res *report.Result) {
-	for i := range res.Hail.Steps {
-		rs := &res.Hail.Steps[i]
-		var st *Step
-		for _, x := range s.Steps {
-			if x.Name == rs.Name {
-				st = x
-			}
-		}
-		if st == nil {
-			continue
-		}
-		for k := range st.yields {
-			if n := st.yields[k].Load(); n > 0 {
-				if rs.YieldReasons == nil {
-					rs.YieldReasons = map[string]int64{}
-				}
-				rs.YieldReasons[st.reasons[k]] += n
-				rs.Yields += n
-			}
-		}
-		rs.Captures, rs.CaptureMisses = st.captured.Load(), st.missed.Load()
-		for _, c := range st.checks {
-			if n := c.failed.Load(); n > 0 {
-				if rs.CheckFailures == nil {
-					rs.CheckFailures = map[string]int64{}
-				}
-				rs.CheckFailures[c.desc] += n
-			}
-		}
-	}
+	annotateSteps(s.Steps, res.Hail.Steps)
 	info := &report.ScenarioInfo{Name: s.Name, File: s.File}
 	for _, p := range s.reported {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
@@ -295,4 +272,39 @@ func (s *Scenario) Config() map[string]any {
 func (s *Scenario) Reseed(seed uint64) {
 	s.Settings.Seed = seed
 	s.seed = seed
+}
+
+// annotateSteps adds each step's yields, captures and check failures to
+// its entry of rs (by name).
+func annotateSteps(steps []*Step, rs []report.Step) {
+	for i := range rs {
+		r := &rs[i]
+		var st *Step
+		for _, x := range steps {
+			if x.Name == r.Name {
+				st = x
+			}
+		}
+		if st == nil {
+			continue
+		}
+		for k := range st.yields {
+			if n := st.yields[k].Load(); n > 0 {
+				if r.YieldReasons == nil {
+					r.YieldReasons = map[string]int64{}
+				}
+				r.YieldReasons[st.reasons[k]] += n
+				r.Yields += n
+			}
+		}
+		r.Captures, r.CaptureMisses = st.captured.Load(), st.missed.Load()
+		for _, c := range st.checks {
+			if n := c.failed.Load(); n > 0 {
+				if r.CheckFailures == nil {
+					r.CheckFailures = map[string]int64{}
+				}
+				r.CheckFailures[c.desc] += n
+			}
+		}
+	}
 }

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Phase is a scenario's setup or teardown: steps run once, in order, on a
+// connection of their own before or after the load. Their numbers are
+// kept apart from the load's.
+type Phase struct {
+	// Steps are the phase's steps, each with its counts, latency, status
+	// codes and errors (no per-second series).
+	Steps []Step `json:"steps"`
+	// Seconds is how long the phase took.
+	Seconds float64 `json:"seconds"`
+	// Failed names the step that stopped the phase, and why ("" when
+	// every step ran).
+	Failed string `json:"failed,omitempty"`
+}
+
+// phaseLine is one step of a phase in a line: requests, status codes,
+// errors, and latency.
+func phaseLine(s *Step, c colorer) string {
+	line := fmt.Sprintf("%s ×%d  %s", s.Name, s.Counts.Requests, codeList(s.StatusCodeDistribution, c))
+	for _, k := range sortedByCount(s.ErrorDistribution) {
+		line += fmt.Sprintf("  %s ×%d", k, s.ErrorDistribution[k])
+	}
+	if s.Counts.Responses > 0 {
+		line += fmt.Sprintf("  p50 %s  max %s", fmtDur(s.Latency.P50), fmtDur(s.Latency.Max))
+	}
+	return line
+}
+
+// writePhasesText writes the setup and teardown of a scenario run.
+func writePhasesText(b *strings.Builder, r *Result, c colorer) {
+	for _, x := range []struct {
+		name string
+		ph   *Phase
+	}{{"Setup", r.Hail.Setup}, {"Teardown", r.Hail.Teardown}} {
+		if x.ph == nil {
+			continue
+		}
+		fmt.Fprintf(b, "\n%s (%.2fs, not in the numbers above):\n", x.name, x.ph.Seconds)
+		for i := range x.ph.Steps {
+			fmt.Fprintf(b, "  %s\n", phaseLine(&x.ph.Steps[i], c))
+		}
+		if x.ph.Failed != "" {
+			fmt.Fprintf(b, "  %s\n", c.warn("stopped: "+x.ph.Failed))
+		}
+	}
+}
+
+// writePhasesMarkdown writes the setup and teardown as a table.
+func writePhasesMarkdown(b *strings.Builder, r *Result) {
+	for _, x := range []struct {
+		name string
+		ph   *Phase
+	}{{"setup", r.Hail.Setup}, {"teardown", r.Hail.Teardown}} {
+		if x.ph == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s step | requests | statuses | errors | p50 | max |\n| --- | ---: | --- | --- | ---: | ---: |\n", x.name)
+		for _, s := range x.ph.Steps {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, codeList(s.StatusCodeDistribution, colorer{}),
+				mdEscape(countList(s.ErrorDistribution)), fmtDur(s.Latency.P50), fmtDur(s.Latency.Max))
+		}
+		if x.ph.Failed != "" {
+			fmt.Fprintf(b, "\n%s stopped: %s\n", x.name, mdEscape(x.ph.Failed))
+		}
+		fmt.Fprintln(b)
+	}
+}
+
+// writePhasesHTML writes the setup and teardown as tables.
+func writePhasesHTML(b *strings.Builder, r *Result) {
+	for _, x := range []struct {
+		name string
+		ph   *Phase
+	}{{"Setup", r.Hail.Setup}, {"Teardown", r.Hail.Teardown}} {
+		if x.ph == nil {
+			continue
+		}
+		section(b, x.name, fmt.Sprintf("Run once on a connection of its own, in %.2fs; not part of the numbers above.", x.ph.Seconds))
+		b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>status codes</th><th>errors</th><th>p50</th><th>max</th></tr>")
+		for _, s := range x.ph.Steps {
+			fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>", esc(s.Name), s.Counts.Requests,
+				esc(codeList(s.StatusCodeDistribution, colorer{})), esc(countList(s.ErrorDistribution)), fmtDur(s.Latency.P50), fmtDur(s.Latency.Max))
+		}
+		b.WriteString("</table>\n")
+		if x.ph.Failed != "" {
+			fmt.Fprintf(b, "<p class=\"bad\">stopped: %s</p>\n", esc(x.ph.Failed))
+		}
+	}
+}
+
+// countList is "kind ×n, kind ×m", most frequent first.
+func countList(m map[string]int64) string {
+	var parts []string
+	for _, k := range sortedByCount(m) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
