@@ -212,13 +212,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	sc.Annotate(res) // the pools as the load left them, before the teardown
 	// Teardown runs even when Ctrl-C stopped the load (a second one exits).
 	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
-	sc.Annotate(res)
 	failed := sc.Evaluate(res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
@@ -286,6 +286,9 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	}
 	for _, f := range sc.Flows {
 		fmt.Fprintf(b, "  flow %-16s weight %g\n", f.Name, f.Weight)
+	}
+	for _, line := range sc.CheckLines() {
+		fmt.Fprintf(b, "  %s\n", line)
 	}
 	switch {
 	case sched.ConnRamp != nil:

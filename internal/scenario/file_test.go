@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,6 +145,24 @@ func TestLoadErrors(t *testing.T) {
 		{"bad base", "base: 127.0.0.1:8080\nduration: 1s\n" + create, `t.yaml:1:7: base: expected a URL such as http://127.0.0.1:8080, found "127.0.0.1:8080" (no scheme)`},
 		{"bool type", head + "keepalive: yes please\n" + create, `t.yaml:3:12: keepalive: expected true or false, found "yes please"`},
 		{"empty", "", `t.yaml:1:1: empty scenario`},
+		{"think word", head + "think: fast\n" + create, `t.yaml:3:8: think: expected a duration such as 100ms, or a range such as 50ms..150ms, found "fast"`},
+		{"think range", head + create + "    think: 150ms..50ms\n", `t.yaml:9:12: create.think: expected a range from low to high such as 50ms..150ms, found 150ms > 50ms`},
+		{"think open", head + "rate: 10\n" + create + "    think: 1s\n", `t.yaml:10:12: think: a think time paces each virtual user of the closed model`},
+		{"expect key", head + create + "    expect: {stauts: 201}\n", `t.yaml:9:14: create.expect: unknown key "stauts": did you mean "status"?`},
+		{"expect status", head + create + "    expect: {status: [201, ok]}\n", `t.yaml:9:28: create.expect.status: expected status codes such as 201, [200, 204] or 2xx, found "ok"`},
+		{"expect json value", head + create + "    expect: {json: {id: [1]}}\n", `t.yaml:9:25: create.expect.json.id: expected a string, number, true, false or null, found a list`},
+		{"expect json path", head + create + "    expect: {json: {a..b: 1}}\n", `t.yaml:9:21: create.expect.json: JSON path "a..b" has an empty segment`},
+		{"expect varies", head + create + "    expect: {body_contains: 'x{{counter}}'}\n", `t.yaml:9:29: create.expect.body_contains: expected a fixed value ({{var.NAME}} and {{env.NAME}} allowed)`},
+		{"expect feed", head + "feeds: {u: {file: testdata/users.csv}}\n" + create + "    expect: {body_contains: '{{feed.u.id}}'}\n", `create.expect.body_contains: {{feed.u.id}} is not allowed in create.expect.body_contains`},
+		{"body mapping", head + "steps:\n  - name: a\n    path: /\n    body: {a: 1}\n", `t.yaml:6:11: a.body: expected a string, found a mapping: to send it as JSON, write body_json: instead of body:`},
+		{"unquoted template", head + "steps:\n  - name: a\n    path: {{pick vms}}\n", `t.yaml:5:11: a.path: found an unquoted {{ … }}, which YAML reads as a mapping: quote the value, as '{{pick vms}}'`},
+		{"unquoted in flow", head + "steps:\n  - {name: a, path: /}\n  - {name: b, path: /b?x={{int 1 9}}}\n", `t.yaml:5:26: invalid YAML: a {{ … }} template in a { … } mapping must be quoted: write '/b?x={{int 1 9}}'`},
+		{"body_json bad", head + "steps:\n  - name: a\n    path: /\n    body_json: {n: '{{int 9 1}}'}\n", `t.yaml:6:21: a.body_json.n: {{int 9 1}}: expected MIN ≤ MAX, found 9 > 1`},
+		{"setup weight", head + create + "setup:\n  - {name: s, path: /, weight: 2}\n", `t.yaml:10:24: setup[0]: unknown key "weight"`},
+		{"setup repeat", head + create + "setup:\n  - {name: s, path: /, repeat: all}\n", `t.yaml:10:32: s.repeat: all repeats the step until a pool it takes from is empty, but it has no {{take POOL}}`},
+		{"setup repeat count", head + create + "teardown:\n  - {name: s, path: /, repeat: 0}\n", `t.yaml:10:32: s.repeat: expected a count such as 100, or all`},
+		{"setup name", head + create + "setup:\n  - {name: create, path: /}\n", `t.yaml:10:12: setup[0].name: duplicate step name "create" (first at line 4)`},
+		{"setup in flow", head + create + "setup:\n  - {name: s, path: /}\nflows:\n  - {name: f, steps: [s]}\n", `t.yaml:12:23: flow f.steps: undefined step "s": expected one of create`},
 	} {
 		_, err := parse(t, tc.src)
 		if err == nil {
@@ -188,6 +207,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add("base: http://h:1\nduration: 1s\nsteps:\n  - {name: a, path: '/{{regex \"[a-z]{3}\"}}'}\nstages:\n  - {duration: 1s, rate: 10}\n")
 	f.Add("steps: [{name: a, url: 'http://h/{{choice a b}}'}]\nflows: [{name: f, steps: [a, a]}]\nrequests: 3\n")
 	f.Add("a: &x [1, *x]\n")
+	f.Add("base: http://h:1\nrequests: 2\nthink: 1ms..2ms\nsetup: [{name: s, path: /, capture: {p: {json: id}}, repeat: 2}]\n" +
+		"steps: [{name: a, method: POST, path: '/{{pick p}}', body_json: {n: '{{int 1 2}}', s: 'x{{uuid}}'}, expect: {status: [200, 2xx], json: {a.b: 1}}}]\n" +
+		"teardown: [{name: t, path: '/{{take p}}', repeat: all}]\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse("fuzz.yaml", []byte(src), LoadOptions{Env: func(string) (string, bool) { return "v", true }})
 		if err != nil {
@@ -227,4 +249,34 @@ func TestBuildMatchesAppendRequest(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
+}
+
+// FuzzBodyJSON: whatever a body_json value is, once it loads, every body
+// it makes is valid JSON.
+func FuzzBodyJSON(f *testing.F) {
+	for _, seed := range []string{"{a: 1}", "[1, 'x', {b: null}]", "{n: '{{int 1 9}}', s: 'a\"{{choice x \\\" y}}', u: '{{uuid}}'}",
+		"{v: '{{var.v}}', r: '{{regex \"[\\\\x00-\\\\x1f]{3}\"}}'}", "'{{counter}}'", "{t: !!str '{{int 1 2}}', f: 1.5e3, i: 0x1f}"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		if strings.ContainsAny(value, "\n\r") {
+			return
+		}
+		src := "base: http://h:1\nrequests: 1\nvariables: {v: 'q\"1'}\nsteps:\n  - name: a\n    method: POST\n    path: /\n    body_json: " + value + "\n"
+		s, err := Parse("fuzz.yaml", []byte(src), LoadOptions{})
+		if err != nil {
+			return
+		}
+		v := newVU(s, 0)
+		for i := range 5 {
+			req, _, _, ok := v.Next(uint64(i))
+			if !ok {
+				continue
+			}
+			_, body, _ := strings.Cut(string(req), "\r\n\r\n")
+			if !json.Valid([]byte(body)) {
+				t.Fatalf("body_json %s made %q", value, body)
+			}
+		}
+	})
 }

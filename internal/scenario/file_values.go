@@ -250,6 +250,9 @@ func (l *loader) thinkTime(n *yaml.Node, what string) (thinkTime, error) {
 	lo, hi, isRange := strings.Cut(n.Value, "..")
 	if !isRange {
 		d, err := l.duration(n, what)
+		if err != nil && !strings.Contains(err.Error(), "≥ 0") {
+			return bad()
+		}
 		return thinkTime{lo: d, hi: d, set: true}, err
 	}
 	parse := func(s string) (time.Duration, bool) {

@@ -19,6 +19,7 @@
 package scenario
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
 	"sort"
@@ -265,7 +266,61 @@ func (s *Scenario) Config() map[string]any {
 		}
 		ths = append(ths, e)
 	}
-	return map[string]any{"file": s.File, "name": s.Name, "steps": steps, "flows": flows, "stages": stages, "thresholds": ths}
+	cfg := map[string]any{"file": s.File, "name": s.Name, "steps": steps, "flows": flows, "stages": stages, "thresholds": ths}
+	for key, list := range map[string][]*Step{"setup": s.Setup, "teardown": s.Teardown} {
+		var out []map[string]any
+		for _, st := range list {
+			out = append(out, map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)})
+		}
+		if out != nil {
+			cfg[key] = out
+		}
+	}
+	if s.think.set {
+		cfg["think"] = s.think.String()
+	}
+	var feeds []map[string]any
+	for _, f := range s.Feeds {
+		feeds = append(feeds, map[string]any{"name": f.Name, "file": f.File, "order": f.Order, "rows": len(f.rows)})
+	}
+	if feeds != nil {
+		cfg["feeds"] = feeds
+	}
+	return cfg
+}
+
+// CheckLines describe, for hail run --check, what the file adds to its
+// steps and flows: setup and teardown steps, think times, checks and feeds.
+func (s *Scenario) CheckLines() []string {
+	var out []string
+	for _, x := range []struct {
+		name  string
+		steps []*Step
+	}{{"setup", s.Setup}, {"teardown", s.Teardown}} {
+		for _, st := range x.steps {
+			out = append(out, fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat)))
+		}
+	}
+	if s.think.set {
+		out = append(out, "think    "+s.think.String()+" after every request (unless a step or flow says otherwise)")
+	}
+	for _, st := range append(append([]*Step(nil), s.Steps...), s.Setup...) {
+		if st.think.set {
+			out = append(out, fmt.Sprintf("think    %s after step %s", st.think, st.Name))
+		}
+		for _, c := range st.checks {
+			out = append(out, fmt.Sprintf("check    %-16s %s", st.Name, c.desc))
+		}
+	}
+	for _, f := range s.Flows {
+		if f.think.set {
+			out = append(out, fmt.Sprintf("think    %s after each step of flow %s", f.think, f.Name))
+		}
+	}
+	for _, f := range s.Feeds {
+		out = append(out, fmt.Sprintf("feed     %-16s %s: %d rows, %s", f.Name, f.File, len(f.rows), f.Order))
+	}
+	return out
 }
 
 // Reseed fixes the seed of the random choices (--seed).
