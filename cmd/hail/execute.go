@@ -14,20 +14,21 @@ import (
 	"hail/internal/report"
 	"hail/internal/run"
 	"hail/internal/stats"
+	"hail/internal/tui"
 )
 
 // execute runs p for the load and run commands: with the live view when
 // stdout is a terminal (else a progress line on a terminal stderr), with
 // the results features wired in, and returns the Result with every traced
 // request written. The caller writes the report.
-func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *resultsRun, opts run.Options) (*report.Result, error) {
+func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *resultsRun, opts run.Options, scen *tui.Scenario) (*report.Result, error) {
 	var live *liveView
 	if wantTUI(f) {
 		var steps []string
 		if opts.Workload != nil {
 			steps = opts.Workload.Steps
 		}
-		live = startLiveView(p, f, stop, out, steps)
+		live = startLiveView(p, f, stop, out, steps, scen, results.pid)
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {

@@ -320,7 +320,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: redactedConfig(p, f)}
 	opts.Workload = workload
-	res, err := execute(p, &f.outputFlags, stop, out, results, opts)
+	res, err := execute(p, &f.outputFlags, stop, out, results, opts, nil)
 	if err != nil {
 		return err
 	}

@@ -203,6 +203,7 @@ type resultsRun struct {
 	exporter *metrics.Exporter
 	server   *metrics.Server
 	meta     reqlog.Meta
+	pid      int // --target-pid (0: none), for the live view
 }
 
 // prepareResults opens what the results flags ask for, before the run: a
@@ -250,7 +251,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 			}
 			return nil, err
 		}
-		rr.sampler = s
+		rr.sampler, rr.pid = s, r.targetPID
 	}
 	if r.metricsAddr != "" {
 		labels := prometheus.Labels{}

@@ -16,6 +16,7 @@ import (
 	"hail/internal/report"
 	"hail/internal/run"
 	"hail/internal/scenario"
+	"hail/internal/tui"
 )
 
 // runFlags are hail run's flags: a scenario file's values, overridden.
@@ -208,7 +209,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
 		Workload: workload}
-	res, err := execute(p, &f.outputFlags, stop, out, results, opts)
+	res, err := execute(p, &f.outputFlags, stop, out, results, opts, liveScenario(sc))
 	if err != nil {
 		return err
 	}
@@ -246,6 +247,20 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return &exitError{code: 2, msg: fmt.Sprintf("%d of %d thresholds failed: %s", failed, len(res.Hail.Thresholds), strings.Join(names, "; "))}
 	}
 	return nil
+}
+
+// liveScenario is what the live view shows of sc: its name, method mix,
+// stage in progress and per-step capture misses and yields.
+func liveScenario(sc *scenario.Scenario) *tui.Scenario {
+	name := sc.Name
+	if name == "" {
+		name = sc.File
+	}
+	return &tui.Scenario{Name: name, Mix: sc.MethodMix(), Counters: sc.StepCounters,
+		Stage: func(el time.Duration) tui.Stage {
+			i, of, now, target, unit := sc.StageAt(el)
+			return tui.Stage{Index: i, Of: of, Now: now, Target: target, Unit: unit}
+		}}
 }
 
 // runPhase runs a scenario's setup or teardown, with a status line on a

@@ -25,13 +25,19 @@ type Count struct {
 }
 
 // StepRow is one scenario step's live numbers. Runs of a single request
-// have no steps; scenarios will fill these in.
+// have no steps.
 type StepRow struct {
 	Name     string
 	Requests int64
-	Errors   int64
+	Errors   int64 // failed requests, Checks of them responses that failed a check
+	Checks   int64
 	RPS      float64
 	P50, P99 int64 // ns
+	// Status are the step's responses by status code, largest first.
+	Status []Count
+	// Misses are responses that had nothing to capture; Yields the times
+	// the step was chosen but waited for a value (Scenario.Counters).
+	Misses, Yields int64
 }
 
 // histFine is how many equal-width bins the latency histogram keeps between
@@ -81,9 +87,10 @@ func (d *Data) Last() stats.Second {
 
 // sampler copies a Source into Data, only when the collector has ticked.
 type sampler struct {
-	names   []string // scenario step names (rows only with more than one)
-	seen    int      // series entries copied so far
-	ok, bad []int64  // the latency histograms' counts, copied under the lock
+	names   []string                              // scenario step names (rows only with more than one)
+	extra   func(step int) (misses, yields int64) // the scenario's own counters; nil for none
+	seen    int                                   // series entries copied so far
+	ok, bad []int64                               // the latency histograms' counts, copied under the lock
 }
 
 // sample refreshes d from src and reports whether anything changed. It
@@ -107,11 +114,7 @@ func (s *sampler) sample(src Source, d *Data) bool {
 		d.Status = d.Status[:0]
 		for code, n := range t.Status {
 			if n > 0 {
-				name := strconv.Itoa(code)
-				if code == 0 {
-					name = "other"
-				}
-				d.Status = append(d.Status, Count{name, n})
+				d.Status = append(d.Status, Count{statusName(code), n})
 			}
 		}
 		d.Failures = d.Failures[:0]
@@ -140,16 +143,30 @@ type StepSource interface {
 	Steps(f func(totals []*stats.Totals, series [][]stats.Second))
 }
 
-// steps fills d.Steps: per step, its requests and errors so far, its rate in
-// the last second and its run-so-far p50 and p99.
+// steps fills d.Steps: per step, its requests, errors and check failures
+// so far, its rate in the last second, its run-so-far p50 and p99, its
+// status codes, and the scenario's capture misses and yields.
 func (s *sampler) steps(src StepSource, d *Data) {
-	d.Steps = d.Steps[:0]
 	src.Steps(func(totals []*stats.Totals, series [][]stats.Second) {
+		rows := make([]StepRow, 0, len(totals))
 		for i, t := range totals {
 			if i >= len(s.names) {
 				break
 			}
-			row := StepRow{Name: s.names[i], Requests: t.Requests(), Errors: t.ErrorCount()}
+			row := StepRow{Name: s.names[i], Requests: t.Requests(), Errors: t.ErrorCount(),
+				Checks: t.Errors[stats.ErrCheckStatus] + t.Errors[stats.ErrCheckBody] + t.Errors[stats.ErrCheckJSON] + t.Errors[stats.ErrCheckHeader]}
+			if i < len(d.Steps) {
+				row.Status = d.Steps[i].Status[:0] // reuse the row's slice
+			}
+			for code, n := range t.Status {
+				if n > 0 {
+					row.Status = append(row.Status, Count{statusName(code), n})
+				}
+			}
+			sortCounts(row.Status)
+			if s.extra != nil {
+				row.Misses, row.Yields = s.extra(i)
+			}
 			if i < len(series) && len(series[i]) > 0 {
 				if last := series[i][len(series[i])-1]; last.Span > 0 {
 					row.RPS = float64(last.Requests) / last.Span
@@ -157,9 +174,18 @@ func (s *sampler) steps(src StepSource, d *Data) {
 			}
 			lat := t.Latency()
 			row.P50, row.P99 = lat.ValueAtQuantile(50), lat.ValueAtQuantile(99)
-			d.Steps = append(d.Steps, row)
+			rows = append(rows, row)
 		}
+		d.Steps = rows
 	})
+}
+
+// statusName is a status code as the view shows it ("other" for 0).
+func statusName(code int) string {
+	if code == 0 {
+		return "other"
+	}
+	return strconv.Itoa(code)
 }
 
 func sortCounts(c []Count) {

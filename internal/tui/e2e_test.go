@@ -258,3 +258,62 @@ func TestTUINotOnAPipe(t *testing.T) {
 		t.Errorf("escape codes on stdout:\n%q", b)
 	}
 }
+
+var stepsHeadRe = regexp.MustCompile(`step +requests +req/s +errors +checks +p50 (ns|µs|ms|s) +p99 (ns|µs|ms|s) +misses +yields +status codes`)
+
+// A scenario's live view: the title names the scenario, its method mix and
+// the stage in progress; the Steps panel has a row per step with requests,
+// checks, latency with its unit, status codes, misses and yields; the
+// Target panel shows --target-pid's RSS and CPU, now and over time.
+func TestTUIScenarioInTmux(t *testing.T) {
+	x := newTmux(t)
+	url := startServer(t)
+	file := filepath.Join(t.TempDir(), "mix.yaml")
+	src := `name: tui-mix
+base: ` + url + `
+steps:
+  - {name: create, weight: 6, method: POST, path: /items, capture: {vms: {json: id}}, expect: {status: 201}}
+  - {name: query, weight: 3, path: '/items/{{pick vms}}', expect: {status: 200, body_contains: never-there}}
+  - {name: destroy, weight: 1, method: DELETE, path: '/items/{{take vms}}'}
+stages:
+  - {duration: 10s, connections: 4}
+  - {duration: 10s, connections: 8}
+`
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x.start("scen", 160, 48, hailLine("run", file, "--target-pid", fmt.Sprint(os.Getpid())))
+	want := []string{"hail tui-mix", "POST 60% · GET 30% · DELETE 10%", "stage 1/2:", "/ 4 connections",
+		"Steps", "create", "201×", "query", "destroy", "204×",
+		fmt.Sprintf("Target process (pid %d)", os.Getpid()), "RSS ", "CPU ", "RSS (MiB)", "CPU (% of a core)"}
+	screen := x.waitFor("scen", false, 20*time.Second, want...)
+	if !stepsHeadRe.MatchString(screen) {
+		t.Errorf("no steps header with the latency unit:\n%s", screen)
+	}
+	var query []string
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "│query ") {
+			query = strings.Fields(strings.Trim(l, "│ "))
+		}
+	}
+	// step requests req/s errors checks p50 p99 misses yields codes…: every
+	// query fails its body check.
+	if len(query) < 9 || query[3] == "0" || query[3] != query[4] || query[1] == "0" {
+		t.Errorf("query row %q: its errors should all be failed checks", query)
+	}
+	for i, l := range strings.Split(strings.TrimRight(screen, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 160 {
+			t.Errorf("line %d is %d wide: %q", i, n, l)
+		}
+	}
+	if testing.Verbose() {
+		t.Logf("screen:\n%s", screen)
+	}
+	x.run("send-keys", "-t", "scen", "q")
+	out := x.waitFor("scen", true, 15*time.Second, "HAIL-EXIT=")
+	for _, w := range []string{"Steps:", "check failed: body_contains", `query: check body contains "never-there" failed`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report after q lacks %q:\n%s", w, out)
+		}
+	}
+}

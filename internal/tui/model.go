@@ -39,6 +39,34 @@ type Config struct {
 	// StepNames are a scenario's steps, in the collector's order; with
 	// more than one, the view shows a row per step.
 	StepNames []string
+	// Scenario describes a scenario run for the title line and the step
+	// rows; nil for a plain run.
+	Scenario *Scenario
+	// TargetPID is --target-pid's process (0: none): the view shows its
+	// RSS and CPU, now and over time, from the per-second series.
+	TargetPID int
+}
+
+// Scenario is what the view shows of a scenario beyond its steps' numbers.
+type Scenario struct {
+	// Name is the scenario's name (or file).
+	Name string
+	// Mix is the expected share of requests by method, such as
+	// "POST 70% · GET 20% · DELETE 10%".
+	Mix string
+	// Stage, if set, says what the stages ask for elapsed into the run.
+	Stage func(elapsed time.Duration) Stage
+	// Counters, if set, returns a step's capture misses and yields so far;
+	// the view calls it once per collector tick.
+	Counters func(step int) (misses, yields int64)
+}
+
+// Stage is the stage in progress: its number (from 1) of Of, the target
+// now and at the stage's end, and what is ramped ("connections", "req/s").
+type Stage struct {
+	Index, Of   int
+	Now, Target float64
+	Unit        string
 }
 
 // SourceMsg hands the view the run's collector once the run has started.
@@ -72,6 +100,7 @@ type Model struct {
 	title struct { // the title line, cached: it changes with the state only
 		w     int
 		state string
+		stage string
 		line  string
 	}
 }
@@ -91,7 +120,15 @@ func New(cfg Config) *Model {
 		r.SetColorProfile(termenv.Ascii)
 	}
 	return &Model{cfg: cfg, window: len(windows) - 1, unit: unitIndex(cfg.Unit), st: newStyles(r, cfg.Color), now: time.Now(),
-		smp: sampler{names: cfg.StepNames}}
+		smp: sampler{names: cfg.StepNames, extra: cfg.scenarioCounters()}}
+}
+
+// scenarioCounters is the scenario's step counters, or nil.
+func (cfg *Config) scenarioCounters() func(int) (int64, int64) {
+	if cfg.Scenario == nil {
+		return nil
+	}
+	return cfg.Scenario.Counters
 }
 
 // Aborted reports whether the user pressed q or Ctrl-C a second time:

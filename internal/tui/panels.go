@@ -143,13 +143,7 @@ func (m *Model) statusPanel(w, h int) []string {
 		return m.st.dim.Render(fmt.Sprintf(" %5.1f%%", 100*float64(n)/float64(total)))
 	}
 	for _, c := range m.data.Status {
-		st := m.st.bad
-		if code, _ := strconv.Atoi(c.Name); code >= 200 && code < 300 {
-			st = m.st.good
-		} else if code >= 300 && code < 400 {
-			st = m.st.warn
-		}
-		out = append(out, st.Render("["+c.Name+"]")+" "+m.st.value.Render(fmtInt(c.N))+pct(c.N))
+		out = append(out, m.statusStyle(c.Name).Render("["+c.Name+"]")+" "+m.st.value.Render(fmtInt(c.N))+pct(c.N))
 	}
 	if len(m.data.Status) == 0 {
 		out = append(out, m.st.dim.Render("no responses yet"))
@@ -230,15 +224,132 @@ func (m *Model) genPanel(w int, hl health) []string {
 	return out
 }
 
-// stepsPanel: one row per scenario step.
+// stepsPanel: one row per scenario step: requests, requests/s now,
+// errors and check failures, p50 and p99 (the unit in the header), capture
+// misses and yields, and status codes. Narrow panels drop the misses and
+// yields columns, then the checks column; the status codes take the rest.
 func (m *Model) stepsPanel(w, h int) []string {
 	u := m.latUnit()
-	out := []string{m.st.dim.Render(fmt.Sprintf("%-20s %10s %10s %8s %8s", "step", "req/s", "errors", "p50", "p99"))}
+	nw := 4
 	for _, s := range m.data.Steps {
-		out = append(out, fmt.Sprintf("%-20s %10s %10s %8s %8s", fit(s.Name, 20, false), fmtSI(s.RPS), fmtInt(s.Errors), fmtLat(s.P50, u), fmtLat(s.P99, u)))
+		nw = max(nw, width(s.Name))
+	}
+	nw = min(nw, 20)
+	type col struct {
+		head string
+		w    int
+		val  func(s *StepRow) string
+	}
+	cols := []col{
+		{"requests", 9, func(s *StepRow) string { return fmtInt(s.Requests) }},
+		{"req/s", 7, func(s *StepRow) string { return fmtSI(s.RPS) }},
+		{"errors", 7, func(s *StepRow) string { return fmtInt(s.Errors) }},
+		{"checks", 7, func(s *StepRow) string { return fmtInt(s.Checks) }},
+		{"p50 " + u, 8, func(s *StepRow) string { return fmtLat(s.P50, u) }},
+		{"p99 " + u, 8, func(s *StepRow) string { return fmtLat(s.P99, u) }},
+		{"misses", 7, func(s *StepRow) string { return fmtInt(s.Misses) }},
+		{"yields", 7, func(s *StepRow) string { return fmtInt(s.Yields) }},
+	}
+	used := func() int {
+		n := nw
+		for _, c := range cols {
+			n += 1 + c.w
+		}
+		return n
+	}
+	for _, drop := range []string{"yields", "misses", "checks"} {
+		if w-used() >= 16 {
+			break
+		}
+		for i, c := range cols {
+			if c.head == drop {
+				cols = append(cols[:i], cols[i+1:]...)
+				break
+			}
+		}
+	}
+	head := fmt.Sprintf("%-*s", nw, "step")
+	for _, c := range cols {
+		head += fmt.Sprintf(" %*s", c.w, c.head)
+	}
+	out := []string{m.st.dim.Render(head + "  status codes")}
+	for i := range m.data.Steps {
+		s := &m.data.Steps[i]
+		row := fit(s.Name, nw, true)
+		for _, c := range cols {
+			v := fmt.Sprintf(" %*s", c.w, c.val(s))
+			if (c.head == "errors" && s.Errors > 0) || (c.head == "checks" && s.Checks > 0) {
+				v = m.st.bad.Render(v)
+			}
+			row += v
+		}
+		var codes []string
+		for _, c := range s.Status {
+			codes = append(codes, m.statusStyle(c.Name).Render(c.Name)+"×"+fmtSI(float64(c.N)))
+		}
+		out = append(out, row+"  "+strings.Join(codes, " "))
 	}
 	if len(out) > h && h > 0 {
 		out = out[:h]
+	}
+	return out
+}
+
+// statusStyle colors a status code: 2xx good, 3xx warning, others bad.
+func (m *Model) statusStyle(name string) lipgloss.Style {
+	code, _ := strconv.Atoi(name)
+	switch {
+	case code >= 200 && code < 300:
+		return m.st.good
+	case code >= 300 && code < 400:
+		return m.st.warn
+	}
+	return m.st.bad
+}
+
+// targetPanel: the --target-pid process's RSS and CPU in the last second,
+// and both over time, side by side.
+func (m *Model) targetPanel(w, h int) []string {
+	last := m.data.Last()
+	var peak int64
+	for _, s := range m.data.Series {
+		peak = max(peak, s.TargetRSS)
+	}
+	v, l := m.st.value.Render, m.st.dim.Render
+	head := flow([]string{
+		l("pid ") + v(strconv.Itoa(m.cfg.TargetPID)),
+		l("RSS ") + v(fmtBytes(float64(last.TargetRSS))) + l(" (peak "+fmtBytes(float64(peak))+")"),
+		l("CPU ") + v(fmt.Sprintf("%.0f%%", 100*last.TargetCPU)) + l(" of a core"),
+	}, w)
+	ch := h - len(head)
+	if ch < 3 {
+		return head
+	}
+	mib := []line{{"rss", colRPS, func(s stats.Second) float64 { return float64(s.TargetRSS) / (1 << 20) }}}
+	cpu := []line{{"cpu", colP90, func(s stats.Second) float64 { return 100 * s.TargetCPU }}}
+	secs := m.windowed()
+	if w < 90 { // one above the other
+		top := ch / 2
+		out := append(head, l("RSS (MiB)"))
+		out = append(out, m.chart(w, top-1, secs, mib, fmtNum)...)
+		out = append(out, l("CPU (% of a core)"))
+		return append(out, m.chart(w, ch-top-1, secs, cpu, fmtNum)...)
+	}
+	cw := split(w, 2)
+	left := append([]string{l("RSS (MiB)")}, m.chart(cw[0]-1, ch-1, secs, mib, fmtNum)...)
+	right := append([]string{l("CPU (% of a core)")}, m.chart(cw[1], ch-1, secs, cpu, fmtNum)...)
+	return append(head, hjoin(padLines(left, cw[0]-1, ch), padLines(nil, 1, ch), padLines(right, cw[1], ch))...)
+}
+
+// padLines makes lines exactly n lines of width w (for hjoin).
+func padLines(lines []string, w, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		if i < len(lines) {
+			out[i] = fit(lines[i], w, false)
+		} else {
+			out[i] = strings.Repeat(" ", max(w, 0))
+		}
 	}
 	return out
 }

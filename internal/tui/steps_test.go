@@ -19,8 +19,10 @@ func TestSamplerStepRows(t *testing.T) {
 		query.Response(200, 1e6, 5e5, 40, 100)
 	}
 	query.Error(stats.ErrTimeout)
+	query.Error(stats.ErrCheckJSON)
+	query.Response(404, 1e6, 5e5, 10, 50)
 	c.Tick(start.Add(time.Second))
-	s := sampler{names: []string{"create", "query"}}
+	s := sampler{names: []string{"create", "query"}, extra: func(i int) (int64, int64) { return int64(i + 1), int64(10 * (i + 1)) }}
 	var d Data
 	if !s.sample(c, &d) {
 		t.Fatal("no change sampled after a tick")
@@ -32,8 +34,11 @@ func TestSamplerStepRows(t *testing.T) {
 	if cr.Name != "create" || cr.Requests != 70 || cr.RPS != 70 || cr.P50 < 1_990_000 || cr.P50 > 2_010_000 {
 		t.Errorf("create row %+v", cr)
 	}
-	if q.Name != "query" || q.Requests != 31 || q.Errors != 1 {
+	if q.Name != "query" || q.Requests != 33 || q.Errors != 2 || q.Checks != 1 || q.Misses != 2 || q.Yields != 20 {
 		t.Errorf("query row %+v", q)
+	}
+	if len(q.Status) != 2 || q.Status[0] != (Count{"200", 30}) || q.Status[1] != (Count{"404", 1}) {
+		t.Errorf("query status codes %v", q.Status)
 	}
 	single := sampler{names: []string{""}}
 	var d2 Data

@@ -8,6 +8,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -92,8 +93,9 @@ func (m *Model) header(compact bool) []string {
 		bw := max(m.width-width(text)-5, 0)
 		return []string{fit(m.st.brand.Render("hail ")+m.bar(frac, bw)+text, m.width, false)}
 	}
-	if m.title.w != m.width || m.title.state != state {
-		m.title.w, m.title.state, m.title.line = m.width, state, m.titleLine(state)
+	stage := m.stageText(el)
+	if m.title.w != m.width || m.title.state != state || m.title.stage != stage {
+		m.title.w, m.title.state, m.title.stage, m.title.line = m.width, state, stage, m.titleLine(state, stage)
 	}
 	title := m.title.line
 	text := fmt.Sprintf(" %5.1f%%  %s", 100*frac, done)
@@ -107,8 +109,9 @@ func (m *Model) header(compact bool) []string {
 	return []string{fit(title, m.width, false), fit(m.bar(frac, bw)+text, m.width, false)}
 }
 
-// titleLine is the first line: what is loaded, the state and the keys.
-func (m *Model) titleLine(state string) string {
+// titleLine is the first line: what is loaded (a scenario: its name, its
+// method mix and its stage), the state and the keys.
+func (m *Model) titleLine(state, stage string) string {
 	model := "closed model"
 	if m.cfg.Open {
 		model = "open model"
@@ -118,11 +121,36 @@ func (m *Model) titleLine(state string) string {
 	}
 	right := m.st.dim.Render(state+"  ") + m.st.value.Render("?") + m.st.dim.Render(" keys  ") + m.st.value.Render("q") + m.st.dim.Render(" stop")
 	left := m.st.brand.Render("hail") + " " + m.cfg.Method + " " + m.cfg.Target + m.st.dim.Render(fmt.Sprintf(" · %d connections · %s", m.cfg.Connections, model))
+	if sc := m.cfg.Scenario; sc != nil {
+		// The stage (its unit names the model) before the mix: narrow
+		// terminals cut the end of the line.
+		if stage == "" {
+			stage = fmt.Sprintf("%d connections · %s", m.cfg.Connections, model)
+		}
+		left = m.st.brand.Render("hail") + " " + m.st.value.Render(sc.Name) + m.st.dim.Render(" · ") + stage
+		if sc.Mix != "" {
+			left += m.st.dim.Render(" · ") + sc.Mix
+		}
+	}
 	lw := m.width - width(right) - 1
 	if lw < 20 {
 		return left
 	}
 	return fit(left, lw, true) + " " + right
+}
+
+// stageText is the stage in progress, as "stage 2/3: 87 / 256
+// connections" (the target now / at the stage's end), or "".
+func (m *Model) stageText(el time.Duration) string {
+	sc := m.cfg.Scenario
+	if sc == nil || sc.Stage == nil {
+		return ""
+	}
+	s := sc.Stage(el)
+	if s.Of == 0 {
+		return ""
+	}
+	return fmt.Sprintf("stage %d/%d: %s / %s %s", s.Index, s.Of, fmtSI(math.Floor(s.Now)), fmtSI(s.Target), s.Unit)
 }
 
 // progress returns the share of the run done, what is done as text, and
@@ -198,18 +226,41 @@ func (m *Model) body(h int) []string {
 	avail := h - 1
 	stepsH := 0
 	if n := len(m.data.Steps); n > 0 {
-		stepsH = min(n+3, avail/4)
+		stepsH = min(n+3, avail/3)
 	}
-	rowA := max((avail-stepsH)*11/20, 6)
-	rowB := avail - stepsH - rowA
+	// The target process: a third box beside the charts on wide
+	// terminals, else a row of its own (its numbers only, when short).
+	target := m.cfg.TargetPID > 0
+	targetRow := 0
+	if target && W < 150 {
+		targetRow = 3
+		if avail-stepsH >= 30 {
+			targetRow = min(10, avail/4)
+		}
+	}
+	rowA := max((avail-stepsH-targetRow)*11/20, 6)
+	rowB := avail - stepsH - targetRow - rowA
+	targetTitle := fmt.Sprintf("Target process (pid %d)", m.cfg.TargetPID)
 	var out []string
-	aw := split(W, 2)
-	out = append(out, hjoin(
-		m.box("Requests/s", aw[0], rowA, m.rpsPanel(aw[0]-2, rowA-2)),
-		m.box("Latency ("+m.latUnit()+")", aw[1], rowA, m.latPanel(aw[1]-2, rowA-2)),
-	)...)
+	if target && targetRow == 0 {
+		aw := split(W, 3)
+		out = append(out, hjoin(
+			m.box("Requests/s", aw[0], rowA, m.rpsPanel(aw[0]-2, rowA-2)),
+			m.box("Latency ("+m.latUnit()+")", aw[1], rowA, m.latPanel(aw[1]-2, rowA-2)),
+			m.box(targetTitle, aw[2], rowA, m.targetPanel(aw[2]-2, rowA-2)),
+		)...)
+	} else {
+		aw := split(W, 2)
+		out = append(out, hjoin(
+			m.box("Requests/s", aw[0], rowA, m.rpsPanel(aw[0]-2, rowA-2)),
+			m.box("Latency ("+m.latUnit()+")", aw[1], rowA, m.latPanel(aw[1]-2, rowA-2)),
+		)...)
+	}
 	if stepsH > 0 {
 		out = append(out, m.box("Steps", W, stepsH, m.stepsPanel(W-2, stepsH-2))...)
+	}
+	if targetRow > 0 {
+		out = append(out, m.box(targetTitle, W, targetRow, m.targetPanel(W-2, targetRow-2))...)
 	}
 	if W >= 110 {
 		bw := split(W, 4)
@@ -249,6 +300,8 @@ func (m *Model) helpLines(w int) []string {
 		"Latency histogram: the whole run so far; the last row holds everything above p99.",
 		"Status & errors: responses by status code and failures by kind, live.",
 		"Connections & I/O: open connections, requests in flight, bytes in and out per second.",
+		"Steps (scenarios): per step its requests, req/s now, errors and failed checks, p50 and p99, capture misses, yields and status codes.",
+		"Target process (--target-pid): its RSS and CPU now, and both over time.",
 		"Generator: hail's own CPU, schedule lag p99 and queued requests, with a warning when hail, not the target, is the bottleneck (lag p99 > 1 ms, under 95% of -q, or CPU ≥ 90% of its cores).",
 		"Numbers refresh at each collector tick (once a second); the progress line every frame.",
 	} {
@@ -314,6 +367,20 @@ func (m *Model) compactBody(h int) []string {
 		out = append(out, flow([]string{
 			l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*cpu)), l("lag p99 ") + v(lag), l("queued ") + v(fmtSI(float64(m.data.Queued))),
 		}, w)...)
+		if m.cfg.TargetPID > 0 {
+			out = append(out, flow([]string{l("target rss ") + v(fmtBytes(float64(last.TargetRSS))),
+				l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*last.TargetCPU))}, w)...)
+		}
+		if sc := m.cfg.Scenario; sc != nil {
+			toks := []string{l("scenario ") + v(sc.Name)}
+			if st := m.stageText(m.elapsed()); st != "" {
+				toks = append(toks, st)
+			}
+			out = append(out, flow(toks, w)...)
+			for _, s := range m.data.Steps {
+				out = append(out, flow([]string{v(s.Name), fmtSI(s.RPS) + l("/s"), l("err ") + fmtSI(float64(s.Errors))}, w)...)
+			}
+		}
 		if len(m.data.Series) > 0 && len(out) < h-1 {
 			vals := make([]float64, 0, len(m.data.Series))
 			for _, s := range m.windowed() {

@@ -273,3 +273,60 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// scenarioConfig is baseConfig for a scenario with connection stages and a
+// monitored target process.
+func scenarioConfig() Config {
+	cfg := baseConfig()
+	cfg.StepNames = []string{"create", "query", "destroy"}
+	cfg.TargetPID = 4242
+	cfg.Scenario = &Scenario{Name: "vm-lifecycle", Mix: "POST 70% · GET 20% · DELETE 10%",
+		Stage: func(el time.Duration) Stage {
+			return Stage{Index: 2, Of: 3, Now: 40 + el.Seconds(), Target: 64, Unit: "connections"}
+		},
+		Counters: func(step int) (int64, int64) { return int64(step), int64(10 * step) }}
+	return cfg
+}
+
+// A scenario's view fits every size: its title (name, method mix, stage
+// now / planned), its step rows (with the unit in the header, checks,
+// status codes, misses and yields) and the target panel.
+func TestScenarioViewSizes(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {160, 48}, {200, 60}, {40, 12}, {100, 30}} {
+		w, h := sz[0], sz[1]
+		src := newFakeSource(9, start)
+		for i := range src.series {
+			src.series[i].TargetRSS, src.series[i].TargetCPU = int64(100+i)<<20, 0.5
+		}
+		m := newTestModel(t, scenarioConfig(), src, w, h, start.Add(9400*time.Millisecond))
+		m.data.Steps = []StepRow{
+			{Name: "create", Requests: 700, RPS: 70, P50: 1e6, P99: 2e6, Status: []Count{{"201", 700}}},
+			{Name: "query", Requests: 200, Errors: 5, Checks: 5, RPS: 20, P50: 1e6, P99: 3e6, Status: []Count{{"200", 190}, {"404", 5}}, Yields: 3},
+			{Name: "destroy", Requests: 100, RPS: 10, P50: 1e6, P99: 2e6, Status: []Count{{"204", 100}}, Misses: 2},
+		}
+		m.ver++
+		screen := checkScreen(t, m.View(), w, h)
+		want := []string{"hail", "vm-lifecycle"}
+		if !m.compact() {
+			want = append(want, "stage 2/3: 49 / 64 connections", "Steps", "create", "query", "destroy", "p50 ms", "p99 ms", "201×700", "404×5",
+				"Target process (pid 4242)", "RSS 108 MiB", "CPU 50% of a core")
+			if w >= 100 {
+				want = append(want, "checks")
+			}
+			if w >= 120 {
+				want = append(want, "POST 70% · GET 20% · DELETE 10%")
+			}
+		} else {
+			want = append(want, "target rss 108 MiB")
+		}
+		for _, s := range want {
+			if !strings.Contains(screen, s) {
+				t.Errorf("%d×%d: %q missing from\n%s", w, h, s, screen)
+			}
+		}
+		if testing.Verbose() {
+			t.Logf("%d×%d:\n%s", w, h, screen)
+		}
+	}
+}
