@@ -201,3 +201,44 @@ func TestMetricsAndTarget(t *testing.T) {
 		t.Errorf("text report lacks the target:\n%s", stdout)
 	}
 }
+
+// Two implementations of a service under the same load: hail compare names
+// the sides (--label, or NAME=FILE), notes the different targets instead of
+// calling the runs not comparable, and does not judge throughput.
+func TestCompareLabelsTwoTargets(t *testing.T) {
+	one, two := startServe(t), startServe(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "py.json"), filepath.Join(dir, "go.json")
+	for p, base := range map[string]string{a: one, b: two} {
+		if _, se, code := hail(t, "-n", "300", "-c", "2", "-j", "-o", p, base+"/"); code != 0 {
+			t.Fatal(se)
+		}
+	}
+	for _, args := range [][]string{
+		{"compare", "--label", "Python VMM", "--label", "Go VMM", a, b},
+		{"compare", "Python VMM=" + a, "Go VMM=" + b},
+	} {
+		stdout, se, code := hail(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, %s", args, code, se)
+		}
+		header := ""
+		for _, l := range strings.Split(stdout, "\n") {
+			if strings.Contains(l, "metric") {
+				header = l
+			}
+		}
+		if !strings.Contains(header, "Python VMM") || !strings.Contains(header, "Go VMM") || strings.Contains(stdout, "not comparable") ||
+			!strings.Contains(stdout, "Note: different targets") || !strings.Contains(stdout, "Python VMM: "+a) {
+			t.Errorf("%v:\n%s", args, stdout)
+		}
+		for _, l := range strings.Split(stdout, "\n") {
+			if strings.Contains(l, "throughput") && (strings.Contains(l, "better") || strings.Contains(l, "worse")) {
+				t.Errorf("throughput judged: %q", l)
+			}
+		}
+	}
+	if _, se, code := hail(t, "compare", "--label", "x", "--label", "x", a, b); code != 1 || !strings.Contains(se, "both sides are named") {
+		t.Errorf("same labels: exit %d, %s", code, se)
+	}
+}

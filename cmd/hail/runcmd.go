@@ -204,8 +204,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 
+	model := "closed"
+	if p.Open() || workload.Pacer != nil {
+		model = "open"
+	}
 	config := map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
-		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "engine": p.Engine, "keepalive": p.KeepAlive,
+		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model, "wait_ongoing": p.WaitOngoing,
+		"engine": p.Engine, "keepalive": p.KeepAlive,
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
 		Workload: workload}

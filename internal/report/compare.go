@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"hail/internal/stats"
 )
 
 // Comparison is hail compare's table: the metrics of side A and side B
@@ -18,11 +20,15 @@ type Comparison struct {
 	Rows     []CompareRow
 	Steps    []StepComparison
 	Warnings []string
+	// Notes are information that does not make the runs incomparable:
+	// different targets (two implementations compared), requests/s
+	// counted without a -w drain.
+	Notes []string
 }
 
 // Side is one side of a comparison.
 type Side struct {
-	Label string   // "A", "B"
+	Label string   // "A", "B", or the user's label (--label, NAME=FILE)
 	Names []string // the result files
 }
 
@@ -49,7 +55,8 @@ type CompareRow struct {
 	// Change is (B − A) / A of the medians, in percent; NaN when A is 0.
 	Change float64
 	// Verdict is "better", "worse", "noise" (the change lies inside the
-	// spread of the runs) or "same".
+	// spread of the runs) or "same"; "" for a metric that is not judged on
+	// its own (throughput: more bytes per second may be bigger responses).
 	Verdict string
 }
 
@@ -60,13 +67,17 @@ type metricDef struct {
 	get    func(r *Result) (float64, bool)
 }
 
+// neutralMetrics are shown with their change but not judged better or
+// worse on their own: more bytes per second may be bigger responses.
+var neutralMetrics = map[string]bool{"throughput": true}
+
 func errorRate(r *Result) float64 {
 	m := r.Measure()
 	return m.Value("error_rate", 0)
 }
 
 var runMetrics = []metricDef{
-	{"requests/s", "rps", true, func(r *Result) (float64, bool) { return r.Summary.RequestsPerSec, true }},
+	{"requests/s", "rps", true, func(r *Result) (float64, bool) { return runRPS(r), true }},
 	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average, true }},
 	{"p50", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P50, true }},
 	{"p90", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P90, true }},
@@ -121,6 +132,9 @@ func stepMetrics(name string) []metricDef {
 			s := step(r)
 			if s == nil {
 				return 0, false
+			}
+			if d, ok := drained(r); ok {
+				return requestsWithin(s.Series, d) / d, true
 			}
 			return s.RPS, true
 		}},
@@ -177,7 +191,9 @@ func compareRows(defs []metricDef, a, b []*Result) []CompareRow {
 		if row.A.Median != 0 {
 			row.Change = 100 * (row.B.Median - row.A.Median) / math.Abs(row.A.Median)
 		}
-		row.Verdict = verdictOf(row)
+		if !neutralMetrics[d.name] {
+			row.Verdict = verdictOf(row)
+		}
 		rows = append(rows, row)
 	}
 	return rows
@@ -220,7 +236,7 @@ func Compare(a, b []*Result, aNames, bNames []string) *Comparison {
 			c.Steps = append(c.Steps, StepComparison{Name: n, Rows: rows})
 		}
 	}
-	c.Warnings = comparability(a, b, aNames, bNames)
+	c.Warnings, c.Notes = comparability(a, b, aNames, bNames)
 	return c
 }
 
@@ -228,8 +244,10 @@ func Compare(a, b []*Result, aNames, bNames []string) *Comparison {
 // different things; a difference is warned about.
 var comparedKeys = []string{"url", "method", "model", "rate", "connections", "requests", "duration_seconds", "http_version", "bodies", "scenario"}
 
-func comparability(a, b []*Result, aNames, bNames []string) []string {
-	var warns []string
+// comparability says what makes the runs measure different things
+// (warnings) and what is worth knowing but does not (notes): a different
+// URL alone is the normal case of comparing two implementations.
+func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []string) {
 	all := append(slices.Clone(a), b...)
 	names := append(slices.Clone(aNames), bNames...)
 	label := func(i int) string {
@@ -239,6 +257,8 @@ func comparability(a, b []*Result, aNames, bNames []string) []string {
 		return fmt.Sprintf("run %d", i+1)
 	}
 	ref := all[0]
+	var diffs []string
+	urlDiff := ""
 	for _, k := range comparedKeys {
 		want, _ := json.Marshal(ref.Hail.Config[k])
 		var differ []string
@@ -249,8 +269,22 @@ func comparability(a, b []*Result, aNames, bNames []string) []string {
 			}
 		}
 		if len(differ) > 0 {
-			warns = append(warns, fmt.Sprintf("not comparable: %s differs (%s has %s; %s)", k, label(0), want, strings.Join(differ, "; ")))
+			d := fmt.Sprintf("%s differs (%s has %s; %s)", k, label(0), want, strings.Join(differ, "; "))
+			if k == "url" {
+				urlDiff = d
+			} else {
+				diffs = append(diffs, d)
+			}
 		}
+	}
+	switch {
+	case urlDiff != "" && len(diffs) == 0:
+		notes = append(notes, "different targets, the same load: "+strings.Replace(urlDiff, "url differs ", "", 1))
+	case urlDiff != "":
+		diffs = append([]string{urlDiff}, diffs...)
+	}
+	for _, d := range diffs {
+		warns = append(warns, "not comparable: "+d)
 	}
 	engines := map[string]bool{}
 	for _, r := range all {
@@ -259,15 +293,59 @@ func comparability(a, b []*Result, aNames, bNames []string) []string {
 	if len(engines) > 1 {
 		warns = append(warns, "the runs used different engines: generator CPU is not comparable")
 	}
+	var limited, why []string
 	for i, r := range all {
 		if r.Hail.Verdict.GeneratorLimited {
-			warns = append(warns, fmt.Sprintf("%s was limited by the generator, not the target: %s", label(i), strings.Join(r.Hail.Verdict.Reasons, "; ")))
+			limited = append(limited, label(i))
+			why = append(why, label(i)+": "+strings.Join(r.Hail.Verdict.Reasons, "; "))
 		}
 		if r.Hail.Interrupted {
 			warns = append(warns, fmt.Sprintf("%s was interrupted: it covers only part of the planned run", label(i)))
 		}
+		if d, ok := drained(r); ok {
+			notes = append(notes, fmt.Sprintf("%s: requests/s counts the %gs it ran, not the %.2fs it then waited for in-flight requests (-w)", label(i), d, r.Summary.Total-d))
+		}
 	}
-	return warns
+	if len(limited) > 0 {
+		warns = append(warns, fmt.Sprintf("the generator, not the target, limited %s: those numbers describe hail's limits (%s)", strings.Join(limited, ", "), strings.Join(why, " · ")))
+	}
+	return warns, notes
+}
+
+// drained reports whether r waited for in-flight requests past its
+// planned duration (-w), and that duration in seconds.
+func drained(r *Result) (float64, bool) {
+	d, _ := r.Hail.Config["duration_seconds"].(float64)
+	w, _ := r.Hail.Config["wait_ongoing"].(bool)
+	if !w || d <= 0 || r.Summary.Total <= d+0.001 || len(r.Hail.Series) == 0 {
+		return 0, false
+	}
+	return d, true
+}
+
+// runRPS is a run's requests/s: over its planned duration when it waited
+// for in-flight requests after it (-w), else the report's.
+func runRPS(r *Result) float64 {
+	if d, ok := drained(r); ok {
+		return requestsWithin(r.Hail.Series, d) / d
+	}
+	return r.Summary.RequestsPerSec
+}
+
+// requestsWithin counts the requests of series that ended in the first d
+// seconds (a second cut by d in proportion).
+func requestsWithin(series []stats.Second, d float64) float64 {
+	var n float64
+	for _, s := range series {
+		from := float64(s.Index)
+		switch {
+		case from+s.Span <= d+1e-9:
+			n += float64(s.Requests)
+		case from < d && s.Span > 0:
+			n += float64(s.Requests) * (d - from) / s.Span
+		}
+	}
+	return n
 }
 
 // formatValue formats a metric value in its unit.
@@ -319,7 +397,7 @@ func sideHeader(s Side) string {
 // WriteCompareText writes the comparison as an aligned text table.
 func WriteCompareText(w io.Writer, c *Comparison) error {
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "A: %s\nB: %s\n\n", strings.Join(c.A.Names, ", "), strings.Join(c.B.Names, ", "))
+	fmt.Fprintf(b, "%s: %s\n%s: %s\n\n", c.A.Label, strings.Join(c.A.Names, ", "), c.B.Label, strings.Join(c.B.Names, ", "))
 	table := func(rows []CompareRow) {
 		cells := [][]string{{"metric", sideHeader(c.A), sideHeader(c.B), "change", ""}}
 		for _, r := range rows {
@@ -363,6 +441,9 @@ func writeCompareNotes(b *strings.Builder, c *Comparison, bullet string) {
 	} else {
 		fmt.Fprintf(b, "\n%sA change is called noise when the min–max ranges of the two sides overlap.\n", bullet)
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(b, "%sNote: %s\n", bullet, n)
+	}
 	if len(c.Warnings) > 0 {
 		fmt.Fprintf(b, "\nWARNING:\n")
 		for _, w := range c.Warnings {
@@ -371,13 +452,13 @@ func writeCompareNotes(b *strings.Builder, c *Comparison, bullet string) {
 	}
 }
 
-var verdictMark = map[string]string{"better": "✅ better", "worse": "❌ worse", "noise": "〰️ noise", "same": "same"}
+var verdictMark = map[string]string{"better": "✅ better", "worse": "❌ worse", "noise": "〰️ noise", "same": "same", "": "(not judged)"}
 
 // WriteCompareMarkdown writes the comparison as a Markdown table, for
 // pasting into a review.
 func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "**A**: %s  \n**B**: %s\n\n", mdCode(c.A.Names), mdCode(c.B.Names))
+	fmt.Fprintf(b, "**%s**: %s  \n**%s**: %s\n\n", mdEscape(c.A.Label), mdCode(c.A.Names), mdEscape(c.B.Label), mdCode(c.B.Names))
 	table := func(rows []CompareRow) {
 		fmt.Fprintf(b, "| metric | %s | %s | change |\n| --- | ---: | ---: | --- |\n", sideHeader(c.A), sideHeader(c.B))
 		for _, r := range rows {
@@ -393,6 +474,9 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 		fmt.Fprintf(b, "\n_One run per side: no spread to tell a change from noise._\n")
 	} else {
 		fmt.Fprintf(b, "\n_A change is called noise when the min–max ranges of the two sides overlap._\n")
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(b, "\n_Note: %s_\n", mdEscape(n))
 	}
 	if len(c.Warnings) > 0 {
 		fmt.Fprintf(b, "\n> **Warning**\n")

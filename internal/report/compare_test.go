@@ -94,8 +94,8 @@ func TestCompareWarnsNotComparable(t *testing.T) {
 	b.Hail.Config["connections"] = 64.0
 	c := Compare([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
 	joined := strings.Join(c.Warnings, "\n")
-	if !strings.Contains(joined, "url differs") || !strings.Contains(joined, "connections differs") {
-		t.Errorf("warnings %q", joined)
+	if !strings.Contains(joined, "not comparable: url differs") || !strings.Contains(joined, "connections differs") || len(c.Notes) != 0 {
+		t.Errorf("warnings %q, notes %q: with more than the URL different, the URL is a warning too", joined, c.Notes)
 	}
 }
 
@@ -112,5 +112,63 @@ func TestCompareSteps(t *testing.T) {
 	c := Compare([]*Result{mk(time.Millisecond)}, []*Result{mk(2 * time.Millisecond)}, nil, nil)
 	if len(c.Steps) != 1 || c.Steps[0].Name != "login" || c.Steps[0].Rows[2].Metric != "p50" || c.Steps[0].Rows[2].Verdict != "worse" {
 		t.Errorf("steps %+v", c.Steps)
+	}
+}
+
+// Two implementations under the same load: a different URL alone is a
+// note, not a warning; the labels head the columns; throughput is shown,
+// not judged; a generator-limited warning comes once, naming every file.
+func TestCompareTwoImplementations(t *testing.T) {
+	a := runWith(2*time.Millisecond, 1000, "http://127.0.0.1:5000/")
+	b := runWith(time.Millisecond, 2000, "http://127.0.0.1:8080/")
+	for _, r := range []*Result{a, b} {
+		r.Hail.Verdict.GeneratorLimited = true
+		r.Hail.Verdict.Reasons = []string{"CPU at 95% of its cores"}
+	}
+	c := Compare([]*Result{a}, []*Result{b}, []string{"py.json"}, []string{"go.json"})
+	c.A.Label, c.B.Label = "Python VMM", "Go VMM"
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "different targets") || !strings.Contains(c.Notes[0], "http://127.0.0.1:5000/") {
+		t.Errorf("notes %q", c.Notes)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "limited py.json, go.json") || strings.Count(c.Warnings[0], "CPU at 95%") != 2 {
+		t.Errorf("warnings %q: want one generator warning naming both files", c.Warnings)
+	}
+	if r := row(c, "throughput"); r.Verdict != "" || math.Abs(r.Change-100) > 0.01 {
+		t.Errorf("throughput %+v: shown with its change, not judged", r)
+	}
+	var txt, md bytes.Buffer
+	_ = WriteCompareText(&txt, c)
+	_ = WriteCompareMarkdown(&md, c)
+	for _, want := range []string{"Python VMM: py.json", "Go VMM: go.json", "metric", "Python VMM", "Go VMM", "Note: different targets"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+	if !strings.Contains(md.String(), "| metric | Python VMM | Go VMM | change |") || !strings.Contains(md.String(), "(not judged)") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// A run made with -w is compared over its planned duration: the seconds it
+// then spent waiting for in-flight requests do not lower its requests/s,
+// and a note says so.
+func TestCompareWaitDrain(t *testing.T) {
+	mk := func(drain bool) *Result {
+		r := runWith(time.Millisecond, 3000, "u")
+		r.Hail.Config["duration_seconds"], r.Hail.Config["wait_ongoing"] = 3.0, drain
+		r.Hail.Series = []stats.Second{{Index: 0, Span: 1, Requests: 1000}, {Index: 1, Span: 1, Requests: 1000}, {Index: 2, Span: 1, Requests: 1000}}
+		r.Summary.Total, r.Summary.RequestsPerSec = 3, 1000
+		if drain {
+			r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 3, Span: 0.5, Requests: 10})
+			r.Summary.Total, r.Summary.RequestsPerSec = 3.5, 3010/3.5
+		}
+		return r
+	}
+	c := Compare([]*Result{mk(false)}, []*Result{mk(true)}, []string{"a.json"}, []string{"b.json"})
+	if r := row(c, "requests/s"); r.B.Median != 1000 || r.Verdict != "same" {
+		t.Errorf("requests/s %+v: want 1000 on both sides", r)
+	}
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "b.json: requests/s counts the 3s it ran, not the 0.50s") {
+		t.Errorf("notes %q", c.Notes)
 	}
 }
