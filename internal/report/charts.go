@@ -58,11 +58,7 @@ func timeAxis(series []stats.Second) ([]float64, axis) {
 		end = math.Max(end, xs[i])
 	}
 	step := niceStep(end / 6)
-	a := axis{lo: 0, hi: end}
-	for v := 0.0; v <= end+1e-9; v += step {
-		a.ticks = append(a.ticks, tick{v, strconv.FormatFloat(v, 'f', -1, 64) + "s"})
-	}
-	return xs, a
+	return xs, axis{lo: 0, hi: end, ticks: stepTicks(end, step, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "s" })}
 }
 
 // rpsChart draws requests/s and errors/s per second.
@@ -321,7 +317,7 @@ func targetCharts(series []stats.Second) string {
 		topR, topC = math.Max(topR, float64(s.TargetRSS)), math.Max(topC, s.TargetCPU)
 		tips[i] = fmt.Sprintf("second %d: RSS %s, CPU %.2f cores", s.Index+1, bytesHuman(float64(s.TargetRSS)), s.TargetCPU)
 	}
-	c := newChart("chart-target-rss", "Target RSS", xa, linearAxis(topR*1.1, func(v float64) string { return bytesHuman(v) }), "time into the run", "resident memory")
+	c := newChart("chart-target-rss", "Target RSS", xa, byteAxis(topR*1.1), "time into the run", "resident memory")
 	c.polyline(xs, line{name: "RSS", color: palette.purple, ys: rss})
 	c.hoverColumns(xs, tips)
 	out := c.done()

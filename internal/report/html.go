@@ -249,26 +249,40 @@ func kvTable(b *strings.Builder, rows [][2]string) {
 	b.WriteString("</table>\n")
 }
 
+// configJSON is v as JSON without HTML escapes, indented by indent ("":
+// on one line).
+func configJSON(v any, indent string) string {
+	var j strings.Builder
+	enc := json.NewEncoder(&j)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(j.String())
+}
+
+// writeConfig writes the run's configuration: plain values as they are,
+// nested ones (a scenario's steps, stages, thresholds …) as indented JSON
+// in a block, with "<" as "<" (not JSON's \u003c).
 func writeConfig(b *strings.Builder, c map[string]any) {
 	keys := make([]string, 0, len(c))
 	for k := range c {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	rows := make([][2]string, 0, len(keys))
+	b.WriteString("<table class=\"kv\">")
 	for _, k := range keys {
-		v := c[k]
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-		default:
-			j, _ := json.Marshal(x)
-			s = string(j)
+		if x, ok := c[k].(string); ok {
+			fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td></tr>", esc(k), esc(x))
+			continue
 		}
-		rows = append(rows, [2]string{k, s})
+		v := configJSON(c[k], "")
+		if len(v) > 40 && (v[0] == '{' || v[0] == '[') {
+			fmt.Fprintf(b, "<tr><th>%s</th><td><pre class=\"cfg\">%s</pre></td></tr>", esc(k), esc(configJSON(c[k], "  ")))
+			continue
+		}
+		fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td></tr>", esc(k), esc(v))
 	}
-	kvTable(b, rows)
+	b.WriteString("</table>\n")
 }
 
 func writeStepsHTML(b *strings.Builder, r *Result) {
@@ -398,6 +412,7 @@ th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertic
 table.num td{text-align:right;font-variant-numeric:tabular-nums}
 table.kv th{width:190px;color:var(--muted);font-weight:500}
 table.kv td{word-break:break-word}
+pre.cfg{margin:0;font-size:12px;white-space:pre-wrap}
 td.ok{color:#15803d;font-weight:600}td.bad{color:#b91c1c;font-weight:600}
 ul.hints{color:#92400e}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:20px;border-top:1px solid var(--line)}

@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	stdhtml "html"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -148,6 +151,160 @@ func TestMarkdown(t *testing.T) {
 	for _, want := range []string{"| requests | requests/s |", "| login |", "browse &lt;items>", "Target (pid 42, nginx)", "❌ fail", "status 200"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// Axes tick at 1, 2 or 5 times a power of ten, and their labels carry no
+// float noise, whatever the range.
+func TestAxisTicks(t *testing.T) {
+	noise := regexp.MustCompile(`\d\.\d*(0000|9999)|e[-+]`)
+	for _, hi := range []float64{0.3, 0.7, 1, 1.1, 3.3, 7.77, 12, 99, 101, 0.0123, 4.5e-4, 0.071, 123456, 1e9, 3.000000001} {
+		for _, format := range []func(float64) string{compactNum, fmtDurShort, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }} {
+			a := linearAxis(hi, format)
+			if a.hi < hi || len(a.ticks) < 3 || len(a.ticks) > 8 {
+				t.Errorf("linearAxis(%g): top %g, %d ticks", hi, a.hi, len(a.ticks))
+			}
+			step := a.ticks[1].v - a.ticks[0].v
+			m := step / math.Pow10(int(math.Floor(math.Log10(step)+1e-9)))
+			if math.Abs(m-1) > 1e-6 && math.Abs(m-2) > 1e-6 && math.Abs(m-5) > 1e-6 {
+				t.Errorf("linearAxis(%g): step %g is not 1, 2 or 5 × 10^k", hi, step)
+			}
+			for _, tk := range a.ticks {
+				if noise.MatchString(tk.label) {
+					t.Errorf("linearAxis(%g): label %q", hi, tk.label)
+				}
+			}
+		}
+		b := byteAxis(hi * 1e6)
+		for _, tk := range b.ticks {
+			if noise.MatchString(tk.label) || strings.Contains(tk.label, ".") && !strings.Contains(tk.label, ".5 ") && !regexp.MustCompile(`\.\d `).MatchString(tk.label) {
+				t.Errorf("byteAxis(%g): label %q", hi*1e6, tk.label)
+			}
+		}
+	}
+	for _, r := range [][2]float64{{1e-5, 3e-3}, {2e-4, 0.9}, {0.5, 30}, {1e-6, 100}} {
+		for _, tk := range logAxis(r[0], r[1], fmtDurShort).ticks {
+			if noise.MatchString(tk.label) {
+				t.Errorf("logAxis(%g, %g): label %q", r[0], r[1], tk.label)
+			}
+		}
+	}
+}
+
+// The scenario's configuration is readable in the page: indented, "<" as
+// "<" (escaped for HTML), never JSON's \u003c.
+func TestHTMLConfigReadable(t *testing.T) {
+	r := richResult(t)
+	r.Hail.Config["scenario"] = map[string]any{"name": "vm", "thresholds": []string{"p99 < 50ms", "error_rate < 1%"}}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if strings.Contains(page, `\u003c`) || !strings.Contains(page, "p99 &lt; 50ms") || !strings.Contains(page, `<pre class="cfg">`) {
+		t.Errorf("configuration not readable:\n%s", page[strings.Index(page, "Configuration"):])
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, r); err != nil || strings.Contains(buf.String(), `\u003c`) || !strings.Contains(buf.String(), "p99 < 50ms") {
+		t.Errorf("JSON: %v, escapes < as \\u003c", err)
+	}
+}
+
+// checkScript, appended to a report, measures every chart's text in the
+// browser: the tick labels, and any two labels, titles or legend entries
+// whose boxes overlap. It leaves them in data-check on <html>.
+const checkScript = `<script>
+(function () {
+  var out = {labels: [], overlaps: [], charts: 0};
+  document.querySelectorAll("svg.chart").forEach(function (svg) {
+    out.charts++;
+    var texts = Array.prototype.slice.call(svg.querySelectorAll("text.ytick, text.xtick, text.ylabel, text.xlabel, text.title, text.legend, text.mark"));
+    var boxes = texts.map(function (t) {
+      if (t.classList.contains("ytick") || t.classList.contains("xtick")) { out.labels.push(t.textContent); }
+      return {t: t.textContent, r: t.getBoundingClientRect()};
+    });
+    for (var i = 0; i < boxes.length; i++) {
+      for (var j = i + 1; j < boxes.length; j++) {
+        var a = boxes[i].r, b = boxes[j].r;
+        if (a.width === 0 || b.width === 0) { continue; }
+        if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) {
+          out.overlaps.push(svg.id + ": \"" + boxes[i].t + "\" overlaps \"" + boxes[j].t + "\"");
+        }
+      }
+    }
+  });
+  document.documentElement.setAttribute("data-check", JSON.stringify(out));
+})();
+</script>`
+
+// Rendered in a real browser, every tick label of every chart is tidy (no
+// float noise) and no two labels, titles or legend entries overlap — for
+// small, large and fractional values.
+func TestHTMLTicksInChromium(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed (CI installs Debian's chromium package)")
+		}
+		t.Skip("chromium not installed")
+	}
+	big := richResult(t)
+	for i := range big.Hail.Series {
+		s := &big.Hail.Series[i]
+		s.Requests, s.P50, s.P99, s.Max = 123_456+int64(i)*997, 1_234_567_890, 3_456_789_012, 9_876_543_210
+		s.TargetRSS, s.TargetCPU, s.CPU = int64(3<<30)+int64(i)<<27, 1.37, 0.33
+	}
+	big.Hail.Series[3].Span = 0.77
+	tiny := richResult(t)
+	for i := range tiny.Hail.Series {
+		s := &tiny.Hail.Series[i]
+		s.Requests, s.Errors, s.P50, s.P99, s.Max = 3, 1, 1_100, 2_300, 70_000
+		s.TargetRSS, s.TargetCPU, s.CPU = 700<<10, 0.003, 0.07
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	noise := regexp.MustCompile(`\d\.\d*(0000|9999)|e[-+]\d|NaN|Inf`)
+	for name, r := range map[string]*Result{"rich": richResult(t), "big": big, "tiny": tiny} {
+		var buf bytes.Buffer
+		if err := WriteHTML(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		page := filepath.Join(dir, name+".html")
+		html := strings.Replace(buf.String(), "</body>", checkScript+"</body>", 1)
+		if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append(chromiumArgs(filepath.Join(dir, "profile-"+name)), "--window-size=1100,3000", "--dump-dom", "file://"+page)
+		out, err := exec.CommandContext(ctx, bin, args...).Output()
+		if err != nil {
+			t.Fatalf("%s: chromium --dump-dom: %v", name, err)
+		}
+		m := regexp.MustCompile(`data-check="([^"]*)"`).FindStringSubmatch(string(out))
+		if m == nil {
+			t.Fatalf("%s: the check script did not run", name)
+		}
+		var got struct {
+			Labels, Overlaps []string
+			Charts           int
+		}
+		if err := json.Unmarshal([]byte(stdhtml.UnescapeString(m[1])), &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.Charts < len(HTMLCharts) || len(got.Labels) < 30 {
+			t.Errorf("%s: %d charts, %d tick labels read", name, got.Charts, len(got.Labels))
+		}
+		for _, l := range got.Labels {
+			if noise.MatchString(l) || strings.TrimSpace(l) == "" {
+				t.Errorf("%s: tick label %q", name, l)
+			}
+		}
+		for _, o := range got.Overlaps {
+			t.Errorf("%s: %s", name, o)
+		}
+		if testing.Verbose() {
+			t.Logf("%s: %d charts, labels %q", name, got.Charts, got.Labels)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 func WriteJSON(w io.Writer, r *Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "p99 < 50ms", not "p99 \u003c 50ms"
 	return enc.Encode(r)
 }
 

@@ -67,32 +67,71 @@ func (a axis) pos(v float64, from, to float64) float64 {
 	return from + f*(to-from)
 }
 
-// linearAxis makes a 0-based axis up to a round number above hi.
+// linearAxis makes a 0-based axis up to a round number above hi, with
+// ticks every 1, 2 or 5 times a power of ten.
 func linearAxis(hi float64, format func(float64) string) axis {
 	if hi <= 0 {
 		hi = 1
 	}
 	step := niceStep(hi / 4)
-	top := math.Ceil(hi/step) * step
-	a := axis{lo: 0, hi: top}
-	for v := 0.0; v <= top+step/2; v += step {
-		a.ticks = append(a.ticks, tick{v, format(v)})
+	top := tidy(math.Ceil(hi/step-1e-12)*step, step)
+	return axis{lo: 0, hi: top, ticks: stepTicks(top, step, format)}
+}
+
+// byteAxis is linearAxis for byte counts: ticks at round numbers of the
+// unit (KiB, MiB, GiB) the top falls in, labeled "20 MiB".
+func byteAxis(hi float64) axis {
+	unit, name := 1.0, "B"
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if hi < unit*1024 {
+			break
+		}
+		unit, name = unit*1024, u
+	}
+	a := linearAxis(hi/unit, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " " + name })
+	a.hi *= unit
+	for i := range a.ticks {
+		a.ticks[i].v *= unit
 	}
 	return a
 }
 
-// niceStep rounds x up to 1, 2, 2.5 or 5 times a power of ten.
+// niceStep rounds x up to 1, 2 or 5 times a power of ten.
 func niceStep(x float64) float64 {
 	if x <= 0 {
 		return 1
 	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*p >= x {
-			return m * p
+	e := int(math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v := tidy(m*math.Pow10(e), math.Pow10(e)); v >= x*(1-1e-12) {
+			return v
 		}
 	}
-	return 10 * p
+	return math.Pow10(e + 1)
+}
+
+// stepTicks are the multiples of step from 0 to top, labeled by format.
+func stepTicks(top, step float64, format func(float64) string) []tick {
+	var ts []tick
+	for i := 0; ; i++ {
+		v := tidy(float64(i)*step, step)
+		if v > top*(1+1e-9)+1e-300 {
+			break
+		}
+		ts = append(ts, tick{v, format(v)})
+	}
+	return ts
+}
+
+// tidy is the float nearest to v written with as many decimals as step
+// has: 3 × 0.1 is 0.3, not 0.30000000000000004, so labels show no noise.
+func tidy(v, step float64) float64 {
+	dec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	t, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', dec, 64), 64)
+	if err != nil {
+		return v
+	}
+	return t
 }
 
 // logAxis makes a log axis over [lo, hi] with 1-2-5 ticks.
@@ -103,17 +142,15 @@ func logAxis(lo, hi float64, format func(float64) string) axis {
 	if hi <= lo {
 		hi = lo * 10
 	}
-	lo = math.Pow(10, math.Floor(math.Log10(lo)))
-	hi = math.Pow(10, math.Ceil(math.Log10(hi)))
-	a := axis{lo: lo, hi: hi, log: true}
-	decades := math.Log10(hi / lo)
+	e0, e1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	a := axis{lo: math.Pow10(e0), hi: math.Pow10(e1), log: true}
 	mults := []float64{1, 2, 5}
-	if decades > 4 {
+	if e1-e0 > 4 {
 		mults = []float64{1}
 	}
-	for d := lo; d <= hi*1.0001; d *= 10 {
+	for e := e0; e <= e1; e++ {
 		for _, m := range mults {
-			if v := d * m; v <= hi*1.0001 {
+			if v := tidy(m*math.Pow10(e), math.Pow10(e)); v <= a.hi*1.0001 {
 				a.ticks = append(a.ticks, tick{v, format(v)})
 			}
 		}
@@ -134,10 +171,18 @@ type chart struct {
 
 // newChart starts a chart: the figure, title, grid, ticks, axes and labels.
 func newChart(id, title string, x, y axis, xLabel, yLabel string) *chart {
-	c := &chart{b: &strings.Builder{}, id: id, title: title, x: x, y: y, left: padLeft, right: chartW - padRight,
+	// The y tick labels end 6 units left of the plot, the rotated axis
+	// title stands 10 units left of the longest: the plot moves right when
+	// the labels are long, so the two never overlap.
+	labelW := 0.0
+	for _, t := range y.ticks {
+		labelW = math.Max(labelW, textWidth(t.label, 11))
+	}
+	left := math.Max(padLeft, 6+labelW+10+16)
+	c := &chart{b: &strings.Builder{}, id: id, title: title, x: x, y: y, left: left, right: chartW - padRight,
 		top: padTop, bottom: chartH - padBot, xLabel: xLabel, yLabel: yLabel}
 	fmt.Fprintf(c.b, "<figure class=\"fig\"><svg class=\"chart\" id=\"%s\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">", esc(id), chartW, chartH, esc(title))
-	fmt.Fprintf(c.b, "<text class=\"title\" x=\"%d\" y=\"20\">%s</text>", padLeft, esc(title))
+	fmt.Fprintf(c.b, "<text class=\"title\" x=\"%.1f\" y=\"20\">%s</text>", c.left, esc(title))
 	for _, t := range y.ticks {
 		py := y.pos(t.v, c.bottom, c.top)
 		fmt.Fprintf(c.b, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", c.left, c.right, py, py)
@@ -146,7 +191,7 @@ func newChart(id, title string, x, y axis, xLabel, yLabel string) *chart {
 	for _, t := range x.ticks {
 		px := x.pos(t.v, c.left, c.right)
 		fmt.Fprintf(c.b, "<line class=\"xgrid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", px, px, c.top, c.bottom)
-		fmt.Fprintf(c.b, "<text class=\"xtick\" x=\"%.1f\" y=\"%.1f\">%s</text>", px, c.bottom+16, esc(t.label))
+		fmt.Fprintf(c.b, "<text class=\"xtick\" x=\"%.1f\" y=\"%.1f\">%s</text>", px, c.bottom+19, esc(t.label)) // clear of the lowest y label
 	}
 	fmt.Fprintf(c.b, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", c.left, c.right, c.bottom, c.bottom)
 	fmt.Fprintf(c.b, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", c.left, c.left, c.top, c.bottom)
@@ -154,7 +199,7 @@ func newChart(id, title string, x, y axis, xLabel, yLabel string) *chart {
 		fmt.Fprintf(c.b, "<text class=\"xlabel\" x=\"%.1f\" y=\"%d\">%s</text>", (c.left+c.right)/2, chartH-6, esc(xLabel))
 	}
 	if yLabel != "" {
-		fmt.Fprintf(c.b, "<text class=\"ylabel\" transform=\"translate(14 %.1f) rotate(-90)\">%s</text>", (c.top+c.bottom)/2, esc(yLabel))
+		fmt.Fprintf(c.b, "<text class=\"ylabel\" transform=\"translate(%.1f %.1f) rotate(-90)\">%s</text>", c.left-6-labelW-10-4, (c.top+c.bottom)/2, esc(yLabel))
 	}
 	return c
 }
@@ -220,6 +265,13 @@ func (c *chart) empty(msg string) {
 func (c *chart) done() string {
 	c.b.WriteString("</svg><div class=\"tip\"></div></figure>\n")
 	return c.b.String()
+}
+
+// textWidth estimates the width of s in SVG units at font size px (a
+// generous average glyph width of the report's sans-serif font), for
+// layout that must not overlap.
+func textWidth(s string, px float64) float64 {
+	return float64(len([]rune(s))) * px * 0.62
 }
 
 // compactNum formats an axis count: 1500 as 1.5k, 2000000 as 2M.
