@@ -304,7 +304,7 @@ func (s *Scenario) CheckLines() []string {
 	if s.think.set {
 		out = append(out, "think    "+s.think.String()+" after every request (unless a step or flow says otherwise)")
 	}
-	for _, st := range append(append([]*Step(nil), s.Steps...), s.Setup...) {
+	for _, st := range append(append(append([]*Step(nil), s.Steps...), s.Setup...), s.Teardown...) {
 		if st.think.set {
 			out = append(out, fmt.Sprintf("think    %s after step %s", st.think, st.Name))
 		}

@@ -336,9 +336,9 @@ func (m *Model) targetPanel(w, h int) []string {
 		return append(out, m.chart(w, ch-top-1, secs, cpu, fmtNum)...)
 	}
 	cw := split(w, 2)
-	left := append([]string{l("RSS (MiB)")}, m.chart(cw[0]-1, ch-1, secs, mib, fmtNum)...)
+	left := append([]string{l("RSS (MiB)")}, m.chart(cw[0]-2, ch-1, secs, mib, fmtNum)...)
 	right := append([]string{l("CPU (% of a core)")}, m.chart(cw[1], ch-1, secs, cpu, fmtNum)...)
-	return append(head, hjoin(padLines(left, cw[0]-1, ch), padLines(nil, 1, ch), padLines(right, cw[1], ch))...)
+	return append(head, hjoin(padLines(left, cw[0]-2, ch), padLines(nil, 2, ch), padLines(right, cw[1], ch))...)
 }
 
 // padLines makes lines exactly n lines of width w (for hjoin).
@@ -346,7 +346,7 @@ func padLines(lines []string, w, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		if i < len(lines) {
-			out[i] = fit(lines[i], w, false)
+			out[i] = fit(lines[i], w, true)
 		} else {
 			out[i] = strings.Repeat(" ", max(w, 0))
 		}
