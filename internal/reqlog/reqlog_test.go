@@ -23,6 +23,10 @@ func rec(i int) stats.TraceRecord {
 	if i%50 == 1 {
 		r.Connect, r.DNS = 40000, 1000
 	}
+	if i%100 == 7 { // a response that failed a scenario check keeps its status
+		r.Status = 503
+		r.SetError(stats.ErrCheckStatus)
+	}
 	return r
 }
 
@@ -76,8 +80,17 @@ func TestWriterSQLiteAndCSV(t *testing.T) {
 	_ = sdb.QueryRowContext(ctx, "SELECT count(*), count(error) FROM requests").Scan(&n, &errs)
 	_ = sdb.QueryRowContext(ctx, "SELECT complete, records FROM runs").Scan(&complete, &oha)
 	_ = sdb.QueryRowContext(ctx, "SELECT count(*) FROM oha WHERE duration > 0").Scan(&fromView)
-	if n != total || errs != total/100 || complete != 1 || oha != total || fromView != total-total/100 {
+	if n != total || errs != 2*total/100 || complete != 1 || oha != total || fromView != total-2*total/100 {
 		t.Errorf("rows %d errors %d complete %d records %d oha view %d", n, errs, complete, oha, fromView)
+	}
+	var checked, noStatus int64
+	_ = sdb.QueryRowContext(ctx, "SELECT count(*) FROM requests WHERE status = 503 AND error = 'check failed: status'").Scan(&checked)
+	_ = sdb.QueryRowContext(ctx, "SELECT count(*) FROM requests WHERE status IS NULL AND error = 'connection reset by peer'").Scan(&noStatus)
+	if checked != total/100 || noStatus != total/100 {
+		t.Errorf("%d check failures kept their status, %d transport errors have none; want %d each", checked, noStatus, total/100)
+	}
+	if !strings.Contains(csv.String(), ",503,") || !strings.Contains(csv.String(), ",check failed: status,") {
+		t.Error("csv lacks a failed check with its status")
 	}
 	var lat int64
 	_ = sdb.QueryRowContext(ctx, "SELECT latency_ns FROM requests WHERE intended_ns = 5000").Scan(&lat)

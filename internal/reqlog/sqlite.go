@@ -191,7 +191,8 @@ func (s *SQLite) setArgs(a []driver.NamedValue, r *stats.TraceRecord) {
 	}
 	if k, failed := r.Failed(); failed {
 		errv = s.errStr[k]
-	} else {
+	}
+	if r.Status != 0 { // a response, or one that failed a scenario check
 		status = int64(r.Status)
 	}
 	a[0].Value, a[1].Value, a[2].Value, a[3].Value = r.Intended, r.Start, r.End, fb
