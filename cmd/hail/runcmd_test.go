@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"hail/internal/serve/servetest"
 )
 
 func writeScenario(t *testing.T, body string) string {
@@ -367,5 +369,75 @@ steps:
 	raw, _ := os.ReadFile(out)
 	if !strings.Contains(string(raw), "page=2") || !strings.Contains(string(raw), "api_key=[redacted]") {
 		t.Errorf("report lost the other parameter or the marker:\n%s", raw)
+	}
+}
+
+// hail run with setup and teardown: the report carries both apart from the
+// load; a failing setup step exits 1 naming the step, sends none of the
+// load and leaves no output file.
+func TestRunSetupTeardown(t *testing.T) {
+	base, srv := servetest.Start(t)
+	path := writeScenario(t, `
+base: http://127.0.0.1:1
+connections: 2
+requests: 100
+setup:
+  - {name: seed, method: POST, path: /items, body_json: {n: '{{counter}}'}, capture: {vms: {json: id}}, expect: {status: 201}, repeat: 10}
+steps:
+  - {name: query, path: '/items/{{pick vms}}', expect: {status: 200, json: {data.n: 1}}}
+teardown:
+  - {name: cleanup, method: DELETE, path: '/items/{{take vms}}', expect: {status: 204}, repeat: all}
+`)
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, code := hail(t, "run", path, "--base", base, "--no-tui", "-o", out, "-j")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Hail struct {
+			Counts          struct{ Requests int64 }
+			Setup, Teardown struct {
+				Steps []struct {
+					Name   string
+					Counts struct{ Requests int64 }
+				}
+				Failed string
+			}
+			Steps []struct {
+				Name              string
+				ErrorDistribution map[string]int64
+				CheckFailures     map[string]int64 `json:"check_failures"`
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	h := res.Hail
+	if h.Counts.Requests != 100 || len(h.Setup.Steps) != 1 || h.Setup.Steps[0].Counts.Requests != 10 ||
+		len(h.Teardown.Steps) != 1 || h.Teardown.Steps[0].Counts.Requests != 10 || h.Setup.Failed != "" || h.Teardown.Failed != "" {
+		t.Errorf("hail %+v", h)
+	}
+	// Only the first seeded VM has n = 1: most queries fail their json check.
+	if len(h.Steps) != 1 || h.Steps[0].ErrorDistribution["check failed: json"] == 0 || h.Steps[0].CheckFailures["json data.n = 1"] == 0 {
+		t.Errorf("steps %+v", h.Steps)
+	}
+
+	bad := writeScenario(t, "base: "+base+"\nrequests: 50\nsetup:\n  - {name: boom, path: '/?status=503'}\nsteps: [{name: a, path: /}]\n")
+	out2 := filepath.Join(t.TempDir(), "bad.json")
+	before := srv.Stats().Requests
+	stdout, stderr, code := hail(t, "run", bad, "--no-tui", "-o", out2)
+	if code != 1 || !strings.Contains(stderr, "setup step boom failed: status 503") || strings.Count(stderr, "\n") != 1 || stdout != "" {
+		t.Errorf("failing setup: exit %d, stderr %q, stdout %q", code, stderr, stdout)
+	}
+	if _, err := os.Stat(out2); err == nil {
+		t.Error("a failed setup left an output file")
+	}
+	if n := srv.Stats().Requests - before; n != 1 {
+		t.Errorf("the server saw %d requests: want only the setup's one", n)
 	}
 }
