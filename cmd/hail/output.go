@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -27,11 +29,28 @@ func openOutput(path string) (*output, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("-o %s: directory %s does not exist", path, dir)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: cannot write there: %v", path, unwrapPathErr(err))
 	}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		_ = f.Chmod(st.Mode().Perm()) // replacing a file keeps its permissions
+	}
 	return &output{f: f, path: path}, nil
+}
+
+// createTemp creates a new file named prefix followed by a random number in
+// dir. Unlike os.CreateTemp (always 0600), its permissions follow the umask
+// as any newly created file's do (0644 with the usual umask 022).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if os.IsExist(err) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 func (o *output) Write(b []byte) (int, error) {
