@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-
-	"github.com/spf13/pflag"
 )
 
 // output is where the report goes: stdout, or a file written under a
@@ -91,32 +89,4 @@ func (o *output) Discard() {
 	o.done = true
 	o.f.Close()
 	os.Remove(o.f.Name())
-}
-
-// outputFlags are the flags that shape the report and the live view, the same for the load and
-// run commands.
-type outputFlags struct {
-	noTUI        bool   // --no-tui
-	fps          int    // --fps
-	json         bool   // -j/--json: --output-format json
-	format       string // --output-format
-	output       string // -o/--output: a file instead of stdout
-	unit         string // -u/--time-unit; "" chooses from the average
-	noColor      bool   // --no-color
-	successSplit bool   // --stats-success-breakdown
-}
-
-// defaultOutputFlags are outputFlags' defaults: the text report and the live view at defaultFPS.
-func defaultOutputFlags() outputFlags { return outputFlags{format: "text", fps: defaultFPS} }
-
-// addOutputFlags declares the outputFlags on fl; formatHelp describes --output-format's values.
-func addOutputFlags(fl *pflag.FlagSet, f *outputFlags, formatHelp string) {
-	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
-	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
-	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
-	fl.Var(choiceValue{&f.format, loadFormats}, "output-format", formatHelp)
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
-	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report (default: chosen from the average)")
-	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
-	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
 }

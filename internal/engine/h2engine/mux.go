@@ -340,7 +340,7 @@ func (s *stream) run() {
 		s.rec.InFlight(1)
 		s.conn.inflight.Add(1)
 		if s.tracing = s.rec.Tracing(); s.tracing {
-			s.tr = stats.TraceRecord{Intended: int64(at), Start: int64(start), Conn: int32(s.connIdx), Step: uint16(step)}
+			s.tr = stats.TraceRecord{Hit: hit, Intended: int64(at), Start: int64(start), Conn: int32(s.connIdx), Step: uint16(step)}
 		}
 		if s.do(raw, at, start) {
 			s.reqs.Done(step, &s.parser)

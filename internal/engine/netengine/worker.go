@@ -98,7 +98,7 @@ func (w *worker) run() {
 		}
 		w.rec.InFlight(1)
 		if w.tracing = w.rec.Tracing(); w.tracing {
-			w.tr = stats.TraceRecord{Intended: int64(at), Start: int64(start), Conn: int32(w.index), Step: uint16(step)}
+			w.tr = stats.TraceRecord{Hit: hit, Intended: int64(at), Start: int64(start), Conn: int32(w.index), Step: uint16(step)}
 		}
 		if w.do(req, head, at, start) {
 			w.reqs.Done(step, &w.parser)

@@ -87,6 +87,7 @@ type conn struct {
 	head        bool // the current request is HEAD
 
 	step int
+	hit  uint64 // the request's number (TraceRecord.Hit)
 	hops int
 	rec  *stats.Recorder
 	u    *url.URL
@@ -844,7 +845,7 @@ func (w *worker) start(c *conn, hit uint64, at time.Duration, queued bool) {
 		return
 	}
 	c.rec = w.j.Recorders[step][w.shard]
-	c.step, c.head, c.at, c.queued = step, head, at, queued
+	c.step, c.head, c.at, c.queued, c.hit = step, head, at, queued, hit
 	c.hops, c.u, c.fb = 0, w.j.URL, -1
 	c.active = true
 	w.busy++
@@ -1114,7 +1115,7 @@ func (w *worker) abortAll(kind stats.ErrorKind) {
 		rec.Queued(int64(w.now - p.at))
 		rec.Error(kind)
 		if rec.Tracing() {
-			tr := stats.TraceRecord{Intended: int64(p.at), Start: int64(w.now), End: int64(w.now), Step: uint16(step), Conn: -1}
+			tr := stats.TraceRecord{Hit: p.hit, Intended: int64(p.at), Start: int64(w.now), End: int64(w.now), Step: uint16(step), Conn: -1}
 			tr.SetError(kind)
 			rec.Trace(&tr)
 		}
@@ -1189,6 +1190,6 @@ func (w *worker) trace(c *conn) {
 	if c.fb > 0 {
 		t.FirstByte = int64(c.fb)
 	}
-	t.Step, t.Conn = uint16(c.step), w.connBase+c.idx
+	t.Step, t.Conn, t.Hit = uint16(c.step), w.connBase+c.idx, c.hit
 	c.rec.Trace(t)
 }
