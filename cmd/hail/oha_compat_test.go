@@ -186,7 +186,7 @@ func TestOhaConflicts(t *testing.T) {
 	decided := map[[2]string]string{
 		{"n", "z"}: "error", {"q", "burst-delay"}: "error", {"q", "burst-rate"}: "error",
 		{"d", "D"}: "error", {"d", "Z"}: "error", {"d", "form"}: "error", {"D", "Z"}: "error", {"D", "form"}: "error", {"Z", "form"}: "error",
-		{"http2", "http-version"}: "error", // --http2 with --http-version 1.1; the same version twice is accepted
+		{"http2", "http-version"}:             "error", // --http2 with --http-version 1.1; the same version twice is accepted
 		{"proxy-http2", "proxy-http-version"}: "error", {"unix-socket", "vsock-addr"}: "error",
 		// requires: the first alone
 		{"w", "z"}: "ok", {"burst-delay", "burst-rate"}: "ok", {"burst-rate", "burst-delay"}: "error",
