@@ -92,15 +92,9 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	p.MaxRedirects, p.KeepAlive, p.Compression = f.redirect, !f.noKeepalive, !f.noCompress
 	p.IPv4, p.IPv6, p.NoPreLookup, p.UnixSocket = f.ipv4, f.ipv6, f.noPreLookup, f.unixSocket
 	p.Insecure, p.CACert, p.Cert, p.Key, p.Engine, p.SQPoll = f.insecure, f.cacert, f.cert, f.key, f.engine, f.sqpoll
-	v := strings.TrimSuffix(f.httpVersion, ".0")
-	if f.httpVersion == "1.0" {
-		v = "1.0"
-	}
-	if f.http2 {
-		if changed("http-version") && v != "2" {
-			return fmt.Errorf("--http2 and --http-version %s disagree: give one", f.httpVersion)
-		}
-		v = "2"
+	v, err := version("http", f.httpVersion, f.http2, changed)
+	if err != nil {
+		return err
 	}
 	switch v {
 	case "0.9":
@@ -147,20 +141,31 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	return f.applyProxy(changed, p)
 }
 
+// version is the HTTP version --PREFIX-version and --PREFIX2 ask for: "0.9",
+// "1.0", "1.1", "2" or "3" ("2.0" and "3.0" are oha's spellings of 2 and
+// 3). The two flags disagreeing is an error; saying the same twice is not.
+func version(prefix, v string, two bool, changed func(string) bool) (string, error) {
+	switch v {
+	case "2.0", "3.0":
+		v = v[:1]
+	}
+	if two {
+		if changed(prefix+"-version") && v != "2" {
+			return "", fmt.Errorf("--%s2 and --%s-version %s disagree: give one", prefix, prefix, v)
+		}
+		v = "2"
+	}
+	return v, nil
+}
+
 // applyProxy sets -x, --proxy-header and the HTTP version spoken to the
 // proxy. As in oha, a forward proxy (an http:// target) receives the
 // requests in the proxy's HTTP version; HTTPS targets go through an
 // HTTP/1.1 CONNECT tunnel. HTTP/2 to a proxy is refused with one line.
 func (f *transportFlags) applyProxy(changed func(string) bool, p *plan.Plan) error {
-	pv := strings.TrimSuffix(f.proxyHTTPVersion, ".0")
-	if f.proxyHTTPVersion == "1.0" {
-		pv = "1.0"
-	}
-	if f.proxyHTTP2 {
-		if changed("proxy-http-version") && pv != "2" {
-			return fmt.Errorf("--proxy-http2 and --proxy-http-version %s disagree: give one", f.proxyHTTPVersion)
-		}
-		pv = "2"
+	pv, err := version("proxy-http", f.proxyHTTPVersion, f.proxyHTTP2, changed)
+	if err != nil {
+		return err
 	}
 	if (changed("proxy-http-version") || f.proxyHTTP2) && f.proxy == "" {
 		return fmt.Errorf("--proxy-http-version and --proxy-http2 need -x/--proxy (the proxy they are about)")

@@ -77,7 +77,7 @@ func RegexURLs(pattern string, maxRepeat int) (*URLSet, error) {
 	for i := range 200 {
 		r = *scenario.NewRand(uint64(i))
 		s := g.String(&r)
-		origin, _ := splitOrigin(s)
+		origin := originOf(s)
 		u, err := url.Parse(origin)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("--rand-regex-url %s: generated %q, which is not an http:// or https:// URL", pattern, s)
@@ -101,16 +101,14 @@ func (u *URLSet) Pattern() string { return u.pattern }
 // Generated reports whether the URLs come from a regular expression.
 func (u *URLSet) Generated() bool { return u.gen != nil }
 
-// splitOrigin splits a URL into its origin (scheme://host[:port]) and the
-// rest (path and query, possibly empty).
-func splitOrigin(raw string) (origin, rest string) {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return raw, ""
+// originOf returns the scheme://host[:port] a URL starts with.
+func originOf(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
 	}
-	j := strings.IndexAny(raw[i+3:], "/?")
-	if j < 0 {
-		return raw, ""
+	if end := strings.IndexAny(rest, "/?"); end >= 0 {
+		rest = rest[:end]
 	}
-	return raw[:i+3+j], raw[i+3+j:]
+	return scheme + "://" + rest
 }
