@@ -147,40 +147,13 @@ func Merge(results []*Result, names []string) (*Result, error) {
 	}
 	first := results[0]
 	info := &Merged{Results: len(results), Notes: []string{}}
-	total := stats.NewTotals()
-	var usage stats.Usage
-	cores := 0
-	start := int64(math.MaxInt64)
-	var end int64
-	interrupted, split := false, false
-	engines := []string{}
-	for i, r := range results {
-		t, err := TotalsOf(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name(i), err)
-		}
-		total.Add(t)
-		g := r.Hail.Generator
-		usage.User += time.Duration(g.UserSeconds * 1e9)
-		usage.System += time.Duration(g.SystemSeconds * 1e9)
-		usage.Voluntary += g.VoluntarySwitches
-		usage.Involuntary += g.ForcedSwitches
-		usage.MaxRSS = max(usage.MaxRSS, g.MaxRSSBytes)
-		cores += g.Cores
-		start = min(start, r.Hail.StartUnixNano)
-		end = max(end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
-		interrupted = interrupted || r.Hail.Interrupted
-		split = split || r.LatencyPercentileSuccessful != nil
-		if !slices.Contains(engines, r.Hail.Engine) {
-			engines = append(engines, r.Hail.Engine)
-		}
-		if r.Hail.Shard != nil {
-			info.Shards = append(info.Shards, r.Hail.Shard.Index)
-		}
+	sum, err := sumResults(results, name, info)
+	if err != nil {
+		return nil, err
 	}
 	sort.Ints(info.Shards)
-	series, spread := alignSeries(results, start, func(r *Result) []stats.Second { return r.Hail.Series })
-	elapsed := time.Duration(end - start)
+	series, spread := alignSeries(results, sum.start, func(r *Result) []stats.Second { return r.Hail.Series })
+	elapsed := time.Duration(sum.end - sum.start)
 	rate := 0.0
 	for _, r := range results {
 		if r.Hail.Shard != nil {
@@ -192,16 +165,69 @@ func Merge(results []*Result, names []string) (*Result, error) {
 			rate = q
 		}
 	}
-	engine := strings.Join(engines, "+")
-	out := Build(Input{Totals: total, Series: series, Elapsed: elapsed, Usage: usage, Cores: cores,
+	engine := strings.Join(sum.engines, "+")
+	out := Build(Input{Totals: sum.total, Series: series, Elapsed: elapsed, Usage: sum.usage, Cores: sum.cores,
 		Engine: engine, EngineReason: fmt.Sprintf("merged from %d results", len(results)), Open: first.Hail.Model == "open",
-		Rate: rate, Start: time.Unix(0, start), Interrupted: interrupted, Config: first.Hail.Config,
-		Version: first.Hail.Version, SuccessSplit: split})
+		Rate: rate, Start: time.Unix(0, sum.start), Interrupted: sum.interrupted, Config: first.Hail.Config,
+		Version: first.Hail.Version, SuccessSplit: sum.split})
 	info.Notes = append(info.Notes,
 		fmt.Sprintf("counts, status codes, errors and histograms are exact sums of the %d results; percentiles are recomputed from the summed histograms", len(results)),
 		fmt.Sprintf("the results' starts are %s apart; per-second series are aligned by wall clock to the nearest second", time.Duration(spread).Round(time.Microsecond)),
 		"per-second percentiles (p50…max, schedule lag) are the highest of the results' for that second: an upper bound, not exact",
 		fmt.Sprintf("generator CPU, context switches and cores are summed over the %d results; peak RSS is the largest single result's", len(results)))
+	mergeVerdicts(out, results, name)
+	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
+		return nil, err
+	}
+	out.Hail.Target = mergeTarget(results, info)
+	out.Hail.Merged = info
+	return out, nil
+}
+
+// mergeSums is what Merge adds up over its inputs before Build.
+type mergeSums struct {
+	total              *stats.Totals
+	usage              stats.Usage
+	cores              int
+	start, end         int64 // the earliest start and latest end, Unix ns
+	interrupted, split bool
+	engines            []string
+}
+
+// sumResults adds the results' totals and generator usage, spans their
+// times, and records their shards in info.
+func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSums, error) {
+	m := mergeSums{total: stats.NewTotals(), start: math.MaxInt64, engines: []string{}}
+	for i, r := range results {
+		t, err := TotalsOf(r)
+		if err != nil {
+			return m, fmt.Errorf("%s: %v", name(i), err)
+		}
+		m.total.Add(t)
+		g := r.Hail.Generator
+		m.usage.User += time.Duration(g.UserSeconds * 1e9)
+		m.usage.System += time.Duration(g.SystemSeconds * 1e9)
+		m.usage.Voluntary += g.VoluntarySwitches
+		m.usage.Involuntary += g.ForcedSwitches
+		m.usage.MaxRSS = max(m.usage.MaxRSS, g.MaxRSSBytes)
+		m.cores += g.Cores
+		m.start = min(m.start, r.Hail.StartUnixNano)
+		m.end = max(m.end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
+		m.interrupted = m.interrupted || r.Hail.Interrupted
+		m.split = m.split || r.LatencyPercentileSuccessful != nil
+		if !slices.Contains(m.engines, r.Hail.Engine) {
+			m.engines = append(m.engines, r.Hail.Engine)
+		}
+		if r.Hail.Shard != nil {
+			info.Shards = append(info.Shards, r.Hail.Shard.Index)
+		}
+	}
+	return m, nil
+}
+
+// mergeVerdicts carries every input's generator-limited reasons into out,
+// labeled by shard (or name).
+func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 	for i, r := range results {
 		for _, why := range r.Hail.Verdict.Reasons {
 			label := name(i)
@@ -212,12 +238,6 @@ func Merge(results []*Result, names []string) (*Result, error) {
 			out.Hail.Verdict.Reasons = append(out.Hail.Verdict.Reasons, label+": "+why)
 		}
 	}
-	if err := mergeSteps(out, results, start, elapsed, info); err != nil {
-		return nil, err
-	}
-	out.Hail.Target = mergeTarget(results, info)
-	out.Hail.Merged = info
-	return out, nil
 }
 
 // checkMergeable returns an error naming the first field on which the

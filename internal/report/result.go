@@ -248,13 +248,21 @@ func sec(ns int64) float64 { return float64(ns) / 1e9 }
 
 // Build makes the Result of a run.
 func Build(in Input) *Result {
+	r := &Result{}
+	buildOha(r, in)
+	buildHail(r, in)
+	return r
+}
+
+// buildOha fills oha's part of r: the summary, histograms, percentiles,
+// requests/s, details and the status and error distributions.
+func buildOha(r *Result, in Input) {
 	t := in.Totals
 	lat := t.Latency()
 	total := in.Elapsed.Seconds()
 	responses := t.Responses()
 	requests := t.Requests()
 	aborted := t.Errors[stats.ErrAborted]
-	r := &Result{}
 	s := &r.Summary
 	s.Total = total
 	if n := requests - aborted; n > 0 {
@@ -305,6 +313,16 @@ func Build(in Input) *Result {
 			r.ErrorDistribution[stats.ErrorKind(k).String()] = n
 		}
 	}
+}
+
+// buildHail fills r's "hail" section: exact counts, encoded histograms,
+// schedule lag, the generator's resource use, the verdict and hints, the
+// series and the configuration. It runs after buildOha: the verdict reads
+// the summary.
+func buildHail(r *Result, in Input) {
+	t := in.Totals
+	total := in.Elapsed.Seconds()
+	requests, responses, aborted := t.Requests(), t.Responses(), t.Errors[stats.ErrAborted]
 	h := &r.Hail
 	h.Version = in.Version
 	h.Engine, h.EngineReason = in.Engine, in.EngineReason
@@ -344,7 +362,6 @@ func Build(in Input) *Result {
 	}
 	h.Config = in.Config
 	h.Protocol, h.ALPN, h.Transport, h.TLS = in.Protocol, in.ALPN, in.Transport, in.TLS
-	return r
 }
 
 func verdict(in Input, r *Result) Verdict {

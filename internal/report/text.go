@@ -60,23 +60,54 @@ func autoScale(slowest float64) timeScale {
 // breakdowns with --stats-success-breakdown), details, status codes and
 // errors; then hail's own sections.
 func WriteText(w io.Writer, r *Result, o TextOptions) error {
-	noResp := r.Hail.Counts.Responses == 0
 	ts, ok := scaleFor(o.Unit)
 	if !ok {
 		ts = autoScale(r.Summary.Slowest)
-		if noResp {
+		if r.Hail.Counts.Responses == 0 {
 			ts = autoScale(math.NaN())
 		}
 	}
 	d := func(s float64) string { return fmt.Sprintf("%.4f %s", s/ts.secs, ts.label) }
-	lat := func(s float64) string { // a latency: NaN without responses
+	c := colorer{on: o.Color}
+	b := &strings.Builder{}
+	writeSummaryText(b, r, ts, d, c)
+	writeOutcomesText(b, r, c)
+	h := r.Hail
+	for _, hint := range h.Hints {
+		fmt.Fprintf(b, "  hint: %s\n", hint)
+	}
+	if len(h.Steps) > 0 {
+		fmt.Fprintln(b)
+		writeSteps(b, r, d, c)
+	}
+	writeGeneratorText(b, r, d, c)
+	writeResultsText(b, r) // merge.go: shard, merge notes, target process
+	if h.Verdict.GeneratorLimited {
+		fmt.Fprintf(b, "\n%s\n", c.warn("WARNING: the generator, not the target, limited this test:"))
+		for _, why := range h.Verdict.Reasons {
+			fmt.Fprintf(b, "  - %s\n", why)
+		}
+	}
+	if len(h.Thresholds) > 0 || h.StoppedBy != "" {
+		fmt.Fprintln(b)
+		writeThresholds(b, r, c)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSummaryText writes oha's sections: the summary, the response time
+// histograms and distributions, hail's requests/s over the run, and the
+// details; ts is the report's unit and d formats seconds in it. Without
+// responses latencies are NaN, as oha prints them.
+func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float64) string, c colorer) {
+	noResp := r.Hail.Counts.Responses == 0
+	lat := func(s float64) string {
 		if noResp {
 			return d(math.NaN())
 		}
 		return d(s)
 	}
-	c := colorer{on: o.Color}
-	b := &strings.Builder{}
 	s := r.Summary
 	fmt.Fprintln(b, c.heading("Summary:"))
 	rate := 100 * s.SuccessRate
@@ -121,6 +152,11 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	}
 	fmt.Fprintln(b)
 	writeDetails(b, r, d, c)
+}
+
+// writeOutcomesText writes the status code and error distributions, status
+// codes coloured by class.
+func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintln(b, c.heading("Status code distribution:"))
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
 		code, _ := strconv.Atoi(k)
@@ -132,9 +168,6 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 			fmt.Fprintf(b, "  [%d] %s\n", r.ErrorDistribution[k], k)
 		}
 	}
-	writeHailText(b, r, d, c)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // splitCounts returns the number of 2xx responses and of the others.
@@ -167,18 +200,11 @@ func writeDetails(b *strings.Builder, r *Result, d func(float64) string, c color
 	fmt.Fprintf(b, "  First byte:\t%s\n\n", triple(dt.FirstByte, noFirst))
 }
 
-// writeHailText writes what hail reports beyond oha: hints, scenario steps,
-// the generator, shards and merges, the target process, the verdict and
-// thresholds.
-func writeHailText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+// writeGeneratorText writes hail's generator section: engine, connection,
+// CPU, context switches, RSS, and in the open model schedule lag and
+// queueing.
+func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
 	h := r.Hail
-	for _, hint := range h.Hints {
-		fmt.Fprintf(b, "  hint: %s\n", hint)
-	}
-	if len(h.Steps) > 0 {
-		fmt.Fprintln(b)
-		writeSteps(b, r, d, c)
-	}
 	fmt.Fprintf(b, "\n%s\n", c.heading(fmt.Sprintf("Generator (hail %s, engine %s, %s model):", h.Version, h.Engine, h.Model)))
 	if h.EngineReason != "" {
 		fmt.Fprintf(b, "  Engine choice:\t%s\n", h.EngineReason)
@@ -208,17 +234,6 @@ func writeHailText(b *strings.Builder, r *Result, d func(float64) string, c colo
 	}
 	if h.Interrupted {
 		fmt.Fprintf(b, "  Interrupted:\tthe run was stopped by a signal; the numbers cover what was done\n")
-	}
-	writeResultsText(b, r) // merge.go: shard, merge notes, target process
-	if h.Verdict.GeneratorLimited {
-		fmt.Fprintf(b, "\n%s\n", c.warn("WARNING: the generator, not the target, limited this test:"))
-		for _, why := range h.Verdict.Reasons {
-			fmt.Fprintf(b, "  - %s\n", why)
-		}
-	}
-	if len(h.Thresholds) > 0 || h.StoppedBy != "" {
-		fmt.Fprintln(b)
-		writeThresholds(b, r, c)
 	}
 }
 

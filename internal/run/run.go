@@ -144,7 +144,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	job := &engine.Job{
 		Start: start, Source: schedule.NewSource(pacer, p.Requests, p.Duration),
 		Steps: steps, Recorders: groups, NewRequests: newRequests, BodyLimit: bodyLimit, PerConnection: w != nil && w.PerConnection,
-		Connections: p.Connections, Redirect: specs[0], URL: p.URL,
+		Connections: p.Connections, URL: p.URL,
 		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive && !p.HTTP10 || p.HTTP10 && p.KeepAlive,
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10, Stop: stop, Abort: abort,
 		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {
