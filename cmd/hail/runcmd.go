@@ -75,7 +75,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "connections (replaces the file's connections and connection stages)")
 	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
-	fl.VarP(floatValue{&f.q, "requests per second"}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages)")
+	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages; 0: no limit)")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")

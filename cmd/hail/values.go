@@ -57,28 +57,6 @@ func (v intValue) Set(s string) error {
 	return nil
 }
 
-// floatValue is a number such as a rate.
-type floatValue struct {
-	f    *float64
-	what string
-}
-
-func (v floatValue) String() string {
-	if *v.f == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(*v.f, 'g', -1, 64)
-}
-func (v floatValue) Type() string { return "RATE" }
-func (v floatValue) Set(s string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		return fmt.Errorf("%q is not a positive number (%s)", s, v.what)
-	}
-	*v.f = f
-	return nil
-}
-
 // durationValue is a Go duration ("10s", "1m30s", "250ms") or a plain number of seconds.
 type durationValue struct{ d *time.Duration }
 
