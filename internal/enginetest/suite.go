@@ -352,4 +352,6 @@ var cases = []testCase{
 }
 
 // String names the engine.
-func (e Engine) String() string { return fmt.Sprintf("%s (%s)", e.Name, strings.ToLower([]string{"HTTP/1.1", "h2c", "h3"}[e.Proto])) }
+func (e Engine) String() string {
+	return fmt.Sprintf("%s (%s)", e.Name, strings.ToLower([]string{"HTTP/1.1", "h2c", "h3"}[e.Proto]))
+}

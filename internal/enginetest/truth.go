@@ -218,7 +218,6 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "ok")
 }
 
-
 // DeadURL is a loopback URL with nothing listening (a port that was just
 // freed).
 func DeadURL(tb testing.TB, p Proto) string {
