@@ -158,7 +158,11 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
 	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
 	if s.pacer != nil {
-		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, stoppedAt)))
+		end := stoppedAt
+		if p.Duration > 0 { // nothing is intended at or after -z
+			end = min(end, p.Duration)
+		}
+		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, end)))
 	}
 	res := report.Build(report.Input{
 		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
