@@ -2,9 +2,7 @@ package enginetest
 
 import (
 	"context"
-	"fmt"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -349,9 +347,4 @@ var cases = []testCase{
 		}
 		v.exact(res, s.Arrivals())
 	}},
-}
-
-// String names the engine.
-func (e Engine) String() string {
-	return fmt.Sprintf("%s (%s)", e.Name, strings.ToLower([]string{"HTTP/1.1", "h2c", "h3"}[e.Proto]))
 }
