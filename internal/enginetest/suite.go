@@ -2,9 +2,7 @@ package enginetest
 
 import (
 	"context"
-	"fmt"
 	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,7 +158,12 @@ var cases = []testCase{
 		if got := res.Summary.RequestsPerSec * res.Summary.Total; got < float64(c.Sent)-1 || got > float64(c.Sent)+1 {
 			t.Errorf("requests/s × total = %.0f, want the %d sent (unsent requests are not requests)", got, c.Sent)
 		}
-		if v := res.Hail.Verdict; v.Bottleneck != report.BottleneckTarget || v.GeneratorLimited {
+		switch v, g := res.Hail.Verdict, res.Hail.Generator; {
+		case v.Bottleneck == report.BottleneckOthers && g.OthersCPU+g.Steal >= 0.2:
+			// A loaded machine (other test packages on hail's CPUs): the
+			// verdict names that first, as it should.
+			t.Logf("other processes used %.0f%% of hail's CPUs: %q", 100*g.OthersCPU, v.Reasons)
+		case v.Bottleneck != report.BottleneckTarget || v.GeneratorLimited:
 			t.Errorf("verdict %+v, want the target", v)
 		}
 		if s.Peak() > Cap {
@@ -352,9 +355,4 @@ var cases = []testCase{
 		}
 		v.exact(res, s.Arrivals())
 	}},
-}
-
-// String names the engine.
-func (e Engine) String() string {
-	return fmt.Sprintf("%s (%s)", e.Name, strings.ToLower([]string{"HTTP/1.1", "h2c", "h3"}[e.Proto]))
 }

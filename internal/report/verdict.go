@@ -66,39 +66,40 @@ type Evidence struct {
 	Stalled float64
 }
 
-// Classify names the bottleneck the evidence points at. Open model: a wait
-// for a free connection is the target's (every connection had a request in
-// flight); lateness beyond it is the generator's, and the machine readings
-// say whose CPU it was: its own (generator), other processes' or the
-// hypervisor's (other-processes), or nobody's on an idle machine
-// (timer-wakeup). Closed model: the target sets the pace unless hail's CPU
-// (or others' on its CPUs) was full; a stall is the target's.
+// Classify names the bottleneck the evidence points at, in this order:
+//
+//  1. hail's own CPU at 90% of its cores or more: the generator (a saturated
+//     generator also leaves responses unread, so its connections look busy:
+//     it cannot vouch for anything else);
+//  2. other processes (or the hypervisor) using a fifth or more of hail's
+//     CPUs while those were full, with requests late or waiting: other
+//     processes;
+//  3. requests waiting for a free connection (every one had a request in
+//     flight) more than they were late otherwise, or (closed model) a stall
+//     of a second or more: the target;
+//  4. hail late with connections free: other processes if they used its
+//     CPUs, the operating system's wake-ups if the machine was otherwise
+//     idle and hail mostly idle, else hail's own work: the generator;
+//  5. otherwise none.
 func Classify(e Evidence) string {
-	contention := e.Machine.Known && (e.Machine.Others >= othersShare || e.Machine.Steal >= stealShare)
-	if !e.Open {
-		switch {
-		case e.CPU >= saturatedCPU:
-			return BottleneckGenerator
-		case contention && e.CPU+e.Machine.Others+e.Machine.Steal >= saturatedCPU:
-			return BottleneckOthers
-		case e.Stalled >= 1:
-			return BottleneckTarget
-		}
-		return BottleneckNone
-	}
-	backpressure := e.WaitP99 > lateP99 || (e.Sent > 0 && float64(e.Queued) > queuedShare*float64(e.Sent) && e.WaitP99 > e.OwnP99)
-	late := e.OwnP99 > lateP99
-	short := e.Rate > 0 && e.Achieved > 0 && e.Achieved < rateShort*e.Rate
+	m := e.Machine
+	contention := m.Known && (m.Others >= othersShare || m.Steal >= stealShare)
+	full := e.CPU+m.Others+m.Steal >= saturatedCPU
+	backpressure := e.Open && (e.WaitP99 > lateP99 || (e.Sent > 0 && float64(e.Queued) > queuedShare*float64(e.Sent) && e.WaitP99 > e.OwnP99))
+	late := e.Open && e.OwnP99 > lateP99
+	short := e.Open && e.Rate > 0 && e.Achieved > 0 && e.Achieved < rateShort*e.Rate
 	switch {
-	case backpressure && e.WaitP99 >= e.OwnP99:
+	case e.CPU >= saturatedCPU:
+		return BottleneckGenerator
+	case contention && full && (late || backpressure || short || !e.Open):
+		return BottleneckOthers
+	case backpressure && e.WaitP99 >= e.OwnP99, !e.Open && e.Stalled >= 1:
 		return BottleneckTarget
-	case !late && !short && e.CPU < saturatedCPU:
+	case !late && !short:
 		return BottleneckNone
 	case contention:
 		return BottleneckOthers
-	case e.CPU >= saturatedCPU:
-		return BottleneckGenerator
-	case e.CPU < busyCPU && e.Machine.Known && e.Machine.Others < quietOthers && e.Machine.Steal < quietSteal:
+	case e.CPU < busyCPU && m.Known && m.Others < quietOthers && m.Steal < quietSteal:
 		return BottleneckWakeup
 	}
 	return BottleneckGenerator
