@@ -66,7 +66,7 @@ page with charts that opens offline).`,
 	fl := cmd.Flags()
 	fl.Var(choiceValue{&format, reportFormats}, "output-format", "text, json, csv (per second), markdown or html")
 	fl.StringVarP(&output, "output", "o", "", "write to this file (atomically) instead of stdout")
-	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the average)")
+	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the slowest request)")
 	fl.BoolVar(&noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
 	return cmd
 }
