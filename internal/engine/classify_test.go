@@ -18,7 +18,9 @@ import (
 
 // Every failure an engine meets is named by one kind, wrapped or not.
 func TestClassify(t *testing.T) {
-	op := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)} }
+	op := func(err error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)}
+	}
 	for _, tc := range []struct {
 		err  error
 		mid  bool
