@@ -118,9 +118,10 @@ steps:
 				el := time.Since(start).Seconds()
 				n := float64(res.Hail.Counts.Requests)
 				// 4 users × (1 s / 50 ms) = 80 requests, plus the first ones;
-				// a loaded machine makes fewer, never more.
+				// a loaded machine makes fewer (the bound is from above),
+				// never more.
 				t.Logf("%.0f requests in %.2fs", n, el)
-				if n < 40 || n > 4*(el/0.05)+4 {
+				if n < 16 || n > 4*(el/0.05)+4 {
 					t.Errorf("%.0f requests in %.2fs; want about 80 (c / think)", n, el)
 				}
 			})
