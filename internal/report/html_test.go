@@ -80,6 +80,20 @@ func chromium() string {
 	return ""
 }
 
+// needChromium returns the headless browser, or skips the test without
+// one (CI must have it).
+func needChromium(t *testing.T) string {
+	t.Helper()
+	bin := chromium()
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed (CI installs Debian's chromium package)")
+		}
+		t.Skip("chromium not installed")
+	}
+	return bin
+}
+
 // ChromiumArgs are the flags the HTML tests and the screenshot run use.
 func chromiumArgs(profile string) []string {
 	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -90,13 +104,7 @@ func chromiumArgs(profile string) []string {
 // scripts ran, and no script error was raised. With HAIL_SCREENSHOT=PATH it
 // also writes a screenshot (how docs/img/report.png is made).
 func TestHTMLInChromium(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed (CI installs Debian's chromium package)")
-		}
-		t.Skip("chromium not installed")
-	}
+	bin := needChromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer
@@ -242,13 +250,7 @@ const checkScript = `<script>
 // float noise) and no two labels, titles or legend entries overlap — for
 // small, large and fractional values.
 func TestHTMLTicksInChromium(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed (CI installs Debian's chromium package)")
-		}
-		t.Skip("chromium not installed")
-	}
+	bin := needChromium(t)
 	big := richResult(t)
 	for i := range big.Hail.Series {
 		s := &big.Hail.Series[i]

@@ -19,12 +19,29 @@ type Phase struct {
 	Failed string `json:"failed,omitempty"`
 }
 
+// namedPhase is a setup or teardown with its name for headings.
+type namedPhase struct {
+	name string
+	ph   *Phase
+}
+
+// phasesOf are r's setup and teardown, those it has.
+func phasesOf(r *Result) []namedPhase {
+	var out []namedPhase
+	for _, x := range []namedPhase{{"Setup", r.Hail.Setup}, {"Teardown", r.Hail.Teardown}} {
+		if x.ph != nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // phaseLine is one step of a phase in a line: requests, status codes,
 // errors, and latency.
 func phaseLine(s *Step, c colorer) string {
 	line := fmt.Sprintf("%s ×%d  %s", s.Name, s.Counts.Requests, codeList(s.StatusCodeDistribution, c))
-	for _, k := range sortedByCount(s.ErrorDistribution) {
-		line += fmt.Sprintf("  %s ×%d", k, s.ErrorDistribution[k])
+	if len(s.ErrorDistribution) > 0 {
+		line += "  " + countList(s.ErrorDistribution)
 	}
 	if s.Counts.Responses > 0 {
 		line += fmt.Sprintf("  p50 %s  max %s", fmtDur(s.Latency.P50), fmtDur(s.Latency.Max))
@@ -34,13 +51,7 @@ func phaseLine(s *Step, c colorer) string {
 
 // writePhasesText writes the setup and teardown of a scenario run.
 func writePhasesText(b *strings.Builder, r *Result, c colorer) {
-	for _, x := range []struct {
-		name string
-		ph   *Phase
-	}{{"Setup", r.Hail.Setup}, {"Teardown", r.Hail.Teardown}} {
-		if x.ph == nil {
-			continue
-		}
+	for _, x := range phasesOf(r) {
 		fmt.Fprintf(b, "\n%s (%.2fs, not in the numbers above):\n", x.name, x.ph.Seconds)
 		for i := range x.ph.Steps {
 			fmt.Fprintf(b, "  %s\n", phaseLine(&x.ph.Steps[i], c))
@@ -53,14 +64,8 @@ func writePhasesText(b *strings.Builder, r *Result, c colorer) {
 
 // writePhasesMarkdown writes the setup and teardown as a table.
 func writePhasesMarkdown(b *strings.Builder, r *Result) {
-	for _, x := range []struct {
-		name string
-		ph   *Phase
-	}{{"setup", r.Hail.Setup}, {"teardown", r.Hail.Teardown}} {
-		if x.ph == nil {
-			continue
-		}
-		fmt.Fprintf(b, "| %s step | requests | statuses | errors | p50 | max |\n| --- | ---: | --- | --- | ---: | ---: |\n", x.name)
+	for _, x := range phasesOf(r) {
+		fmt.Fprintf(b, "| %s step | requests | statuses | errors | p50 | max |\n| --- | ---: | --- | --- | ---: | ---: |\n", strings.ToLower(x.name))
 		for _, s := range x.ph.Steps {
 			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, codeList(s.StatusCodeDistribution, colorer{}),
 				mdEscape(countList(s.ErrorDistribution)), fmtDur(s.Latency.P50), fmtDur(s.Latency.Max))
@@ -74,13 +79,7 @@ func writePhasesMarkdown(b *strings.Builder, r *Result) {
 
 // writePhasesHTML writes the setup and teardown as tables.
 func writePhasesHTML(b *strings.Builder, r *Result) {
-	for _, x := range []struct {
-		name string
-		ph   *Phase
-	}{{"Setup", r.Hail.Setup}, {"Teardown", r.Hail.Teardown}} {
-		if x.ph == nil {
-			continue
-		}
+	for _, x := range phasesOf(r) {
 		section(b, x.name, fmt.Sprintf("Run once on a connection of its own, in %.2fs; not part of the numbers above.", x.ph.Seconds))
 		b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>status codes</th><th>errors</th><th>p50</th><th>max</th></tr>")
 		for _, s := range x.ph.Steps {
