@@ -11,7 +11,9 @@
 # so every run has the same concurrency). The server is restarted for every run, so every run starts
 # with an empty item store. $ROUNDS rounds, the order rotating each round; the table shows medians of
 # hail's requests/s, of hail's CPU µs per request (from its report) and of the server's CPU µs per
-# request (from /proc/PID/stat). The goal: scenario ≥ 0.8 × plain GET requests/s.
+# request (from /proc/PID/stat). The goal: scenario ≥ 0.8 × plain GET requests/s. The example's setup
+# (50 creates) and teardown (deletes what the load left) run too, one request at a time: hail's
+# numbers exclude them, the server's count and CPU include them.
 #
 #   bash bench/scenario.sh                       # -c 64, 5 s, 3 rounds
 #   SECS=2 ROUNDS=2 bash bench/scenario.sh       # a short trial

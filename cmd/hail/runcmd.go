@@ -217,8 +217,16 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	// Teardown runs even when Ctrl-C stopped the load (a second one exits).
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) })
+	// Teardown runs even when Ctrl-C stopped the load (a second one exits
+	// at once); after a load that ended by itself, Ctrl-C stops the
+	// teardown and the report is written.
+	tdInterrupt := (<-chan struct{})(interrupt)
+	select {
+	case <-interrupt:
+		tdInterrupt = nil
+	default:
+	}
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, tdInterrupt) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}

@@ -58,25 +58,38 @@ func (p *Pool) Dropped() int64 { return p.dropped.Load() }
 // Max is the pool's capacity.
 func (p *Pool) Max() int { return p.max }
 
-// Put adds v; hint (a worker number) chooses the shard.
+// Put adds v; hint (a worker number) chooses the shard. A full shard
+// passes v on to the next one with room, so a pool filled by fewer
+// workers than shards still holds max values; only when the whole pool
+// is full does v replace the oldest value of the hint's shard (counted as
+// dropped).
 func (p *Pool) Put(v string, hint int) {
-	s := &p.shards[uint(hint)%uint(p.nshards)]
-	s.mu.Lock()
-	if s.n == s.max {
-		// Full: the value at head is (about) the oldest; overwrite it.
-		s.buf[s.head] = v
-		s.head = (s.head + 1) % len(s.buf)
+	first := uint(hint) % uint(p.nshards)
+	for k := range uint(p.nshards) {
+		if k > 0 && p.count.Load() >= int64(p.max) {
+			break
+		}
+		s := &p.shards[(first+k)%uint(p.nshards)]
+		s.mu.Lock()
+		if s.n < s.max {
+			if s.n == len(s.buf) {
+				s.grow()
+			}
+			s.buf[(s.head+s.n)%len(s.buf)] = v
+			s.n++
+			s.mu.Unlock()
+			p.count.Add(1)
+			return
+		}
 		s.mu.Unlock()
-		p.dropped.Add(1)
-		return
 	}
-	if s.n == len(s.buf) {
-		s.grow()
-	}
-	s.buf[(s.head+s.n)%len(s.buf)] = v
-	s.n++
+	// Full: the value at head is (about) the oldest; overwrite it.
+	s := &p.shards[first]
+	s.mu.Lock()
+	s.buf[s.head] = v
+	s.head = (s.head + 1) % len(s.buf)
 	s.mu.Unlock()
-	p.count.Add(1)
+	p.dropped.Add(1)
 }
 
 func (s *poolShard) grow() {

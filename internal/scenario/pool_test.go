@@ -90,3 +90,19 @@ func TestPoolCap(t *testing.T) {
 		t.Error("picked from an empty pool")
 	}
 }
+
+// A pool filled by fewer workers than it has shards (the uring engine's
+// builders, one per thread) still holds its whole capacity before it drops.
+func TestPoolFewWriters(t *testing.T) {
+	p := NewPool("ids", 1000)
+	for i := range 1000 {
+		p.Put(strconv.Itoa(i), i%2)
+	}
+	if p.Len() != 1000 || p.Dropped() != 0 {
+		t.Errorf("len %d dropped %d, want 1000 and 0", p.Len(), p.Dropped())
+	}
+	p.Put("x", 0)
+	if p.Len() != 1000 || p.Dropped() != 1 {
+		t.Errorf("full: len %d dropped %d, want 1000 and 1", p.Len(), p.Dropped())
+	}
+}
