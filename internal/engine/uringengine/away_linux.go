@@ -124,9 +124,12 @@ func (w *worker) stopHelpers() {
 	}
 }
 
-// waitAway waits for every helper to return and ends their requests.
+// waitAway waits for every helper to return and ends their requests. A
+// helper whose result was already collected may still be poking the
+// eventfd: it is waited for too, before the teardown closes that.
 func (w *worker) waitAway() {
 	if w.awayN == 0 {
+		w.helpers.Wait()
 		return
 	}
 	w.stopHelpers()
