@@ -46,6 +46,7 @@ const (
 //	/badloc             302 to an ftp:// Location
 //	/close              no response: the connection (HTTP/1) or stream is cut
 //	/status?code=C      status C
+//	/early              413 at once, without reading the request body
 //
 // Requests with an Authorization or Cookie header are counted separately.
 type Truth struct {
@@ -83,8 +84,10 @@ var (
 	certErr  error
 )
 
-// StartTruth serves p on a free loopback port until tb ends.
-func StartTruth(tb testing.TB, p Proto) *Truth {
+// StartTruth serves p on a free loopback port until tb ends. idle, if
+// given, closes keep-alive connections idle that long without a word (as
+// many servers do): the next request on one finds it closed.
+func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	tb.Helper()
 	s := &Truth{sem: make(chan struct{}, Cap)}
 	h := http.HandlerFunc(s.serve)
@@ -112,6 +115,9 @@ func StartTruth(tb testing.TB, p Proto) *Truth {
 		tb.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols)}
+	if len(idle) > 0 {
+		srv.IdleTimeout = idle[0]
+	}
 	if p == H2C {
 		srv.Protocols.SetUnencryptedHTTP2(true)
 	} else {
@@ -195,6 +201,12 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		panic(http.ErrAbortHandler) // HTTP/2 and HTTP/3: the stream is reset
+	case "/early":
+		if r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close")
+		}
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
 	case "/status":
 		code, err := strconv.Atoi(q.Get("code"))
 		if err != nil || code < 200 || code > 599 {

@@ -171,10 +171,14 @@ type Hail struct {
 // hail when the run stopped sending: never counted as a request, an error
 // or in requests/s), or skipped (a request number no step could serve).
 type Counts struct {
-	Intended     int64 `json:"intended"`
-	Sent         int64 `json:"sent"`
-	Unsent       int64 `json:"unsent"`
-	Skipped      int64 `json:"skipped,omitempty"`
+	Intended int64 `json:"intended"`
+	Sent     int64 `json:"sent"`
+	Unsent   int64 `json:"unsent"`
+	Skipped  int64 `json:"skipped,omitempty"`
+	// Reconnects are requests sent again, once, on a new connection because
+	// the server had closed their keep-alive connection without answering
+	// (as browsers and net/http do): not errors.
+	Reconnects   int64 `json:"reconnects"`
 	Requests     int64 `json:"requests"`
 	Responses    int64 `json:"responses"`
 	Errors       int64 `json:"errors"`
@@ -391,7 +395,7 @@ func buildHail(r *Result, in Input) {
 	h.Counts = Counts{Intended: in.Intent.Intended, Sent: requests, Unsent: unsent, Skipped: in.Intent.Skipped,
 		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
-		Queued: t.Queued, QueueWaitNS: t.QueueWait, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
+		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}
 	if t.Connects > 0 {
 		h.Counts.ConnectMinNS, h.Counts.ConnectMaxNS = t.ConnectMin, t.ConnectMax

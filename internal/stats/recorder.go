@@ -32,6 +32,7 @@ type Recorder struct {
 	queued     int64 // open model: requests that waited for a free connection (wait > 0)
 	unsent     int64 // requests taken but never sent: aborted before a byte was written
 	skipped    int64 // request numbers no step could serve (a scenario's pools were empty)
+	reconnects int64 // requests sent again on a new connection: their keep-alive connection had been closed
 	queueWait  int64 // ns summed over queued requests
 	inflight   int64
 
@@ -108,6 +109,10 @@ func (r *Recorder) Delay(own, wait int64) {
 // Unsent records a request that was taken but never sent: the run ended
 // (deadline, interrupt, abort) before any of its bytes was written.
 func (r *Recorder) Unsent() { atomic.AddInt64(&r.unsent, 1) }
+
+// Reconnect records a request sent again on a new connection because the
+// server had closed its keep-alive connection before it answered.
+func (r *Recorder) Reconnect() { atomic.AddInt64(&r.reconnects, 1) }
 
 // Skipped records a request number that no step could serve.
 func (r *Recorder) Skipped() { atomic.AddInt64(&r.skipped, 1) }

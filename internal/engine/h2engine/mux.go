@@ -370,8 +370,13 @@ func (s *stream) do(raw []byte) {
 			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
 			return
 		}
-		mid, err := s.exchange(ctx, away, tp)
+		mid, reused, err := s.exchange(ctx, away, tp)
 		if err != nil {
+			var ga *GoAwayError
+			if !s.j.Aborting() && !errors.Is(err, errRunOver) &&
+				s.call.RetryStale(s.m.Classify(err, mid), reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+				continue // the connection had gone stale (or refused the stream): again, on a new one
+			}
 			s.fail(err, mid)
 			return
 		}
@@ -405,20 +410,21 @@ func (s *stream) do(raw []byte) {
 
 // exchange sends tp on c (nil: the stream's connection slot) and reads the
 // response into s.parser. It reports whether the response head had arrived
-// when it failed.
-func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, error) {
+// when it failed, and whether the connection had carried earlier requests.
+func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
 	j := s.j
 	s.parser.Reset(tp.head)
+	s.h2call.wrote = false
 	own := c == nil
 	if own {
-		var err error
 		var tm transport.Timing
 		if c, tm, err = s.conn.get(); err != nil {
-			return false, err
+			return false, false, err
 		}
 		if tm.Total > 0 {
 			s.call.TraceConnect(tm.DNS, tm.Total)
 		}
+		reused = tm.Total == 0
 	}
 	if hc, ok := c.Conn.(*client); ok {
 		r := &s.result
@@ -434,14 +440,14 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 		s.account(c)
 		if err != nil {
 			s.parser.Status = 0
-			return s.h2call.gotHeaders, causeOf(c, err)
+			return s.h2call.gotHeaders, reused, causeOf(c, err)
 		}
 		s.parser.ContentLength = s.parser.BodyBytes
 		s.parser.KeepAlive = true
 		if own && !j.KeepAlive {
 			s.conn.retire(c)
 		}
-		return false, nil
+		return false, reused, nil
 	}
 	req := tp.req.WithContext(ctx)
 	if len(tp.body) > 0 {
@@ -454,7 +460,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
 	if err != nil {
 		s.account(c)
-		return false, causeOf(c, err)
+		return false, reused, causeOf(c, err)
 	}
 	s.call.FirstByte(j.Since())
 	n, rerr := s.readBody(resp.Body)
@@ -462,7 +468,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 	s.parser.BodyBytes = n
 	if rerr != nil {
 		s.account(c)
-		return true, causeOf(c, rerr)
+		return true, reused, causeOf(c, rerr)
 	}
 	s.parser.Status = resp.StatusCode
 	s.parser.ContentLength = resp.ContentLength
@@ -476,7 +482,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 	if own && !j.KeepAlive {
 		s.conn.retire(c)
 	}
-	return false, nil
+	return false, reused, nil
 }
 
 // causeOf returns the reason c died when the connection knows a better
