@@ -180,8 +180,13 @@ func applyResultFlags(r *resultFlags, p *plan.Plan) error {
 		if err != nil {
 			return err
 		}
-		if err := run.CheckStartAt(t, time.Now()); err != nil {
+		now := time.Now()
+		if err := run.CheckStartAt(t, now, p.ShardCount > 1); err != nil {
 			return err
+		}
+		if late := now.Sub(t); late > report.LateStart && p.ShardCount > 1 {
+			fmt.Fprintf(os.Stderr, "hail: warning: --start-at %s passed %s ago: shard %d/%d starts now, late; its result records by how much, and hail merge marks the run incomplete\n",
+				t.UTC().Format(time.RFC3339), late.Round(time.Millisecond), p.ShardIndex, p.ShardCount)
 		}
 		p.StartAt = t
 	}

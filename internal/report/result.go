@@ -206,6 +206,11 @@ type Generator struct {
 	VoluntarySwitches int64   `json:"voluntary_context_switches"`
 	ForcedSwitches    int64   `json:"involuntary_context_switches"`
 	MaxRSSBytes       int64   `json:"max_rss_bytes"`
+	// Machine identifies the machine (its kernel's boot id), so hail
+	// merge counts the cores of shards that shared one once; MachineCPUs
+	// is how many CPUs it has.
+	Machine     string `json:"machine,omitempty"`
+	MachineCPUs int    `json:"machine_cpus,omitempty"`
 }
 
 // Verdict says who limited the test.
