@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -216,7 +217,7 @@ func TestMergeLateAndFailedShard(t *testing.T) {
 	base := startServe(t)
 	dir := t.TempDir()
 	s0, s1 := filepath.Join(dir, "s0.json"), filepath.Join(dir, "s1.json")
-	at := fmt.Sprint(time.Now().Add(-3 * time.Second).Unix())
+	at := time.Now().Add(-3 * time.Second).Format(time.RFC3339Nano)
 	if _, se, code := hail(t, "-n", "40", "-c", "2", "--no-tui", "--shard", "0/2", "--start-at", at, "-j", "-o", s0, base+"/"); code != 0 || !strings.Contains(se, "shard 0/2 starts now, late") {
 		t.Fatalf("late shard 0: exit %d, %s", code, se)
 	}
@@ -228,7 +229,7 @@ func TestMergeLateAndFailedShard(t *testing.T) {
 	}
 	total := filepath.Join(dir, "total.json")
 	_, se, code := hail(t, "merge", s0, s1, "-o", total)
-	if code != 2 || !strings.Contains(se, "incomplete: shard 1/2 started 3.") || !strings.Contains(se, "hail merge: 2 results (shards [0 1]) -> "+total+": 40 requests") {
+	if code != 2 || !regexp.MustCompile(`incomplete: shard 1/2 started 3(\.\d+)?s after --start-at`).MatchString(se) || !strings.Contains(se, "hail merge: 2 results (shards [0 1]) -> "+total+": 40 requests") {
 		t.Errorf("merge of late shards: exit %d, %q", code, se)
 	}
 	if m := readResultFile(t, total); len(m.Hail.Merged.Incomplete) != 2 || m.Hail.Counts.Requests != 40 {
