@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -377,5 +378,86 @@ func TestDeployRunBadSettings(t *testing.T) {
 			!strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: %v, stdout %d bytes, stderr %q (want %q)", tc.args, err, out.Len(), stderr.String(), tc.want)
 		}
+	}
+}
+
+// kubectlStub is a kubectl that answers run.sh from canned files: a Job
+// whose shard 0 succeeded (its log: a real shard result and a warning
+// line) and whose shard 1 was OOM-killed.
+const kubectlStub = `#!/bin/sh
+echo "$*" >> "$STUB/calls"
+case "$*" in
+*"apply -f"*) exit 0 ;;
+*"get job hail-shards-"*) echo "FailureTarget Failed " ;;
+*"get pods -l job-name="*) printf '0 Succeeded hail-shards-r-0-abc \n1 Failed hail-shards-r-1-def \n' ;;
+*"logs hail-shards-r-0-abc"*) cat "$STUB/shard0.log" ;;
+*"get pod hail-shards-r-1-def"*) echo "OOMKilled (exit code 137) " ;;
+*"logs hail-shards-r-1-def"*) echo "hail: runtime: out of memory" ;;
+*) echo "stub kubectl: unexpected: $*" >&2; exit 1 ;;
+esac
+`
+
+// run.sh names a failed shard with its pod's reason and last log line,
+// merges the others with hail merge --failed, writes the result and the
+// report marked incomplete, and exits 2.
+func TestDeployRunFailedShard(t *testing.T) {
+	base := startServe(t)
+	stub := t.TempDir()
+	out := t.TempDir()
+	res := filepath.Join(stub, "shard0.json")
+	if _, se, code := hail(t, "-n", "60", "-c", "4", "--no-tui", "--shard", "0/2", "-j", "-o", res, base+"/"); code != 0 {
+		t.Fatal(se)
+	}
+	js, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := append([]byte("hail: warning: something to say\n"), js...)
+	if err := os.WriteFile(filepath.Join(stub, "shard0.log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stub, "kubectl"), []byte(kubectlStub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "../../deploy/kubernetes/run.sh", "--shards", "2", "--target", base+"/", "--run", "r",
+		"--lead", "0", "--out", out, "--", "-n", "60", "-c", "4")
+	cmd.Env = append(os.Environ(), "PATH="+stub+":"+os.Getenv("PATH"), "STUB="+stub, "HAIL="+hailBin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("run.sh hung: %s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("run.sh: %v, want exit 2: %s", err, stderr.String())
+	}
+	se := stderr.String()
+	for _, want := range []string{
+		"run.sh: shard 1 FAILED: pod hail-shards-r-1-def: OOMKilled (exit code 137): hail: runtime: out of memory",
+		"run.sh: shard 0 said: hail: warning: something to say",
+		"hail merge: incomplete: shard 1/2 failed: pod hail-shards-r-1-def: OOMKilled (exit code 137): hail: runtime: out of memory",
+		"run.sh: the run is INCOMPLETE",
+	} {
+		if !strings.Contains(se, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, se)
+		}
+	}
+	if !strings.Contains(stdout.String(), "INCOMPLETE") {
+		t.Errorf("the text report is not marked incomplete:\n%s", stdout.String())
+	}
+	m := readResultFile(t, filepath.Join(out, "r", "total.json"))
+	if m.Hail.Counts.Requests != 30 || len(m.Hail.Merged.Incomplete) != 1 {
+		t.Errorf("merged %d requests, incomplete %q", m.Hail.Counts.Requests, m.Hail.Merged.Incomplete)
+	}
+	if html, err := os.ReadFile(filepath.Join(out, "r", "report.html")); err != nil || !bytes.Contains(html, []byte("INCOMPLETE")) {
+		t.Errorf("report.html: %v", err)
 	}
 }

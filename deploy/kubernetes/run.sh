@@ -211,13 +211,16 @@ done
 why() {
 	local s last
 	s=$(k get pod "$2" -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}{" (exit code "}{.status.containerStatuses[0].state.terminated.exitCode}{")"}{.status.reason}{" "}{.status.message}' 2>/dev/null || true)
+	read -r s <<<"$s" || true
 	last=$(k logs "$2" --tail=3 2>/dev/null | grep -v '^[[:space:]{}]' | tail -1 || true)
 	echo "pod $2: ${s:-gone}${last:+: $last}" | tr -s ' '
 }
 failed=()
 declare -A podof=()
 while read -r idx phase pod _; do # a succeeded pod of an index wins over others
-	[ -n "$idx" ] && [ "${podof[$idx]:-}" = "${podof[$idx]#Succeeded }" ] && podof[$idx]="$phase $pod"
+	[ -n "$idx" ] || continue
+	cur=${podof[$idx]:-}
+	[ "${cur%% *}" = Succeeded ] || podof[$idx]="$phase $pod"
 done < <(pods)
 for ((i = 0; i < SHARDS; i++)); do
 	read -r phase pod <<<"${podof[$i]:-none -}"
