@@ -187,7 +187,7 @@ pods() {
 deadline=$((START_AT + budget))
 warned=
 while :; do
-	st=$(k get job "$job" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}')
+	st=$(k get job "$job" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' || true)
 	case " $st " in *" Complete "* | *" Failed "*) break ;; esac
 	now=$(date +%s)
 	if [ "$now" -ge "$START_AT" ]; then
@@ -231,7 +231,7 @@ for ((i = 0; i < SHARDS; i++)); do
 		continue
 	fi
 	[ -n "$CLAIM" ] && { say "shard $i: done (pod $pod)"; continue; }
-	k logs "$pod" >"$dir/shard-$i.log"
+	k logs "$pod" >"$dir/shard-$i.log" || true
 	# The result is the JSON object from a line "{" to a line "}"; hail's own messages (stderr,
 	# in the same log) are lines of their own outside it.
 	awk '/^\{$/ { on = 1 } on { print } /^\}$/ { exit }' "$dir/shard-$i.log" >"$dir/shard-$i.json"
@@ -252,7 +252,7 @@ if [ -n "$CLAIM" ]; then
 	R_ARGS=$(lines "${failed[@]}") render "$HERE/merge-job.yaml" >"$dir/merge-job.yaml"
 	k apply -f "$dir/merge-job.yaml" >/dev/null
 	while :; do
-		st=$(k get job "hail-merge-$RUN" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}')
+		st=$(k get job "hail-merge-$RUN" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' || true)
 		case " $st " in *" Complete "* | *" Failed "*) break ;; esac
 		[ "$(date +%s)" -lt $((deadline + 600)) ] || die "the merge Job did not finish in 10 minutes: kubectl describe job hail-merge-$RUN"
 		sleep 2
