@@ -221,6 +221,7 @@ func TestRestrictedViolations(t *testing.T) {
 // decodes the objects it prints.
 func renderManifests(t *testing.T, env []string, args ...string) []kubeObject {
 	t.Helper()
+	trackDeployFiles(t)
 	cmd := exec.Command("bash", append([]string{"../../deploy/kubernetes/run.sh", "--print"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, stderr bytes.Buffer
@@ -240,6 +241,22 @@ func renderManifests(t *testing.T, env []string, args ...string) []kubeObject {
 		objs = append(objs, o)
 	}
 	return objs
+}
+
+// trackDeployFiles reads deploy/kubernetes's files in the test process, so
+// go test's cache, which sees only what the test process opens (not bash),
+// reruns these tests when run.sh or a manifest changes.
+func trackDeployFiles(t *testing.T) {
+	t.Helper()
+	entries, err := os.ReadDir("../../deploy/kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, err := os.ReadFile(filepath.Join("../../deploy/kubernetes", e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // expand does Kubernetes' $(VAR) expansion of an argument ($$ is a $).
@@ -355,6 +372,7 @@ func TestDeployManifests(t *testing.T) {
 // run.sh refuses bad settings with one line naming the setting, before it
 // touches a cluster.
 func TestDeployRunBadSettings(t *testing.T) {
+	trackDeployFiles(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -401,6 +419,7 @@ esac
 // merges the others with hail merge --failed, writes the result and the
 // report marked incomplete, and exits 2.
 func TestDeployRunFailedShard(t *testing.T) {
+	trackDeployFiles(t)
 	base := startServe(t)
 	stub := t.TempDir()
 	out := t.TempDir()
