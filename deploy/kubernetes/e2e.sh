@@ -99,9 +99,9 @@ run_checked() {
 	local aligned
 	aligned=$(jq -s --slurpfile total "$d/total.json" '
 		(map(.hail.start_unix_nano) | min) as $t0
-		| [ .[] | (((.hail.start_unix_nano - $t0) / 1e9) | round) as $sh | .hail.series[] | {k: (.index + $sh), r: .requests} ]
+		| [ .[] | (((.hail.start_unix_nano - $t0) / 1e9) | round) as $sh | .hail.series[] | {k: (.t + $sh), r: .requests} ]
 		| group_by(.k) | map({k: .[0].k, r: (map(.r) | add)}) as $want
-		| ($total[0].hail.series | map({k: .index, r: .requests})) as $got
+		| ($total[0].hail.series | map({k: .t, r: .requests})) as $got
 		| ($got == $want) and (($got | map(.r) | add) == $total[0].hail.counts.requests)' "$d"/shard-*.json)
 	check "$run: per-second series aligned ($(jq '.hail.series | length' "$d/total.json") seconds; starts $(jq -r '.hail.merged.notes[1]' "$d/total.json" | grep -o '[0-9.]*[µm]*s apart'))" \
 		[ "$aligned" = true ]
