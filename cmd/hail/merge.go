@@ -112,8 +112,12 @@ func parseFailed(vals []string) (map[int]string, error) {
 func mergeSummary(r *report.Result, path string) string {
 	m, c := r.Hail.Merged, r.Hail.Counts
 	d := func(s float64) time.Duration { return time.Duration(s * 1e9).Round(time.Microsecond) }
-	return fmt.Sprintf("hail merge: %d results (shards %v) -> %s: %d requests, %d errors, %.1f requests/s, p50 %s, p99 %s, max %s",
-		m.Results, m.Shards, path, c.Requests, c.Errors, r.Summary.RequestsPerSec,
+	plural := "s"
+	if m.Results == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("hail merge: %d result%s (shards %v) -> %s: %d requests, %d errors, %.1f requests/s, p50 %s, p99 %s, max %s",
+		m.Results, plural, m.Shards, path, c.Requests, c.Errors, r.Summary.RequestsPerSec,
 		d(r.LatencyPercentiles.P50), d(r.LatencyPercentiles.P99), d(r.Summary.Slowest))
 }
 

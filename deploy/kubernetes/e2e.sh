@@ -16,6 +16,12 @@
 # --late adds a run whose shards cannot all fit at once (each asks for more than half of the
 # largest node's CPU): the second starts late; run.sh must name it, exit 2, and the merged
 # result must be marked incomplete while still counting every request the server saw.
+# --interrupt adds a run one of whose shards is stopped mid-run by SIGTERM (as an eviction or a
+# node drain stops it; sent by `kubectl debug` from an ephemeral container, restricted profile):
+# it reports what it did, and the merged result must say it was interrupted, marked incomplete.
+# --fail adds a run one of whose shards fails: two SIGTERMs while it waits for slow responses
+# (the second makes hail exit at once, status 130, no result). run.sh must name it with the pod's reason and last log line, merge the
+# other with --failed, exit 2, and the result be marked incomplete.
 # --pvc CLAIM adds a run whose results go through that shared volume (run.sh --results pvc:).
 #
 # Settings (environment): NAMESPACE (hail-e2e), IMAGE (hail:local), LOAD (the whole run's load,
@@ -25,13 +31,15 @@
 # check passed; the last lines say what was checked.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SHARDS_LIST="2 3" LATE= PVC=
+SHARDS_LIST="2 3" LATE= PVC= INTERRUPT= FAIL=
 NAMESPACE=${NAMESPACE:-hail-e2e} IMAGE=${IMAGE:-hail:local} LOAD=${LOAD:--z 10s -q 2000 -c 16 -w}
 CPU=${CPU:-100m} MEMORY=${MEMORY:-128Mi} LEAD=${LEAD:-20} KEEP=${KEEP:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--shards) SHARDS_LIST=$2; shift 2 ;;
 	--late) LATE=1; shift ;;
+	--interrupt) INTERRUPT=1; shift ;;
+	--fail) FAIL=1; shift ;;
 	--pvc) PVC=$2; shift 2 ;;
 	--help | -h) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "e2e.sh: unknown setting $1 (see --help)" >&2; exit 1 ;;
@@ -72,29 +80,36 @@ served() { kubectl get --raw "/api/v1/namespaces/$NAMESPACE/pods/http:$serve:808
 echo "e2e: target $serve at $target (a pod of this cluster); results in $OUT"
 
 # ---------------------------------------------------------------- one run, checked
-# run_checked NAME SHARDS WANT_RC [run.sh settings...]
+# run_checked NAME SHARDS WANT_RC [run.sh settings...]; LOST=1 when shard 1 is to fail;
+# RUN_TARGET and RUN_LOAD replace the target and the load.
 run_checked() {
 	local run=$1 n=$2 want=$3 rc=0 base after; shift 3
 	base=$(served)
 	set +e
-	bash "$HERE/run.sh" --namespace "$NAMESPACE" --shards "$n" --target "$target" --cpu "$CPU" --memory "$MEMORY" \
-		--lead "$LEAD" --image "$IMAGE" --run "$run" --out "$OUT" "$@" -- $LOAD >"$OUT/$run.out" 2>&1
+	bash "$HERE/run.sh" --namespace "$NAMESPACE" --shards "$n" --target "${RUN_TARGET:-$target}" --cpu "$CPU" --memory "$MEMORY" \
+		--lead "$LEAD" --image "$IMAGE" --run "$run" --out "$OUT" "$@" -- ${RUN_LOAD:-$LOAD} >"$OUT/$run.out" 2>&1
 	rc=$?
 	set -e
 	after=$(served)
 	local d=$OUT/$run
 	sed 's/^/    | /' "$OUT/$run.out" | grep -E 'run.sh|hail merge|Merged|INCOMPLETE|Success rate|Requests/sec' || true
 	check "$run: run.sh exit $rc (want $want)" [ "$rc" -eq "$want" ]
-	check "$run: all $n shards completed (Job .status.succeeded)" \
-		[ "$(k get job "hail-shards-$run" -o jsonpath='{.status.succeeded}')" = "$n" ]
+	local lost=${LOST:-0}
+	check "$run: $((n - lost)) of $n shards completed (Job .status.succeeded)" \
+		[ "$(k get job "hail-shards-$run" -o jsonpath='{.status.succeeded}')" = "$((n - lost))" ]
 	local sum merged errors
 	sum=$(cat "$d"/shard-*.json | jq -s 'map(.hail.counts.requests) | add')
 	merged=$(jq .hail.counts.requests "$d/total.json")
 	errors=$(jq .hail.counts.errors "$d/total.json")
-	check "$run: merged $merged == sum of shards $sum == server $((after - base)), errors $errors" \
-		[ "$merged" = "$sum" -a "$merged" = "$((after - base))" -a "$merged" -gt 0 -a "$errors" = 0 ]
+	if [ "$lost" = 0 ]; then
+		check "$run: merged $merged == sum of shards $sum == server $((after - base)), errors $errors" \
+			[ "$merged" = "$sum" -a "$merged" = "$((after - base))" -a "$merged" -gt 0 -a "$errors" = 0 ]
+	else # the failed shard's requests reached the server but its result is lost
+		check "$run: merged $merged == sum of the shards with a result $sum < server $((after - base)), errors $errors" \
+			[ "$merged" = "$sum" -a "$merged" -lt "$((after - base))" -a "$merged" -gt 0 -a "$errors" = 0 ]
+	fi
 	check "$run: merged shards $(jq -c .hail.merged.shards "$d/total.json")" \
-		[ "$(jq -c .hail.merged.shards "$d/total.json")" = "$(jq -nc "[range($n)]")" ]
+		[ "$(jq -c .hail.merged.shards "$d/total.json")" = "$(jq -nc --argjson l "$lost" "[range($n)] | map(select(\$l == 0 or . != 1))")" ]
 	# Every merged second is the sum of the shards' seconds that fall in it by wall clock.
 	local aligned
 	aligned=$(jq -s --slurpfile total "$d/total.json" '
@@ -132,6 +147,39 @@ if [ -n "$LATE" ]; then
 		check "$run: marked incomplete in the result ($(jq -r '.hail.merged.incomplete[0]' "$OUT/$run/total.json" | cut -c1-60)…)" \
 			[ "$(jq '.hail.merged.incomplete | length' "$OUT/$run/total.json")" = 1 ]
 	fi
+fi
+
+if [ -n "$INTERRUPT" ]; then
+	run=e2e-int-$stamp
+	(
+		sleep $((LEAD + 5)) # the run is 5 s in
+		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
+		# hail is PID 1 of the container whose process namespace the debug container joins;
+		# it handles SIGTERM, so the signal is delivered; same uid, so no capability is needed.
+		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
+			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- kill -TERM 1
+	) >"$OUT/$run.debug" 2>&1 &
+	run_checked "$run" 2 2
+	wait
+	check "$run: the merge named the interrupted shard" grep -Eq 'hail merge: incomplete: shard 1/2 was interrupted after [0-9.]+s' "$OUT/$run.out"
+	check "$run: marked incomplete in the result" [ "$(jq '.hail.merged.incomplete | length' "$OUT/$run/total.json")" = 1 ]
+fi
+
+if [ -n "$FAIL" ]; then
+	run=e2e-fail-$stamp
+	(
+		sleep $((LEAD + 5))
+		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
+		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
+			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- sh -c 'kill -TERM 1; sleep 0.2; kill -TERM 1'
+	) >"$OUT/$run.debug" 2>&1 &
+	# Slow responses (500 ms) and -w: the first SIGTERM leaves hail waiting for its in-flight
+	# requests, so the second one, 200 ms later, finds it still running.
+	LOST=1 RUN_TARGET="${target}?delay=500ms" RUN_LOAD="-z 10s -q 200 -c 200 -w" run_checked "$run" 2 2
+	wait
+	check "$run: run.sh named the failed shard and why" grep -Eq 'run.sh: shard 1 FAILED: pod hail-shards-[-a-z0-9]+: Error \(exit code 130\): hail: interrupted twice' "$OUT/$run.out"
+	check "$run: the merge named it" grep -q 'hail merge: incomplete: shard 1/2 failed: pod' "$OUT/$run.out"
+	check "$run: marked incomplete in the result" [ "$(jq '.hail.merged.incomplete | length' "$OUT/$run/total.json")" = 1 ]
 fi
 
 if [ -n "$PVC" ]; then
