@@ -152,14 +152,14 @@ fi
 if [ -n "$INTERRUPT" ]; then
 	run=e2e-int-$stamp
 	(
-		sleep $((LEAD + 5)) # the run is 5 s in
+		sleep $((LEAD + 3)) # the run is 3 s in (of 20: a debug container may take seconds to start)
 		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
 		# hail is PID 1 of the container whose process namespace the debug container joins;
 		# it handles SIGTERM, so the signal is delivered; same uid, so no capability is needed.
 		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
 			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- kill -TERM 1
 	) >"$OUT/$run.debug" 2>&1 &
-	run_checked "$run" 2 2
+	RUN_LOAD="-z 20s -q 2000 -c 16 -w" run_checked "$run" 2 2
 	wait
 	check "$run: the merge named the interrupted shard" grep -Eq 'hail merge: incomplete: shard 1/2 was interrupted after [0-9.]+s' "$OUT/$run.out"
 	check "$run: marked incomplete in the result" [ "$(jq '.hail.merged.incomplete | length' "$OUT/$run/total.json")" = 1 ]
@@ -168,14 +168,14 @@ fi
 if [ -n "$FAIL" ]; then
 	run=e2e-fail-$stamp
 	(
-		sleep $((LEAD + 5))
+		sleep $((LEAD + 3))
 		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
 		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
 			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- sh -c 'kill -TERM 1; sleep 0.2; kill -TERM 1'
 	) >"$OUT/$run.debug" 2>&1 &
 	# Slow responses (500 ms) and -w: the first SIGTERM leaves hail waiting for its in-flight
 	# requests, so the second one, 200 ms later, finds it still running.
-	LOST=1 RUN_TARGET="${target}?delay=500ms" RUN_LOAD="-z 10s -q 200 -c 200 -w" run_checked "$run" 2 2
+	LOST=1 RUN_TARGET="${target}?delay=500ms" RUN_LOAD="-z 20s -q 200 -c 200 -w" run_checked "$run" 2 2
 	wait
 	check "$run: run.sh named the failed shard and why" grep -Eq 'run.sh: shard 1 FAILED: pod hail-shards-[-a-z0-9]+: Error \(exit code 130\): hail: interrupted twice' "$OUT/$run.out"
 	check "$run: the merge named it" grep -q 'hail merge: incomplete: shard 1/2 failed: pod' "$OUT/$run.out"
