@@ -269,7 +269,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		Protocol: p.Protocol(), ALPN: dialer.TLSStats().ALPN, Transport: transportName(p, dialer), TLS: tlsCounts(dialer),
 	})
 	res.Hail.Shard = shardInfo(whole, p, start)
-	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.Machine(), stats.MachineCPUs()
+	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if w != nil && (len(steps) > 1 || steps[0] != "") {
 		coll.Steps(func(t []*stats.Totals, s [][]stats.Second) {
 			if len(steps) == 1 { // one step: its series is the run's
