@@ -244,6 +244,11 @@ type Generator struct {
 	OthersCPU   float64 `json:"others_cpu"`
 	Steal       float64 `json:"steal"`
 	CPUPressure float64 `json:"cpu_pressure"`
+	// Machine identifies the machine (its kernel's boot id), so hail
+	// merge counts the cores of shards that shared one once; MachineCPUs
+	// is how many CPUs it has.
+	Machine     string `json:"machine,omitempty"`
+	MachineCPUs int    `json:"machine_cpus,omitempty"`
 }
 
 // Verdict says who limited the test.
