@@ -37,7 +37,7 @@ type Call struct {
 	waitFrom, ready time.Duration
 
 	open, live, started, waited, wrote, tracing, retried bool
-	tr                                          stats.TraceRecord
+	tr                                                   stats.TraceRecord
 }
 
 // Begin takes request hit's place in the call: its step's recorder of

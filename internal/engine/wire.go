@@ -22,7 +22,7 @@ type Wire struct {
 	// (Call.RetryStale).
 	Served int
 	buf    []byte
-	r, w int // unconsumed response bytes are buf[r:w]
+	r, w   int // unconsumed response bytes are buf[r:w]
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
