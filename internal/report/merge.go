@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,8 +87,8 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 
 func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
 	for k, n := range status {
-		code, err := strconv.Atoi(k)
-		if err != nil || code < 0 || code >= stats.MaxStatus {
+		code, ok := stats.StatusByName(k)
+		if !ok {
 			return fmt.Errorf("bad status code %q in result", k)
 		}
 		t.Status[code] += n

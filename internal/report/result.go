@@ -303,7 +303,7 @@ func buildOha(r *Result, in Input) {
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
 		if n > 0 {
-			r.StatusCodeDistribution[strconv.Itoa(code)] = n
+			r.StatusCodeDistribution[stats.StatusName(code)] = n
 		}
 	}
 	r.ErrorDistribution = map[string]int64{}

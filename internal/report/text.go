@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"hail/internal/stats"
 	"io"
 	"math"
 	"sort"
@@ -134,7 +135,7 @@ func writeSummaryText(b *strings.Builder, r *Result, scale float64, d func(float
 func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintf(b, "Status code distribution:\n")
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
-		code, _ := strconv.Atoi(k)
+		code, _ := stats.StatusByName(k)
 		fmt.Fprintf(b, "  %s %d responses\n", c.status(code, "["+k+"]"), r.StatusCodeDistribution[k])
 	}
 	if len(r.ErrorDistribution) > 0 {
@@ -259,7 +260,7 @@ func (c colorer) rate(r float64) string {
 
 func (c colorer) status(code int, s string) string {
 	switch {
-	case code >= 200 && code < 300:
+	case stats.StatusSuccess(code):
 		return c.paint("32", s)
 	case code >= 300 && code < 400:
 		return c.paint("33", s)
