@@ -179,6 +179,7 @@ func Merge(results []*Result, names []string) (*Result, error) {
 		return nil, err
 	}
 	out.Hail.Target = mergeTarget(results, info)
+	out.Hail.GRPC = mergeGRPC(results)
 	out.Hail.Merged = info
 	return out, nil
 }
@@ -470,4 +471,20 @@ func writeResultsText(b *strings.Builder, r *Result) {
 			fmt.Fprintf(b, "  Note:\tthe process exited during the run\n")
 		}
 	}
+}
+
+// mergeGRPC adds the results' gRPC call and message counts.
+func mergeGRPC(results []*Result) *GRPC {
+	var out *GRPC
+	for _, r := range results {
+		if g := r.Hail.GRPC; g != nil {
+			if out == nil {
+				out = &GRPC{Call: g.Call, Kind: g.Kind}
+			}
+			out.Calls += g.Calls
+			out.MessagesSent += g.MessagesSent
+			out.MessagesReceived += g.MessagesReceived
+		}
+	}
+	return out
 }

@@ -165,6 +165,9 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string) {
 		}
 		fmt.Fprintf(b, "  Connection:\t%s\n", conn)
 	}
+	if rg := h.GRPC; rg != nil {
+		fmt.Fprintf(b, "  gRPC:\t%s%d calls, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, rg.MessagesSent, rg.MessagesReceived)
+	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",
 		g.UserSeconds, g.SystemSeconds, g.CPUPerRequestUS, 100*g.Utilization, g.Cores)
@@ -269,3 +272,12 @@ func (c colorer) status(code int, s string) string {
 }
 
 func (c colorer) warn(s string) string { return c.paint("1;33", s) }
+
+// grpcCall names a gRPC run's method for the text report ("" for a
+// scenario's several).
+func grpcCall(g *GRPC) string {
+	if g.Call == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s): ", g.Call, g.Kind)
+}

@@ -278,6 +278,9 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		})
 	}
 	res.Hail.StoppedBy = stoppedBy
+	if m := &job.Messages; m.Calls.Load() > 0 {
+		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+	}
 	return res, nil
 }
 
