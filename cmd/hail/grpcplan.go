@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -86,7 +87,11 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		return nil, err
 	}
 	if g.source == nil {
-		if g.source, err = reflectionSource(f, p, target); err != nil {
+		rm, err := grpcMetadata(f.reflectMetadata, "", "--reflect-metadata", "")
+		if err != nil {
+			return nil, err
+		}
+		if g.source, err = reflectionSource(p, target, rm); err != nil {
 			return nil, err
 		}
 	}
@@ -316,8 +321,8 @@ func isToken(s string) bool {
 }
 
 // reflectionSource connects for server reflection through hail's own
-// transport, with --reflect-metadata.
-func reflectionSource(f *grpcFlags, p *plan.Plan, target string) (grpccall.Source, error) {
+// transport, sending rm (--reflect-metadata) with each question.
+func reflectionSource(p *plan.Plan, target string, rm [][2]string) (grpccall.Source, error) {
 	topt, err := p.TransportOptions(p.URL)
 	if err != nil {
 		return nil, err
@@ -334,15 +339,37 @@ func reflectionSource(f *grpcFlags, p *plan.Plan, target string) (grpccall.Sourc
 	if err != nil {
 		return nil, fmt.Errorf("reflection: %v", err)
 	}
-	rm, err := grpcMetadata(f.reflectMetadata, "", "--reflect-metadata", "")
-	if err != nil {
-		return nil, err
-	}
 	md := metadata.MD{}
 	for _, kv := range rm {
 		md.Append(kv[0], kv[1])
 	}
 	return grpccall.FromReflection(conn, md, target, p.ConnectTimeout+10*time.Second), nil
+}
+
+// scenarioGRPCSource is hail run's schema for gRPC steps of a file that
+// names none: the server at base, probed (a TLS mismatch is one line) and
+// asked by reflection.
+func scenarioGRPCSource(base *url.URL, insecure bool) (grpccall.Source, error) {
+	p := &plan.Plan{URL: base, HTTPVersion: "2", Insecure: insecure, ConnectTimeout: 5 * time.Second, KeepAlive: true}
+	topt, err := p.TransportOptions(base)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := grpccall.Probe(ctx, topt, base.Host); err != nil {
+		return nil, schemeHint(err, base)
+	}
+	return reflectionSource(p, base.Host, nil)
+}
+
+// schemeHint rephrases a probe's --insecure advice for a scenario, whose
+// base URL's scheme chooses TLS.
+func schemeHint(err error, base *url.URL) error {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "add --insecure (plaintext h2c, as ghz)", "write base: http://"+base.Host+" (h2c)")
+	msg = strings.ReplaceAll(msg, "drop --insecure", "write base: https://"+base.Host)
+	return errors.New(msg)
 }
 
 // config is the run's configuration as the Result stores it.
