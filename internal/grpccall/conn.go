@@ -99,9 +99,9 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 		return fmt.Errorf("the server at %s speaks TLS: drop --insecure (and trust its CA with --cacert FILE, or use --skipTLS)", target)
 	case bytes.HasPrefix(first, []byte("HTTP/")):
 		line, _, _ := bytes.Cut(first, []byte("\r\n"))
-		return fmt.Errorf("the server at %s answered HTTP/1 (%q): it is not a gRPC server (or it wants TLS: drop --insecure)", target, line)
+		return fmt.Errorf("the server at %s answered in HTTP/1 (%q): it is not a gRPC server", target, line)
 	case len(first) > 0:
-		return fmt.Errorf("the server at %s did not answer the HTTP/2 preface with SETTINGS (it began %q): it is not a gRPC server", target, first)
+		return fmt.Errorf("the server at %s did not answer the HTTP/2 preface with SETTINGS (it began %q): it is not a gRPC server", target, first[:min(len(first), 24)])
 	}
 	if speaksTLS(ctx, opt) {
 		return fmt.Errorf("the server at %s speaks TLS: drop --insecure (and trust its CA with --cacert FILE, or use --skipTLS)", target)
@@ -110,7 +110,7 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 }
 
 // prefaceAnswer sends HTTP/2's client preface and an empty SETTINGS frame
-// and returns the first bytes of the answer (up to 24), waiting up to 5 s.
+// and returns the first bytes of the answer (up to 64), waiting up to 5 s.
 func prefaceAnswer(ctx context.Context, c net.Conn) ([]byte, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -121,7 +121,7 @@ func prefaceAnswer(ctx context.Context, c net.Conn) ([]byte, error) {
 	if _, err := c.Write(msg); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 24)
+	buf := make([]byte, 64)
 	n, err := io.ReadAtLeast(c, buf, 9)
 	return buf[:n], err
 }

@@ -187,6 +187,9 @@ func checkValue(fd protoreflect.FieldDescriptor, v any, path string) error {
 		case json.Number:
 			s = x.String()
 		case string:
+			if _, err := strconv.ParseFloat(x, 64); err != nil {
+				return want("an integer")
+			}
 			s = x
 		default:
 			return want("an integer")

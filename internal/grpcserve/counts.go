@@ -2,6 +2,7 @@ package grpcserve
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -9,7 +10,9 @@ import (
 )
 
 // counts is the server's stats.Handler: calls by method, messages both
-// ways, and the metadata values calls carried.
+// ways, and the metadata values calls carried. Server reflection's own
+// questions are not counted: a load generator's count of calls is held
+// against the rest.
 type counts struct {
 	byMethod   sync.Map // method → *atomic.Int64
 	total      atomic.Int64
@@ -29,9 +32,12 @@ func (c *counts) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Con
 }
 
 func (c *counts) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	m, _ := ctx.Value(methodKey{}).(string)
+	if strings.HasPrefix(m, "/grpc.reflection.") {
+		return
+	}
 	switch s := s.(type) {
 	case *stats.Begin:
-		m, _ := ctx.Value(methodKey{}).(string)
 		v, ok := c.byMethod.Load(m)
 		if !ok {
 			v, _ = c.byMethod.LoadOrStore(m, new(atomic.Int64))

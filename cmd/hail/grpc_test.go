@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	"hail/internal/grpccall"
+	"hail/internal/grpcserve"
+	"hail/internal/h3serve/certtest"
+)
+
+// startGRPCServer starts a grpc-go server (hail serve --grpc's services) on a
+// free loopback port for the test.
+func startGRPCServer(t *testing.T, cfg grpcserve.Config) (string, *grpcserve.Server) {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	s, err := grpcserve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(s.Close)
+	return a.String(), s
+}
+
+// grpcJSON runs hail grpc with -j and decodes the result.
+func grpcJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	out, errOut, code := hail(t, append([]string{"grpc", "--no-tui", "-j"}, args...)...)
+	if code != 0 {
+		t.Fatalf("hail grpc %v: exit %d: %s", args, code, errOut)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	return r
+}
+
+func num(v any) int64 {
+	f, _ := v.(float64)
+	return int64(f)
+}
+
+// Every kind of call: the server's own count of calls and messages equals
+// -n and hail's counts, exactly.
+func TestGRPCExactCounts(t *testing.T) {
+	addr, srv := startGRPCServer(t, grpcserve.Config{})
+	const n = 400
+	for _, tc := range []struct {
+		call, data       string
+		sent, received   int64 // messages per call
+		serverIn, srvOut int64 // the server's messages per call
+	}{
+		{"hail.v1.Target/Echo", `{"payload":"hi"}`, 1, 1, 1, 1},
+		{"hail.v1.Target/Collect", `[{"payload":"a"},{"payload":"b"},{"payload":"c"}]`, 3, 1, 3, 1},
+		{"hail.v1.Target/Expand", `{"count":4}`, 1, 4, 1, 4},
+		{"hail.v1.Target/Chat", `[{"payload":"a"},{"payload":"b"}]`, 2, 2, 2, 2},
+	} {
+		t.Run(tc.call, func(t *testing.T) {
+			srv.Reset()
+			r := grpcJSON(t, "--insecure", "--call", tc.call, "-d", tc.data, "-n", "400", "-c", "2", "-p", "4", addr)
+			if got := srv.Calls("/" + tc.call); got != n {
+				t.Errorf("server counted %d calls, want %d", got, n)
+			}
+			in, out := srv.Messages()
+			if in != n*tc.serverIn || out != n*tc.srvOut {
+				t.Errorf("server messages in %d out %d, want %d %d", in, out, n*tc.serverIn, n*tc.srvOut)
+			}
+			if ok := num(r["statusCodeDistribution"].(map[string]any)["OK"]); ok != n {
+				t.Errorf("statusCodeDistribution %v, want OK %d", r["statusCodeDistribution"], n)
+			}
+			g := r["hail"].(map[string]any)["grpc"].(map[string]any)
+			if num(g["calls"]) != n || num(g["messages_sent"]) != n*tc.sent || num(g["messages_received"]) != n*tc.received {
+				t.Errorf("hail.grpc %v, want %d calls, %d sent, %d received", g, n, n*tc.sent, n*tc.received)
+			}
+			if g["call"] != tc.call {
+				t.Errorf("hail.grpc.call %v", g["call"])
+			}
+		})
+	}
+}
+
+// gRPC status codes are reported by name; the status mix's shares show.
+func TestGRPCStatusNames(t *testing.T) {
+	addr, _ := startGRPCServer(t, grpcserve.Config{})
+	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target.Echo", "-d", `{"status":"Unavailable:30,NOT_FOUND:20"}`, "-n", "600", "-c", "2", addr)
+	dist := r["statusCodeDistribution"].(map[string]any)
+	var total int64
+	for k, v := range dist {
+		if k != "OK" && k != "Unavailable" && k != "NotFound" {
+			t.Errorf("unexpected status %q", k)
+		}
+		total += num(v)
+	}
+	if total != 600 || num(dist["Unavailable"]) < 120 || num(dist["NotFound"]) < 60 || num(dist["OK"]) < 240 {
+		t.Errorf("statusCodeDistribution %v: want 600 calls, about 30%% Unavailable, 20%% NotFound", dist)
+	}
+	if len(r["errorDistribution"].(map[string]any)) != 0 {
+		t.Errorf("statuses are not errors: %v", r["errorDistribution"])
+	}
+	if rate := r["summary"].(map[string]any)["successRate"].(float64); rate != 1 {
+		t.Errorf("successRate %v: every call got a response", rate)
+	}
+}
+
+// Without reflection the schema comes from --proto or --protoset; without
+// either, one line says which flag to add, and no call is made.
+func TestGRPCProtoAndProtoset(t *testing.T) {
+	addr, srv := startGRPCServer(t, grpcserve.Config{NoReflection: true})
+	dir := t.TempDir()
+	protoDir := filepath.Join(dir, "protos", "hail", "v1")
+	if err := os.MkdirAll(protoDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	protoFile := filepath.Join(protoDir, "hail.proto")
+	if err := os.WriteFile(protoFile, grpcserve.Proto(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := hail(t, "grpc", "--insecure", "--call", "hail.v1.Target/Echo", "-n", "10", addr)
+	if code != 1 || !strings.Contains(errOut, "does not offer server reflection") || !strings.Contains(errOut, "--proto") {
+		t.Errorf("no reflection, no --proto: exit %d, %q", code, errOut)
+	}
+	if srv.Calls("/hail.v1.Target/Echo") != 0 {
+		t.Errorf("calls were made")
+	}
+	r := grpcJSON(t, "--insecure", "--proto", protoFile, "--call", "hail.v1.Target/Echo", "-d", `{"payload":"x"}`, "-n", "50", addr)
+	if num(r["statusCodeDistribution"].(map[string]any)["OK"]) != 50 || srv.Calls("/hail.v1.Target/Echo") != 50 {
+		t.Errorf("--proto: %v, server %d", r["statusCodeDistribution"], srv.Calls("/hail.v1.Target/Echo"))
+	}
+	// -i names the import root: the file is hail/v1/hail.proto under it.
+	grpcJSON(t, "--insecure", "--proto", protoFile, "-i", filepath.Join(dir, "protos"), "--call", "hail.v1.Items/Create", "-n", "5", addr)
+
+	src, err := grpccall.FromProto([]string{protoFile}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := src.Service("hail.v1.Target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(svc.ParentFile())}}
+	b, _ := proto.Marshal(set)
+	protoset := filepath.Join(dir, "hail.protoset")
+	os.WriteFile(protoset, b, 0o644)
+	srv.Reset()
+	r = grpcJSON(t, "--insecure", "--protoset", protoset, "--call", "hail.v1.Target/Expand", "-d", `{"count":2}`, "-n", "20", addr)
+	if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["messages_received"]) != 40 || srv.Calls("/hail.v1.Target/Expand") != 20 {
+		t.Errorf("--protoset: %v, server %d", g, srv.Calls("/hail.v1.Target/Expand"))
+	}
+}
+
+// Metadata reaches the server on every call, templated values expanded
+// per call.
+func TestGRPCMetadata(t *testing.T) {
+	addr, srv := startGRPCServer(t, grpcserve.Config{})
+	grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"x-tenant":"blue","Authorization":"Bearer t"}`, "-n", "30", addr)
+	if got := srv.Metadata("x-tenant"); got["blue"] != 30 || len(got) != 1 {
+		t.Errorf("x-tenant at the server: %v, want blue×30", got)
+	}
+	if got := srv.Metadata("authorization"); got["Bearer t"] != 30 {
+		t.Errorf("authorization at the server: %v", got)
+	}
+	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"x-req":"r{{counter}}"}`, "-d", `{"payload":"p{{counter}}"}`, "-n", "40", addr)
+	if got := srv.Metadata("x-req"); len(got) != 40 {
+		t.Errorf("templated metadata: %d distinct values at the server, want 40", len(got))
+	}
+	cfg := r["hail"].(map[string]any)["config"].(map[string]any)
+	if md := cfg["metadata"].(map[string]any); md["x-req"] != "r{{counter}}" || cfg["templated"] != true {
+		t.Errorf("config: %v", cfg)
+	}
+	r = grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"authorization":"Bearer secret"}`, "-n", "1", addr)
+	if md := r["hail"].(map[string]any)["config"].(map[string]any)["metadata"].(map[string]any); md["authorization"] != "[redacted]" {
+		t.Errorf("authorization not redacted in the report: %v", md)
+	}
+}
+
+// A call past its deadline (-t, sent as grpc-timeout) is DeadlineExceeded,
+// and its latency is the deadline, not the server's delay.
+func TestGRPCDeadline(t *testing.T) {
+	addr, _ := startGRPCServer(t, grpcserve.Config{})
+	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"delay":"2s"}`, "-t", "100ms", "-n", "8", "-c", "2", "-p", "4", addr)
+	if d := r["statusCodeDistribution"].(map[string]any); num(d["DeadlineExceeded"]) != 8 {
+		t.Errorf("statusCodeDistribution %v, want DeadlineExceeded×8", d)
+	}
+	if slow := r["summary"].(map[string]any)["slowest"].(float64); slow < 0.09 || slow > 1.5 {
+		t.Errorf("slowest %v s: want about the 100ms deadline", slow)
+	}
+}
+
+// Bad input: one line, exit 1, nothing on stdout, no call made.
+func TestGRPCBadInput(t *testing.T) {
+	addr, srv := startGRPCServer(t, grpcserve.Config{})
+	pki := certtest.New(t, "localhost", "localhost", "127.0.0.1")
+	tlsAddr, tlsSrv := startGRPCServer(t, grpcserve.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pki.Server}, NextProtos: []string{"h2"}}})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--insecure", "--call", "hail.v1.Nope/Echo", addr}, "has no service hail.v1.Nope; it has grpc.health.v1.Health"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Nope", addr}, "its methods are Chat, Collect, Echo, Expand, Stats"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":7}`, addr}, `payload: expected a string (string), found the number 7`},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"nme":"x"}`, addr}, `has no field "nme"; its fields are payload, delay`},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `[{"count":1},{"count":"many"}]`, addr}, `-d [1]: count: expected an integer`},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":`, addr}, "not valid JSON"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":"{{nope}}"}`, addr}, "-d:"},
+		{[]string{"--insecure", "--call", "Echo", addr}, "expected package.Service/Method"},
+		{[]string{"--insecure", addr}, "--call is required"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"a":1}`, addr}, "-m: expected a JSON object of strings"},
+		{[]string{"--insecure", "--cacert", pki.CAFile, "--call", "hail.v1.Target/Echo", addr}, "--insecure is plaintext"},
+		{[]string{"--call", "hail.v1.Target/Echo", addr}, "answered in plaintext, not TLS: add --insecure"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", tlsAddr}, "speaks TLS: drop --insecure"},
+		{[]string{"--call", "hail.v1.Target/Echo", tlsAddr}, "--cacert"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "127.0.0.1"}, "expected HOST:PORT"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "--stream-call-count", "3", addr}, "--stream-call-count 3"},
+	} {
+		out, errOut, code := hail(t, append([]string{"grpc"}, tc.args...)...)
+		if code != 1 || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("hail grpc %v: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	if n := srv.Calls("/hail.v1.Target/Echo") + tlsSrv.Calls("/hail.v1.Target/Echo"); n != 0 {
+		t.Errorf("bad input made %d calls", n)
+	}
+	// The TLS server works with its CA, verified, by reflection over TLS.
+	r := grpcJSON(t, "--cacert", pki.CAFile, "--call", "hail.v1.Target/Echo", "-n", "10", tlsAddr)
+	if num(r["statusCodeDistribution"].(map[string]any)["OK"]) != 10 || r["hail"].(map[string]any)["protocol"] != "h2" {
+		t.Errorf("TLS: %v %v", r["statusCodeDistribution"], r["hail"].(map[string]any)["protocol"])
+	}
+}
+
+var _ = context.Background
