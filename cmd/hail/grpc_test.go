@@ -243,3 +243,58 @@ func TestGRPCBadInput(t *testing.T) {
 }
 
 var _ = context.Background
+
+// gRPC results go through report, compare and merge as HTTP ones do: the
+// status names survive, counts add exactly, and the HTML shows them.
+func TestGRPCResultsToolkit(t *testing.T) {
+	addr, _ := startGRPCServer(t, grpcserve.Config{})
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, f := range []string{a, b} {
+		if _, errOut, code := hail(t, "grpc", "--no-tui", "-j", "-o", f, "--insecure", "--call", "hail.v1.Target/Echo",
+			"-d", `{"status":"Unavailable:50"}`, "-n", "100", "-c", "2", addr); code != 0 {
+			t.Fatal(errOut)
+		}
+	}
+	m := filepath.Join(dir, "m.json")
+	if _, errOut, code := hail(t, "merge", a, b, "-o", m); code != 0 {
+		t.Fatal(errOut)
+	}
+	var r map[string]any
+	raw, _ := os.ReadFile(m)
+	json.Unmarshal(raw, &r)
+	d := r["statusCodeDistribution"].(map[string]any)
+	if num(d["OK"])+num(d["Unavailable"]) != 200 || num(d["Unavailable"]) == 0 {
+		t.Errorf("merged statusCodeDistribution %v", d)
+	}
+	if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["calls"]) != 200 || num(g["messages_received"]) != num(d["OK"]) {
+		t.Errorf("merged hail.grpc %v", g)
+	}
+	out, errOut, code := hail(t, "compare", a, b)
+	if code != 0 || !strings.Contains(out, "p99") {
+		t.Errorf("compare: exit %d %s %s", code, out, errOut)
+	}
+	html, errOut, code := hail(t, "report", m, "--output-format", "html")
+	if code != 0 || !strings.Contains(html, "status OK") || !strings.Contains(html, "status Unavailable") {
+		t.Errorf("html: exit %d, %s; status names missing", code, errOut)
+	}
+	text, _, _ := hail(t, "report", a)
+	if !strings.Contains(text, "[Unavailable]") || !strings.Contains(text, "gRPC:\thail.v1.Target/Echo (unary): 100 calls") {
+		t.Errorf("text report:\n%s", text)
+	}
+}
+
+// The open model: calls at their intended times, the same verdict and
+// schedule-lag accounting as HTTP.
+func TestGRPCOpenModel(t *testing.T) {
+	addr, srv := startGRPCServer(t, grpcserve.Config{})
+	r := grpcJSON(t, "--insecure", "--call", "grpc.health.v1.Health/Check", "-q", "200", "-z", "1s", "-c", "2", addr)
+	h := r["hail"].(map[string]any)
+	calls := srv.Calls("/grpc.health.v1.Health/Check")
+	if h["model"] != "open" || calls < 180 || calls > 201 || num(r["statusCodeDistribution"].(map[string]any)["OK"]) != calls {
+		t.Errorf("model %v, %d calls at the server, report %v", h["model"], calls, r["statusCodeDistribution"])
+	}
+	if lag := h["schedule_lag"].(map[string]any); num(lag["samples"]) != calls {
+		t.Errorf("schedule lag samples %v, want one per call (%d)", lag["samples"], calls)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -149,3 +150,8 @@ func (s *Server) Methods() []string {
 func reservedMetadata(k string) bool {
 	return strings.HasPrefix(k, ":") || strings.HasPrefix(k, "grpc-") || k == "content-type" || k == "user-agent" || k == "te"
 }
+
+// Handler serves the same services through net/http (grpc-go's
+// ServeHTTP), for an HTTP/2 server that routes gRPC beside other
+// handlers on one port. It is slower than Serve's own transport.
+func (s *Server) Handler() http.Handler { return s.gs }
