@@ -56,7 +56,7 @@ func (d dialed) Info() credentials.ProtocolInfo {
 }
 
 func (d dialed) Clone() credentials.TransportCredentials { return d }
-func (d dialed) OverrideServerName(string) error          { return nil }
+func (d dialed) OverrideServerName(string) error         { return nil }
 
 type insecureInfo struct{}
 
