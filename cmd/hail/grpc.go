@@ -35,6 +35,7 @@ type grpcFlags struct {
 	c               int
 	p               int
 	z               time.Duration
+	maxDuration     time.Duration
 	q               float64
 	wait            bool
 	timeout         time.Duration
@@ -76,9 +77,9 @@ See docs/grpc.md.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.call, "call", "", "the method: package.Service/Method (or package.Service.Method)")
-	fl.StringVarP(&f.data, "data", "d", "", "the request as JSON: an object, or an array of messages; templates allowed")
+	fl.StringVarP(&f.data, "data", "d", "", "the request as JSON: an object, or an array of messages; templates allowed; @ reads it from stdin")
 	fl.StringVarP(&f.dataFile, "data-file", "D", "", "the request JSON from a file")
-	fl.StringVarP(&f.binFile, "binary-file", "B", "", "the request as one serialized protobuf message from a file")
+	fl.StringVarP(&f.binFile, "binary-file", "B", "", "the request as serialized protobuf from a file: length-delimited messages, or one message")
 	fl.StringVarP(&f.metadata, "metadata", "m", "", `metadata as a JSON object, {"authorization":"Bearer x"}; templates allowed`)
 	fl.StringVarP(&f.metadataFile, "metadata-file", "M", "", "metadata JSON from a file")
 	fl.StringVar(&f.reflectMetadata, "reflect-metadata", "", "metadata JSON sent with the reflection requests")
@@ -97,7 +98,9 @@ See docs/grpc.md.`,
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "number of connections")
 	fl.VarP(intValue{&f.p, "calls per connection"}, "http2-parallel", "p", "calls in flight on each connection (HTTP/2 streams); c × p in all")
 	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (10s, 3m) instead of -n calls")
-	fl.VarP(floatValue{&f.q, "calls per second"}, "rps", "q", "open model: this many calls per second in total, at fixed intended times")
+	fl.VarP(durationValue{&f.maxDuration}, "max-duration", "x", "stop after this long even if -n calls are not done")
+	fl.VarP(floatValue{&f.q, "calls per second"}, "query-per-second", "q", "open model: this many calls per second in total, at fixed intended times")
+	fl.VarP(floatValue{&f.q, "calls per second"}, "rps", "r", "same as -q (ghz's name)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let calls in flight finish after -z or Ctrl-C instead of aborting them")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "each call's deadline, sent as grpc-timeout; 0 for none")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -142,8 +143,11 @@ func grpcPlan(cmd *cobra.Command, f *grpcFlags, target string) (*plan.Plan, erro
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = 5 * time.Second
 	}
-	if cmd.Flags().Changed("duration") && f.z > 0 {
+	switch {
+	case cmd.Flags().Changed("duration") && f.z > 0:
 		p.Duration, p.Requests = f.z, 0
+	case f.maxDuration > 0:
+		p.Duration = f.maxDuration // -n calls, or fewer when time runs out
 	}
 	return p, nil
 }
@@ -177,7 +181,11 @@ func (g *grpcRun) resolve(f *grpcFlags, data []byte) error {
 		if err != nil {
 			return fmt.Errorf("-B %s: %v", f.binFile, unwrapPathErr(err))
 		}
-		p.Bodies, g.messages = [][]byte{grpccall.AppendFrame(nil, b)}, 1
+		msgs, err := grpccall.SplitBinary(m.Desc.Input(), b)
+		if err != nil {
+			return fmt.Errorf("-B %s: %v", f.binFile, err)
+		}
+		p.Bodies, g.messages = grpcBodies(msgs, m.ClientStreams(), f.streamCount)
 		return p.Validate()
 	}
 	if strings.Contains(string(data), "{{") || metaTemplated(g.meta) {
@@ -246,6 +254,12 @@ func grpcData(f *grpcFlags) ([]byte, error) {
 		b, err := os.ReadFile(f.dataFile)
 		if err != nil {
 			return nil, fmt.Errorf("-D %s: %v", f.dataFile, unwrapPathErr(err))
+		}
+		return b, nil
+	case f.data == "@":
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("-d @: reading stdin: %v", err)
 		}
 		return b, nil
 	case f.data != "":

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -222,4 +223,26 @@ func FuzzMessages(f *testing.F) {
 			t.Fatalf("FirstMessage disagrees with Messages")
 		}
 	})
+}
+
+func TestSplitBinary(t *testing.T) {
+	md := order(t)
+	a, _ := Encode(md, []byte(`{"id":"a","lines":[{"sku":"x"}]}`))
+	b, _ := Encode(md, []byte(`{"id":"bb"}`))
+	var delimited []byte
+	for _, m := range [][]byte{a, b} {
+		delimited = protowire.AppendVarint(delimited, uint64(len(m)))
+		delimited = append(delimited, m...)
+	}
+	msgs, err := SplitBinary(md, delimited)
+	if err != nil || len(msgs) != 2 || !bytes.Equal(msgs[1], b) {
+		t.Errorf("delimited: %d messages, %v", len(msgs), err)
+	}
+	msgs, err = SplitBinary(md, a)
+	if err != nil || len(msgs) != 1 || !bytes.Equal(msgs[0], a) {
+		t.Errorf("single: %d messages, %v", len(msgs), err)
+	}
+	if _, err := SplitBinary(md, []byte{0xff, 0xff, 0xff}); err == nil {
+		t.Error("garbage accepted")
+	}
 }

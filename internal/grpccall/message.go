@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -321,4 +322,31 @@ func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) erro
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// SplitBinary reads -B's serialized request: messages of type md each
+// prefixed by its length as a varint (as ghz and protodelim write them),
+// or else one message. Each is checked to decode as md.
+func SplitBinary(md protoreflect.MessageDescriptor, data []byte) ([][]byte, error) {
+	var msgs [][]byte
+	for rest := data; len(rest) > 0; {
+		n, k := protowire.ConsumeVarint(rest)
+		if k < 0 || uint64(len(rest)-k) < n {
+			msgs = nil
+			break
+		}
+		m := rest[k : k+int(n)]
+		if proto.Unmarshal(m, dynamicpb.NewMessage(md)) != nil {
+			msgs = nil
+			break
+		}
+		msgs, rest = append(msgs, m), rest[k+int(n):]
+	}
+	if len(msgs) > 0 {
+		return msgs, nil
+	}
+	if err := proto.Unmarshal(data, dynamicpb.NewMessage(md)); err != nil {
+		return nil, fmt.Errorf("not a serialized %s (nor length-delimited ones): %v", md.FullName(), err)
+	}
+	return [][]byte{data}, nil
 }
