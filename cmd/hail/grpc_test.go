@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -242,7 +242,6 @@ func TestGRPCBadInput(t *testing.T) {
 	}
 }
 
-var _ = context.Background
 
 // gRPC results go through report, compare and merge as HTTP ones do: the
 // status names survive, counts add exactly, and the HTML shows them.
@@ -296,5 +295,51 @@ func TestGRPCOpenModel(t *testing.T) {
 	}
 	if lag := h["schedule_lag"].(map[string]any); num(lag["samples"]) != calls {
 		t.Errorf("schedule lag samples %v, want one per call (%d)", lag["samples"], calls)
+	}
+}
+
+// -B takes serialized messages (length-delimited, as ghz), -d @ reads
+// stdin, -x bounds -n by time.
+func TestGRPCBinaryStdinMaxDuration(t *testing.T) {
+	addr, srv := startGRPCServer(t, grpcserve.Config{})
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "hail.proto")
+	os.WriteFile(pf, grpcserve.Proto(), 0o644)
+	src, err := grpccall.FromProto([]string{pf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := grpccall.Resolve(src, "hail.v1.Target/Chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bin []byte
+	for _, js := range []string{`{"payload":"a"}`, `{"payload":"b"}`, `{"payload":"c"}`} {
+		b, err := grpccall.Encode(m.Desc.Input(), []byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin = append(append(bin, byte(len(b))), b...)
+	}
+	bf := filepath.Join(dir, "msgs.bin")
+	os.WriteFile(bf, bin, 0o644)
+	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Chat", "-B", bf, "-n", "20", addr)
+	if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["messages_sent"]) != 60 || num(g["messages_received"]) != 60 {
+		t.Errorf("-B: %v, want 3 messages each way per call", g)
+	}
+	cmd := exec.Command(hailBin, "grpc", "--no-tui", "-j", "--insecure", "--call", "hail.v1.Target/Expand", "-d", "@", "-n", "10", addr)
+	cmd.Stdin = strings.NewReader(`{"count":5}`)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("-d @: %v", err)
+	}
+	json.Unmarshal(out, &r)
+	if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["messages_received"]) != 50 {
+		t.Errorf("-d @: %v", g)
+	}
+	srv.Reset()
+	r = grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"delay":"50ms"}`, "-n", "1000", "-x", "300ms", "-c", "1", addr)
+	if n := num(r["hail"].(map[string]any)["counts"].(map[string]any)["requests"]); n < 2 || n > 10 {
+		t.Errorf("-x 300ms with 50ms calls on one connection: %d calls", n)
 	}
 }
