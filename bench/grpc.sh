@@ -37,13 +37,7 @@ positive_ints SECS ROUNDS INFLIGHT CONNS
 [ $((INFLIGHT % CONNS)) = 0 ] || die "INFLIGHT ($INFLIGHT) must be a multiple of CONNS ($CONNS)"
 STREAMS=$((INFLIGHT / CONNS))
 
-NGX_PID=
-on_exit() {
-	if [ -n "$NGX_PID" ] && kill -0 "$NGX_PID" 2>/dev/null; then
-		kill -TERM "$NGX_PID" 2>/dev/null || true
-		wait "$NGX_PID" 2>/dev/null || true
-	fi
-}
+on_exit() { nginx_stop; }
 bench_tmp grpc
 
 have taskset || die "taskset is needed"
@@ -66,41 +60,7 @@ grep -q "gRPC on" "$TMPD/serve.log" || die "hail serve --grpc did not start: $(c
 NP=
 if have nginx; then
 	NP=$(free_port) || die "no free port"
-	mask=1
-	for ((i = 0; i < SERVER_CPU; i++)); do mask="${mask}0"; done
-	mkdir -p "$TMPD/ngx/tmp"
-	cat >"$TMPD/ngx/nginx.conf" <<NGX
-worker_processes 1;
-worker_cpu_affinity $mask;
-daemon off;
-pid $TMPD/ngx/nginx.pid;
-error_log $TMPD/ngx/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 300s;
-    http2_max_concurrent_streams 256;
-    client_body_temp_path $TMPD/ngx/tmp/body;
-    proxy_temp_path $TMPD/ngx/tmp/proxy;
-    fastcgi_temp_path $TMPD/ngx/tmp/fastcgi;
-    uwsgi_temp_path $TMPD/ngx/tmp/uwsgi;
-    scgi_temp_path $TMPD/ngx/tmp/scgi;
-    server {
-        listen 127.0.0.1:$NP http2;
-        location / {
-            default_type text/plain;
-            return 200 "hello world\n";
-        }
-    }
-}
-NGX
-	taskset -c "$SERVER_CPU" nginx -p "$TMPD/ngx" -c "$TMPD/ngx/nginx.conf" -e "$TMPD/ngx/error.log" </dev/null >"$TMPD/ngx/out.log" 2>&1 &
-	NGX_PID=$!
-	for _ in $(seq 1 100); do
-		if (: <"/dev/tcp/127.0.0.1/$NP") 2>/dev/null; then break; fi
-		sleep 0.05
-	done
+	nginx_start "$TMPD/ngx" "$CONNS" "$NP"
 fi
 note "hail serve --grpc on 127.0.0.1:$GP${NP:+, nginx h2c on 127.0.0.1:$NP}; servers on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU"
 note "$CALL, $INFLIGHT calls in flight over $CONNS connections, $SECS s runs, $ROUNDS round(s)"
@@ -109,77 +69,41 @@ note "$CALL, $INFLIGHT calls in flight over $CONNS connections, $SECS s runs, $R
 CSV="$TMPD/runs.csv"
 echo "round,tool,calls,rps,cpu_s,errors" >"$CSV"
 
-# timed ROUND TOOL OUT CMD...: run CMD pinned to the client CPU under GNU time; CPU seconds to OUT.cpu.
-timed() {
-	local out=$3
+# row ROUND TOOL OUT CMD...: run CMD pinned to the client CPU under GNU time and add its CSV row:
+# calls (hail: hail.counts.requests; ghz: count), calls/s, CPU seconds and calls not OK.
+row() {
+	local round=$1 tool=$2 out=$3
 	shift 3
-	taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S' -o "$out.cpu" "$@" >"$out" 2>"$out.err" || note "$* failed: $(tail -n 2 "$out.err" | tr '\n' ' ')"
-}
-
-hail_grpc_row() {
-	local round=$1 out="$TMPD/r$1-hail-grpc.json"
-	local data=()
-	[ -n "$DATA" ] && data=(-d "$DATA")
-	timed "$round" hail-grpc "$out" "$HAIL" grpc --no-tui -j --insecure --call "$CALL" "${data[@]}" \
-		-c "$CONNS" -p "$STREAMS" -z "${SECS}s" "127.0.0.1:$GP"
-	python3 - "$out" "$round" hail-grpc >>"$CSV" <<'PY'
+	taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S' -o "$out.cpu" "$@" >"$out" 2>"$out.err" ||
+		note "$tool failed: $(tail -n 2 "$out.err" | tr '\n' ' ')"
+	python3 - "$out" "$round" "$tool" >>"$CSV" <<'PY'
 import json, sys
 out, rnd, tool = sys.argv[1:]
 try:
     d = json.load(open(out))
+    u, s = map(float, open(out + ".cpu").read().split()[-2:])
 except Exception:
     sys.exit(0)
-u, s = map(float, open(out + ".cpu").read().split()[-2:])
-calls = d["hail"]["counts"]["requests"]
-errs = calls - d["statusCodeDistribution"].get("OK", 0)
-print(f'{rnd},{tool},{calls},{d["summary"]["requestsPerSec"]:.0f},{u + s:.3f},{errs}')
+if tool == "ghz":
+    calls, rps, ok = d["count"], d["rps"], d.get("statusCodeDistribution", {}).get("OK", 0)
+else:
+    calls, rps = d["hail"]["counts"]["requests"], d["summary"]["requestsPerSec"]
+    ok = d["statusCodeDistribution"].get("200" if tool == "hail-h2c" else "OK", 0)
+print(f"{rnd},{tool},{calls},{rps:.0f},{u + s:.3f},{calls - ok}")
 PY
 }
 
-ghz_row() {
-	local round=$1 out="$TMPD/r$1-ghz.json"
-	[ -n "$GHZ" ] || return 0
-	local data=()
-	[ -n "$DATA" ] && data=(-d "$DATA")
-	timed "$round" ghz "$out" "$GHZ" --insecure --call "$CALL" "${data[@]}" -c "$INFLIGHT" --connections "$CONNS" \
-		-z "${SECS}s" -O json "127.0.0.1:$GP"
-	python3 - "$out" "$round" ghz >>"$CSV" <<'PY'
-import json, sys
-out, rnd, tool = sys.argv[1:]
-try:
-    d = json.load(open(out))
-except Exception:
-    sys.exit(0)
-u, s = map(float, open(out + ".cpu").read().split()[-2:])
-calls = d["count"]
-ok = d.get("statusCodeDistribution", {}).get("OK", 0)
-print(f'{rnd},{tool},{calls},{d["rps"]:.0f},{u + s:.3f},{calls - ok}')
-PY
-}
-
-h2c_row() {
-	local round=$1 out="$TMPD/r$1-hail-h2c.json"
-	[ -n "$NP" ] || return 0
-	timed "$round" hail-h2c "$out" "$HAIL" --no-tui -j --http2 -c "$CONNS" -p "$STREAMS" -z "${SECS}s" "http://127.0.0.1:$NP/"
-	python3 - "$out" "$round" hail-h2c >>"$CSV" <<'PY'
-import json, sys
-out, rnd, tool = sys.argv[1:]
-try:
-    d = json.load(open(out))
-except Exception:
-    sys.exit(0)
-u, s = map(float, open(out + ".cpu").read().split()[-2:])
-calls = d["hail"]["counts"]["requests"]
-errs = calls - d["statusCodeDistribution"].get("200", 0)
-print(f'{rnd},{tool},{calls},{d["summary"]["requestsPerSec"]:.0f},{u + s:.3f},{errs}')
-PY
-}
+DATA_ARGS=()
+[ -z "$DATA" ] || DATA_ARGS=(-d "$DATA")
 
 for round in $(seq 1 "$ROUNDS"); do
 	note "round $round/$ROUNDS"
-	hail_grpc_row "$round"
-	ghz_row "$round"
-	h2c_row "$round"
+	row "$round" hail-grpc "$TMPD/r$round-hail-grpc.json" "$HAIL" grpc --no-tui -j --insecure --call "$CALL" "${DATA_ARGS[@]}" \
+		-c "$CONNS" -p "$STREAMS" -z "${SECS}s" "127.0.0.1:$GP"
+	[ -z "$GHZ" ] || row "$round" ghz "$TMPD/r$round-ghz.json" "$GHZ" --insecure --call "$CALL" "${DATA_ARGS[@]}" \
+		-c "$INFLIGHT" --connections "$CONNS" -z "${SECS}s" -O json "127.0.0.1:$GP"
+	[ -z "$NP" ] || row "$round" hail-h2c "$TMPD/r$round-hail-h2c.json" "$HAIL" --no-tui -j --http2 -c "$CONNS" -p "$STREAMS" \
+		-z "${SECS}s" "http://127.0.0.1:$NP/"
 done
 
 # ---- summary -------------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"time"
 
@@ -149,24 +148,4 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 		return err
 	}
 	return out.Commit()
-}
-
-// grpcTimeout formats d as a grpc-timeout value: at most 8 digits and a
-// unit, exact when a unit allows it, else rounded up.
-func grpcTimeout(d time.Duration) string {
-	units := []struct {
-		d    time.Duration
-		unit string
-	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}, {time.Hour, "H"}}
-	for _, u := range units {
-		if d%u.d == 0 && d/u.d < 1e8 {
-			return fmt.Sprintf("%d%s", d/u.d, u.unit)
-		}
-	}
-	for _, u := range units {
-		if n := (d + u.d - 1) / u.d; n < 1e8 {
-			return fmt.Sprintf("%d%s", n, u.unit)
-		}
-	}
-	return "99999999H"
 }

@@ -156,7 +156,7 @@ func grpcPlan(cmd *cobra.Command, f *grpcFlags, target string) (*plan.Plan, erro
 func grpcHeaders(p *plan.Plan, meta [][2]string) [][2]string {
 	h := [][2]string{{"Content-Type", "application/grpc"}, {"TE", "trailers"}}
 	if p.Timeout > 0 {
-		h = append(h, [2]string{"grpc-timeout", grpcTimeout(p.Timeout)})
+		h = append(h, [2]string{"grpc-timeout", grpccall.Timeout(p.Timeout)})
 	}
 	return append(h, meta...)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -244,5 +245,17 @@ func TestSplitBinary(t *testing.T) {
 	}
 	if _, err := SplitBinary(md, []byte{0xff, 0xff, 0xff}); err == nil {
 		t.Error("garbage accepted")
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		20 * time.Second: "20S", 100 * time.Millisecond: "100m", 1500 * time.Microsecond: "1500u",
+		time.Nanosecond: "1n", 200 * time.Hour: "200H", 30 * time.Minute: "30M",
+		100*time.Second + time.Nanosecond: "100001m",
+	} {
+		if got := Timeout(d); got != want {
+			t.Errorf("Timeout(%v) = %s, want %s", d, got, want)
+		}
 	}
 }

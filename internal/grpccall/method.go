@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -148,4 +149,24 @@ func listOrNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// Timeout formats d as a grpc-timeout header value: at most 8 digits and
+// a unit, exact in the coarsest unit that allows it, else rounded up.
+func Timeout(d time.Duration) string {
+	units := []struct {
+		d    time.Duration
+		unit string
+	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}, {time.Hour, "H"}}
+	for i := len(units) - 1; i >= 0; i-- { // the coarsest unit that is exact
+		if u := units[i]; d%u.d == 0 && d/u.d < 1e8 {
+			return fmt.Sprintf("%d%s", d/u.d, u.unit)
+		}
+	}
+	for _, u := range units { // the finest that fits, rounded up
+		if n := (d + u.d - 1) / u.d; n < 1e8 {
+			return fmt.Sprintf("%d%s", n, u.unit)
+		}
+	}
+	return "99999999H"
 }

@@ -164,7 +164,7 @@ func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *tmplEnv
 func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) error {
 	hdr := "Content-Type: application/grpc\r\nTE: trailers\r\n"
 	if t := l.s.Settings.Timeout; t > 0 {
-		hdr += "grpc-timeout: " + GRPCTimeout(t) + "\r\n"
+		hdr += "grpc-timeout: " + grpccall.Timeout(t) + "\r\n"
 	}
 	parts := []*Template{literal("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
 	var hs []headerNode

@@ -3,7 +3,6 @@ package scenario
 import (
 	"bytes"
 	"fmt"
-	"time"
 
 	"hail/internal/grpccall"
 	"hail/internal/http1"
@@ -90,24 +89,4 @@ func (s *Scenario) HasGRPC() bool {
 // gRPC status name.
 func statusValue(dst []byte, status int) []byte {
 	return append(dst, stats.StatusName(status)...)
-}
-
-// GRPCTimeout formats d as a grpc-timeout header value: at most 8 digits
-// and a unit, exact when a unit allows, else rounded up.
-func GRPCTimeout(d time.Duration) string {
-	units := []struct {
-		d    time.Duration
-		unit string
-	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}, {time.Hour, "H"}}
-	for _, u := range units {
-		if d%u.d == 0 && d/u.d < 1e8 {
-			return fmt.Sprintf("%d%s", d/u.d, u.unit)
-		}
-	}
-	for _, u := range units {
-		if n := (d + u.d - 1) / u.d; n < 1e8 {
-			return fmt.Sprintf("%d%s", n, u.unit)
-		}
-	}
-	return "99999999H"
 }
