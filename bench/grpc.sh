@@ -70,7 +70,8 @@ CSV="$TMPD/runs.csv"
 echo "round,tool,calls,rps,cpu_s,errors" >"$CSV"
 
 # row ROUND TOOL OUT CMD...: run CMD pinned to the client CPU under GNU time and add its CSV row:
-# calls (hail: hail.counts.requests; ghz: count), calls/s, CPU seconds and calls not OK.
+# calls (hail: hail.counts.requests; ghz: count), calls/s, CPU seconds and calls not OK (hail's
+# aborted at the end of -z excluded).
 row() {
 	local round=$1 tool=$2 out=$3
 	shift 3
@@ -88,7 +89,8 @@ if tool == "ghz":
     calls, rps, ok = d["count"], d["rps"], d.get("statusCodeDistribution", {}).get("OK", 0)
 else:
     calls, rps = d["hail"]["counts"]["requests"], d["summary"]["requestsPerSec"]
-    ok = d["statusCodeDistribution"].get("200" if tool == "hail-h2c" else "OK", 0)
+    # calls in flight at the end of -z are aborted, not failed
+    ok = d["statusCodeDistribution"].get("200" if tool == "hail-h2c" else "OK", 0) + d["hail"]["counts"]["aborted"]
 print(f"{rnd},{tool},{calls},{rps:.0f},{u + s:.3f},{calls - ok}")
 PY
 }

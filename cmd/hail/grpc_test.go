@@ -277,6 +277,10 @@ func TestGRPCResultsToolkit(t *testing.T) {
 	if code != 0 || !strings.Contains(html, "status OK") || !strings.Contains(html, "status Unavailable") {
 		t.Errorf("html: exit %d, %s; status names missing", code, errOut)
 	}
+	csv, errOut, code := hail(t, "grpc", "--no-tui", "--output-format", "csv", "--insecure", "--call", "hail.v1.Target/Echo", "-n", "30", addr)
+	if lines := strings.Split(strings.TrimSpace(csv), "\n"); code != 0 || len(lines) != 31 || !strings.Contains(lines[1], ",1000,") {
+		t.Errorf("per-call CSV: exit %d %s, %d lines, first row %q (status 1000 = OK)", code, errOut, len(lines), lines[min(1, len(lines)-1)])
+	}
 	text, _, _ := hail(t, "report", a)
 	if !strings.Contains(text, "[Unavailable]") || !strings.Contains(text, "gRPC:\thail.v1.Target/Echo (unary): 100 calls") {
 		t.Errorf("text report:\n%s", text)
