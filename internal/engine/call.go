@@ -105,9 +105,8 @@ func (c *Call) Start(now time.Duration) {
 	var wait time.Duration
 	if c.waited {
 		wait = min(max(c.ready-c.waitFrom, 0), late)
-		c.rec.Queued(int64(wait))
 	}
-	c.rec.Lag(int64(late - wait))
+	c.rec.Delay(int64(late-wait), int64(wait))
 }
 
 // Connected records the connection setup the request made: dns is the

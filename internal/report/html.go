@@ -150,15 +150,16 @@ func writeKPIs(b *strings.Builder, r *Result) {
 
 func writeVerdict(b *strings.Builder, r *Result) {
 	v := r.Hail.Verdict
-	if v.GeneratorLimited {
-		b.WriteString("<section class=\"verdict warn\" id=\"verdict\"><strong>WARNING: the generator, not the target, limited this test.</strong><ul>")
-		for _, why := range v.Reasons {
-			fmt.Fprintf(b, "<li>%s</li>", esc(why))
-		}
-		b.WriteString("</ul></section>\n")
-	} else {
-		b.WriteString("<section class=\"verdict ok\" id=\"verdict\"><strong>Generator health: OK.</strong> hail kept up (schedule lag, achieved rate and its own CPU within bounds): the numbers measure the target.</section>\n")
+	head, warn := v.Headline()
+	cls := "ok"
+	if warn {
+		cls = "warn"
 	}
+	fmt.Fprintf(b, "<section class=\"verdict %s\" id=\"verdict\" data-bottleneck=\"%s\"><strong>%s</strong><ul>", cls, esc(v.Bottleneck), esc(head))
+	for _, why := range v.Reasons {
+		fmt.Fprintf(b, "<li>%s</li>", esc(why))
+	}
+	b.WriteString("</ul></section>\n")
 	if r.Hail.Interrupted {
 		b.WriteString("<section class=\"verdict info\">Interrupted: the run was stopped by a signal; the numbers cover what was done.</section>\n")
 	}
@@ -196,9 +197,13 @@ func writeGenerator(b *strings.Builder, r *Result) {
 		{"context switches", fmt.Sprintf("%d voluntary, %d involuntary", g.VoluntarySwitches, g.ForcedSwitches)},
 		{"peak RSS", bytesHuman(float64(g.MaxRSSBytes))},
 	}
+	if g.OthersCPU > 0 || g.Steal > 0 {
+		rows = append(rows, [2]string{"its CPUs", fmt.Sprintf("others used %.0f%%, steal %.0f%%", 100*g.OthersCPU, 100*g.Steal)})
+	}
+	rows = append(rows, [2]string{"requests", accounting(&h)})
 	if h.Model == "open" {
-		rows = append(rows, [2]string{"schedule lag", fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", fmtDur(h.Lag.P50), fmtDur(h.Lag.P99), fmtDur(h.Lag.P999), fmtDur(h.Lag.Max))},
-			[2]string{"queued", fmt.Sprintf("%d requests waited for a free connection", h.Counts.Queued)})
+		own, wait := sendDelay(&h, fmtDur)
+		rows = append(rows, [2]string{"send delay, hail's own", own}, [2]string{"send delay, connection wait", wait})
 	}
 	kvTable(b, rows)
 }

@@ -65,7 +65,10 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	for _, x := range []struct {
 		enc string
 		dst *hdr.Histogram
-	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}} {
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.ConnWait, t.ConnWait}} {
+		if x.enc == "" && x.dst == t.ConnWait {
+			continue // a result from before the connection wait was recorded
+		}
 		d, err := DecodeHist(x.enc)
 		if err != nil {
 			return nil, fmt.Errorf("bad histogram in result: %v", err)
@@ -77,7 +80,7 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	}
 	c := r.Hail.Counts
 	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
-	t.Queued, t.QueueWait = c.Queued, c.QueueWaitNS
+	t.Queued, t.QueueWait, t.Unsent, t.Skipped = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped
 	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
@@ -168,7 +171,7 @@ func Merge(results []*Result, names []string) (*Result, error) {
 	out := Build(Input{Totals: sum.total, Series: series, Elapsed: elapsed, Usage: sum.usage, Cores: sum.cores,
 		Engine: engine, EngineReason: fmt.Sprintf("merged from %d results", len(results)), Open: first.Hail.Model == "open",
 		Rate: rate, Start: time.Unix(0, sum.start), Interrupted: sum.interrupted, Config: first.Hail.Config,
-		Version: first.Hail.Version, SuccessSplit: sum.split})
+		Version: first.Hail.Version, SuccessSplit: sum.split, Intent: sum.intent, Connections: sum.conns})
 	info.Notes = append(info.Notes,
 		fmt.Sprintf("counts, status codes, errors and histograms are exact sums of the %d results; percentiles are recomputed from the summed histograms", len(results)),
 		fmt.Sprintf("the results' starts are %s apart; per-second series are aligned by wall clock to the nearest second", time.Duration(spread).Round(time.Microsecond)),
@@ -192,6 +195,8 @@ type mergeSums struct {
 	start, end         int64 // the earliest start and latest end, Unix ns
 	interrupted, split bool
 	engines            []string
+	intent             Intent
+	conns              int
 }
 
 // sumResults adds the results' totals and generator usage, spans their
@@ -211,6 +216,18 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 		m.usage.Involuntary += g.ForcedSwitches
 		m.usage.MaxRSS = max(m.usage.MaxRSS, g.MaxRSSBytes)
 		m.cores += g.Cores
+		c := r.Hail.Counts
+		m.intent.Intended += max(c.Intended, c.Requests+c.Unsent+c.Skipped)
+		m.intent.Unsent += c.Unsent
+		m.intent.Skipped += c.Skipped
+		if m.intent.Reason == "" {
+			m.intent.Reason = r.Hail.UnsentReason
+		}
+		if r.Hail.Shard != nil {
+			m.conns += r.Hail.Shard.Connections
+		} else if n, ok := r.Hail.Config["connections"].(float64); ok {
+			m.conns += int(n)
+		}
 		m.start = min(m.start, r.Hail.StartUnixNano)
 		m.end = max(m.end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
 		m.interrupted = m.interrupted || r.Hail.Interrupted
@@ -225,19 +242,41 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 	return m, nil
 }
 
-// mergeVerdicts carries every input's generator-limited reasons into out,
-// labeled by shard (or name).
+// mergeVerdicts makes the merged verdict: the merged totals' own (Build's),
+// unless an input was limited by something the totals cannot show (its own
+// CPU, other processes, its wake-ups) or by the target: then the worst
+// input's kind (generator side before target), with the reasons of every
+// input that was not comfortable, labeled by shard (or name).
 func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
+	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
+	v := &out.Hail.Verdict
+	worst := v.Bottleneck
+	var reasons []string
 	for i, r := range results {
-		for _, why := range r.Hail.Verdict.Reasons {
-			label := name(i)
-			if r.Hail.Shard != nil {
-				label = fmt.Sprintf("shard %d/%d", r.Hail.Shard.Index, r.Hail.Shard.Count)
-			}
-			out.Hail.Verdict.GeneratorLimited = true
-			out.Hail.Verdict.Reasons = append(out.Hail.Verdict.Reasons, label+": "+why)
+		rv := r.Hail.Verdict
+		if rank[rv.Bottleneck] == 0 && !rv.GeneratorLimited {
+			continue
+		}
+		label := name(i)
+		if r.Hail.Shard != nil {
+			label = fmt.Sprintf("shard %d/%d", r.Hail.Shard.Index, r.Hail.Shard.Count)
+		}
+		kind := rv.Bottleneck
+		if kind == "" { // a result from before bottleneck kinds
+			kind = BottleneckGenerator
+		}
+		if rank[kind] > rank[worst] {
+			worst = kind
+		}
+		for _, why := range rv.Reasons {
+			reasons = append(reasons, label+": "+why)
 		}
 	}
+	if worst != v.Bottleneck {
+		v.Bottleneck, v.Reasons = worst, nil
+	}
+	v.Reasons = append(v.Reasons, reasons...)
+	v.GeneratorLimited = rank[v.Bottleneck] >= rank[BottleneckWakeup]
 }
 
 // checkMergeable returns an error naming the first field on which the

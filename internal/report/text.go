@@ -72,8 +72,11 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	}
 	writeGeneratorText(b, r, d)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process
-	if h.Verdict.GeneratorLimited {
-		fmt.Fprintf(b, "\n%s\n", c.warn("WARNING: the generator, not the target, limited this test:"))
+	if head, warn := h.Verdict.Headline(); h.Verdict.Bottleneck != "" {
+		if warn {
+			head = c.warn(head)
+		}
+		fmt.Fprintf(b, "\n%s\n", head)
 		for _, why := range h.Verdict.Reasons {
 			fmt.Fprintf(b, "  - %s\n", why)
 		}
@@ -173,13 +176,18 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string) {
 		g.UserSeconds, g.SystemSeconds, g.CPUPerRequestUS, 100*g.Utilization, g.Cores)
 	fmt.Fprintf(b, "  Context switches:\t%d voluntary, %d involuntary\n", g.VoluntarySwitches, g.ForcedSwitches)
 	fmt.Fprintf(b, "  Peak RSS:\t%s\n", bytesHuman(float64(g.MaxRSSBytes)))
-	if h.Model == "open" {
-		fmt.Fprintf(b, "  Schedule lag:\tp50 %s, p99 %s, max %s\n", d(h.Lag.P50), d(h.Lag.P99), d(h.Lag.Max))
-		fmt.Fprintf(b, "  Queued:\t%d requests waited for a free connection", h.Counts.Queued)
-		if h.Counts.Queued > 0 {
-			fmt.Fprintf(b, " (average wait %s)", d(float64(h.Counts.QueueWaitNS)/float64(h.Counts.Queued)/1e9))
+	if g.OthersCPU > 0 || g.Steal > 0 {
+		fmt.Fprintf(b, "  Its CPUs:\tothers used %.0f%%, steal %.0f%%", 100*g.OthersCPU, 100*g.Steal)
+		if g.CPUPressure >= 0 {
+			fmt.Fprintf(b, ", machine CPU pressure %.0f%%", 100*g.CPUPressure)
 		}
 		fmt.Fprintln(b)
+	}
+	fmt.Fprintf(b, "  Requests:\t%s\n", accounting(&h))
+	if h.Model == "open" {
+		own, wait := sendDelay(&h, d)
+		fmt.Fprintf(b, "  Send delay, hail's own:\t%s\n", own)
+		fmt.Fprintf(b, "  Send delay, connection wait:\t%s\n", wait)
 	}
 	if h.Interrupted {
 		fmt.Fprintf(b, "  Interrupted:\tthe run was stopped by a signal; the numbers cover what was done\n")

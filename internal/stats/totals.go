@@ -15,7 +15,7 @@ type Totals struct {
 	LatencyBad *hdr.Histogram // ns, other responses
 	FirstByte  *hdr.Histogram // ns
 	Lag        *hdr.Histogram // ns, open model: hail's own send lateness, every sent request
-	ConnWait   *hdr.Histogram // ns, open model: wait for a free connection, queued requests only (the rest waited 0)
+	ConnWait   *hdr.Histogram // ns, open model: wait for a free connection, every sent request (0 for most)
 
 	Status [MaxStatus]int64     // responses by status code (0: out of range)
 	Errors [NumErrorKinds]int64 // failed requests by kind

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"hail/internal/report"
 	"hail/internal/stats"
 )
 
@@ -205,29 +206,48 @@ func (m *Model) genPanel(w int, hl health) []string {
 	if cpu >= 0.9 {
 		cpuSt = m.st.bad.Bold(true)
 	}
-	lag := m.st.dim.Render("n/a (closed)")
+	lag, wait := m.st.dim.Render("n/a (closed)"), ""
 	if m.cfg.Open {
-		lag = v(fmtLat(last.LagP99, "ms") + " ms")
-		if last.LagP99 > int64(time.Millisecond) {
-			lag = m.st.bad.Render(fmtLat(last.LagP99, "ms") + " ms")
-		}
+		lag, wait = m.msValue(last.LagP99), m.msValue(last.WaitP99)
 	}
-	out := []string{
-		m.kv("CPU", cpuSt.Render(fmt.Sprintf("%.0f%%", 100*cpu))+m.st.dim.Render(fmt.Sprintf(" of %d cores", m.cfg.Cores))),
-		m.kv("lag p99", lag),
-		m.kv("queued", v(fmtInt(m.data.Queued))),
+	cpuLine := cpuSt.Render(fmt.Sprintf("%.0f%%", 100*cpu)) + m.st.dim.Render(fmt.Sprintf(" of %d cores", m.cfg.Cores))
+	if last.Others > 0.05 {
+		cpuLine += m.st.dim.Render(fmt.Sprintf(", others %.0f%%", 100*last.Others))
 	}
-	if hl.Limited {
+	out := []string{m.kv("CPU", cpuLine), m.kv("lag p99", lag)}
+	if m.cfg.Open {
+		out = append(out, m.kv("wait p99", wait))
+	}
+	out = append(out, m.kv("queued", v(fmtInt(m.data.Queued))))
+	if m.data.Unsent > 0 {
+		out = append(out, m.kv("unsent", m.st.bad.Render(fmtInt(m.data.Unsent))))
+	}
+	switch {
+	case hl.Limited:
 		out = append(out, m.st.alert.Render(" GENERATOR-LIMITED "))
 		for _, r := range hl.Reasons {
 			out = append(out, wrap("· "+r, w)...)
 		}
-	} else if len(m.data.Series) > 0 {
+	case hl.Bottleneck == report.BottleneckTarget:
+		out = append(out, m.st.bad.Bold(true).Render(" TARGET-BOUND "))
+		for _, r := range hl.Reasons {
+			out = append(out, wrap("· "+r, w)...)
+		}
+	case len(m.data.Series) > 0:
 		for _, l := range wrap("OK: the target sets the pace", w) {
 			out = append(out, m.st.good.Render(l))
 		}
 	}
 	return out
+}
+
+// msValue renders a duration in ms, in the warning style past 1 ms.
+func (m *Model) msValue(ns int64) string {
+	s := fmtLat(ns, "ms") + " ms"
+	if ns > int64(time.Millisecond) {
+		return m.st.bad.Render(s)
+	}
+	return m.st.value.Render(s)
 }
 
 // stepsPanel: one row per scenario step.

@@ -249,7 +249,7 @@ func (m *Model) helpLines(w int) []string {
 		"Latency histogram: the whole run so far; the last row holds everything above p99.",
 		"Status & errors: responses by status code and failures by kind, live.",
 		"Connections & I/O: open connections, requests in flight, bytes in and out per second.",
-		"Generator: hail's own CPU, schedule lag p99 and queued requests, with a warning when hail, not the target, is the bottleneck (lag p99 > 1 ms, under 95% of -q, or CPU ≥ 90% of its cores).",
+		"Generator: hail's own CPU (and others' on its cores), its own send lateness p99 (lag), the wait for a free connection p99 (wait), queued and unsent requests, and the bottleneck as the final report names it: TARGET-BOUND when every connection is busy, GENERATOR-LIMITED when hail's CPU, other processes or late wake-ups hold it back.",
 		"Numbers refresh at each collector tick (once a second); the progress line every frame.",
 	} {
 		out = append(out, wrap(p, w)...)
@@ -307,12 +307,13 @@ func (m *Model) compactBody(h int) []string {
 		if last.Span > 0 {
 			cpu = last.CPU / float64(m.cfg.Cores)
 		}
-		lag := "-"
+		lag, wait := "-", "-"
 		if m.cfg.Open {
-			lag = fmtLat(last.LagP99, "ms") + "ms"
+			lag, wait = fmtLat(last.LagP99, "ms")+"ms", fmtLat(last.WaitP99, "ms")+"ms"
 		}
 		out = append(out, flow([]string{
-			l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*cpu)), l("lag p99 ") + v(lag), l("queued ") + v(fmtSI(float64(m.data.Queued))),
+			l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*cpu)), l("lag p99 ") + v(lag), l("wait p99 ") + v(wait),
+			l("queued ") + v(fmtSI(float64(m.data.Queued))),
 		}, w)...)
 		if len(m.data.Series) > 0 && len(out) < h-1 {
 			vals := make([]float64, 0, len(m.data.Series))

@@ -51,6 +51,11 @@ type Mux struct {
 	// Classify names a failure; midResponse tells whether the response
 	// head had arrived.
 	Classify func(err error, midResponse bool) stats.ErrorKind
+	// Settle is how long an abort waits before it cancels the requests in
+	// flight and closes their connections, so that requests already handed
+	// to a connection that sends asynchronously (QUIC) leave first and the
+	// server's count matches the requests counted as sent.
+	Settle time.Duration
 }
 
 // FatalError is a connection setup failure that no retry can fix, such as
@@ -113,6 +118,9 @@ func (m *Mux) Run(j *engine.Job) error {
 	go func() {
 		select {
 		case <-j.Abort:
+			if m.Settle > 0 {
+				time.Sleep(m.Settle)
+			}
 			cancel()
 			for _, c := range conns {
 				c.close()

@@ -54,19 +54,20 @@ func (w *worker) dispatch() {
 }
 
 // dispatchClosed gives every idle connection that its stage lets send the
-// next request.
+// next request. With connection stages, how many connections are active
+// is read once per batch: a connection is active while its number is below
+// it, so parking and unparking cost nothing per request.
 func (w *worker) dispatchClosed() {
-	staged := w.j.Source.Staged()
-	if staged {
-		w.unpark()
+	active := w.j.Source.ActiveConns(w.now)
+	if active > w.unparkedTo && len(w.parked) > 0 {
+		w.unpark(active)
 	}
+	w.unparkedTo = active
 	for !w.exhausted && w.free.len() > 0 {
 		c := w.popFree()
-		if staged {
-			if active, _, _ := w.j.Source.Active(w.stageIndex(c), w.now); !active {
-				w.park(c)
-				continue
-			}
+		if active >= 0 && w.stageIndex(c) >= active {
+			w.park(c)
+			continue
 		}
 		hit, _, ok := w.j.Source.Claim(w.now)
 		if !ok {
@@ -91,12 +92,12 @@ func (w *worker) park(c *conn) {
 }
 
 // unpark returns the parked connections that the stages made active again
-// to the idle queue (the event loop wakes at least every 50 ms to look).
-func (w *worker) unpark() {
+// (numbers below active) to the idle queue (the event loop wakes at least
+// every 50 ms to look).
+func (w *worker) unpark(active int) {
 	kept := w.parked[:0]
 	for _, idx := range w.parked {
-		c := &w.conns[idx]
-		if active, _, _ := w.j.Source.Active(w.stageIndex(c), w.now); active {
+		if c := &w.conns[idx]; w.stageIndex(c) < active {
 			w.release(c)
 		} else {
 			kept = append(kept, idx)

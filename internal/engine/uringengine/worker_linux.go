@@ -64,9 +64,10 @@ type worker struct {
 	err    error
 	rec    *stats.Recorder // connection closes and skipped request numbers are counted here
 
-	connBase int32   // the run-wide number of this worker's first connection (per-request log)
-	nworkers int     // workers in the run: connection stages count connections across them, interleaved
-	parked   []int32 // closed-model stages: idle slots whose connection is not active now
+	connBase   int32   // the run-wide number of this worker's first connection (per-request log)
+	nworkers   int     // workers in the run: connection stages count connections across them, interleaved
+	parked     []int32 // closed-model stages: idle slots whose connection is not active now
+	unparkedTo int     // the active-connection count the parked slots were last checked against
 
 	ring    *uring.Ring
 	br      *uring.BufRing // provided receive buffers (multishot receives)
