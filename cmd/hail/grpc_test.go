@@ -242,7 +242,6 @@ func TestGRPCBadInput(t *testing.T) {
 	}
 }
 
-
 // gRPC results go through report, compare and merge as HTTP ones do: the
 // status names survive, counts add exactly, and the HTML shows them.
 func TestGRPCResultsToolkit(t *testing.T) {
