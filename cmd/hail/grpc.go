@@ -29,6 +29,10 @@ type grpcFlags struct {
 	cert, key       string
 	cname           string
 	authority       string
+	connectTo       []string
+	unixSocket      string
+	vsockAddr       string
+	vsockUDS        string
 	streamCount     int
 	n               uint64
 	c               int
@@ -92,6 +96,10 @@ See docs/grpc.md.`,
 	fl.StringVar(&f.key, "key", "", "private key of --cert (PEM file)")
 	fl.StringVar(&f.cname, "cname", "", "TLS server name to verify the certificate against, instead of HOST")
 	fl.StringVar(&f.authority, "authority", "", "the :authority of the calls (default HOST:PORT)")
+	fl.StringArrayVar(&f.connectTo, "connect-to", nil, "connect HOST:PORT to TARGET_HOST:TARGET_PORT instead (repeatable)")
+	fl.StringVar(&f.unixSocket, "unix-socket", "", "connect over this unix socket (HOST:PORT then only names the :authority)")
+	fl.StringVar(&f.vsockAddr, "vsock-addr", "", "connect over AF_VSOCK to CID:PORT (a service inside a QEMU/KVM guest)")
+	fl.StringVar(&f.vsockUDS, "vsock-uds", "", "connect to PATH:PORT, a Firecracker/Cloud Hypervisor hybrid vsock socket and the guest port")
 	fl.Var(intValue{&f.streamCount, "messages"}, "stream-call-count", "client and bidi streaming: messages per stream, cycling through -d's array")
 	fl.VarP(countValue{&f.n}, "total", "n", "number of calls (10k, 2m accepted); ignored with -z")
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "number of connections")

@@ -19,10 +19,12 @@ import (
 )
 
 // startGRPCServer starts a grpc-go server (hail serve --grpc's services) on a
-// free loopback port for the test.
+// free loopback port (or cfg.Addr) for the test.
 func startGRPCServer(t *testing.T, cfg grpcserve.Config) (string, *grpcserve.Server) {
 	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
 	s, err := grpcserve.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -344,5 +346,19 @@ func TestGRPCBinaryStdinMaxDuration(t *testing.T) {
 	r = grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"delay":"50ms"}`, "-n", "1000", "-x", "300ms", "-c", "1", addr)
 	if n := num(r["hail"].(map[string]any)["counts"].(map[string]any)["requests"]); n < 2 || n > 10 {
 		t.Errorf("-x 300ms with 50ms calls on one connection: %d calls", n)
+	}
+}
+
+// Calls go where hail's transports take them: here a unix socket, with
+// HOST:PORT naming only the :authority.
+func TestGRPCUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "g.sock")
+	_, srv := startGRPCServer(t, grpcserve.Config{Addr: "unix:" + sock})
+	r := grpcJSON(t, "--insecure", "--unix-socket", sock, "--call", "hail.v1.Target/Echo", "-n", "25", "vm.local:9090")
+	if num(r["statusCodeDistribution"].(map[string]any)["OK"]) != 25 || srv.Calls("/hail.v1.Target/Echo") != 25 {
+		t.Errorf("unix socket: %v, server %d", r["statusCodeDistribution"], srv.Calls("/hail.v1.Target/Echo"))
+	}
+	if tr := r["hail"].(map[string]any)["transport"]; tr != "unix" {
+		t.Errorf("transport %v", tr)
 	}
 }

@@ -31,7 +31,8 @@ const DefaultAddr = "127.0.0.1:9090"
 
 // Config configures a Server. The zero value is usable.
 type Config struct {
-	// Addr is the listen address, default DefaultAddr.
+	// Addr is the listen address, default DefaultAddr; "unix:/path" is a
+	// unix socket.
 	Addr string
 	// TLS, when set, serves TLS (ALPN h2) instead of plaintext h2c.
 	TLS *tls.Config
@@ -85,9 +86,14 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Listen binds the address and returns it (with the port chosen for ":0").
+// Listen binds the address and returns it (with the port chosen for ":0");
+// "unix:/path" listens on a unix socket.
 func (s *Server) Listen() (net.Addr, error) {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	network, addr := "tcp", s.cfg.Addr
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", path
+	}
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		return nil, err
 	}
