@@ -106,8 +106,8 @@ See docs/grpc.md.`,
 	fl.VarP(intValue{&f.p, "calls per connection"}, "http2-parallel", "p", "calls in flight on each connection (HTTP/2 streams); c × p in all")
 	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (10s, 3m) instead of -n calls")
 	fl.VarP(durationValue{&f.maxDuration}, "max-duration", "x", "stop after this long even if -n calls are not done")
-	fl.VarP(floatValue{&f.q, "calls per second"}, "query-per-second", "q", "open model: this many calls per second in total, at fixed intended times")
-	fl.VarP(floatValue{&f.q, "calls per second"}, "rps", "r", "same as -q (ghz's name)")
+	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model: this many calls per second in total, at fixed intended times")
+	fl.VarP(rateValue{&f.q}, "rps", "r", "same as -q (ghz's name)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let calls in flight finish after -z or Ctrl-C instead of aborting them")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "each call's deadline, sent as grpc-timeout; 0 for none")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
@@ -137,7 +137,7 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
-	results, err := prepareResults(&f.results, f.format, p, g.workload, out, false)
+	results, err := prepareResults(&f.results, f.format, p, g.workload, out, requestURLs{})
 	if err != nil {
 		return err
 	}

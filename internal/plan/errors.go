@@ -32,17 +32,36 @@ func (e *FieldError) Message(name func(field string) string) string {
 		b.WriteString(e.Value)
 	}
 	b.WriteString(": ")
+	b.WriteString(e.problem(name))
+	return b.String()
+}
+
+// Renamed is the error with every field renamed by name (for an API whose
+// fields have other names); its Problem names no more fields to replace.
+func (e *FieldError) Renamed(name func(field string) string) *FieldError {
+	return &FieldError{Field: name(e.Field), Value: e.Value, Problem: e.problem(name)}
+}
+
+// problem is Problem with name(field) for each {field} that names a Plan
+// field (other braces, say in a quoted header value, stay as they are).
+func (e *FieldError) problem(name func(field string) string) string {
+	var b strings.Builder
 	p := e.Problem
 	for {
 		i := strings.IndexByte(p, '{')
-		j := strings.IndexByte(p, '}')
-		if i < 0 || j < i {
+		if i < 0 {
 			b.WriteString(p)
 			break
 		}
+		j := strings.IndexByte(p[i:], '}')
+		if _, field := Flags[p[i+1:max(i+j, i+1)]]; j < 0 || !field {
+			b.WriteString(p[:i+1])
+			p = p[i+1:]
+			continue
+		}
 		b.WriteString(p[:i])
-		b.WriteString(name(p[i+1 : j]))
-		p = p[j+1:]
+		b.WriteString(name(p[i+1 : i+j]))
+		p = p[i+j+1:]
 	}
 	return b.String()
 }
@@ -72,7 +91,7 @@ var Flags = map[string]string{
 	"CACert": "--cacert", "Engine": "--engine", "ShardIndex": "--shard", "ShardCount": "--shard", "StartAt": "--start-at",
 	"SQPoll": "--sqpoll", "HTTPVersion": "--http-version", "Streams": "-p", "Vsock": "--vsock-addr",
 	"VsockUDS": "--vsock-uds", "Proxy": "--proxy", "ProxyHeaders": "--proxy-header", "Cert": "--cert", "Key": "--key",
-	"HTTP2": "--http2", // not a field: HTTPVersion "2"
+	"HTTP2": "--http2 (or --http-version 2 or 3)", // not a field: HTTPVersion "2" or "3"
 }
 
 // FlagName names field by its flag (the field itself when it has none).

@@ -143,7 +143,7 @@ func (p *Plan) validateTransport() error {
 	case p.Streams < 0 || p.Streams > 100_000:
 		return fieldErr("Streams", p.Streams, "streams per connection must be from 1 to 100000")
 	case p.Streams > 1 && p.HTTPVersion == "":
-		return fieldErr("Streams", p.Streams, "several streams per connection need HTTP/2 or HTTP/3 ({HTTP2}, or {HTTPVersion} 2 or 3)")
+		return fieldErr("Streams", p.Streams, "several streams per connection need HTTP/2 or HTTP/3: give {HTTP2}")
 	case p.Streams > 1 && !p.KeepAlive:
 		return fieldErr("Streams", p.Streams, "a connection per request ({KeepAlive}) carries one stream; drop one of them")
 	case p.HTTPVersion != "" && p.HTTP10:

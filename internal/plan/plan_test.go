@@ -43,7 +43,7 @@ func TestValidate(t *testing.T) {
 		{"no host", func(p *Plan) { p.URL = u("http:///x") }, "URL", "has no host", "has no host"},
 		{"bad port", func(p *Plan) { p.URL = u("http://127.0.0.1:99999/") }, "URL", `port "99999" is not a number`, "port"},
 		{"bad HTTP version", func(p *Plan) { p.HTTPVersion = "4" }, "HTTPVersion", `--http-version "4": choose 1.0, 1.1, 2 or 3`, `HTTPVersion "4"`},
-		{"streams without h2", func(p *Plan) { p.Streams = 4 }, "Streams", "-p 4: several streams per connection need HTTP/2 or HTTP/3 (--http2, or --http-version 2 or 3)", "Streams 4"},
+		{"streams without h2", func(p *Plan) { p.Streams = 4 }, "Streams", "-p 4: several streams per connection need HTTP/2 or HTTP/3: give --http2 (or --http-version 2 or 3)", "Streams 4"},
 		{"streams without keep-alive", func(p *Plan) { p.Streams, p.HTTPVersion, p.KeepAlive = 4, "2", false }, "Streams", "(--disable-keepalive) carries one stream", "(KeepAlive)"},
 		{"h3 over http", func(p *Plan) { p.HTTPVersion = "3" }, "HTTPVersion", "--http-version 3: needs an https:// URL", "HTTPVersion 3"},
 		{"h3 over a unix socket", func(p *Plan) { p.URL, p.HTTPVersion, p.UnixSocket = u("https://x/"), "3", "/s" }, "HTTPVersion", "cannot use --unix-socket, --vsock-addr or --vsock-uds", "cannot use UnixSocket"},

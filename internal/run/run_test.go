@@ -268,8 +268,10 @@ func TestDeadlineAborts(t *testing.T) {
 		if got := res.ErrorDistribution["aborted due to deadline"]; got != 4 {
 			t.Errorf("aborted = %d, want 4 (errors %v)", got, res.ErrorDistribution)
 		}
-		if res.Summary.Total < 0.49 || res.Summary.Total > 0.6 {
-			t.Errorf("total = %v s, want 0.5", res.Summary.Total)
+		// total is the time the run took (as oha's), the abort included:
+		// bounded as the wall clock is above.
+		if res.Summary.Total < 0.49 || res.Summary.Total > 1.5 {
+			t.Errorf("total = %v s, want 0.5 and the abort's time", res.Summary.Total)
 		}
 	})
 }
