@@ -53,22 +53,25 @@ func newGRPCCmd() *cobra.Command {
 	f := &grpcFlags{n: 200, c: 50, p: 1, timeout: 20 * time.Second, outputFlags: defaultOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "grpc [flags] HOST:PORT",
-		Short: "load a gRPC service: unary and streaming calls, by reflection or .proto, with hail's load models",
-		Long: `hail grpc calls one gRPC method on HOST:PORT and reports as hail does for HTTP: latency from each
-call's intended send time in the open model (-q), HdrHistograms, the generator's own CPU and the
-verdict. Flags are ghz's where ghz has them (--call, -d, -D, -m, --proto, -i, --protoset, --insecure,
---cacert, --cert, --key, --cname, --authority); -c is connections and -p calls in flight on each.
+		Short: "load a gRPC service (unary and streaming calls) with hail's load models",
+		Long: `hail grpc calls one gRPC method on HOST:PORT and reports as hail does for HTTP: latency
+from each call's intended send time in the open model (-q), HdrHistograms, the generator's own
+CPU and the verdict. Flags are ghz's where ghz has them (--call, -d, -D, -m, --proto, -i,
+--protoset, --insecure, --cacert, --cert, --key, --cname, --authority); -c is connections and
+-p calls in flight on each.
 
-The method's schema comes from --proto (compiled in-process), --protoset, or the server's reflection.
--d is the request as JSON (an array: messages used in turn by unary and server-streaming calls, or
-one stream's messages for client and bidi streaming); templates as in scenarios ({{counter}},
-{{uuid}}, {{int 1 9}}, …) make each call's payload. A call is one request whatever its streaming
-kind; statusCodeDistribution holds gRPC status names (OK, Unavailable, DeadlineExceeded, …).
-See docs/grpc.md.`,
+The schema comes from --proto (compiled in-process), --protoset, or the server's reflection.
+-d is the request as JSON (an array: messages used in turn by unary and server-streaming
+calls, or one stream's messages for client and bidi streaming); templates as in scenarios
+({{counter}}, {{uuid}}, {{int 1 9}}, …) make each call's payload. A call is one request
+whatever its streaming kind; statusCodeDistribution holds gRPC status names (OK, Unavailable,
+DeadlineExceeded, …). See docs/grpc.md.`,
 		Example: `  hail serve --grpc 127.0.0.1:9090 &
-  hail grpc --insecure --call hail.v1.Target/Echo -d '{"payload":"hi"}' -n 10k -c 4 -p 16 127.0.0.1:9090
+  hail grpc --insecure --call hail.v1.Target/Echo -d '{"payload":"hi"}' -n 10k -c 4 -p 16 \
+      127.0.0.1:9090
   hail grpc --insecure --call grpc.health.v1.Health/Check -z 10s -q 2000 127.0.0.1:9090
-  hail grpc --proto api.proto -i protos --call api.v1.VMs/Create -d '{"name":"vm-{{counter}}"}' --cacert ca.pem api:443`,
+  hail grpc --proto api.proto -i protos --call api.v1.VMs/Create \
+      -d '{"name":"vm-{{counter}}"}' --cacert ca.pem api:443`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
