@@ -1,11 +1,9 @@
 package main
 
 import (
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"hail/internal/report"
 	"hail/internal/run"
@@ -125,16 +123,10 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 		return err
 	}
 	p := g.plan
-	if f.json {
-		f.format = "json"
-	}
-	if err := applyResultFlags(&f.results, p); err != nil {
+	color, err := f.settle(&f.results, p)
+	if err != nil {
 		return err
 	}
-	if rowsOnStdout(f.format, f.output) {
-		f.noTUI = true
-	}
-	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
 	out, err := openOutput(f.output)
 	if err != nil {
 		return err

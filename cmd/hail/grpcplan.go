@@ -143,7 +143,8 @@ func grpcPlan(cmd *cobra.Command, f *grpcFlags, target string) (*plan.Plan, erro
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = 5 * time.Second
 	}
-	if err := grpcTransport(f, p); err != nil {
+	p.UnixSocket = f.unixSocket
+	if err := applyDestination(p, f.connectTo, f.vsockAddr, f.vsockUDS); err != nil {
 		return nil, err
 	}
 	switch {
@@ -153,35 +154,6 @@ func grpcPlan(cmd *cobra.Command, f *grpcFlags, target string) (*plan.Plan, erro
 		p.Duration = f.maxDuration // -n calls, or fewer when time runs out
 	}
 	return p, nil
-}
-
-// grpcTransport applies where connections go: --connect-to, a unix
-// socket, AF_VSOCK or a hybrid vsock socket (the plan checks that they do
-// not disagree).
-func grpcTransport(f *grpcFlags, p *plan.Plan) error {
-	for _, ct := range f.connectTo {
-		h, port, th, tport, err := transport.ParseConnectTo(ct)
-		if err != nil {
-			return err
-		}
-		p.ConnectTo = append(p.ConnectTo, plan.ConnectTo{Host: h, Port: port, ToHost: th, ToPort: tport})
-	}
-	p.UnixSocket = f.unixSocket
-	if f.vsockAddr != "" {
-		cid, port, err := transport.ParseVsockAddr(f.vsockAddr)
-		if err != nil {
-			return err
-		}
-		p.Vsock, p.VsockCID, p.VsockPort = true, cid, port
-	}
-	if f.vsockUDS != "" {
-		path, port, err := transport.ParseVsockUDS(f.vsockUDS)
-		if err != nil {
-			return err
-		}
-		p.VsockUDS, p.VsockUDSPort = path, port
-	}
-	return nil
 }
 
 // grpcHeaders are a call's HTTP/2 headers: gRPC's own, then the metadata.
