@@ -91,7 +91,7 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	changed := cmd.Flags().Changed
 	p.MaxRedirects, p.KeepAlive, p.Compression = f.redirect, !f.noKeepalive, !f.noCompress
 	p.IPv4, p.IPv6, p.NoPreLookup, p.UnixSocket = f.ipv4, f.ipv6, f.noPreLookup, f.unixSocket
-	p.Insecure, p.CACert, p.Cert, p.Key, p.Engine, p.SQPoll = f.insecure, f.cacert, f.cert, f.key, f.engine, f.sqpoll
+	p.Insecure, p.CACert, p.Cert, p.Key, p.Engine, p.SQPoll = f.insecure, f.cacert, f.cert, f.key, plan.EngineName(f.engine), f.sqpoll
 	v, err := version("http", f.httpVersion, f.http2, changed)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	case "1.0":
 		p.HTTP10 = true
 	case "2", "3":
-		p.HTTPVersion = v
+		p.HTTPVersion = plan.Proto(v)
 	}
 	if changed("http2-parallel") {
 		switch {

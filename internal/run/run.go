@@ -189,7 +189,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 
 // transportName is how the run's connections travelled, for the report.
 func transportName(p *plan.Plan, d *transport.Dialer) string {
-	if p.HTTPVersion == "3" {
+	if p.HTTPVersion == plan.HTTP3 {
 		return "quic"
 	}
 	return d.Transport()
