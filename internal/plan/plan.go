@@ -35,6 +35,10 @@ type Plan struct {
 	Compression bool
 	// Host overrides the Host header (--host).
 	Host string
+	// ServerName, when set, is the TLS server name (SNI and the name the
+	// certificate must match) in place of the URL's or Host's (hail grpc's
+	// --cname).
+	ServerName string
 
 	// Connections is the number of concurrent connections (-c).
 	Connections int
@@ -389,6 +393,9 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 			} else {
 				to.ServerName = p.Host
 			}
+		}
+		if p.ServerName != "" && u == p.URL {
+			to.ServerName = p.ServerName
 		}
 		conf, err := transport.NewTLSConfig(to)
 		if err != nil {

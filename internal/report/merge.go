@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -112,8 +111,8 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 
 func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
 	for k, n := range status {
-		code, err := strconv.Atoi(k)
-		if err != nil || code < 0 || code >= stats.MaxStatus {
+		code, ok := stats.StatusByName(k)
+		if !ok {
 			return fmt.Errorf("bad status code %q in result", k)
 		}
 		t.Status[code] += n
@@ -219,6 +218,7 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 		return nil, err
 	}
 	out.Hail.Target = mergeTarget(results, info)
+	out.Hail.GRPC = mergeGRPC(results)
 	out.Hail.Merged = info
 	return out, nil
 }
@@ -484,4 +484,20 @@ func writeResultsText(b *strings.Builder, r *Result) {
 			fmt.Fprintf(b, "  Note:\tthe process exited during the run\n")
 		}
 	}
+}
+
+// mergeGRPC adds the results' gRPC call and message counts.
+func mergeGRPC(results []*Result) *GRPC {
+	var out *GRPC
+	for _, r := range results {
+		if g := r.Hail.GRPC; g != nil {
+			if out == nil {
+				out = &GRPC{Call: g.Call, Kind: g.Kind}
+			}
+			out.Calls += g.Calls
+			out.MessagesSent += g.MessagesSent
+			out.MessagesReceived += g.MessagesReceived
+		}
+	}
+	return out
 }

@@ -164,6 +164,23 @@ type Hail struct {
 	Merged *Merged `json:"merged,omitempty"`
 	// Target is the monitored target process's resource use (--target-pid).
 	Target *Target `json:"target,omitempty"`
+	// GRPC describes the run's gRPC calls (absent when it made none).
+	GRPC *GRPC `json:"grpc,omitempty"`
+}
+
+// GRPC describes a run's gRPC calls. A call is one request whatever its
+// streaming kind; its messages are counted here.
+type GRPC struct {
+	// Call is the method hail grpc called ("package.Service/Method") and
+	// Kind its streaming kind ("unary", "client streaming", "server
+	// streaming", "bidi streaming"); absent for a scenario's several.
+	Call string `json:"call,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Calls were sent; MessagesSent and MessagesReceived are their
+	// request and response messages.
+	Calls            int64 `json:"calls"`
+	MessagesSent     int64 `json:"messages_sent"`
+	MessagesReceived int64 `json:"messages_received"`
 }
 
 // Counts are exact integer totals. Every intended request ended as exactly
@@ -366,7 +383,7 @@ func buildOha(r *Result, in Input) {
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
 		if n > 0 {
-			r.StatusCodeDistribution[strconv.Itoa(code)] = n
+			r.StatusCodeDistribution[stats.StatusName(code)] = n
 		}
 	}
 	r.ErrorDistribution = map[string]int64{}

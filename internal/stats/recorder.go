@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// MaxStatus bounds the status codes counted individually; codes at or above
-// it (and below 100) are counted under 0.
-const MaxStatus = 1000
+// MaxStatus bounds the status slots (status.go): HTTP codes 100–999, then
+// gRPC's codes from GRPCBase; any other code is counted under 0.
+const MaxStatus = GRPCBase + NumGRPCCodes
 
 // Recorder accumulates the measurements of many requests. Any number of
 // goroutines record into one Recorder at once without locks: every field is
@@ -62,11 +62,12 @@ func NewRecorder() *Recorder {
 	}
 }
 
-// Response records one request that ended in an HTTP response.
-// latency and firstByte are in ns; body is the decoded body size and wire
-// the bytes read for the whole response.
+// Response records one request that ended in a response: status is its
+// slot (an HTTP code, or GRPCStatus of a gRPC call's code). latency and
+// firstByte are in ns; body is the decoded body size and wire the bytes
+// read for the whole response.
 func (r *Recorder) Response(status int, latency, firstByte int64, body, wire int64) {
-	if status >= 200 && status < 300 {
+	if StatusSuccess(status) {
 		r.latencyOK.record(latency)
 	} else {
 		r.latencyBad.record(latency)

@@ -309,6 +309,9 @@ type stream struct {
 	chain   engine.Chain
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
+	grpc    grpcResult // a gRPC call's messages and status, reused
+	// gRPC calls sent and their messages, added to Job.Messages at the end
+	calls, sent, received int64
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm) *stream {
@@ -323,6 +326,13 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 
 func (s *stream) run() {
 	j := s.j
+	defer func() {
+		if s.calls > 0 {
+			j.Messages.Calls.Add(s.calls)
+			j.Messages.Sent.Add(s.sent)
+			j.Messages.Received.Add(s.received)
+		}
+	}()
 	for {
 		hit, at, ok := s.take.Next()
 		if !ok {
@@ -371,6 +381,13 @@ func (s *stream) do(raw []byte) {
 			return
 		}
 		mid, reused, err := s.exchange(ctx, away, tp)
+		if err != nil && tp.grpc && ctx.Err() == context.DeadlineExceeded && !j.Aborting() {
+			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
+			// DeadlineExceeded, as gRPC clients end it, not as a failure.
+			s.parser.Status = stats.GRPCStatus(stats.GRPCDeadlineExceeded)
+			s.call.Respond(j.Since(), &s.parser, s.reqs)
+			return
+		}
 		if err != nil {
 			var ga *GoAwayError
 			if !s.j.Aborting() && !errors.Is(err, errRunOver) &&
@@ -430,6 +447,10 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		r := &s.result
 		*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
 			location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+		if tp.grpc {
+			s.grpc.reset()
+			r.grpc = &s.grpc
+		}
 		err := hc.exchange(ctx, tp, &s.h2call, r)
 		if s.h2call.wrote {
 			s.call.MarkSent()
@@ -437,10 +458,16 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		if r.fb > 0 {
 			s.call.FirstByte(r.fb)
 		}
+		if tp.grpc {
+			s.endGRPC(tp)
+		}
 		s.account(c)
 		if err != nil {
 			s.parser.Status = 0
 			return s.h2call.gotHeaders, reused, causeOf(c, err)
+		}
+		if tp.grpc {
+			s.parser.Status = stats.GRPCStatus(s.grpc.code(s.parser.Status))
 		}
 		s.parser.ContentLength = s.parser.BodyBytes
 		s.parser.KeepAlive = true
@@ -483,6 +510,19 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		s.conn.retire(c)
 	}
 	return false, reused, nil
+}
+
+// endGRPC counts a gRPC call's messages and stamps its first byte: the
+// first response message.
+func (s *stream) endGRPC(tp *template) {
+	if s.h2call.wrote {
+		s.calls++
+		s.sent += tp.msgs
+	}
+	s.received += s.grpc.msgs
+	if s.grpc.fb > 0 {
+		s.call.FirstByte(s.grpc.fb)
+	}
 }
 
 // causeOf returns the reason c died when the connection knows a better
