@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -69,6 +67,8 @@ type loadFlags struct {
 	proxyHeaders []string
 	cert, key    string
 	results      resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
+
+	bodyFileLimit int64 // --body-file-limit (bodies.go)
 }
 
 func newRootCmd() *cobra.Command {
@@ -110,6 +110,7 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	fl.StringVarP(&f.body, "body-string", "d", "", "request body")
 	fl.StringVarP(&f.bodyFile, "body-path", "D", "", "request body from a file")
 	fl.StringVarP(&f.bodyLines, "body-path-lines", "Z", "", "file whose lines are request bodies, used in turn")
+	fl.Var(sizeValue{&f.bodyFileLimit}, "body-file-limit", bodyFileHelp)
 	fl.StringVarP(&f.contentType, "content-type", "T", "", "Content-Type header")
 	fl.StringVarP(&f.accept, "accept-header", "A", "", "Accept header")
 	fl.StringVarP(&f.basicAuth, "basic-auth", "a", "", "basic authentication 'user:password'")
@@ -214,38 +215,11 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, err
 		// -a or the URL's user:password; an explicit -H Authorization wins, as with curl
 		p.Headers = append(p.Headers, [2]string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(f.basicAuth))})
 	}
-	nb := 0
-	for _, s := range []string{f.body, f.bodyFile, f.bodyLines} {
-		if s != "" {
-			nb++
-		}
+	bodies, err := readBodies(f)
+	if err != nil {
+		return nil, err
 	}
-	if nb > 1 {
-		return nil, fmt.Errorf("-d, -D and -Z each give the body: use only one")
-	}
-	switch {
-	case f.body != "":
-		p.Bodies = [][]byte{[]byte(f.body)}
-	case f.bodyFile != "":
-		b, err := os.ReadFile(f.bodyFile)
-		if err != nil {
-			return nil, fmt.Errorf("-D %s: %v", f.bodyFile, unwrapPathErr(err))
-		}
-		p.Bodies = [][]byte{b}
-	case f.bodyLines != "":
-		b, err := os.ReadFile(f.bodyLines)
-		if err != nil {
-			return nil, fmt.Errorf("-Z %s: %v", f.bodyLines, unwrapPathErr(err))
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			p.Bodies = append(p.Bodies, append([]byte(nil), sc.Bytes()...))
-		}
-		if len(p.Bodies) == 0 {
-			return nil, fmt.Errorf("-Z %s: the file has no lines", f.bodyLines)
-		}
-	}
+	p.Bodies = bodies
 	for _, ct := range f.connectTo {
 		h, port, th, tport, err := transport.ParseConnectTo(ct)
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"hail/internal/bodyfile"
 )
 
 // countValue is a request count with optional k/m/g suffixes (1k = 1000).
@@ -130,4 +132,23 @@ func (v choiceValue) Set(s string) error {
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", s, strings.Join(v.choices, ", "))
+}
+
+// sizeValue is a size in bytes with a binary suffix (64MiB, 512k, 2g).
+type sizeValue struct{ n *int64 }
+
+func (v sizeValue) String() string {
+	if *v.n == 0 {
+		return ""
+	}
+	return bodyfile.FormatSize(*v.n)
+}
+func (v sizeValue) Type() string { return "SIZE" }
+func (v sizeValue) Set(s string) error {
+	n, err := bodyfile.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.n = n
+	return nil
 }

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math"
@@ -16,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"hail/internal/bodyfile"
 	"hail/internal/http1"
 	"hail/internal/plan"
 )
@@ -41,6 +41,9 @@ type LoadOptions struct {
 	// LengthGiven says the command line bounds the run (-z or -n), so the
 	// file need not.
 	LengthGiven bool
+	// FileLimit bounds the files read into memory: the scenario, body_file,
+	// body_lines and pool files (--body-file-limit; 0: bodyfile.DefaultLimit).
+	FileLimit int64
 }
 
 // Limits of the format.
@@ -66,12 +69,9 @@ var (
 
 // Load reads and compiles the scenario file at path.
 func Load(path string, o LoadOptions) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := bodyfile.Read(path, o.FileLimit)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, err
 	}
 	return Parse(path, data, o)
 }
@@ -703,7 +703,7 @@ func (l *loader) pools() error {
 				if err != nil {
 					return err
 				}
-				lines, err := readLines(l.path(p))
+				lines, err := bodyfile.Lines(l.path(p), l.o.FileLimit)
 				if err != nil {
 					return l.errAt(v, "%s.file: %v", what, err)
 				}
@@ -735,24 +735,6 @@ func (l *loader) path(p string) string {
 		return p
 	}
 	return filepath.Join(l.dir, p)
-}
-
-// readLines reads a file's lines (without line ends).
-func readLines(path string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = fmt.Errorf("cannot read %s: %v", path, pe.Err)
-		}
-		return nil, err
-	}
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		out = append(out, append([]byte(nil), sc.Bytes()...))
-	}
-	return out, sc.Err()
 }
 
 // steps compiles every step.
@@ -995,12 +977,9 @@ func (l *loader) step(i int, it *yaml.Node) (*Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, err := os.ReadFile(l.path(p))
+		b, err := bodyfile.Read(l.path(p), l.o.FileLimit)
 		if err != nil {
-			if pe, ok := err.(*os.PathError); ok {
-				err = pe.Err
-			}
-			return nil, l.errAt(v, "%s.body_file: cannot read %s: %v", what, l.path(p), err)
+			return nil, l.errAt(v, "%s.body_file: %v", what, err)
 		}
 		st.bodyLit = b
 	}
@@ -1009,7 +988,7 @@ func (l *loader) step(i int, it *yaml.Node) (*Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		lines, err := readLines(l.path(p))
+		lines, err := bodyfile.Lines(l.path(p), l.o.FileLimit)
 		if err != nil {
 			return nil, l.errAt(v, "%s.body_lines: %v", what, err)
 		}
