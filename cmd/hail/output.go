@@ -31,7 +31,11 @@ func openOutput(path string) (*output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: cannot write there: %v", path, unwrapPathErr(err))
 	}
-	return &output{f: f, path: path}, nil
+	o := &output{f: f, path: path}
+	signals.mu.Lock()
+	signals.out = o // removed if a second signal ends hail before the run
+	signals.mu.Unlock()
+	return o, nil
 }
 
 func (o *output) Write(b []byte) (int, error) {
