@@ -205,3 +205,34 @@ func TestSecondSignal(t *testing.T) {
 		})
 	}
 }
+
+// A signal while the run is being set up (here: hail waits for its -D
+// FIFO) is held, and stops the run as soon as it starts: exit 0 and a
+// complete, empty result.
+func TestSignalDuringSetup(t *testing.T) {
+	base := startServe(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "body")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	out := filepath.Join(dir, "out.json")
+	cmd := startRun(t, "-z", "30s", "-c", "2", "--no-tui", "-j", "-o", out, "-m", "POST", "-D", fifo, base+"/echo")
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once hail opened it
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(100 * time.Millisecond)
+	w.Write([]byte("body"))
+	w.Close()
+	start := time.Now()
+	if code := exitWithin(cmd, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("the run went on %v after setup", el)
+	}
+	checkResult(t, out, true)
+}
