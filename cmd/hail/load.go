@@ -278,6 +278,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if f.debug {
 		return debugExchange(cmd.Context(), p, os.Stdout, f.showSecrets)
 	}
+	announcePlan(cmd, p, true)
 	out, err := openOutput(f.output)
 	if err != nil {
 		return err

@@ -182,6 +182,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		f.noTUI = true
 	}
 	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
+	announcePlan(cmd, p, false)
 	out, err := openOutput(f.output)
 	if err != nil {
 		return err

@@ -248,6 +248,9 @@ func (p *Plan) Validate() error {
 	if err := p.validateTransport(); err != nil {
 		return err
 	}
+	if err := p.validateSchedule(); err != nil {
+		return err
+	}
 	for _, s := range p.Specs() {
 		if p.proxyForward(p.URL) {
 			s.Target = p.URL.RequestURI() // checked in origin form; sent in absolute form
