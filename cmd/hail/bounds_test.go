@@ -27,7 +27,9 @@ func TestScheduleTooLong(t *testing.T) {
 	if code != 0 || !strings.Contains(se, "hail: note: at -q 0.1 only the first request is due within -z 1s") {
 		t.Errorf("exit %d, %q", code, se)
 	}
-	var doc struct{ Hail struct{ Counts struct{ Requests int64 } } }
+	var doc struct {
+		Hail struct{ Counts struct{ Requests int64 } }
+	}
 	if err := json.Unmarshal([]byte(so), &doc); err != nil || doc.Hail.Counts.Requests != 1 {
 		t.Errorf("%v, %d requests", err, doc.Hail.Counts.Requests)
 	}
