@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -103,18 +104,28 @@ func (v durationValue) Set(s string) error {
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		if f > 1e9 {
+			return 0, fmt.Errorf("%q is too long: a plain number of seconds goes up to 1e9 (31 years)", s)
+		}
 		d := time.Duration(f * float64(time.Second))
-		if f <= 0 || f > 1e9 || d <= 0 {
+		if f <= 0 || d <= 0 {
 			return 0, fmt.Errorf("%q must be a positive duration of at least 1ns, such as 10s, 1m or 250ms", s)
 		}
 		return d, nil
 	}
 	d, err := time.ParseDuration(t)
+	if err != nil && durationSyntax.MatchString(t) {
+		return 0, fmt.Errorf("%q is too long: the longest duration is %dh (292 years)", s, math.MaxInt64/int64(time.Hour))
+	}
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%q is not a duration: write it like 10s, 1m or 250ms", s)
 	}
 	return d, nil
 }
+
+// durationSyntax is the form time.ParseDuration reads, without a sign: a
+// value of this form that it refuses is out of range.
+var durationSyntax = regexp.MustCompile(`^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // choiceValue accepts one of a fixed set of words.
 type choiceValue struct {
