@@ -16,10 +16,20 @@ func WriteJSON(w io.Writer, r *Result) error {
 
 // ReadJSON reads a Result written by WriteJSON, checking what later
 // computations rely on.
+//
+// A hail result and an oha result (oha -j) are JSON objects whose summary
+// holds successRate and total; anything else — null, a list, another
+// tool's JSON — is "not a hail result", never a report of zeros.
 func ReadJSON(rd io.Reader) (*Result, error) {
+	var raw json.RawMessage
+	if err := json.NewDecoder(rd).Decode(&raw); err != nil {
+		return nil, fmt.Errorf("not a hail result: %v", err)
+	}
+	if err := looksLikeResult(raw); err != nil {
+		return nil, err
+	}
 	var r Result
-	dec := json.NewDecoder(rd)
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
 	for _, s := range []string{r.Hail.Histograms.LatencyOK, r.Hail.Histograms.LatencyBad, r.Hail.Histograms.FirstByte, r.Hail.Histograms.Lag} {
@@ -28,6 +38,49 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		}
 	}
 	return &r, nil
+}
+
+// looksLikeResult checks that raw is a JSON object with the summary keys
+// every hail and oha result has.
+func looksLikeResult(raw json.RawMessage) error {
+	const want = "a hail or oha JSON result (hail -j, oha -j) is an object with a summary"
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
+		kind := "a JSON " + jsonKind(raw)
+		return fmt.Errorf("not a hail result: the file holds %s; %s", kind, want)
+	}
+	var summary map[string]json.RawMessage
+	if err := json.Unmarshal(top["summary"], &summary); err != nil || summary == nil {
+		return fmt.Errorf("not a hail result: it has no summary; %s", want)
+	}
+	for _, k := range []string{"successRate", "total"} {
+		if _, ok := summary[k]; !ok {
+			return fmt.Errorf("not a hail result: its summary has no %s; %s", k, want)
+		}
+	}
+	return nil
+}
+
+// jsonKind names the kind of JSON value raw holds.
+func jsonKind(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case 'n':
+			return "null"
+		case '[':
+			return "list"
+		case '"':
+			return "string"
+		case 't', 'f':
+			return "boolean"
+		case '{':
+			return "object"
+		}
+		return "number"
+	}
+	return "value"
 }
 
 // WriteCSV writes the per-second series as CSV: one row per second of the
