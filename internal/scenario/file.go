@@ -530,7 +530,7 @@ func (l *loader) variables() error {
 	for k, v := range l.o.Vars {
 		l.env.vars[k] = value{s: v}
 	}
-	return nil
+	return l.resolveVars()
 }
 
 // base reads the base URL (or --base).
