@@ -55,7 +55,7 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 		return stats.ErrClosedBeforeResponse
 	case errors.Is(err, http1.ErrUnexpectedEOF):
 		return stats.ErrClosedMidResponse
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT): // ENOENT: a unix socket gone mid-run
 		return stats.ErrConnectRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED):
 		if midResponse {

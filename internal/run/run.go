@@ -91,6 +91,9 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		return nil, err
 	}
 	dialer, err := transport.NewDialer(ctx, topt)
+	if _, ok := err.(*transport.SocketPathError); ok {
+		return nil, err // it names the flag and the path
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
 	}
