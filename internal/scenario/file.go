@@ -929,7 +929,7 @@ func (l *loader) step(i int, it *yaml.Node) (*Step, error) {
 		hasUA = hasUA || strings.EqualFold(h.name, "user-agent")
 	}
 	if !hasHost {
-		parts = append(parts, literal("Host: "+host+"\r\n"))
+		parts = append(parts, literal("Host: "+http1.StripZone(host)+"\r\n"))
 	}
 	for _, h := range hs {
 		t, err := compileTemplate(h.v.Value, &env, escHeader)
