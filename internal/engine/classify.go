@@ -38,7 +38,7 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 	case errors.As(err, new(*transport.ProxyError)):
 		return stats.ErrProxyConnect
 	case errors.As(err, &tlsErr):
-		return stats.ErrTLS
+		return tlsKind(tlsErr)
 	case errors.Is(err, http1.ErrMalformedStatusLine):
 		return stats.ErrMalformedStatus
 	case errors.Is(err, http1.ErrMalformedHeader):
