@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // underVMLimit runs hail with its address space capped (ulimit -v, in KiB)
@@ -16,21 +15,8 @@ func underVMLimit(t *testing.T, kib int, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, kib), hailBin}, args...)...)
 	cmd.Env = append(os.Environ(), "MALLOC_ARENA_MAX=2") // fewer glibc arenas: less address space for the runtime's threads
-	var se strings.Builder
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
-	defer timer.Stop()
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return se.String(), code
+	_, se, code := runBounded(t, cmd)
+	return se, code
 }
 
 // A body file larger than the limit (or than memory) ends in one line and

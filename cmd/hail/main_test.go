@@ -48,7 +48,13 @@ func startServe(t *testing.T) string {
 // hail runs the binary with a time bound and returns stdout, stderr and the exit code.
 func hail(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(hailBin, args...)
+	return runBounded(t, exec.Command(hailBin, args...))
+}
+
+// runBounded runs cmd, killing it after 60 s, and returns its stdout,
+// stderr and exit code.
+func runBounded(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Start(); err != nil {
