@@ -15,7 +15,7 @@ import (
 func TestScheduleTooLong(t *testing.T) {
 	start := time.Now()
 	_, se, code := hail(t, "-q", "1e-9", "-n", "5", "--no-tui", "http://127.0.0.1:1/")
-	if code != 1 || !strings.Contains(se, "-n 5 at -q 1e-09: the last request would be due after 127 years") || strings.Count(se, "\n") != 1 {
+	if code != 1 || !strings.Contains(se, "hail: -q 1e-09: with -n 5 the last request would be due after 127 years") || strings.Count(se, "\n") != 1 {
 		t.Errorf("exit %d, %q", code, se)
 	}
 	if el := time.Since(start); el > 5*time.Second {
@@ -24,7 +24,7 @@ func TestScheduleTooLong(t *testing.T) {
 	// Bounded by -z, a slow rate runs, and hail says what it will do.
 	base := startServe(t)
 	so, se, code := hail(t, "-q", "0.1", "-z", "1s", "--no-tui", "-j", base+"/")
-	if code != 0 || !strings.Contains(se, "hail: note: at -q 0.1 only the first request is due within -z 1s") {
+	if code != 0 || !strings.Contains(se, "hail: note: -z 1s: at -q 0.1 only the first request is due within it") {
 		t.Errorf("exit %d, %q", code, se)
 	}
 	var doc struct {
@@ -51,7 +51,7 @@ func TestConnectionsFitRequests(t *testing.T) {
 				}
 				t.Fatalf("%v: %s", err, se.String())
 			}
-			if !strings.Contains(se.String(), "hail: note: -c 1000000 lowered to 2000: a run of 2000 requests needs no more connections") {
+			if !strings.Contains(se.String(), "hail: note: -c 1000000: lowered to 2000: a run of 2000 requests (-n) needs no more connections") {
 				t.Errorf("stderr %q", se.String())
 			}
 			var doc struct {

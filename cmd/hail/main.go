@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"hail/internal/plan"
 )
 
 // exitError carries an exit code other than 1.
@@ -56,7 +58,12 @@ func main() {
 		}
 		os.Exit(ee.code)
 	}
-	fmt.Fprintln(os.Stderr, "hail: "+oneLine(err.Error()))
+	msg := err.Error()
+	var fe *plan.FieldError
+	if errors.As(err, &fe) { // the plan's fields named by their flags
+		msg = strings.Replace(msg, fe.Error(), fe.Message(plan.FlagName), 1)
+	}
+	fmt.Fprintln(os.Stderr, "hail: "+oneLine(msg))
 	os.Exit(1)
 }
 

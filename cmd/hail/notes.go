@@ -14,9 +14,9 @@ import (
 // to what the run's -n can use (plan.FitConnections), saying so when -c was
 // given; scenario runs keep their connections, which stages may ramp to.
 func announcePlan(cmd *cobra.Command, p *plan.Plan, fit bool) {
-	notes := p.Notes()
+	notes := p.Notes(plan.FlagName)
 	if fit {
-		if n := p.FitConnections(); n != "" && cmd.Flags().Changed("connections") {
+		if n := p.FitConnections(plan.FlagName); n != "" && cmd.Flags().Changed("connections") {
 			notes = append([]string{n}, notes...)
 		}
 	}

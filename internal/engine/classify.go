@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"hail/internal/http1"
+	"hail/internal/redirect"
 	"hail/internal/stats"
 	"hail/internal/transport"
 )
@@ -23,6 +24,10 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 	switch {
 	case err == nil:
 		return stats.ErrOther
+	case errors.Is(err, ErrTooManyRedirects):
+		return stats.ErrTooManyRedirects
+	case errors.Is(err, redirect.ErrBadLocation), errors.Is(err, redirect.ErrNotRequest), errors.Is(err, ErrOtherOrigin):
+		return stats.ErrRedirect
 	case errors.As(err, &ctoErr):
 		return stats.ErrConnectTimeout
 	case errors.As(err, &dnsErr), errors.As(err, &netDNS):

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"hail/internal/http1"
 	"hail/internal/schedule"
 	"hail/internal/stats"
 	"hail/internal/transport"
@@ -46,10 +45,8 @@ type Job struct {
 	// call NewRequests once per connection (numbered across the run), for
 	// builders that keep per-virtual-user state such as a scenario's flows.
 	PerConnection bool
-	// Redirect is the request that redirects are built from (its target and
-	// host are replaced by the Location's).
-	Redirect http1.RequestSpec
-	// URL is the target URL.
+	// URL is the target URL: redirects are resolved against it and a hop
+	// that leaves its origin goes over RedirectDialer's connections.
 	URL *url.URL
 	// BodyLimit is how many body bytes of each response the parser keeps
 	// for Requests.Done (captures); 0 keeps none.

@@ -45,6 +45,8 @@ type Config struct {
 	ClientCAs *x509.CertPool
 	// MaxStreams bounds concurrent requests per connection (default 1000).
 	MaxStreams int64
+	// Handler answers the requests (default: Handler(), hail serve's own).
+	Handler http.Handler
 }
 
 // Server is an HTTP/3 server.
@@ -96,7 +98,11 @@ func (s *Server) Listen() (net.Addr, error) {
 	}
 	s.conn = pc
 	s.tr = &quic.Transport{Conn: pc}
-	s.srv = &http3.Server{Handler: s.count(Handler()), TLSConfig: http3.ConfigureTLSConfig(tlsConf)}
+	h := s.cfg.Handler
+	if h == nil {
+		h = Handler()
+	}
+	s.srv = &http3.Server{Handler: s.count(h), TLSConfig: http3.ConfigureTLSConfig(tlsConf)}
 	ln, err := s.tr.Listen(s.srv.TLSConfig, &quic.Config{MaxIncomingStreams: s.cfg.MaxStreams, Allow0RTT: false, MaxIdleTimeout: 30 * time.Second})
 	if err != nil {
 		pc.Close()

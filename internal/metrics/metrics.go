@@ -31,11 +31,11 @@ type Exporter struct {
 	mu   sync.Mutex
 	coll *stats.Collector
 
-	requests, responses, errs, bodyBytes, sentBytes, queued *prometheus.Desc
-	latency, lag, firstByte                                 *prometheus.Desc
-	inFlight, connsOpen, cpu, targetRSS, targetCPU, elapsed *prometheus.Desc
-	info                                                    *prometheus.Desc
-	infoLabels                                              []string
+	requests, responses, errs, bodyBytes, sentBytes, queued, unsent *prometheus.Desc
+	latency, lag, connWait, firstByte                               *prometheus.Desc
+	inFlight, connsOpen, cpu, targetRSS, targetCPU, elapsed         *prometheus.Desc
+	info                                                            *prometheus.Desc
+	infoLabels                                                      []string
 }
 
 // Info labels hail_run_info: the target URL, model, engine and shard.
@@ -57,7 +57,9 @@ func NewExporter(info Info, constLabels prometheus.Labels) *Exporter {
 		sentBytes:  d("sent_bytes_total", "Request bytes written."),
 		queued:     d("queued_requests_total", "Open model: requests that waited for a free connection."),
 		latency:    d("request_duration_seconds", "Latency of responses: from the intended send time (open model) or the send (closed) to the last byte."),
-		lag:        d("schedule_lag_seconds", "Open model: how late hail sent a request against its intended time."),
+		lag:        d("schedule_lag_seconds", "Open model: hail's own lateness in sending a request (its send delay less any wait for a free connection)."),
+		connWait:   d("connection_wait_seconds", "Open model: how long a request waited because every connection had a request in flight (the target's backpressure)."),
+		unsent:     d("unsent_requests_total", "Requests taken but never sent because the run stopped first (not counted as requests)."),
 		firstByte:  d("first_byte_seconds", "Time from send to the first response byte."),
 		inFlight:   d("in_flight_requests", "Requests in flight at the last tick."),
 		connsOpen:  d("open_connections", "Connections open at the last tick."),
@@ -79,8 +81,8 @@ func (e *Exporter) Observe(c *stats.Collector) {
 
 // Describe implements prometheus.Collector.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{e.requests, e.responses, e.errs, e.bodyBytes, e.sentBytes, e.queued,
-		e.latency, e.lag, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed, e.info} {
+	for _, d := range []*prometheus.Desc{e.requests, e.responses, e.errs, e.bodyBytes, e.sentBytes, e.queued, e.unsent,
+		e.latency, e.lag, e.connWait, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed, e.info} {
 		ch <- d
 	}
 }
@@ -113,8 +115,10 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		counter(e.bodyBytes, t.BodyBytes)
 		counter(e.sentBytes, t.SentBytes)
 		counter(e.queued, t.Queued)
+		counter(e.unsent, t.Unsent)
 		ch <- histogram(e.latency, LatencyBuckets, float64(t.LatencySum)/1e9, t.LatencyOK, t.LatencyBad)
 		ch <- histogram(e.lag, LagBuckets, -1, t.Lag)
+		ch <- histogram(e.connWait, LagBuckets, -1, t.ConnWait)
 		ch <- histogram(e.firstByte, LatencyBuckets, -1, t.FirstByte)
 	})
 	gauge := func(d *prometheus.Desc, v float64) {

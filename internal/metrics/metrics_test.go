@@ -19,7 +19,7 @@ func TestExporter(t *testing.T) {
 	}
 	rec.Response(503, 2_000_000, 1_000_000, 0, 60)
 	rec.Error(stats.ErrReset)
-	rec.Lag(30_000)
+	rec.Delay(30_000, 0)
 	coll := stats.NewCollector([]*stats.Recorder{rec}, time.Now().Add(-time.Second))
 	coll.Tick(time.Now())
 

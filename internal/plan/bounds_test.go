@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestValidateSchedule(t *testing.T) {
 		set  func(p *Plan)
 		want string // "" for valid
 	}{
-		{"years", func(p *Plan) { p.Requests, p.Rate = 5, 1e-9 }, "-n 5 at -q 1e-09: the last request would be due after 127 years"},
+		{"years", func(p *Plan) { p.Requests, p.Rate = 5, 1e-9 }, "-q 1e-09: with -n 5 the last request would be due after 127 years"},
 		{"beyond time.Duration", func(p *Plan) { p.Requests, p.Rate = 5, 1e-12 }, "years"},
 		{"bursts", func(p *Plan) { p.Requests, p.BurstEvery, p.BurstSize = 1000, time.Hour, 1 }, "the last request would be due after 42 days"},
 		{"a week is allowed", func(p *Plan) { p.Requests, p.Rate = 7*24*3600+1, 1 }, ""},
@@ -32,8 +33,11 @@ func TestValidateSchedule(t *testing.T) {
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "-z")):
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		case tc.want != "":
+			var fe *FieldError
+			if !errors.As(err, &fe) || !strings.Contains(fe.Message(FlagName), tc.want) || !strings.Contains(fe.Message(FlagName), "-z") {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+			}
 		}
 	}
 }
@@ -41,17 +45,17 @@ func TestValidateSchedule(t *testing.T) {
 func TestNotes(t *testing.T) {
 	p := testPlan()
 	p.Requests, p.Rate = 3, 0.0005
-	if n := p.Notes(); len(n) != 1 || n[0] != "-n 3 at -q 0.0005 lasts 1h6m40s: the last request is due then (-z bounds the run)" {
+	if n := p.Notes(FlagName); len(n) != 1 || n[0] != "-q 0.0005: with -n 3 the run lasts 1h6m40s: the last request is due then (-z bounds the run)" {
 		t.Errorf("long schedule: %q", n)
 	}
 	p = testPlan()
 	p.Duration, p.Rate = 2*time.Second, 0.1
-	if n := p.Notes(); len(n) != 1 || !strings.Contains(n[0], "only the first request is due within -z 2s") {
+	if n := p.Notes(FlagName); len(n) != 1 || n[0] != "-z 2s: at -q 0.1 only the first request is due within it" {
 		t.Errorf("short -z: %q", n)
 	}
 	p = testPlan()
 	p.Requests, p.Rate = 1000, 10
-	if n := p.Notes(); len(n) != 0 {
+	if n := p.Notes(FlagName); len(n) != 0 {
 		t.Errorf("ordinary run: %q", n)
 	}
 }
@@ -72,7 +76,7 @@ func TestFitConnections(t *testing.T) {
 	} {
 		p := testPlan()
 		tc.set(p)
-		note := p.FitConnections()
+		note := p.FitConnections(FlagName)
 		if p.Connections != tc.conns || (note != "") != tc.changed {
 			t.Errorf("%s: %d connections, note %q", tc.name, p.Connections, note)
 		}

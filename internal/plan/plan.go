@@ -5,7 +5,6 @@ package plan
 
 import (
 	"crypto/tls"
-	"fmt"
 	"net"
 	"net/url"
 	"strconv"
@@ -134,38 +133,38 @@ func (p *Plan) validateTransport() error {
 	switch p.HTTPVersion {
 	case "", "2", "3":
 	default:
-		return fmt.Errorf("--http-version %q: choose 1.0, 1.1, 2 or 3", p.HTTPVersion)
+		return fieldErr("HTTPVersion", p.HTTPVersion, "choose 1.0, 1.1, 2 or 3")
 	}
 	switch {
 	case p.Streams < 0 || p.Streams > 100_000:
-		return fmt.Errorf("-p %d: streams per connection must be from 1 to 100000", p.Streams)
+		return fieldErr("Streams", p.Streams, "streams per connection must be from 1 to 100000")
 	case p.Streams > 1 && p.HTTPVersion == "":
-		return fmt.Errorf("-p %d: several streams per connection need --http2 (or --http-version 2 or 3)", p.Streams)
+		return fieldErr("Streams", p.Streams, "several streams per connection need HTTP/2 or HTTP/3: give {HTTP2}")
 	case p.Streams > 1 && !p.KeepAlive:
-		return fmt.Errorf("-p %d with --disable-keepalive: a connection per request carries one stream; drop one of them", p.Streams)
+		return fieldErr("Streams", p.Streams, "a connection per request ({KeepAlive}) carries one stream; drop one of them")
 	case p.HTTPVersion != "" && p.HTTP10:
-		return fmt.Errorf("--http-version 1.0 and HTTP/%s exclude each other: give one", p.HTTPVersion)
+		return fieldErr("HTTP10", nil, "HTTP/1.0 and HTTP/%s exclude each other: give one", p.HTTPVersion)
 	case p.HTTPVersion == "3" && p.URL.Scheme != "https":
-		return fmt.Errorf("--http-version 3 needs an https:// URL: QUIC always uses TLS")
+		return fieldErr("HTTPVersion", 3, "needs an https:// URL: QUIC always uses TLS")
 	case p.HTTPVersion == "3" && (p.UnixSocket != "" || p.Vsock || p.VsockUDS != ""):
-		return fmt.Errorf("--http-version 3 runs over UDP: it cannot use --unix-socket, --vsock-addr or --vsock-uds")
+		return fieldErr("HTTPVersion", 3, "runs over UDP: it cannot use {UnixSocket}, {Vsock} or {VsockUDS}")
 	case p.HTTPVersion == "3" && p.Proxy != nil:
-		return fmt.Errorf("--proxy carries TCP streams; HTTP/3 runs over UDP and cannot go through it")
+		return fieldErr("Proxy", nil, "carries TCP streams; HTTP/3 runs over UDP and cannot go through it")
 	case p.Vsock && p.VsockUDS != "":
-		return fmt.Errorf("--vsock-addr and --vsock-uds exclude each other: give one")
+		return fieldErr("Vsock", nil, "{Vsock} and {VsockUDS} exclude each other: give one")
 	case (p.Vsock || p.VsockUDS != "") && p.UnixSocket != "":
-		return fmt.Errorf("--unix-socket and --vsock-* each say where connections go: give one")
+		return fieldErr("UnixSocket", nil, "{UnixSocket} and {Vsock}/{VsockUDS} each say where connections go: give one")
 	case (p.Vsock || p.VsockUDS != "") && len(p.ConnectTo) > 0:
-		return fmt.Errorf("--connect-to has no effect with --vsock-addr/--vsock-uds (the URL only names the Host header): drop it")
+		return fieldErr("ConnectTo", nil, "has no effect with {Vsock}/{VsockUDS} (the URL only names the Host header): drop it")
 	case p.Proxy != nil && (p.Vsock || p.VsockUDS != "" || p.UnixSocket != ""):
-		return fmt.Errorf("--proxy and --unix-socket/--vsock-* each say where connections go: give one")
+		return fieldErr("Proxy", nil, "{Proxy} and {UnixSocket}/{Vsock}/{VsockUDS} each say where connections go: give one")
 	case (p.Cert != "" || p.Key != "") && p.URL.Scheme != "https":
-		return fmt.Errorf("--cert/--key are TLS client certificates: they need an https:// URL")
+		return fieldErr("Cert", nil, "{Cert}/{Key} are TLS client certificates: they need an https:// URL")
 	case p.Key != "" && p.Cert == "":
-		return fmt.Errorf("--key %s needs --cert (the client certificate it belongs to)", p.Key)
+		return fieldErr("Key", p.Key, "needs {Cert} (the client certificate it belongs to)")
 	}
 	if p.Proxy != nil && p.Proxy.Scheme != "http" && p.Proxy.Scheme != "https" {
-		return fmt.Errorf("--proxy %s: the scheme must be http or https", p.Proxy.Redacted())
+		return fieldErr("Proxy", p.Proxy.Redacted(), "the scheme must be http or https")
 	}
 	return nil
 }
@@ -209,40 +208,42 @@ func (p *Plan) Port() int {
 	return 80
 }
 
-// Validate checks the plan and returns the first problem, phrased for the
-// user with the flag that causes it.
+// Validate checks the plan and returns the first problem as a *FieldError
+// naming the field at fault.
 func (p *Plan) Validate() error {
 	switch {
 	case p.URL == nil:
-		return fmt.Errorf("no URL given: usage is hail [flags] URL, e.g. hail -n 1000 http://127.0.0.1:8080/")
+		return fieldErr("URL", nil, "none given: usage is hail [flags] URL, e.g. hail -n 1000 http://127.0.0.1:8080/")
 	case p.Connections < 1:
-		return fmt.Errorf("-c %d: need at least one connection", p.Connections)
+		return fieldErr("Connections", p.Connections, "need at least one connection")
 	case p.Connections > 1_000_000:
-		return fmt.Errorf("-c %d: at most 1000000 connections", p.Connections)
+		return fieldErr("Connections", p.Connections, "at most 1000000 connections")
 	case p.Requests == 0 && p.Duration == 0:
-		return fmt.Errorf("-n 0: give a number of requests (-n) or a duration (-z)")
+		return fieldErr("Requests", 0, "give a number of requests ({Requests}) or a duration ({Duration})")
 	case p.Rate < 0:
-		return fmt.Errorf("-q %g: the rate must be positive", p.Rate)
+		return fieldErr("Rate", p.Rate, "the rate must be positive")
 	case p.BurstEvery < 0:
-		return fmt.Errorf("--burst-delay must be positive")
-	case p.Timeout < 0 || p.ConnectTimeout < 0:
-		return fmt.Errorf("-t/--connect-timeout must be positive")
+		return fieldErr("BurstEvery", nil, "must be positive")
+	case p.Timeout < 0:
+		return fieldErr("Timeout", nil, "must be positive")
+	case p.ConnectTimeout < 0:
+		return fieldErr("ConnectTimeout", nil, "must be positive")
 	case p.MaxRedirects < 0:
-		return fmt.Errorf("-r %d: the redirect limit can't be negative", p.MaxRedirects)
+		return fieldErr("MaxRedirects", p.MaxRedirects, "the redirect limit can't be negative")
 	case p.IPv4 && p.IPv6:
-		return fmt.Errorf("--ipv4 and --ipv6 exclude each other: give one")
+		return fieldErr("IPv4", nil, "{IPv4} and {IPv6} exclude each other: give one")
 	case p.Engine != "net" && p.Engine != "uring" && p.Engine != "auto":
-		return fmt.Errorf("--engine %q: choose net, uring or auto", p.Engine)
+		return fieldErr("Engine", p.Engine, "choose net, uring or auto")
 	}
 	if p.URL.Scheme != "http" && p.URL.Scheme != "https" {
-		return fmt.Errorf("URL %q: the scheme must be http or https", p.URL.String())
+		return fieldErr("URL", p.URL.String(), "the scheme must be http or https")
 	}
 	if p.URL.Host == "" {
-		return fmt.Errorf("URL %q has no host: write it like http://127.0.0.1:8080/path", p.URL.String())
+		return fieldErr("URL", p.URL.String(), "has no host: write it like http://127.0.0.1:8080/path")
 	}
 	if port := p.URL.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("URL %q: port %q is not a number from 1 to 65535", p.URL.String(), port)
+			return fieldErr("URL", p.URL.String(), "port %q is not a number from 1 to 65535", port)
 		}
 	}
 	if err := p.validateTransport(); err != nil {
@@ -256,7 +257,17 @@ func (p *Plan) Validate() error {
 			s.Target = p.URL.RequestURI() // checked in origin form; sent in absolute form
 		}
 		if err := s.Validate(); err != nil {
-			return err
+			msg := strings.TrimPrefix(err.Error(), "http1: ")
+			field := "Headers"
+			switch {
+			case strings.HasPrefix(msg, "invalid method"):
+				field = "Method"
+			case strings.HasPrefix(msg, "invalid host"):
+				field = "Host"
+			case strings.HasPrefix(msg, "invalid request target"):
+				field = "URL"
+			}
+			return &FieldError{Field: field, Problem: msg}
 		}
 	}
 	return nil

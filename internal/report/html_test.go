@@ -53,7 +53,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("no chart %s", id)
 		}
 	}
-	for _, want := range []string{"browse &lt;items&gt;", "Thresholds", "nginx", "99.9%", "Configuration", "[redacted]", "Generator health: OK"} {
+	for _, want := range []string{"browse &lt;items&gt;", "Thresholds", "nginx", "99.9%", "Configuration", "[redacted]", "Bottleneck: none"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

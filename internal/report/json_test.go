@@ -223,7 +223,7 @@ func TestTextReport(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{"Success rate:", "Requests/sec:", "Response time histogram:", "99.90% in", "[200] 1000 responses",
-		"[3] connection reset by peer", "Schedule lag:", "WARNING: the generator, not the target, limited this test"} {
+		"[3] connection reset by peer", "Send delay, hail's own:", "WARNING: the generator, not the target, limited this test"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q", want)
 		}

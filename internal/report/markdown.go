@@ -67,21 +67,22 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	g := h.Generator
 	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", g.CPUPerRequestUS, 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
 	if h.Model == "open" {
-		fmt.Fprintf(b, ", schedule lag p99 %s", fmtDur(h.Lag.P99))
+		fmt.Fprintf(b, ", own send lateness p99 %s, connection wait p99 %s", fmtDur(h.SendDelay.Own.P99), fmtDur(h.SendDelay.ConnWait.P99))
 	}
 	fmt.Fprintln(b, ".")
+	fmt.Fprintf(b, "\nRequests: %s.\n", mdEscape(accounting(&h)))
 	if t := h.Target; t != nil {
 		fmt.Fprintf(b, "\nTarget (pid %d, %s): peak RSS %s (mean %s, %s → %s), CPU %.2f s (%.2f cores mean, %.2f peak).\n",
 			t.PID, mdEscape(t.Command), bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)),
 			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPUSeconds, t.MeanCPU, t.PeakCPU)
 	}
-	if h.Verdict.GeneratorLimited {
-		fmt.Fprintf(b, "\n> **Warning**: the generator, not the target, limited this test:\n")
-		for _, why := range h.Verdict.Reasons {
-			fmt.Fprintf(b, "> - %s\n", mdEscape(why))
-		}
-	} else {
-		fmt.Fprintf(b, "\nThe generator kept up: the numbers measure the target.\n")
+	head, warn := h.Verdict.Headline()
+	if warn {
+		head = "**" + head + "**"
+	}
+	fmt.Fprintf(b, "\n> %s\n", head)
+	for _, why := range h.Verdict.Reasons {
+		fmt.Fprintf(b, "> - %s\n", mdEscape(why))
 	}
 	if h.Interrupted {
 		fmt.Fprintf(b, "\n_Interrupted: the run was stopped by a signal; the numbers cover what was done._\n")

@@ -66,7 +66,10 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	for _, x := range []struct {
 		enc string
 		dst *hdr.Histogram
-	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}} {
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.ConnWait, t.ConnWait}} {
+		if x.enc == "" && x.dst == t.ConnWait {
+			continue // a result from before the connection wait was recorded
+		}
 		d, err := DecodeHist(x.enc)
 		if err != nil {
 			return nil, fmt.Errorf("bad histogram in result: %v", err)
@@ -78,7 +81,7 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	}
 	c := r.Hail.Counts
 	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
-	t.Queued, t.QueueWait = c.Queued, c.QueueWaitNS
+	t.Queued, t.QueueWait, t.Unsent, t.Skipped = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped
 	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
@@ -147,40 +150,13 @@ func Merge(results []*Result, names []string) (*Result, error) {
 	}
 	first := results[0]
 	info := &Merged{Results: len(results), Notes: []string{}}
-	total := stats.NewTotals()
-	var usage stats.Usage
-	cores := 0
-	start := int64(math.MaxInt64)
-	var end int64
-	interrupted, split := false, false
-	engines := []string{}
-	for i, r := range results {
-		t, err := TotalsOf(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name(i), err)
-		}
-		total.Add(t)
-		g := r.Hail.Generator
-		usage.User += time.Duration(g.UserSeconds * 1e9)
-		usage.System += time.Duration(g.SystemSeconds * 1e9)
-		usage.Voluntary += g.VoluntarySwitches
-		usage.Involuntary += g.ForcedSwitches
-		usage.MaxRSS = max(usage.MaxRSS, g.MaxRSSBytes)
-		cores += g.Cores
-		start = min(start, r.Hail.StartUnixNano)
-		end = max(end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
-		interrupted = interrupted || r.Hail.Interrupted
-		split = split || r.LatencyPercentileSuccessful != nil
-		if !slices.Contains(engines, r.Hail.Engine) {
-			engines = append(engines, r.Hail.Engine)
-		}
-		if r.Hail.Shard != nil {
-			info.Shards = append(info.Shards, r.Hail.Shard.Index)
-		}
+	sum, err := sumResults(results, name, info)
+	if err != nil {
+		return nil, err
 	}
 	sort.Ints(info.Shards)
-	series, spread := alignSeries(results, start, func(r *Result) []stats.Second { return r.Hail.Series })
-	elapsed := time.Duration(end - start)
+	series, spread := alignSeries(results, sum.start, func(r *Result) []stats.Second { return r.Hail.Series })
+	elapsed := time.Duration(sum.end - sum.start)
 	rate := 0.0
 	for _, r := range results {
 		if r.Hail.Shard != nil {
@@ -192,32 +168,115 @@ func Merge(results []*Result, names []string) (*Result, error) {
 			rate = q
 		}
 	}
-	engine := strings.Join(engines, "+")
-	out := Build(Input{Totals: total, Series: series, Elapsed: elapsed, Usage: usage, Cores: cores,
+	engine := strings.Join(sum.engines, "+")
+	out := Build(Input{Totals: sum.total, Series: series, Elapsed: elapsed, Usage: sum.usage, Cores: sum.cores,
 		Engine: engine, EngineReason: fmt.Sprintf("merged from %d results", len(results)), Open: first.Hail.Model == "open",
-		Rate: rate, Start: time.Unix(0, start), Interrupted: interrupted, Config: first.Hail.Config,
-		Version: first.Hail.Version, SuccessSplit: split})
+		Rate: rate, Start: time.Unix(0, sum.start), Interrupted: sum.interrupted, Config: first.Hail.Config,
+		Version: first.Hail.Version, SuccessSplit: sum.split, Intent: sum.intent, Connections: sum.conns})
 	info.Notes = append(info.Notes,
 		fmt.Sprintf("counts, status codes, errors and histograms are exact sums of the %d results; percentiles are recomputed from the summed histograms", len(results)),
 		fmt.Sprintf("the results' starts are %s apart; per-second series are aligned by wall clock to the nearest second", time.Duration(spread).Round(time.Microsecond)),
 		"per-second percentiles (p50…max, schedule lag) are the highest of the results' for that second: an upper bound, not exact",
 		fmt.Sprintf("generator CPU, context switches and cores are summed over the %d results; peak RSS is the largest single result's", len(results)))
-	for i, r := range results {
-		for _, why := range r.Hail.Verdict.Reasons {
-			label := name(i)
-			if r.Hail.Shard != nil {
-				label = fmt.Sprintf("shard %d/%d", r.Hail.Shard.Index, r.Hail.Shard.Count)
-			}
-			out.Hail.Verdict.GeneratorLimited = true
-			out.Hail.Verdict.Reasons = append(out.Hail.Verdict.Reasons, label+": "+why)
-		}
-	}
-	if err := mergeSteps(out, results, start, elapsed, info); err != nil {
+	mergeVerdicts(out, results, name)
+	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
 		return nil, err
 	}
 	out.Hail.Target = mergeTarget(results, info)
 	out.Hail.Merged = info
 	return out, nil
+}
+
+// mergeSums is what Merge adds up over its inputs before Build.
+type mergeSums struct {
+	total              *stats.Totals
+	usage              stats.Usage
+	cores              int
+	start, end         int64 // the earliest start and latest end, Unix ns
+	interrupted, split bool
+	engines            []string
+	intent             Intent
+	conns              int
+}
+
+// sumResults adds the results' totals and generator usage, spans their
+// times, and records their shards in info.
+func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSums, error) {
+	m := mergeSums{total: stats.NewTotals(), start: math.MaxInt64, engines: []string{}}
+	for i, r := range results {
+		t, err := TotalsOf(r)
+		if err != nil {
+			return m, fmt.Errorf("%s: %v", name(i), err)
+		}
+		m.total.Add(t)
+		g := r.Hail.Generator
+		m.usage.User += time.Duration(g.UserSeconds * 1e9)
+		m.usage.System += time.Duration(g.SystemSeconds * 1e9)
+		m.usage.Voluntary += g.VoluntarySwitches
+		m.usage.Involuntary += g.ForcedSwitches
+		m.usage.MaxRSS = max(m.usage.MaxRSS, g.MaxRSSBytes)
+		m.cores += g.Cores
+		c := r.Hail.Counts
+		m.intent.Intended += max(c.Intended, c.Requests+c.Unsent+c.Skipped)
+		m.intent.Unsent += c.Unsent
+		m.intent.Skipped += c.Skipped
+		if m.intent.Reason == "" {
+			m.intent.Reason = r.Hail.UnsentReason
+		}
+		if r.Hail.Shard != nil {
+			m.conns += r.Hail.Shard.Connections
+		} else if n, ok := r.Hail.Config["connections"].(float64); ok {
+			m.conns += int(n)
+		}
+		m.start = min(m.start, r.Hail.StartUnixNano)
+		m.end = max(m.end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
+		m.interrupted = m.interrupted || r.Hail.Interrupted
+		m.split = m.split || r.LatencyPercentileSuccessful != nil
+		if !slices.Contains(m.engines, r.Hail.Engine) {
+			m.engines = append(m.engines, r.Hail.Engine)
+		}
+		if r.Hail.Shard != nil {
+			info.Shards = append(info.Shards, r.Hail.Shard.Index)
+		}
+	}
+	return m, nil
+}
+
+// mergeVerdicts makes the merged verdict: the merged totals' own (Build's),
+// unless an input was limited by something the totals cannot show (its own
+// CPU, other processes, its wake-ups) or by the target: then the worst
+// input's kind (generator side before target), with the reasons of every
+// input that was not comfortable, labeled by shard (or name).
+func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
+	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
+	v := &out.Hail.Verdict
+	worst := v.Bottleneck
+	var reasons []string
+	for i, r := range results {
+		rv := r.Hail.Verdict
+		if rank[rv.Bottleneck] == 0 && !rv.GeneratorLimited {
+			continue
+		}
+		label := name(i)
+		if r.Hail.Shard != nil {
+			label = fmt.Sprintf("shard %d/%d", r.Hail.Shard.Index, r.Hail.Shard.Count)
+		}
+		kind := rv.Bottleneck
+		if kind == "" { // a result from before bottleneck kinds
+			kind = BottleneckGenerator
+		}
+		if rank[kind] > rank[worst] {
+			worst = kind
+		}
+		for _, why := range rv.Reasons {
+			reasons = append(reasons, label+": "+why)
+		}
+	}
+	if worst != v.Bottleneck {
+		v.Bottleneck, v.Reasons = worst, nil
+	}
+	v.Reasons = append(v.Reasons, reasons...)
+	v.GeneratorLimited = rank[v.Bottleneck] >= rank[BottleneckWakeup]
 }
 
 // checkMergeable returns an error naming the first field on which the

@@ -118,8 +118,16 @@ type Hail struct {
 	Counts Counts `json:"counts"`
 	// Histograms are HdrHistograms (ns, V2 compressed, base64) for exact merges.
 	Histograms Histograms `json:"histograms"`
-	// Lag is the generator's schedule lag (open model), seconds.
+	// Lag is hail's own send lateness (open model), seconds: SendDelay.Own,
+	// under its earlier name.
 	Lag LagStats `json:"schedule_lag"`
+	// SendDelay is how late requests were sent against their intended
+	// times (open model), split into hail's own lateness and the wait for
+	// a free connection (the target's backpressure), over every sent request.
+	SendDelay SendDelay `json:"send_delay"`
+	// UnsentReason says why requests were left unsent: "deadline",
+	// "interrupt" or "threshold" (absent when none were).
+	UnsentReason string `json:"unsent_reason,omitempty"`
 	// Generator is hail's own resource use.
 	Generator Generator `json:"generator"`
 	// Verdict says whether the generator, not the target, limited the test.
@@ -157,8 +165,15 @@ type Hail struct {
 	Target *Target `json:"target,omitempty"`
 }
 
-// Counts are exact integer totals.
+// Counts are exact integer totals. Every intended request ended as exactly
+// one of: sent (then a response or an error: Requests), unsent (still in
+// hail when the run stopped sending: never counted as a request, an error
+// or in requests/s), or skipped (a request number no step could serve).
 type Counts struct {
+	Intended     int64 `json:"intended"`
+	Sent         int64 `json:"sent"`
+	Unsent       int64 `json:"unsent"`
+	Skipped      int64 `json:"skipped,omitempty"`
 	Requests     int64 `json:"requests"`
 	Responses    int64 `json:"responses"`
 	Errors       int64 `json:"errors"`
@@ -184,6 +199,17 @@ type Histograms struct {
 	LatencyBad string `json:"latency_other"`
 	FirstByte  string `json:"first_byte"`
 	Lag        string `json:"schedule_lag"`
+	ConnWait   string `json:"conn_wait,omitempty"`
+}
+
+// SendDelay splits the open model's send delay, seconds.
+type SendDelay struct {
+	// Own is hail's own lateness: a connection was free, or the request
+	// had not even been taken yet.
+	Own LagStats `json:"own"`
+	// ConnWait is the wait because every connection had a request in
+	// flight: the target's backpressure.
+	ConnWait LagStats `json:"conn_wait"`
 }
 
 // LagStats describe schedule lag in seconds.
@@ -206,12 +232,25 @@ type Generator struct {
 	VoluntarySwitches int64   `json:"voluntary_context_switches"`
 	ForcedSwitches    int64   `json:"involuntary_context_switches"`
 	MaxRSSBytes       int64   `json:"max_rss_bytes"`
+	// OthersCPU is the share of hail's CPUs that other processes used over
+	// the run, Steal the share the hypervisor stole, and CPUPressure the
+	// share of the time some task on the machine waited for a CPU (PSI;
+	// -1 unknown). Linux only.
+	OthersCPU   float64 `json:"others_cpu"`
+	Steal       float64 `json:"steal"`
+	CPUPressure float64 `json:"cpu_pressure"`
 }
 
 // Verdict says who limited the test.
 type Verdict struct {
-	GeneratorLimited bool     `json:"generator_limited"`
-	Reasons          []string `json:"reasons"`
+	// Bottleneck is one of BottleneckNone, BottleneckTarget,
+	// BottleneckGenerator, BottleneckOthers, BottleneckWakeup.
+	Bottleneck string `json:"bottleneck"`
+	// GeneratorLimited is true for the three generator-side kinds
+	// (generator, other-processes, timer-wakeup).
+	GeneratorLimited bool `json:"generator_limited"`
+	// Reasons are the evidence, sentences with numbers.
+	Reasons []string `json:"reasons"`
 }
 
 // Input is what Build needs from a finished run.
@@ -235,6 +274,20 @@ type Input struct {
 	ALPN      string
 	Transport string
 	TLS       *TLSCounts
+	// Intent accounts for every intended request.
+	Intent Intent
+	// Machine is what happened on hail's CPUs (others' use, steal, pressure).
+	Machine stats.MachineUse
+	// Connections is -c (for the target's sustained rate in the verdict).
+	Connections int
+}
+
+// Intent accounts for a run's intended requests: Intended = Sent + Unsent
+// + Skipped.
+type Intent struct {
+	Intended, Sent, Unsent, Skipped int64
+	// Reason is why requests were left unsent ("" when the run ran out).
+	Reason string
 }
 
 // TLSCounts are a run's TLS handshakes (QUIC's included) and resumptions.
@@ -247,13 +300,21 @@ func sec(ns int64) float64 { return float64(ns) / 1e9 }
 
 // Build makes the Result of a run.
 func Build(in Input) *Result {
+	r := &Result{}
+	buildOha(r, in)
+	buildHail(r, in)
+	return r
+}
+
+// buildOha fills oha's part of r: the summary, histograms, percentiles,
+// requests/s, details and the status and error distributions.
+func buildOha(r *Result, in Input) {
 	t := in.Totals
 	lat := t.Latency()
 	total := in.Elapsed.Seconds()
 	responses := t.Responses()
 	requests := t.Requests()
 	aborted := t.Errors[stats.ErrAborted]
-	r := &Result{}
 	s := &r.Summary
 	s.Total = total
 	if n := requests - aborted; n > 0 {
@@ -304,6 +365,16 @@ func Build(in Input) *Result {
 			r.ErrorDistribution[stats.ErrorKind(k).String()] = n
 		}
 	}
+}
+
+// buildHail fills r's "hail" section: exact counts, encoded histograms,
+// schedule lag, the generator's resource use, the verdict and hints, the
+// series and the configuration. It runs after buildOha: the verdict reads
+// the summary.
+func buildHail(r *Result, in Input) {
+	t := in.Totals
+	total := in.Elapsed.Seconds()
+	requests, responses, aborted := t.Requests(), t.Responses(), t.Errors[stats.ErrAborted]
 	h := &r.Hail
 	h.Version = in.Version
 	h.Engine, h.EngineReason = in.Engine, in.EngineReason
@@ -313,7 +384,11 @@ func Build(in Input) *Result {
 	}
 	h.StartUnixNano = in.Start.UnixNano()
 	h.Interrupted = in.Interrupted
-	h.Counts = Counts{Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted,
+	in.Intent.Sent = requests
+	in.Intent.Intended = max(in.Intent.Intended, in.Intent.Sent+in.Intent.Unsent+in.Intent.Skipped)
+	unsent := in.Intent.Intended - in.Intent.Sent - in.Intent.Skipped
+	h.Counts = Counts{Intended: in.Intent.Intended, Sent: requests, Unsent: unsent, Skipped: in.Intent.Skipped,
+		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
 		Queued: t.Queued, QueueWaitNS: t.QueueWait, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}
@@ -321,10 +396,13 @@ func Build(in Input) *Result {
 		h.Counts.ConnectMinNS, h.Counts.ConnectMaxNS = t.ConnectMin, t.ConnectMax
 		h.Counts.DNSMinNS, h.Counts.DNSMaxNS = t.DNSMin, t.DNSMax
 	}
+	if unsent > 0 {
+		h.UnsentReason = in.Intent.Reason
+	}
 	h.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
-		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag)}
-	h.Lag = LagStats{Samples: t.Lag.TotalCount(), P50: sec(t.Lag.ValueAtQuantile(50)), P90: sec(t.Lag.ValueAtQuantile(90)),
-		P99: sec(t.Lag.ValueAtQuantile(99)), P999: sec(t.Lag.ValueAtQuantile(99.9)), Max: sec(t.Lag.Max())}
+		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), ConnWait: encode(t.ConnWait)}
+	h.SendDelay = SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
+	h.Lag = h.SendDelay.Own
 	g := &h.Generator
 	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
 	g.Cores = in.Cores
@@ -335,6 +413,7 @@ func Build(in Input) *Result {
 		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)
 	}
 	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
+	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
 	h.Verdict = verdict(in, r)
 	h.Hints = hints(t)
 	h.Series = in.Series
@@ -343,40 +422,12 @@ func Build(in Input) *Result {
 	}
 	h.Config = in.Config
 	h.Protocol, h.ALPN, h.Transport, h.TLS = in.Protocol, in.ALPN, in.Transport, in.TLS
-	return r
 }
 
-func verdict(in Input, r *Result) Verdict {
-	v := Verdict{Reasons: []string{}}
-	h := &r.Hail
-	if in.Open && h.Lag.Samples > 0 && h.Lag.P99 > 0.001 {
-		v.GeneratorLimited = true
-		msg := fmt.Sprintf("schedule lag p99 %s exceeds 1ms: hail could not send on time", fmtDur(h.Lag.P99))
-		if u := h.Generator.Utilization; u > 0 && u < 0.5 {
-			// Not load: an idle generator woken late by the operating system.
-			msg += fmt.Sprintf("; with its CPU %.0f%% busy this is the OS waking it late (idle wake-up latency, common in VMs), "+
-				"not load: pin hail and the target to separate cores (taskset); latencies count from intended send times, so they include it", 100*u)
-		} else if u >= 0.5 {
-			msg += fmt.Sprintf("; its CPU was %.0f%% busy: give it more cores or lower -q", 100*u)
-		}
-		v.Reasons = append(v.Reasons, msg)
-	}
-	if in.Open && in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
-		achieved := float64(h.Counts.Requests) / r.Summary.Total
-		if achieved < 0.95*in.Rate {
-			v.GeneratorLimited = true
-			msg := fmt.Sprintf("achieved %.1f req/s, %.0f%% of the -q %g target", achieved, 100*achieved/in.Rate, in.Rate)
-			if h.Counts.Queued > h.Counts.Requests/20 {
-				msg += fmt.Sprintf("; %d requests waited for a free connection (raise -c)", h.Counts.Queued)
-			}
-			v.Reasons = append(v.Reasons, msg)
-		}
-	}
-	if h.Generator.Utilization >= 0.9 {
-		v.GeneratorLimited = true
-		v.Reasons = append(v.Reasons, fmt.Sprintf("hail's own CPU was %.0f%% of its %d core(s): the generator was saturated", 100*h.Generator.Utilization, h.Generator.Cores))
-	}
-	return v
+// lagStats summarises a histogram of ns values in seconds.
+func lagStats(h *hdr.Histogram) LagStats {
+	return LagStats{Samples: h.TotalCount(), P50: sec(h.ValueAtQuantile(50)), P90: sec(h.ValueAtQuantile(90)),
+		P99: sec(h.ValueAtQuantile(99)), P999: sec(h.ValueAtQuantile(99.9)), Max: sec(h.Max())}
 }
 
 func ms(h *hdr.Histogram, q float64) float64 {

@@ -59,6 +59,39 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	d := func(s float64) string { return fmt.Sprintf("%.4f %s", s*scale, name) }
 	c := colorer{on: o.Color}
 	b := &strings.Builder{}
+	writeSummaryText(b, r, scale, d, c)
+	writeOutcomesText(b, r, c)
+	h := r.Hail
+	for _, hint := range h.Hints {
+		fmt.Fprintf(b, "  hint: %s\n", hint)
+	}
+	if len(h.Steps) > 0 {
+		fmt.Fprintln(b)
+		writeSteps(b, r, d, c)
+	}
+	writeGeneratorText(b, r, d)
+	writeResultsText(b, r) // merge.go: shard, merge notes, target process
+	if head, warn := h.Verdict.Headline(); h.Verdict.Bottleneck != "" {
+		if warn {
+			head = c.warn(head)
+		}
+		fmt.Fprintf(b, "\n%s\n", head)
+		for _, why := range h.Verdict.Reasons {
+			fmt.Fprintf(b, "  - %s\n", why)
+		}
+	}
+	if len(h.Thresholds) > 0 || h.StoppedBy != "" {
+		fmt.Fprintln(b)
+		writeThresholds(b, r, c)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSummaryText writes oha's sections: the summary, the response time
+// histogram and distributions, requests/s over the run and the details; d
+// formats seconds in the chosen unit, scale converts to it.
+func writeSummaryText(b *strings.Builder, r *Result, scale float64, d func(float64) string, c colorer) {
 	s := r.Summary
 	fmt.Fprintf(b, "Summary:\n")
 	fmt.Fprintf(b, "  Success rate:\t%s\n", c.rate(s.SuccessRate))
@@ -98,6 +131,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	fmt.Fprintf(b, "  DNS-lookup:\t%s, %s, %s\n", d(dt.DNSLookup.Average), d(dt.DNSLookup.Fastest), d(dt.DNSLookup.Slowest))
 	fmt.Fprintf(b, "  First byte:\t%s, %s, %s\n\n", d(dt.FirstByte.Average), d(dt.FirstByte.Fastest), d(dt.FirstByte.Slowest))
 
+}
+
+// writeOutcomesText writes the status code and error distributions.
+func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintf(b, "Status code distribution:\n")
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
 		code, _ := strconv.Atoi(k)
@@ -109,14 +146,13 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 			fmt.Fprintf(b, "  [%d] %s\n", r.ErrorDistribution[k], k)
 		}
 	}
+}
+
+// writeGeneratorText writes hail's generator section: engine, connection,
+// CPU, context switches, RSS, and in the open model schedule lag and
+// queueing.
+func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string) {
 	h := r.Hail
-	for _, hint := range h.Hints {
-		fmt.Fprintf(b, "  hint: %s\n", hint)
-	}
-	if len(h.Steps) > 0 {
-		fmt.Fprintln(b)
-		writeSteps(b, r, d, c)
-	}
 	fmt.Fprintf(b, "\nGenerator (hail %s, engine %s, %s model):\n", h.Version, h.Engine, h.Model)
 	if h.EngineReason != "" {
 		fmt.Fprintf(b, "  Engine choice:\t%s\n", h.EngineReason)
@@ -136,30 +172,22 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		g.UserSeconds, g.SystemSeconds, g.CPUPerRequestUS, 100*g.Utilization, g.Cores)
 	fmt.Fprintf(b, "  Context switches:\t%d voluntary, %d involuntary\n", g.VoluntarySwitches, g.ForcedSwitches)
 	fmt.Fprintf(b, "  Peak RSS:\t%s\n", bytesHuman(float64(g.MaxRSSBytes)))
-	if h.Model == "open" {
-		fmt.Fprintf(b, "  Schedule lag:\tp50 %s, p99 %s, max %s\n", d(h.Lag.P50), d(h.Lag.P99), d(h.Lag.Max))
-		fmt.Fprintf(b, "  Queued:\t%d requests waited for a free connection", h.Counts.Queued)
-		if h.Counts.Queued > 0 {
-			fmt.Fprintf(b, " (average wait %s)", d(float64(h.Counts.QueueWaitNS)/float64(h.Counts.Queued)/1e9))
+	if g.OthersCPU > 0 || g.Steal > 0 {
+		fmt.Fprintf(b, "  Its CPUs:\tothers used %.0f%%, steal %.0f%%", 100*g.OthersCPU, 100*g.Steal)
+		if g.CPUPressure >= 0 {
+			fmt.Fprintf(b, ", machine CPU pressure %.0f%%", 100*g.CPUPressure)
 		}
 		fmt.Fprintln(b)
+	}
+	fmt.Fprintf(b, "  Requests:\t%s\n", accounting(&h))
+	if h.Model == "open" {
+		own, wait := sendDelay(&h, d)
+		fmt.Fprintf(b, "  Send delay, hail's own:\t%s\n", own)
+		fmt.Fprintf(b, "  Send delay, connection wait:\t%s\n", wait)
 	}
 	if h.Interrupted {
 		fmt.Fprintf(b, "  Interrupted:\tthe run was stopped by a signal; the numbers cover what was done\n")
 	}
-	writeResultsText(b, r) // merge.go: shard, merge notes, target process
-	if h.Verdict.GeneratorLimited {
-		fmt.Fprintf(b, "\n%s\n", c.warn("WARNING: the generator, not the target, limited this test:"))
-		for _, why := range h.Verdict.Reasons {
-			fmt.Fprintf(b, "  - %s\n", why)
-		}
-	}
-	if len(h.Thresholds) > 0 || h.StoppedBy != "" {
-		fmt.Fprintln(b)
-		writeThresholds(b, r, c)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func writePercentiles(b *strings.Builder, p Percentiles, d func(float64) string) {

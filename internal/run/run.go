@@ -7,12 +7,10 @@ package run
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
 	"hail/internal/engine"
-	"hail/internal/http1"
 	"hail/internal/plan"
 	"hail/internal/report"
 	"hail/internal/schedule"
@@ -79,209 +77,114 @@ const DefaultGrace = 30 * time.Second
 
 // Run executes p and returns its Result. An error means the run could not
 // start (bad target, engine unavailable); it is phrased for the user.
+// Cancelling ctx ends the run as an interrupt does: no new request starts,
+// and the Result covers what was done.
 func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
-	whole := p
-	p = ShardShare(p)
-	eng, reason, err := Select(p)
+	s, err := build(ctx, p, o)
 	if err != nil {
 		return nil, err
 	}
-	topt, err := p.TransportOptions(p.URL)
-	if err != nil {
-		return nil, err
-	}
-	dialer, err := transport.NewDialer(ctx, topt)
-	if _, ok := err.(*transport.SocketPathError); ok {
-		return nil, err // it names the flag and the path
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
-	}
-	specs := p.Specs()
-	reqs := make([][]byte, len(specs))
-	for i := range specs {
-		reqs[i] = http1.AppendRequest(nil, &specs[i])
-	}
-	nrec := min(p.Connections, 2*stats.Cores())
-	w := o.Workload
-	steps := []string{""}
-	if w != nil {
-		steps = w.Steps
-		if len(steps) > 4 { // each Recorder holds ~1 MB of histograms
-			nrec = max(1, nrec*4/len(steps))
-		}
-	}
-	groups := make([][]*stats.Recorder, len(steps))
-	for g := range groups {
-		groups[g] = make([]*stats.Recorder, nrec)
-		for i := range groups[g] {
-			groups[g][i] = stats.NewRecorder()
-			if o.Tracer != nil {
-				o.Tracer.Attach(groups[g][i])
-			}
-		}
-	}
-	static := &engine.Static{Variants: reqs, Head: specs[0].Method == "HEAD"}
-	newRequests := func(int) engine.Requests { return static }
-	bodyLimit := 0
-	if w != nil {
-		newRequests, bodyLimit = w.NewRequests, w.BodyLimit
-	}
-	var pacer schedule.Pacer
-	switch {
-	case p.Rate > 0:
-		pacer = schedule.Rate{PerSecond: p.Rate}
-	case p.BurstEvery > 0:
-		pacer = schedule.Burst{Every: p.BurstEvery, Size: max(p.BurstSize, 1)}
-	}
-	if w != nil && w.Pacer != nil {
-		pacer = w.Pacer
-	}
-	pacer = shardPacer(whole, pacer)
-	stop := make(chan struct{})
-	abort := make(chan struct{})
-	if !waitStart(p.StartAt, o.Interrupt) {
+	if !waitStart(ctx, p.StartAt, o.Interrupt) {
 		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
 	}
-	start := time.Now()
-	job := &engine.Job{
-		Start: start, Source: schedule.NewSource(pacer, p.Requests, p.Duration),
-		Steps: steps, Recorders: groups, NewRequests: newRequests, BodyLimit: bodyLimit, PerConnection: w != nil && w.PerConnection,
-		Connections: p.Connections, Redirect: specs[0], URL: p.URL,
-		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive && !p.HTTP10 || p.HTTP10 && p.KeepAlive,
-		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10, Stop: stop, Abort: abort,
-		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {
-			opt, err := p.TransportOptions(u)
-			if err != nil {
-				return nil, err
-			}
-			return transport.NewDialer(context.Background(), opt)
-		},
-	}
-	if w != nil {
-		job.CaptureHeaders = w.CaptureHeaders
-	}
-	if w != nil && w.Connections != nil {
-		job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
-	}
-	coll := stats.NewStepCollector(groups, start)
-	if o.OnSecond != nil {
-		coll.OnSecond(o.OnSecond)
-	}
-	if o.Observe != nil {
-		o.Observe(coll)
-	}
-	collStop := make(chan struct{})
-	checkFailed := make(chan struct{}) // closed when the workload's Check says stop
-	var stoppedBy string
-	var bg sync.WaitGroup
-	bg.Add(1)
-	go func() {
-		defer bg.Done()
-		var onTick func()
-		if o.Progress != nil || w != nil && w.Check != nil {
-			onTick = func() {
-				if w != nil && w.Check != nil && stoppedBy == "" {
-					if why := w.Check(coll); why != "" {
-						stoppedBy = why
-						close(checkFailed)
-					}
-				}
-				if o.Progress != nil {
-					o.Progress(coll.Snapshot())
-				}
-			}
-		}
-		coll.Run(collStop, onTick)
-	}()
-
-	// The deadline and interrupt controller.
-	var interrupted bool
-	var once sync.Once
-	end := func(waitOngoing bool) {
-		once.Do(func() {
-			job.Source.Stop()
-			close(stop)
-			if !waitOngoing {
-				job.MarkAborting()
-				close(abort)
-				return
-			}
-			grace := DefaultGrace
-			if p.Timeout > 0 {
-				grace = p.Timeout
-			}
-			// While in-flight requests settle, an interrupt aborts them
-			// now, unless an interrupt is what started the settling.
-			intr := o.Interrupt
-			if interrupted {
-				intr = nil
-			}
-			go func() {
-				select {
-				case <-time.After(grace):
-					job.MarkAborting()
-					close(abort)
-				case <-intr:
-					job.MarkAborting()
-					close(abort)
-				case <-collStop:
-				}
-			}()
-		})
-	}
-	done := make(chan struct{})
-	go func() {
-		var deadline <-chan time.Time
-		if p.Duration > 0 {
-			t := time.NewTimer(p.Duration)
-			defer t.Stop()
-			deadline = t.C
-		}
-		select {
-		case <-deadline:
-			end(p.WaitOngoing)
-		case <-o.Interrupt:
-			interrupted = true
-			end(p.WaitOngoing)
-		case <-checkFailed:
-			end(false)
-		case <-done:
-		}
-	}()
-
-	if err := eng.Run(job); err != nil {
-		close(done)
-		close(collStop)
-		bg.Wait()
+	s.job.Start = time.Now()
+	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
+	col := startCollecting(s, o)
+	go ctl.watch(ctx, s.share.Duration, o.Interrupt, col.stopRun)
+	err = s.eng.Run(s.job)
+	finish := time.Now()
+	ctl.finished()
+	col.stop()
+	if err != nil {
 		return nil, err
 	}
-	finish := time.Now()
-	close(done)
-	close(collStop)
-	bg.Wait()
-	totals := coll.Finish(finish)
-	elapsed := finish.Sub(start)
-	if p.Duration > 0 && !p.WaitOngoing && elapsed > p.Duration && !interrupted {
+	return s.result(col, ctl, finish, o), nil
+}
+
+// collecting is the collector of a run and the goroutine that drives it.
+type collecting struct {
+	coll      *stats.Collector
+	stopRun   chan struct{} // closed when the workload's Check says stop
+	stoppedBy string        // the Check's reason; read after stop
+	quit      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// startCollecting drains the recorders once a second, calling the
+// workload's Check and the progress callback after every tick.
+func startCollecting(s *setup, o Options) *collecting {
+	c := &collecting{coll: stats.NewStepCollector(s.groups, s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
+	if o.OnSecond != nil {
+		c.coll.OnSecond(o.OnSecond)
+	}
+	if o.Observe != nil {
+		o.Observe(c.coll)
+	}
+	w := o.Workload
+	var onTick func()
+	if o.Progress != nil || w != nil && w.Check != nil {
+		onTick = func() {
+			if w != nil && w.Check != nil && c.stoppedBy == "" {
+				if why := w.Check(c.coll); why != "" {
+					c.stoppedBy = why
+					close(c.stopRun)
+				}
+			}
+			if o.Progress != nil {
+				o.Progress(c.coll.Snapshot())
+			}
+		}
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.coll.Run(c.quit, onTick)
+	}()
+	return c
+}
+
+// stop ends the collector's goroutine and waits for it.
+func (c *collecting) stop() {
+	close(c.quit)
+	c.wg.Wait()
+}
+
+// result builds the run's Result from what was collected.
+func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Options) *report.Result {
+	p := s.share
+	totals := col.coll.Finish(finish)
+	elapsed := finish.Sub(s.job.Start)
+	why, stoppedAt := ctl.ending(elapsed)
+	if why == endDeadline && !p.WaitOngoing && elapsed > p.Duration {
 		elapsed = p.Duration
 	}
+	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
+	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
+	if s.pacer != nil {
+		end := stoppedAt
+		if p.Duration > 0 { // nothing is intended at or after -z
+			end = min(end, p.Duration)
+		}
+		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, end)))
+	}
 	res := report.Build(report.Input{
-		Totals: totals, Series: coll.Series(), Elapsed: elapsed, Usage: coll.Usage(), Cores: stats.Cores(),
-		Engine: eng.Name(), EngineReason: reason, Open: pacer != nil, Rate: p.Rate, Start: start,
-		Interrupted: interrupted, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
-		Protocol: p.Protocol(), ALPN: dialer.TLSStats().ALPN, Transport: transportName(p, dialer), TLS: tlsCounts(dialer),
+		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
+		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
+		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
+		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
+		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
 	})
-	res.Hail.Shard = shardInfo(whole, p)
-	if w != nil && (len(steps) > 1 || steps[0] != "") {
-		coll.Steps(func(t []*stats.Totals, s [][]stats.Second) {
-			if len(steps) == 1 { // one step: its series is the run's
-				s = [][]stats.Second{res.Hail.Series}
+	res.Hail.Shard = shardInfo(s.whole, p)
+	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
+		col.coll.Steps(func(t []*stats.Totals, ser [][]stats.Second) {
+			if len(s.steps) == 1 { // one step: its series is the run's
+				ser = [][]stats.Second{res.Hail.Series}
 			}
-			res.Hail.Steps = report.BuildSteps(steps, t, s, elapsed)
+			res.Hail.Steps = report.BuildSteps(s.steps, t, ser, elapsed)
 		})
 	}
-	res.Hail.StoppedBy = stoppedBy
-	return res, nil
+	res.Hail.StoppedBy = col.stoppedBy
+	return res
 }
 
 // transportName is how the run's connections travelled, for the report.

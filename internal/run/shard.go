@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -81,9 +82,9 @@ func CheckStartAt(t, now time.Time) error {
 	return nil
 }
 
-// waitStart waits until the wall-clock time at, or until interrupt is closed
+// waitStart waits until the wall-clock time at, or until interrupt is closed or ctx ends
 // (false).
-func waitStart(at time.Time, interrupt <-chan struct{}) bool {
+func waitStart(ctx context.Context, at time.Time, interrupt <-chan struct{}) bool {
 	if at.IsZero() {
 		return true
 	}
@@ -97,6 +98,9 @@ func waitStart(at time.Time, interrupt <-chan struct{}) bool {
 		t := time.NewTimer(min(left, time.Second))
 		select {
 		case <-interrupt:
+			t.Stop()
+			return false
+		case <-ctx.Done():
 			t.Stop()
 			return false
 		case <-t.C:

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -84,11 +85,11 @@ func TestCheckStartAt(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	close(stop)
-	if waitStart(time.Now().Add(time.Hour), stop) {
+	if waitStart(context.Background(), time.Now().Add(time.Hour), stop) {
 		t.Error("waitStart ignored the interrupt")
 	}
 	t0 := time.Now()
-	if !waitStart(t0.Add(50*time.Millisecond), nil) || time.Since(t0) < 45*time.Millisecond {
+	if !waitStart(context.Background(), t0.Add(50*time.Millisecond), nil) || time.Since(t0) < 45*time.Millisecond {
 		t.Error("waitStart returned early")
 	}
 }

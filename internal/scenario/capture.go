@@ -101,61 +101,14 @@ func jsonLookup(b []byte, path []pathSeg, scratch *[]byte) ([]byte, bool) {
 		if i >= len(b) {
 			return nil, false
 		}
+		var ok bool
 		switch b[i] {
 		case '{':
-			i = skipWS(b, i+1)
-			found := false
-			for i < len(b) && b[i] != '}' {
-				if b[i] != '"' {
-					return nil, false
-				}
-				end, esc, ok := scanString(b, i)
-				if !ok {
-					return nil, false
-				}
-				match := keyEquals(b[i+1:end-1], esc, seg.key)
-				i = skipWS(b, end)
-				if i >= len(b) || b[i] != ':' {
-					return nil, false
-				}
-				i = skipWS(b, i+1)
-				if match {
-					found = true
-					break
-				}
-				if i, ok = skipValue(b, i); !ok {
-					return nil, false
-				}
-				i = skipWS(b, i)
-				if i < len(b) && b[i] == ',' {
-					i = skipWS(b, i+1)
-				}
-			}
-			if !found {
-				return nil, false
-			}
+			i, ok = jsonMember(b, i, seg.key)
 		case '[':
-			if seg.index < 0 {
-				return nil, false
-			}
-			i = skipWS(b, i+1)
-			for n := 0; ; n++ {
-				if i >= len(b) || b[i] == ']' {
-					return nil, false
-				}
-				if n == seg.index {
-					break
-				}
-				var ok bool
-				if i, ok = skipValue(b, i); !ok {
-					return nil, false
-				}
-				i = skipWS(b, i)
-				if i < len(b) && b[i] == ',' {
-					i = skipWS(b, i+1)
-				}
-			}
-		default:
+			i, ok = jsonElement(b, i, seg.index)
+		}
+		if !ok {
 			return nil, false
 		}
 	}
@@ -180,6 +133,63 @@ func jsonLookup(b []byte, path []pathSeg, scratch *[]byte) ([]byte, bool) {
 		return nil, false
 	}
 	return b[i:end], true
+}
+
+// jsonMember finds key in the object starting at b[i] ('{') and returns
+// where its value starts.
+func jsonMember(b []byte, i int, key string) (int, bool) {
+	i = skipWS(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		if b[i] != '"' {
+			return 0, false
+		}
+		end, esc, ok := scanString(b, i)
+		if !ok {
+			return 0, false
+		}
+		match := keyEquals(b[i+1:end-1], esc, key)
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		i = skipWS(b, i+1)
+		if match {
+			return i, true
+		}
+		if i, ok = skipValue(b, i); !ok {
+			return 0, false
+		}
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
+	return 0, false
+}
+
+// jsonElement finds element index (< 0: none) of the array starting at
+// b[i] ('[') and returns where it starts.
+func jsonElement(b []byte, i, index int) (int, bool) {
+	if index < 0 {
+		return 0, false
+	}
+	i = skipWS(b, i+1)
+	for n := 0; ; n++ {
+		if i >= len(b) || b[i] == ']' {
+			return 0, false
+		}
+		if n == index {
+			return i, true
+		}
+		var ok bool
+		if i, ok = skipValue(b, i); !ok {
+			return 0, false
+		}
+		i = skipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
 }
 
 func skipWS(b []byte, i int) int {

@@ -9,6 +9,13 @@
 // worker (a virtual user): Next picks a step and builds its request into
 // the worker's own buffer; Done runs the step's captures on the response.
 // See docs/scenarios.md for the file format.
+//
+// The loader is file.go (the document: top-level keys, settings, the order
+// of the sections, final checks) and one file per concern beside it:
+// file_yaml.go (nodes, positions, key checks), file_values.go (scalar
+// readers, variables, base), file_pools.go, file_step.go (one step),
+// file_request.go (its target, headers and body), file_capture.go,
+// file_flows.go, file_stages.go and file_thresholds.go.
 package scenario
 
 import (

@@ -74,8 +74,14 @@ func (s *Source) SetConnections(r Ramp) {
 	s.conns = &r
 }
 
-// Staged reports whether the number of active connections follows stages.
-func (s *Source) Staged() bool { return s.conns != nil }
+// ActiveConns is how many connections the stages make active at elapsed:
+// connection numbers below it may send. Without stages it is -1 (all).
+func (s *Source) ActiveConns(elapsed time.Duration) int {
+	if s.conns == nil {
+		return -1
+	}
+	return int(math.Floor(s.conns.At(elapsed) + 1e-9))
+}
 
 // Active reports whether connection number conn (0-based, across all
 // workers) may send at elapsed. When it may not, wait is how long until it
@@ -83,10 +89,7 @@ func (s *Source) Staged() bool { return s.conns != nil }
 // true when it will not be active again in this run.
 func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time.Duration, never bool) {
 	r := s.conns
-	if r == nil {
-		return true, 0, false
-	}
-	if float64(conn) < math.Floor(r.At(elapsed)+1e-9) {
+	if r == nil || conn < s.ActiveConns(elapsed) {
 		return true, 0, false
 	}
 	// Find when it becomes active next: scan at 10 ms resolution to the end.

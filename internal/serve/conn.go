@@ -446,12 +446,9 @@ func (c *conn) sleep(d time.Duration) bool {
 	if c.wake == nil {
 		c.wake = make(chan struct{}, 1)
 	}
-	c.s.clock.after(d, c.wake)
-	select {
-	case <-c.wake:
-		return true
-	case <-c.s.done:
+	if !c.s.clock.Wait(time.Since(c.s.start)+d, c.wake, c.s.done) {
 		c.dead = true
 		return false
 	}
+	return true
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"hail/internal/schedule"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -89,7 +91,7 @@ type Server struct {
 	// noSleep makes delay and stall faults return at once (fuzzing).
 	noSleep bool
 
-	clock *clock // precise wake-ups for delay and stall faults
+	clock *schedule.Alarm // precise wake-ups for delay and stall faults
 }
 
 // counters holds the live statistics. All fields are updated atomically.
@@ -165,7 +167,7 @@ func New(cfg Config) *Server {
 		done:      make(chan struct{}),
 		stalls:    make(map[string]*stallState),
 	}
-	s.clock = newClock(s.done)
+	s.clock = schedule.NewAlarm(s.start)
 	if s.addr == "" {
 		s.addr = DefaultAddr
 	}
@@ -318,7 +320,7 @@ func (s *Server) Close() error {
 		err = ln.Close()
 	}
 	s.wg.Wait()
-	s.clock.stop()
+	s.clock.Close()
 	return err
 }
 

@@ -28,13 +28,20 @@ type Second struct {
 	P99  int64 `json:"p99_ns"`
 	P999 int64 `json:"p999_ns"`
 	Max  int64 `json:"max_ns"`
-	// LagP99 is the generator's schedule lag p99 in this second, ns.
+	// LagP99 is the p99 of hail's own send lateness in this second, ns
+	// (open model).
 	LagP99 int64 `json:"lag_p99_ns"`
+	// WaitP99 is the p99 of the time requests waited for a free connection
+	// in this second, ns (open model): the target's backpressure.
+	WaitP99 int64 `json:"wait_p99_ns,omitempty"`
 	// InFlight and ConnsOpen are sampled at the end of the second.
 	InFlight  int64 `json:"in_flight"`
 	ConnsOpen int64 `json:"conns_open"`
 	// CPU is the generator's CPU use in this second, in cores (1.0 = one core busy).
 	CPU float64 `json:"cpu"`
+	// Others is the share of hail's CPUs that other processes used in this
+	// second (Linux; 0 where unknown).
+	Others float64 `json:"others_cpu,omitempty"`
 	// TargetRSS and TargetCPU are the monitored target process's resident
 	// memory (bytes) and CPU use (cores) in this second (--target-pid).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
@@ -57,6 +64,9 @@ type Collector struct {
 	stepSer [][]Second // per step series
 	usage   Usage
 	started Usage
+	machine Machine // the last reading of hail's CPUs
+	mstart  Machine // the reading at the start
+	mwhen   time.Time
 	next    int   // index of the next second to close
 	p99     int64 // run-so-far latency p99 as of the last tick, ns
 	merged  *hdr.Histogram
@@ -81,9 +91,9 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 // NewStepCollector returns a Collector that also keeps totals and a series
 // per step: groups[i] are step i's recorders.
 func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
-	u := ReadUsage()
+	u, m := ReadUsage(), ReadMachine()
 	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(),
-		usage: u, started: u, merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
+		usage: u, started: u, machine: m, mstart: m, mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
 	if len(groups) == 1 {
 		// One step: its totals are the run's (no second copy of the histograms).
 		c.steps = []*Totals{c.total}
@@ -152,9 +162,10 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 		all.reset()
 	}
 	var inflight, open int64
-	u := ReadUsage()
+	u, m := ReadUsage(), ReadMachine()
 	cpu := u.Sub(c.usage).CPU()
-	c.usage = u
+	others := m.Use(c.machine, cpu, now.Sub(c.mwhen)).Others
+	c.usage, c.machine, c.mwhen = u, m, now
 	keep := span > 0
 	for g, recs := range c.groups {
 		s := c.second
@@ -180,6 +191,7 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 	if span > 0 {
 		sec.CPU = cpu.Seconds() / span
 	}
+	sec.Others = others
 	if c.onSec != nil {
 		c.onSec(&sec)
 	}
@@ -203,7 +215,7 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 		Index: index, Span: span,
 		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
-		LagP99:   s.Lag.ValueAtQuantile(99),
+		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
 	}
 }
@@ -226,6 +238,7 @@ type Snapshot struct {
 	P99       int64 // ns, over the run so far
 	Last      Second
 	Queued    int64
+	Unsent    int64   // requests taken but not sent (so far: aborted before writing)
 	CPU       float64 // cores used over the run so far
 }
 
@@ -236,7 +249,7 @@ func (c *Collector) Snapshot() Snapshot {
 	el := time.Since(c.start)
 	cpu := c.usage.Sub(c.started).CPU().Seconds()
 	s := Snapshot{Elapsed: el, Requests: c.total.Requests(), Errors: c.total.ErrorCount(),
-		BodyBytes: c.total.BodyBytes, Last: c.last, Queued: c.total.Queued}
+		BodyBytes: c.total.BodyBytes, Last: c.last, Queued: c.total.Queued, Unsent: c.total.Unsent}
 	if sec := float64(c.next); sec > 0 {
 		s.CPU = cpu / sec
 	}
@@ -257,6 +270,14 @@ func (c *Collector) Series() []Second {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Second(nil), c.series...)
+}
+
+// Machine is what happened on hail's CPUs from the collector's start to its
+// last tick (Finish included): other processes' share, steal, pressure.
+func (c *Collector) Machine() MachineUse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.machine.Use(c.mstart, c.usage.Sub(c.started).CPU(), c.mwhen.Sub(c.start))
 }
 
 // Usage returns the generator's resource use since the collector was made.

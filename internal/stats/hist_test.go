@@ -94,7 +94,7 @@ func TestRecorderNoAllocs(t *testing.T) {
 	r := NewRecorder()
 	allocs := testing.AllocsPerRun(1000, func() {
 		r.Response(200, 12345, 2345, 12, 80)
-		r.Lag(100)
+		r.Delay(100, 50)
 		r.Error(ErrReset)
 	})
 	if allocs != 0 {

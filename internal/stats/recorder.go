@@ -19,7 +19,8 @@ type Recorder struct {
 	latencyOK  atomicHist // 2xx responses, ns from (intended) start to last byte
 	latencyBad atomicHist // other responses
 	firstByte  atomicHist // ns from send to first response byte
-	lag        atomicHist // open model: actual send - intended send, for requests that did not queue
+	lag        atomicHist // open model: hail's own lateness (send delay minus connection wait), every sent request
+	connWait   atomicHist // open model: time a request waited because every connection was busy (0 for most), every sent request
 
 	status [MaxStatus]int64
 	errors [NumErrorKinds]int64
@@ -28,7 +29,9 @@ type Recorder struct {
 	bodyBytes  int64
 	wireBytes  int64
 	sentBytes  int64
-	queued     int64 // open model: requests that waited for a free connection
+	queued     int64 // open model: requests that waited for a free connection (wait > 0)
+	unsent     int64 // requests taken but never sent: aborted before a byte was written
+	skipped    int64 // request numbers no step could serve (a scenario's pools were empty)
 	queueWait  int64 // ns summed over queued requests
 	inflight   int64
 
@@ -52,6 +55,7 @@ func NewRecorder() *Recorder {
 		latencyBad: newAtomicHist(),
 		firstByte:  newAtomicHist(),
 		lag:        newAtomicHist(),
+		connWait:   newAtomicHist(),
 		connectMin: math.MaxInt64,
 		dnsMin:     math.MaxInt64,
 	}
@@ -87,15 +91,26 @@ func (r *Recorder) Error(k ErrorKind) {
 // Sent records bytes written for a request.
 func (r *Recorder) Sent(n int64) { atomic.AddInt64(&r.sentBytes, n) }
 
-// Lag records how late a request was sent against its intended time (ns)
-// when the lateness was the generator's own (it did not wait for a connection).
-func (r *Recorder) Lag(ns int64) { r.lag.record(ns) }
-
-// Queued records a request that waited ns for a free connection.
-func (r *Recorder) Queued(ns int64) {
-	atomic.AddInt64(&r.queued, 1)
-	atomic.AddInt64(&r.queueWait, ns)
+// Delay records how late a sent request was against its intended time
+// (open model), in two parts, ns: wait is the time it waited because every
+// connection had a request in flight (the target's backpressure), own the
+// rest (hail's own lateness). Both go into histograms over every sent
+// request; a request that waited is also counted as queued.
+func (r *Recorder) Delay(own, wait int64) {
+	r.lag.record(own)
+	r.connWait.record(wait)
+	if wait > 0 {
+		atomic.AddInt64(&r.queued, 1)
+		atomic.AddInt64(&r.queueWait, wait)
+	}
 }
+
+// Unsent records a request that was taken but never sent: the run ended
+// (deadline, interrupt, abort) before any of its bytes was written.
+func (r *Recorder) Unsent() { atomic.AddInt64(&r.unsent, 1) }
+
+// Skipped records a request number that no step could serve.
+func (r *Recorder) Skipped() { atomic.AddInt64(&r.skipped, 1) }
 
 // InFlight adjusts the number of requests in flight by d.
 func (r *Recorder) InFlight(d int64) { atomic.AddInt64(&r.inflight, d) }

@@ -14,7 +14,8 @@ type Totals struct {
 	LatencyOK  *hdr.Histogram // ns, 2xx responses
 	LatencyBad *hdr.Histogram // ns, other responses
 	FirstByte  *hdr.Histogram // ns
-	Lag        *hdr.Histogram // ns, generator schedule lag (open model)
+	Lag        *hdr.Histogram // ns, open model: hail's own send lateness, every sent request
+	ConnWait   *hdr.Histogram // ns, open model: wait for a free connection, every sent request (0 for most)
 
 	Status [MaxStatus]int64     // responses by status code (0: out of range)
 	Errors [NumErrorKinds]int64 // failed requests by kind
@@ -25,6 +26,8 @@ type Totals struct {
 	SentBytes  int64
 	Queued     int64 // requests that waited for a free connection
 	QueueWait  int64 // ns summed over queued requests
+	Unsent     int64 // requests taken but never sent (the run ended first)
+	Skipped    int64 // request numbers no step could serve
 
 	Connects   int64 // connection setups
 	ConnectSum int64 // ns
@@ -38,7 +41,7 @@ type Totals struct {
 // NewTotals returns empty Totals.
 func NewTotals() *Totals {
 	return &Totals{
-		LatencyOK: NewHist(), LatencyBad: NewHist(), FirstByte: NewHist(), Lag: NewHist(),
+		LatencyOK: NewHist(), LatencyBad: NewHist(), FirstByte: NewHist(), Lag: NewHist(), ConnWait: NewHist(),
 		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64,
 	}
 }
@@ -78,6 +81,7 @@ func (t *Totals) Add(o *Totals) {
 	t.LatencyBad.Merge(o.LatencyBad)
 	t.FirstByte.Merge(o.FirstByte)
 	t.Lag.Merge(o.Lag)
+	t.ConnWait.Merge(o.ConnWait)
 	for i, c := range o.Status {
 		t.Status[i] += c
 	}
@@ -90,6 +94,8 @@ func (t *Totals) Add(o *Totals) {
 	t.SentBytes += o.SentBytes
 	t.Queued += o.Queued
 	t.QueueWait += o.QueueWait
+	t.Unsent += o.Unsent
+	t.Skipped += o.Skipped
 	t.Connects += o.Connects
 	t.ConnectSum += o.ConnectSum
 	t.DNSSum += o.DNSSum
@@ -101,11 +107,11 @@ func (t *Totals) Add(o *Totals) {
 
 // reset empties t, keeping its histograms' memory.
 func (t *Totals) reset() {
-	hs := [4]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag}
+	hs := [5]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait}
 	for _, h := range hs {
 		h.Reset()
 	}
-	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
+	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
 }
 
 // drain moves everything recorded in r into t.
@@ -114,6 +120,7 @@ func (t *Totals) drain(r *Recorder) {
 	r.latencyBad.drainInto(t.LatencyBad)
 	r.firstByte.drainInto(t.FirstByte)
 	r.lag.drainInto(t.Lag)
+	r.connWait.drainInto(t.ConnWait)
 	swapAdd := func(dst *int64, src *int64) {
 		if atomic.LoadInt64(src) != 0 {
 			*dst += atomic.SwapInt64(src, 0)
@@ -131,6 +138,8 @@ func (t *Totals) drain(r *Recorder) {
 	swapAdd(&t.SentBytes, &r.sentBytes)
 	swapAdd(&t.Queued, &r.queued)
 	swapAdd(&t.QueueWait, &r.queueWait)
+	swapAdd(&t.Unsent, &r.unsent)
+	swapAdd(&t.Skipped, &r.skipped)
 	swapAdd(&t.Connects, &r.connects)
 	swapAdd(&t.ConnectSum, &r.connectSum)
 	swapAdd(&t.DNSSum, &r.dnsSum)

@@ -1,3 +1,6 @@
+// The braille line charts of the Requests/s and Latency panels, with their
+// axes and labels; sparklines and bars for small spaces.
+
 package tui
 
 import (
@@ -46,17 +49,10 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 	if len(secs) == 0 {
 		return []string{m.st.dim.Render("waiting for the first second…")}
 	}
-	value := func(l line, s stats.Second) float64 {
-		v := l.val(s)
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return 0
-		}
-		return v
-	}
 	spark := func() []string {
 		vals := make([]float64, len(secs))
 		for i, s := range secs {
-			vals[i] = value(lines[0], s)
+			vals[i] = chartValue(lines[0], s)
 		}
 		return []string{m.colored(lines[0].color, sparkline(vals, w))}
 	}
@@ -66,21 +62,11 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 	var top float64
 	for _, s := range secs {
 		for _, l := range lines {
-			top = max(top, value(l, s))
+			top = max(top, chartValue(l, s))
 		}
 	}
-	// Labels every ystep rows fall on round numbers.
 	ph := h - 2 // plot rows
-	ystep := max(2, ph/3)
-	inc := niceCeil(top * float64(ystep) / float64(ph))
-	ymax := inc * float64(ph) / float64(ystep)
-	labels := make([]string, ph+1) // by row from the top; labels[ph] sits on the axis
-	lw := 0
-	for k := 0; k*ystep <= ph; k++ {
-		t := trimZeros(yfmt(float64(k) * inc))
-		labels[ph-k*ystep] = t
-		lw = max(lw, width(t))
-	}
+	labels, lw, ymax := yLabels(top, ph, yfmt)
 	pw := w - lw - 1 // plot columns
 	if pw < 8 {
 		return spark()
@@ -92,26 +78,71 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 	if x1-x0 < 2 {
 		x1 = x0 + 2
 	}
-	// Plot each line into the dot grid.
-	dotsX, dotsY := pw*2, ph*4
-	mask := make([]uint8, pw*ph)
-	color := make([]int8, pw*ph) // index into lines, -1 for none
-	for i := range color {
-		color[i] = -1
+	g := dotGrid{pw: pw, ph: ph, x0: x0, x1: x1, ymax: ymax}
+	g.plot(secs, lines)
+	out := m.plotRows(&g, lines, labels, lw)
+	axis := m.paints(lipgloss.Color("8"))
+	out = append(out, axis[0]+strings.Repeat(" ", lw-width(labels[ph]))+labels[ph]+"└"+strings.Repeat("─", pw)+axis[1])
+	return append(out, axis[0]+strings.Repeat(" ", lw+1)+timeLabels(x0, x1, pw)+axis[1])
+}
+
+// chartValue is l's value at s, with what cannot be drawn (NaN, infinite,
+// negative) as 0.
+func chartValue(l line, s stats.Second) float64 {
+	v := l.val(s)
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// yLabels puts labels on round numbers every few of ph plot rows, for
+// values up to top. It returns them by row from the top (labels[ph] sits
+// on the axis), their width, and the value at the top of the plot.
+func yLabels(top float64, ph int, yfmt func(float64) string) ([]string, int, float64) {
+	ystep := max(2, ph/3)
+	inc := niceCeil(top * float64(ystep) / float64(ph))
+	ymax := inc * float64(ph) / float64(ystep)
+	labels := make([]string, ph+1)
+	lw := 0
+	for k := 0; k*ystep <= ph; k++ {
+		t := trimZeros(yfmt(float64(k) * inc))
+		labels[ph-k*ystep] = t
+		lw = max(lw, width(t))
+	}
+	return labels, lw, ymax
+}
+
+// dotGrid is a chart's plot area of pw×ph braille cells: seconds x0…x1
+// across, values 0…ymax up.
+type dotGrid struct {
+	pw, ph, x0, x1 int
+	ymax           float64
+	mask           []uint8 // the dots set in each cell
+	color          []int8  // the line that last set a dot in each cell, -1 for none
+}
+
+// plot draws each line over secs into the grid, in order.
+func (g *dotGrid) plot(secs []stats.Second, lines []line) {
+	dotsX, dotsY := g.pw*2, g.ph*4
+	g.mask = make([]uint8, g.pw*g.ph)
+	g.color = make([]int8, g.pw*g.ph)
+	for i := range g.color {
+		g.color[i] = -1
 	}
 	for li, l := range lines {
 		set := func(x, y int) {
 			if x < 0 || y < 0 || x >= dotsX || y >= dotsY {
 				return
 			}
-			c := (y/4)*pw + x/2
-			mask[c] |= brailleBit[x%2][y%4]
-			color[c] = int8(li)
+			c := (y/4)*g.pw + x/2
+			g.mask[c] |= brailleBit[x%2][y%4]
+			g.color[c] = int8(li)
 		}
 		px, py := -1, -1
 		for _, s := range secs {
-			x := int(math.Round(float64(s.Index-x0) / float64(x1-x0) * float64(dotsX-1)))
-			y := dotsY - 1 - int(math.Round(min(value(l, s)/ymax, 1)*float64(dotsY-1)))
+			x := int(math.Round(float64(s.Index-g.x0) / float64(g.x1-g.x0) * float64(dotsX-1)))
+			y := dotsY - 1 - int(math.Round(min(chartValue(l, s)/g.ymax, 1)*float64(dotsY-1)))
 			if px < 0 {
 				set(x, y)
 			} else {
@@ -120,10 +151,15 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 			px, py = x, y
 		}
 	}
-	out := make([]string, 0, h)
+}
+
+// plotRows renders the grid's rows, each after its y label (lw cells) and
+// the axis, changing color only where the line does.
+func (m *Model) plotRows(g *dotGrid, lines []line, labels []string, lw int) []string {
+	out := make([]string, 0, g.ph+2)
 	var b strings.Builder
 	axis := m.paints(lipgloss.Color("8"))
-	for r := range ph {
+	for r := range g.ph {
 		b.Reset()
 		b.WriteString(axis[0])
 		b.WriteString(strings.Repeat(" ", lw-width(labels[r])))
@@ -131,22 +167,22 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 		b.WriteString("│")
 		b.WriteString(axis[1])
 		cur := int8(-1)
-		for c := range pw {
-			i := r*pw + c
-			if mask[i] != 0 && color[i] != cur || mask[i] == 0 && cur >= 0 {
+		for c := range g.pw {
+			i := r*g.pw + c
+			if g.mask[i] != 0 && g.color[i] != cur || g.mask[i] == 0 && cur >= 0 {
 				if cur >= 0 {
 					b.WriteString(m.paints(lines[cur].color)[1])
 				}
 				cur = -1
-				if mask[i] != 0 {
-					cur = color[i]
+				if g.mask[i] != 0 {
+					cur = g.color[i]
 					b.WriteString(m.paints(lines[cur].color)[0])
 				}
 			}
-			if mask[i] == 0 {
+			if g.mask[i] == 0 {
 				b.WriteByte(' ')
 			} else {
-				b.WriteRune(rune(0x2800 + int(mask[i])))
+				b.WriteRune(rune(0x2800 + int(g.mask[i])))
 			}
 		}
 		if cur >= 0 {
@@ -154,8 +190,12 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 		}
 		out = append(out, b.String())
 	}
-	out = append(out, axis[0]+strings.Repeat(" ", lw-width(labels[ph]))+labels[ph]+"└"+strings.Repeat("─", pw)+axis[1])
-	// Time labels under the axis, about every 8 columns, never overlapping.
+	return out
+}
+
+// timeLabels is the row under the time axis: seconds x0…x1 labeled about
+// every 8 of pw columns, never overlapping.
+func timeLabels(x0, x1, pw int) string {
 	row := []byte(strings.Repeat(" ", pw))
 	last, next := "", 0
 	for c := 0; c < pw; c += 8 {
@@ -166,8 +206,7 @@ func (m *Model) chart(w, h int, secs []stats.Second, lines []line, yfmt func(flo
 		copy(row[c:], t)
 		last, next = t, c+len(t)+1
 	}
-	out = append(out, axis[0]+strings.Repeat(" ", lw+1)+string(row)+axis[1])
-	return out
+	return string(row)
 }
 
 // brailleBit is the bit of each dot of a braille cell, by column and row.

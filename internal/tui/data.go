@@ -59,6 +59,8 @@ type Data struct {
 	SentBytes        int64
 	// Queued counts requests that waited for a free connection.
 	Queued int64
+	// Unsent counts requests taken but never sent (the run stopped first).
+	Unsent int64
 	// Status is responses by status code, Failures errors by kind, both
 	// largest first.
 	Status   []Count
@@ -103,7 +105,7 @@ func (s *sampler) sample(src Source, d *Data) bool {
 		s.seen = len(series)
 		d.Requests, d.Errors = t.Requests(), t.ErrorCount()
 		d.BodyBytes, d.WireBytes, d.SentBytes = t.BodyBytes, t.WireBytes, t.SentBytes
-		d.Queued = t.Queued
+		d.Queued, d.Unsent = t.Queued, t.Unsent
 		d.Status = d.Status[:0]
 		for code, n := range t.Status {
 			if n > 0 {

@@ -2,22 +2,29 @@ package tui
 
 import (
 	"fmt"
+	"runtime"
 	"time"
+
+	"hail/internal/report"
+	"hail/internal/stats"
 )
 
 // healthSeconds is how many of the latest seconds the generator's health
 // is judged on.
 const healthSeconds = 3
 
-// health is the generator's state over the last few seconds, judged by the
-// same rules as the final report's verdict: schedule lag p99 over 1 ms,
-// an achieved rate under 95% of -q, or CPU at 90% of its cores or more.
+// health is the state of the last few seconds, judged by the final
+// report's rules (report.Classify): which bottleneck, if any, limits the
+// test right now.
 type health struct {
-	CPU      float64 // share of the cores used (1 = all)
-	LagP99   int64   // ns, worst second
-	Achieved float64 // requests/s
-	Limited  bool
-	Reasons  []string
+	CPU        float64 // share of the cores used (1 = all)
+	LagP99     int64   // ns, hail's own lateness, worst second
+	WaitP99    int64   // ns, the wait for a free connection, worst second
+	Others     float64 // share of hail's CPUs other processes used
+	Achieved   float64 // requests/s
+	Bottleneck string  // report.Bottleneck*
+	Limited    bool    // a generator-side bottleneck
+	Reasons    []string
 }
 
 func (m *Model) health() health {
@@ -29,38 +36,49 @@ func (m *Model) health() health {
 	if len(s) == 0 {
 		return h
 	}
-	var cpu, span float64
+	var cpu, others, span float64
 	var reqs int64
 	for _, x := range s {
 		cpu += x.CPU * x.Span
+		others += x.Others * x.Span
 		span += x.Span
 		reqs += x.Requests
 		h.LagP99 = max(h.LagP99, x.LagP99)
+		h.WaitP99 = max(h.WaitP99, x.WaitP99)
 	}
 	if span <= 0 {
 		return h
 	}
 	h.CPU = cpu / span / float64(m.cfg.Cores)
+	h.Others = others / span
 	h.Achieved = float64(reqs) / span
-	if m.cfg.Open && h.LagP99 > int64(time.Millisecond) {
-		h.Limited = true
-		msg := fmt.Sprintf("schedule lag p99 %s > 1 ms: hail cannot send on time", fmtLat(h.LagP99, "ms")+" ms")
-		if h.CPU < 0.5 { // as the report's verdict: idle and late is the OS waking hail late, not load
-			msg += fmt.Sprintf(" (CPU %.0f%%: the OS wakes it late)", 100*h.CPU)
-		}
-		h.Reasons = append(h.Reasons, msg)
+	e := report.Evidence{Open: m.cfg.Open, OwnP99: float64(h.LagP99) / 1e9, WaitP99: float64(h.WaitP99) / 1e9,
+		Queued: m.data.Queued, Sent: m.data.Requests, CPU: h.CPU,
+		Machine: stats.MachineUse{Known: runtime.GOOS == "linux", CPUs: m.cfg.Cores, Others: h.Others, Pressure: -1}}
+	if m.cfg.Open && m.cfg.Rate > 0 && !m.stopping && len(m.data.Series) >= 2 {
+		e.Rate, e.Achieved = m.cfg.Rate, h.Achieved
 	}
-	if m.cfg.Open && m.cfg.Rate > 0 && !m.stopping && len(m.data.Series) >= 2 && h.Achieved < 0.95*m.cfg.Rate {
-		h.Limited = true
-		msg := fmt.Sprintf("achieved %s/s, %.0f%% of -q %g", fmtSI(h.Achieved), 100*h.Achieved/m.cfg.Rate, m.cfg.Rate)
-		if m.data.Queued > m.data.Requests/20 {
-			msg += "; requests queue for connections (raise -c)"
-		}
-		h.Reasons = append(h.Reasons, msg)
+	h.Bottleneck = report.Classify(e)
+	ms := func(ns int64) string { return fmtLat(ns, "ms") + " ms" }
+	switch h.Bottleneck {
+	case report.BottleneckTarget:
+		h.Reasons = append(h.Reasons, fmt.Sprintf("all %d connections busy: requests wait for the target (wait p99 %s); raising -c offers more concurrency, not capacity",
+			m.cfg.Connections, ms(h.WaitP99)))
+	case report.BottleneckGenerator:
+		h.Reasons = append(h.Reasons, fmt.Sprintf("CPU %.0f%% of %d core(s): hail itself is the limit", 100*h.CPU, m.cfg.Cores))
+	case report.BottleneckOthers:
+		h.Reasons = append(h.Reasons, fmt.Sprintf("other processes use %.0f%% of hail's CPUs: they take its time (pin hail with taskset)", 100*h.Others))
+	case report.BottleneckWakeup:
+		h.Reasons = append(h.Reasons, fmt.Sprintf("own lateness p99 %s with the CPU %.0f%% busy: the OS wakes hail late", ms(h.LagP99), 100*h.CPU))
 	}
-	if h.CPU >= 0.9 {
+	if h.Bottleneck != report.BottleneckNone && h.Bottleneck != report.BottleneckTarget {
 		h.Limited = true
-		h.Reasons = append(h.Reasons, fmt.Sprintf("CPU %.0f%% of %d core(s): the generator is saturated", 100*h.CPU, m.cfg.Cores))
+		if m.cfg.Open && h.LagP99 > int64(time.Millisecond) && h.Bottleneck != report.BottleneckWakeup {
+			h.Reasons = append(h.Reasons, fmt.Sprintf("own lateness p99 %s > 1 ms: hail cannot send on time", ms(h.LagP99)))
+		}
+	}
+	if e.Achieved > 0 && e.Achieved < 0.95*e.Rate {
+		h.Reasons = append(h.Reasons, fmt.Sprintf("achieved %s/s, %.0f%% of -q %g", fmtSI(h.Achieved), 100*h.Achieved/m.cfg.Rate, m.cfg.Rate))
 	}
 	return h
 }

@@ -213,8 +213,17 @@ func TestGeneratorLimitedWarning(t *testing.T) {
 	hl := m.health()
 	if !hl.Limited || len(hl.Reasons) != 2 {
 		t.Errorf("open model health = %+v, want lag and rate reasons", hl)
-	} else if idle := hl.CPU < 0.5; idle != strings.Contains(hl.Reasons[0], "the OS wakes it late") {
+	} else if idle := hl.CPU < 0.5; idle != strings.Contains(hl.Reasons[0], "the OS wakes hail late") {
 		t.Errorf("CPU %.2f: lag reason %q (idle lateness named only when idle)", hl.CPU, hl.Reasons[0])
+	}
+	// Every connection busy and requests waiting for them: the target.
+	src = newFakeSource(4, start)
+	src.series[3].WaitP99 = 20e6
+	m = newTestModel(t, cfg, src, 120, 40, start.Add(4*time.Second))
+	if hl := m.health(); hl.Limited || hl.Bottleneck != "target" {
+		t.Errorf("backpressure health = %+v, want the target named, not the generator", hl)
+	} else if s := checkScreen(t, m.View(), 120, 40); !strings.Contains(s, "TARGET-BOUND") {
+		t.Errorf("no TARGET-BOUND:\n%s", s)
 	}
 	// A healthy open-model run is not flagged.
 	cfg.Rate = 4000

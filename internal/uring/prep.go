@@ -45,6 +45,16 @@ func (s *SQE) PrepRecv(fd int32, buf unsafe.Pointer, n uint32, msgFlags uint32) 
 	s.OpFlags = msgFlags
 }
 
+// PrepRead prepares a read(2) of n bytes into buf at offset off (-1 as
+// uint64: the file's position, for pipes, eventfds and sockets).
+func (s *SQE) PrepRead(fd int32, buf unsafe.Pointer, n uint32, off uint64) {
+	s.Opcode = OpRead
+	s.Fd = fd
+	s.Addr = uint64(uintptr(buf))
+	s.Len = n
+	s.Off = off
+}
+
 // PrepRecvMultishot prepares a multishot recv (Linux 6.0+) that picks a
 // buffer from provided-buffer group bgid for every chunk of data: each CQE
 // carries CQEFBuffer with the buffer id (CQE.BufferID) and CQEFMore while the

@@ -67,6 +67,7 @@ type call struct {
 	sendWin    int64
 	recvUnack  int64
 	gotHeaders bool
+	wrote      bool // the request's HEADERS were handed to the connection's writer
 	err        error
 }
 
@@ -179,8 +180,7 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 		n := min(int64(len(body)), int64(c.maxFrame), c.connWin, cl.sendWin)
 		if n <= 0 {
 			if len(c.wbuf) > 0 {
-				c.nc.Write(c.wbuf)
-				c.wbuf = c.wbuf[:0]
+				c.write(cl)
 			}
 			if err := ctx.Err(); err != nil { // the send window stayed shut until the request's end
 				c.resetLocked(cl)
@@ -202,7 +202,7 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 		cl.sendWin -= n
 	}
 	if len(c.wbuf) > 0 {
-		c.nc.Write(c.wbuf)
+		c.write(cl)
 	}
 	c.mu.Unlock()
 	select {
@@ -212,6 +212,14 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 		c.cancel(cl)
 		return ctx.Err()
 	}
+}
+
+// write hands c.wbuf, cl's frames, to the connection's writer; c.mu is held.
+func (c *client) write(cl *call) {
+	if _, err := c.nc.Write(c.wbuf); err == nil {
+		cl.wrote = true
+	}
+	c.wbuf = c.wbuf[:0]
 }
 
 // cancel resets a stream whose request was given up.

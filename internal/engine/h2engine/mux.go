@@ -12,6 +12,7 @@ import (
 
 	"hail/internal/engine"
 	"hail/internal/http1"
+	"hail/internal/schedule"
 	"hail/internal/stats"
 	"hail/internal/transport"
 )
@@ -50,6 +51,11 @@ type Mux struct {
 	// Classify names a failure; midResponse tells whether the response
 	// head had arrived.
 	Classify func(err error, midResponse bool) stats.ErrorKind
+	// Settle is how long an abort waits before it cancels the requests in
+	// flight and closes their connections, so that requests already handed
+	// to a connection that sends asynchronously (QUIC) leave first and the
+	// server's count matches the requests counted as sent.
+	Settle time.Duration
 }
 
 // FatalError is a connection setup failure that no retry can fix, such as
@@ -94,14 +100,14 @@ func (m *Mux) Run(j *engine.Job) error {
 		conns[0].setup = tm
 	}
 	n := j.Connections * streams
-	var tickets chan engine.Ticket
+	var alarm *schedule.Alarm
 	if j.Source.Open() {
-		tickets = make(chan engine.Ticket, n)
-		go engine.Pace(j, tickets)
+		alarm = schedule.NewAlarm(j.Start)
+		defer alarm.Close()
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, tickets)
+		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, alarm)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -112,6 +118,9 @@ func (m *Mux) Run(j *engine.Job) error {
 	go func() {
 		select {
 		case <-j.Abort:
+			if m.Settle > 0 {
+				time.Sleep(m.Settle)
+			}
 			cancel()
 			for _, c := range conns {
 				c.close()
@@ -292,23 +301,21 @@ type stream struct {
 	connIdx int // connection number, for connection stages
 	shard   int
 	reqs    engine.Requests
-	rec     *stats.Recorder
-	tickets <-chan engine.Ticket
+	take    *engine.Taker
 	tmpl    templates
 	parser  http1.Parser
 	buf     []byte
-	call    call       // the HTTP/2 client's per-request state, reused
+	call    engine.Call
+	chain   engine.Chain
+	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
-
-	tracing bool              // the current request goes to the per-request log
-	tr      stats.TraceRecord // its record, filled as it goes
 }
 
-func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, tickets <-chan engine.Ticket) *stream {
+func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm) *stream {
 	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
-		tickets: tickets, tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
-	s.call.done = make(chan struct{}, 1)
-	s.rec = j.Recorders[0][s.shard]
+		tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
+	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
+	s.h2call.done = make(chan struct{}, 1)
 	s.parser.BodyLimit = j.BodyLimit
 	s.parser.WantLocation = j.MaxRedirects > 0
 	return s
@@ -317,123 +324,89 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 func (s *stream) run() {
 	j := s.j
 	for {
-		t, queued, ok := engine.Next(j, s.tickets, s.connIdx, s.conn.idle)
-		hit, at := t.Hit, t.At
+		hit, at, ok := s.take.Next()
 		if !ok {
 			return
 		}
 		raw, step, _, ok := s.reqs.Next(hit)
 		if !ok {
+			s.conn.rec.Skipped()
 			continue
 		}
-		s.rec = j.Recorders[step][s.shard]
-		start := j.Since()
-		if s.tickets != nil {
-			if queued {
-				s.rec.Queued(int64(start - at))
-			} else {
-				s.rec.Lag(int64(start - at))
-			}
-		} else {
-			at = start
-		}
-		s.rec.InFlight(1)
+		s.take.Begin(&s.call, s.shard, step, at, int32(s.connIdx))
+		s.call.Start(j.Since())
 		s.conn.inflight.Add(1)
-		if s.tracing = s.rec.Tracing(); s.tracing {
-			s.tr = stats.TraceRecord{Intended: int64(at), Start: int64(start), Conn: int32(s.connIdx), Step: uint16(step)}
-		}
-		if s.do(raw, at, start) {
-			s.reqs.Done(step, &s.parser)
-		} else {
-			s.reqs.Done(step, nil)
-		}
-		if s.tracing {
-			s.rec.Trace(&s.tr)
-		}
+		s.do(raw)
 		s.conn.inflight.Add(-1)
-		s.rec.InFlight(-1)
+		s.take.End(j.Since())
 	}
 }
 
-// do performs one request, following redirects, and records its outcome.
-// at is the time its latency counts from. It reports whether the request
-// ended in a response (described in s.parser).
-func (s *stream) do(raw []byte, at, start time.Duration) bool {
+// do performs one request, following redirects, and ends its call.
+func (s *stream) do(raw []byte) {
 	j := s.j
-	tp, err := s.tmpl.get(raw)
-	if err != nil {
-		s.recordError(stats.ErrOther)
-		return false
+	ctx := s.ctx
+	if j.Timeout > 0 { // -t bounds the whole request, redirects included
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, j.Start.Add(s.call.StartTime()+j.Timeout))
+		defer cancel()
 	}
-	u := j.URL
-	firstByte := time.Duration(-1)
-	for hops := 0; ; hops++ {
-		fb, mid, err := s.exchange(nil, tp)
-		if firstByte < 0 && fb > 0 {
-			firstByte = fb
+	s.chain.Reset(j, raw)
+	var away *live // the connection to another origin, once the chain left the run's
+	defer func() {
+		if away != nil {
+			away.Close()
+		}
+	}()
+	for {
+		var tp *template
+		var err error
+		if away == nil {
+			tp, err = s.tmpl.get(s.chain.Req)
+		} else {
+			tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme)
 		}
 		if err != nil {
+			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
+			return
+		}
+		mid, err := s.exchange(ctx, away, tp)
+		if err != nil {
 			s.fail(err, mid)
-			return false
+			return
 		}
-		status := s.parser.Status
-		if j.MaxRedirects == 0 || !isRedirect(status) || len(s.parser.Location) == 0 {
-			end := j.Since()
-			s.rec.Response(status, int64(end-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
-			s.traceResponse(status, end, firstByte)
-			return true
+		follow, same, err := s.chain.Follow(j, &s.parser)
+		if err != nil {
+			s.fail(err, false)
+			return
 		}
-		if hops >= j.MaxRedirects {
-			s.recordError(stats.ErrTooManyRedirects)
-			return false
+		if !follow {
+			s.call.Respond(j.Since(), &s.parser, s.reqs)
+			return
 		}
-		next, err := u.Parse(string(s.parser.Location))
-		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
-			s.recordError(stats.ErrRedirect)
-			return false
-		}
-		method, keepBody := tp.req.Method, true
-		if status == 303 || ((status == 301 || status == 302) && method == http.MethodPost) {
-			method, keepBody = http.MethodGet, false
-		}
-		tp = tp.withTarget(next, method, keepBody)
-		if next.Scheme != u.Scheme || next.Host != u.Host {
-			fb, mid, err := s.foreign(next, tp)
-			if firstByte < 0 {
-				firstByte = fb
+		if !same {
+			if away != nil {
+				away.Close()
+				away = nil
 			}
+			if s.m.OpenOrigin == nil {
+				s.fail(errors.New("redirect to another origin"), false)
+				return
+			}
+			c, err := s.m.OpenOrigin(ctx, s.chain.URL)
 			if err != nil {
-				s.fail(err, mid)
-				return false
+				s.fail(err, false)
+				return
 			}
-			end := j.Since()
-			s.rec.Response(s.parser.Status, int64(end-at), int64(firstByte-start), s.parser.BodyBytes, s.parser.WireBytes)
-			s.traceResponse(s.parser.Status, end, firstByte)
-			return true
+			away = &live{Conn: c}
 		}
-		u = next
 	}
-}
-
-func isRedirect(s int) bool { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308 }
-
-// foreign sends tp once over a new connection to another origin.
-func (s *stream) foreign(u *url.URL, tp *template) (time.Duration, bool, error) {
-	if s.m.OpenOrigin == nil {
-		return 0, false, errors.New("redirect to another origin")
-	}
-	c, err := s.m.OpenOrigin(s.ctx, u)
-	if err != nil {
-		return 0, false, err
-	}
-	defer c.Close()
-	return s.exchange(&live{Conn: c}, tp)
 }
 
 // exchange sends tp on c (nil: the stream's connection slot) and reads the
-// response into s.parser. It returns the first-byte time and whether the
-// response head had arrived when it failed.
-func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
+// response into s.parser. It reports whether the response head had arrived
+// when it failed.
+func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, error) {
 	j := s.j
 	s.parser.Reset(tp.head)
 	own := c == nil
@@ -441,51 +414,55 @@ func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
 		var err error
 		var tm transport.Timing
 		if c, tm, err = s.conn.get(); err != nil {
-			return 0, false, err
+			return false, err
 		}
 		if tm.Total > 0 {
-			s.tr.Connect, s.tr.DNS = int64(tm.Total), int64(tm.DNS)
+			s.call.TraceConnect(tm.DNS, tm.Total)
 		}
-	}
-	ctx := s.ctx
-	if j.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, j.Timeout)
-		defer cancel()
 	}
 	if hc, ok := c.Conn.(*client); ok {
 		r := &s.result
 		*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
 			location: &s.parser.Location, wantLoc: s.parser.WantLocation}
-		err := hc.exchange(ctx, tp, &s.call, r)
+		err := hc.exchange(ctx, tp, &s.h2call, r)
+		if s.h2call.wrote {
+			s.call.MarkSent()
+		}
+		if r.fb > 0 {
+			s.call.FirstByte(r.fb)
+		}
 		s.account(c)
 		if err != nil {
 			s.parser.Status = 0
-			return r.fb, s.call.gotHeaders, causeOf(c, err)
+			return s.h2call.gotHeaders, causeOf(c, err)
 		}
 		s.parser.ContentLength = s.parser.BodyBytes
 		s.parser.KeepAlive = true
 		if own && !j.KeepAlive {
 			s.conn.retire(c)
 		}
-		return r.fb, false, nil
+		return false, nil
 	}
 	req := tp.req.WithContext(ctx)
 	if len(tp.body) > 0 {
 		req.Body = &bodyReader{b: tp.body}
 	}
+	// A request handed to the round tripper is on its way: the QUIC stack
+	// sends its frames at once (the engine lets them leave before it closes
+	// connections at an abort).
+	s.call.MarkSent()
 	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
 	if err != nil {
 		s.account(c)
-		return 0, false, causeOf(c, err)
+		return false, causeOf(c, err)
 	}
-	fb := j.Since()
+	s.call.FirstByte(j.Since())
 	n, rerr := s.readBody(resp.Body)
 	resp.Body.Close()
 	s.parser.BodyBytes = n
 	if rerr != nil {
 		s.account(c)
-		return fb, true, causeOf(c, rerr)
+		return true, causeOf(c, rerr)
 	}
 	s.parser.Status = resp.StatusCode
 	s.parser.ContentLength = resp.ContentLength
@@ -499,7 +476,7 @@ func (s *stream) exchange(c *live, tp *template) (time.Duration, bool, error) {
 	if own && !j.KeepAlive {
 		s.conn.retire(c)
 	}
-	return fb, false, nil
+	return false, nil
 }
 
 // causeOf returns the reason c died when the connection knows a better
@@ -518,9 +495,7 @@ func causeOf(c *live, err error) error {
 func (s *stream) account(c *live) {
 	in, out := c.take()
 	s.parser.WireBytes = in
-	if out > 0 {
-		s.rec.Sent(out)
-	}
+	s.call.Wrote(out)
 }
 
 // readBody drains a response body, keeping its first BodyLimit bytes.
@@ -544,30 +519,11 @@ func (s *stream) readBody(b io.Reader) (int64, error) {
 }
 
 func (s *stream) fail(err error, mid bool) {
-	if s.j.Aborting() || errors.Is(err, errRunOver) {
-		s.recordError(stats.ErrAborted)
-		return
+	k := stats.ErrAborted
+	if !s.j.Aborting() && !errors.Is(err, errRunOver) {
+		k = s.m.Classify(err, mid)
 	}
-	s.recordError(s.m.Classify(err, mid))
-}
-
-// recordError records a failed request (and its trace record, if tracing).
-func (s *stream) recordError(k stats.ErrorKind) {
-	s.rec.Error(k)
-	if s.tracing {
-		s.tr.End = int64(s.j.Since())
-		s.tr.SetError(k)
-	}
-}
-
-// traceResponse completes the trace record of a request that got a response.
-func (s *stream) traceResponse(status int, end, firstByte time.Duration) {
-	if s.tracing {
-		s.tr.Status, s.tr.End, s.tr.Body = int32(status), int64(end), s.parser.BodyBytes
-		if firstByte > 0 {
-			s.tr.FirstByte = int64(firstByte)
-		}
-	}
+	s.call.Fail(s.j.Since(), k, s.reqs)
 }
 
 // bodyReader is a request body over shared bytes.

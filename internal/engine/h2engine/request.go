@@ -89,23 +89,3 @@ func (t *templates) get(raw []byte) (*template, error) {
 	}
 	return tp, nil
 }
-
-// withTarget returns a copy of tp aimed at u (a redirect), with method and
-// body as the redirect rules say.
-func (tp *template) withTarget(u *url.URL, method string, keepBody bool) *template {
-	req := *tp.req
-	uu := *u
-	req.URL = &uu
-	req.Host = u.Host
-	req.Method = method
-	out := &template{req: &req, head: method == http.MethodHead}
-	if keepBody {
-		out.body = tp.body
-	} else {
-		req.ContentLength = 0
-		req.Body = http.NoBody
-		req.Header = req.Header.Clone()
-		req.Header.Del("Content-Type")
-	}
-	return out
-}

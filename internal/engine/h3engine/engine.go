@@ -40,7 +40,9 @@ func (Engine) Name() string { return "h3" }
 func (e Engine) Run(j *engine.Job) error {
 	quietBufferWarning()
 	tr := &http3.Transport{DisableCompression: true, MaxResponseHeaderBytes: j.MaxHeaderBytes}
-	m := &h2engine.Mux{Streams: e.Streams, Classify: Classify}
+	// quic-go sends a request's frames from its own goroutine: an abort lets
+	// those already handed to it leave before it closes the connections.
+	m := &h2engine.Mux{Streams: e.Streams, Classify: Classify, Settle: 20 * time.Millisecond}
 	streams := max(e.Streams, 1)
 	m.Open = func(ctx context.Context) (h2engine.Conn, transport.Timing, error) {
 		return Open(ctx, tr, j.Dialer, streams)
@@ -119,7 +121,8 @@ func Open(ctx context.Context, tr *http3.Transport, d *transport.Dialer, streams
 			return nil, tm, &transport.ConnectTimeoutError{Err: err}
 		}
 		var he *quic.HandshakeTimeoutError
-		if errors.As(err, &he) {
+		var ie *quic.IdleTimeoutError // no answer at all during the handshake: the same timeout, as quic-go may name it
+		if errors.As(err, &he) || errors.As(err, &ie) {
 			return nil, tm, &transport.ConnectTimeoutError{Err: err}
 		}
 		herr := &HandshakeError{Err: err}
@@ -174,6 +177,8 @@ func Classify(err error, mid bool) stats.ErrorKind {
 	switch {
 	case err == nil:
 		return stats.ErrOther
+	case errors.As(err, new(*transport.ConnectTimeoutError)):
+		return stats.ErrConnectTimeout
 	case errors.As(err, &te) && te.ErrorCode.IsCryptoError() && certAlerts[uint8(te.ErrorCode-0x100)]:
 		return stats.ErrTLSClientCert
 	case errors.As(err, &he):

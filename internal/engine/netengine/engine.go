@@ -4,17 +4,19 @@
 // responses are parsed in place from a per-connection buffer, so a request
 // costs no allocation in steady state.
 //
-// In the open model a single pacer goroutine, on a thread with 1 ns timer
-// slack, releases each request at its intended time over a buffered
-// channel; a connection that is free receives it directly, and a request
-// that finds every connection busy waits in the channel and is counted as
-// queued. Latency is measured from the intended time either way.
+// In the open model every connection paces itself (engine.Taker): it claims
+// the next request and sleeps on the run's schedule.Alarm until its
+// intended time. A request that falls due while every connection is busy
+// is claimed by the first connection to become free, and its wait is
+// counted as the target's backpressure. Latency is measured from the
+// intended time either way.
 package netengine
 
 import (
 	"sync"
 
 	"hail/internal/engine"
+	"hail/internal/schedule"
 )
 
 // Engine is the net engine. The zero value is ready to use.
@@ -25,15 +27,15 @@ func (Engine) Name() string { return "net" }
 
 // Run implements engine.Engine.
 func (Engine) Run(j *engine.Job) error {
-	var tickets chan engine.Ticket
+	var alarm *schedule.Alarm
 	if j.Source.Open() {
-		tickets = make(chan engine.Ticket, j.Connections)
-		go engine.Pace(j, tickets)
+		alarm = schedule.NewAlarm(j.Start)
+		defer alarm.Close()
 	}
 	workers := make([]*worker, j.Connections)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := newWorker(j, i, tickets)
+		w := newWorker(j, i, alarm)
 		workers[i] = w
 		wg.Add(1)
 		go func() {

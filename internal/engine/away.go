@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"hail/internal/http1"
+	"hail/internal/redirect"
+)
+
+// ErrTooManyRedirects is a redirect chain longer than Job.MaxRedirects.
+var ErrTooManyRedirects = errors.New("too many redirects")
+
+// ErrOtherOrigin is a redirect to another origin in a job that cannot
+// dial one (it has no RedirectDialer).
+var ErrOtherOrigin = errors.New("redirect to another origin: no dialer for it")
+
+// Chain is the state of one request's redirect chain: the URL of the hop
+// in progress, its request bytes and how many redirects were followed.
+type Chain struct {
+	// URL is the current hop's URL.
+	URL *url.URL
+	// Req is the current hop's request (wire bytes).
+	Req []byte
+	// Hops is how many redirects were followed so far.
+	Hops int
+	buf  [2][]byte // the rewritten requests, alternating so that Req never aliases the next one
+}
+
+// Reset starts a chain for req, sent to the job's origin.
+func (ch *Chain) Reset(j *Job, req []byte) {
+	ch.URL, ch.Req, ch.Hops = j.URL, req, 0
+}
+
+// Follow decides what a response with p's status asks for. follow is false
+// when the response is the request's result (not a redirect, redirects are
+// off, or it has no Location). Otherwise Follow moves the chain to the next
+// hop (ch.Req, ch.URL) and reports whether it stays on the origin of the
+// connection it came from (same is true: the connection may be reused). An
+// error (ErrTooManyRedirects, a bad Location) ends the request.
+func (ch *Chain) Follow(j *Job, p *http1.Parser) (follow, same bool, err error) {
+	if j.MaxRedirects == 0 || !redirect.Is(p.Status) || len(p.Location) == 0 {
+		return false, false, nil
+	}
+	if ch.Hops >= j.MaxRedirects {
+		return true, false, ErrTooManyRedirects
+	}
+	cur := redirect.URLOf(ch.URL, ch.Req)
+	hop, err := redirect.Next(cur, p.Status, redirect.Method(ch.Req), p.Location)
+	if err != nil {
+		return true, false, err
+	}
+	i := ch.Hops & 1
+	b, err := redirect.Rewrite(ch.buf[i][:0], ch.Req, hop)
+	if err != nil {
+		return true, false, err
+	}
+	ch.buf[i] = b
+	ch.URL, ch.Req = hop.URL, b
+	ch.Hops++
+	return true, hop.SameOrigin, nil
+}
+
+// Head reports whether the current hop is a HEAD request.
+func (ch *Chain) Head() bool { return redirect.Method(ch.Req) == "HEAD" }
+
+// FollowAway runs the rest of a redirect chain that has left the origin of
+// the request's connection, on the calling goroutine: each hop over a
+// blocking connection of its own (kept for the next hop when that goes to
+// the same origin, closed at the end), with the same rules as every other
+// hop. It returns with the final response in p, or the error that ended
+// the request. deadline (zero: none) bounds the whole chain; closing abort
+// (the job's Abort, or an engine's own) ends it at once.
+//
+// Engines call it for the first hop that leaves the origin: the net engine
+// on the connection's goroutine, the uring engine on a helper goroutine.
+func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.Time, abort <-chan struct{}) error {
+	if j.RedirectDialer == nil {
+		return ErrOtherOrigin
+	}
+	var g guard
+	var x Wire
+	defer func() { g.set(nil); x.Close() }()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-abort:
+			g.abort()
+		case <-stop:
+		}
+	}()
+	var origin *url.URL
+	for {
+		if x.Conn == nil || !redirect.SameOrigin(origin, ch.URL) {
+			g.set(nil)
+			x.Close()
+			d, err := j.RedirectDialer(ch.URL)
+			if err != nil {
+				return err
+			}
+			c, _, err := d.Dial(g.ctx())
+			if err != nil {
+				return err
+			}
+			if !deadline.IsZero() {
+				_ = c.SetDeadline(deadline)
+			}
+			x.Attach(c)
+			g.set(c)
+			origin = ch.URL
+		}
+		p.Reset(ch.Head())
+		keep, err := x.RoundTrip(call, ch.Req, p, j.Since)
+		if err != nil {
+			return err
+		}
+		if !keep || !j.KeepAlive {
+			g.set(nil)
+			x.Close()
+		}
+		follow, _, err := ch.Follow(j, p)
+		if err != nil || !follow {
+			return err
+		}
+	}
+}
+
+// guard lets the run's abort end a blocking connection owned by another
+// goroutine: a dial in progress through its context, a read or write by a
+// deadline in the past.
+type guard struct {
+	mu      sync.Mutex
+	c       net.Conn
+	aborted bool
+	cctx    context.Context
+	cancel  context.CancelFunc
+}
+
+// ctx is the context dials run under; it ends at the abort.
+func (g *guard) ctx() context.Context {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cctx == nil {
+		g.cctx, g.cancel = context.WithCancel(context.Background())
+		if g.aborted {
+			g.cancel()
+		}
+	}
+	return g.cctx
+}
+
+// set makes c the connection the abort ends (nil: none).
+func (g *guard) set(c net.Conn) {
+	g.mu.Lock()
+	g.c = c
+	if g.aborted && c != nil {
+		_ = c.SetDeadline(time.Unix(1, 0))
+	}
+	g.mu.Unlock()
+}
+
+func (g *guard) abort() {
+	g.mu.Lock()
+	g.aborted = true
+	if g.c != nil {
+		_ = g.c.SetDeadline(time.Unix(1, 0))
+	}
+	if g.cancel != nil {
+		g.cancel()
+	}
+	g.mu.Unlock()
+}

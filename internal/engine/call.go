@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"time"
+
+	"hail/internal/http1"
+	"hail/internal/stats"
+)
+
+// Call is one request's life, from the moment a worker takes it to its one
+// end. Every engine keeps a Call by value in each request slot (a
+// connection, a stream) and drives it through the same steps, so what a
+// request records — and when — is decided here once:
+//
+//	Begin        the request is taken: its step, its recorder, its intended time
+//	Wait, Ready  open model: it found every connection busy, and later got one
+//	Start        its first operation is submitted: the send delay is stamped
+//	Connected    it opened a connection (setup time, per-request log)
+//	Wrote        its first bytes reached the kernel: from now on it was sent
+//	FirstByte    the first byte of its response arrived
+//	Respond      it ended in a response (redirects already followed), or
+//	Fail         it ended in one named error kind; a request aborted before
+//	             any byte was written ends as unsent
+//
+// Respond and Fail end the call exactly once: a second end is ignored and
+// reported false. Times are durations since the job's start. A Call
+// allocates nothing.
+type Call struct {
+	rec   *stats.Recorder
+	step  int
+	at    time.Duration // latency counts from here: intended (open) or actual (closed) start
+	start time.Duration
+	fb    time.Duration // first response byte; -1 before
+	// Open model: the request waited for a free connection from waitFrom
+	// to ready (the target's backpressure); the rest of its lateness is
+	// hail's own.
+	waitFrom, ready time.Duration
+
+	open, live, started, waited, wrote, tracing bool
+	tr                                          stats.TraceRecord
+}
+
+// Begin takes request hit's place in the call: its step's recorder of
+// shard, its intended time at (open model; in the closed model the time it
+// was claimed) and conn, the connection number for the per-request log.
+// The request counts as in flight from here.
+func (c *Call) Begin(j *Job, shard, step int, at time.Duration, conn int32) {
+	rec := j.Recorders[step][shard]
+	*c = Call{rec: rec, step: step, at: at, fb: -1, open: j.Source.Open(), live: true}
+	rec.InFlight(1)
+	if c.tracing = rec.Tracing(); c.tracing {
+		c.tr = stats.TraceRecord{Intended: int64(at), Conn: conn, Step: uint16(step)}
+	}
+}
+
+// Live reports whether the call holds a request that has not ended.
+func (c *Call) Live() bool { return c.live }
+
+// Step is the request's step (its index in Job.Steps).
+func (c *Call) Step() int { return c.step }
+
+// Rec is the recorder the request records into.
+func (c *Call) Rec() *stats.Recorder { return c.rec }
+
+// At is the time the request's latency counts from.
+func (c *Call) At() time.Duration { return c.at }
+
+// StartTime is when the request's first operation was submitted.
+func (c *Call) StartTime() time.Duration { return c.start }
+
+// Started reports whether Start was called.
+func (c *Call) Started() bool { return c.started }
+
+// Wait marks, at now, that the request found every connection busy: from
+// now until Ready it waits for the target (open model).
+func (c *Call) Wait(now time.Duration) {
+	if !c.waited {
+		c.waited, c.waitFrom, c.ready = true, now, now
+	}
+}
+
+// Ready marks, at now, that a connection became free for a waiting request.
+func (c *Call) Ready(now time.Duration) {
+	if c.waited {
+		c.ready = max(now, c.waitFrom)
+	}
+}
+
+// Start stamps now as the moment the request's first operation (connect or
+// send) is submitted. In the open model it records how late that was
+// against the intended time, split into the wait for a free connection and
+// hail's own lateness; in the closed model latency counts from here.
+func (c *Call) Start(now time.Duration) {
+	if c.started {
+		return
+	}
+	c.started, c.start = true, now
+	c.tr.Start = int64(now)
+	if !c.open {
+		c.at = now
+		c.tr.Intended = int64(now)
+		return
+	}
+	late := max(now-c.at, 0)
+	var wait time.Duration
+	if c.waited {
+		wait = min(max(c.ready-c.waitFrom, 0), late)
+	}
+	c.rec.Delay(int64(late-wait), int64(wait))
+}
+
+// Connected records the connection setup the request made: dns is the
+// name lookup time, total the lookup + dial + handshake time.
+func (c *Call) Connected(dns, total time.Duration) {
+	c.rec.Connected(int64(dns), int64(total))
+	c.TraceConnect(dns, total)
+}
+
+// TraceConnect puts a connection setup in the request's per-request log
+// record only (engines whose connections are shared record the setup
+// itself elsewhere).
+func (c *Call) TraceConnect(dns, total time.Duration) {
+	c.tr.Connect, c.tr.DNS = int64(total), int64(dns)
+}
+
+// Wrote records n request bytes handed to the kernel (or to a
+// connection's writer): from the first byte on, the request was sent.
+func (c *Call) Wrote(n int64) {
+	if n > 0 {
+		c.wrote = true
+		c.rec.Sent(n)
+	}
+}
+
+// MarkSent marks the request as sent without counting bytes (engines that
+// count a connection's bytes themselves).
+func (c *Call) MarkSent() { c.wrote = true }
+
+// Sent reports whether any byte of the request was written.
+func (c *Call) Sent() bool { return c.wrote }
+
+// FirstByte marks the arrival of the first response byte at now; later
+// calls are ignored (the first byte of the first hop counts).
+func (c *Call) FirstByte(now time.Duration) {
+	if c.fb < 0 {
+		c.fb = now
+	}
+}
+
+// Respond ends the request at now in the response p holds (status, body
+// and wire bytes), records it, and hands it to reqs.Done.
+func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) bool {
+	if !c.live {
+		return false
+	}
+	c.Start(now)
+	fb := now
+	if c.fb >= 0 {
+		fb = c.fb
+	}
+	c.rec.Response(p.Status, int64(now-c.at), int64(max(fb-c.start, 0)), p.BodyBytes, p.WireBytes)
+	if c.tracing {
+		c.tr.Status, c.tr.Body = int32(p.Status), p.BodyBytes
+		if c.fb >= 0 {
+			c.tr.FirstByte = int64(c.fb)
+		}
+	}
+	c.end(now, p, reqs)
+	return true
+}
+
+// Fail ends the request at now as error kind k and hands it to reqs.Done
+// without a response. A request aborted (k == stats.ErrAborted) before any
+// of its bytes was written was never sent: it is counted as unsent, not as
+// a request or an error.
+func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) bool {
+	if !c.live {
+		return false
+	}
+	if k == stats.ErrAborted && !c.wrote {
+		c.rec.Unsent()
+		c.tracing = false
+		c.end(now, nil, reqs)
+		return true
+	}
+	c.Start(now)
+	c.rec.Error(k)
+	if c.tracing {
+		c.tr.SetError(k)
+		if c.fb >= 0 {
+			c.tr.FirstByte = int64(c.fb)
+		}
+	}
+	c.end(now, nil, reqs)
+	return true
+}
+
+func (c *Call) end(now time.Duration, p *http1.Parser, reqs Requests) {
+	c.live = false
+	if c.tracing {
+		c.tr.End = int64(now)
+		c.rec.Trace(&c.tr)
+	}
+	reqs.Done(c.step, p)
+	c.rec.InFlight(-1)
+}

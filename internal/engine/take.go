@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"time"
+
+	"hail/internal/schedule"
+)
+
+// Taker hands a goroutine worker (a net-engine connection, an HTTP/2 or
+// HTTP/3 stream slot) its requests. Every worker paces itself: it claims
+// the next request from the job's lock-free Source and, in the open model,
+// sleeps on the run's Alarm until the request's intended time, so requests
+// that fall due together are released together by one wake-up, and no
+// goroutine stands between the schedule and the connections.
+//
+// A request claimed by a worker that was busy past its intended time waited
+// for a connection: every connection had a request in flight (the claim is
+// the first thing a worker does when it becomes free). Next marks that span
+// on the call, so the send delay is split into the target's backpressure and
+// hail's own lateness.
+type Taker struct {
+	j     *Job
+	alarm *schedule.Alarm // open model; nil in the closed model
+	conn  int             // connection number, for connection stages
+	idle  func()          // closes the worker's connection while a stage has it inactive
+	wake  chan struct{}
+	free  time.Duration // when the worker's previous request ended
+}
+
+// NewTaker returns the taker of worker conn. alarm paces the open model
+// (nil in the closed model); idle is called once whenever connection
+// stages make the worker's connection inactive.
+func NewTaker(j *Job, alarm *schedule.Alarm, conn int, idle func()) *Taker {
+	return &Taker{j: j, alarm: alarm, conn: conn, idle: idle, wake: make(chan struct{}, 1)}
+}
+
+// Next waits for the worker's next request and returns its number and its
+// intended time (the claim time in the closed model). ok is false when the
+// worker is done: the source is exhausted or the job stopped.
+func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
+	j := t.j
+	if t.alarm != nil {
+		hit, at, ok = j.Source.Claim(j.Since())
+		if !ok || !t.alarm.Wait(at, t.wake, j.Stop) {
+			return 0, 0, false
+		}
+		return hit, at, true
+	}
+	for {
+		active, wait, never := j.Source.Active(t.conn, j.Since())
+		if active {
+			break
+		}
+		if never {
+			return 0, 0, false
+		}
+		t.idle()
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-j.Stop:
+			timer.Stop()
+			return 0, 0, false
+		}
+	}
+	return j.Source.Claim(j.Since())
+}
+
+// Begin starts the call of request hit (from Next) in step, recorded into
+// shard's recorders, on connection conn (for the per-request log).
+func (t *Taker) Begin(c *Call, shard, step int, at time.Duration, conn int32) {
+	c.Begin(t.j, shard, step, at, conn)
+	if t.alarm != nil && at < t.free {
+		c.Wait(at)
+		c.Ready(t.free)
+	}
+}
+
+// End notes that the worker's request ended at now: the worker is free.
+func (t *Taker) End(now time.Duration) { t.free = now }

@@ -1,0 +1,136 @@
+//go:build linux
+
+package uringengine
+
+import (
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"hail/internal/engine"
+	"hail/internal/http1"
+	"hail/internal/stats"
+)
+
+// A redirect chain that leaves the origin of the worker's connections is
+// followed exactly as the net engine follows it (engine.Job.FollowAway:
+// blocking connections to the other origins, TLS included), on a helper
+// goroutine, so the ring never waits for it. The helper works on its own
+// copy of the request's call and chain and its own parser; when it is done
+// it queues the result and writes the worker's eventfd, whose read is armed
+// on the ring, and the worker ends the request on its own thread.
+
+// awayResult is a finished helper's request.
+type awayResult struct {
+	idx   int32
+	call  engine.Call
+	chain engine.Chain
+	p     *http1.Parser
+	err   error
+}
+
+// goAway hands the rest of c's redirect chain to a helper goroutine.
+func (w *worker) goAway(c *conn) {
+	if w.wake < 0 {
+		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+		if err != nil {
+			w.endKind(c, engine.Classify(err, false))
+			return
+		}
+		w.wake = int32(fd)
+		w.helperAbort = make(chan struct{})
+	}
+	if c.stamp {
+		w.stampOne(c, w.now)
+	}
+	w.unlist(listRequest, c) // the helper keeps the deadline itself
+	c.away = true
+	w.awayN++
+	w.armWake()
+	var deadline time.Time
+	if w.j.Timeout > 0 {
+		deadline = w.j.Start.Add(c.call.StartTime() + w.j.Timeout)
+	}
+	r := &awayResult{idx: c.idx, call: c.call, chain: c.chain, p: &http1.Parser{BodyLimit: c.parser.BodyLimit,
+		WantHeaders: c.parser.WantHeaders, MaxHeaderBytes: c.parser.MaxHeaderBytes, WantLocation: true}}
+	w.helpers.Add(1)
+	go func() {
+		defer w.helpers.Done()
+		r.err = w.j.FollowAway(&r.call, &r.chain, r.p, deadline, w.helperAbort)
+		w.mu.Lock()
+		w.results = append(w.results, *r)
+		w.mu.Unlock()
+		w.poke()
+	}()
+}
+
+// collectAway ends the requests whose helpers are done.
+func (w *worker) collectAway() {
+	if w.awayN == 0 {
+		return
+	}
+	w.mu.Lock()
+	results := w.results
+	w.results = w.spare[:0]
+	w.mu.Unlock()
+	for i := range results {
+		r := &results[i]
+		c := &w.conns[r.idx]
+		c.away, c.call, c.chain = false, r.call, r.chain
+		w.awayN--
+		if r.err != nil {
+			k := stats.ErrAborted
+			if !w.j.Aborting() {
+				k = engine.Classify(r.err, r.p.WireBytes > 0)
+			}
+			w.endKind(c, k)
+			continue
+		}
+		c.call.Respond(w.now, r.p, c.reqs)
+		w.finish(c)
+	}
+	clear(results)
+	w.spare = results
+	if w.awayN > 0 {
+		w.armWake()
+	}
+}
+
+// armWake arms the read of the eventfd that helpers write when done.
+func (w *worker) armWake() {
+	if w.wakeArmed || w.wake < 0 {
+		return
+	}
+	sqe := w.sqe()
+	sqe.PrepRead(w.wake, unsafe.Pointer(&w.wakeBuf[0]), 8, ^uint64(0))
+	sqe.SetUserData(uint64(opWake))
+	w.outstanding++
+	w.wakeArmed = true
+}
+
+// poke wakes the worker's ring (a helper is done, or the teardown ends the
+// pending read).
+func (w *worker) poke() {
+	one := [8]byte{1}
+	_, _ = unix.Write(int(w.wake), one[:])
+}
+
+// stopHelpers tells running helpers to give up (the run is aborting).
+func (w *worker) stopHelpers() {
+	if w.helperAbort != nil && !w.helpersStopped {
+		w.helpersStopped = true
+		close(w.helperAbort)
+	}
+}
+
+// waitAway waits for every helper to return and ends their requests.
+func (w *worker) waitAway() {
+	if w.awayN == 0 {
+		return
+	}
+	w.stopHelpers()
+	w.helpers.Wait()
+	w.now = w.since()
+	w.collectAway()
+}

@@ -1,0 +1,230 @@
+//go:build linux
+
+package uringengine
+
+import (
+	"errors"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hail/internal/engine"
+	"hail/internal/stats"
+	"hail/internal/uring"
+)
+
+// queueClose queues the close of c's socket, completing as closeOp, after a
+// shutdown hard-linked to it when an operation is pending on the socket
+// (the shutdown wakes it).
+func (w *worker) queueClose(c *conn, closeOp uint8) {
+	if c.recvArmed || c.sending || c.connecting {
+		sqe := w.sqe()
+		sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
+		sqe.SetFlags(uring.SQEIOHardlink)
+		sqe.SetUserData(ud(c, opShutdown))
+		w.outstanding++
+	}
+	sqe := w.sqe()
+	sqe.PrepClose(c.fd)
+	sqe.SetUserData(ud(c, closeOp))
+	w.outstanding++
+}
+
+// closeConn closes c's socket through the ring: a shutdown, which wakes
+// whatever is pending on it (the receive ends with EOF, a send with EPIPE, a
+// connect with an error), hard-linked to the close. Both cost O(1), where a
+// cancel by descriptor would scan every request of the ring. Later
+// completions of the old socket are stale.
+func (w *worker) closeConn(c *conn) {
+	w.unlist(listConnect, c)
+	if c.fd < 0 {
+		return
+	}
+	w.queueClose(c, opClose)
+	c.fd = -1
+	c.gen++
+	c.recvArmed, c.connecting, c.handshaking = false, false, false
+	c.carry = c.carry[:0]
+	if c.connected {
+		c.connected = false
+		w.rec.Closed()
+	}
+	if c.sending {
+		// The kernel may still read the old buffer: take a new one.
+		c.sending = false
+		c.sendBuf = nil
+		if !c.active() {
+			w.release(c)
+		}
+	}
+}
+
+// fail ends c's request with err, closing the connection: as aborted when
+// the run is aborting, else as err's kind.
+func (w *worker) fail(c *conn, err error) {
+	mid := c.parser.WireBytes > 0
+	w.closeConn(c)
+	if !c.active() {
+		return
+	}
+	k := stats.ErrAborted
+	if !w.j.Aborting() {
+		k = engine.Classify(err, mid)
+	}
+	w.endKind(c, k)
+}
+
+// endErr ends c's request with err (a redirect that cannot be followed);
+// the connection itself is fine.
+func (w *worker) endErr(c *conn, err error) { w.endKind(c, engine.Classify(err, false)) }
+
+func (w *worker) endKind(c *conn, k stats.ErrorKind) {
+	if c.stamp {
+		w.stampOne(c, w.now)
+	}
+	c.call.Fail(w.now, k, c.reqs)
+	w.finish(c)
+}
+
+// end ends c's request with the response in its parser.
+func (w *worker) end(c *conn) {
+	if c.stamp {
+		w.stampOne(c, w.now)
+	}
+	c.call.Respond(w.now, &c.parser, c.reqs)
+	w.finish(c)
+}
+
+// finish frees c's slot after its call ended.
+func (w *worker) finish(c *conn) {
+	c.stamp = false
+	w.unlist(listRequest, c)
+	w.busy--
+	if !c.sending {
+		w.release(c)
+	}
+}
+
+// abortAll ends every request in progress as kind (aborted, or an i/o
+// error when the ring itself failed). A request whose send is still in
+// flight waits for that send's completion, which tells whether any of its
+// bytes left (then it was sent and is counted as aborted; else unsent): its
+// socket is shut down, which ends a send still waiting for room.
+func (w *worker) abortAll(kind stats.ErrorKind) {
+	w.aborted, w.abortAt = true, w.now
+	w.exhausted, w.hasNext = true, false
+	w.stopHelpers()
+	for i := range w.conns {
+		c := &w.conns[i]
+		switch {
+		case !c.active() || c.away:
+			// Helpers see the abort themselves and report back.
+		case c.sending && kind == stats.ErrAborted:
+			c.draining = true
+			w.unlist(listConnect, c)
+			w.unlist(listRequest, c)
+			sqe := w.sqe()
+			sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
+			sqe.SetUserData(uint64(opShutdown))
+			w.outstanding++
+		default:
+			w.closeConn(c)
+			w.endKind(c, kind)
+		}
+	}
+}
+
+// onDrain handles a completion of a connection whose request waits, at an
+// abort, for its send's completion.
+func (w *worker) onDrain(c *conn, op uint8, cqe *uring.CQE) {
+	if cqe.HasBuffer() {
+		w.br.Add(cqe.BufferID())
+	}
+	if op == opRecv && !cqe.More() {
+		c.recvArmed = false
+	}
+	if op != opSend {
+		return
+	}
+	if cqe.Res > 0 {
+		c.call.Wrote(int64(cqe.Res))
+	}
+	c.draining, c.sending = false, false
+	w.closeConn(c)
+	w.endKind(c, stats.ErrAborted)
+}
+
+// forceEnd ends whatever is still in progress when the drain after an
+// abort takes too long.
+func (w *worker) forceEnd() {
+	for i := range w.conns {
+		c := &w.conns[i]
+		if c.active() && !c.away {
+			c.draining = false
+			w.closeConn(c)
+			w.endKind(c, stats.ErrAborted)
+		}
+	}
+}
+
+// teardown cancels whatever is still pending, waits for it, and frees the
+// ring, the sockets and the memory. It runs on every exit path.
+func (w *worker) teardown() {
+	w.waitAway()
+	if w.ring != nil {
+		for i := range w.conns {
+			w.conns[i].gen++ // every later completion is stale
+		}
+		// Every socket is shut down, which ends whatever is pending on it,
+		// and closed, through the ring: O(1) per socket. (A cancellation of
+		// everything would rescan the whole ring for every request it
+		// cancels.) Then the worker waits for every completion, so that no
+		// operation outlives the memory it uses. A socket whose close did
+		// not complete is closed below.
+		for i := range w.conns {
+			c := &w.conns[i]
+			if c.fd < 0 {
+				continue
+			}
+			if c.connected {
+				c.connected = false
+				w.rec.Closed()
+			}
+			w.queueClose(c, opTeardownClose)
+		}
+		if w.wakeArmed {
+			// The eventfd's read is pending: a write ends it.
+			w.poke()
+		}
+		deadline := time.Now().Add(drainTimeout)
+		for w.outstanding > 0 {
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+			if _, err := w.ring.SubmitAndWaitTimeout(1, min(left, pollInterval)); err != nil && !errors.Is(err, uring.ErrTimeout) {
+				break
+			}
+			w.reap()
+		}
+		w.ring.Close()
+	}
+	for i := range w.conns {
+		c := &w.conns[i]
+		if c.fd >= 0 {
+			unix.Close(int(c.fd))
+			c.fd = -1
+		}
+	}
+	if w.wake >= 0 {
+		unix.Close(int(w.wake))
+		w.wake = -1
+	}
+	if w.arena != nil {
+		w.arena.Close()
+	}
+	for _, a := range w.sendMem {
+		a.Close()
+	}
+	w.sendMem = nil
+}

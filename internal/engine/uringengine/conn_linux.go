@@ -1,0 +1,51 @@
+//go:build linux
+
+package uringengine
+
+import (
+	"time"
+
+	"hail/internal/engine"
+	"hail/internal/http1"
+)
+
+// conn is one connection slot of a worker: its socket (if any) and the
+// request in progress on it.
+type conn struct {
+	reqs engine.Requests // the worker's builder, or this connection's own (Job.PerConnection)
+	idx  int32
+	gen  uint32 // bumped at every close; stale completions carry an older one
+	fd   int32  // -1 when there is no socket
+
+	connecting  bool // a connect is in flight
+	handshaking bool // hybrid vsock: connected, the CONNECT reply not read yet
+	connected   bool
+	recvArmed   bool // the multishot receive is armed
+	sending     bool // a send is in flight; req must not change
+	eof         bool // the peer closed its side
+	inFree      bool // in the worker's idle queue
+	stamp       bool // the call starts (and its deadline begins) at the next submission
+	head        bool // the current hop is HEAD
+	away        bool // a helper goroutine follows the request's redirects to another origin
+	draining    bool // aborting: waits for its send's completion to know whether the request was sent
+
+	call  engine.Call  // the request in progress (call.Live())
+	chain engine.Chain // its redirect chain
+
+	connStart time.Duration
+	dns       time.Duration
+
+	req     []byte // the current hop's request: stable memory
+	out     []byte // the bytes being sent (req, or the vsock CONNECT line)
+	sent    int
+	sendBuf []byte // arena memory for copied requests
+	sa      []byte // arena memory for the connect sockaddr
+
+	parser http1.Parser
+	carry  []byte // unconsumed bytes: a split line, or bytes that came early
+
+	dl [numLists]link // its places in the worker's deadline lists
+}
+
+// active reports whether a request is in progress on c.
+func (c *conn) active() bool { return c.call.Live() }

@@ -1,0 +1,250 @@
+//go:build linux
+
+package uringengine
+
+import (
+	"strconv"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"hail/internal/uring"
+)
+
+// dispatch starts requests on idle connections: in the closed model one
+// per idle connection; in the open model every request that is due, in
+// order, while a connection is idle. A due request that finds every
+// connection busy waits (hasNext) and is not claimed further ahead; its
+// wait from the moment they all became busy is the target's backpressure.
+func (w *worker) dispatch() {
+	if !w.open {
+		w.dispatchClosed()
+		return
+	}
+	for w.free.len() > 0 {
+		if !w.hasNext {
+			if w.exhausted {
+				break
+			}
+			hit, at, ok := w.j.Source.Claim(w.now)
+			if !ok {
+				w.exhausted = true
+				break
+			}
+			w.next, w.hasNext = pending{hit, at}, true
+		}
+		if w.next.at > w.now {
+			break
+		}
+		w.hasNext = false
+		waitFrom := time.Duration(-1)
+		if w.satSince >= 0 && w.next.at < w.now {
+			waitFrom = max(w.next.at, w.satSince)
+		}
+		w.start(w.popFree(), w.next.hit, w.next.at, waitFrom)
+	}
+	if w.free.len() == 0 {
+		if w.satSince < 0 {
+			w.satSince = w.now
+		}
+	} else {
+		w.satSince = -1
+	}
+}
+
+// dispatchClosed gives every idle connection that its stage lets send the
+// next request. With connection stages, how many connections are active
+// is read once per batch: a connection is active while its number is below
+// it, so parking and unparking cost nothing per request.
+func (w *worker) dispatchClosed() {
+	active := w.j.Source.ActiveConns(w.now)
+	if active > w.unparkedTo && len(w.parked) > 0 {
+		w.unpark(active)
+	}
+	w.unparkedTo = active
+	for !w.exhausted && w.free.len() > 0 {
+		c := w.popFree()
+		if active >= 0 && w.stageIndex(c) >= active {
+			w.park(c)
+			continue
+		}
+		hit, _, ok := w.j.Source.Claim(w.now)
+		if !ok {
+			w.exhausted = true
+			w.release(c)
+			break
+		}
+		w.start(c, hit, w.now, -1)
+	}
+}
+
+// stageIndex numbers c among all the run's connections for connection
+// stages, interleaving the workers so that a ramp spreads its active
+// connections evenly over the rings.
+func (w *worker) stageIndex(c *conn) int { return int(c.idx)*w.nworkers + w.id }
+
+// park sets aside an idle connection that the stages have made inactive,
+// closing its socket so the server sees the ramp down too.
+func (w *worker) park(c *conn) {
+	w.closeConn(c)
+	w.parked = append(w.parked, c.idx)
+}
+
+// unpark returns the parked connections that the stages made active again
+// (numbers below active) to the idle queue (the event loop wakes at least
+// every 50 ms to look).
+func (w *worker) unpark(active int) {
+	kept := w.parked[:0]
+	for _, idx := range w.parked {
+		if c := &w.conns[idx]; w.stageIndex(c) < active {
+			w.release(c)
+		} else {
+			kept = append(kept, idx)
+		}
+	}
+	w.parked = kept
+}
+
+func (w *worker) popFree() *conn {
+	c := &w.conns[w.free.pop()]
+	c.inFree = false
+	return c
+}
+
+// release puts an idle connection slot back in the queue.
+func (w *worker) release(c *conn) {
+	if !c.inFree {
+		c.inFree = true
+		w.free.push(c.idx)
+	}
+}
+
+// start begins request hit, intended at at, on c. waitFrom >= 0 is when it
+// began to wait for a free connection (open model).
+func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
+	req, step, head, ok := c.reqs.Next(hit)
+	if !ok {
+		w.rec.Skipped()
+		w.release(c)
+		return
+	}
+	c.call.Begin(w.j, w.shard, step, at, w.connBase+c.idx)
+	if waitFrom >= 0 {
+		c.call.Wait(waitFrom)
+		c.call.Ready(w.now)
+	}
+	c.head = head
+	w.busy++
+	if w.stable {
+		c.req = req
+	} else {
+		w.copyReq(c, req)
+	}
+	c.chain.Reset(w.j, c.req)
+	c.stamp = true
+	w.exchange(c)
+	if c.stamp {
+		if len(w.stampList) < cap(w.stampList) {
+			w.stampList = append(w.stampList, c.idx)
+		} else {
+			w.stampOne(c, w.now)
+		}
+	}
+}
+
+// copyReq copies request bytes into c's arena send buffer.
+func (w *worker) copyReq(c *conn, req []byte) {
+	if cap(c.sendBuf) < len(req) {
+		c.sendBuf = w.allocSend(len(req))
+	}
+	c.req = c.sendBuf[:copy(c.sendBuf[:cap(c.sendBuf)], req)]
+}
+
+func (w *worker) allocSend(n int) []byte {
+	size := pow2(max(n, 256))
+	if k := len(w.sendMem); k > 0 {
+		if b := w.sendMem[k-1].Alloc(size); b != nil {
+			return b
+		}
+	}
+	a, err := uring.NewArena(max(size, 256<<10))
+	if err != nil {
+		panic("uring engine: out of memory for request buffers: " + err.Error())
+	}
+	w.sendMem = append(w.sendMem, a)
+	return a.Alloc(size)
+}
+
+// exchange sends c's current request, connecting first if needed.
+func (w *worker) exchange(c *conn) {
+	c.parser.Reset(c.head)
+	if c.fd < 0 {
+		w.connect(c)
+		return
+	}
+	w.send(c)
+}
+
+func (w *worker) connect(c *conn) {
+	ep, dns, err := w.j.Dialer.Endpoint(w.ctx)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	w.ep = ep
+	if ep.Hybrid && w.hsLine == nil {
+		line := "CONNECT " + strconv.FormatUint(uint64(ep.VsockPort), 10) + "\n"
+		w.hsLine = w.arena.Alloc(len(line))
+		copy(w.hsLine, line)
+	}
+	saLen, family, err := putSockaddr(c.sa, ep)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	if family != unix.AF_UNIX {
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	c.fd = int32(fd)
+	c.connecting, c.eof, c.dns = true, false, dns
+	sqe := w.sqe()
+	sqe.PrepConnect(c.fd, unsafe.Pointer(&c.sa[0]), saLen)
+	sqe.SetUserData(ud(c, opConnect))
+	w.outstanding++
+	if !c.stamp {
+		c.connStart = w.now
+		if ep.Timeout > 0 {
+			w.push(listConnect, c, w.now+ep.Timeout)
+		}
+	}
+}
+
+func (w *worker) armRecv(c *conn) {
+	sqe := w.sqe()
+	sqe.PrepRecvMultishot(c.fd, w.br.Group(), 0)
+	sqe.SetUserData(ud(c, opRecv))
+	w.outstanding++
+	c.recvArmed = true
+}
+
+// send queues c's request on its open connection.
+func (w *worker) send(c *conn) {
+	c.sending, c.sent, c.out = true, 0, c.req
+	w.queueSend(c)
+	if len(c.carry) > 0 {
+		w.feedCarry(c)
+	}
+}
+
+func (w *worker) queueSend(c *conn) {
+	sqe := w.sqe()
+	sqe.PrepSend(c.fd, unsafe.Pointer(&c.out[c.sent]), uint32(len(c.out)-c.sent), unix.MSG_NOSIGNAL)
+	sqe.SetUserData(ud(c, opSend))
+	w.outstanding++
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"hail/internal/http1"
+)
+
+// Wire is one blocking HTTP/1 connection and its read buffer: each of the
+// net engine's connections, and the connections a redirect chain opens to
+// other origins on every HTTP/1 engine. Reads and writes go straight to the
+// connection; the response is parsed in place from the buffer, so a
+// request costs no allocation once the buffer has grown to its size.
+type Wire struct {
+	// Conn is the connection; nil when there is none.
+	Conn net.Conn
+	buf  []byte
+	r, w int // unconsumed response bytes are buf[r:w]
+}
+
+// Wire buffer sizes: small to start with, so that 10,000 mostly idle
+// connections cost little; a read that fills the buffer doubles it, up to
+// maxWireBuf, so large bodies stream in large reads.
+const (
+	minWireBuf = 512
+	maxWireBuf = 64 << 10
+)
+
+// Attach makes c the wire's connection, with no bytes buffered.
+func (x *Wire) Attach(c net.Conn) {
+	x.Conn, x.r, x.w = c, 0, 0
+	if x.buf == nil {
+		x.buf = make([]byte, minWireBuf)
+	}
+}
+
+// Detach forgets the connection (without closing it) and returns it.
+func (x *Wire) Detach() net.Conn {
+	c := x.Conn
+	x.Conn, x.r, x.w = nil, 0, 0
+	return c
+}
+
+// Close closes the connection, if any, and reports whether there was one.
+func (x *Wire) Close() bool {
+	c := x.Detach()
+	if c == nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// RoundTrip writes req on the wire's connection and reads one response
+// into p (reset by the caller for the request's method). The bytes written
+// and the first response byte are recorded in call; now is the job's
+// clock. keep is false when the connection cannot carry another request
+// (the response said so, or ended at the connection's end): the caller
+// closes it.
+func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration) (keep bool, err error) {
+	n, err := x.Conn.Write(req)
+	call.Wrote(int64(n))
+	if err != nil {
+		return false, err
+	}
+	for {
+		if x.r < x.w {
+			n, done, err := p.Feed(x.buf[x.r:x.w])
+			x.r += n
+			if err != nil {
+				return false, err
+			}
+			if done {
+				return p.KeepAlive, nil
+			}
+		}
+		x.compact()
+		n, err := x.Conn.Read(x.buf[x.w:])
+		if n > 0 {
+			call.FirstByte(now())
+			x.w += n
+			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
+				x.buf = append(x.buf, make([]byte, len(x.buf))...)
+			}
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			done, perr := p.EOF()
+			if perr != nil {
+				return false, perr
+			}
+			if done {
+				return false, nil
+			}
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// compact makes room at the end of the buffer for the next read.
+func (x *Wire) compact() {
+	switch {
+	case x.r == x.w:
+		x.r, x.w = 0, 0
+	case x.w == len(x.buf) && x.r > 0:
+		x.w = copy(x.buf, x.buf[x.r:x.w])
+		x.r = 0
+	case x.w == len(x.buf):
+		x.buf = append(x.buf, make([]byte, len(x.buf))...)
+	}
+}

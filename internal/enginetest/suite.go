@@ -1,0 +1,355 @@
+package enginetest
+
+import (
+	"context"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"hail/internal/engine/uringengine"
+	"hail/internal/plan"
+	"hail/internal/report"
+	"hail/internal/run"
+	"hail/internal/stats"
+)
+
+// Engine is one engine under the suite: the protocol its target speaks and
+// what it sets in a plan to be chosen.
+type Engine struct {
+	Name  string
+	Proto Proto
+	// Apply aims p at this engine.
+	Apply func(p *plan.Plan)
+	// Skip, if set, says why the engine cannot run here ("" when it can).
+	Skip func() string
+}
+
+// Engines are hail's four engines.
+var Engines = []Engine{
+	{Name: "net", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = "net" }},
+	{Name: "uring", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = "uring" }, Skip: func() string {
+		if err := uringengine.Available(); err != nil {
+			return err.Error()
+		}
+		return ""
+	}},
+	{Name: "h2", Proto: H2C, Apply: func(p *plan.Plan) { p.HTTPVersion = "2" }},
+	{Name: "h3", Proto: H3, Apply: func(p *plan.Plan) { p.HTTPVersion = "3" }},
+}
+
+// Run puts e through the whole suite.
+func Run(t *testing.T, e Engine) {
+	if e.Skip != nil {
+		if why := e.Skip(); why != "" {
+			t.Skip(why)
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, &env{t: t, e: e}) })
+	}
+}
+
+// env runs plans of one engine for one case.
+type env struct {
+	t *testing.T
+	e Engine
+}
+
+// truth starts a ground-truth server for the engine's protocol.
+func (v *env) truth() *Truth { return StartTruth(v.t, v.e.Proto) }
+
+// plan is a plan for rawURL on the engine: 4 connections, 10 redirects.
+func (v *env) plan(s *Truth, rawURL string) *plan.Plan {
+	v.t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	p := &plan.Plan{URL: u, Method: "GET", Connections: 4, KeepAlive: true, MaxRedirects: 10,
+		ConnectTimeout: 2 * time.Second, Engine: "auto"}
+	v.e.Apply(p)
+	if s != nil {
+		p.CACert = s.CAFile
+	}
+	return p
+}
+
+// run runs p, bounded at 30 s whatever it says.
+func (v *env) run(p *plan.Plan, o run.Options) *report.Result {
+	v.t.Helper()
+	if err := p.Validate(); err != nil {
+		v.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := run.Run(ctx, p, o)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	return res
+}
+
+// exact checks that every intended request is accounted for and that the
+// server's own count equals the requests sent.
+func (v *env) exact(res *report.Result, arrivals int64) {
+	v.t.Helper()
+	c := res.Hail.Counts
+	if c.Sent != arrivals {
+		v.t.Errorf("sent %d, but the server received %d (errors %v)", c.Sent, arrivals, res.ErrorDistribution)
+	}
+	if c.Sent != c.Requests || c.Requests != c.Responses+c.Errors {
+		v.t.Errorf("sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.Requests, c.Responses, c.Errors)
+	}
+	if c.Intended != c.Sent+c.Unsent+c.Skipped {
+		v.t.Errorf("intended %d != sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.Unsent, c.Skipped)
+	}
+}
+
+// wantErrors checks that every request ended as kind.
+func (v *env) wantErrors(res *report.Result, kind string, n int64) {
+	v.t.Helper()
+	if got := res.ErrorDistribution[kind]; got != n || res.Hail.Counts.Requests != n {
+		v.t.Errorf("%q errors %d of %d requests, want %d (errors %v, statuses %v)", kind, got, res.Hail.Counts.Requests, n,
+			res.ErrorDistribution, res.StatusCodeDistribution)
+	}
+}
+
+type testCase struct {
+	name string
+	run  func(t *testing.T, v *env)
+}
+
+var cases = []testCase{
+	{"exact/closed", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/")
+		p.Requests, p.Connections = 1500, 8
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		if res.StatusCodeDistribution["200"] != 1500 || res.Hail.Counts.Intended != 1500 {
+			t.Errorf("200s %d, intended %d, want 1500 each", res.StatusCodeDistribution["200"], res.Hail.Counts.Intended)
+		}
+	}},
+	{"exact/open", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/")
+		p.Requests, p.Connections, p.Rate = 600, 8, 3000
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		if res.StatusCodeDistribution["200"] != 600 || res.Hail.SendDelay.Own.Samples != 600 || res.Hail.SendDelay.ConnWait.Samples != 600 {
+			t.Errorf("200s %d, own-lateness samples %d, connection-wait samples %d: want 600 each", res.StatusCodeDistribution["200"],
+				res.Hail.SendDelay.Own.Samples, res.Hail.SendDelay.ConnWait.Samples)
+		}
+	}},
+	{"overload", func(t *testing.T, v *env) {
+		// A server that serves 10 at a time, 20 ms each (500/s), offered
+		// 2000/s over 10 connections: requests wait for connections, those
+		// still waiting at the deadline are unsent, and the target is named.
+		s := v.truth()
+		p := v.plan(s, s.URL+"/cap?d=20ms")
+		p.Connections, p.Rate, p.Duration = Cap, 2000, 1500*time.Millisecond
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		c := res.Hail.Counts
+		if c.Unsent < 1000 || c.Intended < 2990 || c.Intended > 3001 {
+			t.Errorf("intended %d (want 3000), unsent %d (want most of the 2250 the server could not take)", c.Intended, c.Unsent)
+		}
+		if got := res.Summary.RequestsPerSec * res.Summary.Total; got < float64(c.Sent)-1 || got > float64(c.Sent)+1 {
+			t.Errorf("requests/s × total = %.0f, want the %d sent (unsent requests are not requests)", got, c.Sent)
+		}
+		switch v, g := res.Hail.Verdict, res.Hail.Generator; {
+		case v.Bottleneck == report.BottleneckOthers && g.OthersCPU+g.Steal >= 0.2:
+			// A loaded machine (other test packages on hail's CPUs): the
+			// verdict names that first, as it should.
+			t.Logf("other processes used %.0f%% of hail's CPUs: %q", 100*g.OthersCPU, v.Reasons)
+		case v.Bottleneck != report.BottleneckTarget || v.GeneratorLimited:
+			t.Errorf("verdict %+v, want the target", v)
+		}
+		if s.Peak() > Cap {
+			t.Errorf("the server served %d at once", s.Peak())
+		}
+	}},
+	{"deadline-abort", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/delay?d=20s")
+		p.Duration = 500 * time.Millisecond
+		t0 := time.Now()
+		res := v.run(p, run.Options{})
+		if el := time.Since(t0); el > 3*time.Second {
+			t.Errorf("the run took %v after a 500 ms deadline", el)
+		}
+		v.exact(res, s.Arrivals())
+		v.wantErrors(res, stats.ErrAborted.String(), 4)
+		if res.Hail.UnsentReason != "" && res.Hail.Counts.Unsent == 0 {
+			t.Errorf("unsent reason %q without unsent requests", res.Hail.UnsentReason)
+		}
+	}},
+	{"timeout", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/delay?d=2s")
+		p.Requests, p.Timeout = 8, 150*time.Millisecond
+		t0 := time.Now()
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		v.wantErrors(res, stats.ErrTimeout.String(), 8)
+		if el := time.Since(t0); el > 2*time.Second {
+			t.Errorf("8 requests timing out at 150 ms over 4 connections took %v", el)
+		}
+	}},
+	{"redirects/same-origin", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/redirect?n=3")
+		p.Requests = 40
+		p.Headers = [][2]string{{"Authorization", "Bearer x"}, {"Cookie", "a=b"}}
+		res := v.run(p, run.Options{})
+		if res.StatusCodeDistribution["200"] != 40 || s.Arrivals() != 160 {
+			t.Errorf("200s %d of 40, server arrivals %d of 160 (errors %v)", res.StatusCodeDistribution["200"], s.Arrivals(), res.ErrorDistribution)
+		}
+		if s.WithAuth() != 160 || s.WithCookie() != 160 {
+			t.Errorf("credentials on %d/%d of 160 same-origin hops", s.WithAuth(), s.WithCookie())
+		}
+		if got := res.Summary.SizePerRequest; got != int64(len("landed")) {
+			t.Errorf("body per request %d, want the last hop's %d", got, len("landed"))
+		}
+	}},
+	{"redirects/cross-origin", func(t *testing.T, v *env) {
+		s, other := v.truth(), v.truth()
+		p := v.plan(s, s.URL+"/away?to="+url.QueryEscape(other.URL+"/redirect?n=1"))
+		p.Requests = 30
+		p.Headers = [][2]string{{"Authorization", "Bearer x"}, {"Cookie", "a=b"}}
+		res := v.run(p, run.Options{})
+		if res.StatusCodeDistribution["200"] != 30 || s.Arrivals() != 30 || other.Arrivals() != 60 {
+			t.Errorf("200s %d of 30; arrivals here %d of 30, at the other origin %d of 60 (errors %v)", res.StatusCodeDistribution["200"],
+				s.Arrivals(), other.Arrivals(), res.ErrorDistribution)
+		}
+		if other.WithAuth() != 0 || other.WithCookie() != 0 {
+			t.Errorf("credentials crossed to another origin: Authorization %d, Cookie %d times", other.WithAuth(), other.WithCookie())
+		}
+		if res.Hail.Counts.Requests != 30 {
+			t.Errorf("a chain is one request: %d requests", res.Hail.Counts.Requests)
+		}
+	}},
+	{"redirects/too-many", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/loop")
+		p.Requests, p.MaxRedirects = 10, 3
+		res := v.run(p, run.Options{})
+		v.wantErrors(res, stats.ErrTooManyRedirects.String(), 10)
+		if s.Arrivals() != 40 {
+			t.Errorf("server arrivals %d, want 10 × 4", s.Arrivals())
+		}
+	}},
+	{"redirects/bad-location", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/badloc")
+		p.Requests = 10
+		res := v.run(p, run.Options{})
+		v.wantErrors(res, stats.ErrRedirect.String(), 10)
+	}},
+	{"redirects/timeout-spans-chain", func(t *testing.T, v *env) {
+		// Five 100 ms hops with -t 350ms: the chain times out; -t is not per hop.
+		s := v.truth()
+		p := v.plan(s, s.URL+"/redirect?n=4&d=100ms")
+		p.Requests, p.Connections, p.Timeout = 4, 4, 350*time.Millisecond
+		res := v.run(p, run.Options{})
+		v.wantErrors(res, stats.ErrTimeout.String(), 4)
+	}},
+	{"errors/refused", func(t *testing.T, v *env) {
+		p := v.plan(nil, DeadURL(t, v.e.Proto)+"/")
+		p.Requests, p.ConnectTimeout = 6, 300*time.Millisecond
+		if v.e.Proto == H3 {
+			p.Insecure = true
+		}
+		res := v.run(p, run.Options{})
+		got := res.ErrorDistribution[stats.ErrConnectRefused.String()] + res.ErrorDistribution[stats.ErrConnectTimeout.String()]
+		if got != 6 || res.Hail.Counts.Requests != 6 {
+			t.Errorf("refused or connect timeouts %d of %d requests, want 6 (errors %v)", got, res.Hail.Counts.Requests, res.ErrorDistribution)
+		}
+	}},
+	{"errors/cut", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/close")
+		p.Requests = 6
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		kind := map[Proto]stats.ErrorKind{HTTP1: stats.ErrClosedBeforeResponse, H2C: stats.ErrHTTP2StreamReset, H3: stats.ErrHTTP3}[v.e.Proto]
+		v.wantErrors(res, kind.String(), 6)
+	}},
+	{"status", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/status?code=503")
+		p.Requests = 20
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		if res.StatusCodeDistribution["503"] != 20 || res.Hail.Counts.Errors != 0 {
+			t.Errorf("503s %d of 20, errors %v: a status is a response, not an error", res.StatusCodeDistribution["503"], res.ErrorDistribution)
+		}
+	}},
+	{"trace", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/")
+		p.Requests, p.Rate = 300, 2000
+		tr := stats.NewTracer(0)
+		var records, bad atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for b := range tr.Batches() {
+				for _, r := range b {
+					records.Add(1)
+					if r.Status != 200 || r.End < r.Start || r.Start < r.Intended {
+						bad.Add(1)
+					}
+				}
+				tr.Recycle(b)
+			}
+		}()
+		res := v.run(p, run.Options{Tracer: tr})
+		tr.Close()
+		<-done
+		v.exact(res, s.Arrivals())
+		if records.Load() != 300 || bad.Load() != 0 {
+			t.Errorf("%d trace records (%d inconsistent), want 300 for 300 requests", records.Load(), bad.Load())
+		}
+	}},
+	{"interrupt", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/delay?d=5ms")
+		p.Duration, p.Rate = 10*time.Second, 500
+		intr := make(chan struct{})
+		time.AfterFunc(400*time.Millisecond, func() { close(intr) })
+		t0 := time.Now()
+		res := v.run(p, run.Options{Interrupt: intr})
+		if el := time.Since(t0); el > 2*time.Second {
+			t.Errorf("the run took %v after an interrupt at 400 ms", el)
+		}
+		if c := res.Hail.Counts; !res.Hail.Interrupted || c.Sent < 20 {
+			t.Errorf("interrupted %v, sent %d of %d intended (unsent %d, own lateness p99 %.1f ms, verdict %v)", res.Hail.Interrupted, c.Sent, c.Intended, c.Unsent,
+				res.Hail.SendDelay.Own.P99*1e3, res.Hail.Verdict)
+		}
+		v.exact(res, s.Arrivals())
+	}},
+	{"context", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/delay?d=5ms")
+		p.Duration = 10 * time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+		defer cancel()
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		res, err := run.Run(ctx, p, run.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(t0); el > 2*time.Second {
+			t.Errorf("the run took %v after its context ended at 400 ms", el)
+		}
+		if !res.Hail.Interrupted || res.Hail.Counts.Sent == 0 {
+			t.Errorf("interrupted %v, sent %d", res.Hail.Interrupted, res.Hail.Counts.Sent)
+		}
+		v.exact(res, s.Arrivals())
+	}},
+}

@@ -1,0 +1,241 @@
+// Package enginetest is hail's conformance suite for engines, on the model
+// of golang.org/x/net/nettest: Run puts one engine through the same table
+// of behaviours every engine must show — exact counts against the server's
+// own count (in overload too), deadline aborts, timeouts, redirects,
+// tracing, error kinds, interrupts — against Truth, a ground-truth server
+// of its own that counts every request when it arrives.
+package enginetest
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"hail/internal/h3serve"
+)
+
+// Proto is the protocol a Truth server speaks.
+type Proto int
+
+// The protocols.
+const (
+	HTTP1 Proto = iota // HTTP/1.1
+	H2C                // HTTP/2 over cleartext TCP, prior knowledge
+	H3                 // HTTP/3 over QUIC (TLS with a test certificate)
+)
+
+// Truth is a ground-truth target: it counts every request when it arrives,
+// before it answers. Its paths:
+//
+//	/                   200 "ok"
+//	/delay?d=D          200 after D (or when the client goes away)
+//	/cap?d=D            200 after D, serving at most Cap requests at a time
+//	/redirect?n=N&d=D   302 to /redirect?n=N-1 (after D) until N is 0, then 200 "landed"
+//	/away?to=URL        302 to URL (another origin)
+//	/loop               302 to itself
+//	/badloc             302 to an ftp:// Location
+//	/close              no response: the connection (HTTP/1) or stream is cut
+//	/status?code=C      status C
+//
+// Requests with an Authorization or Cookie header are counted separately.
+type Truth struct {
+	// URL is the base URL ("http://127.0.0.1:PORT", https for HTTP/3).
+	URL string
+	// CAFile trusts its certificate (HTTP/3).
+	CAFile string
+
+	arrivals atomic.Int64
+	auth     atomic.Int64
+	cookie   atomic.Int64
+	inflight atomic.Int64
+	peak     atomic.Int64
+	sem      chan struct{}
+	mu       sync.Mutex
+	paths    map[string]int64
+}
+
+// Cap is how many requests /cap serves at a time.
+const Cap = 10
+
+// Arrivals is how many requests arrived.
+func (s *Truth) Arrivals() int64 { return s.arrivals.Load() }
+
+// Path is how many requests arrived for path.
+func (s *Truth) Path(path string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paths[path]
+}
+
+// WithAuth and WithCookie count the requests that carried those headers.
+func (s *Truth) WithAuth() int64   { return s.auth.Load() }
+func (s *Truth) WithCookie() int64 { return s.cookie.Load() }
+
+// Peak is the most requests /cap ever served at once.
+func (s *Truth) Peak() int64 { return s.peak.Load() }
+
+// One certificate for every HTTP/3 Truth server, so that a client trusting
+// one (a redirect to another origin) trusts all.
+var (
+	certOnce sync.Once
+	cert     tls.Certificate
+	certErr  error
+)
+
+// StartTruth serves p on a free loopback port until tb ends.
+func StartTruth(tb testing.TB, p Proto) *Truth {
+	tb.Helper()
+	s := &Truth{sem: make(chan struct{}, Cap), paths: map[string]int64{}}
+	h := http.HandlerFunc(s.serve)
+	if p == H3 {
+		certOnce.Do(func() { cert, _, certErr = h3serve.SelfSigned() })
+		if certErr != nil {
+			tb.Fatal(certErr)
+		}
+		srv := h3serve.New(h3serve.Config{Addr: "127.0.0.1:0", Handler: h, Cert: cert})
+		a, err := srv.Listen()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		go srv.Serve()
+		tb.Cleanup(func() { srv.Close() })
+		s.URL = "https://" + a.String()
+		s.CAFile = filepath.Join(tb.TempDir(), "ca.pem")
+		if err := os.WriteFile(s.CAFile, srv.CertPEM(), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols)}
+	if p == H2C {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	} else {
+		srv.Protocols.SetHTTP1(true)
+	}
+	go srv.Serve(ln)
+	tb.Cleanup(func() { srv.Close() })
+	s.URL = "http://" + ln.Addr().String()
+	return s
+}
+
+func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
+	s.arrivals.Add(1)
+	if r.Header.Get("Authorization") != "" {
+		s.auth.Add(1)
+	}
+	if r.Header.Get("Cookie") != "" {
+		s.cookie.Add(1)
+	}
+	s.mu.Lock()
+	s.paths[r.URL.Path]++
+	s.mu.Unlock()
+	q := r.URL.Query()
+	d, _ := time.ParseDuration(q.Get("d"))
+	wait := func() bool {
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	switch r.URL.Path {
+	case "/delay":
+		if !wait() {
+			return
+		}
+	case "/cap":
+		select {
+		case s.sem <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		n := s.inflight.Add(1)
+		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+		}
+		ok := wait()
+		s.inflight.Add(-1)
+		<-s.sem
+		if !ok {
+			return
+		}
+	case "/redirect":
+		n, _ := strconv.Atoi(q.Get("n"))
+		if !wait() {
+			return
+		}
+		if n > 0 {
+			http.Redirect(w, r, fmt.Sprintf("/redirect?n=%d&d=%s", n-1, q.Get("d")), http.StatusFound)
+			return
+		}
+		io.WriteString(w, "landed")
+		return
+	case "/away":
+		http.Redirect(w, r, q.Get("to"), http.StatusFound)
+		return
+	case "/loop":
+		http.Redirect(w, r, "/loop", http.StatusFound)
+		return
+	case "/badloc":
+		w.Header().Set("Location", "ftp://127.0.0.1/file")
+		w.WriteHeader(http.StatusFound)
+		return
+	case "/close":
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler) // HTTP/2 and HTTP/3: the stream is reset
+	case "/status":
+		code, err := strconv.Atoi(q.Get("code"))
+		if err != nil || code < 200 || code > 599 {
+			code = http.StatusBadRequest
+		}
+		w.WriteHeader(code)
+		return
+	}
+	io.WriteString(w, "ok")
+}
+
+// DeadURL is a loopback URL with nothing listening (a port that was just
+// freed).
+func DeadURL(tb testing.TB, p Proto) string {
+	tb.Helper()
+	if p == H3 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		addr := pc.LocalAddr().String()
+		pc.Close()
+		return "https://" + addr
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}

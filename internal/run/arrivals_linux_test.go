@@ -1,0 +1,162 @@
+//go:build linux
+
+package run
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"hail/internal/stats"
+)
+
+// arrivalServer answers every request with a tiny 200 and logs the kernel's
+// receive time (SO_TIMESTAMPNS) of every request head: the ground truth of
+// when hail's requests arrived.
+type arrivalServer struct {
+	ln       net.Listener
+	mu       sync.Mutex
+	arrivals []int64 // Unix ns
+}
+
+func startArrivalServer(t *testing.T) *arrivalServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &arrivalServer{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c.(*net.TCPConn))
+		}
+	}()
+	return s
+}
+
+func (s *arrivalServer) serve(c *net.TCPConn) {
+	defer c.Close()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) { _ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
+	buf := make([]byte, 4096)
+	oob := make([]byte, 128)
+	var pending []byte
+	for {
+		var n, oobn int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, 0)
+			return rerr != unix.EAGAIN
+		})
+		if err != nil || rerr != nil || n == 0 {
+			return
+		}
+		at := rxTime(oob[:oobn])
+		pending = append(pending, buf[:n]...)
+		for {
+			i := bytes.Index(pending, []byte("\r\n\r\n"))
+			if i < 0 {
+				break
+			}
+			pending = pending[i+4:]
+			s.mu.Lock()
+			s.arrivals = append(s.arrivals, at)
+			s.mu.Unlock()
+			if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// rxTime reads the SCM_TIMESTAMPNS control message (CLOCK_REALTIME).
+func rxTime(oob []byte) int64 {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Now().UnixNano()
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			var ts unix.Timespec
+			_ = binary.Read(bytes.NewReader(m.Data), binary.NativeEndian, &ts)
+			return ts.Nano()
+		}
+	}
+	return time.Now().UnixNano()
+}
+
+// In a quiet run, hail's own lateness p99 agrees with what the server saw:
+// the kernel's receive time of each request minus its intended time, within
+// 0.5 ms (the rest of the difference is the loopback's own delay).
+func TestOwnLatenessMatchesArrivals(t *testing.T) {
+	if raceDetector {
+		t.Skip("a timing comparison: .ci/run runs it without -race")
+	}
+	forEngines(t, func(t *testing.T, engine string) {
+		timing(t, func() error {
+			s := startArrivalServer(t)
+			p := newPlan(t, "http://"+s.ln.Addr().String()+"/", engine)
+			p.Requests, p.Rate, p.Connections = 3000, 2000, 8
+			tr := stats.NewTracer(0)
+			type sent struct{ start, intended int64 }
+			var recs []sent
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for b := range tr.Batches() {
+					for _, r := range b {
+						recs = append(recs, sent{r.Start, r.Intended})
+					}
+					tr.Recycle(b)
+				}
+			}()
+			res := mustRun(t, p, Options{Tracer: tr})
+			tr.Close()
+			<-done
+			slices.SortFunc(recs, func(a, b sent) int { return int(a.start - b.start) })
+			s.mu.Lock()
+			arr := slices.Clone(s.arrivals)
+			s.mu.Unlock()
+			slices.Sort(arr)
+			if len(arr) != 3000 || len(recs) != 3000 {
+				t.Fatalf("%d arrivals, %d trace records, want 3000 each", len(arr), len(recs))
+			}
+			// Pair the i-th request sent with the i-th to arrive (they are 500 µs apart).
+			var serverLate, hailLate []int64
+			for i, r := range recs {
+				serverLate = append(serverLate, arr[i]-(res.Hail.StartUnixNano+r.intended))
+				hailLate = append(hailLate, r.start-r.intended)
+			}
+			p99 := func(v []int64) time.Duration { slices.Sort(v); return time.Duration(v[len(v)*99/100]) }
+			server, stamped := p99(serverLate), p99(hailLate)
+			own, wait := time.Duration(res.Hail.SendDelay.Own.P99*1e9), time.Duration(res.Hail.SendDelay.ConnWait.P99*1e9)
+			t.Logf("%s: server-side lateness p99 %v; hail's send delay p99 %v = own %v + connection wait %v", engine, server, stamped, own, wait)
+			if d := server - stamped; d < -500*time.Microsecond || d > 500*time.Microsecond {
+				return fmt.Errorf("server-side lateness p99 %v and hail's send delay p99 %v differ by more than 0.5 ms", server, stamped)
+			}
+			if wait > 100*time.Microsecond {
+				return fmt.Errorf("not a quiet run: connection wait p99 %v", wait)
+			}
+			if d := server - own; d < -500*time.Microsecond || d > 500*time.Microsecond {
+				return fmt.Errorf("server-side lateness p99 %v and hail's own lateness p99 %v differ by more than 0.5 ms", server, own)
+			}
+			return nil
+		})
+	})
+}

@@ -1,0 +1,127 @@
+package run
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"hail/internal/engine"
+)
+
+// How a run stopped sending.
+const (
+	endDone      = ""          // the source ran out (-n reached) before anything stopped it
+	endDeadline  = "deadline"  // -z
+	endInterrupt = "interrupt" // Ctrl-C, SIGTERM, or the caller's context
+	endThreshold = "threshold" // a threshold with abort_on_fail
+)
+
+// controller ends a run. It owns the job's Stop and Abort channels and the
+// record of why and when the run stopped; every path that ends a run (the
+// -z deadline, an interrupt, the caller's context, a failed threshold)
+// goes through end, once. After Stop, in-flight requests settle: with -w
+// they may finish within the grace (-t, else DefaultGrace), and another
+// interrupt during the settling aborts them; without -w they are aborted
+// at once.
+type controller struct {
+	job   *engine.Job
+	stop  chan struct{}
+	abort chan struct{}
+	wait  bool          // -w
+	grace time.Duration // how long -w waits at most
+
+	mu      sync.Mutex
+	reason  string        // why the run stopped (endDone until it did)
+	at      time.Duration // when it stopped, since the job's start
+	ended   bool
+	aborted bool
+	done    chan struct{} // closed when the engine returned
+}
+
+func newController(job *engine.Job, wait bool, timeout time.Duration) *controller {
+	c := &controller{job: job, stop: make(chan struct{}), abort: make(chan struct{}), wait: wait,
+		grace: DefaultGrace, done: make(chan struct{})}
+	if timeout > 0 {
+		c.grace = timeout
+	}
+	job.Stop, job.Abort = c.stop, c.abort
+	return c
+}
+
+// watch ends the run at the deadline (0: none), when interrupt is closed,
+// when ctx ends or when threshold is closed, until the engine returns.
+func (c *controller) watch(ctx context.Context, deadline time.Duration, interrupt, threshold <-chan struct{}) {
+	var timer <-chan time.Time
+	if deadline > 0 {
+		t := time.NewTimer(deadline - c.job.Since())
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-timer:
+		c.end(endDeadline, c.wait)
+	case <-interrupt:
+		c.end(endInterrupt, c.wait)
+		interrupt = nil // it started the settling: it cannot also cut it short
+	case <-ctx.Done():
+		c.end(endInterrupt, c.wait)
+		ctx = context.Background()
+	case <-threshold:
+		c.end(endThreshold, false)
+	case <-c.done:
+		return
+	}
+	// Settling (-w): the grace, or one more interrupt, aborts what is left.
+	grace := time.NewTimer(c.grace)
+	defer grace.Stop()
+	select {
+	case <-grace.C:
+	case <-interrupt:
+	case <-ctx.Done():
+	case <-c.done:
+		return
+	}
+	c.abortNow()
+}
+
+// end stops the run for reason: no new request starts; in-flight ones
+// settle when wait is true and are aborted otherwise.
+func (c *controller) end(reason string, wait bool) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.ended, c.reason, c.at = true, reason, c.job.Since()
+	c.mu.Unlock()
+	c.job.Source.Stop()
+	close(c.stop)
+	if !wait {
+		c.abortNow()
+	}
+}
+
+// abortNow aborts the requests in flight (once).
+func (c *controller) abortNow() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.aborted {
+		c.aborted = true
+		c.job.MarkAborting()
+		close(c.abort)
+	}
+}
+
+// finished tells the watcher that the engine returned.
+func (c *controller) finished() { close(c.done) }
+
+// ending is why and when the run stopped sending: endDone and the end of
+// the run (finish) when nothing stopped it.
+func (c *controller) ending(finish time.Duration) (string, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ended {
+		return endDone, finish
+	}
+	return c.reason, c.at
+}

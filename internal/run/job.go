@@ -1,0 +1,146 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"hail/internal/engine"
+	"hail/internal/http1"
+	"hail/internal/plan"
+	"hail/internal/schedule"
+	"hail/internal/stats"
+	"hail/internal/transport"
+)
+
+// setup is what one run is made of, built from the plan before anything is
+// sent: the engine and why it was chosen, the dialer, the recorders (one
+// group per step) and the engine's job, minus its start time.
+type setup struct {
+	whole, share *plan.Plan // the plan, and this shard's part of it
+	eng          engine.Engine
+	reason       string
+	dialer       *transport.Dialer
+	steps        []string
+	groups       [][]*stats.Recorder
+	pacer        schedule.Pacer // nil: closed model
+	job          *engine.Job
+}
+
+// build makes the run's setup. Its errors are phrased for the user.
+func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
+	p := ShardShare(whole)
+	eng, reason, err := Select(p)
+	if err != nil {
+		return nil, err
+	}
+	topt, err := p.TransportOptions(p.URL)
+	if err != nil {
+		return nil, err
+	}
+	dialer, err := transport.NewDialer(ctx, topt)
+	if _, ok := err.(*transport.SocketPathError); ok {
+		return nil, err // it names the flag and the path
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
+	}
+	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
+	w := o.Workload
+	if w != nil {
+		s.steps = w.Steps
+	}
+	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
+	s.pacer = shardPacer(whole, pacerOf(p, w))
+	s.job = &engine.Job{
+		Source: schedule.NewSource(s.pacer, p.Requests, p.Duration),
+		Steps:  s.steps, Recorders: s.groups, Connections: p.Connections, URL: p.URL,
+		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive,
+		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10,
+		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {
+			opt, err := p.TransportOptions(u)
+			if err != nil {
+				return nil, err
+			}
+			return transport.NewDialer(context.Background(), opt)
+		},
+	}
+	if w != nil {
+		s.job.NewRequests, s.job.BodyLimit, s.job.CaptureHeaders, s.job.PerConnection =
+			w.NewRequests, w.BodyLimit, w.CaptureHeaders, w.PerConnection
+		if w.Connections != nil {
+			s.job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
+		}
+	} else {
+		s.job.NewRequests = staticRequests(p)
+	}
+	return s, nil
+}
+
+// recorders makes one group of recorders per step: min(connections,
+// 2 × cores) each, fewer per step when there are many steps (a Recorder
+// holds ~1 MB of histograms). A tracer, if any, is attached to all.
+func recorders(connections, steps int, tr *stats.Tracer) [][]*stats.Recorder {
+	n := min(connections, 2*stats.Cores())
+	if steps > 4 {
+		n = max(1, n*4/steps)
+	}
+	groups := make([][]*stats.Recorder, steps)
+	for g := range groups {
+		groups[g] = make([]*stats.Recorder, n)
+		for i := range groups[g] {
+			groups[g][i] = stats.NewRecorder()
+			if tr != nil {
+				tr.Attach(groups[g][i])
+			}
+		}
+	}
+	return groups
+}
+
+// pacerOf is the open model's schedule: a workload's rate stages, -q, or
+// bursts; nil for the closed model.
+func pacerOf(p *plan.Plan, w *Workload) schedule.Pacer {
+	switch {
+	case w != nil && w.Pacer != nil:
+		return w.Pacer
+	case p.Rate > 0:
+		return schedule.Rate{PerSecond: p.Rate}
+	case p.BurstEvery > 0:
+		return schedule.Burst{Every: p.BurstEvery, Size: max(p.BurstSize, 1)}
+	}
+	return nil
+}
+
+// staticRequests serves the plan's own request variants, encoded once.
+func staticRequests(p *plan.Plan) func(int) engine.Requests {
+	specs := p.Specs()
+	reqs := make([][]byte, len(specs))
+	for i := range specs {
+		reqs[i] = http1.AppendRequest(nil, &specs[i])
+	}
+	static := &engine.Static{Variants: reqs, Head: specs[0].Method == "HEAD"}
+	return func(int) engine.Requests { return static }
+}
+
+// intended is how many requests the open model's schedule held before end
+// (the elapsed time at which the run stopped sending), within the -n
+// limit: every one of them ended as sent or unsent.
+func intended(pacer schedule.Pacer, limit uint64, end time.Duration) uint64 {
+	hi := limit
+	if hi == 0 {
+		hi = 1 << 62
+	}
+	// The first request number whose intended time is at or after end.
+	lo := uint64(0)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if at, stop := pacer.Pace(mid); !stop && at < end {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}

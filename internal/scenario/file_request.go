@@ -1,0 +1,275 @@
+// One step's request: its target (a path under base, or a URL of the run's
+// origin), its headers (the file's, then the step's) and its body (inline,
+// body_file or body_lines).
+
+package scenario
+
+import (
+	"bytes"
+	"net/url"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"hail/internal/bodyfile"
+	"hail/internal/http1"
+	"hail/internal/plan"
+)
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+type headerNode struct {
+	name   string
+	k, v   *yaml.Node
+	global bool
+}
+
+func (l *loader) headerNodes(n *yaml.Node, what string, global bool) ([]headerNode, error) {
+	var out []headerNode
+	err := l.fields(n, what, nil, func(key string, k, v *yaml.Node) error {
+		if !isToken(key) {
+			return l.errAt(k, "%s: header name %q: expected a token (letters, digits and !#$%%&'*+-.^_`|~)", what, key)
+		}
+		lk := strings.ToLower(key)
+		if lk == "content-length" || lk == "transfer-encoding" {
+			return l.errAt(k, "%s: %s is set by hail from the body: expected other headers", what, key)
+		}
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			return l.errAt(v, "%s.%s: expected a string value, found %s", what, key, describe(v))
+		}
+		if strings.ContainsAny(v.Value, "\r\n") {
+			return l.errAt(v, "%s.%s: expected a single-line value, found a line break", what, key)
+		}
+		out = append(out, headerNode{key, k, v, global})
+		return nil
+	})
+	return out, err
+}
+
+// splitURL splits an absolute URL into its origin and its request target.
+func splitURL(raw string) (origin, target string) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw, "/"
+	}
+	j := strings.IndexAny(raw[i+3:], "/?")
+	if j < 0 {
+		return raw, "/"
+	}
+	origin, target = raw[:i+3+j], raw[i+3+j:]
+	if target[0] == '?' {
+		target = "/" + target
+	}
+	return origin, target
+}
+
+// stepTarget compiles the step's request target: a path under base, or a
+// URL of the run's origin (the first such URL sets the origin when there
+// is no base). It returns the target and the Host it is sent to.
+func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *tmplEnv) (*Template, string, error) {
+	what := st.Name
+	urlN, pathN := n.vals["url"], n.vals["path"]
+	var target *Template
+	var targetNode *yaml.Node
+	var host string
+	var err error
+	switch {
+	case urlN != nil && pathN != nil:
+		return nil, "", l.errAt(n.keys["path"], "%s: give url or path, not both", what)
+	case urlN == nil && pathN == nil:
+		return nil, "", l.errAt(it, "%s: expected a path (under base) or a url, found neither", what)
+	case pathN != nil:
+		target, host, err = l.stepPath(st, pathN, env)
+		targetNode = pathN
+	default:
+		target, host, err = l.stepURL(st, urlN, env)
+		targetNode = urlN
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	for _, sg := range target.segs {
+		if sg.kind != segLit {
+			continue
+		}
+		if i := bytes.IndexFunc(sg.lit, func(r rune) bool { return r <= 0x20 || r >= 0x7f }); i >= 0 {
+			return nil, "", l.errAt(targetNode, "%s: the request target may not contain %q: expected it percent-encoded (%%%02X)", what, sg.lit[i], sg.lit[i])
+		}
+	}
+	return target, host, nil
+}
+
+// stepPath compiles a path under the base URL.
+func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *tmplEnv) (*Template, string, error) {
+	s, what := l.s, st.Name
+	p, err := l.str(pathN, what+".path")
+	if err != nil {
+		return nil, "", err
+	}
+	if s.Base == nil {
+		return nil, "", l.errAt(pathN, "%s.path: a path needs a base URL: expected base: http://HOST:PORT at the top of the file (or --base), or a full url", what)
+	}
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "{{") {
+		return nil, "", l.errAt(pathN, "%s.path: expected a path starting with /, found %q", what, p)
+	}
+	t, err := compileTemplate(p, env, escTarget)
+	if err != nil {
+		return nil, "", l.errIn(pathN, err, what+".path")
+	}
+	st.Target = p
+	return concat(literal(strings.TrimSuffix(s.Base.EscapedPath(), "/")), t), s.Base.Host, nil
+}
+
+// stepURL compiles a full URL, whose origin must be written out and be
+// the run's.
+func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *tmplEnv) (*Template, string, error) {
+	s, what := l.s, st.Name
+	raw, err := l.str(urlN, what+".url")
+	if err != nil {
+		return nil, "", err
+	}
+	origin, rest := splitURL(raw)
+	if strings.Contains(origin, "{{") {
+		return nil, "", l.errAt(urlN, "%s.url: the scheme, host and port must be written out (hail connects to one origin): expected templates only in the path, found %q", what, origin)
+	}
+	u, err := parseOrigin(origin)
+	if err != nil {
+		return nil, "", l.errAt(urlN, "%s.url: %v", what, err)
+	}
+	if s.Base == nil {
+		s.Base = &url.URL{Scheme: u.Scheme, Host: u.Host}
+	} else if u.Scheme != s.Base.Scheme || u.Host != s.Base.Host {
+		return nil, "", l.errAt(urlN, "%s.url: expected the origin %s://%s of the run (one origin per run), found %s://%s", what, s.Base.Scheme, s.Base.Host, u.Scheme, u.Host)
+	}
+	t, err := compileTemplate(rest, env, escTarget)
+	if err != nil {
+		te := err.(*tmplError)
+		te.off += len(origin)
+		return nil, "", l.errIn(urlN, te, what+".url")
+	}
+	st.Target = raw
+	return t, u.Host, nil
+}
+
+// stepHeaders compiles the request head: the request line, Host unless
+// given, the file's headers then the step's (a step's header replaces the
+// file's of the same name), then User-Agent unless given.
+func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host string, env *tmplEnv) error {
+	what := st.Name
+	var hs []headerNode
+	if g, ok := l.nodes["headers"]; ok {
+		global, err := l.headerNodes(g, "headers", true)
+		if err != nil {
+			return err
+		}
+		hs = global
+	}
+	if v, ok := n.vals["headers"]; ok {
+		own, err := l.headerNodes(v, what+".headers", false)
+		if err != nil {
+			return err
+		}
+		for _, h := range own {
+			kept := hs[:0]
+			for _, g := range hs {
+				if !strings.EqualFold(g.name, h.name) {
+					kept = append(kept, g)
+				}
+			}
+			hs = append(kept, h)
+		}
+	}
+	parts := []*Template{literal(st.Method + " "), target, literal(" HTTP/1.1\r\n")}
+	hasHost, hasUA := false, false
+	for _, h := range hs {
+		hasHost = hasHost || strings.EqualFold(h.name, "host")
+		hasUA = hasUA || strings.EqualFold(h.name, "user-agent")
+	}
+	if !hasHost {
+		parts = append(parts, literal("Host: "+http1.StripZone(host)+"\r\n"))
+	}
+	for _, h := range hs {
+		t, err := compileTemplate(h.v.Value, env, escHeader)
+		if err != nil {
+			w := what + ".headers." + h.name
+			if h.global {
+				w = "headers." + h.name
+			}
+			return l.errIn(h.v, err, w)
+		}
+		parts = append(parts, literal(h.name+": "), t, literal("\r\n"))
+	}
+	if !hasUA {
+		parts = append(parts, literal("User-Agent: hail/"+plan.Version+"\r\n"))
+	}
+	st.head = concat(parts...)
+	return nil
+}
+
+// stepBody reads the step's body: at most one of body (a template),
+// body_file (bytes as they are) and body_lines (one body per line, used in
+// turn).
+func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
+	what := st.Name
+	nb := 0
+	for _, k := range []string{"body", "body_file", "body_lines"} {
+		if n.vals[k] != nil {
+			nb++
+			if nb > 1 {
+				return l.errAt(n.keys[k], "%s: give one of body, body_file and body_lines, found more", what)
+			}
+		}
+	}
+	if v := n.vals["body"]; v != nil {
+		b, err := l.str(v, what+".body")
+		if err != nil {
+			return err
+		}
+		t, err := compileTemplate(b, env, escNone)
+		if err != nil {
+			return l.errIn(v, err, what+".body")
+		}
+		if t.Static() {
+			st.bodyLit = t.Literal()
+		} else {
+			st.body = t
+		}
+	}
+	if v := n.vals["body_file"]; v != nil {
+		p, err := l.str(v, what+".body_file")
+		if err != nil {
+			return err
+		}
+		b, err := bodyfile.Read(l.path(p), l.o.FileLimit)
+		if err != nil {
+			return l.errAt(v, "%s.body_file: %v", what, err)
+		}
+		st.bodyLit = b
+	}
+	if v := n.vals["body_lines"]; v != nil {
+		p, err := l.str(v, what+".body_lines")
+		if err != nil {
+			return err
+		}
+		lines, err := bodyfile.Lines(l.path(p), l.o.FileLimit)
+		if err != nil {
+			return l.errAt(v, "%s.body_lines: %v", what, err)
+		}
+		if len(lines) == 0 {
+			return l.errAt(v, "%s.body_lines: expected a file with one body per line, found an empty file", what)
+		}
+		st.lines = lines
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+// One step: the names every section refers to (prescan), then each step's
+// weight and method, its request (file_request.go) and captures
+// (file_capture.go), what it waits for, and a sample request checked as the
+// engines would send it.
+
+package scenario
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"gopkg.in/yaml.v3"
+
+	"hail/internal/http1"
+)
+
+// prescanSteps learns step names and capture names, which templates,
+// flows and thresholds refer to.
+func (l *loader) prescanSteps() error {
+	n, ok := l.nodes["steps"]
+	if !ok {
+		return l.errAt(l.root, "scenario: expected a steps list (each step is one kind of request), found none")
+	}
+	items, err := l.list(n, "steps")
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return l.errAt(n, "steps: expected at least one step, found an empty list")
+	}
+	for i, it := range items {
+		what := fmt.Sprintf("steps[%d]", i)
+		var name *yaml.Node
+		var capNode *yaml.Node
+		if err := l.fields(it, what, stepKeys, func(key string, k, v *yaml.Node) error {
+			switch key {
+			case "name":
+				name = v
+			case "capture":
+				capNode = v
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if name == nil {
+			return l.errAt(it, "%s: expected a name (name: create), found none", what)
+		}
+		nm, err := l.str(name, what+".name")
+		if err != nil {
+			return err
+		}
+		if !nameRE.MatchString(nm) {
+			return l.errAt(name, "%s.name: expected letters, digits, _ . or - (no spaces), found %q", what, nm)
+		}
+		if prev, dup := l.stepIdx[nm]; dup {
+			return l.errAt(name, "%s.name: duplicate step name %q (first at line %d)", what, nm, l.stepNodes[prev].Line)
+		}
+		l.stepIdx[nm] = i
+		l.stepNodes = append(l.stepNodes, it)
+		if capNode != nil {
+			if err := l.fields(capNode, nm+".capture", nil, func(key string, k, v *yaml.Node) error {
+				if !nameRE.MatchString(key) {
+					return l.errAt(k, "%s.capture: pool name %q: expected letters, digits, _ . or -", nm, key)
+				}
+				if _, ok := l.capIdx[key]; !ok {
+					l.capIdx[key] = len(l.s.captures)
+					l.s.captures = append(l.s.captures, key)
+				}
+				l.addPool(key)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	if len(items) > maxActivities {
+		return l.errAt(n, "steps: expected at most %d steps, found %d", maxActivities, len(items))
+	}
+	return nil
+}
+
+// steps compiles every step.
+func (l *loader) steps() error {
+	for _, it := range l.stepNodes {
+		st, err := l.step(it)
+		if err != nil {
+			return err
+		}
+		l.s.Steps = append(l.s.Steps, st)
+	}
+	return nil
+}
+
+// stepFields are one step's values and keys, by key name.
+type stepFields struct {
+	vals, keys map[string]*yaml.Node
+}
+
+// step compiles one step: weight and method, the request's target,
+// headers and body, the captures, what the step waits for, and a sample
+// request checked as the engines would send it. Each part reports its own
+// problems in the order a reader meets them in the file.
+func (l *loader) step(it *yaml.Node) (*Step, error) {
+	n := stepFields{vals: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}}
+	_ = l.fields(it, "step", stepKeys, func(key string, k, v *yaml.Node) error {
+		n.vals[key], n.keys[key] = v, k
+		return nil
+	})
+	st := &Step{Name: n.vals["name"].Value, Weight: 1, Method: "GET"}
+	if err := l.stepWeightMethod(st, n); err != nil {
+		return nil, err
+	}
+	env := *l.env
+	env.refs, env.lasts = &st.refs, &st.lasts
+	env.where = "step " + st.Name
+	target, host, err := l.stepTarget(st, it, n, &env)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.stepHeaders(st, n, target, host, &env); err != nil {
+		return nil, err
+	}
+	if err := l.stepBody(st, n, &env); err != nil {
+		return nil, err
+	}
+	if err := l.stepCaptures(st, n.vals["capture"]); err != nil {
+		return nil, err
+	}
+	l.stepWaits(st)
+	if err := l.stepSample(st, it, host); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// stepWeightMethod reads the step's weight and method, and what the
+// method implies for the request's framing.
+func (l *loader) stepWeightMethod(st *Step, n stepFields) error {
+	what := st.Name
+	if v, ok := n.vals["weight"]; ok {
+		w, err := l.number(v, what+".weight")
+		if err != nil {
+			return err
+		}
+		st.Weight = w
+		l.weightSet = append(l.weightSet, true)
+	} else {
+		l.weightSet = append(l.weightSet, false)
+	}
+	if v, ok := n.vals["method"]; ok {
+		m, err := l.str(v, what+".method")
+		if err != nil {
+			return err
+		}
+		m = strings.ToUpper(strings.TrimSpace(m))
+		if !isToken(m) {
+			return l.errAt(v, "%s.method: expected a method such as GET, POST or DELETE, found %q", what, m)
+		}
+		st.Method = m
+	}
+	st.sendsCL = st.Method == "POST" || st.Method == "PUT" || st.Method == "PATCH"
+	st.isHead = st.Method == "HEAD"
+	st.close = !l.s.Settings.KeepAlive
+	return nil
+}
+
+// stepCaptures compiles the step's capture mapping (nil when it has none).
+func (l *loader) stepCaptures(st *Step, n *yaml.Node) error {
+	if n == nil {
+		return nil
+	}
+	what := st.Name + ".capture"
+	return l.fields(n, what, nil, func(name string, k, v *yaml.Node) error {
+		c, err := l.capture(what+"."+name, v)
+		if err != nil {
+			return err
+		}
+		c.name, c.id = name, l.capIdx[name]
+		c.pool = l.s.Pools[l.poolIdx[name]]
+		st.captures = append(st.captures, c)
+		return nil
+	})
+}
+
+// stepWaits records what the step waits for (its yield reasons, in the
+// order build checks them) and whether it needs a captured value before
+// it can first run.
+func (l *loader) stepWaits(st *Step) {
+	s := l.s
+	for _, r := range st.refs {
+		l.poolUsed[r.pool] = true
+		st.reasons = append(st.reasons, fmt.Sprintf("pool `%s` empty", s.Pools[r.pool].Name))
+	}
+	for _, c := range st.lasts {
+		st.reasons = append(st.reasons, fmt.Sprintf("no `%s` captured yet by this virtual user", s.captures[c]))
+	}
+	st.yields = make([]atomic.Int64, len(st.reasons))
+	s.maxSlots = max(s.maxSlots, len(st.refs))
+	needs := len(st.lasts) > 0
+	for _, r := range st.refs {
+		needs = needs || !l.seeded[r.pool]
+	}
+	l.firstNeeds = append(l.firstNeeds, needs)
+}
+
+// stepSample checks a sample request as the engines would send it, and
+// pre-encodes the step's requests when nothing in them varies.
+// Captured values stand in as "/x": a path may start with one (a captured
+// Location header, say).
+func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
+	s := l.s
+	v := newVU(&Scenario{maxSlots: len(st.refs), captures: s.captures, Pools: s.Pools}, 0)
+	for k := range v.ctx.Slots {
+		v.ctx.Slots[k] = "/x"
+	}
+	for k := range v.ctx.Last {
+		v.ctx.Last[k] = []byte("/x")
+	}
+	sample := st.head.AppendTo(nil, &v.ctx)
+	if err := checkSample(st, sample, host); err != nil {
+		return l.errAt(it, "%s: %v", st.Name, err)
+	}
+	if st.head.Static() && st.body == nil && len(st.refs) == 0 && len(st.lasts) == 0 {
+		bodies := st.lines
+		if bodies == nil {
+			bodies = [][]byte{st.bodyLit}
+		}
+		for _, b := range bodies {
+			st.variants = append(st.variants, encodeTail(append([]byte(nil), st.head.Literal()...), b, st.sendsCL, st.close))
+		}
+	}
+	return nil
+}
+
+// encodeTail finishes a request after its head: Content-Length (when there
+// is a body or the method has one), Connection: close, the empty line and
+// the body. It matches http1.AppendRequest byte for byte.
+func encodeTail(b, body []byte, sendsCL, close bool) []byte {
+	if sendsCL || len(body) > 0 {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	if close {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	return append(b, body...)
+}
+
+// checkSample validates an expanded request head with http1's rules.
+func checkSample(st *Step, head []byte, host string) error {
+	lines := strings.Split(strings.TrimSuffix(string(head), "\r\n"), "\r\n")
+	first := strings.SplitN(lines[0], " ", 3)
+	if len(first) != 3 {
+		return fmt.Errorf("the request line %q is malformed", lines[0])
+	}
+	spec := http1.RequestSpec{Method: first[0], Target: first[1], Proto: first[2]}
+	for _, h := range lines[1:] {
+		name, val, _ := strings.Cut(h, ": ")
+		if strings.EqualFold(name, "host") {
+			spec.Host = val
+			continue
+		}
+		spec.Header = append(spec.Header, [2]string{name, val})
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "http1: "))
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package schedule
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// Alarm wakes goroutines at times they ask for, precisely and in batches:
+// one goroutine keeps the pending wake-ups in a heap and sleeps until the
+// earliest on one timer (a timerfd in Go's netpoller on Linux, so a
+// wake-up is accurate to tens of microseconds where a Go timer oversleeps
+// by up to a millisecond); when it fires, every wake-up that is due is
+// delivered at once. Engines whose workers are goroutines (one per
+// connection or stream) pace their own requests on it, and hail serve
+// times its delayed responses with it.
+type Alarm struct {
+	base time.Time
+	t    *alarmTimer
+
+	mu      sync.Mutex
+	pending wakeHeap
+	armed   time.Duration // when the timer fires next; -1: not armed
+	closed  bool
+	exited  chan struct{}
+}
+
+type wake struct {
+	at time.Duration // since base
+	ch chan<- struct{}
+}
+
+type wakeHeap []wake
+
+func (h wakeHeap) Len() int           { return len(h) }
+func (h wakeHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h wakeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *wakeHeap) Push(x any)        { *h = append(*h, x.(wake)) }
+func (h *wakeHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return w
+}
+
+// NewAlarm returns an Alarm whose times are durations since base. Close
+// releases it.
+func NewAlarm(base time.Time) *Alarm {
+	a := &Alarm{base: base, armed: -1, exited: make(chan struct{})}
+	a.t = newAlarmTimer(base)
+	go a.run()
+	return a
+}
+
+// At arranges for ch (buffered, capacity 1) to receive a value once at
+// (since the base) has come; at once if it has. A value that does not fit
+// is dropped: the receiver is already awake.
+func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
+	a.mu.Lock()
+	if a.closed || at <= time.Since(a.base) {
+		a.mu.Unlock()
+		notify(ch)
+		return
+	}
+	heap.Push(&a.pending, wake{at, ch})
+	if a.armed < 0 || at < a.armed {
+		a.armed = at
+		a.t.arm(at)
+	}
+	a.mu.Unlock()
+}
+
+// Wait blocks until at has come (true), or until stop is closed (false).
+// ch is the caller's own wake channel (capacity 1): a stale value left in it
+// by an earlier wake-up is ignored.
+func (a *Alarm) Wait(at time.Duration, ch chan struct{}, stop <-chan struct{}) bool {
+	for time.Since(a.base) < at {
+		select {
+		case <-ch:
+		default:
+		}
+		a.At(at, ch)
+		select {
+		case <-ch:
+		case <-stop:
+			return false
+		}
+	}
+	return true
+}
+
+// Close stops the alarm's goroutine; pending wake-ups are delivered now.
+func (a *Alarm) Close() {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return
+	}
+	a.closed = true
+	a.t.arm(0)
+	a.mu.Unlock()
+	<-a.exited
+	a.t.close()
+}
+
+func (a *Alarm) run() {
+	defer close(a.exited)
+	for {
+		a.t.wait()
+		a.mu.Lock()
+		now := time.Since(a.base)
+		for len(a.pending) > 0 && (a.closed || a.pending[0].at <= now) {
+			notify(heap.Pop(&a.pending).(wake).ch)
+		}
+		if a.closed {
+			a.mu.Unlock()
+			return
+		}
+		a.armed = -1
+		if len(a.pending) > 0 {
+			a.armed = a.pending[0].at
+			a.t.arm(a.armed)
+		}
+		a.mu.Unlock()
+	}
+}
+
+func notify(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

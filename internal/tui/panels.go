@@ -1,0 +1,264 @@
+// The panels of the full layout, each a list of lines for its box:
+// requests/s, latency, the latency histogram, status codes and errors,
+// connections and I/O, the generator's health, and scenario steps.
+
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"hail/internal/report"
+	"hail/internal/stats"
+)
+
+// rpsPanel: requests per second now, average and total, and their chart.
+func (m *Model) rpsPanel(w, h int) []string {
+	last := m.data.Last()
+	v, l := m.st.value.Render, m.st.dim.Render
+	errPct := 0.0
+	if m.data.Requests > 0 {
+		errPct = 100 * float64(m.data.Errors) / float64(m.data.Requests)
+	}
+	errs := m.st.good.Render(fmtInt(m.data.Errors))
+	if m.data.Errors > 0 {
+		errs = m.st.bad.Render(fmtInt(m.data.Errors) + fmt.Sprintf(" (%.2f%%)", errPct))
+	}
+	head := flow([]string{
+		l("now ") + m.st.rps.Bold(true).Render(fmtSI(rate(last.Requests, last.Span))+"/s"),
+		l("avg ") + v(fmtSI(m.avgRate())+"/s"),
+		l("total ") + v(fmtInt(m.data.Requests)),
+		l("errors ") + errs,
+	}, w)
+	lines := []line{
+		{"rps", colRPS, func(s stats.Second) float64 { return rate(s.Requests, s.Span) }},
+	}
+	secs := m.windowed()
+	for _, s := range secs {
+		if s.Errors > 0 {
+			lines = append(lines, line{"errors", colErr, func(s stats.Second) float64 { return rate(s.Errors, s.Span) }})
+			break
+		}
+	}
+	return append(head, m.chart(w, h-len(head), secs, lines, fmtSI)...)
+}
+
+// latPanel: the last second's percentiles and their lines over time.
+func (m *Model) latPanel(w, h int) []string {
+	last := m.data.Last()
+	u := m.latUnit()
+	d := unitDiv(u)
+	tok := func(st lipgloss.Style, name string, ns int64) string {
+		return st.Render(name) + " " + m.st.value.Render(fmtLat(ns, u))
+	}
+	head := flow([]string{
+		tok(m.st.p50, "p50", last.P50), tok(m.st.p90, "p90", last.P90), tok(m.st.p99, "p99", last.P99),
+		tok(m.st.p999, "p99.9", last.P999), tok(m.st.pmax, "max", last.Max),
+		m.st.dim.Render("run p99 ") + fmtLat(m.data.RunP99, u),
+	}, w)
+	ns := func(f func(s stats.Second) int64) func(s stats.Second) float64 {
+		return func(s stats.Second) float64 { return float64(f(s)) / d }
+	}
+	lines := []line{ // drawn in order: later lines show on top
+		{"max", colMax, ns(func(s stats.Second) int64 { return s.Max })},
+		{"p99.9", colP999, ns(func(s stats.Second) int64 { return s.P999 })},
+		{"p99", colP99, ns(func(s stats.Second) int64 { return s.P99 })},
+		{"p90", colP90, ns(func(s stats.Second) int64 { return s.P90 })},
+		{"p50", colP50, ns(func(s stats.Second) int64 { return s.P50 })},
+	}
+	if w < 16 || h-len(head) < 4 { // sparkline: p99
+		lines[0], lines[2] = lines[2], lines[0]
+	}
+	return append(head, m.chart(w, h-len(head), m.windowed(), lines, fmtNum)...)
+}
+
+// histPanel: the run's latency histogram, one row per bin.
+func (m *Model) histPanel(w, h int) []string {
+	hs := &m.data.Latency
+	if hs.Total == 0 || h <= 0 {
+		return []string{m.st.dim.Render("no responses yet")}
+	}
+	u := m.latUnit()
+	rows := h
+	if hs.Over > 0 && rows > 1 {
+		rows--
+	}
+	rows = max(rows, 1)
+	type bin struct {
+		upper int64
+		n     int64
+	}
+	width := float64(hs.Hi-hs.Min) / histFine
+	var bins []bin
+	for j := range rows {
+		a, b := j*histFine/rows, (j+1)*histFine/rows
+		var n int64
+		for _, c := range hs.Fine[a:b] {
+			n += c
+		}
+		bins = append(bins, bin{hs.Min + int64(float64(b)*width), n})
+	}
+	if hs.Over > 0 {
+		if h == 1 {
+			bins[0].n += hs.Over
+		} else {
+			bins = append(bins, bin{hs.Max, hs.Over})
+		}
+		bins[len(bins)-1].upper = hs.Max
+	}
+	var top int64
+	lw, cw := 0, 0
+	labels := make([]string, len(bins))
+	counts := make([]string, len(bins))
+	for i, b := range bins {
+		top = max(top, b.n)
+		labels[i] = fmtLat(b.upper, u)
+		counts[i] = fmtSI(float64(b.n))
+		lw, cw = max(lw, len(labels[i])), max(cw, len(counts[i]))
+	}
+	bw := max(w-lw-cw-3, 1)
+	out := make([]string, len(bins))
+	for i, b := range bins {
+		frac := 0.0
+		if top > 0 {
+			frac = float64(b.n) / float64(top)
+		}
+		bar := fit(hbar(frac, bw), bw, true)
+		out[i] = m.st.dim.Render(fmt.Sprintf("%*s ", lw, labels[i])) + m.st.histBars.Render(bar) + fmt.Sprintf(" %*s", cw, counts[i])
+	}
+	return out
+}
+
+// statusPanel: responses by status code, then errors by kind.
+func (m *Model) statusPanel(w, h int) []string {
+	var out []string
+	total := m.data.Requests
+	pct := func(n int64) string {
+		if total == 0 {
+			return ""
+		}
+		return m.st.dim.Render(fmt.Sprintf(" %5.1f%%", 100*float64(n)/float64(total)))
+	}
+	for _, c := range m.data.Status {
+		st := m.st.bad
+		if code, _ := strconv.Atoi(c.Name); code >= 200 && code < 300 {
+			st = m.st.good
+		} else if code >= 300 && code < 400 {
+			st = m.st.warn
+		}
+		out = append(out, st.Render("["+c.Name+"]")+" "+m.st.value.Render(fmtInt(c.N))+pct(c.N))
+	}
+	if len(m.data.Status) == 0 {
+		out = append(out, m.st.dim.Render("no responses yet"))
+	}
+	if len(m.data.Failures) == 0 {
+		out = append(out, m.st.good.Render("no errors"))
+	} else {
+		out = append(out, m.st.bad.Render("errors:"))
+		for _, c := range m.data.Failures {
+			n := "[" + fmtInt(c.N) + "] "
+			for i, l := range wrap(c.Name, max(w-len(n), 8)) {
+				if i == 0 {
+					out = append(out, m.st.bad.Render(n)+l)
+				} else {
+					out = append(out, strings.Repeat(" ", len(n))+l)
+				}
+			}
+		}
+	}
+	if len(out) > h && h > 0 {
+		more := len(out) - h + 1
+		out = append(out[:h-1], m.st.dim.Render(fmt.Sprintf("… %d more", more)))
+	}
+	return out
+}
+
+// kv is a dim label padded to ten cells, then its value.
+func (m *Model) kv(k, v string) string {
+	return m.st.dim.Render(fmt.Sprintf("%-10s", k)) + v
+}
+
+// connPanel: connections, in-flight requests, bytes per second.
+func (m *Model) connPanel() []string {
+	last := m.data.Last()
+	v := m.st.value.Render
+	return []string{
+		m.kv("conns", v(fmtInt(last.ConnsOpen))+m.st.dim.Render(" open")),
+		m.kv("in flight", v(fmtInt(last.InFlight))),
+		m.kv("in", v(fmtBytes(rate(last.WireBytes, last.Span))+"/s")),
+		m.kv("out", v(fmtBytes(rate(last.SentBytes, last.Span))+"/s")),
+	}
+}
+
+// genPanel: the generator's own health and the bottleneck warning.
+func (m *Model) genPanel(w int, hl health) []string {
+	last := m.data.Last()
+	v := m.st.value.Render
+	cpu := 0.0
+	if last.Span > 0 {
+		cpu = last.CPU / float64(m.cfg.Cores)
+	}
+	cpuSt := m.st.value
+	if cpu >= 0.9 {
+		cpuSt = m.st.bad.Bold(true)
+	}
+	lag, wait := m.st.dim.Render("n/a (closed)"), ""
+	if m.cfg.Open {
+		lag, wait = m.msValue(last.LagP99), m.msValue(last.WaitP99)
+	}
+	cpuLine := cpuSt.Render(fmt.Sprintf("%.0f%%", 100*cpu)) + m.st.dim.Render(fmt.Sprintf(" of %d cores", m.cfg.Cores))
+	if last.Others > 0.05 {
+		cpuLine += m.st.dim.Render(fmt.Sprintf(", others %.0f%%", 100*last.Others))
+	}
+	out := []string{m.kv("CPU", cpuLine), m.kv("lag p99", lag)}
+	if m.cfg.Open {
+		out = append(out, m.kv("wait p99", wait))
+	}
+	out = append(out, m.kv("queued", v(fmtInt(m.data.Queued))))
+	if m.data.Unsent > 0 {
+		out = append(out, m.kv("unsent", m.st.bad.Render(fmtInt(m.data.Unsent))))
+	}
+	switch {
+	case hl.Limited:
+		out = append(out, m.st.alert.Render(" GENERATOR-LIMITED "))
+		for _, r := range hl.Reasons {
+			out = append(out, wrap("· "+r, w)...)
+		}
+	case hl.Bottleneck == report.BottleneckTarget:
+		out = append(out, m.st.bad.Bold(true).Render(" TARGET-BOUND "))
+		for _, r := range hl.Reasons {
+			out = append(out, wrap("· "+r, w)...)
+		}
+	case len(m.data.Series) > 0:
+		for _, l := range wrap("OK: the target sets the pace", w) {
+			out = append(out, m.st.good.Render(l))
+		}
+	}
+	return out
+}
+
+// msValue renders a duration in ms, in the warning style past 1 ms.
+func (m *Model) msValue(ns int64) string {
+	s := fmtLat(ns, "ms") + " ms"
+	if ns > int64(time.Millisecond) {
+		return m.st.bad.Render(s)
+	}
+	return m.st.value.Render(s)
+}
+
+// stepsPanel: one row per scenario step.
+func (m *Model) stepsPanel(w, h int) []string {
+	u := m.latUnit()
+	out := []string{m.st.dim.Render(fmt.Sprintf("%-20s %10s %10s %8s %8s", "step", "req/s", "errors", "p50", "p99"))}
+	for _, s := range m.data.Steps {
+		out = append(out, fmt.Sprintf("%-20s %10s %10s %8s %8s", fit(s.Name, 20, false), fmtSI(s.RPS), fmtInt(s.Errors), fmtLat(s.P50, u), fmtLat(s.P99, u)))
+	}
+	if len(out) > h && h > 0 {
+		out = out[:h]
+	}
+	return out
+}
