@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hail/internal/plan"
+	"hail/internal/reqgen"
 )
 
 // secretHeaders are redacted from reports and --debug unless --show-secrets.
@@ -28,12 +29,16 @@ func isSecret(name string) bool {
 	return false
 }
 
-// redactedConfig is the run's configuration as stored in the Result.
-func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
+// redactedConfig is the run's configuration as stored in the Result. Its
+// url is what the run's URLs are made from: the URL, or with
+// --urls-from-file or --rand-regex-url the file or the regular expression
+// ("urls" says which), so runs of one pattern compare.
+func redactedConfig(p *plan.Plan, f *loadFlags, gen *reqgen.Gen) map[string]any {
+	show := f.dbg.showSecrets
 	headers := map[string]string{}
 	for _, h := range p.Headers {
 		v := h[1]
-		if isSecret(h[0]) && !f.showSecrets {
+		if isSecret(h[0]) && !show {
 			v = "[redacted]"
 		}
 		headers[h[0]] = v
@@ -43,7 +48,7 @@ func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
 		model = "open"
 	}
 	c := map[string]any{
-		"url": redactedURL(p.URL, f.showSecrets), "method": p.Method, "headers": headers, "connections": p.Connections,
+		"url": redactedURL(p.URL, show), "method": p.Method, "headers": headers, "connections": p.Connections,
 		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model,
 		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize,
 		"wait_ongoing": p.WaitOngoing, "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
@@ -51,7 +56,16 @@ func redactedConfig(p *plan.Plan, f *loadFlags) map[string]any {
 		"keepalive": p.KeepAlive, "compression": p.Compression, "host": p.Host, "unix_socket": p.UnixSocket,
 		"insecure": p.Insecure, "engine": p.Engine, "bodies": len(p.Bodies),
 	}
-	transportConfig(c, p, f.showSecrets)
+	switch {
+	case f.urls.fromFile:
+		c["url"], c["urls"] = gen.Pattern(), "file"
+	case f.urls.regex:
+		c["url"], c["urls"] = gen.Pattern(), "regex"
+	}
+	if f.req.awsSigV4 != "" {
+		c["aws_sigv4"] = f.req.awsSigV4 // region and service; the keys stay out
+	}
+	transportConfig(c, p, show)
 	return c
 }
 

@@ -13,9 +13,10 @@ import (
 	"hail/internal/transport"
 )
 
-// debugExchange sends one request and prints both sides, secrets redacted
-// unless show is set. Output is bounded: at most 64 KiB of response body is shown.
-func debugExchange(ctx context.Context, p *plan.Plan, w io.Writer, show bool) error {
+// debugExchange sends one request (req, the run's first) and prints both
+// sides, secrets redacted unless show is set. Output is bounded: at most
+// 64 KiB of response body is shown.
+func debugExchange(ctx context.Context, p *plan.Plan, req []byte, w io.Writer, show bool) error {
 	opt, err := p.TransportOptions(p.URL)
 	if err != nil {
 		return err
@@ -24,8 +25,6 @@ func debugExchange(ctx context.Context, p *plan.Plan, w io.Writer, show bool) er
 	if err != nil {
 		return err
 	}
-	spec := p.Specs()[0]
-	req := http1.AppendRequest(nil, &spec)
 	c, tm, err := d.Dial(ctx)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %v", p.URL.Host, err)
@@ -61,7 +60,7 @@ func debugExchange(ctx context.Context, p *plan.Plan, w io.Writer, show bool) er
 		return fmt.Errorf("send: %v", err)
 	}
 	var ps http1.Parser
-	ps.Reset(spec.Method == "HEAD")
+	ps.Reset(p.Method == "HEAD")
 	buf := make([]byte, 64<<10)
 	var have int
 	var shown int

@@ -48,7 +48,15 @@ func startServe(t *testing.T) string {
 // hail runs the binary with a time bound and returns stdout, stderr and the exit code.
 func hail(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	return runBounded(t, exec.Command(hailBin, args...))
+	return hailEnv(t, nil, args...)
+}
+
+// hailEnv is hail with extra environment variables (NAME=VALUE).
+func hailEnv(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(hailBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return runBounded(t, cmd)
 }
 
 // runBounded runs cmd, killing it after 60 s, and returns its stdout,
@@ -93,7 +101,22 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-c", "x", "http://127.0.0.1/"}, "connections"},
 		{[]string{"-z", "soon", "http://127.0.0.1/"}, "not a duration"},
 		{[]string{"-q", "-5", "http://127.0.0.1/"}, "positive"},
-		{[]string{"--http-version", "9", "http://127.0.0.1/"}, "not one of 1.0, 1.1"},
+		{[]string{"--http-version", "9", "http://127.0.0.1/"}, "not one of 0.9, 1.0, 1.1"},
+		{[]string{"--http-version", "0.9", "http://127.0.0.1/"}, "HTTP/0.9"},
+		{[]string{"-n", "10", "-z", "1s", "http://127.0.0.1/"}, "-n and -z"},
+		{[]string{"-q", "5", "--burst-delay", "1s", "http://127.0.0.1/"}, "-q and --burst-delay"},
+		{[]string{"-z", "5 parsecs", "http://127.0.0.1/"}, "not a duration"},
+		{[]string{"-q", "-1", "http://127.0.0.1/"}, "not a rate"},
+		{[]string{"--max-repeat", "3", "http://127.0.0.1/"}, "--max-repeat applies to --rand-regex-url"},
+		{[]string{"-F", "novalue", "http://127.0.0.1/"}, "-F \"novalue\""},
+		{[]string{"-d", "a", "-F", "x=y", "http://127.0.0.1/"}, "use only one"},
+		{[]string{"--aws-sigv4", "us-east-1", "-a", "k:s", "http://127.0.0.1/"}, "aws:amz:REGION:SERVICE"},
+		{[]string{"--aws-sigv4", "aws:amz:us-east-1:s3", "http://127.0.0.1/"}, "ACCESS_KEY_ID:SECRET_ACCESS_KEY"},
+		{[]string{"--aws-session", "tok", "http://127.0.0.1/"}, "--aws-sigv4"},
+		{[]string{"--proxy-http2", "-x", "http://127.0.0.1:3128", "http://127.0.0.1/"}, "HTTP/1.0 or HTTP/1.1"},
+		{[]string{"--proxy-http-version", "1.0", "http://127.0.0.1/"}, "need -x"},
+		{[]string{"--proxy-http-version", "1.0", "-x", "http://127.0.0.1:3128", "https://127.0.0.1/"}, "CONNECT"},
+		{[]string{"--completions", "elvish"}, "bash, zsh, fish and powershell"},
 		{[]string{"--frobnicate", "http://127.0.0.1/"}, "unknown flag: --frobnicate"},
 		{[]string{"-H", "NoColon", "http://127.0.0.1/"}, "'Name: value'"},
 		{[]string{"-H", "Bad Name: x", "http://127.0.0.1/"}, "header"},
@@ -110,7 +133,6 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--http-version", "3", "http://127.0.0.1/"}, "needs an https:// URL"},
 		{[]string{"--http2", "--http-version", "1.0", "http://127.0.0.1/"}, "disagree"},
 		{[]string{"-p", "0", "--http2", "http://127.0.0.1/"}, "-p 0"},
-		{[]string{"-p", "4", "http://127.0.0.1/"}, "--http2"},
 		{[]string{"-p", "4", "--http2", "--disable-keepalive", "http://127.0.0.1/"}, "--disable-keepalive"},
 		{[]string{"--vsock-addr", "nonsense", "http://127.0.0.1/"}, "--vsock-addr \"nonsense\""},
 		{[]string{"--vsock-addr", "3:http", "http://127.0.0.1/"}, "port"},

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
-
-	"github.com/spf13/pflag"
 )
 
 // output is where the report goes: stdout, or a file written under a
@@ -27,15 +27,32 @@ func openOutput(path string) (*output, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("-o %s: directory %s does not exist", path, dir)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: cannot write there: %v", path, unwrapPathErr(err))
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		_ = f.Chmod(st.Mode().Perm()) // replacing a file keeps its permissions
 	}
 	o := &output{f: f, path: path}
 	signals.mu.Lock()
 	signals.out = o // removed if a second signal ends hail before the run
 	signals.mu.Unlock()
 	return o, nil
+}
+
+// createTemp creates a new file named prefix followed by a random number in
+// dir. Unlike os.CreateTemp (always 0600), its permissions follow the umask
+// as any newly created file's do (0644 with the usual umask 022).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if os.IsExist(err) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 func (o *output) Write(b []byte) (int, error) {
@@ -76,32 +93,4 @@ func (o *output) Discard() {
 	o.done = true
 	o.f.Close()
 	os.Remove(o.f.Name())
-}
-
-// outputFlags are the flags that shape the report and the live view, the same for the load and
-// run commands.
-type outputFlags struct {
-	noTUI        bool   // --no-tui
-	fps          int    // --fps
-	json         bool   // -j/--json: --output-format json
-	format       string // --output-format
-	output       string // -o/--output: a file instead of stdout
-	unit         string // -u/--time-unit; "" chooses from the average
-	noColor      bool   // --no-color
-	successSplit bool   // --stats-success-breakdown
-}
-
-// defaultOutputFlags are outputFlags' defaults: the text report and the live view at defaultFPS.
-func defaultOutputFlags() outputFlags { return outputFlags{format: "text", fps: defaultFPS} }
-
-// addOutputFlags declares the outputFlags on fl; formatHelp describes --output-format's values.
-func addOutputFlags(fl *pflag.FlagSet, f *outputFlags, formatHelp string) {
-	fl.BoolVar(&f.noTUI, "no-tui", false, "no live view; a one-line progress on stderr when it is a terminal")
-	fl.Var(fpsValue{&f.fps}, "fps", "live view refresh rate, frames per second")
-	fl.BoolVarP(&f.json, "json", "j", false, "same as --output-format json")
-	fl.Var(choiceValue{&f.format, loadFormats}, "output-format", formatHelp)
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to this file (atomically) instead of stdout")
-	fl.VarP(choiceValue{&f.unit, []string{"ns", "us", "ms", "s", "m", "h"}}, "time-unit", "u", "time unit of the text report (default: chosen from the average)")
-	fl.BoolVar(&f.noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
-	fl.BoolVar(&f.successSplit, "stats-success-breakdown", false, "also break latency down into 2xx and other responses")
 }

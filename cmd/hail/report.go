@@ -10,12 +10,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"hail/internal/metrics"
 	"hail/internal/plan"
 	"hail/internal/report"
+	"hail/internal/reqgen"
 	"hail/internal/reqlog"
 	"hail/internal/run"
 	"hail/internal/stats"
@@ -66,7 +66,7 @@ page with charts that opens offline).`,
 	fl := cmd.Flags()
 	fl.Var(choiceValue{&format, reportFormats}, "output-format", "text, json, csv (per second), markdown or html")
 	fl.StringVarP(&output, "output", "o", "", "write to this file (atomically) instead of stdout")
-	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the average)")
+	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the slowest request)")
 	fl.BoolVar(&noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
 	return cmd
 }
@@ -108,92 +108,39 @@ func afterRun(f string) string {
 	return f
 }
 
-// ---- the results flags of the load and run commands ----
-
-// resultFlags are the results toolkit's flags, shared by the load command
-// and hail run.
-type resultFlags struct {
-	dbURL       string
-	metricsAddr string
-	targetPID   int
-	shard       string
-	startAt     string
-}
-
-// loadFormats are the --output-format values of the load command and hail run.
-var loadFormats = []string{"text", "json", "csv", "csv-seconds", "markdown", "html", "quiet"}
-
-const loadFormatHelp = "report format: text, json (oha's keys + hail), csv (one row per request, as oha), csv-seconds (one row per second), markdown, html (a self-contained page with charts) or quiet"
-
-func addResultFlags(fl *pflag.FlagSet, r *resultFlags) {
-	fl.StringVar(&r.dbURL, "db-url", "", "write every request (intended and actual start, latency, status, bytes, error, step, connection) to this SQLite file")
-	fl.StringVar(&r.metricsAddr, "metrics-addr", "", "serve live Prometheus/OpenMetrics metrics at http://ADDR/metrics during the run, e.g. 127.0.0.1:9090")
-	fl.Var(intValue{&r.targetPID, "process id"}, "target-pid", "sample this local process's RSS and CPU every second (from /proc) into the report")
-	fl.StringVar(&r.shard, "shard", "", "be shard I of N of a distributed run (I from 0, e.g. --shard $JOB_COMPLETION_INDEX/4): do 1/N of -n, -q, -c and stages")
-	fl.StringVar(&r.startAt, "start-at", "", "start at this wall-clock time (RFC 3339, or Unix seconds), so every shard starts together")
-}
-
-// parseShard parses --shard I/N (I from 0).
-func parseShard(s string) (int, int, error) {
-	is, ns, ok := strings.Cut(strings.TrimSpace(s), "/")
-	i, err1 := strconv.Atoi(strings.TrimSpace(is))
-	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
-	switch {
-	case !ok || err1 != nil || err2 != nil:
-		return 0, 0, fmt.Errorf("--shard %q: write it as I/N, e.g. --shard 0/4 (I counts from 0, as Kubernetes' JOB_COMPLETION_INDEX)", s)
-	case n < 1 || n > 100_000:
-		return 0, 0, fmt.Errorf("--shard %q: N must be from 1 to 100000", s)
-	case i < 0 || i >= n:
-		return 0, 0, fmt.Errorf("--shard %q: I counts from 0 and must be below N (0 to %d)", s, n-1)
-	}
-	return i, n, nil
-}
-
-// parseStartAt parses --start-at: RFC 3339 or Unix seconds (fractions allowed).
-func parseStartAt(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1e11 {
-		sec, frac := int64(f), f-float64(int64(f))
-		return time.Unix(sec, int64(frac*1e9)), nil
-	}
-	return time.Time{}, fmt.Errorf("--start-at %q: give an RFC 3339 time (2026-01-02T15:04:05Z) or Unix seconds ($(date -d '+30 sec' +%%s))", s)
-}
-
-// applyResultFlags puts --shard and --start-at into the plan and checks
-// --target-pid.
-func applyResultFlags(r *resultFlags, p *plan.Plan) error {
-	if r.shard != "" {
-		i, n, err := parseShard(r.shard)
-		if err != nil {
-			return err
-		}
-		if p.Requests > 0 && p.Duration == 0 && p.Requests < uint64(n) {
-			return fmt.Errorf("--shard %s: -n %d is fewer requests than shards; give -n of at least %d", r.shard, p.Requests, n)
-		}
-		p.ShardIndex, p.ShardCount = i, n
-	}
-	if r.startAt != "" {
-		t, err := parseStartAt(r.startAt)
-		if err != nil {
-			return err
-		}
-		if err := run.CheckStartAt(t, time.Now()); err != nil {
-			return err
-		}
-		p.StartAt = t
-	}
-	if r.targetPID < 0 {
-		return fmt.Errorf("--target-pid %d: give the process id of the target", r.targetPID)
-	}
-	return nil
-}
-
 // rowsOnStdout reports whether the per-request CSV rows stream to stdout,
 // where no live view may draw over them.
 func rowsOnStdout(format, output string) bool { return format == "csv" && output == "" }
+
+// requestURLs names the URL of each request in the per-request log.
+type requestURLs struct {
+	gen  *reqgen.Gen // nil: the plan's URL (a scenario names steps instead)
+	many bool        // the run sends to many URLs: every row names its own
+	show bool        // --show-secrets: --redact's query parameters stay visible
+}
+
+// runURL is the run's URL in the log: the URL, or what the URLs are made
+// from (a file of URLs, a regular expression).
+func (u requestURLs) runURL(p *plan.Plan) string {
+	if u.many {
+		return u.gen.Pattern()
+	}
+	return redactedURL(p.URL, u.show)
+}
+
+// appendURL appends the URL of r's request, --redact's query parameters
+// hidden.
+func (u requestURLs) appendURL(dst []byte, r *stats.TraceRecord) []byte {
+	start := len(dst)
+	dst = u.gen.AppendURL(dst, r.Hit)
+	if u.show || len(extraSecrets) == 0 {
+		return dst
+	}
+	if base, q, ok := strings.Cut(string(dst[start:]), "?"); ok {
+		dst = append(append(append(dst[:start], base...), '?'), redactQuery(q)...)
+	}
+	return dst
+}
 
 // resultsRun holds one run's request log, metrics server and target sampler.
 type resultsRun struct {
@@ -210,14 +157,14 @@ type resultsRun struct {
 // --metrics-addr) stops hail before anything is sent. format is the
 // --output-format (csv: the per-request rows go to out); w is the run's
 // workload (nil: the plan's single request), whose step names the
-// per-request log records; show is --show-secrets (the URL's --redact parameters stay visible).
-func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload, out io.Writer, show bool) (*resultsRun, error) {
+// per-request log records; urls names each request's URL in the log.
+func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload, out io.Writer, urls requestURLs) (*resultsRun, error) {
 	rr := &resultsRun{}
 	model := "closed"
 	if p.Open() {
 		model = "open"
 	}
-	rr.meta = reqlog.Meta{URL: redactedURL(p.URL, show), Method: p.Method, Model: model, Steps: []string{""}, Version: plan.Version}
+	rr.meta = reqlog.Meta{URL: urls.runURL(p), Method: p.Method, Model: model, Steps: []string{""}, Version: plan.Version}
 	if w != nil && len(w.Steps) > 0 {
 		rr.meta.Steps = w.Steps
 		if len(w.Steps) > 1 || w.Steps[0] != "" {
@@ -236,6 +183,9 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		db, err := reqlog.OpenSQLite(path)
 		if err != nil {
 			return nil, err
+		}
+		if urls.many {
+			db.SetURLs(urls.appendURL)
 		}
 		sinks = append(sinks, db)
 	}
@@ -257,7 +207,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		if rr.meta.Shard != "" {
 			labels["shard"] = strconv.Itoa(p.ShardIndex)
 		}
-		rr.exporter = metrics.NewExporter(metrics.Info{URL: rr.meta.URL, Model: model, Engine: p.Engine, Shard: rr.meta.Shard}, labels)
+		rr.exporter = metrics.NewExporter(metrics.Info{URL: rr.meta.URL, Model: model, Engine: string(p.Engine), Shard: rr.meta.Shard}, labels)
 		srv, err := metrics.Serve(r.metricsAddr, rr.exporter)
 		if err != nil {
 			for _, k := range sinks {

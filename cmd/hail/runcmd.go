@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"hail/internal/plan"
@@ -37,7 +35,7 @@ type runFlags struct {
 	outputFlags
 	results resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
 
-	bodyFileLimit int64 // --body-file-limit (bodies.go)
+	bodyFileLimit int64 // --body-file-limit (flags_request.go)
 }
 
 // runFormatHelp describes hail run's --output-format values (loadFormats).
@@ -79,7 +77,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "connections (replaces the file's connections and connection stages)")
 	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
-	fl.VarP(floatValue{&f.q, "requests per second"}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages)")
+	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages; 0: no limit)")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")
@@ -189,7 +187,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	defer out.Discard()
 	workload := sc.Workload(sched)
-	results, err := prepareResults(&f.results, f.format, p, workload, out, false)
+	results, err := prepareResults(&f.results, f.format, p, workload, out, requestURLs{})
 	if err != nil {
 		return err
 	}
@@ -284,67 +282,4 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	}
 	_, err := os.Stdout.WriteString(b.String())
 	return err
-}
-
-// urlFlags are oha's flags for many URLs in one run without a scenario:
-// --urls-from-file (the URL argument is a file of URLs, one per line, a
-// random one per request), --rand-regex-url (the URL argument is a regular
-// expression each request's URL is generated from; dots are literal),
-// --max-repeat (the extra repeats of x*, x+, x{n,}) and --dump-urls N
-// (print N URLs and exit).
-type urlFlags struct {
-	fromFile  bool
-	regex     bool
-	maxRepeat int
-	dump      int
-	loaded    *scenario.URLSet
-}
-
-func addURLFlags(fl *pflag.FlagSet, u *urlFlags) {
-	u.maxRepeat = scenario.DefaultMaxRepeat
-	fl.BoolVar(&u.fromFile, "urls-from-file", false, "the URL argument is a file of URLs, one per line: each request goes to a random one")
-	fl.BoolVar(&u.regex, "rand-regex-url", false, "the URL argument is a regular expression (dots are literal) that each request's URL is generated from, e.g. 'http://127.0.0.1:8080/[a-z][a-z][0-9]'")
-	fl.Var(intValue{&u.maxRepeat, "max repeat"}, "max-repeat", "--rand-regex-url: at most this many extra repeats for x*, x+ and x{n,}")
-	fl.Var(intValue{&u.dump, "URLs to print"}, "dump-urls", "print this many of the URLs the run would use, then exit")
-}
-
-func (u *urlFlags) set() bool { return u.fromFile || u.regex }
-
-// load reads the file or compiles the regex; it returns a URL of the set.
-func (u *urlFlags) load(arg string) (string, error) {
-	if u.fromFile && u.regex {
-		return "", fmt.Errorf("--urls-from-file and --rand-regex-url each say what the URL argument is: give one")
-	}
-	var err error
-	if u.fromFile {
-		u.loaded, err = scenario.LoadURLs(arg)
-	} else {
-		if u.maxRepeat < 0 || u.maxRepeat > 1000 {
-			return "", fmt.Errorf("--max-repeat %d: expected 0 to 1000", u.maxRepeat)
-		}
-		u.loaded, err = scenario.RegexURLs(arg, u.maxRepeat)
-	}
-	if err != nil {
-		return "", err
-	}
-	return u.loaded.First(), nil
-}
-
-// dumpURLs prints --dump-urls URLs: generated, drawn from the file, or the
-// one URL repeated.
-func (u *urlFlags) dumpURLs(w io.Writer, p *plan.Plan) error {
-	if u.loaded != nil {
-		return u.loaded.Dump(w, u.dump)
-	}
-	line := p.URL.String() + "\n"
-	_, err := io.WriteString(w, strings.Repeat(line, u.dump))
-	return err
-}
-
-// workload sends the set's URLs; nil for a plain run.
-func (u *urlFlags) workload(p *plan.Plan) *run.Workload {
-	if u.loaded == nil {
-		return nil
-	}
-	return u.loaded.Workload(p.Specs())
 }

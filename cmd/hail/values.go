@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -60,28 +60,6 @@ func (v intValue) Set(s string) error {
 	return nil
 }
 
-// floatValue is a number such as a rate.
-type floatValue struct {
-	f    *float64
-	what string
-}
-
-func (v floatValue) String() string {
-	if *v.f == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(*v.f, 'g', -1, 64)
-}
-func (v floatValue) Type() string { return "RATE" }
-func (v floatValue) Set(s string) error {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		return fmt.Errorf("%q is not a positive number (%s)", s, v.what)
-	}
-	*v.f = f
-	return nil
-}
-
 // durationValue is a Go duration ("10s", "1m30s", "250ms") or a plain number of seconds.
 type durationValue struct{ d *time.Duration }
 
@@ -101,6 +79,9 @@ func (v durationValue) Set(s string) error {
 	return nil
 }
 
+// parseDuration reads a duration as oha does (humantime: 10s, 2min,
+// '1m 30s', '1s 500ms', 3h, 1day), as Go writes it (1m30s, 1.5s, 250ms), or
+// a plain number of seconds.
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
@@ -114,18 +95,116 @@ func parseDuration(s string) (time.Duration, error) {
 		return d, nil
 	}
 	d, err := time.ParseDuration(t)
-	if err != nil && durationSyntax.MatchString(t) {
+	if err != nil {
+		d, err = parseHumantime(t)
+	}
+	if errors.Is(err, errTooLong) {
 		return 0, fmt.Errorf("%q is too long: the longest duration is %dh (292 years)", s, math.MaxInt64/int64(time.Hour))
 	}
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a duration: write it like 10s, 1m or 250ms", s)
+		return 0, fmt.Errorf("%q is not a duration: write it like 10s, 1m30s, '1m 30s', 2min or 250ms", s)
 	}
 	return d, nil
 }
 
-// durationSyntax is the form time.ParseDuration reads, without a sign: a
-// value of this form that it refuses is out of range.
-var durationSyntax = regexp.MustCompile(`^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+// humantimeUnits are the units of oha's durations (the humantime crate).
+var humantimeUnits = func() map[string]time.Duration {
+	m := map[string]time.Duration{}
+	add := func(d time.Duration, names ...string) {
+		for _, n := range names {
+			m[n] = d
+		}
+	}
+	const day = 24 * time.Hour
+	add(time.Nanosecond, "nsec", "ns")
+	add(time.Microsecond, "usec", "us", "µs")
+	add(time.Millisecond, "msec", "ms")
+	add(time.Second, "seconds", "second", "secs", "sec", "s")
+	add(time.Minute, "minutes", "minute", "mins", "min", "m")
+	add(time.Hour, "hours", "hour", "hrs", "hr", "h")
+	add(day, "days", "day", "d")
+	add(7*day, "weeks", "week", "w")
+	add(2_630_016*time.Second, "months", "month", "M") // 30.44 days
+	add(31_557_600*time.Second, "years", "year", "y")  // 365.25 days
+	return m
+}()
+
+// errTooLong is a duration past time.Duration's range (292 years).
+var errTooLong = errors.New("too long")
+
+// parseHumantime reads a sequence of NUMBER UNIT pairs, spaces allowed
+// between and inside them: "2min", "1m 30s", "1h30m", "1s 500ms".
+func parseHumantime(s string) (time.Duration, error) {
+	var total float64
+	i, pairs := 0, 0
+	for {
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		j := i
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+			j++
+		}
+		n, err := strconv.ParseFloat(s[i:j], 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected a number at %q", s[i:])
+		}
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] != ' ' && (s[k] < '0' || s[k] > '9') && s[k] != '.' {
+			k++
+		}
+		unit, ok := humantimeUnits[s[j:k]]
+		if !ok {
+			return 0, fmt.Errorf("unknown unit %q", s[j:k])
+		}
+		total += n * float64(unit)
+		i, pairs = k, pairs+1
+	}
+	if pairs == 0 {
+		return 0, fmt.Errorf("not a duration")
+	}
+	if total >= math.MaxInt64 {
+		return 0, errTooLong
+	}
+	return time.Duration(total), nil
+}
+
+// rateValue is -q: requests per second, 0 for no limit (as oha).
+type rateValue struct{ f *float64 }
+
+func (v rateValue) String() string {
+	if *v.f == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(*v.f, 'g', -1, 64)
+}
+func (v rateValue) Type() string { return "RATE" }
+func (v rateValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return fmt.Errorf("%q is not a rate: give requests per second, a positive number (0: no limit)", s)
+	}
+	*v.f = f
+	return nil
+}
+
+// versionValue is an HTTP version among the accepted spellings.
+type versionValue struct {
+	s       *string
+	choices []string
+}
+
+func (v versionValue) String() string { return *v.s }
+func (v versionValue) Type() string   { return "VERSION" }
+func (v versionValue) Set(s string) error {
+	return choiceValue(v).Set(strings.TrimSpace(s))
+}
 
 // choiceValue accepts one of a fixed set of words.
 type choiceValue struct {

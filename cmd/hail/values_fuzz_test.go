@@ -31,7 +31,8 @@ func FuzzParseCount(f *testing.F) {
 // FuzzParseDuration: any -z/-t value either fails with one line or gives a positive duration
 // that prints back to itself.
 func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"10s", "1m30s", "250ms", "1.5", "0", "-1s", "1e-12", "1e9", "1e10", "300000h", "1ns", "0.5us", " 2s ", "9999999h", ".s", "1.h"} {
+	for _, s := range []string{"10s", "1m30s", "250ms", "1.5", "0", "-1s", "1e-12", "1e9", "1e10", "300000h", "1ns", "0.5us", " 2s ",
+		"2min", "1m 30s", "1s 500ms", "3 hours", "1y", "5 parsecs", "1h30m", "2 weeks 1day", "9999999h", "300 years", ".s", "1.h"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

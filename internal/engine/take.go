@@ -68,8 +68,8 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 
 // Begin starts the call of request hit (from Next) in step, recorded into
 // shard's recorders, on connection conn (for the per-request log).
-func (t *Taker) Begin(c *Call, shard, step int, at time.Duration, conn int32) {
-	c.Begin(t.j, shard, step, at, conn)
+func (t *Taker) Begin(c *Call, shard, step int, hit uint64, at time.Duration, conn int32) {
+	c.Begin(t.j, shard, step, hit, at, conn)
 	if t.alarm != nil && at < t.free {
 		c.Wait(at)
 		c.Ready(t.free)

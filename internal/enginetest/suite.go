@@ -292,14 +292,17 @@ var cases = []testCase{
 		p.Requests, p.Rate = 300, 2000
 		tr := stats.NewTracer(0)
 		var records, bad atomic.Int64
+		var seen [300]bool // every record names its request's number (Hit), each once
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			for b := range tr.Batches() {
 				for _, r := range b {
 					records.Add(1)
-					if r.Status != 200 || r.End < r.Start || r.Start < r.Intended {
+					if r.Status != 200 || r.End < r.Start || r.Start < r.Intended || r.Hit >= 300 || seen[r.Hit] {
 						bad.Add(1)
+					} else {
+						seen[r.Hit] = true
 					}
 				}
 				tr.Recycle(b)

@@ -60,8 +60,6 @@ type Truth struct {
 	inflight atomic.Int64
 	peak     atomic.Int64
 	sem      chan struct{}
-	mu       sync.Mutex
-	paths    map[string]int64
 }
 
 // Cap is how many requests /cap serves at a time.
@@ -69,13 +67,6 @@ const Cap = 10
 
 // Arrivals is how many requests arrived.
 func (s *Truth) Arrivals() int64 { return s.arrivals.Load() }
-
-// Path is how many requests arrived for path.
-func (s *Truth) Path(path string) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.paths[path]
-}
 
 // WithAuth and WithCookie count the requests that carried those headers.
 func (s *Truth) WithAuth() int64   { return s.auth.Load() }
@@ -95,7 +86,7 @@ var (
 // StartTruth serves p on a free loopback port until tb ends.
 func StartTruth(tb testing.TB, p Proto) *Truth {
 	tb.Helper()
-	s := &Truth{sem: make(chan struct{}, Cap), paths: map[string]int64{}}
+	s := &Truth{sem: make(chan struct{}, Cap)}
 	h := http.HandlerFunc(s.serve)
 	if p == H3 {
 		certOnce.Do(func() { cert, _, certErr = h3serve.SelfSigned() })
@@ -140,9 +131,6 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Cookie") != "" {
 		s.cookie.Add(1)
 	}
-	s.mu.Lock()
-	s.paths[r.URL.Path]++
-	s.mu.Unlock()
 	q := r.URL.Query()
 	d, _ := time.ParseDuration(q.Get("d"))
 	wait := func() bool {

@@ -17,16 +17,17 @@ import (
 )
 
 // Result is the outcome of a run. Its JSON keys, names and units (seconds)
-// match oha's --output-format json; Hail holds what oha lacks.
+// match oha's --output-format json (WriteJSON writes them in oha's order and
+// number format); Hail holds what oha lacks.
 type Result struct {
 	Summary                            Summary          `json:"summary"`
 	Metrics                            Metrics          `json:"metrics"`
 	ResponseTimeHistogram              map[string]int64 `json:"responseTimeHistogram"`
 	LatencyPercentiles                 Percentiles      `json:"latencyPercentiles"`
 	ResponseTimeHistogramSuccessful    map[string]int64 `json:"responseTimeHistogramSuccessful,omitempty"`
-	LatencyPercentileSuccessful        *Percentiles     `json:"latencyPercentileSuccessful,omitempty"`
+	LatencyPercentileSuccessful        *Percentiles     `json:"latencyPercentilesSuccessful,omitempty"`
 	ResponseTimeHistogramNotSuccessful map[string]int64 `json:"responseTimeHistogramNotSuccessful,omitempty"`
-	LatencyPercentileNotSuccessful     *Percentiles     `json:"latencyPercentileNotSuccessful,omitempty"`
+	LatencyPercentileNotSuccessful     *Percentiles     `json:"latencyPercentilesNotSuccessful,omitempty"`
 	FirstByteHistogram                 map[string]int64 `json:"firstByteHistogram"`
 	FirstBytePercentiles               Percentiles      `json:"firstBytePercentiles"`
 	RPS                                RPS              `json:"rps"`
@@ -332,7 +333,7 @@ func buildOha(r *Result, in Input) {
 	}
 	s.TotalData = t.BodyBytes
 	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, LatencyMs: LatencyMs{
-		Min: s.Fastest * 1e3, Mean: s.Average * 1e3, P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: s.Slowest * 1e3}}
+		Min: roundMs(s.Fastest), Mean: roundMs(s.Average), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundMs(s.Slowest)}}
 	r.ResponseTimeHistogram = histogram(lat)
 	r.LatencyPercentiles = percentiles(lat)
 	if in.SuccessSplit {
@@ -430,12 +431,17 @@ func lagStats(h *hdr.Histogram) LagStats {
 		P99: sec(h.ValueAtQuantile(99)), P999: sec(h.ValueAtQuantile(99.9)), Max: sec(h.Max())}
 }
 
+// ms is h's q-th percentile in milliseconds, rounded as roundMs.
 func ms(h *hdr.Histogram, q float64) float64 {
 	if h.TotalCount() == 0 {
 		return 0
 	}
-	return float64(h.ValueAtQuantile(q)) / 1e6
+	return roundMs(sec(h.ValueAtQuantile(q)))
 }
+
+// roundMs turns seconds into milliseconds rounded to the microsecond, as
+// oha's metrics.latency_ms are.
+func roundMs(s float64) float64 { return math.Round(s*1e6) / 1e3 }
 
 func percentiles(h *hdr.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
@@ -445,35 +451,41 @@ func percentiles(h *hdr.Histogram) Percentiles {
 	return Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
 }
 
-// histogram buckets h into 11 equal-width bins from its min to its max, as
-// oha does; each key is the bin's upper edge in seconds.
+// histogram bins h as oha does: 11 labels from the minimum to the maximum in
+// equal steps (seconds); each label counts the values above the previous
+// label up to itself, the first only the minimum. HdrHistogram's buckets
+// (0.1% wide) are placed by their middle, the minimum's and the maximum's at
+// the ends; latencies all in one bucket make one label.
 func histogram(h *hdr.Histogram) map[string]int64 {
 	out := map[string]int64{}
-	n := h.TotalCount()
-	if n == 0 {
+	if h.TotalCount() == 0 {
 		return out
 	}
-	lo, hi := h.Min(), h.Max()
+	loNS, hiNS := h.Min(), h.Max()
+	lo, hi := sec(loNS), sec(hiNS)
 	const bins = 11
-	width := float64(hi-lo) / bins
+	step := (hi - lo) / (bins - 1)
+	if h.ValuesAreEquivalent(loNS, hiNS) { // one bucket: one label
+		step, lo = 0, hi
+	}
 	counts := make([]int64, bins)
 	for _, b := range h.Distribution() {
 		if b.Count == 0 {
 			continue
 		}
-		i := bins - 1
-		if width > 0 {
-			i = min(int(float64(b.From-lo)/width), bins-1)
-			i = max(i, 0)
+		i := 0
+		switch {
+		case step == 0 || b.From <= loNS:
+		case b.To >= hiNS:
+			i = bins - 1
+		default:
+			v := min(max(sec((b.From+b.To)/2), lo), hi)
+			i = min(int(math.Ceil((v-lo)/step)), bins-1)
 		}
 		counts[i] += b.Count
 	}
 	for i, c := range counts {
-		edge := float64(lo) + width*float64(i+1)
-		if width == 0 {
-			edge = float64(hi)
-		}
-		out[strconv.FormatFloat(edge/1e9, 'f', -1, 64)] += c
+		out[strconv.FormatFloat(lo+step*float64(i), 'f', -1, 64)] += c
 	}
 	return out
 }

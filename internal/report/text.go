@@ -11,55 +11,66 @@ import (
 
 // TextOptions control the text report.
 type TextOptions struct {
-	// Unit is the time unit for latencies: "ns", "us", "ms", "s", or "" to
-	// pick one from the average latency.
+	// Unit is the time unit for latencies: "ns", "us", "ms", "s", "m", "h",
+	// or "" to pick one from the slowest request, as oha does.
 	Unit string
-	// Color enables ANSI colors.
+	// Color enables ANSI colors (oha's: headings, success rate, slowest,
+	// fastest and average, latencies by size, status codes by class).
 	Color bool
 }
 
 // Units are the time units -u accepts.
 var Units = []string{"ns", "us", "ms", "s", "m", "h"}
 
-func unitScale(u string) (float64, string) {
-	switch u {
-	case "ns":
-		return 1e9, "ns"
-	case "us", "µs":
-		return 1e6, "µs"
-	case "ms":
-		return 1e3, "ms"
-	case "m":
-		return 1.0 / 60, "min"
-	case "h":
-		return 1.0 / 3600, "h"
-	}
-	return 1, "secs"
+// timeScale is a unit of the text report: its length in seconds and oha's
+// label for it.
+type timeScale struct {
+	secs  float64
+	label string
 }
 
-func autoUnit(avg float64) string {
-	switch {
-	case avg == 0:
-		return "ms"
-	case avg < 1e-3:
-		return "us"
-	case avg < 1:
-		return "ms"
+// scales are the text report's units, longest first.
+var scales = []timeScale{{3600, "hr"}, {60, "min"}, {1, "sec"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}}
+
+// scaleFor returns the scale -u names ("" or unknown: none).
+func scaleFor(u string) (timeScale, bool) {
+	for i, name := range []string{"h", "m", "s", "ms", "us", "ns"} {
+		if u == name {
+			return scales[i], true
+		}
 	}
-	return "s"
+	return timeScale{}, false
 }
 
-// WriteText writes the human-readable report, laid out as oha's.
+// autoScale picks the unit from the slowest request as oha does: the
+// longest unit the slowest latency exceeds, nanoseconds when it exceeds
+// none (or there was no response). oha also has "10 sec" and "10 min"
+// scales; hail shows those latencies in seconds and minutes.
+func autoScale(slowest float64) timeScale {
+	for _, s := range scales {
+		if slowest > s.secs {
+			return s
+		}
+	}
+	return scales[len(scales)-1]
+}
+
+// WriteText writes the human-readable report, laid out as oha's: summary,
+// response time histogram and distribution (and their 2xx and 4xx + 5xx
+// breakdowns with --stats-success-breakdown), details, status codes and
+// errors; then hail's own sections.
 func WriteText(w io.Writer, r *Result, o TextOptions) error {
-	unit := o.Unit
-	if unit == "" {
-		unit = autoUnit(r.Summary.Average)
+	ts, ok := scaleFor(o.Unit)
+	if !ok {
+		ts = autoScale(r.Summary.Slowest)
+		if r.Hail.Counts.Responses == 0 {
+			ts = autoScale(math.NaN())
+		}
 	}
-	scale, name := unitScale(unit)
-	d := func(s float64) string { return fmt.Sprintf("%.4f %s", s*scale, name) }
+	d := func(s float64) string { return fmt.Sprintf("%.4f %s", s/ts.secs, ts.label) }
 	c := colorer{on: o.Color}
 	b := &strings.Builder{}
-	writeSummaryText(b, r, scale, d, c)
+	writeSummaryText(b, r, ts, d, c)
 	writeOutcomesText(b, r, c)
 	h := r.Hail
 	for _, hint := range h.Hints {
@@ -69,7 +80,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		fmt.Fprintln(b)
 		writeSteps(b, r, d, c)
 	}
-	writeGeneratorText(b, r, d)
+	writeGeneratorText(b, r, d, c)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process
 	if head, warn := h.Verdict.Headline(); h.Verdict.Bottleneck != "" {
 		if warn {
@@ -89,56 +100,70 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 }
 
 // writeSummaryText writes oha's sections: the summary, the response time
-// histogram and distributions, requests/s over the run and the details; d
-// formats seconds in the chosen unit, scale converts to it.
-func writeSummaryText(b *strings.Builder, r *Result, scale float64, d func(float64) string, c colorer) {
+// histograms and distributions, hail's requests/s over the run, and the
+// details; ts is the report's unit and d formats seconds in it. Without
+// responses latencies are NaN, as oha prints them.
+func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float64) string, c colorer) {
+	noResp := r.Hail.Counts.Responses == 0
+	lat := func(s float64) string {
+		if noResp {
+			return d(math.NaN())
+		}
+		return d(s)
+	}
 	s := r.Summary
-	fmt.Fprintf(b, "Summary:\n")
-	fmt.Fprintf(b, "  Success rate:\t%s\n", c.rate(s.SuccessRate))
-	fmt.Fprintf(b, "  Total:\t%.4f secs\n", s.Total)
-	fmt.Fprintf(b, "  Slowest:\t%s\n", d(s.Slowest))
-	fmt.Fprintf(b, "  Fastest:\t%s\n", d(s.Fastest))
-	fmt.Fprintf(b, "  Average:\t%s\n", d(s.Average))
+	fmt.Fprintln(b, c.heading("Summary:"))
+	rate := 100 * s.SuccessRate
+	if r.Hail.Counts.Requests-r.Hail.Counts.Aborted == 0 {
+		rate = math.NaN()
+	}
+	fmt.Fprintln(b, c.rate(fmt.Sprintf("  Success rate:\t%.2f%%", rate), rate))
+	fmt.Fprintf(b, "  Total:\t%s\n", d(s.Total))
+	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest)))
+	fmt.Fprintln(b, c.paint("32", "  Fastest:\t"+lat(s.Fastest)))
+	fmt.Fprintln(b, c.paint("36", "  Average:\t"+lat(s.Average)))
 	fmt.Fprintf(b, "  Requests/sec:\t%.4f\n\n", s.RequestsPerSec)
 	fmt.Fprintf(b, "  Total data:\t%s\n", bytesHuman(float64(s.TotalData)))
-	fmt.Fprintf(b, "  Size/request:\t%s\n", bytesHuman(float64(s.SizePerRequest)))
+	if noResp {
+		fmt.Fprintf(b, "  Size/request:\tNaN\n")
+	} else {
+		fmt.Fprintf(b, "  Size/request:\t%s\n", bytesHuman(float64(s.SizePerRequest)))
+	}
 	fmt.Fprintf(b, "  Size/sec:\t%s\n\n", bytesHuman(s.SizePerSec))
 
-	if len(r.ResponseTimeHistogram) > 0 {
-		fmt.Fprintf(b, "Response time histogram:\n")
-		writeHist(b, r.ResponseTimeHistogram, scale)
-		fmt.Fprintf(b, "\nResponse time distribution:\n")
-		writePercentiles(b, r.LatencyPercentiles, d)
-		if r.LatencyPercentileSuccessful != nil {
-			fmt.Fprintf(b, "\nResponse time distribution (2xx):\n")
-			writePercentiles(b, *r.LatencyPercentileSuccessful, d)
-			fmt.Fprintf(b, "\nResponse time distribution (not 2xx):\n")
-			writePercentiles(b, *r.LatencyPercentileNotSuccessful, d)
-		}
+	ok2xx, other := r.splitCounts()
+	section := func(title string, hist map[string]int64, p Percentiles, empty bool) {
+		fmt.Fprintln(b, c.heading("Response time histogram"+title+":"))
+		writeHist(b, hist, ts, c)
 		fmt.Fprintln(b)
+		fmt.Fprintln(b, c.heading("Response time distribution"+title+":"))
+		writePercentiles(b, p, empty, d, c)
+		fmt.Fprintln(b)
+	}
+	section("", r.ResponseTimeHistogram, r.LatencyPercentiles, noResp)
+	if r.LatencyPercentileSuccessful != nil && r.LatencyPercentileNotSuccessful != nil {
+		section(" (2xx only)", r.ResponseTimeHistogramSuccessful, *r.LatencyPercentileSuccessful, ok2xx == 0)
+		section(" (4xx + 5xx only)", r.ResponseTimeHistogramNotSuccessful, *r.LatencyPercentileNotSuccessful, other == 0)
 	}
 	if r.RPS.Mean > 0 {
 		sd := "n/a"
 		if r.RPS.Stddev != nil {
 			sd = fmt.Sprintf("%.2f", *r.RPS.Stddev)
 		}
-		fmt.Fprintf(b, "Requests/sec over the run (per second):\n  mean %.2f, stddev %s, min %.2f, p50 %.2f, p90 %.2f, max %.2f\n\n",
-			r.RPS.Mean, sd, r.RPS.Min, r.RPS.Percentiles.P50, r.RPS.Percentiles.P90, r.RPS.Max)
+		fmt.Fprintf(b, "%s\n  mean %.2f, stddev %s, min %.2f, p50 %.2f, p90 %.2f, max %.2f\n",
+			c.heading("Requests/sec over the run (per second):"), r.RPS.Mean, sd, r.RPS.Min, r.RPS.Percentiles.P50, r.RPS.Percentiles.P90, r.RPS.Max)
 	}
-	dt := r.Details
-	fmt.Fprintf(b, "Details (average, fastest, slowest):\n")
-	fmt.Fprintf(b, "  DNS+dialup:\t%s, %s, %s\n", d(dt.DNSDialup.Average), d(dt.DNSDialup.Fastest), d(dt.DNSDialup.Slowest))
-	fmt.Fprintf(b, "  DNS-lookup:\t%s, %s, %s\n", d(dt.DNSLookup.Average), d(dt.DNSLookup.Fastest), d(dt.DNSLookup.Slowest))
-	fmt.Fprintf(b, "  First byte:\t%s, %s, %s\n\n", d(dt.FirstByte.Average), d(dt.FirstByte.Fastest), d(dt.FirstByte.Slowest))
-
+	fmt.Fprintln(b)
+	writeDetails(b, r, d, c)
 }
 
-// writeOutcomesText writes the status code and error distributions.
+// writeOutcomesText writes the status code and error distributions, status
+// codes coloured by class.
 func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
-	fmt.Fprintf(b, "Status code distribution:\n")
+	fmt.Fprintln(b, c.heading("Status code distribution:"))
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
 		code, _ := strconv.Atoi(k)
-		fmt.Fprintf(b, "  %s %d responses\n", c.status(code, "["+k+"]"), r.StatusCodeDistribution[k])
+		fmt.Fprintln(b, c.status(code, fmt.Sprintf("  [%s] %d responses", k, r.StatusCodeDistribution[k])))
 	}
 	if len(r.ErrorDistribution) > 0 {
 		fmt.Fprintf(b, "\nError distribution:\n")
@@ -148,12 +173,42 @@ func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	}
 }
 
+// splitCounts returns the number of 2xx responses and of the others.
+func (r *Result) splitCounts() (ok, other int64) {
+	for k, n := range r.StatusCodeDistribution {
+		if code, _ := strconv.Atoi(k); code >= 200 && code < 300 {
+			ok += n
+		} else {
+			other += n
+		}
+	}
+	return ok, other
+}
+
+// writeDetails writes oha's details (connection setup; NaN when no
+// request opened a connection) and hail's first-byte line.
+func writeDetails(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+	triple := func(t MinAvgMax, empty bool) string {
+		if empty {
+			nan := d(math.NaN())
+			return nan + ", " + nan + ", " + nan
+		}
+		return d(t.Average) + ", " + d(t.Fastest) + ", " + d(t.Slowest)
+	}
+	dt := r.Details
+	noConn, noFirst := r.Hail.Counts.Connects == 0, r.Hail.Counts.Responses == 0
+	fmt.Fprintln(b, c.heading("Details (average, fastest, slowest):"))
+	fmt.Fprintf(b, "  DNS+dialup:\t%s\n", triple(dt.DNSDialup, noConn))
+	fmt.Fprintf(b, "  DNS-lookup:\t%s\n", triple(dt.DNSLookup, noConn))
+	fmt.Fprintf(b, "  First byte:\t%s\n\n", triple(dt.FirstByte, noFirst))
+}
+
 // writeGeneratorText writes hail's generator section: engine, connection,
 // CPU, context switches, RSS, and in the open model schedule lag and
 // queueing.
-func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string) {
+func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
 	h := r.Hail
-	fmt.Fprintf(b, "\nGenerator (hail %s, engine %s, %s model):\n", h.Version, h.Engine, h.Model)
+	fmt.Fprintf(b, "\n%s\n", c.heading(fmt.Sprintf("Generator (hail %s, engine %s, %s model):", h.Version, h.Engine, h.Model)))
 	if h.EngineReason != "" {
 		fmt.Fprintf(b, "  Engine choice:\t%s\n", h.EngineReason)
 	}
@@ -190,31 +245,47 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string) {
 	}
 }
 
-func writePercentiles(b *strings.Builder, p Percentiles, d func(float64) string) {
+// writePercentiles writes oha's latency distribution: p10 … p99.99, each
+// line coloured by its latency; NaN when empty.
+func writePercentiles(b *strings.Builder, p Percentiles, empty bool, d func(float64) string, c colorer) {
 	rows := []struct {
 		name string
 		v    float64
 	}{{"10.00%", p.P10}, {"25.00%", p.P25}, {"50.00%", p.P50}, {"75.00%", p.P75}, {"90.00%", p.P90},
 		{"95.00%", p.P95}, {"99.00%", p.P99}, {"99.90%", p.P999}, {"99.99%", p.P9999}}
 	for _, r := range rows {
-		fmt.Fprintf(b, "  %s in %s\n", r.name, d(r.v))
+		v := r.v
+		if empty {
+			v = math.NaN()
+		}
+		fmt.Fprintln(b, c.latency("  "+r.name+" in "+d(v), v))
 	}
 }
 
-func writeHist(b *strings.Builder, h map[string]int64, scale float64) {
+// writeHist writes a response time histogram as oha does: each label in
+// the report's unit right-aligned to the widest, its count in brackets
+// padded to the widest count, and a bar of up to 32 squares, coloured by
+// the label's latency.
+func writeHist(b *strings.Builder, h map[string]int64, ts timeScale, c colorer) {
 	keys := SortedKeys(h)
 	var top int64
+	intw, cntw := 0, 0
 	for _, k := range keys {
+		v, _ := strconv.ParseFloat(k, 64)
 		top = max(top, h[k])
+		intw = max(intw, len(strconv.FormatUint(uint64(v/ts.secs), 10)))
+		cntw = max(cntw, len(strconv.FormatInt(h[k], 10)))
 	}
 	for _, k := range keys {
 		v, _ := strconv.ParseFloat(k, 64)
 		n := h[k]
-		bar := 0
+		cs := strconv.FormatInt(n, 10)
+		label := fmt.Sprintf("  %*.3f %s [%s]%s |", intw+4, v/ts.secs, ts.label, cs, strings.Repeat(" ", cntw-len(cs)))
+		bar := ""
 		if top > 0 {
-			bar = int(math.Round(32 * float64(n) / float64(top)))
+			bar = strings.Repeat("■", int(32*float64(n)/float64(top)))
 		}
-		fmt.Fprintf(b, "  %10.3f [%d]\t|%s\n", v*scale, n, strings.Repeat("■", bar))
+		fmt.Fprintln(b, c.latency(label, v)+c.latency(bar, v))
 	}
 }
 
@@ -245,34 +316,55 @@ func bytesHuman(n float64) string {
 	return fmt.Sprintf("%.2f %s", n, units[i])
 }
 
+// colorer paints text with ANSI escapes when on, with oha's colour scheme.
 type colorer struct{ on bool }
 
 func (c colorer) paint(code, s string) string {
-	if !c.on {
+	if !c.on || s == "" {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-func (c colorer) rate(r float64) string {
-	s := fmt.Sprintf("%.2f%%", 100*r)
+// heading is bold and underlined.
+func (c colorer) heading(s string) string { return c.paint("1;4", s) }
+
+// rate paints the success-rate line (pct in percent): bold green at 100%,
+// bold yellow from 99%, bold red below.
+func (c colorer) rate(s string, pct float64) string {
 	switch {
-	case r >= 0.999:
+	case pct >= 100:
+		return c.paint("1;32", s)
+	case pct >= 99:
+		return c.paint("1;33", s)
+	}
+	return c.paint("1;31", s)
+}
+
+// latency paints by a latency in seconds: green up to 100 ms, yellow up to
+// 400 ms, red above.
+func (c colorer) latency(s string, secs float64) string {
+	switch {
+	case secs <= 0.1:
 		return c.paint("32", s)
-	case r >= 0.9:
+	case secs <= 0.4:
 		return c.paint("33", s)
 	}
 	return c.paint("31", s)
 }
 
+// status paints by status class: 2xx green, 4xx yellow, 5xx red, others
+// white.
 func (c colorer) status(code int, s string) string {
 	switch {
 	case code >= 200 && code < 300:
 		return c.paint("32", s)
-	case code >= 300 && code < 400:
+	case code >= 400 && code < 500:
 		return c.paint("33", s)
+	case code >= 500 && code < 600:
+		return c.paint("31", s)
 	}
-	return c.paint("31", s)
+	return c.paint("37", s)
 }
 
 func (c colorer) warn(s string) string { return c.paint("1;33", s) }

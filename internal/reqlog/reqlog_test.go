@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -83,6 +84,77 @@ func TestWriterSQLiteAndCSV(t *testing.T) {
 	_ = sdb.QueryRowContext(ctx, "SELECT latency_ns FROM requests WHERE intended_ns = 5000").Scan(&lat)
 	if lat != 25000 {
 		t.Errorf("latency_ns %d, want 25000", lat)
+	}
+}
+
+// Every row carries its request's URL (from the record's Hit), and oha's
+// view has oha's columns and meaning: the URL (the run's when the request
+// has none of its own), the corrected start only in the open model, the run
+// as Unix seconds. A file from before the url column gets it.
+func TestURLColumnAndOhaView(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.db")
+	old, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = old.Exec(`CREATE TABLE requests (run INTEGER NOT NULL, intended_ns INTEGER NOT NULL, start_ns INTEGER NOT NULL,
+		end_ns INTEGER NOT NULL, latency_ns INTEGER GENERATED ALWAYS AS (end_ns - intended_ns) VIRTUAL, first_byte_ns INTEGER,
+		connect_ns INTEGER, dns_ns INTEGER, status INTEGER, body_bytes INTEGER NOT NULL, error TEXT, step INTEGER NOT NULL,
+		connection INTEGER NOT NULL);
+		CREATE VIEW oha AS SELECT 1 AS url;`)
+	old.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run, model := range []string{"open", "closed"} {
+		db, err := OpenSQLite(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if model == "open" {
+			db.SetURLs(func(dst []byte, r *stats.TraceRecord) []byte {
+				return fmt.Appendf(dst, "http://127.0.0.1/item/%d", r.Hit)
+			})
+		}
+		batch := []stats.TraceRecord{rec(1), rec(2), rec(3)}
+		for i := range batch {
+			batch[i].Hit = uint64(10 + i)
+		}
+		if err := db.Write(batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(Meta{Start: time.Unix(1700000000+int64(run), 0), URL: "http://127.0.0.1/", Model: model}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sdb, _ := sql.Open("sqlite", "file:"+path)
+	defer sdb.Close()
+	rows, err := sdb.Query(`SELECT url, start, start_latency_correction, "end", duration, status, len_bytes, run FROM oha ORDER BY run, start`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var u string
+		var start, end, dur float64
+		var corr sql.NullFloat64
+		var status, size, run int64
+		if err := rows.Scan(&u, &start, &corr, &end, &dur, &status, &size, &run); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %g %v %g %g %d %d %d", u, start, corr.Valid, end, dur, status, size, run))
+	}
+	want := []string{
+		"http://127.0.0.1/item/10 1.05e-06 true 2.6e-05 2.5e-05 200 12 1700000000",
+		"http://127.0.0.1/item/11 2.05e-06 true 2.7e-05 2.5e-05 200 12 1700000000",
+		"http://127.0.0.1/item/12 3.05e-06 true 2.8e-05 2.5e-05 200 12 1700000000",
+		"http://127.0.0.1/ 1.05e-06 false 2.6e-05 2.5e-05 200 12 1700000001",
+		"http://127.0.0.1/ 2.05e-06 false 2.7e-05 2.5e-05 200 12 1700000001",
+		"http://127.0.0.1/ 3.05e-06 false 2.8e-05 2.5e-05 200 12 1700000001",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("oha view:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

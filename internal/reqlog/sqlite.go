@@ -50,16 +50,29 @@ CREATE TABLE IF NOT EXISTS requests (
   body_bytes    INTEGER NOT NULL,
   error         TEXT,
   step          INTEGER NOT NULL,
-  connection    INTEGER NOT NULL
+  connection    INTEGER NOT NULL,
+  url           TEXT
 );
-CREATE VIEW IF NOT EXISTS oha AS
-  SELECT runs.url AS url, start_ns / 1e9 AS start, intended_ns / 1e9 AS start_latency_correction,
-         end_ns / 1e9 AS "end", latency_ns / 1e9 AS duration, status, body_bytes AS len_bytes, run
+`
+
+// ohaView is oha's table as a view: oha's columns, names and units
+// (seconds since the run's start), responses only, each row with its
+// request's URL (the run's when the request has none of its own);
+// start_latency_correction is the intended start in the open model and
+// NULL in the closed one; run is the run's start in Unix seconds, as oha
+// numbers runs.
+const ohaView = `
+DROP VIEW IF EXISTS oha;
+CREATE VIEW oha AS
+  SELECT COALESCE(requests.url, runs.url) AS url, start_ns / 1e9 AS start,
+         CASE WHEN runs.model = 'open' THEN intended_ns / 1e9 END AS start_latency_correction,
+         end_ns / 1e9 AS "end", latency_ns / 1e9 AS duration, status, body_bytes AS len_bytes,
+         runs.start_unix_ns / 1000000000 AS run
   FROM requests JOIN runs ON runs.id = requests.run WHERE requests.error IS NULL;
 `
 
 const (
-	sqlCols    = 11
+	sqlCols    = 12
 	rowsPerIns = 128
 )
 
@@ -77,6 +90,8 @@ type SQLite struct {
 	many    driver.Stmt // rowsPerIns rows, prepared on conn's driver connection
 	one     driver.Stmt
 	args    []driver.NamedValue
+	urls    func(dst []byte, r *stats.TraceRecord) []byte
+	urlBuf  []byte
 	n       int64
 	errStr  [stats.NumErrorKinds]string
 	created bool // the file did not exist before: Abort removes it
@@ -135,6 +150,12 @@ func OpenSQLite(path string) (*SQLite, error) {
 	if _, err := conn.ExecContext(ctx, Schema); err != nil {
 		return fail(err)
 	}
+	if err := addURLColumn(ctx, conn); err != nil {
+		return fail(err)
+	}
+	if _, err := conn.ExecContext(ctx, ohaView); err != nil {
+		return fail(err)
+	}
 	res, err := conn.ExecContext(ctx, "INSERT INTO runs (start_unix_ns) VALUES (0)")
 	if err != nil {
 		return fail(err)
@@ -145,7 +166,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	// The run id is part of the statement, and latency_ns is computed by
 	// SQLite: fewer values to bind per row.
 	row := fmt.Sprintf("(%d,", s.run) + strings.TrimSuffix(strings.Repeat("?,", sqlCols), ",") + ")"
-	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection) VALUES "
+	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection, url) VALUES "
 	// Rows are inserted through the driver directly (database/sql's
 	// per-argument checks cost a fifth of the time); conn is this sink's
 	// own connection, used by one goroutine.
@@ -174,6 +195,35 @@ func OpenSQLite(path string) (*SQLite, error) {
 	return s, nil
 }
 
+// addURLColumn adds requests.url to a file written before it existed.
+func addURLColumn(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, "SELECT name FROM pragma_table_info('requests')")
+	if err != nil {
+		return err
+	}
+	found := false
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		found = found || name == "url"
+	}
+	rows.Close()
+	if found {
+		return rows.Err()
+	}
+	_, err = conn.ExecContext(ctx, "ALTER TABLE requests ADD COLUMN url TEXT")
+	return err
+}
+
+// SetURLs makes every row carry its request's URL, appended to dst by
+// urls (called on the writer's goroutine). Without it requests.url is NULL
+// and the run's URL (runs.url) stands for every request, as for a run to
+// one URL.
+func (s *SQLite) SetURLs(urls func(dst []byte, r *stats.TraceRecord) []byte) { s.urls = urls }
+
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
 
@@ -197,6 +247,11 @@ func (s *SQLite) setArgs(a []driver.NamedValue, r *stats.TraceRecord) {
 	a[0].Value, a[1].Value, a[2].Value, a[3].Value = r.Intended, r.Start, r.End, fb
 	a[4].Value, a[5].Value, a[6].Value, a[7].Value = conn, dns, status, r.Body
 	a[8].Value, a[9].Value, a[10].Value = errv, int64(r.Step), int64(r.Conn)
+	a[11].Value = nil
+	if s.urls != nil {
+		s.urlBuf = s.urls(s.urlBuf[:0], r)
+		a[11].Value = string(s.urlBuf)
+	}
 }
 
 // Write implements Sink: one transaction per batch.

@@ -83,12 +83,12 @@ func TestTLSFailureCauses(t *testing.T) {
 		{"other authority given", good, expiredCA, "", "tls unknown certificate authority", "a --cacert given is not it"},
 		{"not TLS", strings.Replace(plain, "http://", "https://", 1), "", "", "not a tls server", "plain HTTP"},
 	} {
-		for _, version := range []string{"", "2"} {
-			t.Run(tc.name+"/h"+map[string]string{"": "1", "2": "2"}[version], func(t *testing.T) {
+		for _, version := range []plan.Proto{plan.HTTP1, plan.HTTP2} {
+			t.Run(tc.name+"/h"+map[plan.Proto]string{plan.HTTP1: "1", plan.HTTP2: "2"}[version], func(t *testing.T) {
 				p := newPlan(t, tc.url+"/", "net")
 				p.Requests, p.Connections, p.CACert, p.Host, p.HTTPVersion = 6, 2, tc.cacert, tc.host, version
-				if version == "2" {
-					p.Engine = "auto"
+				if version == plan.HTTP2 {
+					p.Engine = plan.EngineAuto
 				}
 				res := mustRun(t, p, Options{})
 				if got := res.ErrorDistribution[tc.kind]; got != 6 {

@@ -153,11 +153,8 @@ func (c *collecting) stop() {
 func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Options) *report.Result {
 	p := s.share
 	totals := col.coll.Finish(finish)
-	elapsed := finish.Sub(s.job.Start)
+	elapsed := finish.Sub(s.job.Start) // as oha: the time the run took, not the nominal -z
 	why, stoppedAt := ctl.ending(elapsed)
-	if why == endDeadline && !p.WaitOngoing && elapsed > p.Duration {
-		elapsed = p.Duration
-	}
 	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
 	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
 	if s.pacer != nil {
@@ -189,7 +186,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 
 // transportName is how the run's connections travelled, for the report.
 func transportName(p *plan.Plan, d *transport.Dialer) string {
-	if p.HTTPVersion == "3" {
+	if p.HTTPVersion == plan.HTTP3 {
 		return "quic"
 	}
 	return d.Transport()

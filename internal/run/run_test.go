@@ -28,7 +28,7 @@ func newPlan(t *testing.T, rawURL, engine string) *plan.Plan {
 		t.Fatal(err)
 	}
 	return &plan.Plan{URL: u, Method: "GET", Connections: 8, KeepAlive: true, MaxRedirects: 10,
-		ConnectTimeout: 2 * time.Second, Engine: engine}
+		ConnectTimeout: 2 * time.Second, Engine: plan.EngineName(engine)}
 }
 
 func mustRun(t *testing.T, p *plan.Plan, o Options) *report.Result {
@@ -268,8 +268,10 @@ func TestDeadlineAborts(t *testing.T) {
 		if got := res.ErrorDistribution["aborted due to deadline"]; got != 4 {
 			t.Errorf("aborted = %d, want 4 (errors %v)", got, res.ErrorDistribution)
 		}
-		if res.Summary.Total < 0.49 || res.Summary.Total > 0.6 {
-			t.Errorf("total = %v s, want 0.5", res.Summary.Total)
+		// total is the time the run took (as oha's), the abort included:
+		// bounded as the wall clock is above.
+		if res.Summary.Total < 0.49 || res.Summary.Total > 1.5 {
+			t.Errorf("total = %v s, want 0.5 and the abort's time", res.Summary.Total)
 		}
 	})
 }

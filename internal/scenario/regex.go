@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"regexp/syntax"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -260,7 +259,3 @@ func randomFold(c rune, r *Rand) rune {
 	}
 	return f
 }
-
-// oha's --rand-regex-url treats every '.' of the URL as a literal dot
-// ("almost every URL has dots in its host"); hail does the same there.
-func escapeDots(s string) string { return strings.ReplaceAll(s, ".", `\.`) }

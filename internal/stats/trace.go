@@ -9,15 +9,16 @@ import (
 // size value: tracing copies it into a preallocated buffer, so it allocates
 // nothing per request.
 type TraceRecord struct {
-	Intended  int64 // intended send time (open model); = Start in the closed model
-	Start     int64 // actual send time
-	End       int64 // last byte received, or the failure
-	FirstByte int64 // first response byte, since the run's start; 0: none arrived
-	Connect   int64 // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
-	DNS       int64 // the DNS part of Connect (ns)
-	Body      int64 // body bytes received
-	Status    int32 // HTTP status; 0 when the request failed
-	Conn      int32 // connection number (0-based, across the run)
+	Hit       uint64 // the request's number, as the Source handed it out and Requests.Next received it
+	Intended  int64  // intended send time (open model); = Start in the closed model
+	Start     int64  // actual send time
+	End       int64  // last byte received, or the failure
+	FirstByte int64  // first response byte, since the run's start; 0: none arrived
+	Connect   int64  // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
+	DNS       int64  // the DNS part of Connect (ns)
+	Body      int64  // body bytes received
+	Status    int32  // HTTP status; 0 when the request failed
+	Conn      int32  // connection number (0-based, across the run)
 	Step      uint16
 	Err       uint8 // ErrorKind+1 when the request failed; 0 when it got a response
 }

@@ -20,7 +20,8 @@ type TLSOptions struct {
 	ServerName string
 	// Insecure skips certificate verification (--insecure).
 	Insecure bool
-	// CACert is a PEM file of CAs to trust instead of the system's (--cacert).
+	// CACert is a PEM file of CAs to trust besides the system's (--cacert,
+	// as oha and curl: the system's roots stay trusted).
 	CACert string
 	// Cert and Key are the client certificate and its key, PEM files
 	// (--cert, --key). With Cert alone the file must hold both.
@@ -41,7 +42,10 @@ func NewTLSConfig(o TLSOptions) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--cacert %s: %v", o.CACert, unwrapPath(err))
 		}
-		pool := x509.NewCertPool()
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool() // no system roots on this machine
+		}
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("--cacert %s: no PEM certificate found in the file", o.CACert)
 		}

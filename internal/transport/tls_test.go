@@ -3,11 +3,13 @@ package transport_test
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -140,4 +142,46 @@ func TestTLSConfigErrors(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
 	}
+}
+
+// --cacert adds to the system's roots, as oha and curl do: a server whose CA
+// is only in the system store (SSL_CERT_FILE) still verifies with --cacert
+// naming another CA. The system pool is loaded once per process, so the
+// check runs in a child process with the variable set from the start.
+func TestCACertKeepsSystemRoots(t *testing.T) {
+	if os.Getenv("HAIL_TEST_SYSTEM_ROOTS") == "" {
+		sys := certtest.New(t, "system CA", "example.test")
+		other := certtest.New(t, "other CA", "other.test")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCACertKeepsSystemRoots$", "-test.v")
+		cmd.Env = append(os.Environ(), "HAIL_TEST_SYSTEM_ROOTS=1", "SSL_CERT_FILE="+sys.CAFile, "SSL_CERT_DIR=/nonexistent",
+			"HAIL_TEST_OTHER_CA="+other.CAFile)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "verified with the system root") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	conf, err := transport.NewTLSConfig(transport.TLSOptions{ServerName: "example.test", CACert: os.Getenv("HAIL_TEST_OTHER_CA")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sysPEM, err := os.ReadFile(os.Getenv("SSL_CERT_FILE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(sysPEM)
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Verify(x509.VerifyOptions{Roots: conf.RootCAs}); err != nil {
+		t.Fatalf("the system root is not trusted with --cacert: %v", err)
+	}
+	otherPEM, _ := os.ReadFile(os.Getenv("HAIL_TEST_OTHER_CA"))
+	block, _ = pem.Decode(otherPEM)
+	oca, _ := x509.ParseCertificate(block.Bytes)
+	if _, err := oca.Verify(x509.VerifyOptions{Roots: conf.RootCAs}); err != nil {
+		t.Fatalf("the --cacert root is not trusted: %v", err)
+	}
+	t.Log("verified with the system root and the --cacert root")
 }

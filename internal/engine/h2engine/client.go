@@ -136,6 +136,19 @@ func appendWindowUpdate(b []byte, id uint32, inc uint32) []byte {
 	return binary.BigEndian.AppendUint32(b, inc&0x7fffffff)
 }
 
+// GoAwayError is a request that a GOAWAY frame from the server turned away
+// (its stream was above the last one the server would process), or that
+// found its connection draining after one.
+type GoAwayError struct {
+	LastStreamID uint32
+	Code         http2.ErrCode
+	Debug        string
+}
+
+func (e *GoAwayError) Error() string {
+	return fmt.Sprintf("http2: server sent GOAWAY (last stream %d, %v, %q)", e.LastStreamID, e.Code, e.Debug)
+}
+
 // errConnClosed is a request on a connection that was closed.
 var errConnClosed = errors.New("http2: client connection closed")
 
@@ -162,7 +175,7 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 		err := c.err
 		c.mu.Unlock()
 		if err == nil {
-			err = http2.GoAwayError{LastStreamID: c.lastID, ErrCode: http2.ErrCodeNo, DebugData: "connection draining"}
+			err = &GoAwayError{LastStreamID: c.lastID, Code: http2.ErrCodeNo, Debug: "connection draining"}
 		}
 		return err
 	}
@@ -395,7 +408,7 @@ func (c *client) readLoop() {
 			c.goaway, c.lastID = true, f.LastStreamID
 			for id, cl := range c.streams {
 				if id > f.LastStreamID {
-					c.finishLocked(cl, http2.GoAwayError{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode, DebugData: string(f.DebugData())})
+					c.finishLocked(cl, &GoAwayError{LastStreamID: f.LastStreamID, Code: f.ErrCode, Debug: string(f.DebugData())})
 				}
 			}
 			if c.active == 0 && c.drained != nil {

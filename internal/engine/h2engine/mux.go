@@ -333,7 +333,7 @@ func (s *stream) run() {
 			s.conn.rec.Skipped()
 			continue
 		}
-		s.take.Begin(&s.call, s.shard, step, at, int32(s.connIdx))
+		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
 		s.call.Start(j.Since())
 		s.conn.inflight.Add(1)
 		s.do(raw)

@@ -73,7 +73,7 @@ func (w *worker) run() {
 			w.rec.Skipped()
 			continue
 		}
-		w.take.Begin(&w.call, w.shard, step, at, int32(w.index))
+		w.take.Begin(&w.call, w.shard, step, hit, at, int32(w.index))
 		w.call.Start(j.Since())
 		w.do(req, head)
 		w.take.End(j.Since())

@@ -129,7 +129,7 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 		w.release(c)
 		return
 	}
-	c.call.Begin(w.j, w.shard, step, at, w.connBase+c.idx)
+	c.call.Begin(w.j, w.shard, step, hit, at, w.connBase+c.idx)
 	if waitFrom >= 0 {
 		c.call.Wait(waitFrom)
 		c.call.Ready(w.now)

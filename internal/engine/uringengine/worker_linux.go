@@ -97,7 +97,6 @@ type worker struct {
 	hsLine      []byte             // hybrid vsock "CONNECT <port>\n", arena memory
 	cqes        [512]uring.CQE
 	scratch     uring.SQE
-	redir       []byte
 
 	// Redirect chains that left the origin run on helper goroutines
 	// (away.go); their results come back through results and a write to

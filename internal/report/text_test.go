@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"hail/internal/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it after a deliberate change):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// noResponses is a run in which every request failed.
+func noResponses() *Result {
+	tot := stats.NewTotals()
+	tot.Errors[stats.ErrConnectRefused] = 7
+	return Build(Input{Totals: tot, Elapsed: 1500 * time.Millisecond, Cores: 2, Engine: "net",
+		Start: time.Unix(1700000000, 0), Config: map[string]any{}, Version: "test", SuccessSplit: true})
+}
+
+// The text report, laid out as oha's, against golden files: the unit chosen
+// from the slowest request, the breakdowns, no responses, colours.
+func TestTextGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *Result
+		o    TextOptions
+	}{
+		{"text-auto.txt", sampleResultForFuzz(), TextOptions{}},
+		{"text-unit-ms.txt", sampleResultForFuzz(), TextOptions{Unit: "ms"}},
+		{"text-color.txt", sampleResultForFuzz(), TextOptions{Color: true}},
+		{"text-no-responses.txt", noResponses(), TextOptions{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteText(&buf, tc.r, tc.o); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, buf.Bytes())
+		})
+	}
+}
+
+// The JSON report against a golden file: oha's key order and number format.
+func TestJSONGolden(t *testing.T) {
+	for name, r := range map[string]*Result{"json-sample.json": sampleResultForFuzz(), "json-no-responses.json": noResponses()} {
+		t.Run(name, func(t *testing.T) {
+			r.Hail.Histograms = Histograms{} // encoded histograms are long and tested elsewhere
+			var buf bytes.Buffer
+			if err := WriteJSON(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name, buf.Bytes())
+		})
+	}
+}
+
+func TestTextUnitFromSlowest(t *testing.T) {
+	for _, tc := range []struct {
+		slowest float64
+		want    string
+	}{
+		{0.0000005, "ns"}, {0.000001, "ns"}, {0.0000011, "us"}, {0.001, "us"}, {0.0011, "ms"}, {0.9, "ms"},
+		{1.5, "sec"}, {15, "sec"}, {61, "min"}, {700, "min"}, {3601, "hr"}, {math.NaN(), "ns"},
+	} {
+		if got := autoScale(tc.slowest).label; got != tc.want {
+			t.Errorf("slowest %v s: unit %s, want %s", tc.slowest, got, tc.want)
+		}
+	}
+	r := sampleResultForFuzz() // slowest 5 ms
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"  Total:\t2500.0000 ms\n", "  Slowest:\t5.0012 ms\n", "ms [", "Response time histogram (2xx only):",
+		"Response time distribution (4xx + 5xx only):"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestSerdeFloat(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want string
+	}{
+		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1, "1.0"}, {-2, "-2.0"}, {1.5, "1.5"}, {0.1, "0.1"},
+		{12012, "12012.0"}, {402.4, "402.4"}, {0.000123, "0.000123"}, {0.00001, "0.00001"}, {0.000001, "1e-6"},
+		{1.5e-7, "1.5e-7"}, {1e15, "1000000000000000.0"}, {1e16, "1e16"}, {1.2345e17, "1.2345e17"},
+		{123456789.125, "123456789.125"}, {math.NaN(), "null"}, {math.Inf(1), "null"}, {math.Inf(-1), "null"},
+	} {
+		if got := string(appendSerdeFloat(nil, tc.f)); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.f, got, tc.want)
+		}
+	}
+}
+
+// oha's histogram: 11 labels from the fastest to the slowest latency, every
+// response counted once.
+func TestHistogramOhaBins(t *testing.T) {
+	tot := stats.NewTotals()
+	for i := int64(1); i <= 100; i++ {
+		_ = tot.LatencyOK.RecordValue(i * 1_000_000) // 1 … 100 ms
+	}
+	h := histogram(tot.LatencyOK)
+	keys := SortedKeys(h)
+	lo, hi := sec(tot.LatencyOK.Min()), sec(tot.LatencyOK.Max()) // 1 ms and 100 ms as HdrHistogram holds them
+	if len(keys) != 11 || keys[0] != strconv.FormatFloat(lo, 'f', -1, 64) || keys[10] != strconv.FormatFloat(hi, 'f', -1, 64) {
+		t.Fatalf("labels %v, want %v … %v", keys, lo, hi)
+	}
+	var n int64
+	for _, k := range keys {
+		n += h[k]
+	}
+	if n != 100 || h[keys[0]] != 1 || h[keys[10]] < 9 || h[keys[10]] > 11 {
+		t.Errorf("counts %v: want 100 in all, the minimum alone in the first label", h)
+	}
+	one := stats.NewTotals()
+	_ = one.LatencyOK.RecordValue(2_000_000)
+	_ = one.LatencyOK.RecordValue(2_000_000)
+	if h := histogram(one.LatencyOK); len(h) != 1 || h[SortedKeys(h)[0]] != 2 {
+		t.Errorf("equal latencies: %v, want one label holding both", h)
+	}
+}
