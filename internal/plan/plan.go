@@ -273,6 +273,9 @@ func (p *Plan) Validate() error {
 	if err := p.validateTransport(); err != nil {
 		return err
 	}
+	if err := p.validateSchedule(); err != nil {
+		return err
+	}
 	for _, s := range p.Specs() {
 		if p.proxyForward(p.URL) {
 			s.Target = p.URL.RequestURI() // checked in origin form; sent in absolute form
@@ -379,7 +382,8 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 	}
 	if u.Scheme == "https" {
 		// SNI follows --host; --connect-to changes only where connections go.
-		to := transport.TLSOptions{ServerName: u.Hostname(), Insecure: p.Insecure, CACert: p.CACert,
+		name, _, _ := strings.Cut(u.Hostname(), "%") // an IPv6 zone is not part of the name
+		to := transport.TLSOptions{ServerName: name, Insecure: p.Insecure, CACert: p.CACert,
 			Cert: p.Cert, Key: p.Key, NextProtos: []string{"http/1.1"}, Sessions: tls.NewLRUClientSessionCache(64)}
 		switch p.HTTPVersion {
 		case HTTP2:
