@@ -237,7 +237,6 @@ var cases = []testCase{
 		// request's, not the first one's); 303 turns POST into GET without
 		// the body or its Content-Type; HEAD stays HEAD; --host stays on a
 		// relative redirect.
-		s := v.truth()
 		cases := []struct {
 			method, code string
 			bodies       []string
@@ -250,7 +249,7 @@ var cases = []testCase{
 			{"HEAD", "303", nil, Seen{Method: "HEAD", Host: "api.test", ContentType: "text/plain"}, false}, // HEAD stays HEAD, as it was sent
 		}
 		for _, c := range cases {
-			s = v.truth()
+			s := v.truth()
 			p := v.plan(s, s.URL+"/to?code="+c.code+"&loc=/seen")
 			p.Method, p.Requests, p.Connections, p.Host = c.method, 8, 2, "api.test"
 			p.Headers = [][2]string{{"Content-Type", "text/plain"}}
