@@ -5,8 +5,6 @@ package uring
 import (
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // Opcodes (enum io_uring_op). Only the ones this package has helpers for, plus
@@ -105,7 +103,7 @@ const (
 	EnterRegisteredRing uint32 = 1 << 4
 )
 
-// SQ ring flags (IORING_SQ_*), see (*Ring).SQFlags.
+// SQ ring flags (IORING_SQ_*).
 const (
 	SQNeedWakeup uint32 = 1 << 0
 	SQCQOverflow uint32 = 1 << 1
@@ -153,14 +151,8 @@ const FileIndexAlloc uint32 = ^uint32(0)
 
 // Register opcodes used here (IORING_REGISTER_*).
 const (
-	regBuffers            = 0
-	unregBuffers          = 1
-	regFiles              = 2
-	unregFiles            = 3
-	regFilesUpdate        = 6
 	regProbe              = 8
 	regPbufRing           = 22
-	unregPbufRing         = 23
 	opSupportedFlag       = 1 // IO_URING_OP_SUPPORTED
 	probeOps              = 256
 	offSQRing       int64 = 0
@@ -220,22 +212,6 @@ func (ts *Timespec) SetDuration(d time.Duration) {
 	ts.Nsec = int64(d % time.Second)
 }
 
-// SetMonotonicDeadline stores now+d on CLOCK_MONOTONIC, for absolute
-// timeouts (TimeoutAbs).
-func (ts *Timespec) SetMonotonicDeadline(d time.Duration) error {
-	var now unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
-		return err
-	}
-	ts.SetDuration(time.Duration(now.Sec)*time.Second + time.Duration(now.Nsec) + d)
-	return nil
-}
-
-// Duration converts back to a time.Duration.
-func (ts *Timespec) Duration() time.Duration {
-	return time.Duration(ts.Sec)*time.Second + time.Duration(ts.Nsec)
-}
-
 // SQRingOffsets is struct io_sqring_offsets.
 type SQRingOffsets struct {
 	Head, Tail, RingMask, RingEntries, Flags, Dropped, Array, Resv1 uint32
@@ -282,12 +258,6 @@ type probeHdr struct {
 	opsLen uint8
 	resv   uint16
 	resv2  [3]uint32
-}
-
-type filesUpdate struct {
-	offset uint32
-	resv   uint32
-	fds    uint64
 }
 
 type bufReg struct {
