@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,8 +23,7 @@ var ErrUnavailable = errors.New("io_uring unavailable")
 // because the ring was created with IORING_SETUP_SINGLE_ISSUER (and
 // DEFER_TASKRUN) on a different OS thread.
 var ErrWrongThread = errors.New("uring: ring used from an OS thread other than the one that created it " +
-	"(SINGLE_ISSUER): call runtime.LockOSThread before New and use the ring only from that goroutine, " +
-	"or set Options.AnyThread")
+	"(SINGLE_ISSUER): call runtime.LockOSThread before New and use the ring only from that goroutine")
 
 // ErrTimeout is returned by SubmitAndWaitTimeout when the
 // requested number of completions did not arrive in time.
@@ -133,18 +131,9 @@ type Options struct {
 	CQEntries uint32
 
 	// SQPoll starts a kernel thread that polls the SQ (IORING_SETUP_SQPOLL),
-	// so submissions need no system call while it is awake.
+	// so submissions need no system call while it is awake. It sleeps after
+	// a second without work (the kernel's default) and Submit wakes it.
 	SQPoll bool
-	// SQThreadIdle is how long the SQPOLL thread spins before sleeping
-	// (rounded to milliseconds; 0 = kernel default, 1s).
-	SQThreadIdle time.Duration
-	// SQThreadCPU pins the SQPOLL thread to that CPU when SQThreadCPUSet.
-	SQThreadCPU    uint32
-	SQThreadCPUSet bool
-
-	// AnyThread disables IORING_SETUP_SINGLE_ISSUER/DEFER_TASKRUN so the ring
-	// may be driven from any OS thread (never from two at once).
-	AnyThread bool
 }
 
 // Ring is one io_uring instance. It is not safe for concurrent use.
@@ -205,22 +194,15 @@ func New(entries uint32, opts *Options) (*Ring, error) {
 	if o.CQEntries != 0 {
 		base |= SetupCQSize
 	}
+	// The best flags first, then what older kernels accept.
 	var attempts []uint32
 	if o.SQPoll {
-		base |= SetupSQPoll
-		if o.SQThreadCPUSet {
-			base |= SetupSQAff
-		}
 		// COOP_TASKRUN/TASKRUN_FLAG/DEFER_TASKRUN are invalid with SQPOLL.
-		if !o.AnyThread {
-			attempts = append(attempts, base|SetupSingleIssuer|SetupSubmitAll)
-		}
-		attempts = append(attempts, base|SetupSubmitAll, base)
+		base |= SetupSQPoll
+		attempts = []uint32{base | SetupSingleIssuer | SetupSubmitAll, base | SetupSubmitAll, base}
 	} else {
-		if !o.AnyThread {
-			attempts = append(attempts, base|SetupSingleIssuer|SetupDeferTaskrun|SetupTaskrunFlag|SetupSubmitAll)
-		}
-		attempts = append(attempts, base|SetupCoopTaskrun|SetupTaskrunFlag|SetupSubmitAll, base)
+		attempts = []uint32{base | SetupSingleIssuer | SetupDeferTaskrun | SetupTaskrunFlag | SetupSubmitAll,
+			base | SetupCoopTaskrun | SetupTaskrunFlag | SetupSubmitAll, base}
 	}
 
 	var p Params
@@ -228,13 +210,6 @@ func New(entries uint32, opts *Options) (*Ring, error) {
 	var err error
 	for _, fl := range attempts {
 		p = Params{Flags: fl, CQEntries: o.CQEntries}
-		if o.SQPoll {
-			p.SQThreadIdle = uint32(o.SQThreadIdle / time.Millisecond)
-			if o.SQThreadIdle > 0 && p.SQThreadIdle == 0 {
-				p.SQThreadIdle = 1
-			}
-			p.SQThreadCPU = o.SQThreadCPU
-		}
 		fd, err = Setup(entries, &p)
 		if err != unix.EINVAL {
 			break

@@ -29,7 +29,6 @@ const (
 // io_uring_setup flags (IORING_SETUP_*) that New asks for.
 const (
 	SetupSQPoll       uint32 = 1 << 1
-	SetupSQAff        uint32 = 1 << 2
 	SetupCQSize       uint32 = 1 << 3
 	SetupSubmitAll    uint32 = 1 << 7
 	SetupCoopTaskrun  uint32 = 1 << 8
