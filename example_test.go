@@ -1,6 +1,7 @@
 package hail_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -135,4 +136,38 @@ func TestReadmeShowsTheExample(t *testing.T) {
 	if a < 0 || !strings.Contains(string(readme), s[a:b]) {
 		t.Error("README.md's \"Use from Go\" no longer shows TestLoadInProcess as example_test.go has it")
 	}
+}
+
+// Results are written and read back as the JSON report (hail -j writes the
+// same), and render as the text report.
+func ExampleWriteJSON() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/?status=503:50", Requests: 400, Connections: 4},
+		hail.WithSuccessBreakdown())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var buf bytes.Buffer
+	if err := hail.WriteJSON(&buf, res); err != nil {
+		fmt.Println(err)
+		return
+	}
+	back, err := hail.ReadJSON(&buf)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("requests:", back.Hail.Counts.Requests, "2xx breakdown:", back.LatencyPercentileSuccessful != nil)
+	var text bytes.Buffer
+	_ = hail.WriteText(&text, back)
+	fmt.Println("text mentions the summary:", strings.Contains(text.String(), "Summary:"))
+	// Output:
+	// requests: 400 2xx breakdown: true
+	// text mentions the summary: true
 }

@@ -193,7 +193,7 @@ func (p Plan) internal() (*plan.Plan, error) {
 	ip := &plan.Plan{URL: u, Method: p.Method, Host: p.Host, Requests: p.Requests, Duration: p.Duration,
 		Connections: p.Connections, Rate: p.Rate, WaitOngoing: p.WaitOngoing, Timeout: p.Timeout,
 		ConnectTimeout: p.ConnectTimeout, MaxRedirects: p.MaxRedirects, KeepAlive: !p.DisableKeepAlive,
-		Streams: p.Streams, Engine: string(p.Engine), UnixSocket: p.UnixSocket, Insecure: p.Insecure, CACert: p.CACert}
+		Streams: p.Streams, Engine: plan.EngineName(p.Engine), UnixSocket: p.UnixSocket, Insecure: p.Insecure, CACert: p.CACert}
 	if ip.Method == "" {
 		ip.Method = "GET"
 	}
@@ -214,7 +214,7 @@ func (p Plan) internal() (*plan.Plan, error) {
 	case "1.0":
 		ip.HTTP10 = true
 	case "2", "3":
-		ip.HTTPVersion = p.HTTPVersion
+		ip.HTTPVersion = plan.Proto(p.HTTPVersion)
 	default:
 		return nil, &FieldError{Field: "HTTPVersion", Value: quote(p.HTTPVersion), Problem: `choose "1.0", "1.1", "2" or "3"`}
 	}

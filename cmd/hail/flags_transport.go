@@ -91,7 +91,7 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	changed := cmd.Flags().Changed
 	p.MaxRedirects, p.KeepAlive, p.Compression = f.redirect, !f.noKeepalive, !f.noCompress
 	p.IPv4, p.IPv6, p.NoPreLookup, p.UnixSocket = f.ipv4, f.ipv6, f.noPreLookup, f.unixSocket
-	p.Insecure, p.CACert, p.Cert, p.Key, p.Engine, p.SQPoll = f.insecure, f.cacert, f.cert, f.key, f.engine, f.sqpoll
+	p.Insecure, p.CACert, p.Cert, p.Key, p.Engine, p.SQPoll = f.insecure, f.cacert, f.cert, f.key, plan.EngineName(f.engine), f.sqpoll
 	v, err := version("http", f.httpVersion, f.http2, changed)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	case "1.0":
 		p.HTTP10 = true
 	case "2", "3":
-		p.HTTPVersion = v
+		p.HTTPVersion = plan.Proto(v)
 	}
 	if changed("http2-parallel") {
 		switch {
@@ -114,31 +114,40 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 			p.Streams = f.parallel
 		}
 	}
-	for _, ct := range f.connectTo {
+	if f.unixSocket != "" && p.URL.Scheme != "http" {
+		return fmt.Errorf("--unix-socket works with http:// URLs, not %s://", p.URL.Scheme)
+	}
+	if err := applyDestination(p, f.connectTo, f.vsockAddr, f.vsockUDS); err != nil {
+		return err
+	}
+	return f.applyProxy(changed, p)
+}
+
+// applyDestination puts --connect-to, --vsock-addr and --vsock-uds into
+// the plan (the load command's and hail grpc's).
+func applyDestination(p *plan.Plan, connectTo []string, vsockAddr, vsockUDS string) error {
+	for _, ct := range connectTo {
 		h, port, th, tport, err := transport.ParseConnectTo(ct)
 		if err != nil {
 			return err
 		}
 		p.ConnectTo = append(p.ConnectTo, plan.ConnectTo{Host: h, Port: port, ToHost: th, ToPort: tport})
 	}
-	if f.unixSocket != "" && p.URL.Scheme != "http" {
-		return fmt.Errorf("--unix-socket works with http:// URLs, not %s://", p.URL.Scheme)
-	}
-	if f.vsockAddr != "" {
-		cid, port, err := transport.ParseVsockAddr(f.vsockAddr)
+	if vsockAddr != "" {
+		cid, port, err := transport.ParseVsockAddr(vsockAddr)
 		if err != nil {
 			return err
 		}
 		p.Vsock, p.VsockCID, p.VsockPort = true, cid, port
 	}
-	if f.vsockUDS != "" {
-		path, port, err := transport.ParseVsockUDS(f.vsockUDS)
+	if vsockUDS != "" {
+		path, port, err := transport.ParseVsockUDS(vsockUDS)
 		if err != nil {
 			return err
 		}
 		p.VsockUDS, p.VsockUDSPort = path, port
 	}
-	return f.applyProxy(changed, p)
+	return nil
 }
 
 // version is the HTTP version --PREFIX-version and --PREFIX2 ask for: "0.9",

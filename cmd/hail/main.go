@@ -37,7 +37,7 @@ func main() {
 		debug.SetGCPercent(10)
 	}
 	root := newRootCmd()
-	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd())
+	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
 	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
 	err := root.Execute()
 	if err == nil {

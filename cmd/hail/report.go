@@ -207,7 +207,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		if rr.meta.Shard != "" {
 			labels["shard"] = strconv.Itoa(p.ShardIndex)
 		}
-		rr.exporter = metrics.NewExporter(metrics.Info{URL: rr.meta.URL, Model: model, Engine: p.Engine, Shard: rr.meta.Shard}, labels)
+		rr.exporter = metrics.NewExporter(metrics.Info{URL: rr.meta.URL, Model: model, Engine: string(p.Engine), Shard: rr.meta.Shard}, labels)
 		srv, err := metrics.Serve(r.metricsAddr, rr.exporter)
 		if err != nil {
 			for _, k := range sinks {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"hail/internal/grpccall"
 	"hail/internal/plan"
 	"hail/internal/report"
 	"hail/internal/run"
@@ -109,7 +111,9 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 		vars[strings.TrimSpace(k)] = v
 	}
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
-		LengthGiven: changed("duration") || changed("n-requests")})
+		LengthGiven: changed("duration") || changed("n-requests"), GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
+			return scenarioGRPCSource(base, insecure || f.insecure)
+		}})
 	if err != nil {
 		return nil, none, nil, err
 	}

@@ -85,7 +85,7 @@ func TestRunThresholdExitCodes(t *testing.T) {
 
 	failing := strings.Replace(cliScenario, "p99 < 10s", "p99 < 1ns", 1)
 	path = writeScenario(t, failing)
-	stdout, stderr, code = hail(t, "run", path, "--base", base, "--no-tui", "-o", out, "-j")
+	_, stderr, code = hail(t, "run", path, "--base", base, "--no-tui", "-o", out, "-j")
 	if code != 2 {
 		t.Fatalf("failing threshold: exit %d, want 2 (stderr %q)", code, stderr)
 	}

@@ -188,7 +188,7 @@ type versionValue struct {
 func (v versionValue) String() string { return *v.s }
 func (v versionValue) Type() string   { return "VERSION" }
 func (v versionValue) Set(s string) error {
-	return choiceValue{v.s, v.choices}.Set(strings.TrimSpace(s))
+	return choiceValue(v).Set(strings.TrimSpace(s))
 }
 
 // choiceValue accepts one of a fixed set of words.

@@ -276,6 +276,34 @@ var cases = []testCase{
 		kind := map[Proto]stats.ErrorKind{HTTP1: stats.ErrClosedBeforeResponse, H2C: stats.ErrHTTP2StreamReset, H3: stats.ErrHTTP3}[v.e.Proto]
 		v.wantErrors(res, kind.String(), 6)
 	}},
+	{"stale-keep-alive", func(t *testing.T, v *env) {
+		// The server closes idle keep-alive connections after 100 ms without
+		// saying so; requests 300 ms apart find them closed and go again on a
+		// new connection: responses, not errors.
+		s := StartTruth(t, v.e.Proto, 100*time.Millisecond)
+		p := v.plan(s, s.URL+"/")
+		p.Requests, p.Connections, p.Rate = 5, 1, 3.3
+		res := v.run(p, run.Options{})
+		if res.StatusCodeDistribution["200"] != 5 || res.Hail.Counts.Errors != 0 {
+			t.Errorf("200s %d of 5, errors %v: a stale connection is not the server's failure", res.StatusCodeDistribution["200"], res.ErrorDistribution)
+		}
+		if s.Arrivals() != 5 {
+			t.Errorf("the server saw %d requests, want 5", s.Arrivals())
+		}
+		t.Logf("reconnects %d", res.Hail.Counts.Reconnects)
+	}},
+	{"early-response", func(t *testing.T, v *env) {
+		// A 413 sent before the server read the 32 MiB body, then the
+		// connection closed: the result is the 413, as curl reports it.
+		s := v.truth()
+		p := v.plan(s, s.URL+"/early")
+		p.Requests, p.Connections, p.Method = 6, 2, "POST"
+		p.Bodies = [][]byte{make([]byte, 32<<20)}
+		res := v.run(p, run.Options{})
+		if res.StatusCodeDistribution["413"] != 6 {
+			t.Errorf("413s %d of 6 (errors %v)", res.StatusCodeDistribution["413"], res.ErrorDistribution)
+		}
+	}},
 	{"status", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/status?code=503")

@@ -46,6 +46,7 @@ const (
 //	/badloc             302 to an ftp:// Location
 //	/close              no response: the connection (HTTP/1) or stream is cut
 //	/status?code=C      status C
+//	/early              413 at once, without reading the request body
 //
 // Requests with an Authorization or Cookie header are counted separately.
 type Truth struct {
@@ -60,8 +61,6 @@ type Truth struct {
 	inflight atomic.Int64
 	peak     atomic.Int64
 	sem      chan struct{}
-	mu       sync.Mutex
-	paths    map[string]int64
 }
 
 // Cap is how many requests /cap serves at a time.
@@ -69,13 +68,6 @@ const Cap = 10
 
 // Arrivals is how many requests arrived.
 func (s *Truth) Arrivals() int64 { return s.arrivals.Load() }
-
-// Path is how many requests arrived for path.
-func (s *Truth) Path(path string) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.paths[path]
-}
 
 // WithAuth and WithCookie count the requests that carried those headers.
 func (s *Truth) WithAuth() int64   { return s.auth.Load() }
@@ -92,10 +84,12 @@ var (
 	certErr  error
 )
 
-// StartTruth serves p on a free loopback port until tb ends.
-func StartTruth(tb testing.TB, p Proto) *Truth {
+// StartTruth serves p on a free loopback port until tb ends. idle, if
+// given, closes keep-alive connections idle that long without a word (as
+// many servers do): the next request on one finds it closed.
+func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	tb.Helper()
-	s := &Truth{sem: make(chan struct{}, Cap), paths: map[string]int64{}}
+	s := &Truth{sem: make(chan struct{}, Cap)}
 	h := http.HandlerFunc(s.serve)
 	if p == H3 {
 		certOnce.Do(func() { cert, _, certErr = h3serve.SelfSigned() })
@@ -121,6 +115,9 @@ func StartTruth(tb testing.TB, p Proto) *Truth {
 		tb.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols)}
+	if len(idle) > 0 {
+		srv.IdleTimeout = idle[0]
+	}
 	if p == H2C {
 		srv.Protocols.SetUnencryptedHTTP2(true)
 	} else {
@@ -140,9 +137,6 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Cookie") != "" {
 		s.cookie.Add(1)
 	}
-	s.mu.Lock()
-	s.paths[r.URL.Path]++
-	s.mu.Unlock()
 	q := r.URL.Query()
 	d, _ := time.ParseDuration(q.Get("d"))
 	wait := func() bool {
@@ -207,6 +201,12 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		panic(http.ErrAbortHandler) // HTTP/2 and HTTP/3: the stream is reset
+	case "/early":
+		if r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close")
+		}
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
 	case "/status":
 		code, err := strconv.Atoi(q.Get("code"))
 		if err != nil || code < 200 || code > 599 {

@@ -35,6 +35,10 @@ type Plan struct {
 	Compression bool
 	// Host overrides the Host header (--host).
 	Host string
+	// ServerName, when set, is the TLS server name (SNI and the name the
+	// certificate must match) in place of the URL's or Host's (hail grpc's
+	// --cname).
+	ServerName string
 
 	// Connections is the number of concurrent connections (-c).
 	Connections int
@@ -68,8 +72,8 @@ type Plan struct {
 	Insecure bool
 	CACert   string
 
-	// Engine is "net", "uring" or "auto".
-	Engine string
+	// Engine is EngineNet, EngineURing or EngineAuto.
+	Engine EngineName
 
 	// ShardIndex and ShardCount make this process one shard of a
 	// distributed run (--shard I/N, I from 0): it does its 1/N share of the
@@ -86,7 +90,7 @@ type Plan struct {
 	// HTTPVersion is "2" (HTTP/2: TLS with ALPN h2 for https://, h2c with
 	// prior knowledge for http://) or "3" (HTTP/3 over QUIC); "" means
 	// HTTP/1.x (see HTTP10).
-	HTTPVersion string
+	HTTPVersion Proto
 	// Streams is the number of concurrent streams per HTTP/2 or HTTP/3
 	// connection (-p); 0 means 1.
 	Streams int
@@ -106,16 +110,36 @@ type Plan struct {
 	Cert, Key string
 }
 
+// Proto is a Plan's HTTP version beyond HTTP/1.x.
+type Proto string
+
+// The HTTP versions of Plan.HTTPVersion.
+const (
+	HTTP1 Proto = ""  // HTTP/1.1, or HTTP/1.0 with HTTP10
+	HTTP2 Proto = "2" // h2 over TLS (ALPN), h2c with prior knowledge over http://
+	HTTP3 Proto = "3" // HTTP/3 over QUIC
+)
+
+// EngineName names an engine in Plan.Engine.
+type EngineName string
+
+// The engines.
+const (
+	EngineAuto  EngineName = "auto"
+	EngineNet   EngineName = "net"
+	EngineURing EngineName = "uring"
+)
+
 // Protocol names the HTTP version the plan speaks as reports show it:
 // "HTTP/1.0", "HTTP/1.1", "h2", "h2c" or "h3".
 func (p *Plan) Protocol() string {
 	switch p.HTTPVersion {
-	case "2":
+	case HTTP2:
 		if p.URL != nil && p.URL.Scheme == "http" {
 			return "h2c"
 		}
 		return "h2"
-	case "3":
+	case HTTP3:
 		return "h3"
 	}
 	if p.HTTP10 {
@@ -131,24 +155,24 @@ func (p *Plan) StreamsPerConn() int { return max(p.Streams, 1) }
 // client options against each other and the URL.
 func (p *Plan) validateTransport() error {
 	switch p.HTTPVersion {
-	case "", "2", "3":
+	case HTTP1, HTTP2, HTTP3:
 	default:
 		return fieldErr("HTTPVersion", p.HTTPVersion, "choose 1.0, 1.1, 2 or 3")
 	}
 	switch {
 	case p.Streams < 0 || p.Streams > 100_000:
 		return fieldErr("Streams", p.Streams, "streams per connection must be from 1 to 100000")
-	case p.Streams > 1 && p.HTTPVersion == "":
+	case p.Streams > 1 && p.HTTPVersion == HTTP1:
 		return fieldErr("Streams", p.Streams, "several streams per connection need HTTP/2 or HTTP/3: give {HTTP2}")
 	case p.Streams > 1 && !p.KeepAlive:
 		return fieldErr("Streams", p.Streams, "a connection per request ({KeepAlive}) carries one stream; drop one of them")
-	case p.HTTPVersion != "" && p.HTTP10:
+	case p.HTTPVersion != HTTP1 && p.HTTP10:
 		return fieldErr("HTTP10", nil, "HTTP/1.0 and HTTP/%s exclude each other: give one", p.HTTPVersion)
-	case p.HTTPVersion == "3" && p.URL.Scheme != "https":
+	case p.HTTPVersion == HTTP3 && p.URL.Scheme != "https":
 		return fieldErr("HTTPVersion", 3, "needs an https:// URL: QUIC always uses TLS")
-	case p.HTTPVersion == "3" && (p.UnixSocket != "" || p.Vsock || p.VsockUDS != ""):
+	case p.HTTPVersion == HTTP3 && (p.UnixSocket != "" || p.Vsock || p.VsockUDS != ""):
 		return fieldErr("HTTPVersion", 3, "runs over UDP: it cannot use {UnixSocket}, {Vsock} or {VsockUDS}")
-	case p.HTTPVersion == "3" && p.Proxy != nil:
+	case p.HTTPVersion == HTTP3 && p.Proxy != nil:
 		return fieldErr("Proxy", nil, "carries TCP streams; HTTP/3 runs over UDP and cannot go through it")
 	case p.Vsock && p.VsockUDS != "":
 		return fieldErr("Vsock", nil, "{Vsock} and {VsockUDS} exclude each other: give one")
@@ -172,7 +196,7 @@ func (p *Plan) validateTransport() error {
 // proxyForward reports whether requests go to the proxy in absolute form
 // (an http:// target spoken in HTTP/1.x) rather than through a tunnel.
 func (p *Plan) proxyForward(u *url.URL) bool {
-	return p.Proxy != nil && u.Scheme == "http" && p.HTTPVersion == "" && u == p.URL
+	return p.Proxy != nil && u.Scheme == "http" && p.HTTPVersion == HTTP1 && u == p.URL
 }
 
 // proxyHeaders are the headers the proxy itself is sent: its credentials
@@ -232,7 +256,7 @@ func (p *Plan) Validate() error {
 		return fieldErr("MaxRedirects", p.MaxRedirects, "the redirect limit can't be negative")
 	case p.IPv4 && p.IPv6:
 		return fieldErr("IPv4", nil, "{IPv4} and {IPv6} exclude each other: give one")
-	case p.Engine != "net" && p.Engine != "uring" && p.Engine != "auto":
+	case p.Engine != EngineNet && p.Engine != EngineURing && p.Engine != EngineAuto:
 		return fieldErr("Engine", p.Engine, "choose net, uring or auto")
 	}
 	if p.URL.Scheme != "http" && p.URL.Scheme != "https" {
@@ -358,9 +382,9 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 		to := transport.TLSOptions{ServerName: u.Hostname(), Insecure: p.Insecure, CACert: p.CACert,
 			Cert: p.Cert, Key: p.Key, NextProtos: []string{"http/1.1"}, Sessions: tls.NewLRUClientSessionCache(64)}
 		switch p.HTTPVersion {
-		case "2":
+		case HTTP2:
 			to.NextProtos = []string{"h2"}
-		case "3":
+		case HTTP3:
 			to.NextProtos = []string{"h3"}
 		}
 		if p.Host != "" && u == p.URL {
@@ -369,6 +393,9 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 			} else {
 				to.ServerName = p.Host
 			}
+		}
+		if p.ServerName != "" && u == p.URL {
+			to.ServerName = p.ServerName
 		}
 		conf, err := transport.NewTLSConfig(to)
 		if err != nil {

@@ -28,7 +28,7 @@ func newPlan(t *testing.T, rawURL, engine string) *plan.Plan {
 		t.Fatal(err)
 	}
 	return &plan.Plan{URL: u, Method: "GET", Connections: 8, KeepAlive: true, MaxRedirects: 10,
-		ConnectTimeout: 2 * time.Second, Engine: engine}
+		ConnectTimeout: 2 * time.Second, Engine: plan.EngineName(engine)}
 }
 
 func mustRun(t *testing.T, p *plan.Plan, o Options) *report.Result {

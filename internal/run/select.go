@@ -33,12 +33,12 @@ func Select(p *plan.Plan) (engine.Engine, string, error) {
 	}
 	tls := p.URL != nil && p.URL.Scheme == "https"
 	switch p.Engine {
-	case "net":
+	case plan.EngineNet:
 		if p.SQPoll {
 			return nil, "", errors.New("--sqpoll is an option of the uring engine: drop it, or use --engine uring")
 		}
 		return netengine.Engine{}, "--engine net", nil
-	case "uring":
+	case plan.EngineURing:
 		if tls {
 			return nil, "", errors.New("--engine uring: TLS targets need --engine net (the uring engine speaks plain HTTP/1.1)")
 		}
@@ -84,16 +84,16 @@ func unavailableCause(err error) string {
 // net engine). The hybrid-vsock unix socket is the uring engine's too. ok is
 // false for everything else.
 func selectTransport(p *plan.Plan) (e engine.Engine, why string, ok bool, err error) {
-	proto := map[string]string{"2": "HTTP/2", "3": "HTTP/3"}[p.HTTPVersion]
+	proto := map[plan.Proto]string{plan.HTTP2: "HTTP/2", plan.HTTP3: "HTTP/3"}[p.HTTPVersion]
 	if proto != "" {
 		switch {
-		case p.Engine == "uring":
+		case p.Engine == plan.EngineURing:
 			return nil, "", true, fmt.Errorf("--engine uring speaks HTTP/1.1; %s runs on its own engine: drop --engine uring", proto)
 		case p.SQPoll:
 			return nil, "", true, fmt.Errorf("--sqpoll is an option of the uring engine, which does not speak %s: drop it", proto)
 		}
 		c, s := p.Connections, p.StreamsPerConn()
-		if p.HTTPVersion == "3" {
+		if p.HTTPVersion == plan.HTTP3 {
 			return h3engine.Engine{Streams: s}, fmt.Sprintf("%s: the h3 engine (QUIC, %d connections × %d streams)", proto, c, s), true, nil
 		}
 		return h2engine.Engine{Streams: s}, fmt.Sprintf("%s (%s): the h2 engine (%d connections × %d streams)", proto, p.Protocol(), c, s), true, nil
@@ -108,11 +108,11 @@ func selectTransport(p *plan.Plan) (e engine.Engine, why string, ok bool, err er
 		return nil, "", false, nil
 	}
 	switch {
-	case p.Engine == "uring":
+	case p.Engine == plan.EngineURing:
 		return nil, "", true, fmt.Errorf("--engine uring does not dial %s connections: use --engine net (or auto)", what)
 	case p.SQPoll:
 		return nil, "", true, fmt.Errorf("--sqpoll is an option of the uring engine, which does not dial %s connections: drop it", what)
-	case p.Engine == "net":
+	case p.Engine == plan.EngineNet:
 		return netengine.Engine{}, "--engine net", true, nil
 	}
 	return netengine.Engine{}, "auto: " + what + " connections are dialed by the net engine", true, nil

@@ -16,7 +16,7 @@ func selectPlan(t *testing.T, raw, eng string) *plan.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &plan.Plan{URL: u, Method: "GET", Connections: 4, Requests: 1, KeepAlive: true, Engine: eng}
+	return &plan.Plan{URL: u, Method: "GET", Connections: 4, Requests: 1, KeepAlive: true, Engine: plan.EngineName(eng)}
 }
 
 func TestSelect(t *testing.T) {

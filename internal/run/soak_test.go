@@ -178,7 +178,7 @@ func TestNoLeaksH2H3(t *testing.T) {
 		t.Run("http"+tc.version, func(t *testing.T) {
 			plan := func(path string) *plan.Plan {
 				p := newPlan(t, tc.base+path, "auto")
-				p.HTTPVersion, p.Streams, p.CACert = tc.version, 4, ca
+				p.HTTPVersion, p.Streams, p.CACert = plan.Proto(tc.version), 4, ca
 				return p
 			}
 			checkNoLeaks(t, func() {

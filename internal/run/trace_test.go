@@ -133,7 +133,7 @@ func TestTraceH2H3(t *testing.T) {
 			for _, open := range []bool{false, true} {
 				seen.Store(0)
 				p := newPlan(t, tc.url, "auto")
-				p.Requests, p.Connections, p.Streams, p.HTTPVersion, p.CACert = 1500, 4, 4, tc.version, tc.ca
+				p.Requests, p.Connections, p.Streams, p.HTTPVersion, p.CACert = 1500, 4, 4, plan.Proto(tc.version), tc.ca
 				if open {
 					p.Rate = 3000
 				}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"strconv"
 
 	"hail/internal/http1"
@@ -25,6 +26,8 @@ type vu struct {
 	buf     []byte
 	body    []byte
 	scratch []byte
+	msg     []byte       // a gRPC step's encoded messages
+	msgJSON bytes.Buffer // a gRPC response message as protojson, for captures
 	lastSet []bool
 	excl    []bool
 	flow    int // the flow being walked, -1 for none
@@ -110,11 +113,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 			val, ok = p.Pick(v.rng)
 		}
 		if !ok {
-			for j := range k { // give back what this request took
-				if st.refs[j].take {
-					v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
-				}
-			}
+			v.giveBack(st, k)
 			st.yields[k].Add(1)
 			return nil, false
 		}
@@ -126,6 +125,15 @@ func (v *vu) build(i int) ([]byte, bool) {
 	case st.body != nil:
 		v.body = st.body.AppendTo(v.body[:0], &v.ctx)
 		body = v.body
+		if st.grpc != nil {
+			msg, err := st.grpc.encode(v.msg[:0], body, v.ctx.Hit)
+			if err != nil {
+				v.giveBack(st, len(st.refs))
+				st.yields[len(st.yields)-1].Add(1)
+				return nil, false
+			}
+			v.msg, body = msg, msg
+		}
 	case st.lines != nil:
 		body = st.lines[(st.lineNext.Add(1)-1)%uint64(len(st.lines))]
 	default:
@@ -148,11 +156,29 @@ func (v *vu) build(i int) ([]byte, bool) {
 	return b, true
 }
 
+// giveBack returns to their pools the values the first k refs of st took
+// for a request that will not be sent.
+func (v *vu) giveBack(st *Step, k int) {
+	for j := range k {
+		if st.refs[j].take {
+			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+		}
+	}
+}
+
 // Done implements engine.Requests.
 func (v *vu) Done(step int, p *http1.Parser) {
 	st := v.s.Steps[step]
 	if p == nil || len(st.captures) == 0 {
 		return
+	}
+	if st.grpc != nil { // captures read the first response message as protojson
+		body := p.Body
+		if !st.grpc.captureBody(p, &v.msgJSON) {
+			v.msgJSON.Reset()
+		}
+		p.Body = v.msgJSON.Bytes()
+		defer func() { p.Body = body }()
 	}
 	for _, c := range st.captures {
 		val, ok := c.extract(p, &v.scratch)

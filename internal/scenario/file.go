@@ -7,6 +7,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
+
+	"hail/internal/grpccall"
 )
 
 // Error is a problem in a scenario file, at a line and column (1-based).
@@ -37,6 +40,10 @@ type LoadOptions struct {
 	// LengthGiven says the command line bounds the run (-z or -n), so the
 	// file need not.
 	LengthGiven bool
+	// GRPC finds the schema of gRPC steps when the file names none (hail
+	// run asks the server at base by reflection); insecure is the file's
+	// (or --insecure's) TLS verification setting.
+	GRPC func(base *url.URL, insecure bool) (grpccall.Source, error)
 }
 
 // Limits of the format.
@@ -50,8 +57,8 @@ const (
 var (
 	topKeys = []string{"name", "base", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
 		"connections", "rate", "duration", "requests", "timeout", "connect_timeout", "keepalive", "redirects",
-		"engine", "insecure", "seed", "max_repeat", "body_limit"}
-	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_file", "body_lines", "capture"}
+		"engine", "insecure", "seed", "max_repeat", "body_limit", "grpc"}
+	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_file", "body_lines", "capture", "grpc"}
 	flowKeys      = []string{"name", "weight", "steps"}
 	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
@@ -91,7 +98,8 @@ type loader struct {
 	stepNodes  []*yaml.Node
 	weightSet  []bool
 	stepInFlow []bool
-	firstNeeds []bool // the step needs a captured value before it can run
+	firstNeeds []bool          // the step needs a captured value before it can run
+	grpcSrc    grpccall.Source // the schema of gRPC steps, once one needed it
 }
 
 // Parse compiles a scenario from data; file names it in messages and

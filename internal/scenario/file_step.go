@@ -116,15 +116,24 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	env := *l.env
 	env.refs, env.lasts = &st.refs, &st.lasts
 	env.where = "step " + st.Name
-	target, host, err := l.stepTarget(st, it, n, &env)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.stepHeaders(st, n, target, host, &env); err != nil {
-		return nil, err
-	}
-	if err := l.stepBody(st, n, &env); err != nil {
-		return nil, err
+	host := ""
+	if n.vals["grpc"] != nil {
+		if err := l.grpcRequest(st, it, n, &env); err != nil {
+			return nil, err
+		}
+		host = l.s.Base.Host
+	} else {
+		target, h, err := l.stepTarget(st, it, n, &env)
+		if err != nil {
+			return nil, err
+		}
+		host = h
+		if err := l.stepHeaders(st, n, target, host, &env); err != nil {
+			return nil, err
+		}
+		if err := l.stepBody(st, n, &env); err != nil {
+			return nil, err
+		}
 	}
 	if err := l.stepCaptures(st, n.vals["capture"]); err != nil {
 		return nil, err
@@ -196,6 +205,9 @@ func (l *loader) stepWaits(st *Step) {
 	}
 	for _, c := range st.lasts {
 		st.reasons = append(st.reasons, fmt.Sprintf("no `%s` captured yet by this virtual user", s.captures[c]))
+	}
+	if st.grpc != nil && st.body != nil {
+		st.reasons = append(st.reasons, grpcYield) // the last reason (builder.go)
 	}
 	st.yields = make([]atomic.Int64, len(st.reasons))
 	s.maxSlots = max(s.maxSlots, len(st.refs))

@@ -18,9 +18,12 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	p := &plan.Plan{URL: &u, Method: "GET", Headers: s.Headers, Connections: sched.Connections,
 		Requests: sched.Requests, Duration: sched.Duration, Rate: sched.Rate,
 		Timeout: st.Timeout, ConnectTimeout: st.ConnectTimeout, MaxRedirects: st.Redirects, KeepAlive: st.KeepAlive,
-		Insecure: st.Insecure, Engine: engine}
+		Insecure: st.Insecure, Engine: plan.EngineName(engine)}
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = 5 * time.Second
+	}
+	if s.HasGRPC() { // gRPC is HTTP/2: the whole run speaks it
+		p.HTTPVersion = "2"
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)

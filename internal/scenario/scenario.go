@@ -115,6 +115,7 @@ type Step struct {
 	close    bool     // Connection: close
 	isHead   bool
 
+	grpc     *grpcStep // a gRPC call (grpc.go); nil for HTTP
 	refs     []poolRef // pool values to resolve before building, slot order
 	lasts    []int     // {{last}} capture ids needed
 	captures []*capture

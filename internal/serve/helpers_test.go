@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -136,7 +135,6 @@ func expectEOF(t testing.TB, br *bufio.Reader) {
 // bytes at a time, if chunk > 0) until left reads have been served, then
 // io.EOF; writes are counted and discarded.
 type memConn struct {
-	mu      sync.Mutex
 	src     []byte
 	pos     int
 	left    int

@@ -28,6 +28,7 @@ type Totals struct {
 	QueueWait  int64 // ns summed over queued requests
 	Unsent     int64 // requests taken but never sent (the run ended first)
 	Skipped    int64 // request numbers no step could serve
+	Reconnects int64 // requests sent again on a new connection (a stale keep-alive connection)
 
 	Connects   int64 // connection setups
 	ConnectSum int64 // ns
@@ -96,6 +97,7 @@ func (t *Totals) Add(o *Totals) {
 	t.QueueWait += o.QueueWait
 	t.Unsent += o.Unsent
 	t.Skipped += o.Skipped
+	t.Reconnects += o.Reconnects
 	t.Connects += o.Connects
 	t.ConnectSum += o.ConnectSum
 	t.DNSSum += o.DNSSum
@@ -140,6 +142,7 @@ func (t *Totals) drain(r *Recorder) {
 	swapAdd(&t.QueueWait, &r.queueWait)
 	swapAdd(&t.Unsent, &r.unsent)
 	swapAdd(&t.Skipped, &r.skipped)
+	swapAdd(&t.Reconnects, &r.reconnects)
 	swapAdd(&t.Connects, &r.connects)
 	swapAdd(&t.ConnectSum, &r.connectSum)
 	swapAdd(&t.DNSSum, &r.dnsSum)

@@ -142,7 +142,7 @@ func TestProxyConnect(t *testing.T) {
 		before := served.Load()
 		c0 := px.connects.Load()
 		p := proxyPlan(t, target+"/", "http://alice:s3cret@"+px.addr)
-		p.CACert, p.HTTPVersion, p.ProxyHeaders = ca, version, [][2]string{{"X-Proxy-Note", "hi"}}
+		p.CACert, p.HTTPVersion, p.ProxyHeaders = ca, plan.Proto(version), [][2]string{{"X-Proxy-Note", "hi"}}
 		res := runtest.Run(t, p)
 		if res.Hail.Counts.Responses != 200 || served.Load()-before != 200 {
 			t.Fatalf("HTTP/%s: responses %d, served %d, errors %v", version, res.Hail.Counts.Responses, served.Load()-before, res.ErrorDistribution)

@@ -148,7 +148,7 @@ func TestHybridVsock(t *testing.T) {
 func testHybridVsock(t *testing.T, engine string) {
 	v := startVMM(t)
 	p := vsockPlan(t, v, portListening)
-	p.Engine = engine
+	p.Engine = plan.EngineName(engine)
 	res := runtest.Run(t, p)
 	if c := res.Hail.Counts; c.Responses != 300 || res.StatusCodeDistribution["200"] != 300 {
 		t.Fatalf("responses %d, errors %v", c.Responses, res.ErrorDistribution)

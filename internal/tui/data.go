@@ -2,7 +2,6 @@ package tui
 
 import (
 	"sort"
-	"strconv"
 	"time"
 
 	"hail/internal/stats"
@@ -109,7 +108,7 @@ func (s *sampler) sample(src Source, d *Data) bool {
 		d.Status = d.Status[:0]
 		for code, n := range t.Status {
 			if n > 0 {
-				name := strconv.Itoa(code)
+				name := stats.StatusName(code)
 				if code == 0 {
 					name = "other"
 				}

@@ -6,7 +6,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -145,7 +144,7 @@ func (m *Model) statusPanel(w, h int) []string {
 	}
 	for _, c := range m.data.Status {
 		st := m.st.bad
-		if code, _ := strconv.Atoi(c.Name); code >= 200 && code < 300 {
+		if code, _ := stats.StatusByName(c.Name); stats.StatusSuccess(code) {
 			st = m.st.good
 		} else if code >= 300 && code < 400 {
 			st = m.st.warn

@@ -56,6 +56,7 @@ type client struct {
 	hStream uint32 // its stream
 	hEnd    bool   // it ends the stream
 	hStatus int
+	hGRPC   int // grpc-status; -1 when the block has none
 	hLoc    []byte
 }
 
@@ -81,6 +82,7 @@ type httpResult struct {
 	location *[]byte
 	wantLoc  bool
 	fb       time.Duration
+	grpc     *grpcResult // a gRPC call's messages and status (grpc.go); nil for HTTP
 }
 
 // Our receive windows: large, so that small responses never wait for a
@@ -136,6 +138,19 @@ func appendWindowUpdate(b []byte, id uint32, inc uint32) []byte {
 	return binary.BigEndian.AppendUint32(b, inc&0x7fffffff)
 }
 
+// GoAwayError is a request that a GOAWAY frame from the server turned away
+// (its stream was above the last one the server would process), or that
+// found its connection draining after one.
+type GoAwayError struct {
+	LastStreamID uint32
+	Code         http2.ErrCode
+	Debug        string
+}
+
+func (e *GoAwayError) Error() string {
+	return fmt.Sprintf("http2: server sent GOAWAY (last stream %d, %v, %q)", e.LastStreamID, e.Code, e.Debug)
+}
+
 // errConnClosed is a request on a connection that was closed.
 var errConnClosed = errors.New("http2: client connection closed")
 
@@ -162,7 +177,7 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 		err := c.err
 		c.mu.Unlock()
 		if err == nil {
-			err = http2.GoAwayError{LastStreamID: c.lastID, ErrCode: http2.ErrCodeNo, DebugData: "connection draining"}
+			err = &GoAwayError{LastStreamID: c.lastID, Code: http2.ErrCodeNo, Debug: "connection draining"}
 		}
 		return err
 	}
@@ -327,7 +342,7 @@ func (c *client) readLoop() {
 		c.mu.Lock()
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
-			c.hStream, c.hEnd, c.hStatus, c.hLoc = f.StreamID, f.StreamEnded(), 0, c.hLoc[:0]
+			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0]
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
 		case *http2.ContinuationFrame:
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
@@ -341,6 +356,9 @@ func (c *client) readLoop() {
 			if cl := c.streams[f.StreamID]; cl != nil {
 				data := f.Data()
 				*cl.p.body += int64(len(data))
+				if g := cl.p.grpc; g != nil {
+					g.feed(data, c.since)
+				}
 				if room := cl.p.limit - len(*cl.p.capture); room > 0 {
 					*cl.p.capture = append(*cl.p.capture, data[:min(len(data), room)]...)
 				}
@@ -395,7 +413,7 @@ func (c *client) readLoop() {
 			c.goaway, c.lastID = true, f.LastStreamID
 			for id, cl := range c.streams {
 				if id > f.LastStreamID {
-					c.finishLocked(cl, http2.GoAwayError{LastStreamID: f.LastStreamID, ErrCode: f.ErrCode, DebugData: string(f.DebugData())})
+					c.finishLocked(cl, &GoAwayError{LastStreamID: f.LastStreamID, Code: f.ErrCode, Debug: string(f.DebugData())})
 				}
 			}
 			if c.active == 0 && c.drained != nil {
@@ -446,6 +464,8 @@ func (c *client) onField(f hpack.HeaderField) {
 		c.hStatus, _ = strconv.Atoi(f.Value)
 	case "location":
 		c.hLoc = append(c.hLoc[:0], f.Value...)
+	case "grpc-status":
+		c.hGRPC = parseGRPCStatus(f.Value)
 	}
 }
 
@@ -462,12 +482,17 @@ func (c *client) onHeaders(cl *call) {
 		}
 		cl.gotHeaders = true
 		*cl.p.status = status
-		cl.p.fb = c.since()
+		if cl.p.grpc == nil { // a gRPC call's first byte is its first message (grpc.go)
+			cl.p.fb = c.since()
+		}
 		if cl.p.wantLoc && len(c.hLoc) > 0 {
 			*cl.p.location = append((*cl.p.location)[:0], c.hLoc...)
 		}
 	}
 	if c.hEnd {
+		if g := cl.p.grpc; g != nil && c.hGRPC >= 0 {
+			g.status = c.hGRPC
+		}
 		c.finishLocked(cl, nil)
 	}
 }
@@ -608,7 +633,7 @@ func (tp *template) h2Block() []byte {
 			b = appendString(b, v)
 		}
 	}
-	if len(tp.body) > 0 {
+	if len(tp.body) > 0 && !tp.grpc {
 		b = appendLiteralIndexed(b, 28, strconv.Itoa(len(tp.body)))
 	}
 	tp.block = b

@@ -111,7 +111,7 @@ func certCause(err error, sent bool) error {
 // the other engines do.
 func Classify(err error, mid bool) stats.ErrorKind {
 	var se http2.StreamError
-	var ga http2.GoAwayError
+	var ga *GoAwayError
 	var ce http2.ConnectionError
 	var ae *ALPNError
 	var nh *NotH2CError

@@ -16,10 +16,6 @@ import (
 	"hail/internal/serve/servetest"
 )
 
-func startH3(t *testing.T, cfg h3serve.Config) (*h3serve.Server, string, string) {
-	return servetest.StartH3(t, cfg)
-}
-
 func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
 	t.Helper()
 	u, err := url.Parse(rawURL)

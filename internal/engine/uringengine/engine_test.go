@@ -162,10 +162,8 @@ func runJob(t testing.TB, o jobOpts) jobResult {
 	if a := aborted.Load(); a > 0 {
 		res.afterAbort = res.elapsed - time.Duration(a)
 	}
-	var all []*stats.Recorder
 	for s := range recs {
 		res.steps = append(res.steps, stats.NewCollector(recs[s], j.Start).Finish(time.Now()))
-		all = append(all, recs[s]...)
 	}
 	res.t = stats.NewTotals()
 	for _, st := range res.steps {

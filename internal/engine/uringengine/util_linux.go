@@ -22,8 +22,7 @@ type fifo[T any] struct {
 
 func newFIFO[T any](capacity int) fifo[T] { return fifo[T]{buf: make([]T, max(capacity, 1))} }
 
-func (f *fifo[T]) len() int   { return f.n }
-func (f *fifo[T]) full() bool { return f.n == len(f.buf) }
+func (f *fifo[T]) len() int { return f.n }
 
 // push appends v; it reports false (and drops v) when the queue is full.
 func (f *fifo[T]) push(v T) bool {

@@ -44,6 +44,9 @@ const (
 	maxIdleCarry = 64 << 10
 	// sockaddrSize holds a sockaddr_un (110 bytes) or a sockaddr_in6.
 	sockaddrSize = 112
+	// earlyResponseGrace bounds the wait for a response that a server sent
+	// before it stopped reading the request (the send failed).
+	earlyResponseGrace = time.Second
 )
 
 type pending struct {
@@ -97,7 +100,6 @@ type worker struct {
 	hsLine      []byte             // hybrid vsock "CONNECT <port>\n", arena memory
 	cqes        [512]uring.CQE
 	scratch     uring.SQE
-	redir       []byte
 
 	// Redirect chains that left the origin run on helper goroutines
 	// (away.go); their results come back through results and a write to

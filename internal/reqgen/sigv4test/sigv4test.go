@@ -24,7 +24,7 @@ func Verify(r *http.Request, body []byte, keys [2]string, session, region, servi
 	auth := r.Header.Get("Authorization")
 	_, signedList, ok := strings.Cut(auth, "SignedHeaders=")
 	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+keys[0]+"/") || !ok {
-		return fmt.Errorf("Authorization %q is not a SigV4 signature by %s", auth, keys[0])
+		return fmt.Errorf("the Authorization header %q is not a SigV4 signature by %s", auth, keys[0])
 	}
 	signedList, _, _ = strings.Cut(signedList, ",")
 	when, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
