@@ -123,21 +123,29 @@ func TestReadEventfd(t *testing.T) {
 	}
 }
 
-// TestCancelMultishot cancels an armed multishot receive by its user_data:
-// the cancel succeeds and the receive ends without IORING_CQE_F_MORE; a
-// cancel of nothing says -ENOENT.
-func TestCancelMultishot(t *testing.T) {
+// armedReceive returns a ring and a connected socket pair with a multishot
+// receive (user_data ud) armed and submitted on fds[0].
+func armedReceive(t *testing.T, ud uint64) (*Ring, [2]int) {
+	t.Helper()
 	lockThread(t)
 	r := newTestRing(t, 8, nil)
 	br := newTestBufRing(t, r, 0, 4, 64)
 	fds := socketPair(t, unix.SOCK_STREAM)
 	sqe := r.GetSQE()
 	sqe.PrepRecvMultishot(int32(fds[0]), br.Group(), 0)
-	sqe.SetUserData(5)
+	sqe.SetUserData(ud)
 	if _, err := r.Submit(); err != nil {
 		t.Fatal(err)
 	}
-	sqe = r.GetSQE()
+	return r, fds
+}
+
+// TestCancelMultishot cancels an armed multishot receive by its user_data:
+// the cancel succeeds and the receive ends without IORING_CQE_F_MORE; a
+// cancel of nothing says -ENOENT.
+func TestCancelMultishot(t *testing.T) {
+	r, _ := armedReceive(t, 5)
+	sqe := r.GetSQE()
 	sqe.PrepCancel(5, 0)
 	sqe.SetUserData(6)
 	var recvEnded, cancelled bool
@@ -164,19 +172,9 @@ func TestCancelMultishot(t *testing.T) {
 // shutdown hard-linked to the close. The shutdown wakes a pending receive
 // (it ends with EOF), and the close runs even when the shutdown fails.
 func TestShutdownHardlinkClose(t *testing.T) {
-	lockThread(t)
-	r := newTestRing(t, 8, nil)
-	br := newTestBufRing(t, r, 0, 4, 64)
-
 	// A connected socket with a receive pending.
-	fds := socketPair(t, unix.SOCK_STREAM)
+	r, fds := armedReceive(t, 1)
 	sqe := r.GetSQE()
-	sqe.PrepRecvMultishot(int32(fds[0]), br.Group(), 0)
-	sqe.SetUserData(1)
-	if _, err := r.Submit(); err != nil {
-		t.Fatal(err)
-	}
-	sqe = r.GetSQE()
 	sqe.PrepShutdown(int32(fds[0]), unix.SHUT_RDWR)
 	sqe.SetFlags(SQEIOHardlink)
 	sqe.SetUserData(2)
