@@ -150,6 +150,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 		req, _, _, _ := gen.NewBuilder().Next(0)
 		return debugExchange(cmd.Context(), p, req, os.Stdout, f.dbg.showSecrets)
 	}
+	announcePlan(cmd, p, true)
 	out, err := openOutput(f.output)
 	if err != nil {
 		return err

@@ -37,7 +37,11 @@ func openOutput(path string) (*output, error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		_ = f.Chmod(st.Mode().Perm()) // replacing a file keeps its permissions
 	}
-	return &output{f: f, path: path}, nil
+	o := &output{f: f, path: path}
+	signals.mu.Lock()
+	signals.out = o // removed if a second signal ends hail before the run
+	signals.mu.Unlock()
+	return o, nil
 }
 
 // createTemp creates a new file named prefix followed by a random number in

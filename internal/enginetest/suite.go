@@ -2,7 +2,9 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,6 +230,58 @@ var cases = []testCase{
 		}
 		if res.Hail.Counts.Requests != 30 {
 			t.Errorf("a chain is one request: %d requests", res.Hail.Counts.Requests)
+		}
+	}},
+	{"redirects/method-and-body", func(t *testing.T, v *env) {
+		// RFC 9110 §15.4: 307 and 308 resend the request's own body (each
+		// request's, not the first one's); 303 turns POST into GET without
+		// the body or its Content-Type; HEAD stays HEAD; --host stays on a
+		// relative redirect.
+		s := v.truth()
+		cases := []struct {
+			method, code string
+			bodies       []string
+			want         Seen
+			wantBody     bool
+		}{
+			{"POST", "307", []string{"alpha", "bravo-bravo"}, Seen{Method: "POST", Host: "api.test", ContentType: "text/plain"}, true},
+			{"PUT", "308", []string{"x"}, Seen{Method: "PUT", Host: "api.test", ContentType: "text/plain"}, true},
+			{"POST", "303", []string{"gone"}, Seen{Method: "GET", Host: "api.test"}, false},
+			{"HEAD", "303", nil, Seen{Method: "HEAD", Host: "api.test", ContentType: "text/plain"}, false}, // HEAD stays HEAD, as it was sent
+		}
+		for _, c := range cases {
+			s = v.truth()
+			p := v.plan(s, s.URL+"/to?code="+c.code+"&loc=/seen")
+			p.Method, p.Requests, p.Connections, p.Host = c.method, 8, 2, "api.test"
+			p.Headers = [][2]string{{"Content-Type", "text/plain"}}
+			if v.e.Proto == H3 {
+				p.Host = "" // the TLS server name must match the test certificate
+				c.want.Host = strings.TrimPrefix(s.URL, "https://")
+			}
+			for _, b := range c.bodies {
+				p.Bodies = append(p.Bodies, []byte(b))
+			}
+			res := v.run(p, run.Options{})
+			if res.Hail.Counts.Responses != 8 {
+				t.Errorf("%s %s: %d responses of 8 (errors %v)", c.method, c.code, res.Hail.Counts.Responses, res.ErrorDistribution)
+				continue
+			}
+			sent := s.RedirectedBodies()
+			landed := map[string]int{}
+			for _, r := range s.SeenRequests() {
+				body := r.Body
+				r.Body = ""
+				if r != c.want {
+					t.Errorf("%s %s: the redirected request was %+v, want %+v", c.method, c.code, r, c.want)
+				}
+				landed[body]++
+			}
+			if c.wantBody && fmt.Sprint(landed) != fmt.Sprint(sent) {
+				t.Errorf("%s %s: bodies sent %v, resent after the redirect %v: each request must resend its own", c.method, c.code, sent, landed)
+			}
+			if !c.wantBody && (len(landed) != 1 || landed[""] != 8) {
+				t.Errorf("%s %s: bodies after the redirect %v, want none", c.method, c.code, landed)
+			}
 		}
 	}},
 	{"redirects/too-many", func(t *testing.T, v *env) {

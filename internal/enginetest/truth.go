@@ -47,6 +47,8 @@ const (
 //	/close              no response: the connection (HTTP/1) or stream is cut
 //	/status?code=C      status C
 //	/early              413 at once, without reading the request body
+//	/to?code=C&loc=L    status C (a redirect) to L
+//	/seen               200, after noting the request's method, body and headers (Seen)
 //
 // Requests with an Authorization or Cookie header are counted separately.
 type Truth struct {
@@ -61,6 +63,32 @@ type Truth struct {
 	inflight atomic.Int64
 	peak     atomic.Int64
 	sem      chan struct{}
+	mu       sync.Mutex
+	seen     []Seen
+	bodies   map[string]int // body → requests at /to that carried it
+}
+
+// Seen is a request that reached /seen.
+type Seen struct {
+	Method, Host, ContentType, Body string
+}
+
+// SeenRequests are the requests that reached /seen.
+func (s *Truth) SeenRequests() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.seen...)
+}
+
+// RedirectedBodies counts the bodies of the requests that reached /to.
+func (s *Truth) RedirectedBodies() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string]int{}
+	for k, v := range s.bodies {
+		m[k] = v
+	}
+	return m
 }
 
 // Cap is how many requests /cap serves at a time.
@@ -207,6 +235,23 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		return
+	case "/to":
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		if s.bodies == nil {
+			s.bodies = map[string]int{}
+		}
+		s.bodies[string(body)]++
+		s.mu.Unlock()
+		code, _ := strconv.Atoi(q.Get("code"))
+		w.Header().Set("Location", q.Get("loc"))
+		w.WriteHeader(code)
+		return
+	case "/seen":
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.seen = append(s.seen, Seen{Method: r.Method, Host: r.Host, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
+		s.mu.Unlock()
 	case "/status":
 		code, err := strconv.Atoi(q.Get("code"))
 		if err != nil || code < 200 || code > 599 {

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"hail/internal/bodyfile"
 	"hail/internal/grpccall"
 )
 
@@ -44,6 +45,9 @@ type LoadOptions struct {
 	// run asks the server at base by reflection); insecure is the file's
 	// (or --insecure's) TLS verification setting.
 	GRPC func(base *url.URL, insecure bool) (grpccall.Source, error)
+	// FileLimit bounds the files read into memory: the scenario, body_file,
+	// body_lines and pool files (--body-file-limit; 0: bodyfile.DefaultLimit).
+	FileLimit int64
 }
 
 // Limits of the format.
@@ -69,12 +73,9 @@ var (
 
 // Load reads and compiles the scenario file at path.
 func Load(path string, o LoadOptions) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := bodyfile.Read(path, o.FileLimit)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, err
 	}
 	return Parse(path, data, o)
 }

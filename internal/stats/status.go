@@ -43,17 +43,6 @@ func GRPCStatus(c int) int {
 // IsGRPC reports whether slot holds a gRPC status.
 func IsGRPC(slot int) bool { return slot >= GRPCBase && slot < GRPCBase+NumGRPCCodes }
 
-// GRPCCode is the gRPC code of a gRPC slot.
-func GRPCCode(slot int) int { return slot - GRPCBase }
-
-// GRPCName is the name of gRPC code c ("OK", "Unavailable", …).
-func GRPCName(c int) string {
-	if c < 0 || c >= NumGRPCCodes {
-		return strconv.Itoa(c)
-	}
-	return grpcNames[c]
-}
-
 // StatusName names a slot as reports show it: the HTTP code ("200", "0"
 // for one out of range) or the gRPC code's name ("OK", "DeadlineExceeded").
 func StatusName(slot int) string {
