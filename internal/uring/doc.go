@@ -59,17 +59,18 @@
 //
 // # Memory the kernel reads or writes later
 //
-// Anything the kernel touches after the submitting system call returns
-// (send and read buffers, sockaddrs for connect, provided buffers) must
-// neither move nor be freed until the corresponding completion has been
-// reaped. The SQE only carries the address as an integer, so the Go garbage
-// collector does not see the reference: Go's collector does not move heap objects today, but an object
-// whose only remaining reference is held by the kernel can be collected and
-// its memory reused while the kernel still writes to it. The safe choice is
-// memory that the Go runtime does not manage at all: use Arena (anonymous
-// mmap) for request bytes, read buffers and sockaddrs, and BufRing for
-// provided buffers. If Go heap memory is used anyway, the caller must keep
-// it reachable (and runtime.KeepAlive it) until the completion arrives.
+// Anything the kernel touches after the submitting system call returns (send
+// and read buffers, sockaddrs for connect, provided buffers) must neither
+// move nor be freed until the corresponding completion has been reaped. The
+// SQE only carries the address as an integer, so the Go garbage collector
+// does not see the reference: Go's collector does not move heap objects
+// today, but an object whose only remaining reference is held by the kernel
+// can be collected and its memory reused while the kernel still writes to
+// it. The safe choice is memory that the Go runtime does not manage at all:
+// use Arena (anonymous mmap) for request bytes, read buffers and sockaddrs,
+// and BufRing for provided buffers. If Go heap memory is used anyway, the
+// caller must keep it reachable (and runtime.KeepAlive it) until the
+// completion arrives.
 //
 // Arguments that the kernel only reads during the system call itself
 // (io_uring_params, the probe, the buffer ring registration, the wait
