@@ -45,9 +45,11 @@ func (h *wakeHeap) Pop() any {
 
 // NewAlarm returns an Alarm whose times are durations since base. Close
 // releases it.
-func NewAlarm(base time.Time) *Alarm {
-	a := &Alarm{base: base, armed: -1, exited: make(chan struct{})}
-	a.t = newAlarmTimer(base)
+func NewAlarm(base time.Time) *Alarm { return startAlarm(base, newAlarmTimer(base)) }
+
+// startAlarm runs an Alarm on timer t (tests give it the Go-timer fallback).
+func startAlarm(base time.Time, t *alarmTimer) *Alarm {
+	a := &Alarm{base: base, t: t, armed: -1, exited: make(chan struct{})}
 	go a.run()
 	return a
 }
