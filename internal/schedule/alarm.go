@@ -72,14 +72,20 @@ func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
 	a.mu.Unlock()
 }
 
-// Wait blocks until at has come (true), or until stop is closed (false).
-// ch is the caller's own wake channel (capacity 1): a stale value left in it
-// by an earlier wake-up is ignored.
+// Wait blocks until at has come (true), or until stop is closed or the
+// alarm is closed (false). ch is the caller's own wake channel (capacity
+// 1): a stale value left in it by an earlier wake-up is ignored.
 func (a *Alarm) Wait(at time.Duration, ch chan struct{}, stop <-chan struct{}) bool {
 	for time.Since(a.base) < at {
 		select {
 		case <-ch:
 		default:
+		}
+		a.mu.Lock()
+		closed := a.closed
+		a.mu.Unlock()
+		if closed {
+			return false
 		}
 		a.At(at, ch)
 		select {

@@ -9,9 +9,7 @@ import (
 
 // Opcodes (enum io_uring_op) that hail's engine submits or needs.
 const (
-	OpTimeout     uint8 = 11
 	OpAsyncCancel uint8 = 14
-	OpLinkTimeout uint8 = 15
 	OpConnect     uint8 = 16
 	OpClose       uint8 = 19
 	OpRead        uint8 = 22
