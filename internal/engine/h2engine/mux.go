@@ -381,9 +381,11 @@ func (s *stream) do(raw []byte) {
 			return
 		}
 		mid, reused, err := s.exchange(ctx, away, tp)
-		if err != nil && tp.grpc && ctx.Err() == context.DeadlineExceeded && !j.Aborting() {
+		if err != nil && tp.grpc && j.Timeout > 0 && !j.Aborting() &&
+			(ctx.Err() == context.DeadlineExceeded || j.Since() >= s.call.StartTime()+j.Timeout-time.Millisecond) {
 			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
-			// DeadlineExceeded, as gRPC clients end it, not as a failure.
+			// DeadlineExceeded, as gRPC clients end it, not as a failure —
+			// also when the server, keeping the same deadline, reset it first.
 			s.parser.Status = stats.GRPCStatus(stats.GRPCDeadlineExceeded)
 			s.call.Respond(j.Since(), &s.parser, s.reqs)
 			return
