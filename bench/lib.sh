@@ -216,9 +216,10 @@ NG_ACTIVE=
 NG_REQUESTS=
 STATUS_FETCHES=0
 
-# nginx_write_conf DIR PORT CONNS
+# nginx_write_conf DIR PORT CONNS [H2C_PORT]: H2C_PORT adds an h2c (prior knowledge) listener.
 nginx_write_conf() {
-	local dir=$1 port=$2 conns=$3 wc=16384 nofile=20000 backlog somax mask i
+	local dir=$1 port=$2 conns=$3 h2c=${4:-} wc=16384 nofile=20000 backlog somax mask i h2listen=''
+	[ -z "$h2c" ] || h2listen="listen 127.0.0.1:$h2c http2;"
 	if [ $((conns + 100)) -gt "$wc" ]; then wc=$((conns + 100)); fi
 	if [ $((2 * wc + 100)) -gt "$nofile" ]; then nofile=$((2 * wc + 100)); fi
 	backlog=$((conns > 511 ? conns : 511))
@@ -254,6 +255,7 @@ http {
 
     server {
         listen 127.0.0.1:$port backlog=$backlog;
+        $h2listen
         location = /nginx_status {
             stub_status;
         }
@@ -266,14 +268,14 @@ http {
 EOF
 }
 
-# nginx_start DIR CONNS: start a private nginx (not the system service) on a free port; sets PORT
-# and NGINX_PID.
+# nginx_start DIR CONNS [H2C_PORT]: start a private nginx (not the system service) on a free port,
+# and h2c on H2C_PORT if given; sets PORT and NGINX_PID.
 nginx_start() {
-	local dir=$1 conns=$2 try i
+	local dir=$1 conns=$2 h2c=${3:-} try i
 	mkdir -p "$dir"
 	for try in 1 2 3 4 5; do
 		PORT=$(free_port) || die "no free port"
-		nginx_write_conf "$dir" "$PORT" "$conns"
+		nginx_write_conf "$dir" "$PORT" "$conns" "$h2c"
 		taskset -c "$SERVER_CPU" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" </dev/null >"$dir/stdout.log" 2>&1 &
 		NGINX_PID=$!
 		for i in $(seq 1 100); do

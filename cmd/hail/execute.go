@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"sync"
-	"syscall"
 
 	"golang.org/x/term"
 
@@ -54,25 +51,4 @@ func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *re
 		return nil, err
 	}
 	return res, nil
-}
-
-// handleSignals makes the first SIGINT/SIGTERM (or stop, called by the live
-// view) close interrupt, which ends the run with a full report, and a second
-// signal exit at once with status 130, leaving no half-written output.
-// Call release when the run is over.
-func handleSignals(out *output) (interrupt chan struct{}, stop func(), release func()) {
-	interrupt = make(chan struct{})
-	stop = sync.OnceFunc(func() { close(interrupt) })
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		stop()
-		<-sigs
-		out.Discard()
-		restoreTerminal()
-		fmt.Fprintln(os.Stderr, "hail: interrupted twice, exiting at once")
-		os.Exit(130)
-	}()
-	return interrupt, stop, func() { signal.Stop(sigs) }
 }

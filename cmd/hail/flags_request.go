@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"hail/internal/bodyfile"
 	"hail/internal/plan"
 	"hail/internal/reqgen"
 )
@@ -35,7 +34,12 @@ type requestFlags struct {
 	awsSession  string
 	awsSigV4    string
 	host        string
+
+	bodyFileLimit int64 // --body-file-limit: the largest -D, -Z or -F file
 }
+
+// bodyFileHelp is --body-file-limit's help, the same for the load and run commands.
+const bodyFileHelp = "largest body `SIZE` hail reads from a file (-D, -Z, -F, a scenario's body_file, body_lines and pool files); bodies are held in memory (default 64MiB)"
 
 func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	f.method = "GET"
@@ -48,6 +52,7 @@ func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	fl.StringVarP(&f.body, "body-string", "d", "", "request `BODY`")
 	fl.StringVarP(&f.bodyFile, "body-path", "D", "", "request body from a `FILE`")
 	fl.StringVarP(&f.bodyLines, "body-path-lines", "Z", "", "`FILE` of request bodies, one per line: a random line per request")
+	fl.Var(sizeValue{&f.bodyFileLimit}, "body-file-limit", bodyFileHelp)
 	fl.StringArrayVarP(&f.form, "form", "F", nil,
 		"multipart form `FIELD` as curl: name=value, name=@file, name=<file, ;type=, ;filename= (repeatable; POST unless -m)")
 	fl.StringVarP(&f.contentType, "content-type", "T", "", "Content-Type header")
@@ -56,7 +61,7 @@ func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	fl.StringVar(&f.awsSigV4, "aws-sigv4", "", "sign every request with AWS SigV4: `aws:amz:REGION:SERVICE` (keys from -a or the environment)")
 	fl.StringVar(&f.host, "host", "", "Host header (and TLS server name) to send instead of the URL's")
 	setGroup(fl, groupRequest, "method", "header", "timeout", "connect-timeout", "accept-header", "body-string", "body-path",
-		"body-path-lines", "form", "content-type", "basic-auth", "aws-session", "aws-sigv4", "host")
+		"body-path-lines", "body-file-limit", "form", "content-type", "basic-auth", "aws-session", "aws-sigv4", "host")
 }
 
 // apply puts the request into p: method, headers (Accept */* unless -A or
@@ -133,26 +138,24 @@ func (f *requestFlags) bodies(cmd *cobra.Command, p *plan.Plan) (string, error) 
 	case f.body != "":
 		p.Bodies = [][]byte{[]byte(f.body)}
 	case f.bodyFile != "":
-		b, err := os.ReadFile(f.bodyFile)
+		// bodyfile bounds every read: a file over --body-file-limit, or
+		// beyond the memory left, is one line naming it, never a crash.
+		b, err := bodyfile.Read(f.bodyFile, f.bodyFileLimit)
 		if err != nil {
-			return "", fmt.Errorf("-D %s: %v", f.bodyFile, unwrapPathErr(err))
+			return "", fmt.Errorf("-D %v", err)
 		}
 		p.Bodies = [][]byte{b}
 	case f.bodyLines != "":
-		b, err := os.ReadFile(f.bodyLines)
+		lines, err := bodyfile.Lines(f.bodyLines, f.bodyFileLimit)
 		if err != nil {
-			return "", fmt.Errorf("-Z %s: %v", f.bodyLines, unwrapPathErr(err))
+			return "", fmt.Errorf("-Z %v", err)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			p.Bodies = append(p.Bodies, append([]byte(nil), sc.Bytes()...))
-		}
-		if len(p.Bodies) == 0 {
+		if len(lines) == 0 {
 			return "", fmt.Errorf("-Z %s: the file has no lines", f.bodyLines)
 		}
+		p.Bodies = lines
 	case len(f.form) > 0:
-		form, err := reqgen.NewForm(f.form)
+		form, err := reqgen.NewForm(f.form, f.bodyFileLimit)
 		if err != nil {
 			return "", err
 		}

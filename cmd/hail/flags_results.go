@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"hail/internal/plan"
+	"hail/internal/report"
 	"hail/internal/run"
 )
 
@@ -83,8 +85,13 @@ func applyResultFlags(r *resultFlags, p *plan.Plan) error {
 		if err != nil {
 			return err
 		}
-		if err := run.CheckStartAt(t, time.Now()); err != nil {
+		now := time.Now()
+		if err := run.CheckStartAt(t, now, p.ShardCount > 1); err != nil {
 			return err
+		}
+		if late := now.Sub(t); late > report.LateStart && p.ShardCount > 1 {
+			fmt.Fprintf(os.Stderr, "hail: warning: --start-at %s passed %s ago: shard %d/%d starts now, late; its result records by how much, and hail merge marks the run incomplete\n",
+				t.UTC().Format(time.RFC3339), late.Round(time.Millisecond), p.ShardIndex, p.ShardCount)
 		}
 		p.StartAt = t
 	}

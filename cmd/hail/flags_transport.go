@@ -114,31 +114,40 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 			p.Streams = f.parallel
 		}
 	}
-	for _, ct := range f.connectTo {
+	if f.unixSocket != "" && p.URL.Scheme != "http" {
+		return fmt.Errorf("--unix-socket works with http:// URLs, not %s://", p.URL.Scheme)
+	}
+	if err := applyDestination(p, f.connectTo, f.vsockAddr, f.vsockUDS); err != nil {
+		return err
+	}
+	return f.applyProxy(changed, p)
+}
+
+// applyDestination puts --connect-to, --vsock-addr and --vsock-uds into
+// the plan (the load command's and hail grpc's).
+func applyDestination(p *plan.Plan, connectTo []string, vsockAddr, vsockUDS string) error {
+	for _, ct := range connectTo {
 		h, port, th, tport, err := transport.ParseConnectTo(ct)
 		if err != nil {
 			return err
 		}
 		p.ConnectTo = append(p.ConnectTo, plan.ConnectTo{Host: h, Port: port, ToHost: th, ToPort: tport})
 	}
-	if f.unixSocket != "" && p.URL.Scheme != "http" {
-		return fmt.Errorf("--unix-socket works with http:// URLs, not %s://", p.URL.Scheme)
-	}
-	if f.vsockAddr != "" {
-		cid, port, err := transport.ParseVsockAddr(f.vsockAddr)
+	if vsockAddr != "" {
+		cid, port, err := transport.ParseVsockAddr(vsockAddr)
 		if err != nil {
 			return err
 		}
 		p.Vsock, p.VsockCID, p.VsockPort = true, cid, port
 	}
-	if f.vsockUDS != "" {
-		path, port, err := transport.ParseVsockUDS(f.vsockUDS)
+	if vsockUDS != "" {
+		path, port, err := transport.ParseVsockUDS(vsockUDS)
 		if err != nil {
 			return err
 		}
 		p.VsockUDS, p.VsockUDSPort = path, port
 	}
-	return f.applyProxy(changed, p)
+	return nil
 }
 
 // version is the HTTP version --PREFIX-version and --PREFIX2 ask for: "0.9",

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"hail/internal/plan"
 	"hail/internal/report"
@@ -139,16 +138,10 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if f.urls.dump > 0 {
 		return gen.Dump(os.Stdout, f.urls.dump)
 	}
-	if f.json {
-		f.format = "json"
-	}
-	if err := applyResultFlags(&f.results, p); err != nil {
+	color, err := f.settle(&f.results, p)
+	if err != nil {
 		return err
 	}
-	if rowsOnStdout(f.format, f.output) {
-		f.noTUI = true
-	}
-	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
 	if f.dbg.debug && p.HTTPVersion != "" {
 		return fmt.Errorf("--debug speaks HTTP/1.1; drop --http2/--http-version %s to see one exchange", p.HTTPVersion)
 	}
@@ -157,6 +150,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 		req, _, _, _ := gen.NewBuilder().Next(0)
 		return debugExchange(cmd.Context(), p, req, os.Stdout, f.dbg.showSecrets)
 	}
+	announcePlan(cmd, p, true)
 	out, err := openOutput(f.output)
 	if err != nil {
 		return err

@@ -37,7 +37,15 @@ func main() {
 		debug.SetGCPercent(10)
 	}
 	root := newRootCmd()
-	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd())
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		// A load or scenario run catches SIGINT/SIGTERM from the start
+		// (signals.go); the one-request and checking modes keep the default.
+		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
+		if (cmd == root || cmd.Name() == "run" || cmd.Name() == "grpc") && !quick {
+			catchSignals()
+		}
+	}
+	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
 	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
 	err := root.Execute()
 	if err == nil {

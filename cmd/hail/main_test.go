@@ -56,6 +56,13 @@ func hailEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(hailBin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	return runBounded(t, cmd)
+}
+
+// runBounded runs cmd, killing it after 60 s, and returns its stdout,
+// stderr and exit code.
+func runBounded(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Start(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -206,5 +207,52 @@ func jsonField(t *testing.T, raw []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A shard whose --start-at has passed starts late, says so, and records by
+// how much; hail merge marks the run incomplete, names the shard, writes
+// the result and exits 2. A failed shard is merged the same way.
+func TestMergeLateAndFailedShard(t *testing.T) {
+	base := startServe(t)
+	dir := t.TempDir()
+	s0, s1 := filepath.Join(dir, "s0.json"), filepath.Join(dir, "s1.json")
+	at := time.Now().Add(-3 * time.Second).Format(time.RFC3339Nano)
+	if _, se, code := hail(t, "-n", "40", "-c", "2", "--no-tui", "--shard", "0/2", "--start-at", at, "-j", "-o", s0, base+"/"); code != 0 || !strings.Contains(se, "shard 0/2 starts now, late") {
+		t.Fatalf("late shard 0: exit %d, %s", code, se)
+	}
+	if _, se, code := hail(t, "-n", "40", "-c", "2", "--no-tui", "--shard", "1/2", "--start-at", at, "-j", "-o", s1, base+"/"); code != 0 {
+		t.Fatalf("late shard 1: exit %d, %s", code, se)
+	}
+	if r := readResultFile(t, s1); r.Hail.Shard.LateNS < int64(3*time.Second) || r.Hail.Generator.Machine == "" {
+		t.Errorf("shard 1 late %v, machine %q", time.Duration(r.Hail.Shard.LateNS), r.Hail.Generator.Machine)
+	}
+	total := filepath.Join(dir, "total.json")
+	_, se, code := hail(t, "merge", s0, s1, "-o", total)
+	if code != 2 || !regexp.MustCompile(`incomplete: shard 1/2 started 3(\.\d+)?s after --start-at`).MatchString(se) || !strings.Contains(se, "hail merge: 2 results (shards [0 1]) -> "+total+": 40 requests") {
+		t.Errorf("merge of late shards: exit %d, %q", code, se)
+	}
+	if m := readResultFile(t, total); len(m.Hail.Merged.Incomplete) != 2 || m.Hail.Counts.Requests != 40 {
+		t.Errorf("merged %+v", m.Hail.Merged)
+	}
+	// Cores: both shards ran here, so the merge counts this machine's once.
+	if m := readResultFile(t, total); m.Hail.Generator.Cores != readResultFile(t, s0).Hail.Generator.Cores {
+		t.Errorf("merged cores %d, one shard's %d", m.Hail.Generator.Cores, readResultFile(t, s0).Hail.Generator.Cores)
+	}
+
+	_, se, code = hail(t, "merge", s0, "-o", total, "--failed", "1=OOMKilled (exit code 137)")
+	if code != 2 || !strings.Contains(se, "incomplete: shard 1/2 failed: OOMKilled (exit code 137)") {
+		t.Errorf("merge with a failed shard: exit %d, %q", code, se)
+	}
+	if m := readResultFile(t, total); m.Hail.Counts.Requests != 20 || !slices.Contains(m.Hail.Merged.Incomplete, "shard 1/2 failed: OOMKilled (exit code 137)") {
+		t.Errorf("merged %d requests, %q", m.Hail.Counts.Requests, m.Hail.Merged.Incomplete)
+	}
+	_, se, code = hail(t, "merge", s0, "--partial", "--output-format", "text")
+	if code != 2 || !strings.Contains(se, "incomplete: shard 1/2: no result") {
+		t.Errorf("--partial: exit %d, %q", code, se)
+	}
+	_, se, code = hail(t, "merge", s0, "--failed", "x=y")
+	if code != 1 || !strings.Contains(se, "--failed \"x=y\": write it as I=REASON") {
+		t.Errorf("bad --failed: exit %d, %q", code, se)
 	}
 }

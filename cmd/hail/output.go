@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"hail/internal/plan"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"golang.org/x/term"
 )
 
 // output is where the report goes: stdout, or a file written under a
@@ -34,7 +37,11 @@ func openOutput(path string) (*output, error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		_ = f.Chmod(st.Mode().Perm()) // replacing a file keeps its permissions
 	}
-	return &output{f: f, path: path}, nil
+	o := &output{f: f, path: path}
+	signals.mu.Lock()
+	signals.out = o // removed if a second signal ends hail before the run
+	signals.mu.Unlock()
+	return o, nil
 }
 
 // createTemp creates a new file named prefix followed by a random number in
@@ -89,4 +96,21 @@ func (o *output) Discard() {
 	o.done = true
 	o.f.Close()
 	os.Remove(o.f.Name())
+}
+
+// settle resolves the output flags once the plan is known, for the
+// commands that run one: -j is --output-format json, the results flags go
+// into the plan, per-request CSV rows on stdout turn the live view off.
+// It reports whether the text report is colored.
+func (f *outputFlags) settle(r *resultFlags, p *plan.Plan) (color bool, err error) {
+	if f.json {
+		f.format = "json"
+	}
+	if err := applyResultFlags(r, p); err != nil {
+		return false, err
+	}
+	if rowsOnStdout(f.format, f.output) {
+		f.noTUI = true
+	}
+	return !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd())), nil
 }

@@ -150,15 +150,11 @@ type resultsRun struct {
 	exporter *metrics.Exporter
 	server   *metrics.Server
 	meta     reqlog.Meta
+	pid      int // --target-pid's process (0: none)
 }
 
 // targetPID is --target-pid's process, for the live view (0: none).
-func (r *resultsRun) targetPID() int {
-	if r.sampler == nil {
-		return 0
-	}
-	return r.sampler.PID()
-}
+func (r *resultsRun) targetPID() int { return r.pid }
 
 // prepareResults opens what the results flags ask for, before the run: a
 // problem (an unwritable --db-url, a missing --target-pid, a busy
@@ -208,7 +204,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 			}
 			return nil, err
 		}
-		rr.sampler = s
+		rr.sampler, rr.pid = s, r.targetPID
 	}
 	if r.metricsAddr != "" {
 		labels := prometheus.Labels{}

@@ -111,16 +111,18 @@ func TestDBURLAndInterrupts(t *testing.T) {
 	}
 
 	// Two Ctrl-Cs: exit 130 at once; the file may lack the last batch but
-	// opens cleanly. (The second signal follows the first closely: the run
-	// may already have finished cleanly, with 0.)
+	// opens cleanly. (The second signal comes after the window in which it
+	// would count as the first; -w keeps the run waiting for its slow
+	// requests meanwhile, unless none was in flight: then it may already
+	// have finished cleanly, with 0.)
 	db3 := filepath.Join(dir, "k.db")
-	cmd = exec.Command(hailBin, "-z", "60s", "-c", "4", "--no-tui", "--db-url", db3, base+"/")
+	cmd = exec.Command(hailBin, "-z", "60s", "-c", "4", "-w", "-t", "10s", "--no-tui", "--db-url", db3, base+"/?delay=1ms:99,20s:1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(time.Millisecond)
+	time.Sleep(signalWindow + 100*time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	waitExit(t, cmd, 130, 0)
 	if n, _, _ := countRows(t, db3); n == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"hail/internal/grpccall"
 	"hail/internal/plan"
 	"hail/internal/report"
 	"hail/internal/run"
@@ -36,6 +38,8 @@ type runFlags struct {
 	redact      []string
 	outputFlags
 	results resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
+
+	bodyFileLimit int64 // --body-file-limit (flags_request.go)
 }
 
 // runFormatHelp describes hail run's --output-format values (loadFormats).
@@ -88,6 +92,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
 	fl.BoolVar(&f.abortOnFail, "abort-on-fail", false, "stop the run as soon as any threshold fails (after its abort_after, 1s by default)")
 	fl.BoolVar(&f.check, "check", false, "check the file and print what would run, send nothing")
+	fl.Var(sizeValue{&f.bodyFileLimit}, "body-file-limit", bodyFileHelp)
 	fl.StringArrayVar(&f.redact, "redact", nil, "redact this query parameter in the steps' targets and the base URL in reports and logs (repeatable)")
 	addOutputFlags(fl, &f.outputFlags, runFormatHelp)
 	addResultFlags(fl, &f.results)
@@ -111,7 +116,10 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 		vars[strings.TrimSpace(k)] = v
 	}
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
-		LengthGiven: changed("duration") || changed("n-requests")})
+		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
+		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
+			return scenarioGRPCSource(base, insecure || f.insecure)
+		}})
 	if err != nil {
 		return nil, none, nil, err
 	}
@@ -179,6 +187,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		f.noTUI = true
 	}
 	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
+	announcePlan(cmd, p, false)
 	out, err := openOutput(f.output)
 	if err != nil {
 		return err

@@ -11,12 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"hail/internal/grpcserve"
 	"hail/internal/h3serve"
 	"hail/internal/serve"
 )
 
 func newServeCmd() *cobra.Command {
-	var addr, h3addr string
+	var addr, h3addr, grpcAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "run the built-in target server (fault injection via query parameters)",
@@ -31,7 +32,11 @@ func newServeCmd() *cobra.Command {
   ?chunked=1                 chunked body
   /echo                      echo the request body (?headers=1: the request head)
   POST /items, GET|DELETE /items/{id}   a small JSON resource API
-  /stats                     request counts as JSON`,
+  /stats                     request counts as JSON
+
+With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hail.v1.Target
+(Echo, Collect, Expand, Chat: delay, status mix, size, count in the request), hail.v1.Items
+(Create, Get, Delete) and grpc.health.v1.Health. See docs/grpc.md.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -50,6 +55,14 @@ func newServeCmd() *cobra.Command {
 				return fmt.Errorf("--addr %s: %v", addr, err)
 			}
 			fmt.Fprintf(os.Stderr, "hail serve: listening on %s\n", a)
+			if grpcAddr != "" {
+				stopGRPC, err := startGRPC(grpcAddr)
+				if err != nil {
+					s.Close()
+					return err
+				}
+				defer stopGRPC()
+			}
 			if h3addr != "" {
 				stopH3, err := startH3(h3addr)
 				if err != nil {
@@ -69,6 +82,7 @@ func newServeCmd() *cobra.Command {
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (host:port, or unix:/path)")
+	cmd.Flags().StringVar(&grpcAddr, "grpc", "", "also serve gRPC (h2c, with reflection) on this TCP address, e.g. 127.0.0.1:9090")
 	cmd.Flags().StringVar(&h3addr, "h3", "", "also serve HTTP/3 (QUIC) on this UDP address, e.g. 127.0.0.1:8443, with a self-signed certificate")
 	return cmd
 }
@@ -97,4 +111,25 @@ func startH3(addr string) (stop func(), err error) {
 	}
 	fmt.Fprintf(os.Stderr, "hail serve: HTTP/3 on udp %s (self-signed: hail --http-version 3 --cacert %s https://%s/)\n", a, ca, a)
 	return func() { h3.Close(); os.Remove(ca) }, nil
+}
+
+// startGRPC serves the gRPC target (grpcserve) on addr. stop ends it.
+func startGRPC(addr string) (stop func(), err error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("--grpc %s: write it as host:port, e.g. 127.0.0.1:9090", addr)
+	}
+	if !serve.IsLoopback(addr) {
+		fmt.Fprintf(os.Stderr, "hail: warning: --grpc %s is reachable from other machines; use 127.0.0.1 unless you mean it\n", addr)
+	}
+	g, err := grpcserve.New(grpcserve.Config{Addr: addr})
+	if err != nil {
+		return nil, fmt.Errorf("--grpc: %v", err)
+	}
+	a, err := g.Listen()
+	if err != nil {
+		return nil, fmt.Errorf("--grpc %s: %v", addr, err)
+	}
+	go g.Serve()
+	fmt.Fprintf(os.Stderr, "hail serve: gRPC on %s (h2c, reflection: hail grpc --insecure --call hail.v1.Target/Echo %s)\n", a, a)
+	return g.Close, nil
 }

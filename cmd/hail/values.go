@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"hail/internal/bodyfile"
 )
 
 // countValue is a request count with optional k/m/g suffixes (1k = 1000).
@@ -82,8 +85,11 @@ func (v durationValue) Set(s string) error {
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		if f > 1e9 {
+			return 0, fmt.Errorf("%q is too long: a plain number of seconds goes up to 1e9 (31 years)", s)
+		}
 		d := time.Duration(f * float64(time.Second))
-		if f <= 0 || f > 1e9 || d <= 0 {
+		if f <= 0 || d <= 0 {
 			return 0, fmt.Errorf("%q must be a positive duration of at least 1ns, such as 10s, 1m or 250ms", s)
 		}
 		return d, nil
@@ -91,6 +97,9 @@ func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(t)
 	if err != nil {
 		d, err = parseHumantime(t)
+	}
+	if errors.Is(err, errTooLong) {
+		return 0, fmt.Errorf("%q is too long: the longest duration is %dh (292 years)", s, math.MaxInt64/int64(time.Hour))
 	}
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%q is not a duration: write it like 10s, 1m30s, '1m 30s', 2min or 250ms", s)
@@ -119,6 +128,9 @@ var humantimeUnits = func() map[string]time.Duration {
 	add(31_557_600*time.Second, "years", "year", "y")  // 365.25 days
 	return m
 }()
+
+// errTooLong is a duration past time.Duration's range (292 years).
+var errTooLong = errors.New("too long")
 
 // parseHumantime reads a sequence of NUMBER UNIT pairs, spaces allowed
 // between and inside them: "2min", "1m 30s", "1h30m", "1s 500ms".
@@ -154,8 +166,11 @@ func parseHumantime(s string) (time.Duration, error) {
 		total += n * float64(unit)
 		i, pairs = k, pairs+1
 	}
-	if pairs == 0 || total >= math.MaxInt64 {
+	if pairs == 0 {
 		return 0, fmt.Errorf("not a duration")
+	}
+	if total >= math.MaxInt64 {
+		return 0, errTooLong
 	}
 	return time.Duration(total), nil
 }
@@ -207,4 +222,23 @@ func (v choiceValue) Set(s string) error {
 		}
 	}
 	return fmt.Errorf("%q is not one of %s", s, strings.Join(v.choices, ", "))
+}
+
+// sizeValue is a size in bytes with a binary suffix (64MiB, 512k, 2g).
+type sizeValue struct{ n *int64 }
+
+func (v sizeValue) String() string {
+	if *v.n == 0 {
+		return ""
+	}
+	return bodyfile.FormatSize(*v.n)
+}
+func (v sizeValue) Type() string { return "SIZE" }
+func (v sizeValue) Set(s string) error {
+	n, err := bodyfile.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.n = n
+	return nil
 }

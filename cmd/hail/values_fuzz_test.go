@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParseCount: any -n value either fails with hail's one-line message or gives a count that
@@ -31,14 +32,17 @@ func FuzzParseCount(f *testing.F) {
 // that prints back to itself.
 func FuzzParseDuration(f *testing.F) {
 	for _, s := range []string{"10s", "1m30s", "250ms", "1.5", "0", "-1s", "1e-12", "1e9", "1e10", "300000h", "1ns", "0.5us", " 2s ",
-		"2min", "1m 30s", "1s 500ms", "3 hours", "1y", "5 parsecs", "1h30m", "2 weeks 1day"} {
+		"2min", "1m 30s", "1s 500ms", "3 hours", "1y", "5 parsecs", "1h30m", "2 weeks 1day", "9999999h", "300 years", ".s", "1.h"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := parseDuration(s)
 		if err != nil {
-			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "10s") {
-				t.Fatalf("%q: error %q is not one line with an example", s, msg)
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "10s") && !strings.Contains(msg, "too long") {
+				t.Fatalf("%q: error %q is not one line with an example or the limit", s, msg)
+			}
+			if _, perr := time.ParseDuration(strings.TrimSpace(s)); strings.Contains(err.Error(), "too long") && perr == nil {
+				t.Fatalf("%q: called too long, but time.ParseDuration reads it", s)
 			}
 			return
 		}

@@ -115,7 +115,7 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 			origin = ch.URL
 		}
 		p.Reset(ch.Head())
-		keep, err := x.RoundTrip(call, ch.Req, p, j.Since)
+		keep, _, err := x.RoundTrip(call, ch.Req, p, j.Since)
 		if err != nil {
 			return err
 		}

@@ -37,8 +37,8 @@ type Call struct {
 	// hail's own.
 	waitFrom, ready time.Duration
 
-	open, live, started, waited, wrote, tracing bool
-	tr                                          stats.TraceRecord
+	open, live, started, waited, wrote, tracing, retried bool
+	tr                                                   stats.TraceRecord
 }
 
 // Begin takes request hit's place in the call: its step's recorder of
@@ -150,6 +150,40 @@ func (c *Call) FirstByte(now time.Duration) {
 	}
 }
 
+// RetryStale reports whether a request that failed as kind may be sent
+// once more on a new connection, and counts it as a reconnect if so. This
+// is what net/http and browsers do for a keep-alive connection that the
+// server had closed before the request reached it: the request was sent on
+// a reused connection (one that had carried an earlier request), no byte of
+// its response arrived, the connection ended (closed, reset, broken pipe),
+// it was not retried already, and resending is safe — its method is
+// idempotent (RFC 9110 §9.2.2), or the server provably did not process it
+// (none of its bytes was written, or a GOAWAY refused its stream).
+func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unprocessed bool, method string) bool {
+	if c.retried || !reused || gotBytes {
+		return false
+	}
+	switch k {
+	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn:
+	default:
+		return false
+	}
+	if !idempotent(method) && wroteAttempt && !unprocessed {
+		return false
+	}
+	c.retried = true
+	c.rec.Reconnect()
+	return true
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
 // Respond ends the request at now in the response p holds (status, body
 // and wire bytes), hands it to reqs.Done and records it as Done's verdict
 // says: as a response, or as the error kind of a check it failed (the
@@ -178,7 +212,7 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) bool {
 		fb = c.fb
 	}
 	c.rec.Response(p.Status, int64(now-c.at), int64(max(fb-c.start, 0)), p.BodyBytes, p.WireBytes)
-	if v.Expected && p.Status >= 400 {
+	if v.Expected && stats.StatusFailed(p.Status) {
 		c.rec.Expected()
 	}
 	c.end(now)

@@ -43,7 +43,7 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 	case errors.As(err, new(*transport.ProxyError)):
 		return stats.ErrProxyConnect
 	case errors.As(err, &tlsErr):
-		return stats.ErrTLS
+		return tlsKind(tlsErr)
 	case errors.Is(err, http1.ErrMalformedStatusLine):
 		return stats.ErrMalformedStatus
 	case errors.Is(err, http1.ErrMalformedHeader):
@@ -60,7 +60,7 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 		return stats.ErrClosedBeforeResponse
 	case errors.Is(err, http1.ErrUnexpectedEOF):
 		return stats.ErrClosedMidResponse
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT): // ENOENT: a unix socket gone mid-run
 		return stats.ErrConnectRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED):
 		if midResponse {

@@ -73,7 +73,17 @@ type Job struct {
 	// recorded as ErrAborted.
 	Abort <-chan struct{}
 
+	// Messages counts the run's gRPC calls and their messages; engines
+	// that make gRPC calls add each worker's counts as it ends.
+	Messages Messages
+
 	aborting atomic.Bool
+}
+
+// Messages counts gRPC calls (those that were sent) and the messages they
+// carried: a call is one request, whatever its streaming kind.
+type Messages struct {
+	Calls, Sent, Received atomic.Int64
 }
 
 // MarkAborting records that the run is aborting; call it before closing Abort.

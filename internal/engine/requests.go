@@ -33,8 +33,9 @@ type Verdict struct {
 	// recorded as error Kind instead of as a response.
 	Failed bool
 	Kind   stats.ErrorKind
-	// Expected says the response's status is ≥ 400 but its step expects
-	// it: it is a response, not a failure.
+	// Expected says the response's status counts as failed (HTTP ≥ 400,
+	// a gRPC status other than OK) but its step expects it: it is a
+	// response, not a failure.
 	Expected bool
 	// Think is how long the virtual user pauses before its next request
 	// (closed model only; engines ignore it in the open model).

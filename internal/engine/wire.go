@@ -17,8 +17,12 @@ import (
 type Wire struct {
 	// Conn is the connection; nil when there is none.
 	Conn net.Conn
-	buf  []byte
-	r, w int // unconsumed response bytes are buf[r:w]
+	// Served counts the responses the connection carried: a request on a
+	// connection that served others may find it closed by the server
+	// (Call.RetryStale).
+	Served int
+	buf    []byte
+	r, w   int // unconsumed response bytes are buf[r:w]
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
@@ -31,7 +35,7 @@ const (
 
 // Attach makes c the wire's connection, with no bytes buffered.
 func (x *Wire) Attach(c net.Conn) {
-	x.Conn, x.r, x.w = c, 0, 0
+	x.Conn, x.r, x.w, x.Served = c, 0, 0, 0
 	if x.buf == nil {
 		x.buf = make([]byte, minWireBuf)
 	}
@@ -59,13 +63,31 @@ func (x *Wire) Close() bool {
 // and the first response byte are recorded in call; now is the job's
 // clock. keep is false when the connection cannot carry another request
 // (the response said so, or ended at the connection's end): the caller
-// closes it.
-func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration) (keep bool, err error) {
-	n, err := x.Conn.Write(req)
-	call.Wrote(int64(n))
+// closes it. wrote is the bytes of req written.
+//
+// A server may answer before it has read the whole request (a 413 to a
+// large body) and close: when the write fails, whatever the server already
+// sent is read, and a complete response is the result, as curl reports it.
+func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration) (keep bool, wrote int, err error) {
+	wrote, err = x.Conn.Write(req)
+	call.Wrote(int64(wrote))
 	if err != nil {
-		return false, err
+		_ = x.Conn.SetReadDeadline(time.Now().Add(earlyResponseGrace))
+		if _, rerr := x.read(call, p, now); rerr == nil {
+			return false, wrote, nil
+		}
+		return false, wrote, err
 	}
+	keep, err = x.read(call, p, now)
+	return keep, wrote, err
+}
+
+// earlyResponseGrace bounds the wait for a response that a server sent
+// before it stopped reading the request.
+const earlyResponseGrace = time.Second
+
+// read reads one response into p.
+func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep bool, err error) {
 	for {
 		if x.r < x.w {
 			n, done, err := p.Feed(x.buf[x.r:x.w])
@@ -74,6 +96,7 @@ func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() tim
 				return false, err
 			}
 			if done {
+				x.Served++
 				return p.KeepAlive, nil
 			}
 		}
@@ -93,6 +116,7 @@ func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() tim
 				return false, perr
 			}
 			if done {
+				x.Served++
 				return false, nil
 			}
 		}

@@ -2,7 +2,9 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,6 +232,57 @@ var cases = []testCase{
 			t.Errorf("a chain is one request: %d requests", res.Hail.Counts.Requests)
 		}
 	}},
+	{"redirects/method-and-body", func(t *testing.T, v *env) {
+		// RFC 9110 §15.4: 307 and 308 resend the request's own body (each
+		// request's, not the first one's); 303 turns POST into GET without
+		// the body or its Content-Type; HEAD stays HEAD; --host stays on a
+		// relative redirect.
+		cases := []struct {
+			method, code string
+			bodies       []string
+			want         Seen
+			wantBody     bool
+		}{
+			{"POST", "307", []string{"alpha", "bravo-bravo"}, Seen{Method: "POST", Host: "api.test", ContentType: "text/plain"}, true},
+			{"PUT", "308", []string{"x"}, Seen{Method: "PUT", Host: "api.test", ContentType: "text/plain"}, true},
+			{"POST", "303", []string{"gone"}, Seen{Method: "GET", Host: "api.test"}, false},
+			{"HEAD", "303", nil, Seen{Method: "HEAD", Host: "api.test", ContentType: "text/plain"}, false}, // HEAD stays HEAD, as it was sent
+		}
+		for _, c := range cases {
+			s := v.truth()
+			p := v.plan(s, s.URL+"/to?code="+c.code+"&loc=/seen")
+			p.Method, p.Requests, p.Connections, p.Host = c.method, 8, 2, "api.test"
+			p.Headers = [][2]string{{"Content-Type", "text/plain"}}
+			if v.e.Proto == H3 {
+				p.Host = "" // the TLS server name must match the test certificate
+				c.want.Host = strings.TrimPrefix(s.URL, "https://")
+			}
+			for _, b := range c.bodies {
+				p.Bodies = append(p.Bodies, []byte(b))
+			}
+			res := v.run(p, run.Options{})
+			if res.Hail.Counts.Responses != 8 {
+				t.Errorf("%s %s: %d responses of 8 (errors %v)", c.method, c.code, res.Hail.Counts.Responses, res.ErrorDistribution)
+				continue
+			}
+			sent := s.RedirectedBodies()
+			landed := map[string]int{}
+			for _, r := range s.SeenRequests() {
+				body := r.Body
+				r.Body = ""
+				if r != c.want {
+					t.Errorf("%s %s: the redirected request was %+v, want %+v", c.method, c.code, r, c.want)
+				}
+				landed[body]++
+			}
+			if c.wantBody && fmt.Sprint(landed) != fmt.Sprint(sent) {
+				t.Errorf("%s %s: bodies sent %v, resent after the redirect %v: each request must resend its own", c.method, c.code, sent, landed)
+			}
+			if !c.wantBody && (len(landed) != 1 || landed[""] != 8) {
+				t.Errorf("%s %s: bodies after the redirect %v, want none", c.method, c.code, landed)
+			}
+		}
+	}},
 	{"redirects/too-many", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/loop")
@@ -275,6 +328,34 @@ var cases = []testCase{
 		v.exact(res, s.Arrivals())
 		kind := map[Proto]stats.ErrorKind{HTTP1: stats.ErrClosedBeforeResponse, H2C: stats.ErrHTTP2StreamReset, H3: stats.ErrHTTP3}[v.e.Proto]
 		v.wantErrors(res, kind.String(), 6)
+	}},
+	{"stale-keep-alive", func(t *testing.T, v *env) {
+		// The server closes idle keep-alive connections after 100 ms without
+		// saying so; requests 300 ms apart find them closed and go again on a
+		// new connection: responses, not errors.
+		s := StartTruth(t, v.e.Proto, 100*time.Millisecond)
+		p := v.plan(s, s.URL+"/")
+		p.Requests, p.Connections, p.Rate = 5, 1, 3.3
+		res := v.run(p, run.Options{})
+		if res.StatusCodeDistribution["200"] != 5 || res.Hail.Counts.Errors != 0 {
+			t.Errorf("200s %d of 5, errors %v: a stale connection is not the server's failure", res.StatusCodeDistribution["200"], res.ErrorDistribution)
+		}
+		if s.Arrivals() != 5 {
+			t.Errorf("the server saw %d requests, want 5", s.Arrivals())
+		}
+		t.Logf("reconnects %d", res.Hail.Counts.Reconnects)
+	}},
+	{"early-response", func(t *testing.T, v *env) {
+		// A 413 sent before the server read the 32 MiB body, then the
+		// connection closed: the result is the 413, as curl reports it.
+		s := v.truth()
+		p := v.plan(s, s.URL+"/early")
+		p.Requests, p.Connections, p.Method = 6, 2, "POST"
+		p.Bodies = [][]byte{make([]byte, 32<<20)}
+		res := v.run(p, run.Options{})
+		if res.StatusCodeDistribution["413"] != 6 {
+			t.Errorf("413s %d of 6 (errors %v)", res.StatusCodeDistribution["413"], res.ErrorDistribution)
+		}
 	}},
 	{"status", func(t *testing.T, v *env) {
 		s := v.truth()

@@ -46,6 +46,9 @@ const (
 //	/badloc             302 to an ftp:// Location
 //	/close              no response: the connection (HTTP/1) or stream is cut
 //	/status?code=C      status C
+//	/early              413 at once, without reading the request body
+//	/to?code=C&loc=L    status C (a redirect) to L
+//	/seen               200, after noting the request's method, body and headers (Seen)
 //
 // Requests with an Authorization or Cookie header are counted separately.
 type Truth struct {
@@ -60,6 +63,32 @@ type Truth struct {
 	inflight atomic.Int64
 	peak     atomic.Int64
 	sem      chan struct{}
+	mu       sync.Mutex
+	seen     []Seen
+	bodies   map[string]int // body → requests at /to that carried it
+}
+
+// Seen is a request that reached /seen.
+type Seen struct {
+	Method, Host, ContentType, Body string
+}
+
+// SeenRequests are the requests that reached /seen.
+func (s *Truth) SeenRequests() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.seen...)
+}
+
+// RedirectedBodies counts the bodies of the requests that reached /to.
+func (s *Truth) RedirectedBodies() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string]int{}
+	for k, v := range s.bodies {
+		m[k] = v
+	}
+	return m
 }
 
 // Cap is how many requests /cap serves at a time.
@@ -83,8 +112,10 @@ var (
 	certErr  error
 )
 
-// StartTruth serves p on a free loopback port until tb ends.
-func StartTruth(tb testing.TB, p Proto) *Truth {
+// StartTruth serves p on a free loopback port until tb ends. idle, if
+// given, closes keep-alive connections idle that long without a word (as
+// many servers do): the next request on one finds it closed.
+func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	tb.Helper()
 	s := &Truth{sem: make(chan struct{}, Cap)}
 	h := http.HandlerFunc(s.serve)
@@ -112,6 +143,9 @@ func StartTruth(tb testing.TB, p Proto) *Truth {
 		tb.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols)}
+	if len(idle) > 0 {
+		srv.IdleTimeout = idle[0]
+	}
 	if p == H2C {
 		srv.Protocols.SetUnencryptedHTTP2(true)
 	} else {
@@ -195,6 +229,29 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		panic(http.ErrAbortHandler) // HTTP/2 and HTTP/3: the stream is reset
+	case "/early":
+		if r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close")
+		}
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
+	case "/to":
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		if s.bodies == nil {
+			s.bodies = map[string]int{}
+		}
+		s.bodies[string(body)]++
+		s.mu.Unlock()
+		code, _ := strconv.Atoi(q.Get("code"))
+		w.Header().Set("Location", q.Get("loc"))
+		w.WriteHeader(code)
+		return
+	case "/seen":
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.seen = append(s.seen, Seen{Method: r.Method, Host: r.Host, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
+		s.mu.Unlock()
 	case "/status":
 		code, err := strconv.Atoi(q.Get("code"))
 		if err != nil || code < 200 || code > 599 {

@@ -529,11 +529,18 @@ func (p *Parser) transferEncoding(v []byte) {
 
 // contentLength parses a Content-Length value: one decimal number, or a
 // comma-separated list of equal ones, and equal to any earlier value.
+// Leading zeros are allowed (RFC 9110's 1*DIGIT): 007 is 7.
 func (p *Parser) contentLength(v []byte) error {
 	for {
 		var e []byte
 		e, v = nextElem(v)
-		if len(e) == 0 || len(e) > 18 { // 18 digits cannot overflow int64
+		if len(e) == 0 {
+			return ErrBadContentLength
+		}
+		for len(e) > 1 && e[0] == '0' {
+			e = e[1:]
+		}
+		if len(e) > 18 { // 18 digits cannot overflow int64
 			return ErrBadContentLength
 		}
 		var n int64

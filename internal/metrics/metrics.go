@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -104,7 +103,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		counter(e.requests, t.Requests())
 		for code, n := range t.Status {
 			if n > 0 {
-				counter(e.responses, n, strconv.Itoa(code))
+				counter(e.responses, n, stats.StatusName(code))
 			}
 		}
 		for k, n := range t.Errors {

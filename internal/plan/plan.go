@@ -35,6 +35,10 @@ type Plan struct {
 	Compression bool
 	// Host overrides the Host header (--host).
 	Host string
+	// ServerName, when set, is the TLS server name (SNI and the name the
+	// certificate must match) in place of the URL's or Host's (hail grpc's
+	// --cname).
+	ServerName string
 
 	// Connections is the number of concurrent connections (-c).
 	Connections int
@@ -153,7 +157,7 @@ func (p *Plan) validateTransport() error {
 	switch p.HTTPVersion {
 	case HTTP1, HTTP2, HTTP3:
 	default:
-		return fieldErr("HTTPVersion", p.HTTPVersion, "choose 1.0, 1.1, 2 or 3")
+		return fieldErr("HTTPVersion", string(p.HTTPVersion), "choose 1.0, 1.1, 2 or 3")
 	}
 	switch {
 	case p.Streams < 0 || p.Streams > 100_000:
@@ -253,7 +257,7 @@ func (p *Plan) Validate() error {
 	case p.IPv4 && p.IPv6:
 		return fieldErr("IPv4", nil, "{IPv4} and {IPv6} exclude each other: give one")
 	case p.Engine != EngineNet && p.Engine != EngineURing && p.Engine != EngineAuto:
-		return fieldErr("Engine", p.Engine, "choose net, uring or auto")
+		return fieldErr("Engine", string(p.Engine), "choose net, uring or auto")
 	}
 	if p.URL.Scheme != "http" && p.URL.Scheme != "https" {
 		return fieldErr("URL", p.URL.String(), "the scheme must be http or https")
@@ -267,6 +271,9 @@ func (p *Plan) Validate() error {
 		}
 	}
 	if err := p.validateTransport(); err != nil {
+		return err
+	}
+	if err := p.validateSchedule(); err != nil {
 		return err
 	}
 	for _, s := range p.Specs() {
@@ -375,7 +382,8 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 	}
 	if u.Scheme == "https" {
 		// SNI follows --host; --connect-to changes only where connections go.
-		to := transport.TLSOptions{ServerName: u.Hostname(), Insecure: p.Insecure, CACert: p.CACert,
+		name, _, _ := strings.Cut(u.Hostname(), "%") // an IPv6 zone is not part of the name
+		to := transport.TLSOptions{ServerName: name, Insecure: p.Insecure, CACert: p.CACert,
 			Cert: p.Cert, Key: p.Key, NextProtos: []string{"http/1.1"}, Sessions: tls.NewLRUClientSessionCache(64)}
 		switch p.HTTPVersion {
 		case HTTP2:
@@ -389,6 +397,9 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 			} else {
 				to.ServerName = p.Host
 			}
+		}
+		if p.ServerName != "" && u == p.URL {
+			to.ServerName = p.ServerName
 		}
 		conf, err := transport.NewTLSConfig(to)
 		if err != nil {

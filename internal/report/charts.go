@@ -257,9 +257,12 @@ func statusChart(id string, status, errs map[string]int64) string {
 	}
 	var bars []bar
 	for _, k := range sortedByCount(status) {
-		code, _ := strconv.Atoi(k)
+		code, _ := stats.StatusByName(k)
 		col := palette.green
 		switch {
+		case stats.IsGRPC(code) && stats.StatusFailed(code):
+			col = palette.red
+		case stats.IsGRPC(code):
 		case code >= 500 || code == 0:
 			col = palette.red
 		case code >= 400:

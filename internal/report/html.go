@@ -167,6 +167,13 @@ func writeVerdict(b *strings.Builder, r *Result) {
 	if r.Hail.StoppedBy != "" {
 		fmt.Fprintf(b, "<section class=\"verdict warn\">Stopped early: %s</section>\n", esc(r.Hail.StoppedBy))
 	}
+	if m := r.Hail.Merged; m != nil && len(m.Incomplete) > 0 {
+		b.WriteString("<section class=\"verdict warn\" id=\"incomplete\"><strong>INCOMPLETE: the merged result is not the whole run as asked.</strong><ul>")
+		for _, why := range m.Incomplete {
+			fmt.Fprintf(b, "<li>%s</li>", esc(why))
+		}
+		b.WriteString("</ul></section>\n")
+	}
 }
 
 func writePercentileTable(b *strings.Builder, r *Result) {
@@ -242,6 +249,7 @@ func writeDistributed(b *strings.Builder, r *Result) {
 		for _, n := range m.Notes {
 			rows = append(rows, [2]string{"note", n})
 		}
+
 	}
 	kvTable(b, rows)
 }

@@ -224,10 +224,21 @@ func nonNil(m map[string]int64) map[string]int64 {
 // computations rely on. Values written as null read as 0. Results written
 // before the breakdown keys took oha's spelling (latencyPercentileSuccessful)
 // read too.
+//
+// A hail result and an oha result (oha -j) are JSON objects whose summary
+// holds successRate and total; anything else — null, a list, another
+// tool's JSON — is "not a hail result", never a report of zeros.
 func ReadJSON(rd io.Reader) (*Result, error) {
 	data, err := io.ReadAll(rd)
 	if err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
+	}
+	if !json.Valid(data) {
+		var v any
+		return nil, fmt.Errorf("not a hail result: %v", json.Unmarshal(data, &v))
+	}
+	if err := looksLikeResult(data); err != nil {
+		return nil, err
 	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -248,6 +259,49 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		}
 	}
 	return &r, nil
+}
+
+// looksLikeResult checks that raw is a JSON object with the summary keys
+// every hail and oha result has.
+func looksLikeResult(raw json.RawMessage) error {
+	const want = "a hail or oha JSON result (hail -j, oha -j) is an object with a summary"
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
+		kind := "a JSON " + jsonKind(raw)
+		return fmt.Errorf("not a hail result: the file holds %s; %s", kind, want)
+	}
+	var summary map[string]json.RawMessage
+	if err := json.Unmarshal(top["summary"], &summary); err != nil || summary == nil {
+		return fmt.Errorf("not a hail result: it has no summary; %s", want)
+	}
+	for _, k := range []string{"successRate", "total"} {
+		if _, ok := summary[k]; !ok {
+			return fmt.Errorf("not a hail result: its summary has no %s; %s", k, want)
+		}
+	}
+	return nil
+}
+
+// jsonKind names the kind of JSON value raw holds.
+func jsonKind(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case 'n':
+			return "null"
+		case '[':
+			return "list"
+		case '"':
+			return "string"
+		case 't', 'f':
+			return "boolean"
+		case '{':
+			return "object"
+		}
+		return "number"
+	}
+	return "value"
 }
 
 // WriteCSV writes the per-second series as CSV: one row per second of the

@@ -184,7 +184,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if h.TotalCount() != 1000 || h.Max() < 999_000 {
 		t.Errorf("decoded histogram: count %d, max %d", h.TotalCount(), h.Max())
 	}
-	if _, err := ReadJSON(strings.NewReader(`{"hail":{"histograms":{"latency_2xx":"!!"}}}`)); err == nil {
+	if _, err := ReadJSON(strings.NewReader(`{"summary":{"successRate":1,"total":1},"hail":{"histograms":{"latency_2xx":"!!"}}}`)); err == nil {
 		t.Error("a corrupt histogram was accepted")
 	}
 }
@@ -230,5 +230,37 @@ func TestTextReport(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b[") {
 		t.Error("escape codes without Color")
+	}
+}
+
+// report, compare and merge refuse JSON that is not a hail or oha result
+// (they printed zeros or "-100% better" before); oha's own output is read.
+func TestReadJSONRefusesOtherJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`null`, "the file holds a JSON null"},
+		{`[1,2,3]`, "the file holds a JSON list"},
+		{` "x"`, "the file holds a JSON string"},
+		{`42`, "the file holds a JSON number"},
+		{`{}`, "it has no summary"},
+		{`{"summary":null}`, "it has no summary"},
+		{`{"summary":{"total":1}}`, "its summary has no successRate"},
+		{`{"latencies":{"total":1000,"mean":5},"requests":10,"rate":2,"success":1}`, "it has no summary"}, // vegeta's report
+		{`{"summary":[1]}`, "it has no summary"},
+		{`not json`, "not a hail result"},
+	} {
+		_, err := ReadJSON(strings.NewReader(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), "not a hail result") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	oha := `{"summary":{"successRate":1.0,"total":1.5,"slowest":0.01,"fastest":0.001,"average":0.002,"requestsPerSec":133.3,
+		"totalData":2400,"sizePerRequest":12,"sizePerSec":1600},"responseTimeHistogram":{"0.001":100,"0.002":100},
+		"latencyPercentiles":{"p10":0.001,"p25":0.001,"p50":0.002,"p75":0.002,"p90":0.003,"p95":0.004,"p99":0.008,"p99.9":0.01,"p99.99":0.01},
+		"rps":{"mean":133,"stddev":1,"max":140,"min":120,"percentiles":{"p10":130}},
+		"details":{"DNSDialup":{"average":0.0001,"fastest":0.0001,"slowest":0.0002},"DNSLookup":{"average":0,"fastest":0,"slowest":0}},
+		"statusCodeDistribution":{"200":200},"errorDistribution":{}}`
+	r, err := ReadJSON(strings.NewReader(oha))
+	if err != nil || r.Summary.RequestsPerSec != 133.3 || r.StatusCodeDistribution["200"] != 200 {
+		t.Errorf("oha's result: %v", err)
 	}
 }

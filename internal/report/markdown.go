@@ -24,6 +24,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	}
 	if h.Merged != nil {
 		fmt.Fprintf(b, ", merged from %d results", h.Merged.Results)
+		if len(h.Merged.Incomplete) > 0 {
+			fmt.Fprintf(b, "; **INCOMPLETE**: %s", mdEscape(strings.Join(h.Merged.Incomplete, "; ")))
+		}
 	}
 	fmt.Fprintf(b, "\n\n| requests | requests/s | success | mean | p50 | p90 | p99 | p99.9 | max | errors |\n")
 	fmt.Fprintf(b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")

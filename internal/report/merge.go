@@ -1,13 +1,10 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +23,15 @@ type Shard struct {
 	Connections int     `json:"connections"`
 	// StartAt is the agreed start time (--start-at), RFC 3339.
 	StartAt string `json:"start_at,omitempty"`
+	// LateNS is how long after StartAt the shard began sending (a shard
+	// scheduled after the agreed time starts at once, late).
+	LateNS int64 `json:"late_ns,omitempty"`
 }
+
+// LateStart is how far behind --start-at a shard may begin and still count
+// as starting with the others: the per-second series align to the nearest
+// second, and hail merge marks a run with a later shard incomplete.
+const LateStart = time.Second
 
 // Merged describes a Result that hail merge made from several results.
 type Merged struct {
@@ -35,6 +40,21 @@ type Merged struct {
 	Shards  []int `json:"shards,omitempty"`
 	// Notes say how fields that cannot add exactly were combined.
 	Notes []string `json:"notes"`
+	// Incomplete says, one line per shard, why the merged result is not
+	// the whole run as asked: a shard missing or failed, late or
+	// interrupted. Empty when the run is complete.
+	Incomplete []string `json:"incomplete,omitempty"`
+}
+
+// MergeOptions are hail merge's allowances for a run that did not go as
+// planned. The merged result lists each such shard in Merged.Incomplete.
+type MergeOptions struct {
+	// Failed gives the shards (by index) that failed, and why (as the
+	// scheduler said); they have no result.
+	Failed map[int]string
+	// Partial merges the shards that are there: a missing shard is
+	// recorded instead of being an error.
+	Partial bool
 }
 
 // Target is the monitored target process's resource use over the run
@@ -81,7 +101,7 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	}
 	c := r.Hail.Counts
 	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
-	t.Queued, t.QueueWait, t.Unsent, t.Skipped = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped
+	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped, c.Reconnects
 	t.Expected = c.Expected
 	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
 	if c.Connects > 0 {
@@ -92,8 +112,8 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 
 func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
 	for k, n := range status {
-		code, err := strconv.Atoi(k)
-		if err != nil || code < 0 || code >= stats.MaxStatus {
+		code, ok := stats.StatusByName(k)
+		if !ok {
 			return fmt.Errorf("bad status code %q in result", k)
 		}
 		t.Status[code] += n
@@ -138,7 +158,18 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 // the field. names label the inputs in messages (file names); nil uses
 // their positions.
 func Merge(results []*Result, names []string) (*Result, error) {
+	return MergeWith(results, names, MergeOptions{})
+}
+
+// MergeWith is Merge for a run some of whose shards failed or are missing
+// (as opt allows): it merges the results there are and records in
+// Merged.Incomplete every shard that failed, is missing, started late or
+// was interrupted.
+func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, error) {
 	if len(results) == 0 {
+		if len(opt.Failed) > 0 {
+			return nil, fmt.Errorf("every shard failed: nothing to merge")
+		}
 		return nil, fmt.Errorf("nothing to merge")
 	}
 	name := func(i int) string {
@@ -147,16 +178,18 @@ func Merge(results []*Result, names []string) (*Result, error) {
 		}
 		return fmt.Sprintf("result %d", i+1)
 	}
-	if err := checkMergeable(results, name); err != nil {
+	absent, err := checkMergeable(results, name, opt)
+	if err != nil {
 		return nil, err
 	}
 	first := results[0]
-	info := &Merged{Results: len(results), Notes: []string{}}
+	info := &Merged{Results: len(results), Notes: []string{}, Incomplete: absent}
 	sum, err := sumResults(results, name, info)
 	if err != nil {
 		return nil, err
 	}
 	sort.Ints(info.Shards)
+	cores, shared := mergeCores(results, name)
 	series, spread := alignSeries(results, sum.start, func(r *Result) []stats.Second { return r.Hail.Series })
 	elapsed := time.Duration(sum.end - sum.start)
 	rate := 0.0
@@ -171,7 +204,7 @@ func Merge(results []*Result, names []string) (*Result, error) {
 		}
 	}
 	engine := strings.Join(sum.engines, "+")
-	out := Build(Input{Totals: sum.total, Series: series, Elapsed: elapsed, Usage: sum.usage, Cores: sum.cores,
+	out := Build(Input{Totals: sum.total, Series: series, Elapsed: elapsed, Usage: sum.usage, Cores: cores,
 		Engine: engine, EngineReason: fmt.Sprintf("merged from %d results", len(results)), Open: first.Hail.Model == "open",
 		Rate: rate, Start: time.Unix(0, sum.start), Interrupted: sum.interrupted, Config: first.Hail.Config,
 		Version: first.Hail.Version, SuccessSplit: sum.split, Intent: sum.intent, Connections: sum.conns})
@@ -179,12 +212,15 @@ func Merge(results []*Result, names []string) (*Result, error) {
 		fmt.Sprintf("counts, status codes, errors and histograms are exact sums of the %d results; percentiles are recomputed from the summed histograms", len(results)),
 		fmt.Sprintf("the results' starts are %s apart; per-second series are aligned by wall clock to the nearest second", time.Duration(spread).Round(time.Microsecond)),
 		"per-second percentiles (p50…max, schedule lag) are the highest of the results' for that second: an upper bound, not exact",
-		fmt.Sprintf("generator CPU, context switches and cores are summed over the %d results; peak RSS is the largest single result's", len(results)))
+		fmt.Sprintf("generator CPU and context switches are summed over the %d results, and cores over the machines they ran on; peak RSS is the largest single result's", len(results)))
+	info.Notes = append(info.Notes, shared...)
+	info.Incomplete = append(info.Incomplete, lateOrInterrupted(results, name)...)
 	mergeVerdicts(out, results, name)
 	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
 		return nil, err
 	}
 	out.Hail.Target = mergeTarget(results, info)
+	out.Hail.GRPC = mergeGRPC(results)
 	out.Hail.Merged = info
 	return out, nil
 }
@@ -193,7 +229,6 @@ func Merge(results []*Result, names []string) (*Result, error) {
 type mergeSums struct {
 	total              *stats.Totals
 	usage              stats.Usage
-	cores              int
 	start, end         int64 // the earliest start and latest end, Unix ns
 	interrupted, split bool
 	engines            []string
@@ -217,7 +252,6 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 		m.usage.Voluntary += g.VoluntarySwitches
 		m.usage.Involuntary += g.ForcedSwitches
 		m.usage.MaxRSS = max(m.usage.MaxRSS, g.MaxRSSBytes)
-		m.cores += g.Cores
 		c := r.Hail.Counts
 		m.intent.Intended += max(c.Intended, c.Requests+c.Unsent+c.Skipped)
 		m.intent.Unsent += c.Unsent
@@ -279,72 +313,6 @@ func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 	}
 	v.Reasons = append(v.Reasons, reasons...)
 	v.GeneratorLimited = rank[v.Bottleneck] >= rank[BottleneckWakeup]
-}
-
-// checkMergeable returns an error naming the first field on which the
-// results disagree, or a missing or repeated shard.
-func checkMergeable(results []*Result, name func(int) string) error {
-	first := results[0]
-	keys := map[string]bool{}
-	for _, r := range results {
-		for k := range r.Hail.Config {
-			keys[k] = true
-		}
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for i, r := range results[1:] {
-		for _, k := range sorted {
-			a, _ := json.Marshal(first.Hail.Config[k])
-			b, _ := json.Marshal(r.Hail.Config[k])
-			if !bytes.Equal(a, b) {
-				return fmt.Errorf("the results do not belong to one run: config.%s is %s in %s but %s in %s", k, a, name(0), b, name(i+1))
-			}
-		}
-		if r.Hail.Model != first.Hail.Model {
-			return fmt.Errorf("the results do not belong to one run: model is %s in %s but %s in %s", first.Hail.Model, name(0), r.Hail.Model, name(i+1))
-		}
-	}
-	sharded := 0
-	for _, r := range results {
-		if r.Hail.Shard != nil {
-			sharded++
-		}
-	}
-	if sharded == 0 {
-		return nil
-	}
-	if sharded != len(results) {
-		return fmt.Errorf("some results are shards (--shard) and some are not: merge the shards of one run")
-	}
-	n := first.Hail.Shard.Count
-	seen := map[int]string{}
-	for i, r := range results {
-		s := r.Hail.Shard
-		if s.Count != n {
-			return fmt.Errorf("the results do not belong to one run: shard.count is %d in %s but %d in %s", n, name(0), s.Count, name(i))
-		}
-		if prev, dup := seen[s.Index]; dup {
-			return fmt.Errorf("shard %d/%d appears twice: %s and %s", s.Index, n, prev, name(i))
-		}
-		seen[s.Index] = name(i)
-		if s.StartAt != first.Hail.Shard.StartAt {
-			return fmt.Errorf("the results do not belong to one run: shard.start_at is %q in %s but %q in %s", first.Hail.Shard.StartAt, name(0), s.StartAt, name(i))
-		}
-	}
-	var missing []string
-	for k := range n {
-		if _, ok := seen[k]; !ok {
-			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("shard %s missing: merge needs the result of every shard of the run", strings.Join(missing, ", "))
-	}
-	return nil
 }
 
 // alignSeries merges per-second series by wall clock: entry k of a result
@@ -507,6 +475,12 @@ func writeResultsText(b *strings.Builder, r *Result) {
 		for _, n := range m.Notes {
 			fmt.Fprintf(b, "    - %s\n", n)
 		}
+		if len(m.Incomplete) > 0 {
+			fmt.Fprintf(b, "  INCOMPLETE:\tthe merged result is not the whole run as asked:\n")
+			for _, n := range m.Incomplete {
+				fmt.Fprintf(b, "    - %s\n", n)
+			}
+		}
 	}
 	if t := h.Target; t != nil {
 		fmt.Fprintf(b, "\nTarget process (pid %d, %s):\n", t.PID, t.Command)
@@ -521,4 +495,20 @@ func writeResultsText(b *strings.Builder, r *Result) {
 			fmt.Fprintf(b, "  Note:\tthe process exited during the run\n")
 		}
 	}
+}
+
+// mergeGRPC adds the results' gRPC call and message counts.
+func mergeGRPC(results []*Result) *GRPC {
+	var out *GRPC
+	for _, r := range results {
+		if g := r.Hail.GRPC; g != nil {
+			if out == nil {
+				out = &GRPC{Call: g.Call, Kind: g.Kind}
+			}
+			out.Calls += g.Calls
+			out.MessagesSent += g.MessagesSent
+			out.MessagesReceived += g.MessagesReceived
+		}
+	}
+	return out
 }

@@ -169,6 +169,23 @@ type Hail struct {
 	Merged *Merged `json:"merged,omitempty"`
 	// Target is the monitored target process's resource use (--target-pid).
 	Target *Target `json:"target,omitempty"`
+	// GRPC describes the run's gRPC calls (absent when it made none).
+	GRPC *GRPC `json:"grpc,omitempty"`
+}
+
+// GRPC describes a run's gRPC calls. A call is one request whatever its
+// streaming kind; its messages are counted here.
+type GRPC struct {
+	// Call is the method hail grpc called ("package.Service/Method") and
+	// Kind its streaming kind ("unary", "client streaming", "server
+	// streaming", "bidi streaming"); absent for a scenario's several.
+	Call string `json:"call,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Calls were sent; MessagesSent and MessagesReceived are their
+	// request and response messages.
+	Calls            int64 `json:"calls"`
+	MessagesSent     int64 `json:"messages_sent"`
+	MessagesReceived int64 `json:"messages_received"`
 }
 
 // Counts are exact integer totals. Every intended request ended as exactly
@@ -176,16 +193,21 @@ type Hail struct {
 // hail when the run stopped sending: never counted as a request, an error
 // or in requests/s), or skipped (a request number no step could serve).
 type Counts struct {
-	Intended  int64 `json:"intended"`
-	Sent      int64 `json:"sent"`
-	Unsent    int64 `json:"unsent"`
-	Skipped   int64 `json:"skipped,omitempty"`
-	Requests  int64 `json:"requests"`
-	Responses int64 `json:"responses"`
-	Errors    int64 `json:"errors"`
-	Aborted   int64 `json:"aborted"`
-	// Expected are responses with status ≥ 400 that their scenario step
-	// expects (expect: status): responses, not failures.
+	Intended int64 `json:"intended"`
+	Sent     int64 `json:"sent"`
+	Unsent   int64 `json:"unsent"`
+	Skipped  int64 `json:"skipped,omitempty"`
+	// Reconnects are requests sent again, once, on a new connection because
+	// the server had closed their keep-alive connection without answering
+	// (as browsers and net/http do): not errors.
+	Reconnects int64 `json:"reconnects"`
+	Requests   int64 `json:"requests"`
+	Responses  int64 `json:"responses"`
+	Errors     int64 `json:"errors"`
+	Aborted    int64 `json:"aborted"`
+	// Expected are responses whose status counts as failed (HTTP ≥ 400,
+	// gRPC not OK) but that their scenario step expects (expect: status):
+	// responses, not failures.
 	Expected     int64 `json:"expected,omitempty"`
 	BodyBytes    int64 `json:"body_bytes"`
 	WireBytes    int64 `json:"wire_bytes"`
@@ -248,6 +270,11 @@ type Generator struct {
 	OthersCPU   float64 `json:"others_cpu"`
 	Steal       float64 `json:"steal"`
 	CPUPressure float64 `json:"cpu_pressure"`
+	// Machine identifies the machine (its kernel's boot id), so hail
+	// merge counts the cores of shards that shared one once; MachineCPUs
+	// is how many CPUs it has.
+	Machine     string `json:"machine,omitempty"`
+	MachineCPUs int    `json:"machine_cpus,omitempty"`
 }
 
 // Verdict says who limited the test.
@@ -365,7 +392,7 @@ func buildOha(r *Result, in Input) {
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
 		if n > 0 {
-			r.StatusCodeDistribution[strconv.Itoa(code)] = n
+			r.StatusCodeDistribution[stats.StatusName(code)] = n
 		}
 	}
 	r.ErrorDistribution = map[string]int64{}
@@ -399,7 +426,7 @@ func buildHail(r *Result, in Input) {
 	h.Counts = Counts{Intended: in.Intent.Intended, Sent: requests, Unsent: unsent, Skipped: in.Intent.Skipped,
 		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Expected: t.Expected,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
-		Queued: t.Queued, QueueWaitNS: t.QueueWait, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
+		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}
 	if t.Connects > 0 {
 		h.Counts.ConnectMinNS, h.Counts.ConnectMaxNS = t.ConnectMin, t.ConnectMax

@@ -144,7 +144,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s.StatusCodeDistribution = map[string]int64{}
 		for code, n := range t.Status {
 			if n > 0 {
-				s.StatusCodeDistribution[strconv.Itoa(code)] = n
+				s.StatusCodeDistribution[stats.StatusName(code)] = n
 			}
 		}
 		s.ErrorDistribution = map[string]int64{}
@@ -182,19 +182,19 @@ func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 		Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed}
 	m.Failed = t.ErrorCount() - m.Aborted - t.Expected
 	for code, n := range t.Status {
-		if code == 0 || code >= 400 {
+		if stats.StatusFailed(code) {
 			m.Failed += n
 		}
 	}
 	return m
 }
 
-// failedStatuses counts responses with status ≥ 400 (or out of range) in a
-// status distribution.
+// failedStatuses counts failed responses in a status distribution: HTTP
+// status ≥ 400 (or out of range), gRPC statuses other than OK.
 func failedStatuses(dist map[string]int64) int64 {
 	var n int64
 	for k, c := range dist {
-		if code, err := strconv.Atoi(k); err != nil || code == 0 || code >= 400 {
+		if code, ok := stats.StatusByName(k); !ok || stats.StatusFailed(code) {
 			n += c
 		}
 	}
@@ -337,7 +337,7 @@ func codeList(m map[string]int64, c colorer) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		code, _ := strconv.Atoi(k)
+		code, _ := stats.StatusByName(k)
 		parts = append(parts, c.status(code, k)+"×"+strconv.FormatInt(m[k], 10))
 	}
 	return strings.Join(parts, " ")

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"hail/internal/stats"
 	"io"
 	"math"
 	"sort"
@@ -163,7 +164,7 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintln(b, c.heading("Status code distribution:"))
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
-		code, _ := strconv.Atoi(k)
+		code, _ := stats.StatusByName(k)
 		fmt.Fprintln(b, c.status(code, fmt.Sprintf("  [%s] %d responses", k, r.StatusCodeDistribution[k])))
 	}
 	if len(r.ErrorDistribution) > 0 {
@@ -222,6 +223,9 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c
 			conn += fmt.Sprintf("; TLS handshakes %d, resumed %d", h.TLS.Handshakes, h.TLS.Resumptions)
 		}
 		fmt.Fprintf(b, "  Connection:\t%s\n", conn)
+	}
+	if rg := h.GRPC; rg != nil {
+		fmt.Fprintf(b, "  gRPC:\t%s%d calls, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, rg.MessagesSent, rg.MessagesReceived)
 	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",
@@ -358,7 +362,7 @@ func (c colorer) latency(s string, secs float64) string {
 // white.
 func (c colorer) status(code int, s string) string {
 	switch {
-	case code >= 200 && code < 300:
+	case stats.StatusSuccess(code):
 		return c.paint("32", s)
 	case code >= 400 && code < 500:
 		return c.paint("33", s)
@@ -369,3 +373,12 @@ func (c colorer) status(code int, s string) string {
 }
 
 func (c colorer) warn(s string) string { return c.paint("1;33", s) }
+
+// grpcCall names a gRPC run's method for the text report ("" for a
+// scenario's several).
+func grpcCall(g *GRPC) string {
+	if g.Call == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s): ", g.Call, g.Kind)
+}

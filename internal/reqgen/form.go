@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/textproto"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"hail/internal/bodyfile"
 	"hail/internal/http1"
 )
 
@@ -39,12 +39,13 @@ type formPart struct {
 //	…;headers=H: V        an extra header for the part (repeatable)
 //
 // A value (or a type, filename or header) in double quotes may contain ';'
-// and '"' written as \". Errors name the argument.
-func NewForm(args []string) (*Form, error) {
+// and '"' written as \". Files are read through bodyfile.Read, each at most
+// limit bytes (≤ 0: bodyfile.DefaultLimit). Errors name the argument.
+func NewForm(args []string, limit int64) (*Form, error) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
 	for _, a := range args {
-		p, err := parseFormPart(a)
+		p, err := parseFormPart(a, limit)
 		if err != nil {
 			return nil, fmt.Errorf("-F %q: %v", a, err)
 		}
@@ -79,7 +80,7 @@ func NewForm(args []string) (*Form, error) {
 }
 
 // parseFormPart parses one -F argument (see NewForm).
-func parseFormPart(a string) (formPart, error) {
+func parseFormPart(a string, limit int64) (formPart, error) {
 	var p formPart
 	name, rest, ok := strings.Cut(a, "=")
 	if !ok || name == "" {
@@ -93,12 +94,12 @@ func parseFormPart(a string) (formPart, error) {
 	switch {
 	case strings.HasPrefix(value, "@"):
 		path := value[1:]
-		if p.data, err = readFormFile(path); err != nil {
+		if p.data, err = readFormFile(path, limit); err != nil {
 			return p, err
 		}
 		p.filename, p.ctype = filepath.Base(path), contentTypeFor(path)
 	case strings.HasPrefix(value, "<"):
-		if p.data, err = readFormFile(value[1:]); err != nil {
+		if p.data, err = readFormFile(value[1:], limit); err != nil {
 			return p, err
 		}
 	default:
@@ -172,15 +173,9 @@ func isToken(s string) bool {
 	return s != ""
 }
 
-func readFormFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return b, nil
+// readFormFile reads an uploaded file, bounded by limit (bodyfile.Read).
+func readFormFile(path string, limit int64) ([]byte, error) {
+	return bodyfile.Read(path, limit)
 }
 
 // escapeDisposition escapes a name or filename as HTML forms (and curl) do:

@@ -21,7 +21,7 @@ func TestForm(t *testing.T) {
 	os.WriteFile(photo, []byte("\x89PNG..."), 0o644)
 	os.WriteFile(note, []byte("from a file"), 0o644)
 	f, err := NewForm([]string{"name=value", "img=@" + photo, "text=<" + note, "doc=@" + note + ";type=text/csv;filename=r.csv",
-		`q="a;b \"c\""`, "h=x;headers=X-Part: 1", `we"ird=v`})
+		`q="a;b \"c\""`, "h=x;headers=X-Part: 1", `we"ird=v`}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestFormBadInput(t *testing.T) {
 		{`f="a"b`, "expected ';'"},
 		{"f=x;headers=NoColon", "'Name: value'"},
 	} {
-		if _, err := NewForm([]string{tc.arg}); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "-F ") {
+		if _, err := NewForm([]string{tc.arg}, 0); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "-F ") {
 			t.Errorf("-F %q: %v, want an error naming -F and %q", tc.arg, err, tc.want)
 		}
 	}
@@ -90,7 +90,7 @@ func FuzzForm(f *testing.F) {
 		if strings.ContainsAny(arg, "@<") {
 			return // file reads
 		}
-		form, err := NewForm([]string{arg})
+		form, err := NewForm([]string{arg}, 0)
 		if err != nil {
 			return
 		}

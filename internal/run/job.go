@@ -40,6 +40,9 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	dialer, err := transport.NewDialer(ctx, topt)
+	if _, ok := err.(*transport.SocketPathError); ok {
+		return nil, err // it names the flag and the path
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
 	}

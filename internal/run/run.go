@@ -179,7 +179,8 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
 		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
 	})
-	res.Hail.Shard = shardInfo(s.whole, p)
+	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
+	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
 		col.coll.Steps(func(t []*stats.Totals, ser [][]stats.Second) {
 			if len(s.steps) == 1 { // one step: its series is the run's
@@ -189,6 +190,9 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		})
 	}
 	res.Hail.StoppedBy = col.stoppedBy
+	if m := &s.job.Messages; m.Calls.Load() > 0 {
+		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+	}
 	return res
 }
 

@@ -51,8 +51,9 @@ func ShardRamp(r schedule.Ramp, n int) schedule.Ramp {
 	return out
 }
 
-// shardInfo describes a sharded plan (whole) and its share for the Result.
-func shardInfo(whole, share *plan.Plan) *report.Shard {
+// shardInfo describes a sharded plan (whole) and its share for the Result;
+// started is when it began sending, to record how late it was.
+func shardInfo(whole, share *plan.Plan, started time.Time) *report.Shard {
 	if whole.ShardCount <= 1 {
 		return nil
 	}
@@ -60,23 +61,32 @@ func shardInfo(whole, share *plan.Plan) *report.Shard {
 		Rate: share.Rate, Connections: share.Connections}
 	if !whole.StartAt.IsZero() {
 		s.StartAt = whole.StartAt.UTC().Format(time.RFC3339Nano)
+		s.LateNS = max(0, int64(started.Sub(whole.StartAt)))
 	}
 	return s
 }
 
-// MaxStartAhead bounds how far ahead --start-at may be.
+// MaxStartAhead bounds how far ahead --start-at may be, and how far in the
+// past it may be for a shard.
 const MaxStartAhead = 24 * time.Hour
 
-// MaxStartLate is how far in the past --start-at may be (a shard scheduled
-// a moment late still joins; one minutes late has missed the run).
+// MaxStartLate is how far in the past --start-at may be for a run that is
+// not a shard (a moment late still starts; minutes late is a mistake).
 const MaxStartLate = 5 * time.Second
 
-// CheckStartAt says what is wrong with a --start-at time, if anything.
-func CheckStartAt(t, now time.Time) error {
+// CheckStartAt says what is wrong with a --start-at time, if anything. A
+// shard (sharded) whose time has passed is not refused: scheduled late, it
+// starts at once and its result records by how much (report.Shard.LateNS),
+// so the whole run is reported incomplete rather than a shard lost.
+func CheckStartAt(t, now time.Time, sharded bool) error {
+	late := MaxStartLate
+	if sharded {
+		late = MaxStartAhead
+	}
 	switch {
 	case t.After(now.Add(MaxStartAhead)):
 		return fmt.Errorf("--start-at %s is more than 24h ahead: give a time within the next day", t.UTC().Format(time.RFC3339))
-	case t.Before(now.Add(-MaxStartLate)):
+	case t.Before(now.Add(-late)):
 		return fmt.Errorf("--start-at %s is %s in the past: give a time a little ahead, e.g. $(date -d '+30 sec' +%%s)", t.UTC().Format(time.RFC3339), now.Sub(t).Round(time.Second))
 	}
 	return nil

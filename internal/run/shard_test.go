@@ -79,9 +79,26 @@ func TestCheckStartAt(t *testing.T) {
 		at time.Time
 		ok bool
 	}{{now.Add(time.Minute), true}, {now.Add(-2 * time.Second), true}, {now.Add(-time.Minute), false}, {now.Add(25 * time.Hour), false}} {
-		if err := CheckStartAt(tc.at, now); (err == nil) != tc.ok {
+		if err := CheckStartAt(tc.at, now, false); (err == nil) != tc.ok {
 			t.Errorf("%v: %v", tc.at.Sub(now), err)
 		}
+	}
+	// A shard scheduled late starts, up to a day late.
+	for _, tc := range []struct {
+		at time.Time
+		ok bool
+	}{{now.Add(-time.Minute), true}, {now.Add(-23 * time.Hour), true}, {now.Add(-25 * time.Hour), false}, {now.Add(25 * time.Hour), false}} {
+		if err := CheckStartAt(tc.at, now, true); (err == nil) != tc.ok {
+			t.Errorf("shard, %v: %v", tc.at.Sub(now), err)
+		}
+	}
+	at := now.Add(-3 * time.Second)
+	s := shardInfo(&plan.Plan{ShardIndex: 1, ShardCount: 2, StartAt: at}, &plan.Plan{}, now)
+	if s == nil || s.LateNS != int64(3*time.Second) {
+		t.Errorf("shard info %+v, want late 3s", s)
+	}
+	if s := shardInfo(&plan.Plan{ShardCount: 2, StartAt: now.Add(time.Second)}, &plan.Plan{}, now.Add(time.Second)); s.LateNS != 0 {
+		t.Errorf("on time: late %d", s.LateNS)
 	}
 	stop := make(chan struct{})
 	close(stop)

@@ -1,10 +1,12 @@
 package scenario
 
 import (
+	"bytes"
 	"strconv"
 
 	"hail/internal/engine"
 	"hail/internal/http1"
+	"hail/internal/stats"
 )
 
 // vu is one worker's request builder: a virtual user. It implements
@@ -26,6 +28,8 @@ type vu struct {
 	buf     []byte
 	body    []byte
 	scratch []byte
+	msg     []byte       // a gRPC step's encoded messages
+	msgJSON bytes.Buffer // a gRPC response message as protojson, for captures
 	lastSet []bool
 	excl    []bool
 	flow    int // the flow being walked, -1 for none
@@ -160,6 +164,15 @@ func (v *vu) build(i int) ([]byte, bool) {
 	case st.body != nil:
 		v.body = st.body.AppendTo(v.body[:0], &v.ctx)
 		body = v.body
+		if st.grpc != nil {
+			msg, err := st.grpc.encode(v.msg[:0], body, v.ctx.Hit)
+			if err != nil {
+				v.giveBack(st, len(st.refs))
+				st.yields[len(st.yields)-1].Add(1)
+				return nil, false
+			}
+			v.msg, body = msg, msg
+		}
 	case st.lines != nil:
 		body = st.lines[(st.lineNext.Add(1)-1)%uint64(len(st.lines))]
 	default:
@@ -182,15 +195,34 @@ func (v *vu) build(i int) ([]byte, bool) {
 	return b, true
 }
 
+// giveBack returns to their pools the values the first k refs of st took
+// for a request that will not be sent.
+func (v *vu) giveBack(st *Step, k int) {
+	for j := range k {
+		if st.refs[j].take {
+			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+		}
+	}
+}
+
 // Done implements engine.Requests: it runs the step's checks on the
 // response (the first that fails makes the response an error of its kind,
 // and nothing is captured from it), then its captures, and draws the
-// think time before the virtual user's next request.
+// think time before the virtual user's next request. A gRPC step's checks
+// and captures read its first response message as protojson.
 func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	st := v.s.Steps[step]
 	verdict := engine.Verdict{Think: v.think(st)}
 	if p == nil {
 		return verdict
+	}
+	if st.grpc != nil && (len(st.captures) > 0 || st.readsBody()) {
+		body := p.Body
+		if !st.grpc.captureBody(p, &v.msgJSON) {
+			v.msgJSON.Reset()
+		}
+		p.Body = v.msgJSON.Bytes()
+		defer func() { p.Body = body }()
 	}
 	for _, c := range st.checks {
 		if !c.pass(p, &v.scratch) {
@@ -200,7 +232,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 			return verdict
 		}
 	}
-	verdict.Expected = p.Status >= 400 && st.expectsStatus()
+	verdict.Expected = stats.StatusFailed(p.Status) && st.expectsStatus()
 	for _, c := range st.captures {
 		val, ok := c.extract(p, &v.scratch)
 		if !ok || len(val) == 0 {
@@ -215,14 +247,4 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 		}
 	}
 	return verdict
-}
-
-// giveBack returns the values of st's first n pool references that this
-// request took: it is not sent.
-func (v *vu) giveBack(st *Step, n int) {
-	for j := range n {
-		if st.refs[j].take {
-			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
-		}
-	}
 }

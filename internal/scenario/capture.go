@@ -68,7 +68,7 @@ func parseJSONPath(s string) ([]pathSeg, error) {
 func (c *capture) extract(p *http1.Parser, scratch *[]byte) ([]byte, bool) {
 	switch c.kind {
 	case capStatus:
-		*scratch = strconv.AppendInt((*scratch)[:0], int64(p.Status), 10)
+		*scratch = statusValue((*scratch)[:0], p.Status)
 		return *scratch, true
 	case capHeader:
 		if c.header == "content-length" && p.ContentLength >= 0 {

@@ -99,7 +99,7 @@ func statusDesc(codes [][2]int) string {
 	for _, r := range codes {
 		switch {
 		case r[0] == r[1]:
-			parts = append(parts, strconv.Itoa(r[0]))
+			parts = append(parts, stats.StatusName(r[0]))
 		case r[1]-r[0] == 99:
 			parts = append(parts, strconv.Itoa(r[0]/100)+"xx")
 		default:
@@ -114,6 +114,16 @@ func statusDesc(codes [][2]int) string {
 func (st *Step) expectsStatus() bool {
 	for _, c := range st.checks {
 		if c.kind == checkStatus {
+			return true
+		}
+	}
+	return false
+}
+
+// readsBody reports whether a check of st reads the response body.
+func (st *Step) readsBody() bool {
+	for _, c := range st.checks {
+		if c.kind == checkBody || c.kind == checkJSON {
 			return true
 		}
 	}

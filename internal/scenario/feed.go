@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"hail/internal/bodyfile"
 )
 
 // Feed is a data file whose rows fill templates: {{feed.NAME.COLUMN}}.
@@ -84,15 +85,12 @@ func (f *Feed) Columns() []string {
 
 // loadFeed reads a feed file: CSV with a header row, or JSON Lines (one
 // object per line; strings are unescaped, other values kept as JSON text).
-// format is "csv" or "jsonl".
-func loadFeed(path, format string) (cols map[string]int, rows [][][]byte, err error) {
-	data, err := os.ReadFile(path)
+// format is "csv" or "jsonl"; limit bounds the file's size as for
+// body_file (bodyfile.Read).
+func loadFeed(path, format string, limit int64) (cols map[string]int, rows [][][]byte, err error) {
+	data, err := bodyfile.Read(path, limit)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, nil, fmt.Errorf("cannot read %s: %v", path, err)
+		return nil, nil, err
 	}
 	if format == "jsonl" {
 		cols, rows, err = parseJSONL(data)

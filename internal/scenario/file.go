@@ -7,6 +7,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,9 @@ import (
 	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
+
+	"hail/internal/bodyfile"
+	"hail/internal/grpccall"
 )
 
 // Error is a problem in a scenario file, at a line and column (1-based).
@@ -37,6 +41,13 @@ type LoadOptions struct {
 	// LengthGiven says the command line bounds the run (-z or -n), so the
 	// file need not.
 	LengthGiven bool
+	// GRPC finds the schema of gRPC steps when the file names none (hail
+	// run asks the server at base by reflection); insecure is the file's
+	// (or --insecure's) TLS verification setting.
+	GRPC func(base *url.URL, insecure bool) (grpccall.Source, error)
+	// FileLimit bounds the files read into memory: the scenario, body_file,
+	// body_lines and pool files (--body-file-limit; 0: bodyfile.DefaultLimit).
+	FileLimit int64
 }
 
 // Limits of the format.
@@ -50,10 +61,10 @@ const (
 var (
 	topKeys = []string{"name", "base", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
 		"connections", "rate", "duration", "requests", "timeout", "connect_timeout", "keepalive", "redirects",
-		"engine", "insecure", "seed", "max_repeat", "body_limit", "think", "feeds", "setup", "teardown"}
-	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "expect", "think"}
+		"engine", "insecure", "seed", "max_repeat", "body_limit", "grpc", "think", "feeds", "setup", "teardown"}
+	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
-	phaseKeys     = []string{"name", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "expect", "think", "repeat"}
+	phaseKeys     = []string{"name", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat"}
 	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
 	poolKeys      = []string{"max", "values", "file"}
@@ -63,12 +74,9 @@ var (
 
 // Load reads and compiles the scenario file at path.
 func Load(path string, o LoadOptions) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := bodyfile.Read(path, o.FileLimit)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, err
 	}
 	return Parse(path, data, o)
 }
@@ -93,9 +101,11 @@ type loader struct {
 	weightSet  []bool
 	stepInFlow []bool
 	firstNeeds []bool                  // the step needs a captured value before it can run
+	grpcSrc    grpccall.Source         // the schema of gRPC steps, once one needed it
 	names      map[string]*yaml.Node   // every step's name: load, setup and teardown
 	phaseNodes map[string][]*yaml.Node // the setup and teardown steps
 	phase      bool                    // compiling a setup or teardown step
+	anyGRPC    bool                    // a step is a gRPC call: the run speaks HTTP/2
 	thinkNode  *yaml.Node              // a think time of the load (file, flow or step), for the open-model check
 }
 

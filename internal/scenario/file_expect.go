@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"hail/internal/stats"
 )
 
 var expectKeys = []string{"status", "body_contains", "json", "header"}
@@ -56,6 +58,9 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 				if !isToken(name) {
 					return l.errAt(k, "%s.header: expected a header name such as Content-Type, found %q", what, name)
 				}
+				if l.anyGRPC {
+					return l.errAt(k, "%s.header: header checks need HTTP/1.1, but this file's gRPC steps make the whole run speak HTTP/2, whose engine keeps no response headers: check the body or the status instead", what)
+				}
 				val, err := l.fixedText(v, what+".header."+name)
 				if err != nil {
 					return err
@@ -69,7 +74,8 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 	})
 }
 
-// expectStatus reads the statuses a step expects: 201, [201, 202], "2xx".
+// expectStatus reads the statuses a step expects: 201, [201, 202], "2xx",
+// or for a gRPC step gRPC status names (OK, NotFound).
 func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
@@ -80,7 +86,7 @@ func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 	}
 	c := &check{kind: checkStatus}
 	for _, it := range items {
-		bad := l.errAt(it, "%s: expected status codes such as 201, [200, 204] or 2xx, found %s", what, describe(it))
+		bad := l.errAt(it, "%s: expected status codes such as 201, [200, 204] or 2xx (gRPC: OK, NotFound, …), found %s", what, describe(it))
 		if it.Kind != yaml.ScalarNode {
 			return nil, bad
 		}
@@ -88,6 +94,10 @@ func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 		if len(s) == 3 && strings.HasSuffix(s, "xx") && s[0] >= '1' && s[0] <= '5' {
 			lo := int(s[0]-'0') * 100
 			c.codes = append(c.codes, [2]int{lo, lo + 99})
+			continue
+		}
+		if slot, ok := stats.StatusByName(strings.TrimSpace(it.Value)); ok && stats.IsGRPC(slot) {
+			c.codes = append(c.codes, [2]int{slot, slot})
 			continue
 		}
 		code, err := strconv.Atoi(s)

@@ -60,7 +60,7 @@ func (l *loader) feeds() error {
 				return l.errAt(fileN, "%s.file: cannot tell the format of %q from its name: expected a .csv or .jsonl file, or format: csv|jsonl", what, f.File)
 			}
 		}
-		cols, rows, err := loadFeed(l.path(f.File), format)
+		cols, rows, err := loadFeed(l.path(f.File), format, l.o.FileLimit)
 		if err != nil {
 			return l.errAt(fileN, "%s.file: %v", what, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"hail/internal/bodyfile"
 )
 
 func (l *loader) addPool(name string) int {
@@ -57,7 +59,7 @@ func (l *loader) pools() error {
 				if err != nil {
 					return err
 				}
-				lines, err := readLines(l.path(p))
+				lines, err := bodyfile.Lines(l.path(p), l.o.FileLimit)
 				if err != nil {
 					return l.errAt(v, "%s.file: %v", what, err)
 				}

@@ -7,12 +7,13 @@ package scenario
 import (
 	"bytes"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"hail/internal/bodyfile"
+	"hail/internal/http1"
 	"hail/internal/plan"
 )
 
@@ -200,7 +201,7 @@ func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host stri
 		hasUA = hasUA || strings.EqualFold(h.name, "user-agent")
 	}
 	if !hasHost {
-		parts = append(parts, literal("Host: "+host+"\r\n"))
+		parts = append(parts, literal("Host: "+http1.StripZone(host)+"\r\n"))
 	}
 	for _, h := range hs {
 		t, err := compileTemplate(h.v.Value, env, escHeader)
@@ -274,12 +275,9 @@ func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
 		if err != nil {
 			return err
 		}
-		b, err := os.ReadFile(l.path(p))
+		b, err := bodyfile.Read(l.path(p), l.o.FileLimit)
 		if err != nil {
-			if pe, ok := err.(*os.PathError); ok {
-				err = pe.Err
-			}
-			return l.errAt(v, "%s.body_file: cannot read %s: %v", what, l.path(p), err)
+			return l.errAt(v, "%s.body_file: %v", what, err)
 		}
 		st.bodyLit = b
 	}
@@ -288,7 +286,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
 		if err != nil {
 			return err
 		}
-		lines, err := readLines(l.path(p))
+		lines, err := bodyfile.Lines(l.path(p), l.o.FileLimit)
 		if err != nil {
 			return l.errAt(v, "%s.body_lines: %v", what, err)
 		}

@@ -68,6 +68,8 @@ func (l *loader) prescanList(items []*yaml.Node, list string, keys []string, see
 				name = v
 			case "capture":
 				capNode = v
+			case "grpc":
+				l.anyGRPC = true
 			}
 			return nil
 		}); err != nil {
@@ -149,15 +151,24 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	env := *l.env
 	env.refs, env.lasts, env.feedRefs = &st.refs, &st.lasts, &st.feeds
 	env.where = "step " + st.Name
-	target, host, err := l.stepTarget(st, it, n, &env)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.stepHeaders(st, n, target, host, &env); err != nil {
-		return nil, err
-	}
-	if err := l.stepBody(st, n, &env); err != nil {
-		return nil, err
+	host := ""
+	if n.vals["grpc"] != nil {
+		if err := l.grpcRequest(st, it, n, &env); err != nil {
+			return nil, err
+		}
+		host = l.s.Base.Host
+	} else {
+		target, h, err := l.stepTarget(st, it, n, &env)
+		if err != nil {
+			return nil, err
+		}
+		host = h
+		if err := l.stepHeaders(st, n, target, host, &env); err != nil {
+			return nil, err
+		}
+		if err := l.stepBody(st, n, &env); err != nil {
+			return nil, err
+		}
 	}
 	if err := l.stepCaptures(st, n.vals["capture"]); err != nil {
 		return nil, err
@@ -248,6 +259,9 @@ func (l *loader) stepWaits(st *Step) {
 	}
 	for _, f := range st.feeds {
 		st.reasons = append(st.reasons, fmt.Sprintf("feed `%s` used up", s.Feeds[f].Name))
+	}
+	if st.grpc != nil && st.body != nil {
+		st.reasons = append(st.reasons, grpcYield) // the last reason (builder.go)
 	}
 	st.yields = make([]atomic.Int64, len(st.reasons))
 	s.maxSlots = max(s.maxSlots, len(st.refs))

@@ -149,7 +149,7 @@ func TestLoadErrors(t *testing.T) {
 		{"think range", head + create + "    think: 150ms..50ms\n", `t.yaml:9:12: create.think: expected a range from low to high such as 50ms..150ms, found 150ms > 50ms`},
 		{"think open", head + "rate: 10\n" + create + "    think: 1s\n", `t.yaml:10:12: think: a think time paces each virtual user of the closed model`},
 		{"expect key", head + create + "    expect: {stauts: 201}\n", `t.yaml:9:14: create.expect: unknown key "stauts": did you mean "status"?`},
-		{"expect status", head + create + "    expect: {status: [201, ok]}\n", `t.yaml:9:28: create.expect.status: expected status codes such as 201, [200, 204] or 2xx, found "ok"`},
+		{"expect status", head + create + "    expect: {status: [201, ok]}\n", `t.yaml:9:28: create.expect.status: expected status codes such as 201, [200, 204] or 2xx (gRPC: OK, NotFound, …), found "ok"`},
 		{"expect json value", head + create + "    expect: {json: {id: [1]}}\n", `t.yaml:9:25: create.expect.json.id: expected a string, number, true, false or null, found a list`},
 		{"expect json path", head + create + "    expect: {json: {a..b: 1}}\n", `t.yaml:9:21: create.expect.json: JSON path "a..b" has an empty segment`},
 		{"expect varies", head + create + "    expect: {body_contains: 'x{{counter}}'}\n", `t.yaml:9:29: create.expect.body_contains: expected a fixed value ({{var.NAME}} and {{env.NAME}} allowed)`},

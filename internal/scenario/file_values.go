@@ -5,12 +5,9 @@
 package scenario
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -154,7 +151,7 @@ func (l *loader) variables() error {
 	for k, v := range l.o.Vars {
 		l.env.vars[k] = value{s: v}
 	}
-	return nil
+	return l.resolveVars()
 }
 
 // base reads the base URL (or --base).
@@ -218,24 +215,6 @@ func (l *loader) path(p string) string {
 		return p
 	}
 	return filepath.Join(l.dir, p)
-}
-
-// readLines reads a file's lines (without line ends).
-func readLines(path string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = fmt.Errorf("cannot read %s: %v", path, pe.Err)
-		}
-		return nil, err
-	}
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		out = append(out, append([]byte(nil), sc.Bytes()...))
-	}
-	return out, sc.Err()
 }
 
 // thinkTime reads a think time: a duration (100ms, or a number of

@@ -25,6 +25,9 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = 5 * time.Second
 	}
+	if s.HasGRPC() { // gRPC is HTTP/2: the whole run speaks it
+		p.HTTPVersion = "2"
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)
 	}

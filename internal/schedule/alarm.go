@@ -45,9 +45,11 @@ func (h *wakeHeap) Pop() any {
 
 // NewAlarm returns an Alarm whose times are durations since base. Close
 // releases it.
-func NewAlarm(base time.Time) *Alarm {
-	a := &Alarm{base: base, armed: -1, exited: make(chan struct{})}
-	a.t = newAlarmTimer(base)
+func NewAlarm(base time.Time) *Alarm { return startAlarm(base, newAlarmTimer(base)) }
+
+// startAlarm runs an Alarm on timer t (tests give it the Go-timer fallback).
+func startAlarm(base time.Time, t *alarmTimer) *Alarm {
+	a := &Alarm{base: base, t: t, armed: -1, exited: make(chan struct{})}
 	go a.run()
 	return a
 }
@@ -70,14 +72,20 @@ func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
 	a.mu.Unlock()
 }
 
-// Wait blocks until at has come (true), or until stop is closed (false).
-// ch is the caller's own wake channel (capacity 1): a stale value left in it
-// by an earlier wake-up is ignored.
+// Wait blocks until at has come (true), or until stop is closed or the
+// alarm is closed (false). ch is the caller's own wake channel (capacity
+// 1): a stale value left in it by an earlier wake-up is ignored.
 func (a *Alarm) Wait(at time.Duration, ch chan struct{}, stop <-chan struct{}) bool {
 	for time.Since(a.base) < at {
 		select {
 		case <-ch:
 		default:
+		}
+		a.mu.Lock()
+		closed := a.closed
+		a.mu.Unlock()
+		if closed {
+			return false
 		}
 		a.At(at, ch)
 		select {

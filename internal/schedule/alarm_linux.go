@@ -58,8 +58,11 @@ func (t *alarmTimer) wait() {
 	_, _ = t.f.Read(t.buf[:])
 }
 
+// close releases the timerfd, or stops the fallback's Go timer.
 func (t *alarmTimer) close() {
-	if t.f != nil {
-		t.f.Close()
+	if t.fallback != nil {
+		t.fallback.close()
+		return
 	}
+	t.f.Close()
 }

@@ -132,30 +132,3 @@ func TestSourceActive(t *testing.T) {
 		t.Error("without stages every connection is active")
 	}
 }
-
-// A Sleeper is far more precise than a plain Go timer, which oversleeps
-// sub-millisecond waits by up to a millisecond here. The machine is shared,
-// so the check gets three attempts; a real imprecision fails all three.
-func TestSleeperPrecision(t *testing.T) {
-	sl := NewSleeper()
-	defer sl.Close()
-	var worst time.Duration
-	for attempt := 1; attempt <= 3; attempt++ {
-		start := time.Now()
-		worst = 0
-		for i := 1; i <= 50; i++ {
-			at := time.Duration(i) * 500 * time.Microsecond
-			sl.Until(start, at, nil)
-			late := time.Since(start) - at
-			if late < 0 {
-				t.Fatalf("woke %v early", -late)
-			}
-			worst = max(worst, late)
-		}
-		t.Logf("attempt %d: worst lateness over 50 waits: %v", attempt, worst)
-		if worst <= 500*time.Microsecond {
-			return
-		}
-	}
-	t.Errorf("worst lateness %v in every attempt", worst)
-}

@@ -14,6 +14,10 @@ const (
 	ErrConnectTimeout
 	ErrDNS
 	ErrTLS
+	ErrTLSExpired
+	ErrTLSHostname
+	ErrTLSUnknownCA
+	ErrNotTLS
 	ErrTimeout
 	ErrReset
 	ErrBrokenPipe
@@ -53,6 +57,10 @@ var kindNames = [numErrorKinds]string{
 	ErrConnectTimeout:       "connect timeout",
 	ErrDNS:                  "dns lookup failed",
 	ErrTLS:                  "tls handshake failed",
+	ErrTLSExpired:           "tls certificate expired",
+	ErrTLSHostname:          "tls certificate name mismatch",
+	ErrTLSUnknownCA:         "tls unknown certificate authority",
+	ErrNotTLS:               "not a tls server",
 	ErrTimeout:              "request timeout",
 	ErrReset:                "connection reset by peer",
 	ErrBrokenPipe:           "broken pipe",

@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// MaxStatus bounds the status codes counted individually; codes at or above
-// it (and below 100) are counted under 0.
-const MaxStatus = 1000
+// MaxStatus bounds the status slots (status.go): HTTP codes 100–999, then
+// gRPC's codes from GRPCBase; any other code is counted under 0.
+const MaxStatus = GRPCBase + NumGRPCCodes
 
 // Recorder accumulates the measurements of many requests. Any number of
 // goroutines record into one Recorder at once without locks: every field is
@@ -33,6 +33,7 @@ type Recorder struct {
 	unsent     int64 // requests taken but never sent: aborted before a byte was written
 	skipped    int64 // request numbers no step could serve (a scenario's pools were empty)
 	expected   int64 // responses with status ≥ 400 that their step expects: not failures
+	reconnects int64 // requests sent again on a new connection: their keep-alive connection had been closed
 	queueWait  int64 // ns summed over queued requests
 	inflight   int64
 
@@ -62,11 +63,12 @@ func NewRecorder() *Recorder {
 	}
 }
 
-// Response records one request that ended in an HTTP response.
-// latency and firstByte are in ns; body is the decoded body size and wire
-// the bytes read for the whole response.
+// Response records one request that ended in a response: status is its
+// slot (an HTTP code, or GRPCStatus of a gRPC call's code). latency and
+// firstByte are in ns; body is the decoded body size and wire the bytes
+// read for the whole response.
 func (r *Recorder) Response(status int, latency, firstByte int64, body, wire int64) {
-	if status >= 200 && status < 300 {
+	if StatusSuccess(status) {
 		r.latencyOK.record(latency)
 	} else {
 		r.latencyBad.record(latency)
@@ -89,8 +91,9 @@ func (r *Recorder) Error(k ErrorKind) {
 	atomic.AddInt64(&r.errors[k], 1)
 }
 
-// Expected records that a response just recorded, with status ≥ 400, is
-// one its scenario step expects (expect: status): it is not a failure.
+// Expected records that a response just recorded, whose status counts as
+// failed (StatusFailed), is one its scenario step expects (expect:
+// status): it is not a failure.
 func (r *Recorder) Expected() { atomic.AddInt64(&r.expected, 1) }
 
 // Sent records bytes written for a request.
@@ -113,6 +116,10 @@ func (r *Recorder) Delay(own, wait int64) {
 // Unsent records a request that was taken but never sent: the run ended
 // (deadline, interrupt, abort) before any of its bytes was written.
 func (r *Recorder) Unsent() { atomic.AddInt64(&r.unsent, 1) }
+
+// Reconnect records a request sent again on a new connection because the
+// server had closed its keep-alive connection before it answered.
+func (r *Recorder) Reconnect() { atomic.AddInt64(&r.reconnects, 1) }
 
 // Skipped records a request number that no step could serve.
 func (r *Recorder) Skipped() { atomic.AddInt64(&r.skipped, 1) }

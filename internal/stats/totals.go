@@ -29,6 +29,7 @@ type Totals struct {
 	Unsent     int64 // requests taken but never sent (the run ended first)
 	Skipped    int64 // request numbers no step could serve
 	Expected   int64 // responses with status ≥ 400 their step expects (not failures)
+	Reconnects int64 // requests sent again on a new connection (a stale keep-alive connection)
 
 	Connects   int64 // connection setups
 	ConnectSum int64 // ns
@@ -98,6 +99,7 @@ func (t *Totals) Add(o *Totals) {
 	t.Unsent += o.Unsent
 	t.Skipped += o.Skipped
 	t.Expected += o.Expected
+	t.Reconnects += o.Reconnects
 	t.Connects += o.Connects
 	t.ConnectSum += o.ConnectSum
 	t.DNSSum += o.DNSSum
@@ -143,6 +145,7 @@ func (t *Totals) drain(r *Recorder) {
 	swapAdd(&t.Unsent, &r.unsent)
 	swapAdd(&t.Skipped, &r.skipped)
 	swapAdd(&t.Expected, &r.expected)
+	swapAdd(&t.Reconnects, &r.reconnects)
 	swapAdd(&t.Connects, &r.connects)
 	swapAdd(&t.ConnectSum, &r.connectSum)
 	swapAdd(&t.DNSSum, &r.dnsSum)

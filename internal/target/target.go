@@ -67,9 +67,6 @@ func newAt(proc string, pid int) (*Sampler, error) {
 	return s, nil
 }
 
-// PID is the sampled process.
-func (s *Sampler) PID() int { return s.pid }
-
 // read returns the process's RSS and CPU time now.
 func (s *Sampler) read() (Sample, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", s.proc, s.pid))

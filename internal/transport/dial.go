@@ -69,9 +69,17 @@ type Dialer struct {
 	tls   tlsCounters
 }
 
-// NewDialer checks opt and, with PreLookup, resolves the name now.
+// NewDialer checks opt and, with PreLookup, resolves the name now. A unix
+// socket path (UnixSocket, VsockUDS) must exist and be a socket: a
+// *SocketPathError names the flag and the path.
 func NewDialer(ctx context.Context, opt Options) (*Dialer, error) {
 	d := &Dialer{opt: opt}
+	if err := checkSocketPath("--unix-socket", opt.UnixSocket); err != nil {
+		return nil, err
+	}
+	if err := checkSocketPath("--vsock-uds", opt.VsockUDS); err != nil {
+		return nil, err
+	}
 	if opt.UnixSocket != "" || opt.Vsock || opt.VsockUDS != "" || !opt.PreLookup {
 		return d, nil
 	}

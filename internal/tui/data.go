@@ -2,7 +2,6 @@ package tui
 
 import (
 	"sort"
-	"strconv"
 	"time"
 
 	"hail/internal/stats"
@@ -182,12 +181,13 @@ func (s *sampler) steps(src StepSource, d *Data) {
 	})
 }
 
-// statusName is a status code as the view shows it ("other" for 0).
+// statusName is a status slot as the view shows it: the HTTP code, the
+// gRPC status name, or "other" for 0.
 func statusName(code int) string {
 	if code == 0 {
 		return "other"
 	}
-	return strconv.Itoa(code)
+	return stats.StatusName(code)
 }
 
 func sortCounts(c []Count) {

@@ -315,11 +315,12 @@ func (m *Model) stepsPanel(w, h int) []string {
 	return out
 }
 
-// statusStyle colors a status code: 2xx good, 3xx warning, others bad.
+// statusStyle colors a status: a success (2xx, gRPC OK) good, 3xx a
+// warning, others bad.
 func (m *Model) statusStyle(name string) lipgloss.Style {
-	code, _ := strconv.Atoi(name)
+	code, _ := stats.StatusByName(name)
 	switch {
-	case code >= 200 && code < 300:
+	case stats.StatusSuccess(code):
 		return m.st.good
 	case code >= 300 && code < 400:
 		return m.st.warn

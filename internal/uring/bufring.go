@@ -13,28 +13,23 @@ import (
 )
 
 // BufRing is a provided-buffer ring (IORING_REGISTER_PBUF_RING, Linux 5.19+)
-// for buffer group Group(): Entries() buffers of Size() bytes each, in one
-// anonymous mmap, announced to the kernel through a ring that is also an
-// anonymous mmap. Receives with SQEBufferSelect (PrepRecvMultishot,
-// PrepRecvSelect) take buffers from it; the CQE names the buffer id. After
-// consuming the data, give the buffer back with Recycle (or Add for several
-// and then one Advance).
+// for buffer group Group(): a power of two of equal buffers in one anonymous
+// mmap, announced to the kernel through a ring that is also an anonymous
+// mmap. Multishot receives (PrepRecvMultishot) take buffers from it; each CQE
+// names the buffer id. After consuming the data, give buffers back with Add
+// and publish them with one Advance.
 //
-// A BufRing belongs to its Ring's goroutine and is freed by Close or by
-// Ring.Close.
+// A BufRing belongs to its Ring's goroutine and is freed by Ring.Close.
 type BufRing struct {
-	r       *Ring
-	bgid    uint16
-	entries uint32
-	mask    uint32
-	size    int
+	bgid uint16
+	mask uint32
+	size int
 
 	ringMem []byte
 	bufMem  []byte
 	bufs    []bufEntry
 	tail    uint16  // local tail, published by Advance
 	tailW   *uint32 // 32-bit word holding bufs[0].bid and the ring tail
-	freed   bool
 }
 
 // littleEndian reports host byte order (for the 32-bit tail store).
@@ -59,7 +54,7 @@ func (r *Ring) NewBufRing(bgid uint16, entries uint32, size int) (*BufRing, erro
 	}
 	page := os.Getpagesize()
 	ringBytes := (int(entries)*int(unsafe.Sizeof(bufEntry{})) + page - 1) &^ (page - 1)
-	b := &BufRing{r: r, bgid: bgid, entries: entries, mask: entries - 1, size: size}
+	b := &BufRing{bgid: bgid, mask: entries - 1, size: size}
 	var err error
 	b.ringMem, err = unix.Mmap(-1, 0, ringBytes, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
@@ -96,15 +91,9 @@ func (r *Ring) NewBufRing(bgid uint16, entries uint32, size int) (*BufRing, erro
 // Group returns the buffer group id (for PrepRecvMultishot).
 func (b *BufRing) Group() uint16 { return b.bgid }
 
-// Entries returns the number of buffers.
-func (b *BufRing) Entries() uint32 { return b.entries }
-
-// Size returns the size of each buffer.
-func (b *BufRing) Size() int { return b.size }
-
-// Buf returns buffer bid (its full Size; a CQE's Res says how much of it
-// holds data). The slice aliases mmapped memory that is reused once the
-// buffer is recycled, and unmapped when the BufRing is closed.
+// Buf returns buffer bid, all of it (a CQE's Res says how much holds data).
+// The slice aliases mmapped memory that is reused once the buffer is added
+// back, and unmapped when the Ring is closed.
 func (b *BufRing) Buf(bid uint16) []byte {
 	off := int(bid) * b.size
 	return b.bufMem[off : off+b.size : off+b.size]
@@ -137,42 +126,9 @@ func (b *BufRing) Advance() {
 	atomic.StoreUint32(b.tailW, w)
 }
 
-// Recycle gives buffer bid back to the kernel (Add + Advance).
-func (b *BufRing) Recycle(bid uint16) {
-	b.Add(bid)
-	b.Advance()
-}
-
-// Close unregisters the buffer ring (if the Ring is still open) and unmaps
-// its memory. No request may be using the group any more. If unregistering
-// fails (for example when called from the wrong thread of a SINGLE_ISSUER
-// ring) the memory stays mapped, because the kernel may still write to it,
-// and is freed by Ring.Close instead.
-func (b *BufRing) Close() error {
-	if b.freed {
-		return nil
-	}
-	if !b.r.closed {
-		reg := bufReg{bgid: b.bgid}
-		if _, err := b.r.register(unregPbufRing, unsafe.Pointer(&reg), 1); err != nil {
-			return fmt.Errorf("uring: unregister buffer ring %d: %w", b.bgid, err)
-		}
-		for i, x := range b.r.bufRings {
-			if x == b {
-				b.r.bufRings = append(b.r.bufRings[:i], b.r.bufRings[i+1:]...)
-				break
-			}
-		}
-	}
-	b.free()
-	return nil
-}
-
+// free unmaps the ring and its buffers (the kernel keeps its own references
+// until it has dropped the registration).
 func (b *BufRing) free() {
-	if b.freed {
-		return
-	}
-	b.freed = true
 	if b.ringMem != nil {
 		unix.Munmap(b.ringMem)
 	}

@@ -5,10 +5,9 @@
 //
 // No Go io_uring module is available to this project, so this package is
 // hand-written against the kernel UAPI (include/uapi/linux/io_uring.h). It
-// covers what an HTTP/1.1 load generator needs and nothing more: socket,
-// connect, send, recv (single-shot and multishot with a provided buffer
-// ring), close, timeouts, linked timeouts, cancellation, registered files and
-// registered buffers, and an opcode probe.
+// covers what hail's uring engine uses and nothing more: connect, send,
+// multishot receive into a provided buffer ring, read, shutdown, close,
+// cancellation, bounded waits, and an opcode probe.
 //
 // # Usage model
 //
@@ -19,16 +18,16 @@
 // kernel only accepts io_uring_enter and io_uring_register from the thread
 // that created the ring (other threads get EEXIST, reported as
 // ErrWrongThread), and completions are only posted while that thread calls
-// io_uring_enter with IORING_ENTER_GETEVENTS, which Submit, SubmitAndWait,
-// SubmitAndWaitTimeout and GetEvents all do. Set Options.AnyThread to avoid
-// this (the ring then uses COOP_TASKRUN, still single-goroutine).
+// io_uring_enter with IORING_ENTER_GETEVENTS, which Submit and
+// SubmitAndWaitTimeout both do. (Kernels without those flags get
+// COOP_TASKRUN, or a plain ring; the ring is still single-goroutine.)
 //
 // A typical event loop:
 //
 //	for {
 //		// queue work: sqe := r.GetSQE(); sqe.PrepSend(...); sqe.SetUserData(...)
-//		r.SubmitAndWait(1)          // one io_uring_enter per batch
-//		n := r.PeekCQEs(cqes[:])    // copy out and release completions
+//		r.SubmitAndWaitTimeout(1, d) // one io_uring_enter per batch
+//		n := r.PeekCQEs(cqes[:])     // copy out and release completions
 //		for i := range cqes[:n] { handle(&cqes[i]) }
 //	}
 //
@@ -60,30 +59,28 @@
 //
 // # Memory the kernel reads or writes later
 //
-// Anything the kernel touches after the submitting system call returns
-// (send and recv buffers, sockaddrs for connect, timespecs for timeouts,
-// registered buffers, provided buffers) must neither move nor be freed until
-// the corresponding completion has been reaped. The SQE only carries the
-// address as an integer, so the Go garbage collector does not see the
-// reference: Go's collector does not move heap objects today, but an object
-// whose only remaining reference is held by the kernel can be collected and
-// its memory reused while the kernel still writes to it. The safe choice is
-// memory that the Go runtime does not manage at all: use Arena (anonymous
-// mmap) for request bytes, receive buffers, sockaddrs and timespecs, and
-// BufRing for provided buffers. If Go heap memory is used anyway, the caller
-// must keep it reachable (and runtime.KeepAlive it) until the completion
-// arrives. Registered buffers are pinned by the kernel, so giving it Go heap
-// memory is never safe there: RegisterBuffers requires mmapped memory.
+// Anything the kernel touches after the submitting system call returns (send
+// and read buffers, sockaddrs for connect, provided buffers) must neither
+// move nor be freed until the corresponding completion has been reaped. The
+// SQE only carries the address as an integer, so the Go garbage collector
+// does not see the reference: Go's collector does not move heap objects
+// today, but an object whose only remaining reference is held by the kernel
+// can be collected and its memory reused while the kernel still writes to
+// it. The safe choice is memory that the Go runtime does not manage at all:
+// use Arena (anonymous mmap) for request bytes, read buffers and sockaddrs,
+// and BufRing for provided buffers. If Go heap memory is used anyway, the
+// caller must keep it reachable (and runtime.KeepAlive it) until the
+// completion arrives.
 //
 // Arguments that the kernel only reads during the system call itself
-// (io_uring_params, the probe, file tables, iovec arrays for
-// RegisterBuffers, the wait timeout) may be ordinary Go memory.
+// (io_uring_params, the probe, the buffer ring registration, the wait
+// timeout) may be ordinary Go memory.
 //
 // # Resources
 //
-// Close unmaps the rings and closes the ring fd; the kernel then drops every
-// registered file, registered buffer and provided buffer ring of that ring
-// (asynchronously, in its ring-exit work), and stops the SQPOLL thread.
-// BufRing memory and Arena memory are plain mmaps owned by this package and
-// are unmapped by their Close methods (a BufRing is also freed by Ring.Close).
+// Close unmaps the rings and closes the ring fd; the kernel then drops the
+// ring's provided buffer rings (asynchronously, in its ring-exit work),
+// cancels what is in flight, and stops the SQPOLL thread. BufRing memory is
+// unmapped by Ring.Close; Arena memory, a plain mmap too, by Arena.Close,
+// which must come after the ring's Close.
 package uring

@@ -12,7 +12,7 @@ import (
 )
 
 // GetSQE returns the next free submission entry, zeroed, or nil when the SQ
-// is full (call Submit, or SubmitAndWait, and try again; under SQPOLL the
+// is full (call Submit and try again; under SQPOLL the
 // kernel thread frees slots asynchronously). The entry is owned by the
 // caller until the next Submit* call publishes it to the kernel.
 func (r *Ring) GetSQE() *SQE {
@@ -27,31 +27,6 @@ func (r *Ring) GetSQE() *SQE {
 	r.sqeTail++
 	*sqe = SQE{}
 	return sqe
-}
-
-// SQReady returns the number of SQEs handed out by GetSQE that the kernel
-// has not consumed yet (queued locally or published but not yet read).
-func (r *Ring) SQReady() uint32 {
-	if r.closed {
-		return 0
-	}
-	return r.sqeTail - atomic.LoadUint32(r.sqHead)
-}
-
-// SQSpace returns how many more SQEs GetSQE can hand out right now.
-func (r *Ring) SQSpace() uint32 {
-	if r.closed {
-		return 0
-	}
-	return r.sqEntries - r.SQReady()
-}
-
-// SQFlags returns the SQ ring flags (SQNeedWakeup, SQCQOverflow, SQTaskrun).
-func (r *Ring) SQFlags() uint32 {
-	if r.closed {
-		return 0
-	}
-	return atomic.LoadUint32(r.sqFlags)
 }
 
 // flushSQ publishes the locally queued SQEs by storing the SQ tail
@@ -73,7 +48,6 @@ func (r *Ring) needsFlush() bool {
 func (r *Ring) sqpoll() bool { return r.flags&SetupSQPoll != 0 }
 
 func (r *Ring) enter(toSubmit, minComplete, flags uint32, arg unsafe.Pointer, argSize uintptr) (int, unix.Errno) {
-	r.enters++
 	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit),
 		uintptr(minComplete), uintptr(flags), uintptr(arg), argSize)
 	return int(n), errno
@@ -96,20 +70,7 @@ func enterErr(errno unix.Errno) error {
 // — reap them and submit again; the SQEs stay queued — and the error
 // otherwise. On DEFER_TASKRUN rings Submit also runs deferred completions.
 func (r *Ring) Submit() (int, error) {
-	return r.submitAndWait(0)
-}
-
-// SubmitAndWait publishes queued SQEs and waits until at least n
-// completions are ready in the CQ (n is capped at the CQ size), using one
-// io_uring_enter with IORING_ENTER_GETEVENTS in the common case. Signals
-// (Go's preemption uses SIGURG) are absorbed by re-entering. It returns the
-// number of SQEs submitted.
-func (r *Ring) SubmitAndWait(n uint32) (int, error) {
-	return r.submitAndWait(n)
-}
-
-func (r *Ring) submitAndWait(n uint32) (int, error) {
-	return r.submitWait(n, -1)
+	return r.submitWait(0, -1)
 }
 
 // submitWait is the common loop. d < 0 waits without a timeout; otherwise
@@ -130,7 +91,7 @@ func (r *Ring) submitWait(n uint32, d time.Duration) (int, error) {
 		published := r.sqeTail - r.sqeHead
 		pending := r.flushSQ()
 		wait := n
-		if r.CQReady() >= n {
+		if r.cqReady() >= n {
 			wait = 0
 		}
 		var flags uint32
@@ -141,7 +102,6 @@ func (r *Ring) submitWait(n uint32, d time.Duration) (int, error) {
 			sqf := atomic.LoadUint32(r.sqFlags) // ordered after the tail store (seq-cst atomics)
 			if sqf&SQNeedWakeup != 0 {
 				flags |= EnterSQWakeup
-				r.wakeups++
 			}
 			if wait > 0 || sqf&(SQCQOverflow|SQTaskrun) != 0 {
 				flags |= EnterGetEvents
@@ -175,7 +135,7 @@ func (r *Ring) submitWait(n uint32, d time.Duration) (int, error) {
 			if !r.sqpoll() {
 				submitted += ret
 			}
-			if r.CQReady() >= n && (r.sqpoll() || uint32(ret) >= pending) {
+			if r.cqReady() >= n && (r.sqpoll() || uint32(ret) >= pending) {
 				return submitted, nil
 			}
 			if ret == 0 && wait == 0 {
@@ -183,19 +143,19 @@ func (r *Ring) submitWait(n uint32, d time.Duration) (int, error) {
 			}
 			// Partial submission, or the wait was cut short (a signal, or the
 			// timeout, hidden because some SQEs were submitted): go again.
-			if d >= 0 && wait > 0 && !time.Now().Before(deadline) && r.CQReady() < n {
+			if d >= 0 && wait > 0 && !time.Now().Before(deadline) && r.cqReady() < n {
 				return submitted, ErrTimeout
 			}
 			continue
 		case unix.EINTR:
 			continue
 		case unix.ETIME:
-			if r.CQReady() >= n {
+			if r.cqReady() >= n {
 				return submitted, nil
 			}
 			return submitted, ErrTimeout
 		case unix.EAGAIN, unix.EBUSY:
-			if r.CQReady() > 0 {
+			if r.cqReady() > 0 {
 				return submitted, nil
 			}
 		}
@@ -203,10 +163,13 @@ func (r *Ring) submitWait(n uint32, d time.Duration) (int, error) {
 	}
 }
 
-// SubmitAndWaitTimeout is SubmitAndWait bounded by d: it returns ErrTimeout
-// if fewer than n completions are ready when d has passed (completions that
-// did arrive stay in the CQ). It uses IORING_ENTER_EXT_ARG (Linux 5.11+), so
-// no timeout SQE or CQE is involved.
+// SubmitAndWaitTimeout publishes queued SQEs and waits until at least n
+// completions are ready in the CQ (n is capped at the CQ size), or d has
+// passed: then it returns ErrTimeout (completions that did arrive stay in
+// the CQ). The common case is one io_uring_enter with
+// IORING_ENTER_GETEVENTS; signals (Go's preemption uses SIGURG) are absorbed
+// by re-entering. It returns the number of SQEs submitted. The bound uses
+// IORING_ENTER_EXT_ARG (Linux 5.11+), so no timeout SQE or CQE is involved.
 func (r *Ring) SubmitAndWaitTimeout(n uint32, d time.Duration) (int, error) {
 	if r.closed {
 		return 0, ErrClosed
@@ -220,81 +183,12 @@ func (r *Ring) SubmitAndWaitTimeout(n uint32, d time.Duration) (int, error) {
 	return r.submitWait(n, d)
 }
 
-// GetEvents enters the kernel without submitting or waiting, so deferred
-// completions (DEFER_TASKRUN, COOP_TASKRUN) and overflowed CQEs are posted to
-// the CQ.
-func (r *Ring) GetEvents() error {
-	if r.closed {
-		return ErrClosed
-	}
-	for {
-		_, errno := r.enter(0, 0, EnterGetEvents, nil, 0)
-		switch errno {
-		case 0:
-			return nil
-		case unix.EINTR:
-			continue
-		}
-		return enterErr(errno)
-	}
-}
-
-// WaitCQE submits queued SQEs, waits for at least one completion and
-// returns a pointer to the oldest one, which stays valid until AdvanceCQ.
-func (r *Ring) WaitCQE() (*CQE, error) {
-	if cqe := r.PeekCQE(); cqe != nil {
-		return cqe, nil
-	}
-	if _, err := r.SubmitAndWait(1); err != nil {
-		return nil, err
-	}
-	return r.PeekCQE(), nil
-}
-
-// WaitCQETimeout is WaitCQE bounded by d; it returns ErrTimeout if nothing
-// completed in time.
-func (r *Ring) WaitCQETimeout(d time.Duration) (*CQE, error) {
-	if cqe := r.PeekCQE(); cqe != nil {
-		return cqe, nil
-	}
-	if _, err := r.SubmitAndWaitTimeout(1, d); err != nil {
-		return nil, err
-	}
-	if cqe := r.PeekCQE(); cqe != nil {
-		return cqe, nil
-	}
-	return nil, ErrTimeout
-}
-
-// CQReady returns the number of completions waiting in the CQ.
-func (r *Ring) CQReady() uint32 {
+// cqReady returns the number of completions waiting in the CQ.
+func (r *Ring) cqReady() uint32 {
 	if r.closed {
 		return 0
 	}
 	return atomic.LoadUint32(r.cqTail) - atomic.LoadUint32(r.cqHead)
-}
-
-// PeekCQE returns the oldest completion without consuming it, or nil. The
-// pointer is into the shared ring and is valid until AdvanceCQ. It does not
-// enter the kernel (see GetEvents).
-func (r *Ring) PeekCQE() *CQE {
-	if r.closed {
-		return nil
-	}
-	head := atomic.LoadUint32(r.cqHead)
-	if atomic.LoadUint32(r.cqTail) == head { // acquire: CQE contents visible
-		return nil
-	}
-	return &r.cqes[head&r.cqMask]
-}
-
-// AdvanceCQ hands n consumed completions back to the kernel (store-release
-// of the CQ head).
-func (r *Ring) AdvanceCQ(n uint32) {
-	if r.closed || n == 0 {
-		return
-	}
-	atomic.StoreUint32(r.cqHead, atomic.LoadUint32(r.cqHead)+n)
 }
 
 // PeekCQEs copies up to len(dst) ready completions into dst, releases their
@@ -316,39 +210,3 @@ func (r *Ring) PeekCQEs(dst []CQE) int {
 	atomic.StoreUint32(r.cqHead, head+n) // release: slots may be reused
 	return int(n)
 }
-
-// ForEachCQE calls fn for every ready completion (in place, no copy), then
-// releases them all. fn must not keep the pointer. It returns the count.
-func (r *Ring) ForEachCQE(fn func(*CQE)) int {
-	if r.closed {
-		return 0
-	}
-	head := atomic.LoadUint32(r.cqHead)
-	tail := atomic.LoadUint32(r.cqTail)
-	for i := head; i != tail; i++ {
-		fn(&r.cqes[i&r.cqMask])
-	}
-	atomic.StoreUint32(r.cqHead, tail)
-	return int(tail - head)
-}
-
-// CQOverflow returns the kernel's count of CQEs dropped because the CQ was
-// full (only non-zero on kernels without IORING_FEAT_NODROP).
-func (r *Ring) CQOverflow() uint32 {
-	if r.closed {
-		return 0
-	}
-	return atomic.LoadUint32(r.cqOverflow)
-}
-
-// SQDropped returns the kernel's count of invalid SQ index entries.
-func (r *Ring) SQDropped() uint32 {
-	if r.closed {
-		return 0
-	}
-	return atomic.LoadUint32(r.sqDropped)
-}
-
-// Stats returns how many io_uring_enter calls this ring made and how many of
-// them woke the SQPOLL thread.
-func (r *Ring) Stats() (enters, sqWakeups uint64) { return r.enters, r.wakeups }

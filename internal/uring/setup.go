@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,10 +23,9 @@ var ErrUnavailable = errors.New("io_uring unavailable")
 // because the ring was created with IORING_SETUP_SINGLE_ISSUER (and
 // DEFER_TASKRUN) on a different OS thread.
 var ErrWrongThread = errors.New("uring: ring used from an OS thread other than the one that created it " +
-	"(SINGLE_ISSUER): call runtime.LockOSThread before New and use the ring only from that goroutine, " +
-	"or set Options.AnyThread")
+	"(SINGLE_ISSUER): call runtime.LockOSThread before New and use the ring only from that goroutine")
 
-// ErrTimeout is returned by SubmitAndWaitTimeout/WaitCQETimeout when the
+// ErrTimeout is returned by SubmitAndWaitTimeout when the
 // requested number of completions did not arrive in time.
 var ErrTimeout = errors.New("uring: timed out waiting for completions")
 
@@ -133,18 +131,9 @@ type Options struct {
 	CQEntries uint32
 
 	// SQPoll starts a kernel thread that polls the SQ (IORING_SETUP_SQPOLL),
-	// so submissions need no system call while it is awake.
+	// so submissions need no system call while it is awake. It sleeps after
+	// a second without work (the kernel's default) and Submit wakes it.
 	SQPoll bool
-	// SQThreadIdle is how long the SQPOLL thread spins before sleeping
-	// (rounded to milliseconds; 0 = kernel default, 1s).
-	SQThreadIdle time.Duration
-	// SQThreadCPU pins the SQPOLL thread to that CPU when SQThreadCPUSet.
-	SQThreadCPU    uint32
-	SQThreadCPUSet bool
-
-	// AnyThread disables IORING_SETUP_SINGLE_ISSUER/DEFER_TASKRUN so the ring
-	// may be driven from any OS thread (never from two at once).
-	AnyThread bool
 }
 
 // Ring is one io_uring instance. It is not safe for concurrent use.
@@ -157,7 +146,6 @@ type Ring struct {
 	sqHead    *uint32 // kernel-written
 	sqTail    *uint32 // we write
 	sqFlags   *uint32 // kernel-written
-	sqDropped *uint32
 	sqMask    uint32
 	sqEntries uint32
 	sqes      []SQE
@@ -165,12 +153,11 @@ type Ring struct {
 	sqeHead   uint32 // first SQE not yet published in *sqTail
 
 	// CQ
-	cqHead     *uint32 // we write
-	cqTail     *uint32 // kernel-written
-	cqOverflow *uint32
-	cqMask     uint32
-	cqEntries  uint32
-	cqes       []CQE
+	cqHead    *uint32 // we write
+	cqTail    *uint32 // kernel-written
+	cqMask    uint32
+	cqEntries uint32
+	cqes      []CQE
 
 	sqMem, cqMem, sqeMem []byte
 
@@ -182,10 +169,6 @@ type Ring struct {
 
 	bufRings []*BufRing
 	closed   bool
-
-	// statistics (for tests and diagnostics)
-	enters  uint64
-	wakeups uint64
 }
 
 // New creates a ring with at least entries SQ entries (rounded up to a power
@@ -211,22 +194,15 @@ func New(entries uint32, opts *Options) (*Ring, error) {
 	if o.CQEntries != 0 {
 		base |= SetupCQSize
 	}
+	// The best flags first, then what older kernels accept.
 	var attempts []uint32
 	if o.SQPoll {
-		base |= SetupSQPoll
-		if o.SQThreadCPUSet {
-			base |= SetupSQAff
-		}
 		// COOP_TASKRUN/TASKRUN_FLAG/DEFER_TASKRUN are invalid with SQPOLL.
-		if !o.AnyThread {
-			attempts = append(attempts, base|SetupSingleIssuer|SetupSubmitAll)
-		}
-		attempts = append(attempts, base|SetupSubmitAll, base)
+		base |= SetupSQPoll
+		attempts = []uint32{base | SetupSingleIssuer | SetupSubmitAll, base | SetupSubmitAll, base}
 	} else {
-		if !o.AnyThread {
-			attempts = append(attempts, base|SetupSingleIssuer|SetupDeferTaskrun|SetupTaskrunFlag|SetupSubmitAll)
-		}
-		attempts = append(attempts, base|SetupCoopTaskrun|SetupTaskrunFlag|SetupSubmitAll, base)
+		attempts = []uint32{base | SetupSingleIssuer | SetupDeferTaskrun | SetupTaskrunFlag | SetupSubmitAll,
+			base | SetupCoopTaskrun | SetupTaskrunFlag | SetupSubmitAll, base}
 	}
 
 	var p Params
@@ -234,13 +210,6 @@ func New(entries uint32, opts *Options) (*Ring, error) {
 	var err error
 	for _, fl := range attempts {
 		p = Params{Flags: fl, CQEntries: o.CQEntries}
-		if o.SQPoll {
-			p.SQThreadIdle = uint32(o.SQThreadIdle / time.Millisecond)
-			if o.SQThreadIdle > 0 && p.SQThreadIdle == 0 {
-				p.SQThreadIdle = 1
-			}
-			p.SQThreadCPU = o.SQThreadCPU
-		}
 		fd, err = Setup(entries, &p)
 		if err != unix.EINVAL {
 			break
@@ -295,7 +264,6 @@ func (r *Ring) mapRings(p *Params) error {
 	r.sqHead = u32(r.sqMem, p.SQOff.Head)
 	r.sqTail = u32(r.sqMem, p.SQOff.Tail)
 	r.sqFlags = u32(r.sqMem, p.SQOff.Flags)
-	r.sqDropped = u32(r.sqMem, p.SQOff.Dropped)
 	r.sqMask = *u32(r.sqMem, p.SQOff.RingMask)
 	r.sqEntries = *u32(r.sqMem, p.SQOff.RingEntries)
 	r.sqes = unsafe.Slice((*SQE)(unsafe.Pointer(&r.sqeMem[0])), r.sqEntries)
@@ -311,7 +279,6 @@ func (r *Ring) mapRings(p *Params) error {
 
 	r.cqHead = u32(r.cqMem, p.CQOff.Head)
 	r.cqTail = u32(r.cqMem, p.CQOff.Tail)
-	r.cqOverflow = u32(r.cqMem, p.CQOff.Overflow)
 	r.cqMask = *u32(r.cqMem, p.CQOff.RingMask)
 	r.cqEntries = *u32(r.cqMem, p.CQOff.RingEntries)
 	r.cqes = unsafe.Slice((*CQE)(unsafe.Pointer(&r.cqMem[p.CQOff.CQEs])), r.cqEntries)
@@ -333,9 +300,8 @@ func (r *Ring) unmap() {
 }
 
 // Close releases the ring: provided buffer rings created by NewBufRing are
-// unmapped, the rings are unmapped and the fd closed. Registered files,
-// buffers and buffer rings are dropped by the kernel when the fd closes;
-// in-flight requests are cancelled. Close is idempotent. Memory the caller
+// unmapped, the rings are unmapped and the fd closed. The kernel drops the
+// buffer rings when the fd closes; in-flight requests are cancelled. Close is idempotent. Memory the caller
 // gave to the kernel (arenas) must outlive Close.
 func (r *Ring) Close() error {
 	if r == nil || r.closed {
@@ -346,9 +312,9 @@ func (r *Ring) Close() error {
 	if cerr := unix.Close(r.fd); cerr != nil {
 		err = fmt.Errorf("uring: close ring fd: %w", cerr)
 	}
-	// The kernel holds its own page references for buffer rings and
-	// registered buffers (pinned), so unmapping our view after the fd is
-	// closed is safe even though ring teardown in the kernel is asynchronous.
+	// The kernel holds its own page references for buffer rings (pinned),
+	// so unmapping our view after the fd is closed is safe even though ring
+	// teardown in the kernel is asynchronous.
 	for _, br := range r.bufRings {
 		br.free()
 	}
@@ -358,47 +324,5 @@ func (r *Ring) Close() error {
 	return err
 }
 
-// Fd returns the ring file descriptor.
-func (r *Ring) Fd() int { return r.fd }
-
-// Flags returns the IORING_SETUP_* flags the kernel accepted.
-func (r *Ring) Flags() uint32 { return r.flags }
-
 // Features returns the IORING_FEAT_* bits the kernel reported.
 func (r *Ring) Features() uint32 { return r.features }
-
-// SQEntries returns the SQ size.
-func (r *Ring) SQEntries() uint32 { return r.sqEntries }
-
-// CQEntries returns the CQ size.
-func (r *Ring) CQEntries() uint32 { return r.cqEntries }
-
-// FlagNames renders setup flags for logs, e.g. "SINGLE_ISSUER|DEFER_TASKRUN".
-func FlagNames(flags uint32) string {
-	names := []struct {
-		f uint32
-		n string
-	}{
-		{SetupIOPoll, "IOPOLL"}, {SetupSQPoll, "SQPOLL"}, {SetupSQAff, "SQ_AFF"},
-		{SetupCQSize, "CQSIZE"}, {SetupClamp, "CLAMP"}, {SetupAttachWQ, "ATTACH_WQ"},
-		{SetupRDisabled, "R_DISABLED"}, {SetupSubmitAll, "SUBMIT_ALL"},
-		{SetupCoopTaskrun, "COOP_TASKRUN"}, {SetupTaskrunFlag, "TASKRUN_FLAG"},
-		{SetupSQE128, "SQE128"}, {SetupCQE32, "CQE32"}, {SetupSingleIssuer, "SINGLE_ISSUER"},
-		{SetupDeferTaskrun, "DEFER_TASKRUN"}, {SetupNoMmap, "NO_MMAP"},
-		{SetupRegisteredFD, "REGISTERED_FD_ONLY"}, {SetupNoSQArray, "NO_SQARRAY"},
-	}
-	var parts []string
-	for _, x := range names {
-		if flags&x.f != 0 {
-			parts = append(parts, x.n)
-			flags &^= x.f
-		}
-	}
-	if flags != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", flags))
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, "|")
-}

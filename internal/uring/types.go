@@ -5,107 +5,53 @@ package uring
 import (
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
-// Opcodes (enum io_uring_op). Only the ones this package has helpers for, plus
-// a few neighbours useful with Supports.
+// Opcodes (enum io_uring_op) that hail's engine submits or needs.
 const (
-	OpNop           uint8 = 0
-	OpReadv         uint8 = 1
-	OpWritev        uint8 = 2
-	OpReadFixed     uint8 = 4
-	OpWriteFixed    uint8 = 5
-	OpPollAdd       uint8 = 6
-	OpPollRemove    uint8 = 7
-	OpSendmsg       uint8 = 9
-	OpRecvmsg       uint8 = 10
-	OpTimeout       uint8 = 11
-	OpTimeoutRemove uint8 = 12
-	OpAccept        uint8 = 13
-	OpAsyncCancel   uint8 = 14
-	OpLinkTimeout   uint8 = 15
-	OpConnect       uint8 = 16
-	OpClose         uint8 = 19
-	OpFilesUpdate   uint8 = 20
-	OpRead          uint8 = 22
-	OpWrite         uint8 = 23
-	OpSend          uint8 = 26
-	OpRecv          uint8 = 27
-	OpShutdown      uint8 = 34
-	OpMsgRing       uint8 = 40
-	OpSocket        uint8 = 45
-	OpSendZC        uint8 = 47
-	OpBind          uint8 = 56
-	OpListen        uint8 = 57
+	OpAsyncCancel uint8 = 14
+	OpConnect     uint8 = 16
+	OpClose       uint8 = 19
+	OpRead        uint8 = 22
+	OpSend        uint8 = 26
+	OpRecv        uint8 = 27
+	OpShutdown    uint8 = 34
 )
 
 // SQE flags (sqe->flags, IOSQE_*).
 const (
-	SQEFixedFile      uint8 = 1 << 0 // IOSQE_FIXED_FILE: Fd is an index into the registered file table
-	SQEIODrain        uint8 = 1 << 1 // IOSQE_IO_DRAIN
-	SQEIOLink         uint8 = 1 << 2 // IOSQE_IO_LINK: next SQE starts only after this one succeeds
-	SQEIOHardlink     uint8 = 1 << 3 // IOSQE_IO_HARDLINK
-	SQEAsync          uint8 = 1 << 4 // IOSQE_ASYNC
-	SQEBufferSelect   uint8 = 1 << 5 // IOSQE_BUFFER_SELECT: pick a buffer from group BufIndex
-	SQECQESkipSuccess uint8 = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS: no CQE unless it fails
+	SQEIOHardlink   uint8 = 1 << 3 // IOSQE_IO_HARDLINK: the next SQE starts after this one, even if it fails
+	SQEBufferSelect uint8 = 1 << 5 // IOSQE_BUFFER_SELECT: pick a buffer from group BufIndex
 )
 
-// io_uring_setup flags (IORING_SETUP_*).
+// io_uring_setup flags (IORING_SETUP_*) that New asks for.
 const (
-	SetupIOPoll       uint32 = 1 << 0
 	SetupSQPoll       uint32 = 1 << 1
-	SetupSQAff        uint32 = 1 << 2
 	SetupCQSize       uint32 = 1 << 3
-	SetupClamp        uint32 = 1 << 4
-	SetupAttachWQ     uint32 = 1 << 5
-	SetupRDisabled    uint32 = 1 << 6
 	SetupSubmitAll    uint32 = 1 << 7
 	SetupCoopTaskrun  uint32 = 1 << 8
 	SetupTaskrunFlag  uint32 = 1 << 9
-	SetupSQE128       uint32 = 1 << 10
-	SetupCQE32        uint32 = 1 << 11
 	SetupSingleIssuer uint32 = 1 << 12
 	SetupDeferTaskrun uint32 = 1 << 13
-	SetupNoMmap       uint32 = 1 << 14
-	SetupRegisteredFD uint32 = 1 << 15
 	SetupNoSQArray    uint32 = 1 << 16
-	SetupHybridIOPoll uint32 = 1 << 17
 )
 
-// Features reported by the kernel (IORING_FEAT_*).
+// Features reported by the kernel (IORING_FEAT_*) that this package or
+// hail's engine check.
 const (
-	FeatSingleMmap     uint32 = 1 << 0
-	FeatNoDrop         uint32 = 1 << 1
-	FeatSubmitStable   uint32 = 1 << 2
-	FeatRWCurPos       uint32 = 1 << 3
-	FeatCurPersonality uint32 = 1 << 4
-	FeatFastPoll       uint32 = 1 << 5
-	FeatPoll32Bits     uint32 = 1 << 6
-	FeatSQPollNonfixed uint32 = 1 << 7
-	FeatExtArg         uint32 = 1 << 8
-	FeatNativeWorkers  uint32 = 1 << 9
-	FeatRsrcTags       uint32 = 1 << 10
-	FeatCQESkip        uint32 = 1 << 11
-	FeatLinkedFile     uint32 = 1 << 12
-	FeatRegRegRing     uint32 = 1 << 13
-	FeatRecvSendBundle uint32 = 1 << 14
-	FeatMinTimeout     uint32 = 1 << 15
-	FeatRWAttr         uint32 = 1 << 16
-	FeatNoIOWait       uint32 = 1 << 17
+	FeatSingleMmap uint32 = 1 << 0
+	FeatNoDrop     uint32 = 1 << 1
+	FeatExtArg     uint32 = 1 << 8
 )
 
 // io_uring_enter flags (IORING_ENTER_*).
 const (
-	EnterGetEvents      uint32 = 1 << 0
-	EnterSQWakeup       uint32 = 1 << 1
-	EnterSQWait         uint32 = 1 << 2
-	EnterExtArg         uint32 = 1 << 3
-	EnterRegisteredRing uint32 = 1 << 4
+	EnterGetEvents uint32 = 1 << 0
+	EnterSQWakeup  uint32 = 1 << 1
+	EnterExtArg    uint32 = 1 << 3
 )
 
-// SQ ring flags (IORING_SQ_*), see (*Ring).SQFlags.
+// SQ ring flags (IORING_SQ_*).
 const (
 	SQNeedWakeup uint32 = 1 << 0
 	SQCQOverflow uint32 = 1 << 1
@@ -114,53 +60,18 @@ const (
 
 // CQE flags (IORING_CQE_F_*).
 const (
-	CQEFBuffer       uint32 = 1 << 0 // upper 16 bits of Flags hold the buffer id
-	CQEFMore         uint32 = 1 << 1 // the (multishot) request will post more CQEs
-	CQEFSockNonempty uint32 = 1 << 2
-	CQEFNotif        uint32 = 1 << 3
-	CQEBufferShift          = 16
+	CQEFBuffer     uint32 = 1 << 0 // upper 16 bits of Flags hold the buffer id
+	CQEFMore       uint32 = 1 << 1 // the (multishot) request will post more CQEs
+	CQEBufferShift        = 16
 )
 
-// Timeout flags for PrepTimeout / PrepLinkTimeout (IORING_TIMEOUT_*).
-const (
-	TimeoutAbs          uint32 = 1 << 0 // Timespec is an absolute CLOCK_MONOTONIC time
-	TimeoutBoottime     uint32 = 1 << 2
-	TimeoutRealtime     uint32 = 1 << 3
-	TimeoutETimeSuccess uint32 = 1 << 5
-	TimeoutMultishot    uint32 = 1 << 6
-)
-
-// Send/recv flags stored in sqe->ioprio (IORING_RECVSEND_*, IORING_RECV_*).
-const (
-	RecvSendPollFirst uint16 = 1 << 0
-	RecvMultishot     uint16 = 1 << 1
-	RecvSendFixedBuf  uint16 = 1 << 2
-)
-
-// Cancel flags for PrepCancel (IORING_ASYNC_CANCEL_*).
-const (
-	CancelAll      uint32 = 1 << 0
-	CancelFd       uint32 = 1 << 1
-	CancelAny      uint32 = 1 << 2
-	CancelFdFixed  uint32 = 1 << 3
-	CancelUserData uint32 = 1 << 4
-	CancelOp       uint32 = 1 << 5
-)
-
-// FileIndexAlloc asks the kernel to pick a free direct-descriptor slot
-// (IORING_FILE_INDEX_ALLOC) in PrepSocketDirect.
-const FileIndexAlloc uint32 = ^uint32(0)
+// RecvMultishot is IORING_RECV_MULTISHOT, a receive flag in sqe->ioprio.
+const RecvMultishot uint16 = 1 << 1
 
 // Register opcodes used here (IORING_REGISTER_*).
 const (
-	regBuffers            = 0
-	unregBuffers          = 1
-	regFiles              = 2
-	unregFiles            = 3
-	regFilesUpdate        = 6
 	regProbe              = 8
 	regPbufRing           = 22
-	unregPbufRing         = 23
 	opSupportedFlag       = 1 // IO_URING_OP_SUPPORTED
 	probeOps              = 256
 	offSQRing       int64 = 0
@@ -220,22 +131,6 @@ func (ts *Timespec) SetDuration(d time.Duration) {
 	ts.Nsec = int64(d % time.Second)
 }
 
-// SetMonotonicDeadline stores now+d on CLOCK_MONOTONIC, for absolute
-// timeouts (TimeoutAbs).
-func (ts *Timespec) SetMonotonicDeadline(d time.Duration) error {
-	var now unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
-		return err
-	}
-	ts.SetDuration(time.Duration(now.Sec)*time.Second + time.Duration(now.Nsec) + d)
-	return nil
-}
-
-// Duration converts back to a time.Duration.
-func (ts *Timespec) Duration() time.Duration {
-	return time.Duration(ts.Sec)*time.Second + time.Duration(ts.Nsec)
-}
-
 // SQRingOffsets is struct io_sqring_offsets.
 type SQRingOffsets struct {
 	Head, Tail, RingMask, RingEntries, Flags, Dropped, Array, Resv1 uint32
@@ -282,12 +177,6 @@ type probeHdr struct {
 	opsLen uint8
 	resv   uint16
 	resv2  [3]uint32
-}
-
-type filesUpdate struct {
-	offset uint32
-	resv   uint32
-	fds    uint64
 }
 
 type bufReg struct {

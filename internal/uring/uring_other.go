@@ -5,7 +5,6 @@ package uring
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrUnavailable is wrapped by every error meaning "io_uring cannot be used
@@ -14,12 +13,8 @@ var ErrUnavailable = errors.New("io_uring unavailable")
 
 // Options mirrors the Linux options so callers compile everywhere.
 type Options struct {
-	CQEntries      uint32
-	SQPoll         bool
-	SQThreadIdle   time.Duration
-	SQThreadCPU    uint32
-	SQThreadCPUSet bool
-	AnyThread      bool
+	CQEntries uint32
+	SQPoll    bool
 }
 
 // Ring is a placeholder; New never returns one on this platform.

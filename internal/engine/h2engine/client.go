@@ -56,6 +56,7 @@ type client struct {
 	hStream uint32 // its stream
 	hEnd    bool   // it ends the stream
 	hStatus int
+	hGRPC   int // grpc-status; -1 when the block has none
 	hLoc    []byte
 }
 
@@ -81,6 +82,7 @@ type httpResult struct {
 	location *[]byte
 	wantLoc  bool
 	fb       time.Duration
+	grpc     *grpcResult // a gRPC call's messages and status (grpc.go); nil for HTTP
 }
 
 // Our receive windows: large, so that small responses never wait for a
@@ -340,7 +342,7 @@ func (c *client) readLoop() {
 		c.mu.Lock()
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
-			c.hStream, c.hEnd, c.hStatus, c.hLoc = f.StreamID, f.StreamEnded(), 0, c.hLoc[:0]
+			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0]
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
 		case *http2.ContinuationFrame:
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
@@ -354,6 +356,9 @@ func (c *client) readLoop() {
 			if cl := c.streams[f.StreamID]; cl != nil {
 				data := f.Data()
 				*cl.p.body += int64(len(data))
+				if g := cl.p.grpc; g != nil {
+					g.feed(data, c.since)
+				}
 				if room := cl.p.limit - len(*cl.p.capture); room > 0 {
 					*cl.p.capture = append(*cl.p.capture, data[:min(len(data), room)]...)
 				}
@@ -459,6 +464,8 @@ func (c *client) onField(f hpack.HeaderField) {
 		c.hStatus, _ = strconv.Atoi(f.Value)
 	case "location":
 		c.hLoc = append(c.hLoc[:0], f.Value...)
+	case "grpc-status":
+		c.hGRPC = parseGRPCStatus(f.Value)
 	}
 }
 
@@ -475,12 +482,17 @@ func (c *client) onHeaders(cl *call) {
 		}
 		cl.gotHeaders = true
 		*cl.p.status = status
-		cl.p.fb = c.since()
+		if cl.p.grpc == nil { // a gRPC call's first byte is its first message (grpc.go)
+			cl.p.fb = c.since()
+		}
 		if cl.p.wantLoc && len(c.hLoc) > 0 {
 			*cl.p.location = append((*cl.p.location)[:0], c.hLoc...)
 		}
 	}
 	if c.hEnd {
+		if g := cl.p.grpc; g != nil && c.hGRPC >= 0 {
+			g.status = c.hGRPC
+		}
 		c.finishLocked(cl, nil)
 	}
 }
@@ -621,7 +633,7 @@ func (tp *template) h2Block() []byte {
 			b = appendString(b, v)
 		}
 	}
-	if len(tp.body) > 0 {
+	if len(tp.body) > 0 && !tp.grpc {
 		b = appendLiteralIndexed(b, 28, strconv.Itoa(len(tp.body)))
 	}
 	tp.block = b

@@ -309,6 +309,9 @@ type stream struct {
 	chain   engine.Chain
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
+	grpc    grpcResult // a gRPC call's messages and status, reused
+	// gRPC calls sent and their messages, added to Job.Messages at the end
+	calls, sent, received int64
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm) *stream {
@@ -323,6 +326,13 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 
 func (s *stream) run() {
 	j := s.j
+	defer func() {
+		if s.calls > 0 {
+			j.Messages.Calls.Add(s.calls)
+			j.Messages.Sent.Add(s.sent)
+			j.Messages.Received.Add(s.received)
+		}
+	}()
 	for {
 		hit, at, ok := s.take.Next()
 		if !ok {
@@ -370,8 +380,22 @@ func (s *stream) do(raw []byte) {
 			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
 			return
 		}
-		mid, err := s.exchange(ctx, away, tp)
+		mid, reused, err := s.exchange(ctx, away, tp)
+		if err != nil && tp.grpc && j.Timeout > 0 && !j.Aborting() &&
+			(ctx.Err() == context.DeadlineExceeded || j.Since() >= s.call.StartTime()+j.Timeout-time.Millisecond) {
+			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
+			// DeadlineExceeded, as gRPC clients end it, not as a failure —
+			// also when the server, keeping the same deadline, reset it first.
+			s.parser.Status = stats.GRPCStatus(stats.GRPCDeadlineExceeded)
+			s.call.Respond(j.Since(), &s.parser, s.reqs)
+			return
+		}
 		if err != nil {
+			var ga *GoAwayError
+			if !s.j.Aborting() && !errors.Is(err, errRunOver) &&
+				s.call.RetryStale(s.m.Classify(err, mid), reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+				continue // the connection had gone stale (or refused the stream): again, on a new one
+			}
 			s.fail(err, mid)
 			return
 		}
@@ -405,25 +429,30 @@ func (s *stream) do(raw []byte) {
 
 // exchange sends tp on c (nil: the stream's connection slot) and reads the
 // response into s.parser. It reports whether the response head had arrived
-// when it failed.
-func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, error) {
+// when it failed, and whether the connection had carried earlier requests.
+func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
 	j := s.j
 	s.parser.Reset(tp.head)
+	s.h2call.wrote = false
 	own := c == nil
 	if own {
-		var err error
 		var tm transport.Timing
 		if c, tm, err = s.conn.get(); err != nil {
-			return false, err
+			return false, false, err
 		}
 		if tm.Total > 0 {
 			s.call.TraceConnect(tm.DNS, tm.Total)
 		}
+		reused = tm.Total == 0
 	}
 	if hc, ok := c.Conn.(*client); ok {
 		r := &s.result
 		*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
 			location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+		if tp.grpc {
+			s.grpc.reset()
+			r.grpc = &s.grpc
+		}
 		err := hc.exchange(ctx, tp, &s.h2call, r)
 		if s.h2call.wrote {
 			s.call.MarkSent()
@@ -431,17 +460,23 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 		if r.fb > 0 {
 			s.call.FirstByte(r.fb)
 		}
+		if tp.grpc {
+			s.endGRPC(tp)
+		}
 		s.account(c)
 		if err != nil {
 			s.parser.Status = 0
-			return s.h2call.gotHeaders, causeOf(c, err)
+			return s.h2call.gotHeaders, reused, causeOf(c, err)
+		}
+		if tp.grpc {
+			s.parser.Status = stats.GRPCStatus(s.grpc.code(s.parser.Status))
 		}
 		s.parser.ContentLength = s.parser.BodyBytes
 		s.parser.KeepAlive = true
 		if own && !j.KeepAlive {
 			s.conn.retire(c)
 		}
-		return false, nil
+		return false, reused, nil
 	}
 	req := tp.req.WithContext(ctx)
 	if len(tp.body) > 0 {
@@ -454,7 +489,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
 	if err != nil {
 		s.account(c)
-		return false, causeOf(c, err)
+		return false, reused, causeOf(c, err)
 	}
 	s.call.FirstByte(j.Since())
 	n, rerr := s.readBody(resp.Body)
@@ -462,7 +497,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 	s.parser.BodyBytes = n
 	if rerr != nil {
 		s.account(c)
-		return true, causeOf(c, rerr)
+		return true, reused, causeOf(c, rerr)
 	}
 	s.parser.Status = resp.StatusCode
 	s.parser.ContentLength = resp.ContentLength
@@ -476,7 +511,20 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (bool, err
 	if own && !j.KeepAlive {
 		s.conn.retire(c)
 	}
-	return false, nil
+	return false, reused, nil
+}
+
+// endGRPC counts a gRPC call's messages and stamps its first byte: the
+// first response message.
+func (s *stream) endGRPC(tp *template) {
+	if s.h2call.wrote {
+		s.calls++
+		s.sent += tp.msgs
+	}
+	s.received += s.grpc.msgs
+	if s.grpc.fb > 0 {
+		s.call.FirstByte(s.grpc.fb)
+	}
 }
 
 // causeOf returns the reason c died when the connection knows a better

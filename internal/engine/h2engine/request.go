@@ -20,6 +20,8 @@ type template struct {
 	body  []byte
 	head  bool
 	block []byte // the HTTP/2 HEADERS block, made on first use
+	grpc  bool   // a gRPC call (content-type application/grpc): see grpc.go
+	msgs  int64  // a gRPC call's request messages
 }
 
 // hopHeaders are HTTP/1 connection-specific headers: HTTP/2 and HTTP/3 forbid them.
@@ -48,8 +50,13 @@ func parseTemplate(raw []byte, scheme string) (*template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("request target %q: %v", target, err)
 	}
+	grpc := strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+	te := r.Header.Get("Te")
 	for _, h := range hopHeaders {
 		r.Header.Del(h)
+	}
+	if te == "trailers" { // the one TE HTTP/2 allows; gRPC requires it
+		r.Header.Set("Te", te)
 	}
 	req := &http.Request{
 		Method: r.Method, URL: u, Host: r.Host, Header: r.Header,
@@ -58,7 +65,11 @@ func parseTemplate(raw []byte, scheme string) (*template, error) {
 	if len(body) == 0 {
 		req.Body = http.NoBody
 	}
-	return &template{raw: append([]byte(nil), raw...), req: req, body: body, head: r.Method == http.MethodHead}, nil
+	tp := &template{raw: append([]byte(nil), raw...), req: req, body: body, head: r.Method == http.MethodHead, grpc: grpc}
+	if grpc {
+		tp.msgs = countFrames(body)
+	}
+	return tp, nil
 }
 
 // templates caches a stream's converted variants.

@@ -8,6 +8,7 @@ import (
 
 	"hail/internal/engine"
 	"hail/internal/http1"
+	"hail/internal/redirect"
 	"hail/internal/schedule"
 	"hail/internal/stats"
 	"hail/internal/transport"
@@ -89,7 +90,12 @@ func (w *worker) do(req []byte, head bool) {
 	}
 	w.chain.Reset(j, req)
 	for {
-		if err := w.exchange(w.chain.Req, head, deadline); err != nil {
+		if reused, wrote, err := w.exchange(w.chain.Req, head, deadline); err != nil {
+			mid := w.parser.WireBytes > 0
+			if !w.j.Aborting() && w.call.RetryStale(engine.Classify(err, mid), reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
+				w.closeConn() // the server had closed it: again, on a new connection
+				continue
+			}
 			w.fail(err)
 			return
 		}
@@ -114,25 +120,27 @@ func (w *worker) do(req []byte, head bool) {
 }
 
 // exchange sends req on the worker's connection (dialing one if needed)
-// and reads one response into w.parser.
-func (w *worker) exchange(req []byte, head bool, deadline time.Time) error {
+// and reads one response into w.parser. reused is true when the connection
+// had carried earlier requests; wrote is the bytes of req written.
+func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused bool, wrote int, err error) {
 	w.parser.Reset(head)
 	if w.wire.Conn == nil {
 		c, tm, err := w.dial()
 		if err != nil {
-			return err
+			return false, 0, err
 		}
 		w.call.Connected(tm.DNS, tm.Total)
 		w.setConn(c)
 	}
+	reused = w.wire.Served > 0
 	if !deadline.IsZero() {
 		_ = w.wire.Conn.SetDeadline(deadline)
 	}
-	keep, err := w.wire.RoundTrip(&w.call, req, &w.parser, w.j.Since)
+	keep, wrote, err := w.wire.RoundTrip(&w.call, req, &w.parser, w.j.Since)
 	if err == nil && (!keep || !w.j.KeepAlive) {
 		w.closeConn()
 	}
-	return err
+	return reused, wrote, err
 }
 
 func (w *worker) setConn(c net.Conn) {

@@ -37,8 +37,7 @@ var requiredOps = []struct {
 	{uring.OpSend, "SEND", "5.6"},
 	{uring.OpRecv, "RECV", "5.6"},
 	{uring.OpConnect, "CONNECT", "5.5"},
-	{uring.OpTimeout, "TIMEOUT", "5.4"},
-	{uring.OpLinkTimeout, "LINK_TIMEOUT", "5.5"},
+	{uring.OpRead, "READ", "5.6"}, // the eventfd of redirects to other origins
 	{uring.OpAsyncCancel, "ASYNC_CANCEL", "5.5"},
 	{uring.OpClose, "CLOSE", "5.6"},
 	{uring.OpShutdown, "SHUTDOWN", "5.11"},

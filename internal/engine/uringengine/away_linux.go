@@ -124,13 +124,11 @@ func (w *worker) stopHelpers() {
 	}
 }
 
-// waitAway waits for every helper to return and ends their requests. A
-// helper whose result was already collected may still be poking the
-// eventfd: it is waited for too, before the teardown closes that.
+// waitAway waits for every helper to return (a helper that delivered its
+// result may still be writing the eventfd) and ends their requests.
 func (w *worker) waitAway() {
-	if w.awayN == 0 {
-		w.helpers.Wait()
-		return
+	if w.helperAbort == nil {
+		return // no helper ever ran
 	}
 	w.stopHelpers()
 	w.helpers.Wait()

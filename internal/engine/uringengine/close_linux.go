@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hail/internal/engine"
+	"hail/internal/redirect"
 	"hail/internal/stats"
 	"hail/internal/uring"
 )
@@ -60,16 +61,27 @@ func (w *worker) closeConn(c *conn) {
 }
 
 // fail ends c's request with err, closing the connection: as aborted when
-// the run is aborting, else as err's kind.
+// the run is aborting, else as err's kind — unless the connection was a
+// stale keep-alive connection and the request may go again on a new one
+// (engine.Call.RetryStale).
 func (w *worker) fail(c *conn, err error) {
+	if c.sendErr != nil { // no response came after a failed send: the send's error
+		err, c.sendErr = c.sendErr, nil
+	}
 	mid := c.parser.WireBytes > 0
+	reused, wrote := c.served > 0, c.sent > 0 && !w.isHandshakeLine(c)
 	w.closeConn(c)
 	if !c.active() {
 		return
 	}
-	k := stats.ErrAborted
-	if !w.j.Aborting() {
-		k = engine.Classify(err, mid)
+	if w.j.Aborting() {
+		w.endKind(c, stats.ErrAborted)
+		return
+	}
+	k := engine.Classify(err, mid)
+	if c.call.RetryStale(k, reused, mid, wrote, false, redirect.Method(c.req)) {
+		w.exchange(c) // on a new connection
+		return
 	}
 	w.endKind(c, k)
 }

@@ -29,6 +29,9 @@ type conn struct {
 	away        bool // a helper goroutine follows the request's redirects to another origin
 	draining    bool // aborting: waits for its send's completion to know whether the request was sent
 
+	served  int   // responses this socket carried (a stale keep-alive connection is retried)
+	sendErr error // the send failed: waiting for a response the server may have sent first
+
 	call  engine.Call  // the request in progress (call.Live())
 	chain engine.Chain // its redirect chain
 

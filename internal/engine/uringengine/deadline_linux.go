@@ -82,7 +82,7 @@ func (w *worker) expire() {
 		c := &w.conns[h]
 		w.unlist(listConnect, c)
 		if c.active() {
-			w.fail(c, errConnectTimeout)
+			w.fail(c, errConnectTimeout) // or, after a failed send, that send's error
 		} else {
 			w.closeConn(c)
 		}

@@ -183,6 +183,7 @@ func (w *worker) allocSend(n int) []byte {
 // exchange sends c's current request, connecting first if needed.
 func (w *worker) exchange(c *conn) {
 	c.parser.Reset(c.head)
+	c.sendErr = nil
 	if c.fd < 0 {
 		w.connect(c)
 		return
@@ -216,7 +217,7 @@ func (w *worker) connect(c *conn) {
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	}
 	c.fd = int32(fd)
-	c.connecting, c.eof, c.dns = true, false, dns
+	c.connecting, c.eof, c.dns, c.served = true, false, dns, 0
 	sqe := w.sqe()
 	sqe.PrepConnect(c.fd, unsafe.Pointer(&c.sa[0]), saLen)
 	sqe.SetUserData(ud(c, opConnect))

@@ -47,28 +47,35 @@
 //
 // # Timing
 //
-// In the closed model each connection loops claim → send → receive →
-// record; latency counts from the moment the request's first operation was
-// submitted. In the open model the worker claims requests from the shared,
-// lock-free schedule.Source itself and sleeps until the next intended time
-// with an absolute CLOCK_MONOTONIC IORING_OP_TIMEOUT. A request whose time has
-// come takes an idle connection of the worker (its lateness is recorded as
-// schedule lag) or waits in the worker's FIFO until one is free (recorded as
-// queued, with its wait); latency counts from its intended time either way.
+// Every request is an engine.Call, driven as on every engine. In the closed
+// model each connection loops claim → send → receive → end; latency counts
+// from the moment the request's first operation was submitted. In the open
+// model the worker claims requests from the shared, lock-free
+// schedule.Source itself; the next intended time is the timeout of the same
+// io_uring_enter that submits the batch's sends. Every due request starts in
+// the batch that finds it due while a connection is idle; one that finds
+// them all busy waits, and that wait is recorded as connection wait, the
+// rest of its lateness as hail's own.
 //
-// Request timeouts (-t) and connect timeouts are deadlines in two per-worker
-// lists kept in deadline order (every entry of a list has the same duration,
-// so appending keeps the order); the loop expires their heads and bounds its
-// wait by the earliest deadline. The wait is also bounded by 50 ms, so a
-// worker notices the end of the run or an abort promptly; an abort cancels
-// every operation, closes every socket and records each in-flight request as
-// aborted.
+// Request timeouts (-t, the whole request with its redirects) and connect
+// timeouts are deadlines in two per-worker lists kept in deadline order; a
+// connection can be in both. The loop expires their heads and bounds its
+// wait by the earliest deadline, and by 50 ms, so a worker notices the end
+// of the run or an abort promptly. At an abort, a request whose send is in
+// flight waits for the send's completion to know whether it was sent.
+//
+// # Redirects
+//
+// A hop on the same origin goes over the connection; the first hop to
+// another origin hands the rest of the chain to a helper goroutine
+// (engine.Job.FollowAway, as the net engine follows it), which wakes the
+// ring through an eventfd when done (away_linux.go).
 //
 // # Limits
 //
 // Plain HTTP/1.1 (and 1.0) only: TLS, AF_VSOCK and proxies need the net
-// engine. Redirects are followed within the same origin; a redirect to
-// another origin is recorded as a bad redirect. With --no-pre-lookup a
-// worker resolves the name on its own thread when it connects, which blocks
-// that worker's other connections for the lookup. See docs/engines.md.
+// engine (other origins met in a redirect are the helper's). With
+// --no-pre-lookup a worker resolves the name on its own thread when it
+// connects, which blocks that worker's other connections for the lookup.
+// See docs/engines.md.
 package uringengine

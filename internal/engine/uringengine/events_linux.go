@@ -125,10 +125,16 @@ func (w *worker) onSend(c *conn, res int32) {
 		return
 	}
 	if res < 0 {
-		if c.active() {
-			w.fail(c, errnoOf(res))
-		} else {
+		switch {
+		case !c.active():
 			w.closeConn(c)
+		case c.recvArmed && !c.eof && c.sendErr == nil:
+			// The server may have answered before it stopped reading (a 413
+			// to a large body): wait, briefly, for what it sent.
+			c.sendErr, c.sending = errnoOf(res), false
+			w.push(listConnect, c, w.now+earlyResponseGrace)
+		default:
+			w.fail(c, errnoOf(res))
 		}
 		return
 	}
@@ -287,10 +293,13 @@ func (w *worker) onEOF(c *conn) {
 // goroutine when it leaves it), or ends the call with the response.
 func (w *worker) responseDone(c *conn) {
 	j := w.j
-	keep := c.parser.KeepAlive && j.KeepAlive && !c.eof
+	keep := c.parser.KeepAlive && j.KeepAlive && !c.eof && c.sendErr == nil
+	c.served++
+	c.sendErr = nil
 	if !keep {
 		w.closeConn(c)
 	}
+	w.unlist(listConnect, c) // an early response's grace
 	follow, same, err := c.chain.Follow(j, &c.parser)
 	switch {
 	case err != nil:

@@ -44,6 +44,9 @@ const (
 	maxIdleCarry = 64 << 10
 	// sockaddrSize holds a sockaddr_un (110 bytes) or a sockaddr_in6.
 	sockaddrSize = 112
+	// earlyResponseGrace bounds the wait for a response that a server sent
+	// before it stopped reading the request (the send failed).
+	earlyResponseGrace = time.Second
 )
 
 type pending struct {

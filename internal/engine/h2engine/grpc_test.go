@@ -1,0 +1,94 @@
+package h2engine
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"hail/internal/stats"
+)
+
+func frame(payload int) []byte {
+	b := make([]byte, 5+payload)
+	binary.BigEndian.PutUint32(b[1:5], uint32(payload))
+	return b
+}
+
+// The reader counts response messages whatever the DATA frames' split,
+// and stamps the first byte when the first message is complete.
+func TestGRPCFeedSplits(t *testing.T) {
+	var body []byte
+	for _, n := range []int{0, 3, 70000, 1, 0} {
+		body = append(body, frame(n)...)
+	}
+	for _, chunk := range []int{1, 2, 4, 5, 6, 7, 100, 16384, len(body)} {
+		var g grpcResult
+		g.reset()
+		clock := time.Duration(0)
+		now := func() time.Duration { clock++; return clock }
+		for b := body; len(b) > 0; {
+			n := min(chunk, len(b))
+			g.feed(b[:n], now)
+			b = b[n:]
+		}
+		if g.msgs != 5 || g.have != 0 || g.fb != 1 {
+			t.Errorf("chunks of %d: %d messages, %d prefix bytes pending, first byte at %d", chunk, g.msgs, g.have, g.fb)
+		}
+	}
+}
+
+func TestGRPCCode(t *testing.T) {
+	for _, tc := range []struct {
+		status, http, partial int
+		want                  int
+	}{
+		{0, 200, 0, stats.GRPCOK},
+		{14, 200, 0, stats.GRPCUnavailable},
+		{-1, 200, 0, stats.GRPCInternal}, // ended without trailers
+		{0, 200, 3, stats.GRPCInternal},  // ended inside a message
+		{5, 200, 3, 5},
+		{-1, 503, 0, stats.GRPCUnavailable},
+		{-1, 404, 0, stats.GRPCUnimplemented},
+		{-1, 401, 0, 16},
+		{-1, 418, 0, stats.GRPCUnknown},
+	} {
+		g := grpcResult{status: tc.status, have: tc.partial}
+		if got := g.code(tc.http); got != tc.want {
+			t.Errorf("status %d, HTTP %d, partial %d: code %d, want %d", tc.status, tc.http, tc.partial, got, tc.want)
+		}
+	}
+	for v, want := range map[string]int{"0": 0, "14": 14, "": stats.GRPCUnknown, "x": stats.GRPCUnknown, "99999": stats.GRPCUnknown, "-1": stats.GRPCUnknown} {
+		if got := parseGRPCStatus(v); got != want {
+			t.Errorf("parseGRPCStatus(%q) = %d, want %d", v, got, want)
+		}
+	}
+	if n := countFrames(append(append(frame(2), frame(0)...), 0, 0)); n != 2 {
+		t.Errorf("countFrames = %d, want 2", n)
+	}
+}
+
+// FuzzGRPCFeed: any bytes in any split count as many messages as framing
+// them whole does.
+func FuzzGRPCFeed(f *testing.F) {
+	f.Add(append(frame(3), frame(0)...), uint8(2))
+	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 1}, uint8(1))
+	f.Fuzz(func(t *testing.T, body []byte, chunk uint8) {
+		c := int(chunk) + 1
+		var whole, split grpcResult
+		whole.reset()
+		split.reset()
+		now := func() time.Duration { return 1 }
+		whole.feed(body, now)
+		for b := body; len(b) > 0; {
+			n := min(c, len(b))
+			split.feed(b[:n], now)
+			b = b[n:]
+		}
+		if whole.msgs != split.msgs || whole.have != split.have || whole.left != split.left {
+			t.Fatalf("whole %+v, split by %d %+v", whole, c, split)
+		}
+		if whole.msgs != countFrames(body) {
+			t.Fatalf("feed counted %d, countFrames %d", whole.msgs, countFrames(body))
+		}
+	})
+}

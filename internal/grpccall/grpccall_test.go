@@ -1,0 +1,261 @@
+package grpccall
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+func shop(t testing.TB) Source {
+	t.Helper()
+	src, err := FromProto([]string{"testdata/shop.proto"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+func TestParseCall(t *testing.T) {
+	for _, tc := range []struct{ in, svc, m string }{
+		{"shop.v1.Orders/Place", "shop.v1.Orders", "Place"},
+		{"shop.v1.Orders.Place", "shop.v1.Orders", "Place"},
+		{"/shop.v1.Orders/Place", "shop.v1.Orders", "Place"},
+		{"Orders/Place", "Orders", "Place"},
+	} {
+		svc, m, err := ParseCall(tc.in)
+		if err != nil || svc != tc.svc || m != tc.m {
+			t.Errorf("ParseCall(%q) = %q %q %v", tc.in, svc, m, err)
+		}
+	}
+	for _, bad := range []string{"", "Place", "shop.v1.Orders/", "/Place", "a b/C", "shop..Orders/Place", "shop.v1.Orders/Pl-ace"} {
+		if _, _, err := ParseCall(bad); err == nil {
+			t.Errorf("ParseCall(%q) accepted", bad)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	src := shop(t)
+	m, err := Resolve(src, "shop.v1.Orders/Watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Path() != "/shop.v1.Orders/Watch" || m.Kind() != "server streaming" || m.ClientStreams() {
+		t.Errorf("method %s %s", m.Path(), m.Kind())
+	}
+	if _, err := Resolve(src, "shop.v1.Nope/Place"); err == nil || !strings.Contains(err.Error(), "has no service shop.v1.Nope; it has shop.v1.Orders") {
+		t.Errorf("unknown service: %v", err)
+	}
+	if _, err := Resolve(src, "shop.v1.Orders/Cancel"); err == nil || !strings.Contains(err.Error(), "its methods are Place, Watch") {
+		t.Errorf("unknown method: %v", err)
+	}
+}
+
+func order(t testing.TB) protoreflect.MessageDescriptor {
+	m, err := Resolve(shop(t), "shop.v1.Orders/Place")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Desc.Input()
+}
+
+// Encode accepts what protojson accepts and names the path of what does
+// not fit.
+func TestEncode(t *testing.T) {
+	md := order(t)
+	good := `{"id":"o1","lines":[{"sku":"a","qty":2,"size":"LARGE"},{"sku":"b","qty":"3","size":1}],
+		"tags":{"x":"5","y":7},"at":"2026-01-02T03:04:05Z","gift":true,"total":9.5,"priority":4,"note":"aGk=","customer_name":"c","customerName":"d"}`
+	b, err := Encode(md, []byte(strings.Replace(good, `,"customerName":"d"`, "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := dynamicpb.NewMessage(md)
+	if err := proto.Unmarshal(b, m); err != nil {
+		t.Fatal(err)
+	}
+	lines := m.Get(md.Fields().ByName("lines")).List()
+	if lines.Len() != 2 || lines.Get(1).Message().Get(md.Fields().ByName("lines").Message().Fields().ByName("qty")).Int() != 3 {
+		t.Errorf("decoded %v", m)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"lines":[{"sku":"a"},{"qty":"x"}]}`, `lines[1].qty: expected an integer (int32), found a string "x"`},
+		{`{"lines":[{"size":"HUGE"}]}`, `lines[0].size: shop.v1.Size has no value "HUGE"; its values are SIZE_UNSPECIFIED, SMALL, LARGE`},
+		{`{"lines":{"sku":"a"}}`, `lines: expected a JSON array (a repeated field), found an object`},
+		{`{"tags":{"x":"y"}}`, `tags["x"]: expected an integer (int64), found a string "y"`},
+		{`{"priority":-1}`, `priority: -1 is out of range for uint32`},
+		{`{"priority":1.5}`, `priority: expected an integer (uint32), found 1.5`},
+		{`{"gift":"yes"}`, `gift: expected true or false (bool), found a string "yes"`},
+		{`{"ids":"x"}`, `ids: shop.v1.Order has no field "ids"; its fields are id, lines, tags, at, gift, total, priority, note, customerName`},
+		{`{"lines":[7]}`, `lines[0]: expected a JSON object (message shop.v1.Line), found the number 7`},
+		{`[1]`, `the message: expected a JSON object`},
+		{`{"at":"yesterday"}`, `does not fit shop.v1.Order`},
+		{`{"id":"a","customerName":"b","customer_name":"c"}`, `does not fit shop.v1.Order`},
+	} {
+		_, err := Encode(md, []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Encode(%s) = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestSplitData(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{``, 1, ""}, {`{"a":1}`, 1, ""}, {` [ {"a":1}, {"a":2} ] `, 2, ""},
+		{`[]`, 0, "empty array"}, {"{\n\"a\":}", 0, "line 2, column 5"}, {`{} {}`, 0, "not valid JSON"},
+	} {
+		msgs, err := SplitData([]byte(tc.in))
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("SplitData(%q) = %v, want %q", tc.in, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || len(msgs) != tc.n {
+			t.Errorf("SplitData(%q) = %d messages, %v", tc.in, len(msgs), err)
+		}
+	}
+}
+
+func TestFramesAndJSON(t *testing.T) {
+	md := order(t)
+	a, _ := Encode(md, []byte(`{"id":"first","customer_name":"Ann"}`))
+	b, _ := Encode(md, []byte(`{"id":"second"}`))
+	body := AppendFrame(AppendFrame(nil, a), b)
+	msgs, rest := Messages(append(body, 0, 0, 0))
+	if len(msgs) != 2 || !bytes.Equal(msgs[0], a) || len(rest) != 3 {
+		t.Fatalf("Messages: %d, rest %d", len(msgs), len(rest))
+	}
+	first, ok := FirstMessage(body)
+	if !ok || !bytes.Equal(first, a) {
+		t.Fatal("FirstMessage")
+	}
+	if _, ok := FirstMessage(body[:len(a)+4]); ok {
+		t.Error("FirstMessage of a truncated frame")
+	}
+	var buf bytes.Buffer
+	if err := ToJSON(&buf, md, first); err != nil || !strings.Contains(buf.String(), `"customerName":"Ann"`) {
+		t.Errorf("ToJSON: %s %v", buf.String(), err)
+	}
+}
+
+func TestProtoErrorsAndProtoset(t *testing.T) {
+	if _, err := FromProto([]string{"testdata/missing.proto"}, nil); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.proto")
+	os.WriteFile(bad, []byte("syntax = \"proto3\";\nmessage A { int32 x = ; }\n"), 0o644)
+	if _, err := FromProto([]string{bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.proto:2") {
+		t.Errorf("syntax error: %v", err)
+	}
+	imp := filepath.Join(dir, "imp.proto")
+	os.WriteFile(imp, []byte("syntax = \"proto3\";\nimport \"other/dep.proto\";\n"), 0o644)
+	if _, err := FromProto([]string{imp}, nil); err == nil || !strings.Contains(err.Error(), "-i") {
+		t.Errorf("missing import: %v", err)
+	}
+	md := order(t)
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(md.ParentFile())}}
+	b, _ := proto.Marshal(set)
+	ps := filepath.Join(dir, "shop.protoset")
+	os.WriteFile(ps, b, 0o644)
+	src, err := FromProtoset(ps) // timestamp.proto is not in the set: the built-in well-known types fill in
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(src, "shop.v1.Orders/Place"); err != nil {
+		t.Error(err)
+	}
+	os.WriteFile(ps, []byte("not a protoset"), 0o644)
+	if _, err := FromProtoset(ps); err == nil || !strings.Contains(err.Error(), "FileDescriptorSet") {
+		t.Errorf("garbage protoset: %v", err)
+	}
+}
+
+// FuzzEncode: any JSON either encodes or is an error; nothing panics.
+func FuzzEncode(f *testing.F) {
+	md := order(f)
+	for _, s := range []string{`{"id":"x"}`, `{"lines":[{"qty":1,"size":"SMALL"}]}`, `{"tags":{"a":"1"}}`, `[{"id":1}]`, `{"at":"2026-01-01T00:00:00Z"}`, `{"priority":1e30}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		msgs, err := SplitData(data)
+		if err != nil {
+			return
+		}
+		for _, m := range msgs {
+			if b, err := Encode(md, m); err == nil {
+				if err := proto.Unmarshal(b, dynamicpb.NewMessage(md)); err != nil {
+					t.Fatalf("encoded bytes do not decode: %v", err)
+				}
+			}
+		}
+	})
+}
+
+// FuzzMessages: framing never reads past the body.
+func FuzzMessages(f *testing.F) {
+	f.Add(AppendFrame(nil, []byte("abc")))
+	f.Add([]byte{0, 0, 0, 0, 9, 1})
+	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		msgs, rest := Messages(body)
+		n := len(rest)
+		for _, m := range msgs {
+			n += 5 + len(m)
+		}
+		if n != len(body) {
+			t.Fatalf("frames and rest cover %d of %d bytes", n, len(body))
+		}
+		if m, ok := FirstMessage(body); ok != (len(msgs) > 0 && body[0] == 0) || ok && !bytes.Equal(m, msgs[0]) {
+			t.Fatalf("FirstMessage disagrees with Messages")
+		}
+	})
+}
+
+func TestSplitBinary(t *testing.T) {
+	md := order(t)
+	a, _ := Encode(md, []byte(`{"id":"a","lines":[{"sku":"x"}]}`))
+	b, _ := Encode(md, []byte(`{"id":"bb"}`))
+	var delimited []byte
+	for _, m := range [][]byte{a, b} {
+		delimited = protowire.AppendVarint(delimited, uint64(len(m)))
+		delimited = append(delimited, m...)
+	}
+	msgs, err := SplitBinary(md, delimited)
+	if err != nil || len(msgs) != 2 || !bytes.Equal(msgs[1], b) {
+		t.Errorf("delimited: %d messages, %v", len(msgs), err)
+	}
+	msgs, err = SplitBinary(md, a)
+	if err != nil || len(msgs) != 1 || !bytes.Equal(msgs[0], a) {
+		t.Errorf("single: %d messages, %v", len(msgs), err)
+	}
+	if _, err := SplitBinary(md, []byte{0xff, 0xff, 0xff}); err == nil {
+		t.Error("garbage accepted")
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		20 * time.Second: "20S", 100 * time.Millisecond: "100m", 1500 * time.Microsecond: "1500u",
+		time.Nanosecond: "1n", 200 * time.Hour: "200H", 30 * time.Minute: "30M",
+		100*time.Second + time.Nanosecond: "100001m",
+	} {
+		if got := Timeout(d); got != want {
+			t.Errorf("Timeout(%v) = %s, want %s", d, got, want)
+		}
+	}
+}

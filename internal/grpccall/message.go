@@ -1,0 +1,352 @@
+package grpccall
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// SplitData reads -d's JSON: an object is one message, an array a list of
+// messages (a stream's, or payloads used in turn by unary calls). The
+// messages are returned as their JSON text.
+func SplitData(data []byte) ([]json.RawMessage, error) {
+	d := bytes.TrimSpace(data)
+	if len(d) == 0 {
+		return []json.RawMessage{json.RawMessage("{}")}, nil
+	}
+	if err := syntaxCheck(d); err != nil {
+		return nil, err
+	}
+	if d[0] == '[' {
+		var list []json.RawMessage
+		if err := json.Unmarshal(d, &list); err != nil {
+			return nil, fmt.Errorf("not a JSON array of messages: %v", err)
+		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("an empty array: expected at least one message")
+		}
+		return list, nil
+	}
+	return []json.RawMessage{json.RawMessage(d)}, nil
+}
+
+// syntaxCheck reports a JSON syntax error with its line and column.
+func syntaxCheck(d []byte) error {
+	var v any
+	err := json.Unmarshal(d, &v)
+	if err == nil {
+		return nil
+	}
+	if se, ok := err.(*json.SyntaxError); ok {
+		line := 1 + bytes.Count(d[:se.Offset], []byte("\n"))
+		col := int(se.Offset) - bytes.LastIndexByte(d[:se.Offset], '\n') - 1
+		return fmt.Errorf("not valid JSON at line %d, column %d: %v", line, col, se)
+	}
+	return fmt.Errorf("not valid JSON: %v", err)
+}
+
+// Encode turns one message's JSON into protobuf bytes for md. A value that
+// does not fit the message is an error naming the field's path
+// ("items[2].cpus: expected an integer (int32), found a string").
+func Encode(md protoreflect.MessageDescriptor, data []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if err := check(md, v, ""); err != nil {
+		return nil, err
+	}
+	m := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("does not fit %s: %v", md.FullName(), strings.TrimPrefix(err.Error(), "proto: "))
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+}
+
+// check walks v beside md and names the first field that does not fit.
+// Well-known types are left to protojson, which knows their JSON forms.
+func check(md protoreflect.MessageDescriptor, v any, path string) error {
+	if strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: expected a JSON object (message %s), found %s", orTop(path), md.FullName(), kindOf(v))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fd := md.Fields().ByJSONName(k)
+		if fd == nil {
+			fd = md.Fields().ByTextName(k)
+		}
+		p := join(path, k)
+		if fd == nil {
+			return fmt.Errorf("%s: %s has no field %q; its fields are %s", p, md.FullName(), k, fieldNames(md))
+		}
+		if err := checkField(fd, obj[k], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkField(fd protoreflect.FieldDescriptor, v any, path string) error {
+	if v == nil {
+		return nil // null: the field's default
+	}
+	switch {
+	case fd.IsMap():
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: expected a JSON object (a map), found %s", path, kindOf(v))
+		}
+		for k, e := range obj {
+			if err := checkValue(fd.MapValue(), e, path+"["+strconv.Quote(k)+"]"); err != nil {
+				return err
+			}
+		}
+		return nil
+	case fd.IsList():
+		list, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s: expected a JSON array (a repeated field), found %s", path, kindOf(v))
+		}
+		for i, e := range list {
+			if err := checkValue(fd, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return checkValue(fd, v, path)
+}
+
+// checkValue checks one value of a field (an element, for repeated fields).
+func checkValue(fd protoreflect.FieldDescriptor, v any, path string) error {
+	if v == nil {
+		return nil
+	}
+	want := func(what string) error {
+		return fmt.Errorf("%s: expected %s (%s), found %s", path, what, kindName(fd), kindOf(v))
+	}
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return check(fd.Message(), v, path)
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		if _, ok := v.(string); !ok {
+			return want("a string")
+		}
+	case protoreflect.BoolKind:
+		if _, ok := v.(bool); !ok {
+			return want("true or false")
+		}
+	case protoreflect.EnumKind:
+		switch x := v.(type) {
+		case string:
+			if fd.Enum().Values().ByName(protoreflect.Name(x)) == nil {
+				var names []string
+				for i := 0; i < fd.Enum().Values().Len(); i++ {
+					names = append(names, string(fd.Enum().Values().Get(i).Name()))
+				}
+				return fmt.Errorf("%s: %s has no value %q; its values are %s", path, fd.Enum().FullName(), x, strings.Join(names, ", "))
+			}
+		case json.Number:
+		default:
+			return want("an enum name or number")
+		}
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		switch x := v.(type) {
+		case json.Number:
+		case string:
+			if _, err := strconv.ParseFloat(x, 64); err != nil && x != "NaN" && x != "Infinity" && x != "-Infinity" {
+				return want("a number")
+			}
+		default:
+			return want("a number")
+		}
+	default: // the integer kinds
+		var s string
+		switch x := v.(type) {
+		case json.Number:
+			s = x.String()
+		case string:
+			if _, err := strconv.ParseFloat(x, 64); err != nil {
+				return want("an integer")
+			}
+			s = x
+		default:
+			return want("an integer")
+		}
+		if err := checkInt(fd.Kind(), s); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	return nil
+}
+
+// checkInt checks an integer's text against its kind's range.
+func checkInt(k protoreflect.Kind, s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) {
+		return fmt.Errorf("expected an integer (%s), found %s", k, s)
+	}
+	var lo, hi float64
+	switch k {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		lo, hi = math.MinInt32, math.MaxInt32
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		lo, hi = 0, math.MaxUint32
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		lo, hi = 0, math.MaxUint64
+	default:
+		lo, hi = math.MinInt64, math.MaxInt64
+	}
+	if f < lo || f > hi {
+		return fmt.Errorf("%s is out of range for %s", s, k)
+	}
+	return nil
+}
+
+func kindName(fd protoreflect.FieldDescriptor) string {
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		return "enum " + string(fd.Enum().FullName())
+	case protoreflect.MessageKind:
+		return "message " + string(fd.Message().FullName())
+	}
+	return fd.Kind().String()
+}
+
+func kindOf(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string " + strconv.Quote(x)
+	case json.Number:
+		return "the number " + x.String()
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+func fieldNames(md protoreflect.MessageDescriptor) string {
+	var names []string
+	for i := 0; i < md.Fields().Len(); i++ {
+		names = append(names, md.Fields().Get(i).JSONName())
+	}
+	return listOrNone(names)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the message"
+	}
+	return path
+}
+
+// AppendFrame appends msg as one gRPC length-prefixed message
+// (uncompressed).
+func AppendFrame(dst, msg []byte) []byte {
+	dst = append(dst, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(msg)))
+	return append(dst, msg...)
+}
+
+// Messages splits a body of framed messages. It stops at an incomplete
+// last frame: rest holds it.
+func Messages(body []byte) (msgs [][]byte, rest []byte) {
+	for len(body) >= 5 {
+		n := binary.BigEndian.Uint32(body[1:5])
+		if uint64(len(body)-5) < uint64(n) {
+			break
+		}
+		msgs = append(msgs, body[5:5+n])
+		body = body[5+n:]
+	}
+	return msgs, body
+}
+
+// FirstMessage is the payload of the first complete message in a framed
+// body, and whether there is one. Compressed messages (flag 1) are not
+// decoded: hail asks for none.
+func FirstMessage(body []byte) ([]byte, bool) {
+	if len(body) < 5 || body[0] != 0 {
+		return nil, false
+	}
+	n := binary.BigEndian.Uint32(body[1:5])
+	if uint64(len(body)-5) < uint64(n) {
+		return nil, false
+	}
+	return body[5 : 5+n], true
+}
+
+// ToJSON decodes one message of type md and writes it as protojson (JSON
+// names, as protojson writes them) to w, for captures.
+func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) error {
+	m := dynamicpb.NewMessage(md)
+	if err := proto.Unmarshal(payload, m); err != nil {
+		return err
+	}
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// SplitBinary reads -B's serialized request: messages of type md each
+// prefixed by its length as a varint (as ghz and protodelim write them),
+// or else one message. Each is checked to decode as md.
+func SplitBinary(md protoreflect.MessageDescriptor, data []byte) ([][]byte, error) {
+	var msgs [][]byte
+	for rest := data; len(rest) > 0; {
+		n, k := protowire.ConsumeVarint(rest)
+		if k < 0 || uint64(len(rest)-k) < n {
+			msgs = nil
+			break
+		}
+		m := rest[k : k+int(n)]
+		if proto.Unmarshal(m, dynamicpb.NewMessage(md)) != nil {
+			msgs = nil
+			break
+		}
+		msgs, rest = append(msgs, m), rest[k+int(n):]
+	}
+	if len(msgs) > 0 {
+		return msgs, nil
+	}
+	if err := proto.Unmarshal(data, dynamicpb.NewMessage(md)); err != nil {
+		return nil, fmt.Errorf("not a serialized %s (nor length-delimited ones): %v", md.FullName(), err)
+	}
+	return [][]byte{data}, nil
+}

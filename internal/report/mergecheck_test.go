@@ -1,0 +1,126 @@
+package report
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A run with a failed, missing, late or interrupted shard merges only when
+// told to, names each such shard, and is marked incomplete in every report.
+func TestMergeIncomplete(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	mk := func(i int) *Result { return shardResult(t, randomTotals(rng, 200), i, 3, 0, 2) }
+	s0, s2 := mk(0), mk(2)
+	if _, err := Merge([]*Result{s0, s2}, nil); err == nil || !strings.Contains(err.Error(), "shard 1/3 missing") || !strings.Contains(err.Error(), "--partial") {
+		t.Fatalf("a missing shard: %v", err)
+	}
+	for _, tc := range []struct {
+		opt  MergeOptions
+		want string
+	}{
+		{MergeOptions{Partial: true}, "shard 1/3: no result"},
+		{MergeOptions{Failed: map[int]string{1: "OOMKilled (exit code 137)"}}, "shard 1/3 failed: OOMKilled (exit code 137)"},
+	} {
+		m, err := MergeWith([]*Result{s0, s2}, nil, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Hail.Merged.Incomplete; len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%+v: incomplete %q, want %q", tc.opt, got, tc.want)
+		}
+		if m.Hail.Counts.Requests != s0.Hail.Counts.Requests+s2.Hail.Counts.Requests {
+			t.Errorf("counts %d, want the two shards' %d", m.Hail.Counts.Requests, s0.Hail.Counts.Requests+s2.Hail.Counts.Requests)
+		}
+		checkMarked(t, m, tc.want)
+	}
+	for _, tc := range []struct {
+		rs     []*Result
+		failed map[int]string
+		want   string
+	}{
+		{[]*Result{s0, mk(1), s2}, map[int]string{1: "x"}, "shard 1/3 is given as failed but has a result"},
+		{[]*Result{s0, s2}, map[int]string{1: "x", 5: "y"}, "failed shard 5: the run has shards 0 to 2"},
+		{nil, map[int]string{0: "x"}, "every shard failed"},
+	} {
+		if _, err := MergeWith(tc.rs, nil, MergeOptions{Failed: tc.failed}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+
+	// Late beyond LateStart, or interrupted: merged, and marked.
+	s1 := mk(1)
+	s1.Hail.Shard.LateNS = int64(16200 * time.Millisecond)
+	s2.Hail.Interrupted = true
+	s0.Hail.Shard.LateNS = int64(LateStart / 2) // a moment late: on time
+	m, err := Merge([]*Result{s0, s1, s2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Hail.Merged.Incomplete
+	if len(got) != 2 || !strings.HasPrefix(got[0], "shard 1/3 started 16.2s after --start-at") || !strings.HasPrefix(got[1], "shard 2/3 was interrupted after 2s") {
+		t.Errorf("incomplete %q", got)
+	}
+	checkMarked(t, m, "shard 1/3 started 16.2s after")
+
+	// A complete run is not marked.
+	s2.Hail.Interrupted = false
+	s1.Hail.Shard.LateNS = 0
+	m, err = Merge([]*Result{s0, s1, s2}, nil)
+	if err != nil || len(m.Hail.Merged.Incomplete) != 0 {
+		t.Fatalf("complete run: %v, incomplete %q", err, m.Hail.Merged.Incomplete)
+	}
+	var text, html bytes.Buffer
+	_ = WriteText(&text, m, TextOptions{})
+	_ = WriteHTML(&html, m)
+	if strings.Contains(text.String(), "INCOMPLETE") || strings.Contains(html.String(), "INCOMPLETE") {
+		t.Error("a complete run is marked incomplete")
+	}
+}
+
+// checkMarked checks that the text, HTML and markdown reports and the
+// JSON round trip all carry the incomplete mark and the reason.
+func checkMarked(t *testing.T, m *Result, why string) {
+	t.Helper()
+	var text, html, md, js bytes.Buffer
+	_ = WriteText(&text, m, TextOptions{})
+	_ = WriteHTML(&html, m)
+	_ = WriteMarkdown(&md, m)
+	_ = WriteJSON(&js, m)
+	for name, out := range map[string]string{"text": text.String(), "html": html.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "INCOMPLETE") || !strings.Contains(out, why) {
+			t.Errorf("%s report does not say the run is incomplete (%q)", name, why)
+		}
+	}
+	back, err := ReadJSON(&js)
+	if err != nil || back.Hail.Merged == nil || len(back.Hail.Merged.Incomplete) != len(m.Hail.Merged.Incomplete) {
+		t.Errorf("JSON round trip lost the incomplete mark: %v", err)
+	}
+}
+
+// Shards on one machine share its cores: they count once, up to its CPUs.
+func TestMergeCoresPerMachine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var rs []*Result
+	for i, id := range []string{"boot-a", "boot-a", "boot-b", ""} {
+		r := shardResult(t, randomTotals(rng, 100), i, 4, 0, 1)
+		r.Hail.Generator.Machine, r.Hail.Generator.MachineCPUs = id, 2
+		if id == "" {
+			r.Hail.Generator.MachineCPUs = 0
+		}
+		rs = append(rs, r)
+	}
+	m, err := Merge(rs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// boot-a: two shards of 2 cores on a 2-CPU machine = 2; boot-b: 2; unknown: 2.
+	if m.Hail.Generator.Cores != 6 {
+		t.Errorf("cores %d, want 6", m.Hail.Generator.Cores)
+	}
+	if !strings.Contains(strings.Join(m.Hail.Merged.Notes, "\n"), "shard 0/4, shard 1/4 ran on one machine (2 CPUs)") {
+		t.Errorf("notes %q", m.Hail.Merged.Notes)
+	}
+}

@@ -1,0 +1,284 @@
+// A gRPC step: grpc: {call, data, metadata, stream_count} in place of a
+// request's method, target and body, and the file's top-level grpc key
+// (where the schema comes from). See grpc.go for how its calls are built.
+
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"hail/internal/grpccall"
+	"hail/internal/plan"
+)
+
+var (
+	grpcStepKeys = []string{"call", "data", "metadata", "stream_count"}
+	grpcTopKeys  = []string{"proto", "import_paths", "protoset"}
+	// httpOnlyKeys are step keys a gRPC step's call replaces.
+	httpOnlyKeys = []string{"method", "url", "path", "body", "body_file", "body_lines"}
+)
+
+// grpcSource returns the schema gRPC steps resolve their calls in: the
+// file's grpc.proto or grpc.protoset (paths relative to the file), else
+// what LoadOptions.GRPC finds (hail run asks the server by reflection).
+// It is made once, when the first gRPC step needs it.
+func (l *loader) grpcSource(at *yaml.Node) (grpccall.Source, error) {
+	if l.grpcSrc != nil {
+		return l.grpcSrc, nil
+	}
+	var protos, imports []string
+	protoset := ""
+	if n, ok := l.nodes["grpc"]; ok {
+		err := l.fields(n, "grpc", grpcTopKeys, func(key string, k, v *yaml.Node) error {
+			var err error
+			switch key {
+			case "proto":
+				protos, err = l.strings(v, "grpc.proto")
+			case "import_paths":
+				imports, err = l.strings(v, "grpc.import_paths")
+			case "protoset":
+				protoset, err = l.str(v, "grpc.protoset")
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := range protos {
+			protos[i] = l.path(protos[i])
+		}
+		for i := range imports {
+			imports[i] = l.path(imports[i])
+		}
+	}
+	var src grpccall.Source
+	var err error
+	switch {
+	case protoset != "" && len(protos) > 0:
+		return nil, l.errAt(l.nodes["grpc"], "grpc: give proto or protoset, not both")
+	case protoset != "":
+		src, err = grpccall.FromProtoset(l.path(protoset))
+	case len(protos) > 0:
+		src, err = grpccall.FromProto(protos, imports)
+	case l.o.GRPC != nil:
+		src, err = l.o.GRPC(l.s.Base, l.s.Settings.Insecure)
+	default:
+		return nil, l.errAt(at, "a grpc step needs the service's schema: expected grpc: {proto: FILE.proto} (or protoset) at the top of the file")
+	}
+	if err != nil {
+		if n, ok := l.nodes["grpc"]; ok {
+			return nil, l.errAt(n, "grpc: %v", err)
+		}
+		return nil, l.errAt(at, "%v", err)
+	}
+	l.grpcSrc = src
+	return src, nil
+}
+
+// strings reads a string or a list of strings.
+func (l *loader) strings(n *yaml.Node, what string) ([]string, error) {
+	if n.Kind == yaml.ScalarNode {
+		s, err := l.str(n, what)
+		return []string{s}, err
+	}
+	items, err := l.list(n, what)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, it := range items {
+		s, err := l.str(it, fmt.Sprintf("%s[%d]", what, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// grpcRequest compiles a gRPC step's request: a POST to the method's path
+// with gRPC's headers, the file's and the step's headers, the metadata, and
+// the data as the body (encoded now when it is static, per call otherwise).
+func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *tmplEnv) error {
+	what := st.Name + ".grpc"
+	for _, k := range httpOnlyKeys {
+		if n.keys[k] != nil {
+			return l.errAt(n.keys[k], "%s: a grpc step's request is its call: expected no %s", st.Name, k)
+		}
+	}
+	g := n.vals["grpc"]
+	vals := map[string]*yaml.Node{}
+	if err := l.fields(g, what, grpcStepKeys, func(key string, k, v *yaml.Node) error {
+		vals[key] = v
+		return nil
+	}); err != nil {
+		return err
+	}
+	if l.s.Base == nil {
+		return l.errAt(g, "%s: a grpc step needs a base: expected base: http://HOST:PORT (h2c) or https://HOST:PORT at the top of the file", what)
+	}
+	callN := vals["call"]
+	if callN == nil {
+		return l.errAt(g, "%s: expected a call (call: package.Service/Method), found none", what)
+	}
+	call, err := l.str(callN, what+".call")
+	if err != nil {
+		return err
+	}
+	if _, _, err := grpccall.ParseCall(call); err != nil {
+		return l.errAt(callN, "%s.call: %v", what, strings.TrimPrefix(err.Error(), "--call "))
+	}
+	src, err := l.grpcSource(callN)
+	if err != nil {
+		return err
+	}
+	m, err := grpccall.Resolve(src, call)
+	if err != nil {
+		return l.errAt(callN, "%s.call: %v", what, strings.TrimPrefix(err.Error(), "--call "+call+": "))
+	}
+	gs := &grpcStep{method: m}
+	if v := vals["stream_count"]; v != nil {
+		c, err := l.integer(v, what+".stream_count", 1, 1_000_000)
+		if err != nil {
+			return err
+		}
+		if !m.ClientStreams() {
+			return l.errAt(v, "%s.stream_count: %s is %s; expected a client or bidi streaming call", what, m.Name(), m.Kind())
+		}
+		gs.count = int(c)
+	}
+	st.Method, st.Target, st.sendsCL, st.grpc = "POST", m.Path(), true, gs
+	if err := l.grpcHead(st, n, vals["metadata"], env); err != nil {
+		return err
+	}
+	return l.grpcData(st, gs, vals["data"], env)
+}
+
+// grpcHead compiles the request head: the method's path, gRPC's headers,
+// the deadline (the file's timeout, as grpc-timeout), the headers and the
+// metadata (lower-case keys; templates allowed).
+func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) error {
+	hdr := "Content-Type: application/grpc\r\nTE: trailers\r\n"
+	if t := l.s.Settings.Timeout; t > 0 {
+		hdr += "grpc-timeout: " + grpccall.Timeout(t) + "\r\n"
+	}
+	parts := []*Template{literal("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
+	var hs []headerNode
+	for _, src := range []struct {
+		n      *yaml.Node
+		what   string
+		global bool
+	}{{l.nodes["headers"], "headers", true}, {n.vals["headers"], st.Name + ".headers", false}, {md, st.Name + ".grpc.metadata", false}} {
+		if src.n == nil {
+			continue
+		}
+		own, err := l.headerNodes(src.n, src.what, src.global)
+		if err != nil {
+			return err
+		}
+		for _, h := range own {
+			lk := strings.ToLower(h.name)
+			if lk == "content-type" || lk == "te" || lk == "host" || strings.HasPrefix(lk, "grpc-") && lk != "grpc-trace-bin" {
+				return l.errAt(h.k, "%s: %s is gRPC's own: expected other metadata", src.what, h.name)
+			}
+			kept := hs[:0]
+			for _, x := range hs {
+				if !strings.EqualFold(x.name, h.name) {
+					kept = append(kept, x)
+				}
+			}
+			hs = append(kept, h)
+		}
+	}
+	for _, h := range hs {
+		t, err := compileTemplate(h.v.Value, env, escHeader)
+		if err != nil {
+			return l.errIn(h.v, err, st.Name+".grpc.metadata."+h.name)
+		}
+		parts = append(parts, literal(strings.ToLower(h.name)+": "), t, literal("\r\n"))
+	}
+	parts = append(parts, literal("User-Agent: hail/"+plan.Version+"\r\n"))
+	st.head = concat(parts...)
+	return nil
+}
+
+// grpcData compiles the data: static data is encoded (and checked) now;
+// templated data is checked on a sample expansion and encoded per call.
+func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) error {
+	src := "{}"
+	if n != nil {
+		var err error
+		if src, err = l.dataSource(n, st.Name+".grpc.data"); err != nil {
+			return err
+		}
+	}
+	t, err := compileTemplate(src, env, escNone)
+	if err != nil {
+		return l.errIn(n, err, st.Name+".grpc.data")
+	}
+	if t.Static() {
+		body, err := gs.encode(nil, []byte(src), 0)
+		if err != nil {
+			return l.errAt(n, "%s.grpc.data: %v", st.Name, err)
+		}
+		st.bodyLit = body
+		return nil
+	}
+	st.body = t
+	v := newVU(&Scenario{maxSlots: len(st.refs), captures: l.s.captures, Pools: l.s.Pools}, 0)
+	for k := range v.ctx.Slots {
+		v.ctx.Slots[k] = "1"
+	}
+	for k := range v.ctx.Last {
+		v.ctx.Last[k] = []byte("1")
+	}
+	if _, err := gs.encode(nil, t.AppendTo(nil, &v.ctx), 0); err != nil {
+		return l.errAt(n, "%s.grpc.data: %v (in a sample expansion of its templates)", st.Name, err)
+	}
+	return nil
+}
+
+// dataSource is data's JSON text: a string as it is, or YAML written as
+// a mapping or a list (converted to JSON; templates must then sit inside
+// strings).
+func (l *loader) dataSource(n *yaml.Node, what string) (string, error) {
+	if n.Kind == yaml.ScalarNode {
+		return l.str(n, what)
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return "", l.errAt(n, "%s: %v", what, err)
+	}
+	b, err := json.Marshal(jsonable(v))
+	if err != nil {
+		return "", l.errAt(n, "%s: expected JSON-like data: %v", what, err)
+	}
+	return string(b), nil
+}
+
+// jsonable turns YAML's decoded maps (map[string]any, or map[any]any for
+// odd keys) into what encoding/json takes.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonable(e)
+		}
+		return x
+	case map[any]any:
+		m := map[string]any{}
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = jsonable(e)
+		}
+	}
+	return v
+}

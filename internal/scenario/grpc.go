@@ -1,0 +1,92 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+
+	"hail/internal/grpccall"
+	"hail/internal/http1"
+	"hail/internal/stats"
+)
+
+// grpcStep is what a gRPC step adds to a step: the method, whose input
+// message its data is encoded into, and whose output message its
+// captures decode.
+type grpcStep struct {
+	method *grpccall.Method
+	count  int // stream_count: messages per client stream (0: the data's)
+}
+
+// encode appends the request body for data (the data's JSON after
+// expansion): unary and server-streaming calls send one message (an array
+// gives one per call, by hit); client and bidi streaming send the array's
+// messages (count of them, cycling, when count is set).
+func (g *grpcStep) encode(dst, data []byte, hit uint64) ([]byte, error) {
+	msgs, err := grpccall.SplitData(data)
+	if err != nil {
+		return nil, err
+	}
+	in := g.method.Desc.Input()
+	if !g.method.ClientStreams() {
+		i := int(hit % uint64(len(msgs)))
+		b, err := grpccall.Encode(in, msgs[i])
+		if err != nil {
+			return nil, indexed(err, i, len(msgs))
+		}
+		return grpccall.AppendFrame(dst, b), nil
+	}
+	n := g.count
+	if n == 0 {
+		n = len(msgs)
+	}
+	encoded := make([][]byte, len(msgs))
+	for i, js := range msgs {
+		if encoded[i], err = grpccall.Encode(in, js); err != nil {
+			return nil, indexed(err, i, len(msgs))
+		}
+	}
+	for i := range n {
+		dst = grpccall.AppendFrame(dst, encoded[i%len(encoded)])
+	}
+	return dst, nil
+}
+
+func indexed(err error, i, n int) error {
+	if n == 1 {
+		return err
+	}
+	return fmt.Errorf("[%d] %v", i, err)
+}
+
+// grpcCaptureBody is what a gRPC step's captures read: its first response
+// message as protojson (JSON names), in buf. ok is false when the response
+// has no complete message or it does not decode.
+func (g *grpcStep) captureBody(p *http1.Parser, buf *bytes.Buffer) bool {
+	payload, ok := grpccall.FirstMessage(p.Body)
+	if !ok {
+		return false
+	}
+	buf.Reset()
+	return grpccall.ToJSON(buf, g.method.Desc.Output(), payload) == nil
+}
+
+// grpcYield is the yield reason of a call whose expanded data did not fit
+// its message.
+const grpcYield = "data did not fit the call's message after expansion"
+
+// HasGRPC reports whether any step is a gRPC call (the run then speaks
+// HTTP/2).
+func (s *Scenario) HasGRPC() bool {
+	for _, st := range s.Steps {
+		if st.grpc != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// statusValue is a capture's value of a status: the HTTP code, or the
+// gRPC status name.
+func statusValue(dst []byte, status int) []byte {
+	return append(dst, stats.StatusName(status)...)
+}

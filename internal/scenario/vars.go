@@ -1,0 +1,168 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// varExpr is one {{ … }} expression of a source string: its offset (of the
+// "{{") and its text.
+type varExpr struct {
+	off  int
+	expr string
+}
+
+// exprs lists src's expressions, skipping quoted strings as compileTemplate
+// does; a malformed template yields what precedes the fault (compiling it
+// reports the fault).
+func exprs(src string) []varExpr {
+	var out []varExpr
+	for i := 0; i < len(src); {
+		j := strings.Index(src[i:], "{{")
+		if j < 0 {
+			break
+		}
+		open := i + j
+		end, err := exprEnd(src, open+2)
+		if err != nil {
+			break
+		}
+		out = append(out, varExpr{open, src[open+2 : end]})
+		i = end + 2
+	}
+	return out
+}
+
+// varRef is the variable an expression names ({{var.NAME}}), or "".
+func varRef(expr string) string {
+	toks, _ := tokens(expr, 0)
+	if len(toks) == 1 && !toks[0].quoted && strings.HasPrefix(toks[0].s, "var.") {
+		return toks[0].s[len("var."):]
+	}
+	return ""
+}
+
+// resolveVars expands the file's variables whose values are templates —
+// {{var.OTHER}}, {{env.NAME}} and {{"text"}} — once, at load time, each
+// after the variables it refers to. A variable that refers to itself,
+// directly or through others, is an error at the reference that closes the
+// cycle (it was sent literally before); so is an expression that changes
+// per request ({{uuid}}, {{counter}}, ...): variables are fixed. Values
+// without "{{", and --var values, are taken as they are.
+func (l *loader) resolveVars() error {
+	node := l.nodes["variables"]
+	if node == nil {
+		return nil
+	}
+	scalars := map[string]*yaml.Node{} // template-valued scalars of the file, not replaced by --var
+	var order []string
+	lists := map[string][]*yaml.Node{}
+	var listOrder []string
+	_ = l.fields(node, "variables", nil, func(key string, _, v *yaml.Node) error {
+		if _, replaced := l.o.Vars[key]; replaced {
+			return nil
+		}
+		switch v.Kind {
+		case yaml.ScalarNode:
+			if strings.Contains(v.Value, "{{") {
+				scalars[key] = v
+				order = append(order, key)
+			}
+		case yaml.SequenceNode:
+			items, _ := l.list(v, "variables."+key)
+			lists[key] = items
+			listOrder = append(listOrder, key)
+		}
+		return nil
+	})
+	state := map[string]int{} // 1: being resolved, 2: done
+	var path []string
+	var visit func(name string) error
+	visit = func(name string) error {
+		state[name] = 1
+		path = append(path, name)
+		n := scalars[name]
+		for _, e := range exprs(n.Value) {
+			ref := varRef(e.expr)
+			if _, ok := scalars[ref]; !ok {
+				continue
+			}
+			switch state[ref] {
+			case 1:
+				return l.errIn(n, &tmplError{e.off, cycleMsg(path, ref)}, "variables."+name)
+			case 0:
+				if err := visit(ref); err != nil {
+					return err
+				}
+			}
+		}
+		s, err := l.fixedValue(n.Value, "variables."+name, n)
+		if err != nil {
+			return err
+		}
+		l.env.vars[name] = value{s: s}
+		state[name] = 2
+		path = path[:len(path)-1]
+		return nil
+	}
+	for _, name := range order {
+		if state[name] == 0 {
+			if err := visit(name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range listOrder {
+		vals := l.env.vars[name].list
+		for i, it := range lists[name] {
+			if !strings.Contains(it.Value, "{{") {
+				continue
+			}
+			s, err := l.fixedValue(it.Value, "variables."+name, it)
+			if err != nil {
+				return err
+			}
+			vals[i] = s
+		}
+	}
+	return nil
+}
+
+// fixedValue expands src, the value of node n, which may use only what is
+// fixed at load time.
+func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
+	for _, e := range exprs(src) {
+		seg, err := compileExpr(e.expr, e.off, l.env)
+		if err != nil {
+			return "", l.errIn(n, err, what)
+		}
+		if seg.kind != segLit {
+			return "", l.errIn(n, &tmplError{e.off, fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
+				strings.TrimSpace(e.expr))}, what)
+		}
+	}
+	t, err := compileTemplate(src, l.env, escNone)
+	if err != nil {
+		return "", l.errIn(n, err, what)
+	}
+	return string(t.Literal()), nil
+}
+
+// cycleMsg describes the cycle that a reference to ref closes, path being
+// the variables being resolved, outermost first.
+func cycleMsg(path []string, ref string) string {
+	name := path[len(path)-1]
+	if ref == name {
+		return fmt.Sprintf("{{var.%s}} refers to %s itself: a variable cannot contain itself", ref, ref)
+	}
+	from := 0
+	for i, p := range path {
+		if p == ref {
+			from = i
+		}
+	}
+	cycle := append(append([]string(nil), path[from:]...), ref)
+	return fmt.Sprintf("{{var.%s}} closes a cycle (%s): variables cannot refer to each other in a circle", ref, strings.Join(cycle, " → "))
+}

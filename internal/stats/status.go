@@ -1,0 +1,80 @@
+package stats
+
+import "strconv"
+
+// Status slots. A response is counted under one slot of the status arrays
+// (Recorder, Totals): an HTTP status code is its own slot (100–999; any
+// other code is slot 0), and a gRPC call's status code c is slot
+// GRPCBase + c. Reports name the slots with StatusName, so an HTTP run's
+// statusCodeDistribution reads {"200": n} and a gRPC run's {"OK": n,
+// "Unavailable": m}; a scenario that mixes HTTP and gRPC steps holds both.
+const (
+	// GRPCBase is the slot of gRPC's OK; code c is GRPCBase + c.
+	GRPCBase = 1000
+	// NumGRPCCodes are gRPC's status codes, 0 (OK) to 16 (Unauthenticated).
+	NumGRPCCodes = 17
+)
+
+// The gRPC status codes hail uses by number.
+const (
+	GRPCOK               = 0
+	GRPCUnknown          = 2
+	GRPCDeadlineExceeded = 4
+	GRPCUnimplemented    = 12
+	GRPCInternal         = 13
+	GRPCUnavailable      = 14
+)
+
+// grpcNames are gRPC's code names as grpc-go's codes.Code.String spells
+// them (and ghz reports them).
+var grpcNames = [NumGRPCCodes]string{"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+	"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
+
+// GRPCStatus is the slot of gRPC status code c; a code outside gRPC's set
+// counts as Unknown, as gRPC clients treat it.
+func GRPCStatus(c int) int {
+	if c < 0 || c >= NumGRPCCodes {
+		c = GRPCUnknown
+	}
+	return GRPCBase + c
+}
+
+// IsGRPC reports whether slot holds a gRPC status.
+func IsGRPC(slot int) bool { return slot >= GRPCBase && slot < GRPCBase+NumGRPCCodes }
+
+// StatusName names a slot as reports show it: the HTTP code ("200", "0"
+// for one out of range) or the gRPC code's name ("OK", "DeadlineExceeded").
+func StatusName(slot int) string {
+	if IsGRPC(slot) {
+		return grpcNames[slot-GRPCBase]
+	}
+	return strconv.Itoa(slot)
+}
+
+// StatusByName is StatusName's inverse: the slot a report's status key
+// names, and whether it names one.
+func StatusByName(s string) (int, bool) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, n >= 0 && n < GRPCBase
+	}
+	for c, name := range grpcNames {
+		if name == s {
+			return GRPCBase + c, true
+		}
+	}
+	return 0, false
+}
+
+// StatusSuccess reports whether a slot is a success: HTTP 2xx or gRPC OK.
+// Its latency goes to the successful histogram.
+func StatusSuccess(slot int) bool { return slot >= 200 && slot < 300 || slot == GRPCBase+GRPCOK }
+
+// StatusFailed reports whether a slot counts as a failed request: an HTTP
+// status of 400 or more (or out of range), or a gRPC status other than OK.
+func StatusFailed(slot int) bool {
+	if IsGRPC(slot) {
+		return slot != GRPCBase+GRPCOK
+	}
+	return slot == 0 || slot >= 400
+}
