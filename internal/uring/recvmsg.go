@@ -12,13 +12,15 @@ import (
 // OpRecvmsg is IORING_OP_RECVMSG.
 const OpRecvmsg uint8 = 10
 
-// PrepRecvmsgMultishot prepares a multishot recvmsg (Linux 6.0+) that, like
-// PrepRecvMultishot, picks a buffer from group bgid for every chunk of data,
-// and also delivers the control messages msg asks for (msg.Controllen
-// bytes of them, msg.Namelen of the peer's address): each buffer holds a
-// RecvmsgOut header, then the name, the control messages and the payload
-// (Recvmsg splits them). msg is read by the kernel when the request is
-// issued: Arena memory.
+// PrepRecvmsgMultishot prepares a multishot recvmsg (Linux 6.0+) that picks
+// a buffer from provided-buffer group bgid for every chunk of data: each
+// CQE carries CQEFBuffer with the buffer id (CQE.BufferID) and CQEFMore
+// while the request stays armed; a CQE without CQEFMore ends it (a buffer
+// with no payload: the peer's end; -ENOBUFS: the group ran dry; another
+// -errno). Each buffer holds an io_uring_recvmsg_out header, then
+// msg.Namelen bytes of the peer's address, msg.Controllen bytes of control
+// messages (such as the receive time) and the payload: Recvmsg splits them.
+// msg is read by the kernel when the request is issued: Arena memory.
 func (s *SQE) PrepRecvmsgMultishot(fd int32, msg *unix.Msghdr, bgid uint16) {
 	s.Opcode = OpRecvmsg
 	s.Fd = fd

@@ -14,7 +14,6 @@ const (
 	OpClose       uint8 = 19
 	OpRead        uint8 = 22
 	OpSend        uint8 = 26
-	OpRecv        uint8 = 27
 	OpShutdown    uint8 = 34
 )
 

@@ -51,7 +51,6 @@ const (
 	// earlyResponseGrace bounds the wait for a response that a server sent
 	// before it stopped reading the request (the send failed).
 	earlyResponseGrace = time.Second
-
 )
 
 type pending struct {
