@@ -9,9 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpRecvmsg is IORING_OP_RECVMSG.
-const OpRecvmsg uint8 = 10
-
 // PrepRecvmsgMultishot prepares a multishot recvmsg (Linux 6.0+) that picks
 // a buffer from provided-buffer group bgid for every chunk of data: each
 // CQE carries CQEFBuffer with the buffer id (CQE.BufferID) and CQEFMore

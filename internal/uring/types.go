@@ -9,6 +9,7 @@ import (
 
 // Opcodes (enum io_uring_op) that hail's engine submits or needs.
 const (
+	OpRecvmsg     uint8 = 10
 	OpAsyncCancel uint8 = 14
 	OpConnect     uint8 = 16
 	OpClose       uint8 = 19
