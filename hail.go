@@ -53,6 +53,11 @@ type Plan struct {
 	// WaitOngoing lets requests in flight at the deadline finish (bounded
 	// by Timeout, else 30 s) instead of aborting them.
 	WaitOngoing bool
+	// PacingGranularity is the shortest time between two of the open
+	// model's wake-ups to send: requests due in between leave together,
+	// each at most that late (its own lateness, counted in its latency).
+	// 0 is 100 µs; negative wakes for every request.
+	PacingGranularity time.Duration
 
 	// Timeout bounds each request, redirects included; 0 is none.
 	Timeout time.Duration
@@ -191,7 +196,7 @@ func (p Plan) internal() (*plan.Plan, error) {
 		return nil, &FieldError{Field: "URL", Value: quote(p.URL), Problem: "not a URL: write it like http://127.0.0.1:8080/path"}
 	}
 	ip := &plan.Plan{URL: u, Method: p.Method, Host: p.Host, Requests: p.Requests, Duration: p.Duration,
-		Connections: p.Connections, Rate: p.Rate, WaitOngoing: p.WaitOngoing, Timeout: p.Timeout,
+		Connections: p.Connections, Rate: p.Rate, WaitOngoing: p.WaitOngoing, PacingGranularity: p.PacingGranularity, Timeout: p.Timeout,
 		ConnectTimeout: p.ConnectTimeout, MaxRedirects: p.MaxRedirects, KeepAlive: !p.DisableKeepAlive,
 		Streams: p.Streams, Engine: plan.EngineName(p.Engine), UnixSocket: p.UnixSocket, Insecure: p.Insecure, CACert: p.CACert}
 	if ip.Method == "" {

@@ -15,9 +15,14 @@
 # (50 creates) and teardown (deletes what the load left) run too, one request at a time: hail's
 # numbers exclude them, the server's count and CPU include them.
 #
+# STAGES=1 measures connection stages instead: a scenario that opens 256 connections and ramps
+# down to 64 (192 parked), against a constant -c 64, with fast responses and with 100 ms ones, the
+# uring engine's CPU µs per request side by side (goal: stages ≤ 1.2 × constant).
+#
 #   bash bench/scenario.sh                       # -c 64, 5 s, 3 rounds
 #   SECS=2 ROUNDS=2 bash bench/scenario.sh       # a short trial
 #   ENGINE=net PLAIN_PATH=/items bash bench/scenario.sh
+#   STAGES=1 bash bench/scenario.sh
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -85,6 +90,51 @@ one() {
 	note "round $round $kind: $rps requests/s (server counted $n); hail $hus µs/request, server $sus µs/request"
 	echo "$kind $round $rps $n $hus $sus" >>"$TMPD/runs.txt"
 }
+
+# stages_one KIND DELAY ROUND: a stages or constant run on a fresh server; appends
+# "KIND DELAY ROUND hail_us requests" to stages.txt.
+stages_one() {
+	local kind=$1 delay=$2 round=$3 out=$TMPD/st-$1-$2-$3.json yaml=$TMPD/stages.yaml path=/ us n
+	[ "$delay" = 0 ] || path="/?delay=$delay"
+	serve_start "$HAIL"
+	if [ "$kind" = stages ]; then
+		printf 'name: stages\nbase: http://127.0.0.1:%s\nsteps:\n  - name: get\n    path: "%s"\nstages:\n  - {duration: 500ms, connections: 256}\n  - {duration: 500ms, connections: %s}\n  - {duration: %ss, connections: %s}\n' \
+			"$PORT" "$path" "$CONNS" "$SECS" "$CONNS" >"$yaml"
+		taskset -c "$CLIENT_CPU" "$HAIL" run "$yaml" --engine uring --no-tui -j -o "$out"
+	else
+		taskset -c "$CLIENT_CPU" "$HAIL" -c "$CONNS" -z "$((SECS + 1))s" --engine uring --no-tui -j -o "$out" "http://127.0.0.1:$PORT$path"
+	fi
+	serve_stop
+	us=$(sed -n 's/.*"cpu_per_request_us": *\([0-9.e+]*\).*/\1/p' "$out" | head -n 1)
+	n=$(sed -n 's/.*"sent": *\([0-9]*\).*/\1/p' "$out" | head -n 1)
+	note "round $round $kind, delay $delay: hail $us µs/request over $n requests"
+	echo "$kind $delay $round $us $n" >>"$TMPD/stages.txt"
+}
+
+if [ "${STAGES:-0}" = 1 ]; then
+	note "connection stages (256 opened, ramped to $CONNS) vs constant -c $CONNS, uring, ${SECS}s hold, $ROUNDS rounds"
+	for r in $(seq 1 "$ROUNDS"); do
+		for d in 0 100ms; do
+			if [ $((r % 2)) = 1 ]; then
+				stages_one stages "$d" "$r"
+				stages_one constant "$d" "$r"
+			else
+				stages_one constant "$d" "$r"
+				stages_one stages "$d" "$r"
+			fi
+		done
+	done
+	median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+	printf '\n| responses | constant -c %d: µs/request | stages (256 → %d, 192 parked): µs/request | stages ÷ constant |\n| --- | ---: | ---: | ---: |\n' "$CONNS" "$CONNS"
+	for d in 0 100ms; do
+		c=$(awk -v d="$d" '$1 == "constant" && $2 == d { print $4 }' "$TMPD/stages.txt" | median)
+		st=$(awk -v d="$d" '$1 == "stages" && $2 == d { print $4 }' "$TMPD/stages.txt" | median)
+		name=fast
+		[ "$d" = 0 ] || name="$d"
+		printf '| %s | %.2f | %.2f | %.2f |\n' "$name" "$c" "$st" "$(awk -v a="$st" -v b="$c" 'BEGIN { print a / b }')"
+	done
+	exit 0
+fi
 
 note "scenario $SCENARIO vs plain runs: -c $CONNS, ${SECS}s, $ROUNDS rounds, engine $ENGINE, server on CPU $SERVER_CPU, hail on CPU $CLIENT_CPU"
 KINDS=(plain scenario post)

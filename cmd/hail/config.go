@@ -51,7 +51,7 @@ func redactedConfig(p *plan.Plan, f *loadFlags, gen *reqgen.Gen) map[string]any 
 		"url": redactedURL(p.URL, show), "method": p.Method, "headers": headers, "connections": p.Connections,
 		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model,
 		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize,
-		"wait_ongoing": p.WaitOngoing, "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
+		"wait_ongoing": p.WaitOngoing, "pacing_granularity_seconds": p.Pacing().Seconds(), "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
 		"redirects": p.MaxRedirects, "http_version": map[bool]string{true: "1.0", false: "1.1"}[p.HTTP10],
 		"keepalive": p.KeepAlive, "compression": p.Compression, "host": p.Host, "unix_socket": p.UnixSocket,
 		"insecure": p.Insecure, "engine": p.Engine, "bodies": len(p.Bodies),

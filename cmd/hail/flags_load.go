@@ -21,6 +21,7 @@ type modelFlags struct {
 	burstRate   int
 	wait        bool
 	latencyCorr bool
+	pacing      time.Duration
 }
 
 func addModelFlags(fl *pflag.FlagSet, f *modelFlags) {
@@ -37,8 +38,25 @@ func addModelFlags(fl *pflag.FlagSet, f *modelFlags) {
 	fl.Var(intValue{&f.burstRate, "requests per burst"}, "burst-rate", "requests per burst with --burst-delay (default 1)")
 	fl.BoolVar(&f.latencyCorr, "latency-correction", false,
 		"accepted for oha: hail always counts open-model latency from each request's intended send time")
+	addPacingFlag(fl, &f.pacing)
 	setGroup(fl, groupLoad, "n-requests", "connections", "duration", "wait-ongoing-requests-after-deadline",
-		"query-per-second", "burst-delay", "burst-rate", "latency-correction")
+		"query-per-second", "burst-delay", "burst-rate", "latency-correction", "pacing-granularity")
+}
+
+// addPacingFlag defines --pacing-granularity (the open model's batching of
+// wake-ups, plan.Plan.PacingGranularity) for the load, run and grpc commands.
+func addPacingFlag(fl *pflag.FlagSet, d *time.Duration) {
+	*d = plan.DefaultPacing
+	fl.Var(durationValue{d}, "pacing-granularity",
+		"open model: wake at most once per this long to send the requests due, each at most that late (own lateness); 0: wake for each")
+}
+
+// pacing is the plan's PacingGranularity for the flag's value (0: none).
+func pacing(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // apply puts the load model into p. oha's conflicting flags are errors as
@@ -48,7 +66,7 @@ func addModelFlags(fl *pflag.FlagSet, f *modelFlags) {
 // request per burst as oha's help says.
 func (f *modelFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 	changed := cmd.Flags().Changed
-	p.Connections, p.Requests, p.Rate, p.WaitOngoing = f.c, f.n, f.q, f.wait
+	p.Connections, p.Requests, p.Rate, p.WaitOngoing, p.PacingGranularity = f.c, f.n, f.q, f.wait, pacing(f.pacing)
 	if changed("n-requests") && changed("duration") {
 		return fmt.Errorf("-n and -z both say how long to run: give -n N requests or -z DURATION, not both")
 	}

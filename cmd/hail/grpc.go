@@ -12,6 +12,7 @@ import (
 // grpcFlags are hail grpc's flags: ghz's names where ghz has the flag,
 // hail's load flags otherwise.
 type grpcFlags struct {
+	pacing          time.Duration
 	call            string
 	data, dataFile  string
 	binFile         string
@@ -109,6 +110,7 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 	fl.VarP(durationValue{&f.maxDuration}, "max-duration", "x", "stop after this long even if -n calls are not done")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model: this many calls per second in total, at fixed intended times")
 	fl.VarP(rateValue{&f.q}, "rps", "r", "same as -q (ghz's name)")
+	addPacingFlag(fl, &f.pacing)
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let calls in flight finish after -z or Ctrl-C instead of aborting them")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "each call's deadline, sent as grpc-timeout; 0 for none")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")

@@ -137,7 +137,7 @@ func grpcPlan(cmd *cobra.Command, f *grpcFlags, target string) (*plan.Plan, erro
 		scheme = "http"
 	}
 	p := &plan.Plan{URL: &url.URL{Scheme: scheme, Host: target, Path: path}, Method: "POST", Connections: f.c,
-		Requests: f.n, Rate: f.q, WaitOngoing: f.wait, Timeout: f.timeout, ConnectTimeout: f.connTimeout,
+		Requests: f.n, Rate: f.q, WaitOngoing: f.wait, PacingGranularity: pacing(f.pacing), Timeout: f.timeout, ConnectTimeout: f.connTimeout,
 		KeepAlive: true, Host: f.authority, ServerName: f.cname, Insecure: f.skipTLS, CACert: f.cacert,
 		Cert: f.cert, Key: f.key, Engine: "auto", HTTPVersion: "2", Streams: f.p}
 	if p.ConnectTimeout == 0 {

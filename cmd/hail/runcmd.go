@@ -21,6 +21,7 @@ import (
 
 // runFlags are hail run's flags: a scenario file's values, overridden.
 type runFlags struct {
+	pacing      time.Duration
 	c           int
 	z           time.Duration
 	n           uint64
@@ -82,6 +83,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages; 0: no limit)")
+	addPacingFlag(fl, &f.pacing)
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")
@@ -164,7 +166,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	if err != nil {
 		return nil, none, nil, err
 	}
-	p.WaitOngoing = f.wait
+	p.WaitOngoing, p.PacingGranularity = f.wait, pacing(f.pacing)
 	return sc, sched, p, nil
 }
 

@@ -56,6 +56,10 @@ type Job struct {
 	CaptureHeaders []string
 	// Dialer opens connections to the target.
 	Dialer *transport.Dialer
+	// Pacing is the shortest time between two of the open model's wake-ups
+	// to send (plan.Plan.PacingGranularity, resolved); 0 wakes for each
+	// request.
+	Pacing time.Duration
 	// Timeout bounds each request from send to last byte; 0 means none.
 	Timeout time.Duration
 	// KeepAlive reuses connections; when false each request gets a new one.

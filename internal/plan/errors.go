@@ -85,7 +85,7 @@ func fieldErr(field string, value any, problem string, args ...any) *FieldError 
 var Flags = map[string]string{
 	"URL": "URL", "Method": "-m", "Headers": "-H", "Bodies": "-d", "HTTP10": "--http-version 1.0",
 	"KeepAlive": "--disable-keepalive", "Host": "--host", "Connections": "-c", "Requests": "-n", "Duration": "-z",
-	"Rate": "-q", "BurstEvery": "--burst-delay", "BurstSize": "--burst-rate", "WaitOngoing": "-w", "Timeout": "-t",
+	"Rate": "-q", "BurstEvery": "--burst-delay", "BurstSize": "--burst-rate", "WaitOngoing": "-w", "PacingGranularity": "--pacing-granularity", "Timeout": "-t",
 	"ConnectTimeout": "--connect-timeout", "MaxRedirects": "-r", "ConnectTo": "--connect-to", "IPv4": "--ipv4",
 	"IPv6": "--ipv6", "NoPreLookup": "--no-pre-lookup", "UnixSocket": "--unix-socket", "Insecure": "--insecure",
 	"CACert": "--cacert", "Engine": "--engine", "ShardIndex": "--shard", "ShardCount": "--shard", "StartAt": "--start-at",

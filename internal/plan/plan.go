@@ -53,6 +53,12 @@ type Plan struct {
 	BurstSize  uint64
 	// WaitOngoing lets in-flight requests finish after the deadline (-w).
 	WaitOngoing bool
+	// PacingGranularity is the shortest time between two of the open
+	// model's wake-ups to send (--pacing-granularity): requests due in
+	// between leave together, each at most that late (recorded as hail's
+	// own lateness), so that high rates cost one wake-up per batch instead
+	// of one per request. 0 is DefaultPacing; negative wakes for each.
+	PacingGranularity time.Duration
 
 	// Timeout bounds each request (-t); ConnectTimeout each connection setup.
 	Timeout        time.Duration
@@ -108,6 +114,22 @@ type Plan struct {
 	ProxyHeaders [][2]string
 	// Cert and Key are the TLS client certificate and key files (--cert, --key).
 	Cert, Key string
+}
+
+// DefaultPacing is the default PacingGranularity: at 50,000 requests/s it
+// sends in batches of about five, each request at most 100 µs late.
+const DefaultPacing = 100 * time.Microsecond
+
+// Pacing is the plan's pacing granularity, resolved: DefaultPacing for 0,
+// 0 (wake for each request) for a negative value.
+func (p *Plan) Pacing() time.Duration {
+	switch {
+	case p.PacingGranularity == 0:
+		return DefaultPacing
+	case p.PacingGranularity < 0:
+		return 0
+	}
+	return p.PacingGranularity
 }
 
 // Proto is a Plan's HTTP version beyond HTTP/1.x.

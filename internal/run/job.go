@@ -56,7 +56,7 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	s.job = &engine.Job{
 		Source: schedule.NewSource(s.pacer, p.Requests, p.Duration),
 		Steps:  s.steps, Recorders: s.groups, Connections: p.Connections, URL: p.URL,
-		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive,
+		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive, Pacing: p.Pacing(),
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10,
 		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {
 			opt, err := p.TransportOptions(u)

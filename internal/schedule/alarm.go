@@ -15,8 +15,10 @@ import (
 // connection or stream) pace their own requests on it, and hail serve
 // times its delayed responses with it.
 type Alarm struct {
-	base time.Time
-	t    *alarmTimer
+	base    time.Time
+	t       *alarmTimer
+	quantum time.Duration // the shortest time between two firings
+	fired   time.Duration // when it last fired
 
 	mu      sync.Mutex
 	pending wakeHeap
@@ -43,13 +45,16 @@ func (h *wakeHeap) Pop() any {
 	return w
 }
 
-// NewAlarm returns an Alarm whose times are durations since base. Close
-// releases it.
-func NewAlarm(base time.Time) *Alarm { return startAlarm(base, newAlarmTimer(base)) }
+// NewAlarm returns an Alarm whose times are durations since base, firing at
+// most once per quantum (0: at every time asked for; wake-ups due in
+// between are delivered together at the next firing). Close releases it.
+func NewAlarm(base time.Time, quantum time.Duration) *Alarm {
+	return startAlarm(base, quantum, newAlarmTimer(base))
+}
 
 // startAlarm runs an Alarm on timer t (tests give it the Go-timer fallback).
-func startAlarm(base time.Time, t *alarmTimer) *Alarm {
-	a := &Alarm{base: base, t: t, armed: -1, exited: make(chan struct{})}
+func startAlarm(base time.Time, quantum time.Duration, t *alarmTimer) *Alarm {
+	a := &Alarm{base: base, t: t, armed: -1, exited: make(chan struct{}), quantum: quantum, fired: -quantum}
 	go a.run()
 	return a
 }
@@ -65,9 +70,9 @@ func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
 		return
 	}
 	heap.Push(&a.pending, wake{at, ch})
-	if a.armed < 0 || at < a.armed {
-		a.armed = at
-		a.t.arm(at)
+	if fire := max(at, a.fired+a.quantum); a.armed < 0 || fire < a.armed {
+		a.armed = fire
+		a.t.arm(fire)
 	}
 	a.mu.Unlock()
 }
@@ -117,6 +122,7 @@ func (a *Alarm) run() {
 		a.t.wait()
 		a.mu.Lock()
 		now := time.Since(a.base)
+		a.fired = now
 		for len(a.pending) > 0 && (a.closed || a.pending[0].at <= now) {
 			notify(heap.Pop(&a.pending).(wake).ch)
 		}
@@ -126,7 +132,7 @@ func (a *Alarm) run() {
 		}
 		a.armed = -1
 		if len(a.pending) > 0 {
-			a.armed = a.pending[0].at
+			a.armed = max(a.pending[0].at, now+a.quantum)
 			a.t.arm(a.armed)
 		}
 		a.mu.Unlock()

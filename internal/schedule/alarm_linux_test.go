@@ -12,7 +12,7 @@ import (
 // never lost, Close delivers pending), only less precise.
 func TestAlarmGoTimerFallback(t *testing.T) {
 	base := time.Now()
-	a := startAlarm(base, &alarmTimer{fallback: newGoTimer(base)})
+	a := startAlarm(base, 0, &alarmTimer{fallback: newGoTimer(base)})
 	alarmLateness(t, a)
 	ch := make(chan struct{}, 1)
 	a.At(time.Hour, ch)
@@ -33,10 +33,10 @@ func TestAlarmCloseNoFDLeak(t *testing.T) {
 		}
 		return len(ents)
 	}
-	NewAlarm(time.Now()).Close() // warm up the netpoller's own descriptors
+	NewAlarm(time.Now(), 0).Close() // warm up the netpoller's own descriptors
 	before := count()
 	for range 50 {
-		NewAlarm(time.Now()).Close()
+		NewAlarm(time.Now(), 0).Close()
 	}
 	if after := count(); after != before {
 		t.Fatalf("open descriptors %d -> %d after 50 alarms", before, after)

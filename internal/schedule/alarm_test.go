@@ -12,7 +12,7 @@ import (
 // wake-ups late: the check is on the median of 50 waits and gets three
 // attempts; a real imprecision fails all three. Waking early fails at once.
 func TestAlarmPrecision(t *testing.T) {
-	a := NewAlarm(time.Now())
+	a := NewAlarm(time.Now(), 0)
 	defer a.Close()
 	const bound = 250 * time.Microsecond
 	var median time.Duration
@@ -52,7 +52,7 @@ func alarmLateness(t *testing.T, a *Alarm) []time.Duration {
 // Many wake-ups pending at once are each delivered, none before its time,
 // whatever the order they were asked for in.
 func TestAlarmManyPending(t *testing.T) {
-	a := NewAlarm(time.Now())
+	a := NewAlarm(time.Now(), 0)
 	defer a.Close()
 	const n = 40
 	chans := make([]chan struct{}, n)
@@ -80,7 +80,7 @@ func TestAlarmManyPending(t *testing.T) {
 // A token left in the caller's channel by an earlier wake-up must not end a
 // later Wait early.
 func TestAlarmStaleTokenIgnored(t *testing.T) {
-	a := NewAlarm(time.Now())
+	a := NewAlarm(time.Now(), 0)
 	defer a.Close()
 	ch := make(chan struct{}, 1)
 	ch <- struct{}{} // stale: from a wake-up nobody waited for
@@ -95,7 +95,7 @@ func TestAlarmStaleTokenIgnored(t *testing.T) {
 
 // Wait gives up, with false, when stop closes.
 func TestAlarmWaitStop(t *testing.T) {
-	a := NewAlarm(time.Now())
+	a := NewAlarm(time.Now(), 0)
 	defer a.Close()
 	stop := make(chan struct{})
 	time.AfterFunc(10*time.Millisecond, func() { close(stop) })
@@ -110,7 +110,7 @@ func TestAlarmWaitStop(t *testing.T) {
 
 // A time already past is delivered at once, from At itself.
 func TestAlarmPastIsImmediate(t *testing.T) {
-	a := NewAlarm(time.Now().Add(-time.Second))
+	a := NewAlarm(time.Now().Add(-time.Second), 0)
 	defer a.Close()
 	ch := make(chan struct{}, 1)
 	a.At(500*time.Millisecond, ch)
@@ -124,7 +124,7 @@ func TestAlarmPastIsImmediate(t *testing.T) {
 // Close delivers every pending wake-up before it returns, and an alarm
 // closed already delivers new ones at once.
 func TestAlarmCloseDeliversPending(t *testing.T) {
-	a := NewAlarm(time.Now())
+	a := NewAlarm(time.Now(), 0)
 	chans := make([]chan struct{}, 3)
 	for i := range chans {
 		chans[i] = make(chan struct{}, 1)
@@ -145,5 +145,46 @@ func TestAlarmCloseDeliversPending(t *testing.T) {
 	case <-late:
 	default:
 		t.Fatal("At on a closed alarm did not deliver at once")
+	}
+}
+
+// With a quantum, an Alarm fires at most once per quantum: wake-ups due in
+// between are delivered together, none before its time and none much later
+// than a quantum after it.
+func TestAlarmQuantum(t *testing.T) {
+	const quantum = 3 * time.Millisecond
+	a := NewAlarm(time.Now(), quantum)
+	defer a.Close()
+	const n = 60
+	start := time.Since(a.base) + time.Millisecond
+	got := make(chan time.Duration, n)
+	for i := range n {
+		at := start + time.Duration(i)*200*time.Microsecond // 12 ms of wake-ups, one every 200 µs
+		go func() {
+			ch := make(chan struct{}, 1)
+			if a.Wait(at, ch, nil) {
+				got <- time.Since(a.base) - at
+			}
+		}()
+	}
+	var lates []time.Duration
+	for range n {
+		select {
+		case l := <-got:
+			lates = append(lates, l)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d of %d wake-ups delivered", len(lates), n)
+		}
+	}
+	slices.Sort(lates)
+	if lates[0] < 0 {
+		t.Errorf("a wake-up came %v early", -lates[0])
+	}
+	// Batched: most wait part of a quantum; none waits much more than one.
+	if med := lates[n/2]; med < 300*time.Microsecond {
+		t.Errorf("median lateness %v: wake-ups 200 µs apart were not batched by a %v quantum", med, quantum)
+	}
+	if worst := lates[n-1]; worst > quantum+50*time.Millisecond {
+		t.Errorf("worst lateness %v, want about the %v quantum at most", worst, quantum)
 	}
 }

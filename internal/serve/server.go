@@ -167,7 +167,7 @@ func New(cfg Config) *Server {
 		done:      make(chan struct{}),
 		stalls:    make(map[string]*stallState),
 	}
-	s.clock = schedule.NewAlarm(s.start)
+	s.clock = schedule.NewAlarm(s.start, 0)
 	if s.addr == "" {
 		s.addr = DefaultAddr
 	}

@@ -15,7 +15,7 @@ import (
 // BufRing is a provided-buffer ring (IORING_REGISTER_PBUF_RING, Linux 5.19+)
 // for buffer group Group(): a power of two of equal buffers in one anonymous
 // mmap, announced to the kernel through a ring that is also an anonymous
-// mmap. Multishot receives (PrepRecvMultishot) take buffers from it; each CQE
+// mmap. Multishot receives (PrepRecvmsgMultishot) take buffers from it; each CQE
 // names the buffer id. After consuming the data, give buffers back with Add
 // and publish them with one Advance.
 //
@@ -88,7 +88,7 @@ func (r *Ring) NewBufRing(bgid uint16, entries uint32, size int) (*BufRing, erro
 	return b, nil
 }
 
-// Group returns the buffer group id (for PrepRecvMultishot).
+// Group returns the buffer group id (for PrepRecvmsgMultishot).
 func (b *BufRing) Group() uint16 { return b.bgid }
 
 // Buf returns buffer bid, all of it (a CQE's Res says how much holds data).

@@ -37,20 +37,6 @@ func (s *SQE) PrepRead(fd int32, buf unsafe.Pointer, n uint32, off uint64) {
 	s.Off = off
 }
 
-// PrepRecvMultishot prepares a multishot recv (Linux 6.0+) that picks a
-// buffer from provided-buffer group bgid for every chunk of data: each CQE
-// carries CQEFBuffer with the buffer id (CQE.BufferID) and CQEFMore while the
-// request stays armed. A CQE without CQEFMore ends it (Res 0 = EOF,
-// -ENOBUFS = the group ran dry, other -errno); re-arm if still needed.
-func (s *SQE) PrepRecvMultishot(fd int32, bgid uint16, msgFlags uint32) {
-	s.Opcode = OpRecv
-	s.Fd = fd
-	s.IoPrio = RecvMultishot
-	s.Flags |= SQEBufferSelect
-	s.BufIndex = bgid
-	s.OpFlags = msgFlags
-}
-
 // PrepConnect prepares connect(fd, sa, saLen) (IORING_OP_CONNECT). The
 // sockaddr is owned by the caller and is read by the kernel after submission
 // (possibly after Submit returns): it must stay alive and unmoved until this

@@ -9,12 +9,12 @@ import (
 
 // Opcodes (enum io_uring_op) that hail's engine submits or needs.
 const (
+	OpRecvmsg     uint8 = 10
 	OpAsyncCancel uint8 = 14
 	OpConnect     uint8 = 16
 	OpClose       uint8 = 19
 	OpRead        uint8 = 22
 	OpSend        uint8 = 26
-	OpRecv        uint8 = 27
 	OpShutdown    uint8 = 34
 )
 

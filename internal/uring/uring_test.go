@@ -214,7 +214,7 @@ func TestProbe(t *testing.T) {
 	if !r.Probed() {
 		t.Fatal("IORING_REGISTER_PROBE failed")
 	}
-	for _, op := range []uint8{OpSend, OpRecv, OpRead, OpConnect, OpAsyncCancel, OpClose, OpShutdown} {
+	for _, op := range []uint8{OpSend, OpRecvmsg, OpRead, OpConnect, OpAsyncCancel, OpClose, OpShutdown} {
 		if !r.Supports(op) {
 			t.Errorf("op %d not supported", op)
 		}

@@ -102,7 +102,7 @@ func (m *Mux) Run(j *engine.Job) error {
 	n := j.Connections * streams
 	var alarm *schedule.Alarm
 	if j.Source.Open() {
-		alarm = schedule.NewAlarm(j.Start)
+		alarm = schedule.NewAlarm(j.Start, j.Pacing)
 		defer alarm.Close()
 	}
 	var wg sync.WaitGroup

@@ -29,7 +29,7 @@ func (Engine) Name() string { return "net" }
 func (Engine) Run(j *engine.Job) error {
 	var alarm *schedule.Alarm
 	if j.Source.Open() {
-		alarm = schedule.NewAlarm(j.Start)
+		alarm = schedule.NewAlarm(j.Start, j.Pacing)
 		defer alarm.Close()
 	}
 	workers := make([]*worker, j.Connections)

@@ -35,7 +35,7 @@ var requiredOps = []struct {
 	since string
 }{
 	{uring.OpSend, "SEND", "5.6"},
-	{uring.OpRecv, "RECV", "5.6"},
+	{uring.OpRecvmsg, "RECVMSG", "5.3"},
 	{uring.OpConnect, "CONNECT", "5.5"},
 	{uring.OpRead, "READ", "5.6"}, // the eventfd of redirects to other origins
 	{uring.OpAsyncCancel, "ASYNC_CANCEL", "5.5"},
@@ -85,9 +85,9 @@ func probe() error {
 	return nil
 }
 
-// probeMultishot checks that a multishot receive works (Linux 6.0): it arms
+// probeMultishot checks that a multishot recvmsg works (Linux 6.0): it arms
 // one on a socket pair, writes a byte and expects a completion that says the
-// receive stays armed.
+// receive stays armed and carries the byte.
 func probeMultishot(r *uring.Ring, br *uring.BufRing) error {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -95,8 +95,9 @@ func probeMultishot(r *uring.Ring, br *uring.BufRing) error {
 	}
 	defer unix.Close(fds[1])
 	defer unix.Close(fds[0])
+	var msg unix.Msghdr // read by the kernel when the request is issued, within Submit below
 	sqe := r.GetSQE()
-	sqe.PrepRecvMultishot(int32(fds[0]), br.Group(), 0)
+	sqe.PrepRecvmsgMultishot(int32(fds[0]), &msg, br.Group())
 	sqe.SetUserData(1)
 	if _, err := unix.Write(fds[1], []byte{'x'}); err != nil {
 		return &UnavailableError{Cause: "write for the io_uring probe: " + err.Error(), Fix: upgrade, Err: err}
@@ -106,7 +107,12 @@ func probeMultishot(r *uring.Ring, br *uring.BufRing) error {
 	}
 	var cqes [4]uring.CQE
 	n := r.PeekCQEs(cqes[:])
-	if n < 1 || cqes[0].Res != 1 || !cqes[0].More() {
+	ok := n > 0 && cqes[0].More() && cqes[0].HasBuffer() && cqes[0].Res > 0
+	if ok {
+		_, payload, split := uring.Recvmsg(br.Buf(cqes[0].BufferID())[:cqes[0].Res], &msg)
+		ok = split && len(payload) == 1
+	}
+	if !ok {
 		res := int32(0)
 		if n > 0 {
 			res = cqes[0].Res

@@ -44,7 +44,8 @@ func (w *worker) closeConn(c *conn) {
 	w.queueClose(c, opClose)
 	c.fd = -1
 	c.gen++
-	c.recvArmed, c.connecting, c.handshaking = false, false, false
+	w.setConnecting(c, false)
+	c.recvArmed, c.handshaking = false, false
 	c.carry = c.carry[:0]
 	if c.connected {
 		c.connected = false
@@ -98,12 +99,13 @@ func (w *worker) endKind(c *conn, k stats.ErrorKind) {
 	w.finish(c)
 }
 
-// end ends c's request with the response in its parser.
+// end ends c's request with the response in its parser, at the time its
+// last bytes arrived.
 func (w *worker) end(c *conn) {
 	if c.stamp {
 		w.stampOne(c, w.now)
 	}
-	c.call.Respond(w.now, &c.parser, c.reqs)
+	c.call.Respond(w.at(c), &c.parser, c.reqs)
 	w.finish(c)
 }
 

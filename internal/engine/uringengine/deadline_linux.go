@@ -3,6 +3,7 @@
 package uringengine
 
 import (
+	"errors"
 	"os"
 	"time"
 
@@ -18,6 +19,7 @@ const (
 )
 
 var (
+	errGarbledRecv    = errors.New("io_uring recvmsg: a completion too short for its header")
 	errRequestTimeout = os.ErrDeadlineExceeded
 	errConnectTimeout = &transport.ConnectTimeoutError{Err: os.ErrDeadlineExceeded}
 )

@@ -37,7 +37,7 @@ func (w *worker) dispatch() {
 		if w.next.at > w.now {
 			break
 		}
-		w.hasNext = false
+		w.hasNext, w.paced = false, w.now
 		waitFrom := time.Duration(-1)
 		if w.satSince >= 0 && w.next.at < w.now {
 			waitFrom = max(w.next.at, w.satSince)
@@ -216,8 +216,10 @@ func (w *worker) connect(c *conn) {
 	if family != unix.AF_UNIX {
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) // receive times (worker.evt)
 	c.fd = int32(fd)
-	c.connecting, c.eof, c.dns, c.served = true, false, dns, 0
+	w.setConnecting(c, true)
+	c.eof, c.dns, c.served = false, dns, 0
 	sqe := w.sqe()
 	sqe.PrepConnect(c.fd, unsafe.Pointer(&c.sa[0]), saLen)
 	sqe.SetUserData(ud(c, opConnect))
@@ -230,9 +232,21 @@ func (w *worker) connect(c *conn) {
 	}
 }
 
+// setConnecting marks c's connect as in flight (or not), keeping count.
+func (w *worker) setConnecting(c *conn, v bool) {
+	if c.connecting != v {
+		c.connecting = v
+		if v {
+			w.connecting++
+		} else {
+			w.connecting--
+		}
+	}
+}
+
 func (w *worker) armRecv(c *conn) {
 	sqe := w.sqe()
-	sqe.PrepRecvMultishot(c.fd, w.br.Group(), 0)
+	sqe.PrepRecvmsgMultishot(c.fd, w.msg, w.br.Group())
 	sqe.SetUserData(ud(c, opRecv))
 	w.outstanding++
 	c.recvArmed = true

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -56,7 +57,7 @@ func (w *worker) handle(cqe *uring.CQE) {
 func errnoOf(res int32) error { return syscall.Errno(-res) }
 
 func (w *worker) onConnect(c *conn, res int32) {
-	c.connecting = false
+	w.setConnecting(c, false)
 	if res < 0 {
 		w.fail(c, errnoOf(res))
 		return
@@ -173,7 +174,20 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 	switch res := cqe.Res; {
 	case res > 0:
 		bid := cqe.BufferID()
-		w.onData(c, w.br.Buf(bid)[:res])
+		control, payload, ok := uring.Recvmsg(w.br.Buf(bid)[:res], w.msg)
+		switch {
+		case !ok:
+			w.br.Add(bid)
+			w.fail(c, errGarbledRecv)
+			return
+		case len(payload) == 0 && !cqe.More(): // the peer's end
+			w.br.Add(bid)
+			w.evt = w.now
+			w.onEOF(c)
+			return
+		}
+		w.receivedAt(uring.RxTime(control))
+		w.onData(c, payload)
 		w.br.Add(bid)
 	case res == 0:
 		if cqe.HasBuffer() {
@@ -199,6 +213,21 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 	}
 }
 
+// receivedAt sets the time of the bytes about to be handled: the kernel's
+// receive time when they carry one, else now.
+func (w *worker) receivedAt(rx int64) {
+	if rx == 0 {
+		w.evt, w.stamped = w.now, false
+		return
+	}
+	w.evt, w.stamped = min(time.Duration(rx-w.wallStart), w.now), true
+}
+
+// at is the time of the bytes being handled, never before c's request
+// started (the receive time is the wall clock's, the start the monotonic
+// one's).
+func (w *worker) at(c *conn) time.Duration { return max(w.evt, c.call.StartTime()) }
+
 // onData feeds received bytes to c's parser.
 func (w *worker) onData(c *conn, data []byte) {
 	if c.handshaking {
@@ -215,7 +244,7 @@ func (w *worker) onData(c *conn, data []byte) {
 		c.carry = append(c.carry, data...)
 		return
 	}
-	c.call.FirstByte(w.now)
+	c.call.FirstByte(w.at(c))
 	for len(data) > 0 {
 		if len(c.carry) > 0 {
 			// A line was split: complete it in the carry buffer (up to and
@@ -256,7 +285,8 @@ func (w *worker) onData(c *conn, data []byte) {
 
 // feedCarry parses bytes that arrived before the current exchange began.
 func (w *worker) feedCarry(c *conn) {
-	c.call.FirstByte(w.now)
+	w.evt = w.now
+	c.call.FirstByte(w.at(c))
 	n, done, err := c.parser.Feed(c.carry)
 	if err != nil {
 		w.fail(c, err)
@@ -269,6 +299,7 @@ func (w *worker) feedCarry(c *conn) {
 }
 
 func (w *worker) onEOF(c *conn) {
+	w.evt = w.now
 	c.eof = true
 	if c.handshaking {
 		w.handshakeFailed(c, nil)

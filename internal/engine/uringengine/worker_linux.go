@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -38,8 +39,11 @@ const (
 	pollInterval = 50 * time.Millisecond
 	// drainTimeout bounds the wait for cancelled operations at the end.
 	drainTimeout = 2 * time.Second
-	// defaultBufSize is the size of a provided receive buffer.
+	// defaultBufSize is the payload size of a provided receive buffer.
 	defaultBufSize = 4096
+	// recvOverhead is what a multishot recvmsg puts ahead of the payload in
+	// a buffer: its 16-byte header and room for one SCM_TIMESTAMPNS.
+	recvOverhead = 16 + 32
 	// maxIdleCarry bounds the bytes a server may send on an idle connection.
 	maxIdleCarry = 64 << 10
 	// sockaddrSize holds a sockaddr_un (110 bytes) or a sockaddr_in6.
@@ -87,14 +91,26 @@ type worker struct {
 	abortAt   time.Duration
 	hasNext   bool // open model: a claimed request not yet started
 	next      pending
+	paced     time.Duration // when the open model last started requests that were due
 	// satSince is when every connection last became busy (-1: one is
 	// free). A request that falls due while they all are waits for the
 	// target, not for hail: the open model splits its send delay there.
 	satSince time.Duration
 
-	now         time.Duration // since j.Start, read once per batch
+	now time.Duration // since j.Start, read once per batch
+	// Receive times: every socket asks for the kernel's receive time of
+	// its bytes (SO_TIMESTAMPNS) and receives them with a multishot
+	// recvmsg, so a response ends when its last bytes reached the machine,
+	// not when the loop got to them. evt is the time of the bytes being
+	// handled; stamped says the last bytes carried one (the kernel turns
+	// timestamps on in the background, and not every socket has them).
+	msg         *unix.Msghdr // arena memory: the recvmsg the receives are armed with
+	wallStart   int64        // j.Start, Unix ns (receive times are CLOCK_REALTIME)
+	evt         time.Duration
+	stamped     bool
 	stampList   []int32
 	outstanding int // operations whose last completion has not been reaped
+	connecting  int // connects in flight
 	busy        int // requests in progress
 	lists       [numLists]dlist
 	ep          transport.Endpoint // the last endpoint (for the vsock handshake)
@@ -170,13 +186,18 @@ func (w *worker) setup() error {
 		// An empty ring only costs a re-armed receive.
 		count = min(max(pow2(n/8), 64), 256)
 	}
-	if w.br, err = r.NewBufRing(0, uint32(pow2(count)), size); err != nil {
+	// Each buffer also holds the recvmsg header and the receive time ahead
+	// of its payload.
+	if w.br, err = r.NewBufRing(0, uint32(pow2(count)), size+recvOverhead); err != nil {
 		return err
 	}
-	if w.arena, err = uring.NewArena(n*sockaddrSize + 64); err != nil {
+	if w.arena, err = uring.NewArena(n*sockaddrSize + 256); err != nil {
 		return err
 	}
 	w.wakeBuf = w.arena.Alloc(8)
+	w.msg = (*unix.Msghdr)(unsafe.Pointer(&w.arena.Alloc(int(unsafe.Sizeof(unix.Msghdr{})))[0]))
+	w.msg.Controllen = uint64(unix.CmsgSpace(16))
+	w.wallStart = w.j.Start.UnixNano()
 	for i := range w.conns {
 		c := &w.conns[i]
 		c.idx, c.fd = int32(i), -1
@@ -300,13 +321,33 @@ func (w *worker) submitWait() error {
 		d = min(d, e-t)
 	}
 	if w.hasNext && !w.aborted && w.free.len() > 0 {
-		d = min(d, w.next.at-t)
+		// Wake for the next intended time, but not sooner than the pacing
+		// granularity after the last wake-up that sent: requests due in
+		// between leave together (each at most that late, as own lateness),
+		// and at high rates a batch costs one wake-up instead of one each.
+		d = min(d, max(w.next.at, w.paced+w.j.Pacing)-t)
 	}
-	_, err := w.ring.SubmitAndWaitTimeout(1, max(d, 0))
+	_, err := w.ring.SubmitAndWaitTimeout(w.waitFor(), max(d, 0))
 	if err != nil && !errors.Is(err, uring.ErrTimeout) {
 		return err
 	}
 	return nil
+}
+
+// waitFor is how many completions the next wait asks for. One, so that the
+// loop reacts at once — except in the open model while responses carry
+// their kernel receive times and nothing waits on them: then a completion
+// needs no prompt reaping (its time is the kernel's), and the loop sleeps
+// until the next send or deadline (submitWait's timeout), reaping all that
+// came meanwhile in one batch. Nothing waits on completions when a
+// connection is free for the next request, no connect is in flight, no
+// redirect is followed and no helper is out.
+func (w *worker) waitFor() uint32 {
+	if w.open && w.stamped && !w.aborted && w.free.len() > 0 && w.connecting == 0 &&
+		w.j.MaxRedirects == 0 && w.awayN == 0 {
+		return 1 << 20
+	}
+	return 1
 }
 
 // stampOne starts c's call at t, the time its first operation is
