@@ -47,7 +47,7 @@ func addModelFlags(fl *pflag.FlagSet, f *modelFlags) {
 // wake-ups, plan.Plan.PacingGranularity) for the load, run and grpc commands.
 func addPacingFlag(fl *pflag.FlagSet, d *time.Duration) {
 	*d = plan.DefaultPacing
-	fl.Var(durationValue{d}, "pacing-granularity",
+	fl.Var(zeroDurationValue{d}, "pacing-granularity",
 		"open model: wake at most once per this long to send the requests due, each at most that late (own lateness); 0: wake for each")
 }
 

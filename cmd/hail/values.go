@@ -79,6 +79,19 @@ func (v durationValue) Set(s string) error {
 	return nil
 }
 
+// zeroDurationValue is a duration flag that also takes 0 (off).
+type zeroDurationValue struct{ d *time.Duration }
+
+func (v zeroDurationValue) String() string { return v.d.String() }
+func (v zeroDurationValue) Type() string   { return "DURATION" }
+func (v zeroDurationValue) Set(s string) error {
+	if t := strings.TrimSpace(s); t == "0" || t == "0s" {
+		*v.d = 0
+		return nil
+	}
+	return durationValue(v).Set(s)
+}
+
 // parseDuration reads a duration as oha does (humantime: 10s, 2min,
 // '1m 30s', '1s 500ms', 3h, 1day), as Go writes it (1m30s, 1.5s, 250ms), or
 // a plain number of seconds.
