@@ -340,10 +340,11 @@ func (w *worker) submitWait() error {
 // needs no prompt reaping (its time is the kernel's), and the loop sleeps
 // until the next send or deadline (submitWait's timeout), reaping all that
 // came meanwhile in one batch. Nothing waits on completions when a
-// connection is free for the next request, no connect is in flight, no
-// redirect is followed and no helper is out.
+// connection is free for the next request, more requests are to come (at
+// the end, in-flight requests are reaped as they finish), no connect is in
+// flight, no redirect is followed and no helper is out.
 func (w *worker) waitFor() uint32 {
-	if w.open && w.stamped && !w.aborted && w.free.len() > 0 && w.connecting == 0 &&
+	if w.open && w.stamped && !w.aborted && !w.exhausted && w.free.len() > 0 && w.connecting == 0 &&
 		w.j.MaxRedirects == 0 && w.awayN == 0 {
 		return 1 << 20
 	}
