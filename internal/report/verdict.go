@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"hail/internal/stats"
 )
@@ -133,7 +134,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 	case BottleneckTarget:
 		if !e.Open {
 			from, secs := longestStall(in.Series)
-			return append(out, fmt.Sprintf("the target stalled for %.1f s (from %d s: no request completed while %d were in flight); the closed model does not measure the requests that were not sent during a stall — use -q",
+			return append(out, fmt.Sprintf("the target stalled for about %.0f s (from %d s: almost no request completed while %d were in flight); the closed model does not measure the requests that were not sent during a stall — use -q",
 				secs, in.Series[from].Index, in.Series[from].InFlight))
 		}
 		out = append([]string{fmt.Sprintf("%d of %d requests (%.0f%%) waited for a free connection because all %d had a request in flight: wait p99 %s, max %s",
@@ -190,9 +191,9 @@ func sustained(in Input, r *Result) string {
 		rate = float64(c.Sent) / r.Summary.Total
 	}
 	msg := fmt.Sprintf("the target sustained %.1f req/s at this concurrency", rate)
-	if c.Responses > 0 && in.Connections > 0 {
-		// Service time: latency less the wait for a connection.
-		svc := (float64(c.LatencySumNS)/float64(c.Responses) - float64(c.QueueWaitNS)/float64(max(c.Sent, 1))) / 1e9
+	if in.Connections > 0 {
+		// Service time: from a request's send to its first response byte.
+		svc := r.Details.FirstByte.Average
 		if svc > 0 {
 			msg += fmt.Sprintf(" (≈ %d connections / %s mean service time = %.1f req/s)", in.Connections, fmtDur(svc), float64(in.Connections)/svc)
 		}
@@ -203,12 +204,26 @@ func sustained(in Input, r *Result) string {
 	return msg + "; raising -c raises the offered concurrency, not the target's capacity"
 }
 
-// longestStall finds the longest run of whole seconds in which no request
-// ended while some were in flight: its first second and its length.
+// longestStall finds the longest run of whole seconds in which (almost) no
+// request ended while some were in flight: its first second and its
+// length. A second counts as stalled when it ended with requests in flight
+// and fewer than 5% of the run's median second ended in it (a stall seldom
+// starts on a second's boundary: the second it starts in has a few).
 func longestStall(series []stats.Second) (from int, secs float64) {
+	var full []int64
+	for _, s := range series {
+		if s.Span >= 1 {
+			full = append(full, s.Requests)
+		}
+	}
+	if len(full) == 0 {
+		return 0, 0
+	}
+	slices.Sort(full)
+	median := full[len(full)/2]
 	start, run := 0, 0.0
 	for i, s := range series {
-		if s.Requests == 0 && s.InFlight > 0 && s.Span >= 1 {
+		if s.Requests*20 <= median && s.InFlight > 0 && s.Span >= 1 {
 			if run == 0 {
 				start = i
 			}

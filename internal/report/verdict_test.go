@@ -34,7 +34,7 @@ func TestVerdictKinds(t *testing.T) {
 		{"waiting for connections", true, 100_000, 20_000_000, time.Second, quiet, false, BottleneckTarget,
 			[]string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained", "raising -c raises the offered concurrency, not the target's capacity"}},
 		{"closed, comfortable", false, 0, 0, time.Second, quiet, false, BottleneckNone, []string{"the target set the pace"}},
-		{"closed, stalled", false, 0, 0, time.Second, quiet, true, BottleneckTarget, []string{"the target stalled for 2.0 s (from 3 s", "use -q"}},
+		{"closed, stalled", false, 0, 0, time.Second, quiet, true, BottleneckTarget, []string{"the target stalled for about 2 s (from 3 s", "use -q"}},
 		{"closed, saturated", false, 0, 0, 9500 * time.Millisecond, quiet, false, BottleneckGenerator, []string{"saturated", "hail's limit"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
