@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 )
@@ -32,17 +31,48 @@ type wake struct {
 	ch chan<- struct{}
 }
 
+// wakeHeap is a min-heap of wake-ups by time. It is written out rather
+// than built on container/heap, whose interface boxes every pushed value:
+// an allocation per request for the engines that pace on the Alarm.
 type wakeHeap []wake
 
-func (h wakeHeap) Len() int           { return len(h) }
-func (h wakeHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h wakeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *wakeHeap) Push(x any)        { *h = append(*h, x.(wake)) }
-func (h *wakeHeap) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return w
+func (h *wakeHeap) push(w wake) {
+	q := append(*h, w)
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if q[parent].at <= q[i].at {
+			break
+		}
+		q[parent], q[i] = q[i], q[parent]
+		i = parent
+	}
+	*h = q
+}
+
+// pop removes the earliest wake-up; the heap must not be empty.
+func (h *wakeHeap) pop() wake {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = wake{}
+	q = q[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q) && q[l].at < q[m].at {
+			m = l
+		}
+		if r < len(q) && q[r].at < q[m].at {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
 }
 
 // NewAlarm returns an Alarm whose times are durations since base, firing at
@@ -69,7 +99,7 @@ func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
 		notify(ch)
 		return
 	}
-	heap.Push(&a.pending, wake{at, ch})
+	a.pending.push(wake{at, ch})
 	if fire := max(at, a.fired+a.quantum); a.armed < 0 || fire < a.armed {
 		a.armed = fire
 		a.t.arm(fire)
@@ -124,7 +154,7 @@ func (a *Alarm) run() {
 		now := time.Since(a.base)
 		a.fired = now
 		for len(a.pending) > 0 && (a.closed || a.pending[0].at <= now) {
-			notify(heap.Pop(&a.pending).(wake).ch)
+			notify(a.pending.pop().ch)
 		}
 		if a.closed {
 			a.mu.Unlock()

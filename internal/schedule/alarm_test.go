@@ -188,3 +188,17 @@ func TestAlarmQuantum(t *testing.T) {
 		t.Errorf("worst lateness %v, want about the %v quantum at most", worst, quantum)
 	}
 }
+
+// Asking for a wake-up allocates nothing once the heap has grown.
+func TestAlarmNoAllocs(t *testing.T) {
+	a := NewAlarm(time.Now(), 0)
+	defer a.Close()
+	ch := make(chan struct{}, 1)
+	far := time.Hour
+	for range 64 {
+		a.At(far, ch) // grow the heap
+	}
+	if n := testing.AllocsPerRun(1000, func() { a.At(far, ch) }); n != 0 {
+		t.Errorf("At allocates %v times per call", n)
+	}
+}

@@ -64,6 +64,7 @@ type Collector struct {
 	stepSer [][]Second // per step series
 	usage   Usage
 	started Usage
+	mreader MachineReader
 	machine Machine // the last reading of hail's CPUs
 	mstart  Machine // the reading at the start
 	mwhen   time.Time
@@ -91,9 +92,10 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 // NewStepCollector returns a Collector that also keeps totals and a series
 // per step: groups[i] are step i's recorders.
 func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
-	u, m := ReadUsage(), ReadMachine()
 	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(),
-		usage: u, started: u, machine: m, mstart: m, mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
+		mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
+	c.usage, c.machine = ReadUsage(), c.mreader.Read()
+	c.started, c.mstart = c.usage, c.machine
 	if len(groups) == 1 {
 		// One step: its totals are the run's (no second copy of the histograms).
 		c.steps = []*Totals{c.total}
@@ -150,6 +152,7 @@ func (c *Collector) Finish(end time.Time) *Totals {
 		span = 0
 	}
 	c.closeSecond(min(span, 1), end)
+	c.mreader.Close()
 	return c.total
 }
 
@@ -162,7 +165,7 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 		all.reset()
 	}
 	var inflight, open int64
-	u, m := ReadUsage(), ReadMachine()
+	u, m := ReadUsage(), c.mreader.Read()
 	cpu := u.Sub(c.usage).CPU()
 	others := m.Use(c.machine, cpu, now.Sub(c.mwhen)).Others
 	c.usage, c.machine, c.mwhen = u, m, now

@@ -3,10 +3,8 @@
 package stats
 
 import (
-	"bufio"
 	"bytes"
 	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,53 +13,90 @@ import (
 // ticks per second of /proc/stat (USER_HZ, 100 on every Linux ABI).
 const userHZ = 100
 
-// ReadMachine reads /proc/stat for the CPUs of hail's affinity mask and
-// /proc/pressure/cpu. Where /proc is not there, the reading is empty and
-// MachineUse reports nothing known.
-func ReadMachine() Machine {
+// MachineReader takes Machine readings once a second without garbage: it
+// keeps the files open and reads them into one buffer (the collector would
+// otherwise leave a few kilobytes a second for the collector of garbage).
+type MachineReader struct {
+	stat, psi *os.File
+	buf       []byte
+	opened    bool
+}
+
+// Read takes a reading.
+func (r *MachineReader) Read() Machine {
+	if !r.opened {
+		r.opened = true
+		r.stat, _ = os.Open("/proc/stat")
+		r.psi, _ = os.Open("/proc/pressure/cpu")
+		r.buf = make([]byte, 64<<10)
+	}
 	var set unix.CPUSet
-	if unix.SchedGetaffinity(0, &set) != nil {
+	if r.stat == nil || unix.SchedGetaffinity(0, &set) != nil {
 		return Machine{}
 	}
+	n, _ := r.stat.ReadAt(r.buf, 0)
 	m := Machine{}
-	f, err := os.Open("/proc/stat")
-	if err != nil {
-		return Machine{}
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.HasPrefix(line, []byte("cpu")) || len(line) < 4 || line[3] == ' ' {
+	for data := r.buf[:n]; len(data) > 0; {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) < 4 || line[0] != 'c' || line[1] != 'p' || line[2] != 'u' || line[3] == ' ' {
 			continue
 		}
-		fields := bytes.Fields(line)
-		cpu, err := strconv.Atoi(string(fields[0][3:]))
-		if err != nil || !set.IsSet(cpu) || len(fields) < 9 {
-			continue
+		var v [9]int64 // the CPU's number, then user nice system idle iowait irq softirq steal
+		k, x, in := 0, int64(0), false
+		for _, c := range line[3:] {
+			switch {
+			case c >= '0' && c <= '9':
+				x, in = x*10+int64(c-'0'), true
+			case in:
+				if k < len(v) {
+					v[k] = x
+				}
+				k, x, in = k+1, 0, false
+			}
 		}
-		var v [8]int64
-		for i := range v {
-			v[i], _ = strconv.ParseInt(string(fields[i+1]), 10, 64)
+		if in && k < len(v) {
+			v[k] = x
+			k++
+		}
+		if k < len(v) || !set.IsSet(int(v[0])) {
+			continue
 		}
 		tick := func(n int64) time.Duration { return time.Duration(n) * time.Second / userHZ }
-		// user nice system idle iowait irq softirq steal
-		m.busy += tick(v[0] + v[1] + v[2] + v[5] + v[6])
-		m.steal += tick(v[7])
-		m.total += tick(v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7])
+		u := v[1:]
+		m.busy += tick(u[0] + u[1] + u[2] + u[5] + u[6])
+		m.steal += tick(u[7])
+		m.total += tick(u[0] + u[1] + u[2] + u[3] + u[4] + u[5] + u[6] + u[7])
 		m.cpus++
 	}
 	m.ok = m.cpus > 0
-	if b, err := os.ReadFile("/proc/pressure/cpu"); err == nil {
-		if i := bytes.Index(b, []byte("total=")); i >= 0 {
-			rest := b[i+len("total="):]
-			if j := bytes.IndexAny(rest, " \n"); j >= 0 {
-				rest = rest[:j]
+	if r.psi != nil {
+		n, _ := r.psi.ReadAt(r.buf, 0)
+		if i := bytes.Index(r.buf[:n], []byte("total=")); i >= 0 {
+			var us int64
+			for _, c := range r.buf[i+len("total=") : n] {
+				if c < '0' || c > '9' {
+					break
+				}
+				us = us*10 + int64(c-'0')
 			}
-			if us, err := strconv.ParseInt(string(rest), 10, 64); err == nil {
-				m.pressure, m.psi = time.Duration(us)*time.Microsecond, true
-			}
+			m.pressure, m.psi = time.Duration(us)*time.Microsecond, true
 		}
 	}
 	return m
+}
+
+// Close closes the files.
+func (r *MachineReader) Close() {
+	if r.stat != nil {
+		r.stat.Close()
+	}
+	if r.psi != nil {
+		r.psi.Close()
+	}
+	r.stat, r.psi = nil, nil
 }

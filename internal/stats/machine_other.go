@@ -2,6 +2,11 @@
 
 package stats
 
-// ReadMachine returns an empty reading: nothing is known of the machine's
-// CPUs outside Linux.
-func ReadMachine() Machine { return Machine{} }
+// MachineReader takes Machine readings (none outside Linux).
+type MachineReader struct{}
+
+// Read returns an empty reading.
+func (r *MachineReader) Read() Machine { return Machine{} }
+
+// Close does nothing.
+func (r *MachineReader) Close() {}
