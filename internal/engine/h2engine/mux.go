@@ -431,7 +431,6 @@ func (s *stream) do(raw []byte) {
 // response into s.parser. It reports whether the response head had arrived
 // when it failed, and whether the connection had carried earlier requests.
 func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
-	j := s.j
 	s.parser.Reset(tp.head)
 	s.h2call.wrote = false
 	own := c == nil
@@ -446,38 +445,54 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		reused = tm.Total == 0
 	}
 	if hc, ok := c.Conn.(*client); ok {
-		r := &s.result
-		*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
-			location: &s.parser.Location, wantLoc: s.parser.WantLocation}
-		if tp.grpc {
-			s.grpc.reset()
-			r.grpc = &s.grpc
-		}
-		err := hc.exchange(ctx, tp, &s.h2call, r)
-		if s.h2call.wrote {
-			s.call.MarkSent()
-		}
-		if r.fb > 0 {
-			s.call.FirstByte(r.fb)
-		}
-		if tp.grpc {
-			s.endGRPC(tp)
-		}
-		s.account(c)
-		if err != nil {
-			s.parser.Status = 0
-			return s.h2call.gotHeaders, reused, causeOf(c, err)
-		}
-		if tp.grpc {
-			s.parser.Status = stats.GRPCStatus(s.grpc.code(s.parser.Status))
-		}
-		s.parser.ContentLength = s.parser.BodyBytes
-		s.parser.KeepAlive = true
-		if own && !j.KeepAlive {
-			s.conn.retire(c)
-		}
-		return false, reused, nil
+		mid, err = s.exchangeH2(ctx, c, hc, tp)
+	} else {
+		mid, err = s.roundTrip(ctx, c, tp)
 	}
+	if err == nil && own && !s.j.KeepAlive {
+		s.conn.retire(c)
+	}
+	return mid, reused, err
+}
+
+// exchangeH2 sends tp on hc, hail's HTTP/2 client on c, which writes the
+// response into s.parser's fields. It reports whether the response head
+// had arrived when it failed.
+func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template) (mid bool, err error) {
+	r := &s.result
+	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
+		location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+	if tp.grpc {
+		s.grpc.reset()
+		r.grpc = &s.grpc
+	}
+	err = hc.exchange(ctx, tp, &s.h2call, r)
+	if s.h2call.wrote {
+		s.call.MarkSent()
+	}
+	if r.fb > 0 {
+		s.call.FirstByte(r.fb)
+	}
+	if tp.grpc {
+		s.endGRPC(tp)
+	}
+	s.account(c)
+	if err != nil {
+		s.parser.Status = 0
+		return s.h2call.gotHeaders, causeOf(c, err)
+	}
+	if tp.grpc {
+		s.parser.Status = stats.GRPCStatus(s.grpc.code(s.parser.Status))
+	}
+	s.parser.ContentLength = s.parser.BodyBytes
+	s.parser.KeepAlive = true
+	return false, nil
+}
+
+// roundTrip sends tp on c, a Conn that is an http.RoundTripper (the HTTP/3
+// engine's), and reads the response into s.parser. It reports whether the
+// response head had arrived when it failed.
+func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
 	req := tp.req.WithContext(ctx)
 	if len(tp.body) > 0 {
 		req.Body = &bodyReader{b: tp.body}
@@ -489,15 +504,15 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
 	if err != nil {
 		s.account(c)
-		return false, reused, causeOf(c, err)
+		return false, causeOf(c, err)
 	}
-	s.call.FirstByte(j.Since())
+	s.call.FirstByte(s.j.Since())
 	n, rerr := s.readBody(resp.Body)
 	resp.Body.Close()
 	s.parser.BodyBytes = n
 	if rerr != nil {
 		s.account(c)
-		return true, reused, causeOf(c, rerr)
+		return true, causeOf(c, rerr)
 	}
 	s.parser.Status = resp.StatusCode
 	s.parser.ContentLength = resp.ContentLength
@@ -508,10 +523,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		}
 	}
 	s.account(c)
-	if own && !j.KeepAlive {
-		s.conn.retire(c)
-	}
-	return false, reused, nil
+	return false, nil
 }
 
 // endGRPC counts a gRPC call's messages and stamps its first byte: the
