@@ -2,7 +2,6 @@ package http1
 
 import (
 	"bytes"
-	"math"
 )
 
 const (
@@ -30,15 +29,6 @@ const (
 	stChunkDataEnd                   // expecting the CRLF after chunk data
 	stTrailer                        // expecting a trailer line or the final empty line
 	stDone                           // response complete
-)
-
-// transferCoding summarizes the Transfer-Encoding header.
-type transferCoding uint8
-
-const (
-	teNone    transferCoding = iota // absent, or only "identity"
-	teChunked                       // the final coding is chunked
-	teOther                         // the final coding is not chunked: body runs to close
 )
 
 // Parser is an incremental HTTP/1.x response parser that works on byte
@@ -259,18 +249,6 @@ func (p *Parser) maxHeader() int {
 	return DefaultMaxHeaderBytes
 }
 
-// body accounts for decoded body bytes b and captures what BodyLimit asks.
-func (p *Parser) body(b []byte) {
-	p.BodyBytes += int64(len(b))
-	p.WireBytes += int64(len(b))
-	if room := p.BodyLimit - len(p.Body); room > 0 {
-		if len(b) > room {
-			b = b[:room]
-		}
-		p.Body = append(p.Body, b...)
-	}
-}
-
 // partialLine checks rest, the start of a line whose LF has not arrived
 // yet, so that an oversized or already hopeless line fails now instead of
 // waiting for more bytes.
@@ -428,204 +406,3 @@ func (p *Parser) clearWanted() {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// headerColon returns the index of the colon that ends the field name of
-// a header line (without EOL), or -1 if the line is malformed: it starts with
-// whitespace (obsolete line folding), has no colon, an empty name or a name
-// that is not a token (whitespace before the colon included).
-func headerColon(s []byte) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !Tchar[c] {
-			if c == ':' && i > 0 {
-				return i
-			}
-			return -1
-		}
-	}
-	return -1
-}
-
-// header handles one header line (without EOL); an empty one ends the
-// header section.
-func (p *Parser) header(s []byte) error {
-	if len(s) == 0 {
-		p.endHeaders()
-		return nil
-	}
-	colon := headerColon(s)
-	if colon < 0 {
-		return ErrMalformedHeader
-	}
-	name := s[:colon]
-	if len(p.HeaderValues) != len(p.WantHeaders) {
-		p.clearWanted()
-	}
-	for i, want := range p.WantHeaders {
-		if len(want) == colon && equalFoldLower(name, want) {
-			p.HeaderValues[i] = append(p.HeaderValues[i][:0], trimOWS(s[colon+1:])...)
-		}
-	}
-	// Names are compared in their usual spelling first: a plain memory
-	// compare, faster than folding case byte by byte.
-	switch colon {
-	case len("location"):
-		if p.WantLocation && (string(name) == "Location" || equalFoldLower(name, "location")) {
-			p.Location = append(p.Location[:0], trimOWS(s[colon+1:])...)
-		}
-	case len("connection"):
-		if string(name) == "Connection" || equalFoldLower(name, "connection") {
-			p.connection(s[colon+1:])
-		}
-	case len("content-length"):
-		if string(name) == "Content-Length" || equalFoldLower(name, "content-length") {
-			return p.contentLength(s[colon+1:])
-		}
-	case len("transfer-encoding"):
-		if string(name) == "Transfer-Encoding" || equalFoldLower(name, "transfer-encoding") {
-			p.transferEncoding(s[colon+1:])
-		}
-	}
-	return nil
-}
-
-// nextElem splits the first element off a comma-separated list and trims it.
-func nextElem(v []byte) (elem, rest []byte) {
-	if i := bytes.IndexByte(v, ','); i >= 0 {
-		return trimOWS(v[:i]), v[i+1:]
-	}
-	return trimOWS(v), nil
-}
-
-// connection records the close and keep-alive options of a Connection header.
-func (p *Parser) connection(v []byte) {
-	for len(v) > 0 {
-		var e []byte
-		e, v = nextElem(v)
-		if equalFoldLower(e, "close") {
-			p.connClose = true
-		} else if equalFoldLower(e, "keep-alive") {
-			p.connKeep = true
-		}
-	}
-}
-
-// transferEncoding records whether the final transfer coding is chunked.
-// Codings accumulate across Transfer-Encoding headers; "identity" and
-// empty elements are ignored.
-func (p *Parser) transferEncoding(v []byte) {
-	for len(v) > 0 {
-		var e []byte
-		e, v = nextElem(v)
-		switch {
-		case len(e) == 0 || equalFoldLower(e, "identity"):
-		case equalFoldLower(e, "chunked"):
-			p.te = teChunked
-		default:
-			p.te = teOther
-		}
-	}
-}
-
-// contentLength parses a Content-Length value: one decimal number, or a
-// comma-separated list of equal ones, and equal to any earlier value.
-// Leading zeros are allowed (RFC 9110's 1*DIGIT): 007 is 7.
-func (p *Parser) contentLength(v []byte) error {
-	for {
-		var e []byte
-		e, v = nextElem(v)
-		if len(e) == 0 {
-			return ErrBadContentLength
-		}
-		for len(e) > 1 && e[0] == '0' {
-			e = e[1:]
-		}
-		if len(e) > 18 { // 18 digits cannot overflow int64
-			return ErrBadContentLength
-		}
-		var n int64
-		for _, c := range e {
-			if !isDigit(c) {
-				return ErrBadContentLength
-			}
-			n = n*10 + int64(c-'0')
-		}
-		if p.ContentLength >= 0 && p.ContentLength != n {
-			return ErrBadContentLength
-		}
-		p.ContentLength = n
-		if v == nil {
-			return nil
-		}
-	}
-}
-
-// endHeaders ends a header section: it loops back for the final response
-// after a 1xx one, and otherwise decides how the body is delimited.
-func (p *Parser) endHeaders() {
-	if p.Status < 200 {
-		p.state = stStatus
-		return
-	}
-	if p.Proto10 {
-		p.KeepAlive = p.connKeep && !p.connClose
-	} else {
-		p.KeepAlive = !p.connClose
-	}
-	if p.te != teNone {
-		// Transfer-Encoding overrides Content-Length (RFC 9112, 6.3).
-		p.ContentLength = -1
-		p.Chunked = p.te == teChunked
-	}
-	switch {
-	case p.head || p.Status == 204 || p.Status == 304:
-		p.state = stDone
-	case p.te == teChunked:
-		p.state = stChunkSize
-	case p.te == teNone && p.ContentLength == 0:
-		p.state = stDone
-	case p.te == teNone && p.ContentLength > 0:
-		p.remaining = p.ContentLength
-		p.state = stBodyLength
-	default:
-		p.KeepAlive = false
-		p.state = stBodyClose
-	}
-}
-
-// chunkSize parses a chunk-size line: hex digits, optional whitespace and
-// optional chunk extensions (";..."), which are ignored.
-func (p *Parser) chunkSize(line []byte) error {
-	if len(line) > maxChunkLineBytes {
-		return ErrBadChunk
-	}
-	s := stripEOL(line)
-	var size int64
-	i := 0
-	for ; i < len(s); i++ {
-		d := unhex(s[i])
-		if d < 0 {
-			break
-		}
-		if size > math.MaxInt64>>4 {
-			return ErrBadChunk
-		}
-		size = size<<4 | d
-	}
-	if i == 0 {
-		return ErrBadChunk
-	}
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	if i < len(s) && s[i] != ';' {
-		return ErrBadChunk
-	}
-	if size == 0 {
-		p.state = stTrailer
-	} else {
-		p.remaining = size
-		p.state = stChunkData
-	}
-	return nil
-}
