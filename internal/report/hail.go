@@ -1,0 +1,259 @@
+package report
+
+// The Result's "hail" section, what hail reports beyond oha's keys: its
+// types and how Build fills it.
+
+import (
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hail/internal/stats"
+)
+
+// Hail is what hail reports beyond oha's keys.
+type Hail struct {
+	Version string `json:"version"`
+	// Engine that ran and why it was chosen.
+	Engine       string `json:"engine"`
+	EngineReason string `json:"engine_reason"`
+	// Model is "closed" or "open".
+	Model string `json:"model"`
+	// StartUnixNano is the wall-clock start, for aligning shards.
+	StartUnixNano int64 `json:"start_unix_nano"`
+	// Interrupted is set when a signal ended the run early.
+	Interrupted bool `json:"interrupted"`
+	// Counts are the exact totals the summaries derive from.
+	Counts Counts `json:"counts"`
+	// Histograms are HdrHistograms (ns, V2 compressed, base64) for exact merges.
+	Histograms Histograms `json:"histograms"`
+	// Lag is hail's own send lateness (open model), seconds: SendDelay.Own,
+	// under its earlier name.
+	Lag LagStats `json:"schedule_lag"`
+	// SendDelay is how late requests were sent against their intended
+	// times (open model), split into hail's own lateness and the wait for
+	// a free connection (the target's backpressure), over every sent request.
+	SendDelay SendDelay `json:"send_delay"`
+	// UnsentReason says why requests were left unsent: "deadline",
+	// "interrupt", "threshold" or "data" (a scenario's unique feed ran
+	// out; absent when none were).
+	UnsentReason string `json:"unsent_reason,omitempty"`
+	// Generator is hail's own resource use.
+	Generator Generator `json:"generator"`
+	// Verdict says whether the generator, not the target, limited the test.
+	Verdict Verdict `json:"verdict"`
+	// Hints are one line of advice per error kind with a known fix.
+	Hints []string `json:"hints"`
+	// Series is one entry per second of the run.
+	Series []stats.Second `json:"series"`
+	// Config is the run's configuration, secrets redacted.
+	Config map[string]any `json:"config"`
+	// Protocol is the HTTP version spoken: "HTTP/1.1", "HTTP/1.0", "h2",
+	// "h2c" or "h3"; ALPN what TLS negotiated ("" without TLS or ALPN).
+	Protocol string `json:"protocol,omitempty"`
+	ALPN     string `json:"alpn,omitempty"`
+	// Transport is how connections travelled: "tcp", "tls", "unix",
+	// "vsock", "vsock-uds", "proxy" or "quic".
+	Transport string `json:"transport,omitempty"`
+	// TLS counts the run's TLS handshakes and how many resumed a session
+	// (absent without TLS).
+	TLS *TLSCounts `json:"tls,omitempty"`
+	// Steps are a scenario's per-step results (absent for a plain run).
+	Steps []Step `json:"steps,omitempty"`
+	// Thresholds are a scenario's checks, each with its measured value.
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// StoppedBy says why a scenario run stopped early (a failed threshold
+	// with abort_on_fail).
+	StoppedBy string `json:"stopped_by,omitempty"`
+	// Scenario names the scenario and the state of its pools at the end.
+	Scenario *ScenarioInfo `json:"scenario,omitempty"`
+	// Setup and Teardown are a scenario's steps run once before and after
+	// the load (not part of its statistics).
+	Setup    *Phase `json:"setup,omitempty"`
+	Teardown *Phase `json:"teardown,omitempty"`
+	// Shard says which part of a distributed run this is (--shard I/N).
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged describes a result made by hail merge from several shards.
+	Merged *Merged `json:"merged,omitempty"`
+	// Target is the monitored target process's resource use (--target-pid).
+	Target *Target `json:"target,omitempty"`
+	// GRPC describes the run's gRPC calls (absent when it made none).
+	GRPC *GRPC `json:"grpc,omitempty"`
+}
+
+// GRPC describes a run's gRPC calls. A call is one request whatever its
+// streaming kind; its messages are counted here.
+type GRPC struct {
+	// Call is the method hail grpc called ("package.Service/Method") and
+	// Kind its streaming kind ("unary", "client streaming", "server
+	// streaming", "bidi streaming"); absent for a scenario's several.
+	Call string `json:"call,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Calls were sent; MessagesSent and MessagesReceived are their
+	// request and response messages.
+	Calls            int64 `json:"calls"`
+	MessagesSent     int64 `json:"messages_sent"`
+	MessagesReceived int64 `json:"messages_received"`
+}
+
+// Counts are exact integer totals. Every intended request ended as exactly
+// one of: sent (then a response or an error: Requests), unsent (still in
+// hail when the run stopped sending: never counted as a request, an error
+// or in requests/s), or skipped (a request number no step could serve).
+type Counts struct {
+	Intended int64 `json:"intended"`
+	Sent     int64 `json:"sent"`
+	Unsent   int64 `json:"unsent"`
+	Skipped  int64 `json:"skipped,omitempty"`
+	// Reconnects are requests sent again, once, on a new connection because
+	// the server had closed their keep-alive connection without answering
+	// (as browsers and net/http do): not errors.
+	Reconnects int64 `json:"reconnects"`
+	Requests   int64 `json:"requests"`
+	Responses  int64 `json:"responses"`
+	Errors     int64 `json:"errors"`
+	Aborted    int64 `json:"aborted"`
+	// Expected are responses whose status counts as failed (HTTP ≥ 400,
+	// gRPC not OK) but that their scenario step expects (expect: status):
+	// responses, not failures.
+	Expected     int64 `json:"expected,omitempty"`
+	BodyBytes    int64 `json:"body_bytes"`
+	WireBytes    int64 `json:"wire_bytes"`
+	SentBytes    int64 `json:"sent_bytes"`
+	LatencySumNS int64 `json:"latency_sum_ns"`
+	Queued       int64 `json:"queued"`
+	QueueWaitNS  int64 `json:"queue_wait_ns"`
+	Connects     int64 `json:"connects"`
+	ConnectSumNS int64 `json:"connect_sum_ns"`
+	ConnectMinNS int64 `json:"connect_min_ns"`
+	ConnectMaxNS int64 `json:"connect_max_ns"`
+	DNSSumNS     int64 `json:"dns_sum_ns"`
+	DNSMinNS     int64 `json:"dns_min_ns"`
+	DNSMaxNS     int64 `json:"dns_max_ns"`
+}
+
+// Histograms hold encoded HdrHistograms of nanosecond values.
+type Histograms struct {
+	LatencyOK  string `json:"latency_2xx"`
+	LatencyBad string `json:"latency_other"`
+	FirstByte  string `json:"first_byte"`
+	Lag        string `json:"schedule_lag"`
+	ConnWait   string `json:"conn_wait,omitempty"`
+}
+
+// SendDelay splits the open model's send delay, seconds.
+type SendDelay struct {
+	// Own is hail's own lateness: a connection was free, or the request
+	// had not even been taken yet.
+	Own LagStats `json:"own"`
+	// ConnWait is the wait because every connection had a request in
+	// flight: the target's backpressure.
+	ConnWait LagStats `json:"conn_wait"`
+}
+
+// LagStats describe schedule lag in seconds.
+type LagStats struct {
+	Samples int64   `json:"samples"`
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	P99     float64 `json:"p99"`
+	P999    float64 `json:"p99.9"`
+	Max     float64 `json:"max"`
+}
+
+// Generator is hail's own resource use over the run.
+type Generator struct {
+	UserSeconds       float64 `json:"cpu_user_seconds"`
+	SystemSeconds     float64 `json:"cpu_system_seconds"`
+	CPUPerRequestUS   float64 `json:"cpu_per_request_us"`
+	Cores             int     `json:"cores"`
+	Utilization       float64 `json:"cpu_utilization"` // share of Cores used over the run
+	VoluntarySwitches int64   `json:"voluntary_context_switches"`
+	ForcedSwitches    int64   `json:"involuntary_context_switches"`
+	MaxRSSBytes       int64   `json:"max_rss_bytes"`
+	// OthersCPU is the share of hail's CPUs that other processes used over
+	// the run, Steal the share the hypervisor stole, and CPUPressure the
+	// share of the time some task on the machine waited for a CPU (PSI;
+	// -1 unknown). Linux only.
+	OthersCPU   float64 `json:"others_cpu"`
+	Steal       float64 `json:"steal"`
+	CPUPressure float64 `json:"cpu_pressure"`
+	// Machine identifies the machine (its kernel's boot id), so hail
+	// merge counts the cores of shards that shared one once; MachineCPUs
+	// is how many CPUs it has.
+	Machine     string `json:"machine,omitempty"`
+	MachineCPUs int    `json:"machine_cpus,omitempty"`
+}
+
+// Verdict says who limited the test.
+type Verdict struct {
+	// Bottleneck is one of BottleneckNone, BottleneckTarget,
+	// BottleneckGenerator, BottleneckOthers, BottleneckWakeup.
+	Bottleneck string `json:"bottleneck"`
+	// GeneratorLimited is true for the three generator-side kinds
+	// (generator, other-processes, timer-wakeup).
+	GeneratorLimited bool `json:"generator_limited"`
+	// Reasons are the evidence, sentences with numbers.
+	Reasons []string `json:"reasons"`
+}
+
+// buildHail fills r's "hail" section: exact counts, encoded histograms,
+// schedule lag, the generator's resource use, the verdict and hints, the
+// series and the configuration. It runs after buildOha: the verdict reads
+// the summary.
+func buildHail(r *Result, in Input) {
+	t := in.Totals
+	total := in.Elapsed.Seconds()
+	requests, responses, aborted := t.Requests(), t.Responses(), t.Errors[stats.ErrAborted]
+	h := &r.Hail
+	h.Version = in.Version
+	h.Engine, h.EngineReason = in.Engine, in.EngineReason
+	h.Model = "closed"
+	if in.Open {
+		h.Model = "open"
+	}
+	h.StartUnixNano = in.Start.UnixNano()
+	h.Interrupted = in.Interrupted
+	in.Intent.Sent = requests
+	in.Intent.Intended = max(in.Intent.Intended, in.Intent.Sent+in.Intent.Unsent+in.Intent.Skipped)
+	unsent := in.Intent.Intended - in.Intent.Sent - in.Intent.Skipped
+	h.Counts = Counts{Intended: in.Intent.Intended, Sent: requests, Unsent: unsent, Skipped: in.Intent.Skipped,
+		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Expected: t.Expected,
+		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
+		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
+		DNSSumNS: t.DNSSum}
+	if t.Connects > 0 {
+		h.Counts.ConnectMinNS, h.Counts.ConnectMaxNS = t.ConnectMin, t.ConnectMax
+		h.Counts.DNSMinNS, h.Counts.DNSMaxNS = t.DNSMin, t.DNSMax
+	}
+	if unsent > 0 {
+		h.UnsentReason = in.Intent.Reason
+	}
+	h.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
+		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), ConnWait: encode(t.ConnWait)}
+	h.SendDelay = SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
+	h.Lag = h.SendDelay.Own
+	g := &h.Generator
+	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
+	g.Cores = in.Cores
+	if requests > 0 {
+		g.CPUPerRequestUS = in.Usage.CPU().Seconds() * 1e6 / float64(requests)
+	}
+	if total > 0 && in.Cores > 0 {
+		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)
+	}
+	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
+	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
+	h.Verdict = verdict(in, r)
+	h.Hints = hints(t)
+	h.Series = in.Series
+	if h.Series == nil {
+		h.Series = []stats.Second{}
+	}
+	h.Config = in.Config
+	h.Protocol, h.ALPN, h.Transport, h.TLS = in.Protocol, in.ALPN, in.Transport, in.TLS
+}
+
+// lagStats summarises a histogram of ns values in seconds.
+func lagStats(h *hdr.Histogram) LagStats {
+	return LagStats{Samples: h.TotalCount(), P50: sec(h.ValueAtQuantile(50)), P90: sec(h.ValueAtQuantile(90)),
+		P99: sec(h.ValueAtQuantile(99)), P999: sec(h.ValueAtQuantile(99.9)), Max: sec(h.Max())}
+}
