@@ -11,7 +11,22 @@ import (
 // generator's verdict — what a review or an issue needs.
 func WriteMarkdown(w io.Writer, r *Result) error {
 	b := &strings.Builder{}
-	h := r.Hail
+	writeTitleMarkdown(b, r)
+	writeSummaryMarkdown(b, r)
+	writeOutcomesMarkdown(b, r)
+	writeStepsMarkdown(b, r)
+	writePhasesMarkdown(b, r)
+	writeThresholdsMarkdown(b, r)
+	writeResourcesMarkdown(b, r)
+	writeVerdictMarkdown(b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTitleMarkdown writes the heading (the URL) and what ran: the model,
+// engine, version, shard and merge.
+func writeTitleMarkdown(b *strings.Builder, r *Result) {
+	h := &r.Hail
 	url, _ := h.Config["url"].(string)
 	title := "hail result"
 	if url != "" {
@@ -28,58 +43,94 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			fmt.Fprintf(b, "; **INCOMPLETE**: %s", mdEscape(strings.Join(h.Merged.Incomplete, "; ")))
 		}
 	}
-	fmt.Fprintf(b, "\n\n| requests | requests/s | success | mean | p50 | p90 | p99 | p99.9 | max | errors |\n")
+	fmt.Fprintf(b, "\n\n")
+}
+
+// writeSummaryMarkdown writes the summary table: requests, their rate and
+// success, the latency percentiles and the errors.
+func writeSummaryMarkdown(b *strings.Builder, r *Result) {
+	h := &r.Hail
+	fmt.Fprintf(b, "| requests | requests/s | success | mean | p50 | p90 | p99 | p99.9 | max | errors |\n")
 	fmt.Fprintf(b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	p := r.LatencyPercentiles
 	fmt.Fprintf(b, "| %d | %.1f | %.2f%% | %s | %s | %s | %s | %s | %s | %d |\n\n", h.Counts.Requests, r.Summary.RequestsPerSec,
 		100*r.Summary.SuccessRate, fmtDur(r.Summary.Average), fmtDur(p.P50), fmtDur(p.P90), fmtDur(p.P99), fmtDur(p.P999),
 		fmtDur(r.Summary.Slowest), h.Counts.Errors)
-	if len(r.StatusCodeDistribution) > 0 || len(r.ErrorDistribution) > 0 {
-		fmt.Fprintf(b, "| outcome | count |\n| --- | ---: |\n")
-		for _, k := range sortedByCount(r.StatusCodeDistribution) {
-			fmt.Fprintf(b, "| status %s | %d |\n", k, r.StatusCodeDistribution[k])
-		}
-		for _, k := range sortedByCount(r.ErrorDistribution) {
-			fmt.Fprintf(b, "| %s | %d |\n", mdEscape(k), r.ErrorDistribution[k])
-		}
-		fmt.Fprintln(b)
+}
+
+// writeOutcomesMarkdown writes the status codes and errors, most frequent
+// first, if there are any.
+func writeOutcomesMarkdown(b *strings.Builder, r *Result) {
+	if len(r.StatusCodeDistribution) == 0 && len(r.ErrorDistribution) == 0 {
+		return
 	}
-	if len(h.Steps) > 0 {
-		fmt.Fprintf(b, "| step | requests | requests/s | error rate | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-		for _, s := range h.Steps {
-			fmt.Fprintf(b, "| %s | %d | %.1f | %.2f%% | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, s.RPS, 100*s.ErrorRate,
-				fmtDur(s.Latency.P50), fmtDur(s.Latency.P99), fmtDur(s.Latency.Max))
-		}
-		fmt.Fprintln(b)
+	fmt.Fprintf(b, "| outcome | count |\n| --- | ---: |\n")
+	for _, k := range sortedByCount(r.StatusCodeDistribution) {
+		fmt.Fprintf(b, "| status %s | %d |\n", k, r.StatusCodeDistribution[k])
 	}
-	writePhasesMarkdown(b, r)
-	if len(h.Thresholds) > 0 {
-		fmt.Fprintf(b, "| threshold | measured | |\n| --- | ---: | --- |\n")
-		for _, t := range h.Thresholds {
-			mark := "✅ pass"
-			if !t.Pass {
-				mark = "❌ fail"
-			}
-			expr := t.Expr
-			if t.Step != "" {
-				expr = t.Step + ": " + expr
-			}
-			fmt.Fprintf(b, "| `%s` | %s | %s |\n", expr, mdEscape(t.Measured), mark)
-		}
-		fmt.Fprintln(b)
+	for _, k := range sortedByCount(r.ErrorDistribution) {
+		fmt.Fprintf(b, "| %s | %d |\n", mdEscape(k), r.ErrorDistribution[k])
 	}
+	fmt.Fprintln(b)
+}
+
+// writeStepsMarkdown writes a scenario's steps, if there are any.
+func writeStepsMarkdown(b *strings.Builder, r *Result) {
+	if len(r.Hail.Steps) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "| step | requests | requests/s | error rate | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, s := range r.Hail.Steps {
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.2f%% | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, s.RPS, 100*s.ErrorRate,
+			fmtDur(s.Latency.P50), fmtDur(s.Latency.P99), fmtDur(s.Latency.Max))
+	}
+	fmt.Fprintln(b)
+}
+
+// writeThresholdsMarkdown writes a scenario's thresholds, passed or failed,
+// if there are any.
+func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
+	if len(r.Hail.Thresholds) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "| threshold | measured | |\n| --- | ---: | --- |\n")
+	for _, t := range r.Hail.Thresholds {
+		mark := "✅ pass"
+		if !t.Pass {
+			mark = "❌ fail"
+		}
+		expr := t.Expr
+		if t.Step != "" {
+			expr = t.Step + ": " + expr
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", expr, mdEscape(t.Measured), mark)
+	}
+	fmt.Fprintln(b)
+}
+
+// writeResourcesMarkdown writes the generator's resource use, the
+// accounting of the intended requests and, if it was watched, the
+// target's.
+func writeResourcesMarkdown(b *strings.Builder, r *Result) {
+	h := &r.Hail
 	g := h.Generator
 	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", g.CPUPerRequestUS, 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
 	if h.Model == "open" {
 		fmt.Fprintf(b, ", own send lateness p99 %s, connection wait p99 %s", fmtDur(h.SendDelay.Own.P99), fmtDur(h.SendDelay.ConnWait.P99))
 	}
 	fmt.Fprintln(b, ".")
-	fmt.Fprintf(b, "\nRequests: %s.\n", mdEscape(accounting(&h)))
+	fmt.Fprintf(b, "\nRequests: %s.\n", mdEscape(accounting(h)))
 	if t := h.Target; t != nil {
 		fmt.Fprintf(b, "\nTarget (pid %d, %s): peak RSS %s (mean %s, %s → %s), CPU %.2f s (%.2f cores mean, %.2f peak).\n",
 			t.PID, mdEscape(t.Command), bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)),
 			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPUSeconds, t.MeanCPU, t.PeakCPU)
 	}
+}
+
+// writeVerdictMarkdown writes the verdict as a quote, its headline in bold
+// when it warns, and whether a signal stopped the run.
+func writeVerdictMarkdown(b *strings.Builder, r *Result) {
+	h := &r.Hail
 	head, warn := h.Verdict.Headline()
 	if warn {
 		head = "**" + head + "**"
@@ -91,6 +142,4 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if h.Interrupted {
 		fmt.Fprintf(b, "\n_Interrupted: the run was stopped by a signal; the numbers cover what was done._\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
