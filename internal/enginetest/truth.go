@@ -13,6 +13,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -157,59 +158,22 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	return s
 }
 
+// serve counts the request, then answers it as its path says (see Truth).
 func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
-	s.arrivals.Add(1)
-	if r.Header.Get("Authorization") != "" {
-		s.auth.Add(1)
-	}
-	if r.Header.Get("Cookie") != "" {
-		s.cookie.Add(1)
-	}
+	s.count(r)
 	q := r.URL.Query()
 	d, _ := time.ParseDuration(q.Get("d"))
-	wait := func() bool {
-		if d <= 0 {
-			return true
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-r.Context().Done():
-			return false
-		}
-	}
 	switch r.URL.Path {
 	case "/delay":
-		if !wait() {
+		if !sleep(r, d) {
 			return
 		}
 	case "/cap":
-		select {
-		case s.sem <- struct{}{}:
-		case <-r.Context().Done():
-			return
-		}
-		n := s.inflight.Add(1)
-		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
-		}
-		ok := wait()
-		s.inflight.Add(-1)
-		<-s.sem
-		if !ok {
+		if !s.capped(r, d) {
 			return
 		}
 	case "/redirect":
-		n, _ := strconv.Atoi(q.Get("n"))
-		if !wait() {
-			return
-		}
-		if n > 0 {
-			http.Redirect(w, r, fmt.Sprintf("/redirect?n=%d&d=%s", n-1, q.Get("d")), http.StatusFound)
-			return
-		}
-		io.WriteString(w, "landed")
+		redirectChain(w, r, q, d)
 		return
 	case "/away":
 		http.Redirect(w, r, q.Get("to"), http.StatusFound)
@@ -222,13 +186,8 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusFound)
 		return
 	case "/close":
-		if hj, ok := w.(http.Hijacker); ok {
-			if c, _, err := hj.Hijack(); err == nil {
-				c.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler) // HTTP/2 and HTTP/3: the stream is reset
+		cut(w)
+		return
 	case "/early":
 		if r.ProtoMajor == 1 {
 			w.Header().Set("Connection", "close")
@@ -236,22 +195,10 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		return
 	case "/to":
-		body, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		if s.bodies == nil {
-			s.bodies = map[string]int{}
-		}
-		s.bodies[string(body)]++
-		s.mu.Unlock()
-		code, _ := strconv.Atoi(q.Get("code"))
-		w.Header().Set("Location", q.Get("loc"))
-		w.WriteHeader(code)
+		s.redirectTo(w, r, q)
 		return
 	case "/seen":
-		body, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.seen = append(s.seen, Seen{Method: r.Method, Host: r.Host, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
-		s.mu.Unlock()
+		s.note(r)
 	case "/status":
 		code, err := strconv.Atoi(q.Get("code"))
 		if err != nil || code < 200 || code > 599 {
@@ -261,6 +208,99 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.WriteString(w, "ok")
+}
+
+// count counts a request's arrival, and whether it carried credentials.
+func (s *Truth) count(r *http.Request) {
+	s.arrivals.Add(1)
+	if r.Header.Get("Authorization") != "" {
+		s.auth.Add(1)
+	}
+	if r.Header.Get("Cookie") != "" {
+		s.cookie.Add(1)
+	}
+}
+
+// sleep waits d, and reports false if the client went away first.
+func sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// capped serves /cap: it waits for one of Cap places, notes the peak of
+// requests in place and sleeps d in it. It reports false if the client
+// went away first.
+func (s *Truth) capped(r *http.Request, d time.Duration) bool {
+	select {
+	case s.sem <- struct{}{}:
+	case <-r.Context().Done():
+		return false
+	}
+	n := s.inflight.Add(1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	ok := sleep(r, d)
+	s.inflight.Add(-1)
+	<-s.sem
+	return ok
+}
+
+// redirectChain serves /redirect?n=N&d=D: after D, a 302 to n=N-1, or
+// "landed" once N is 0.
+func redirectChain(w http.ResponseWriter, r *http.Request, q url.Values, d time.Duration) {
+	n, _ := strconv.Atoi(q.Get("n"))
+	if !sleep(r, d) {
+		return
+	}
+	if n > 0 {
+		http.Redirect(w, r, fmt.Sprintf("/redirect?n=%d&d=%s", n-1, q.Get("d")), http.StatusFound)
+		return
+	}
+	io.WriteString(w, "landed")
+}
+
+// cut gives no response: it closes an HTTP/1 connection, and resets an
+// HTTP/2 or HTTP/3 stream.
+func cut(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			c.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler) // HTTP/2 and HTTP/3: the stream is reset
+}
+
+// redirectTo serves /to?code=C&loc=L: it counts the request's body
+// (RedirectedBodies) and answers status C with Location L.
+func (s *Truth) redirectTo(w http.ResponseWriter, r *http.Request, q url.Values) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	if s.bodies == nil {
+		s.bodies = map[string]int{}
+	}
+	s.bodies[string(body)]++
+	s.mu.Unlock()
+	code, _ := strconv.Atoi(q.Get("code"))
+	w.Header().Set("Location", q.Get("loc"))
+	w.WriteHeader(code)
+}
+
+// note records a request that reached /seen (SeenRequests).
+func (s *Truth) note(r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.seen = append(s.seen, Seen{Method: r.Method, Host: r.Host, ContentType: r.Header.Get("Content-Type"), Body: string(body)})
+	s.mu.Unlock()
 }
 
 // DeadURL is a loopback URL with nothing listening (a port that was just
