@@ -170,6 +170,8 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	return sc, sched, p, nil
 }
 
+// runScenario is hail run: the scenario's setup, its load, its teardown and
+// the report. A run stopped early, or with failed thresholds, exits 2.
 func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	sc, sched, p, err := loadScenario(cmd, f, args)
 	if err != nil {
@@ -197,14 +199,8 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer out.Discard()
 	interrupt, stop, release := handleSignals(out)
 	defer release()
-	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return sc.RunSetup(context.Background(), p, interrupt) })
+	setup, err := runSetup(sc, p, interrupt)
 	if err != nil {
-		if _, failed := err.(*scenario.PhaseError); failed && len(sc.Teardown) > 0 {
-			// Clean up what the setup made before it failed.
-			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) }); td != nil && td.Failed != "" {
-				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
-			}
-		}
 		return err
 	}
 	workload := sc.Workload(sched)
@@ -212,35 +208,14 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-
-	model := "closed"
-	if p.Open() || workload.Pacer != nil {
-		model = "open"
-	}
-	config := map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
-		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model, "wait_ongoing": p.WaitOngoing,
-		"engine": p.Engine, "keepalive": p.KeepAlive,
-		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
-	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: config,
+	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: scenarioConfig(sc, p, workload),
 		Workload: workload}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, liveScenario(sc))
 	if err != nil {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	// Teardown runs even when Ctrl-C stopped the load (a second one exits
-	// at once); after a load that ended by itself, Ctrl-C stops the
-	// teardown and the report is written.
-	tdInterrupt := (<-chan struct{})(interrupt)
-	select {
-	case <-interrupt:
-		tdInterrupt = nil
-	default:
-	}
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, tdInterrupt) })
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
-	}
+	teardown := runTeardown(sc, p, interrupt)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
 	failed := sc.Evaluate(res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
@@ -252,6 +227,57 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if teardown != nil && teardown.Failed != "" {
 		fmt.Fprintf(os.Stderr, "hail: teardown stopped: %s\n", teardown.Failed)
 	}
+	return scenarioExit(res, failed)
+}
+
+// runSetup runs the scenario's setup. When a setup step fails, the
+// teardown cleans up what the setup made before the error is returned.
+func runSetup(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return sc.RunSetup(context.Background(), p, interrupt) })
+	if err != nil {
+		if _, failed := err.(*scenario.PhaseError); failed && len(sc.Teardown) > 0 {
+			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) }); td != nil && td.Failed != "" {
+				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
+			}
+		}
+		return nil, err
+	}
+	return setup, nil
+}
+
+// runTeardown runs the scenario's teardown after the load. It runs even
+// when Ctrl-C stopped the load (a second one exits at once); after a load
+// that ended by itself, Ctrl-C stops the teardown and the report is
+// written. A teardown that could not run is said on stderr.
+func runTeardown(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) *report.Phase {
+	select {
+	case <-interrupt:
+		interrupt = nil
+	default:
+	}
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, interrupt) })
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
+	}
+	return teardown
+}
+
+// scenarioConfig is the configuration a scenario run's report records.
+func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload) map[string]any {
+	model := "closed"
+	if p.Open() || workload.Pacer != nil {
+		model = "open"
+	}
+	return map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
+		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model, "wait_ongoing": p.WaitOngoing,
+		"engine": p.Engine, "keepalive": p.KeepAlive,
+		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
+}
+
+// scenarioExit is how a reported scenario run ends: exit 2 when it stopped
+// early or when failed of its thresholds failed (each named with what it
+// measured), else success.
+func scenarioExit(res *report.Result, failed int) error {
 	switch {
 	case res.Hail.StoppedBy != "":
 		return &exitError{code: 2, msg: "stopped early: " + res.Hail.StoppedBy}
