@@ -31,6 +31,28 @@ func debugExchange(ctx context.Context, p *plan.Plan, req []byte, w io.Writer, s
 	}
 	defer c.Close()
 	fmt.Fprintf(w, "* connected in %s (dns %s)\n", tm.Total, tm.DNS)
+	writeDebugRequest(w, req, show)
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	start := time.Now()
+	if _, err := c.Write(req); err != nil {
+		return fmt.Errorf("send: %v", err)
+	}
+	var ps http1.Parser
+	ps.Reset(p.Method == "HEAD")
+	if err := readDebugResponse(c, &ps, w, show); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n* status %d, %d body bytes, %s\n", ps.Status, ps.BodyBytes, time.Since(start).Round(time.Microsecond))
+	return nil
+}
+
+// writeDebugRequest prints req, each line after "> ". Unless show is set,
+// the request line's query and secret headers are redacted.
+func writeDebugRequest(w io.Writer, req []byte, show bool) {
 	for i, line := range strings.SplitAfter(string(req), "\n") {
 		if line == "" {
 			continue
@@ -50,17 +72,11 @@ func debugExchange(ctx context.Context, p *plan.Plan, req []byte, w io.Writer, s
 		fmt.Fprintf(w, "> %s", line)
 	}
 	fmt.Fprintln(w)
-	timeout := p.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	start := time.Now()
-	if _, err := c.Write(req); err != nil {
-		return fmt.Errorf("send: %v", err)
-	}
-	var ps http1.Parser
-	ps.Reset(p.Method == "HEAD")
+}
+
+// readDebugResponse reads the response from c into ps, printing the first
+// 64 KiB of it as it arrives (writeDebugResponse), until ps has it whole.
+func readDebugResponse(c io.Reader, ps *http1.Parser, w io.Writer, show bool) error {
 	buf := make([]byte, 64<<10)
 	var have int
 	var shown int
@@ -82,7 +98,7 @@ func debugExchange(ctx context.Context, p *plan.Plan, req []byte, w io.Writer, s
 			}
 			have = copy(buf, buf[m:have])
 			if done {
-				break
+				return nil
 			}
 			if have == len(buf) {
 				return fmt.Errorf("bad response: header line longer than %d bytes", len(buf))
@@ -95,17 +111,17 @@ func debugExchange(ctx context.Context, p *plan.Plan, req []byte, w io.Writer, s
 				return fmt.Errorf("bad response: %v", err)
 			}
 			if done {
-				break
+				return nil
 			}
 		}
 		if rerr != nil {
 			return fmt.Errorf("read response: %v", rerr)
 		}
 	}
-	fmt.Fprintf(w, "\n* status %d, %d body bytes, %s\n", ps.Status, ps.BodyBytes, time.Since(start).Round(time.Microsecond))
-	return nil
 }
 
+// writeDebugResponse prints the response bytes b, each line after "< ",
+// secret headers redacted unless show is set.
 func writeDebugResponse(w io.Writer, b []byte, show bool) {
 	for _, line := range strings.SplitAfter(string(b), "\n") {
 		if line == "" {
