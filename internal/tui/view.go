@@ -15,6 +15,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"hail/internal/stats"
 )
 
 // bodyKey is what the cached body depends on.
@@ -331,67 +333,95 @@ func (m *Model) compactBody(h int) []string {
 			v("u") + "/" + v("U") + " time unit",
 		}
 	} else {
-		last := m.data.Last()
-		u := m.latUnit()
-		out = append(out, flow([]string{
-			l("req/s ") + m.st.rps.Render(fmtSI(rate(last.Requests, last.Span))),
-			l("avg ") + v(fmtSI(m.avgRate())), l("total ") + v(fmtSI(float64(m.data.Requests))),
-		}, w)...)
-		out = append(out, flow([]string{
-			l(u), m.st.p50.Render("p50") + " " + v(fmtLat(last.P50, u)), m.st.p90.Render("p90") + " " + v(fmtLat(last.P90, u)),
-			m.st.p99.Render("p99") + " " + v(fmtLat(last.P99, u)), m.st.p999.Render("p99.9") + " " + v(fmtLat(last.P999, u)),
-			m.st.pmax.Render("max") + " " + v(fmtLat(last.Max, u)),
-		}, w)...)
-		st := []string{l("status")}
-		for _, c := range m.data.Status {
-			st = append(st, c.Name+":"+fmtSI(float64(c.N)))
-		}
-		out = append(out, flow(st, w)...)
-		er := []string{l("errors"), v(fmtSI(float64(m.data.Errors)))}
-		for _, c := range m.data.Failures {
-			er = append(er, m.st.bad.Render(c.Name+":"+fmtSI(float64(c.N))))
-		}
-		out = append(out, flow(er, w)...)
-		out = append(out, flow([]string{
-			l("conns ") + v(fmtInt(last.ConnsOpen)), l("in ") + v(fmtBytes(rate(last.WireBytes, last.Span))+"/s"),
-			l("out ") + v(fmtBytes(rate(last.SentBytes, last.Span))+"/s"),
-		}, w)...)
-		cpu := 0.0
-		if last.Span > 0 {
-			cpu = last.CPU / float64(m.cfg.Cores)
-		}
-		lag, wait := "-", "-"
-		if m.cfg.Open {
-			lag, wait = fmtLat(last.LagP99, "ms")+"ms", fmtLat(last.WaitP99, "ms")+"ms"
-		}
-		out = append(out, flow([]string{
-			l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*cpu)), l("lag p99 ") + v(lag), l("wait p99 ") + v(wait),
-			l("queued ") + v(fmtSI(float64(m.data.Queued))),
-		}, w)...)
-		if m.cfg.TargetPID > 0 {
-			out = append(out, flow([]string{l("target rss ") + v(fmtBytes(float64(last.TargetRSS))),
-				l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*last.TargetCPU))}, w)...)
-		}
-		if sc := m.cfg.Scenario; sc != nil {
-			toks := []string{l("scenario ") + v(sc.Name)}
-			if st := m.stageText(m.elapsed()); st != "" {
-				toks = append(toks, st)
-			}
-			out = append(out, flow(toks, w)...)
-			for _, s := range m.data.Steps {
-				out = append(out, flow([]string{v(s.Name), fmtSI(s.RPS) + l("/s"), l("err ") + fmtSI(float64(s.Errors))}, w)...)
-			}
-		}
-		if len(m.data.Series) > 0 && len(out) < h-1 {
-			vals := make([]float64, 0, len(m.data.Series))
-			for _, s := range m.windowed() {
-				vals = append(vals, rate(s.Requests, s.Span))
-			}
-			out = append(out, m.st.rps.Render(sparkline(vals, w)))
-		}
+		out = m.compactStats(h)
 	}
 	if len(out) > h-1 {
 		out = out[:max(h-1, 0)]
 	}
 	return append(out, footer)
+}
+
+// compactStats are compactBody's lines of numbers, flowed to the width:
+// the traffic, hail's and the target's load, the scenario's stage and
+// steps and, if there is room for it in h lines (the footer's included), a
+// sparkline of requests per second.
+func (m *Model) compactStats(h int) []string {
+	w := m.width
+	last := m.data.Last()
+	out := m.compactTraffic(last)
+	out = append(out, m.compactLoad(last)...)
+	if sc := m.cfg.Scenario; sc != nil {
+		v, l := m.st.value.Render, m.st.dim.Render
+		toks := []string{l("scenario ") + v(sc.Name)}
+		if st := m.stageText(m.elapsed()); st != "" {
+			toks = append(toks, st)
+		}
+		out = append(out, flow(toks, w)...)
+		for _, s := range m.data.Steps {
+			out = append(out, flow([]string{v(s.Name), fmtSI(s.RPS) + l("/s"), l("err ") + fmtSI(float64(s.Errors))}, w)...)
+		}
+	}
+	if len(m.data.Series) > 0 && len(out) < h-1 {
+		vals := make([]float64, 0, len(m.data.Series))
+		for _, s := range m.windowed() {
+			vals = append(vals, rate(s.Requests, s.Span))
+		}
+		out = append(out, m.st.rps.Render(sparkline(vals, w)))
+	}
+	return out
+}
+
+// compactTraffic are the lines of requests/s, latency, statuses, errors
+// and bytes/s, last the latest second.
+func (m *Model) compactTraffic(last stats.Second) []string {
+	w := m.width
+	v, l := m.st.value.Render, m.st.dim.Render
+	u := m.latUnit()
+	out := flow([]string{
+		l("req/s ") + m.st.rps.Render(fmtSI(rate(last.Requests, last.Span))),
+		l("avg ") + v(fmtSI(m.avgRate())), l("total ") + v(fmtSI(float64(m.data.Requests))),
+	}, w)
+	out = append(out, flow([]string{
+		l(u), m.st.p50.Render("p50") + " " + v(fmtLat(last.P50, u)), m.st.p90.Render("p90") + " " + v(fmtLat(last.P90, u)),
+		m.st.p99.Render("p99") + " " + v(fmtLat(last.P99, u)), m.st.p999.Render("p99.9") + " " + v(fmtLat(last.P999, u)),
+		m.st.pmax.Render("max") + " " + v(fmtLat(last.Max, u)),
+	}, w)...)
+	st := []string{l("status")}
+	for _, c := range m.data.Status {
+		st = append(st, c.Name+":"+fmtSI(float64(c.N)))
+	}
+	out = append(out, flow(st, w)...)
+	er := []string{l("errors"), v(fmtSI(float64(m.data.Errors)))}
+	for _, c := range m.data.Failures {
+		er = append(er, m.st.bad.Render(c.Name+":"+fmtSI(float64(c.N))))
+	}
+	out = append(out, flow(er, w)...)
+	return append(out, flow([]string{
+		l("conns ") + v(fmtInt(last.ConnsOpen)), l("in ") + v(fmtBytes(rate(last.WireBytes, last.Span))+"/s"),
+		l("out ") + v(fmtBytes(rate(last.SentBytes, last.Span))+"/s"),
+	}, w)...)
+}
+
+// compactLoad are the lines of hail's CPU, send lag and queue and, when
+// one is watched, the target's memory and CPU, last the latest second.
+func (m *Model) compactLoad(last stats.Second) []string {
+	w := m.width
+	v, l := m.st.value.Render, m.st.dim.Render
+	cpu := 0.0
+	if last.Span > 0 {
+		cpu = last.CPU / float64(m.cfg.Cores)
+	}
+	lag, wait := "-", "-"
+	if m.cfg.Open {
+		lag, wait = fmtLat(last.LagP99, "ms")+"ms", fmtLat(last.WaitP99, "ms")+"ms"
+	}
+	out := flow([]string{
+		l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*cpu)), l("lag p99 ") + v(lag), l("wait p99 ") + v(wait),
+		l("queued ") + v(fmtSI(float64(m.data.Queued))),
+	}, w)
+	if m.cfg.TargetPID > 0 {
+		out = append(out, flow([]string{l("target rss ") + v(fmtBytes(float64(last.TargetRSS))),
+			l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*last.TargetCPU))}, w)...)
+	}
+	return out
 }
