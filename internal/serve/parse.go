@@ -149,6 +149,13 @@ func lineEnd(b []byte, i int, bad *httpError) (int, *httpError) {
 
 // parseRequestLine parses the request line starting at b[pos] and returns
 // the position after it.
+//
+// It stays whole, past ~80 lines: it is one forward pass over the line
+// (method, target, version, then the target's form), each part starting
+// where the one before ended and the query split at the first '?' seen
+// while scanning the target. Split, those positions would travel between
+// functions on the server's per-request path, and the checks would no
+// longer read in the order the bytes arrive.
 func (r *request) parseRequestLine(b []byte, pos int) (int, *httpError) {
 	i := pos
 	for i < len(b) && http1.Tchar[b[i]] {
