@@ -83,8 +83,17 @@ func (r *Ring) Submit() (int, error) {
 	return r.submitWait(0, -1)
 }
 
-// submitWait is the common loop. d < 0 waits without a timeout; otherwise
-// the wait is bounded with IORING_ENTER_EXT_ARG.
+// submitWait is the common loop of Submit and SubmitAndWaitTimeout. d < 0
+// waits without a timeout; otherwise the wait is bounded with
+// IORING_ENTER_EXT_ARG.
+//
+// It stays whole, past ~80 lines: it is one retry loop around
+// io_uring_enter, run for every batch the engine submits. Each pass
+// decides the enter's flags (SQPOLL or not), enters, and reads the result
+// against the counts and the deadline that pass computed; split, those
+// would travel between functions on the hot path, and the retry rules
+// (partial submission, EINTR, ETIME, EAGAIN) would no longer read beside
+// the state they test.
 func (r *Ring) submitWait(n uint32, d time.Duration) (int, error) {
 	if r.closed {
 		return 0, ErrClosed
