@@ -1,0 +1,331 @@
+package h2engine
+
+// A stream slot's loop: claim a request, send it (following redirects) on
+// the connection slot's HTTP/2 client or round tripper, and record how it
+// ended.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"hail/internal/engine"
+	"hail/internal/http1"
+	"hail/internal/schedule"
+	"hail/internal/stats"
+	"hail/internal/transport"
+)
+
+// stream is one request slot: it sends one request at a time over its
+// connection slot.
+type stream struct {
+	m       *Mux
+	j       *engine.Job
+	ctx     context.Context
+	conn    *slot
+	connIdx int // connection number, for connection stages
+	shard   int
+	reqs    engine.Requests
+	take    *engine.Taker
+	tmpl    templates
+	parser  http1.Parser
+	buf     []byte
+	call    engine.Call
+	chain   engine.Chain
+	h2call  call       // the HTTP/2 client's per-request state, reused
+	result  httpResult // where the HTTP/2 client writes the response
+	grpc    grpcResult // a gRPC call's messages and status, reused
+	// gRPC calls sent and their messages, added to Job.Messages at the end
+	calls, sent, received int64
+}
+
+func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm) *stream {
+	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
+		tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
+	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
+	s.h2call.done = make(chan struct{}, 1)
+	s.parser.BodyLimit = j.BodyLimit
+	s.parser.WantLocation = j.MaxRedirects > 0
+	return s
+}
+
+func (s *stream) run() {
+	j := s.j
+	defer func() {
+		if s.calls > 0 {
+			j.Messages.Calls.Add(s.calls)
+			j.Messages.Sent.Add(s.sent)
+			j.Messages.Received.Add(s.received)
+		}
+	}()
+	for {
+		hit, at, ok := s.take.Next()
+		if !ok {
+			return
+		}
+		raw, step, _, ok := s.reqs.Next(hit)
+		if !ok {
+			s.conn.rec.Skipped()
+			continue
+		}
+		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
+		s.call.Start(j.Since())
+		s.conn.inflight.Add(1)
+		s.do(raw)
+		s.conn.inflight.Add(-1)
+		s.take.End(j.Since())
+	}
+}
+
+// do performs one request, following redirects, and ends its call.
+func (s *stream) do(raw []byte) {
+	j := s.j
+	ctx := s.ctx
+	if j.Timeout > 0 { // -t bounds the whole request, redirects included
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, j.Start.Add(s.call.StartTime()+j.Timeout))
+		defer cancel()
+	}
+	s.chain.Reset(j, raw)
+	var away *live // the connection to another origin, once the chain left the run's
+	defer func() {
+		if away != nil {
+			away.Close()
+		}
+	}()
+	for {
+		var tp *template
+		var err error
+		if away == nil {
+			tp, err = s.tmpl.get(s.chain.Req)
+		} else {
+			tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme)
+		}
+		if err != nil {
+			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
+			return
+		}
+		mid, reused, err := s.exchange(ctx, away, tp)
+		if err != nil && tp.grpc && j.Timeout > 0 && !j.Aborting() &&
+			(ctx.Err() == context.DeadlineExceeded || j.Since() >= s.call.StartTime()+j.Timeout-time.Millisecond) {
+			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
+			// DeadlineExceeded, as gRPC clients end it, not as a failure —
+			// also when the server, keeping the same deadline, reset it first.
+			s.parser.Status = stats.GRPCStatus(stats.GRPCDeadlineExceeded)
+			s.call.Respond(j.Since(), &s.parser, s.reqs)
+			return
+		}
+		if err != nil {
+			var ga *GoAwayError
+			if !s.j.Aborting() && !errors.Is(err, errRunOver) &&
+				s.call.RetryStale(s.m.Classify(err, mid), reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+				continue // the connection had gone stale (or refused the stream): again, on a new one
+			}
+			s.fail(err, mid)
+			return
+		}
+		follow, same, err := s.chain.Follow(j, &s.parser)
+		if err != nil {
+			s.fail(err, false)
+			return
+		}
+		if !follow {
+			s.call.Respond(j.Since(), &s.parser, s.reqs)
+			return
+		}
+		if !same {
+			if away != nil {
+				away.Close()
+				away = nil
+			}
+			if s.m.OpenOrigin == nil {
+				s.fail(errors.New("redirect to another origin"), false)
+				return
+			}
+			c, err := s.m.OpenOrigin(ctx, s.chain.URL)
+			if err != nil {
+				s.fail(err, false)
+				return
+			}
+			away = &live{Conn: c}
+		}
+	}
+}
+
+// exchange sends tp on c (nil: the stream's connection slot) and reads the
+// response into s.parser. It reports whether the response head had arrived
+// when it failed, and whether the connection had carried earlier requests.
+func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
+	s.parser.Reset(tp.head)
+	s.h2call.wrote = false
+	own := c == nil
+	if own {
+		var tm transport.Timing
+		if c, tm, err = s.conn.get(); err != nil {
+			return false, false, err
+		}
+		if tm.Total > 0 {
+			s.call.TraceConnect(tm.DNS, tm.Total)
+		}
+		reused = tm.Total == 0
+	}
+	if hc, ok := c.Conn.(*client); ok {
+		mid, err = s.exchangeH2(ctx, c, hc, tp)
+	} else {
+		mid, err = s.roundTrip(ctx, c, tp)
+	}
+	if err == nil && own && !s.j.KeepAlive {
+		s.conn.retire(c)
+	}
+	return mid, reused, err
+}
+
+// exchangeH2 sends tp on hc, hail's HTTP/2 client on c, which writes the
+// response into s.parser's fields. It reports whether the response head
+// had arrived when it failed.
+func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template) (mid bool, err error) {
+	r := &s.result
+	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
+		location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+	if tp.grpc {
+		s.grpc.reset()
+		r.grpc = &s.grpc
+	}
+	err = hc.exchange(ctx, tp, &s.h2call, r)
+	if s.h2call.wrote {
+		s.call.MarkSent()
+	}
+	if r.fb > 0 {
+		s.call.FirstByte(r.fb)
+	}
+	if tp.grpc {
+		s.endGRPC(tp)
+	}
+	s.account(c)
+	if err != nil {
+		s.parser.Status = 0
+		return s.h2call.gotHeaders, causeOf(c, err)
+	}
+	if tp.grpc {
+		s.parser.Status = stats.GRPCStatus(s.grpc.code(s.parser.Status))
+	}
+	s.parser.ContentLength = s.parser.BodyBytes
+	s.parser.KeepAlive = true
+	return false, nil
+}
+
+// roundTrip sends tp on c, a Conn that is an http.RoundTripper (the HTTP/3
+// engine's), and reads the response into s.parser. It reports whether the
+// response head had arrived when it failed.
+func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
+	req := tp.req.WithContext(ctx)
+	if len(tp.body) > 0 {
+		req.Body = &bodyReader{b: tp.body}
+	}
+	// A request handed to the round tripper is on its way: the QUIC stack
+	// sends its frames at once (the engine lets them leave before it closes
+	// connections at an abort).
+	s.call.MarkSent()
+	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
+	if err != nil {
+		s.account(c)
+		return false, causeOf(c, err)
+	}
+	s.call.FirstByte(s.j.Since())
+	n, rerr := s.readBody(resp.Body)
+	resp.Body.Close()
+	s.parser.BodyBytes = n
+	if rerr != nil {
+		s.account(c)
+		return true, causeOf(c, rerr)
+	}
+	s.parser.Status = resp.StatusCode
+	s.parser.ContentLength = resp.ContentLength
+	s.parser.KeepAlive = true
+	if s.parser.WantLocation {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			s.parser.Location = append(s.parser.Location[:0], loc...)
+		}
+	}
+	s.account(c)
+	return false, nil
+}
+
+// endGRPC counts a gRPC call's messages and stamps its first byte: the
+// first response message.
+func (s *stream) endGRPC(tp *template) {
+	if s.h2call.wrote {
+		s.calls++
+		s.sent += tp.msgs
+	}
+	s.received += s.grpc.msgs
+	if s.grpc.fb > 0 {
+		s.call.FirstByte(s.grpc.fb)
+	}
+}
+
+// causeOf returns the reason c died when the connection knows a better
+// one than err (a rejected client certificate), else err.
+func causeOf(c *live, err error) error {
+	if cc, ok := c.Conn.(interface{ Cause() error }); ok {
+		if cause := cc.Cause(); cause != nil {
+			return cause
+		}
+	}
+	return err
+}
+
+// account records the bytes the connection moved since the last response
+// on it: received bytes as this response's wire bytes, sent ones as sent.
+func (s *stream) account(c *live) {
+	in, out := c.take()
+	s.parser.WireBytes = in
+	s.call.Wrote(out)
+}
+
+// readBody drains a response body, keeping its first BodyLimit bytes.
+func (s *stream) readBody(b io.Reader) (int64, error) {
+	var n int64
+	for {
+		k, err := b.Read(s.buf)
+		if k > 0 {
+			if room := s.parser.BodyLimit - len(s.parser.Body); room > 0 {
+				s.parser.Body = append(s.parser.Body, s.buf[:min(k, room)]...)
+			}
+			n += int64(k)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func (s *stream) fail(err error, mid bool) {
+	k := stats.ErrAborted
+	if !s.j.Aborting() && !errors.Is(err, errRunOver) {
+		k = s.m.Classify(err, mid)
+	}
+	s.call.Fail(s.j.Since(), k, s.reqs)
+}
+
+// bodyReader is a request body over shared bytes.
+type bodyReader struct {
+	b []byte
+	i int
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { return nil }
