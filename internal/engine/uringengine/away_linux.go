@@ -28,6 +28,7 @@ type awayResult struct {
 	chain engine.Chain
 	p     *http1.Parser
 	err   error
+	end   time.Duration
 }
 
 // goAway hands the rest of c's redirect chain to a helper goroutine.
@@ -58,6 +59,7 @@ func (w *worker) goAway(c *conn) {
 	go func() {
 		defer w.helpers.Done()
 		r.err = w.j.FollowAway(&r.call, &r.chain, r.p, deadline, w.helperAbort)
+		r.end = w.j.Since() // the request's end, not the moment the worker collects it
 		w.mu.Lock()
 		w.results = append(w.results, *r)
 		w.mu.Unlock()
@@ -87,7 +89,7 @@ func (w *worker) collectAway() {
 			w.endKind(c, k)
 			continue
 		}
-		c.call.Respond(w.now, r.p, c.reqs)
+		c.call.Respond(min(r.end, w.now), r.p, c.reqs)
 		w.finish(c)
 	}
 	clear(results)
