@@ -17,6 +17,13 @@ func TestSecretsDoNotCrossOrigins(t *testing.T) {
 		mu      sync.Mutex
 		headers []http.Header
 	}
+	take := func(s *seen) []http.Header { // the requests so far, and none kept
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		h := s.headers
+		s.headers = nil
+		return h
+	}
 	record := func(s *seen) func(http.ResponseWriter, *http.Request) {
 		return func(w http.ResponseWriter, r *http.Request) {
 			s.mu.Lock()
@@ -50,7 +57,8 @@ func TestSecretsDoNotCrossOrigins(t *testing.T) {
 			{"URL user info", nil},
 		} {
 			t.Run(engine+"/"+tc.name, func(t *testing.T) {
-				here.headers, there.headers = nil, nil
+				take(&here)
+				take(&there)
 				base := srv.URL
 				if tc.args == nil {
 					base = strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1)
@@ -61,17 +69,18 @@ func TestSecretsDoNotCrossOrigins(t *testing.T) {
 						t.Fatalf("%s: exit %d: %s", path, code, stderr)
 					}
 				}
-				if len(there.headers) != 4 || len(here.headers) != 12 {
-					t.Fatalf("requests: %d at the other origin (want 4), %d here (want 4 + 4 + 4)", len(there.headers), len(here.headers))
+				thereH, hereH := take(&there), take(&here)
+				if len(thereH) != 4 || len(hereH) != 12 {
+					t.Fatalf("requests: %d at the other origin (want 4), %d here (want 4 + 4 + 4)", len(thereH), len(hereH))
 				}
-				for _, h := range there.headers {
+				for _, h := range thereH {
 					for _, name := range secretHeaders {
 						if v := h.Get(name); v != "" {
 							t.Errorf("%s crossed to another origin: %q", name, v)
 						}
 					}
 				}
-				for i, h := range here.headers {
+				for i, h := range hereH {
 					if h.Get("Authorization") == "" {
 						t.Errorf("request %d on the first origin (or its own hops) lost its Authorization", i)
 					}
