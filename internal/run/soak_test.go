@@ -85,8 +85,11 @@ func TestSoak(t *testing.T) {
 		}
 		t.Logf("%s: %d requests, RSS after warm-up %.1f–%.1f MiB, median early %.1f, late %.1f MiB", dur, res.Hail.Counts.Requests,
 			float64(lo)/(1<<20), float64(hi)/(1<<20), float64(early)/(1<<20), float64(late)/(1<<20))
-		if float64(late) > 1.1*float64(early) {
-			t.Errorf("RSS grew from %d to %d bytes after warm-up (more than 10%%)", early, late)
+		// 10% or 2 MiB, whichever is more: the runtime's own caches settle
+		// by a MiB or so after the first minute on the goroutine engine,
+		// while a leak of even two bytes a request would add 2.4 MB here.
+		if float64(late) > float64(early)+max(0.1*float64(early), 2<<20) {
+			t.Errorf("RSS grew from %d to %d bytes after warm-up (more than 10%% and 2 MiB)", early, late)
 		}
 		secs := int(dur / time.Second)
 		series := res.Hail.Series
