@@ -115,7 +115,7 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 			origin = ch.URL
 		}
 		p.Reset(ch.Head())
-		keep, _, err := x.RoundTrip(call, ch.Req, p, j.Since)
+		keep, _, err := x.RoundTrip(call, ch.Req, p, j.Since, deadline, g.isAborted)
 		if err != nil {
 			return err
 		}
@@ -162,6 +162,13 @@ func (g *guard) set(c net.Conn) {
 		_ = c.SetDeadline(time.Unix(1, 0))
 	}
 	g.mu.Unlock()
+}
+
+// isAborted reports whether the abort came.
+func (g *guard) isAborted() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.aborted
 }
 
 func (g *guard) abort() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"hail/internal/http1"
@@ -66,15 +67,26 @@ func (x *Wire) Close() bool {
 // closes it. wrote is the bytes of req written.
 //
 // A server may answer before it has read the whole request (a 413 to a
-// large body) and close: when the write fails, whatever the server already
-// sent is read, and a complete response is the result, as curl reports it.
-func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration) (keep bool, wrote int, err error) {
+// large body) and close: when the write fails because the server closed
+// (a broken pipe, a reset), whatever it already sent is read — within the
+// request's deadline and a second — and a complete response is the result,
+// as curl reports it. Not when the run is aborting (aborting reports it).
+func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration, deadline time.Time, aborting func() bool) (keep bool, wrote int, err error) {
 	wrote, err = x.Conn.Write(req)
 	call.Wrote(int64(wrote))
 	if err != nil {
-		_ = x.Conn.SetReadDeadline(time.Now().Add(earlyResponseGrace))
-		if _, rerr := x.read(call, p, now); rerr == nil {
-			return false, wrote, nil
+		if (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) && !aborting() {
+			d := time.Now().Add(earlyResponseGrace)
+			if !deadline.IsZero() && deadline.Before(d) {
+				d = deadline
+			}
+			_ = x.Conn.SetReadDeadline(d)
+			if aborting() { // the abort's own past deadline may have come just before ours
+				_ = x.Conn.SetReadDeadline(time.Unix(1, 0))
+			}
+			if _, rerr := x.read(call, p, now); rerr == nil {
+				return false, wrote, nil
+			}
 		}
 		return false, wrote, err
 	}

@@ -129,7 +129,7 @@ func (w *worker) onSend(c *conn, res int32) {
 		switch {
 		case !c.active():
 			w.closeConn(c)
-		case c.recvArmed && !c.eof && c.sendErr == nil:
+		case c.recvArmed && !c.eof && c.sendErr == nil && (res == -int32(unix.EPIPE) || res == -int32(unix.ECONNRESET)):
 			// The server may have answered before it stopped reading (a 413
 			// to a large body): wait, briefly, for what it sent.
 			c.sendErr, c.sending = errnoOf(res), false
