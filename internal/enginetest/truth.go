@@ -59,6 +59,7 @@ type Truth struct {
 	CAFile string
 
 	arrivals atomic.Int64
+	first    atomic.Int64 // the first arrival, in Unix nanoseconds
 	auth     atomic.Int64
 	cookie   atomic.Int64
 	inflight atomic.Int64
@@ -97,6 +98,14 @@ const Cap = 10
 
 // Arrivals is how many requests arrived.
 func (s *Truth) Arrivals() int64 { return s.arrivals.Load() }
+
+// FirstArrival is when the first request arrived (the zero time if none has).
+func (s *Truth) FirstArrival() time.Time {
+	if n := s.first.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
 
 // WithAuth and WithCookie count the requests that carried those headers.
 func (s *Truth) WithAuth() int64   { return s.auth.Load() }
@@ -213,6 +222,7 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 // count counts a request's arrival, and whether it carried credentials.
 func (s *Truth) count(r *http.Request) {
 	s.arrivals.Add(1)
+	s.first.CompareAndSwap(0, time.Now().UnixNano())
 	if r.Header.Get("Authorization") != "" {
 		s.auth.Add(1)
 	}

@@ -102,9 +102,10 @@ func (m *Mux) Run(j *engine.Job) error {
 		alarm = schedule.NewAlarm(j.Start, j.Pacing)
 		defer alarm.Close()
 	}
+	shared := staticTemplates(j)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, alarm)
+		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, alarm, shared)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

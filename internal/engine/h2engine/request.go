@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unsafe"
+
+	"hail/internal/engine"
 )
 
 // template is one request variant turned from its HTTP/1.1 wire form (as
@@ -27,14 +30,23 @@ type template struct {
 // hopHeaders are HTTP/1 connection-specific headers: HTTP/2 and HTTP/3 forbid them.
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Content-Length", "Te"}
 
-// parseTemplate converts an encoded HTTP/1.x request for scheme.
+// parseTemplate converts an encoded HTTP/1.x request for scheme. The
+// template keeps a private copy of raw, and its body is a part of that copy.
 func parseTemplate(raw []byte, scheme string) (*template, error) {
+	return parse(append([]byte(nil), raw...), scheme)
+}
+
+// parse converts raw, which the template then holds (it must not change).
+func parse(raw []byte, scheme string) (*template, error) {
 	r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 	if err != nil {
 		return nil, fmt.Errorf("request does not parse: %v", err)
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	var body []byte
+	end := bytes.Index(raw, []byte("\r\n\r\n")) + 4
+	if r.ContentLength == int64(len(raw)-end) && len(r.TransferEncoding) == 0 {
+		body = raw[end:len(raw):len(raw)] // the body as sent: no copy of a large one
+	} else if body, err = io.ReadAll(r.Body); err != nil {
 		return nil, fmt.Errorf("request body: %v", err)
 	}
 	target := r.RequestURI
@@ -65,24 +77,53 @@ func parseTemplate(raw []byte, scheme string) (*template, error) {
 	if len(body) == 0 {
 		req.Body = http.NoBody
 	}
-	tp := &template{raw: append([]byte(nil), raw...), req: req, body: body, head: r.Method == http.MethodHead, grpc: grpc}
+	tp := &template{raw: raw, req: req, body: body, head: r.Method == http.MethodHead, grpc: grpc}
 	if grpc {
 		tp.msgs = countFrames(body)
 	}
 	return tp, nil
 }
 
-// templates caches a stream's converted variants.
+// templates caches a stream's converted variants. Shared are a run's
+// static variants, converted once for every stream before it starts (read
+// only: their HEADERS blocks are made then); a stream recognises them by
+// identity, as engine.Static returns the same bytes every time.
 type templates struct {
 	scheme string
+	shared []*template
 	list   []*template
 	next   int // round-robin slot to replace when full
 }
 
 const maxTemplates = 16
 
+// staticTemplates converts the static variants of j's requests, if its
+// requests are static; nil otherwise, or if one does not convert (each
+// stream then reports the error for its own requests).
+func staticTemplates(j *engine.Job) []*template {
+	st, ok := j.NewRequests(0).(*engine.Static)
+	if !ok {
+		return nil
+	}
+	shared := make([]*template, len(st.Variants))
+	for i, raw := range st.Variants {
+		tp, err := parse(raw, j.URL.Scheme)
+		if err != nil || len(raw) == 0 {
+			return nil
+		}
+		tp.h2Block()
+		shared[i] = tp
+	}
+	return shared
+}
+
 // get returns the template for raw, converting it the first time it is seen.
 func (t *templates) get(raw []byte) (*template, error) {
+	for _, tp := range t.shared {
+		if len(tp.raw) == len(raw) && unsafe.SliceData(tp.raw) == unsafe.SliceData(raw) {
+			return tp, nil
+		}
+	}
 	for _, tp := range t.list {
 		if len(tp.raw) == len(raw) && bytes.Equal(tp.raw, raw) {
 			return tp, nil

@@ -41,9 +41,9 @@ type stream struct {
 	calls, sent, received int64
 }
 
-func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm) *stream {
+func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
 	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
-		tmpl: templates{scheme: j.URL.Scheme}, buf: make([]byte, 16<<10)}
+		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
 	s.parser.BodyLimit = j.BodyLimit
