@@ -20,59 +20,10 @@ type Alarm struct {
 	fired   time.Duration // when it last fired
 
 	mu      sync.Mutex
-	pending wakeHeap
-	armed   time.Duration // when the timer fires next; -1: not armed
+	pending TimeHeap[chan<- struct{}] // wake-ups, by time since base
+	armed   time.Duration             // when the timer fires next; -1: not armed
 	closed  bool
 	exited  chan struct{}
-}
-
-type wake struct {
-	at time.Duration // since base
-	ch chan<- struct{}
-}
-
-// wakeHeap is a min-heap of wake-ups by time. It is written out rather
-// than built on container/heap, whose interface boxes every pushed value:
-// an allocation per request for the engines that pace on the Alarm.
-type wakeHeap []wake
-
-func (h *wakeHeap) push(w wake) {
-	q := append(*h, w)
-	for i := len(q) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if q[parent].at <= q[i].at {
-			break
-		}
-		q[parent], q[i] = q[i], q[parent]
-		i = parent
-	}
-	*h = q
-}
-
-// pop removes the earliest wake-up; the heap must not be empty.
-func (h *wakeHeap) pop() wake {
-	q := *h
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q[last] = wake{}
-	q = q[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(q) && q[l].at < q[m].at {
-			m = l
-		}
-		if r < len(q) && q[r].at < q[m].at {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	*h = q
-	return top
 }
 
 // NewAlarm returns an Alarm whose times are durations since base, firing at
@@ -99,7 +50,7 @@ func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
 		notify(ch)
 		return
 	}
-	a.pending.push(wake{at, ch})
+	a.pending.Push(at, ch)
 	if fire := max(at, a.fired+a.quantum); a.armed < 0 || fire < a.armed {
 		a.armed = fire
 		a.t.arm(fire)
@@ -153,16 +104,17 @@ func (a *Alarm) run() {
 		a.mu.Lock()
 		now := time.Since(a.base)
 		a.fired = now
-		for len(a.pending) > 0 && (a.closed || a.pending[0].at <= now) {
-			notify(a.pending.pop().ch)
+		for a.pending.Len() > 0 && (a.closed || a.pending.Next() <= now) {
+			_, ch := a.pending.Pop()
+			notify(ch)
 		}
 		if a.closed {
 			a.mu.Unlock()
 			return
 		}
 		a.armed = -1
-		if len(a.pending) > 0 {
-			a.armed = max(a.pending[0].at, now+a.quantum)
+		if a.pending.Len() > 0 {
+			a.armed = max(a.pending.Next(), now+a.quantum)
 			a.t.arm(a.armed)
 		}
 		a.mu.Unlock()

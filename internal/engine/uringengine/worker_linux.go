@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hail/internal/engine"
+	"hail/internal/schedule"
 	"hail/internal/stats"
 	"hail/internal/transport"
 	"hail/internal/uring"
@@ -82,8 +83,8 @@ type worker struct {
 	sendMem []*uring.Arena // chunks for copied request bytes
 
 	conns    []conn
-	free     fifo[int32] // idle connection slots
-	thinking thinkHeap   // closed model: slots pausing before their next request
+	free     fifo[int32]              // idle connection slots
+	thinking schedule.TimeHeap[int32] // closed model: slots pausing before their next request
 
 	exhausted bool // no more requests will be claimed
 	stopped   bool
