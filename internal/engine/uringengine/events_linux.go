@@ -255,12 +255,10 @@ func (w *worker) onData(c *conn, data []byte) {
 			}
 			c.carry = append(c.carry, data[:take]...)
 			data = data[take:]
-			n, done, err := c.parser.Feed(c.carry)
-			if err != nil {
-				w.fail(c, err)
+			done, ok := w.parseCarry(c)
+			if !ok {
 				return
 			}
-			c.carry = c.carry[:copy(c.carry, c.carry[n:])]
 			if done {
 				c.carry = append(c.carry, data...)
 				w.responseDone(c)
@@ -287,15 +285,22 @@ func (w *worker) onData(c *conn, data []byte) {
 func (w *worker) feedCarry(c *conn) {
 	w.evt = w.now
 	c.call.FirstByte(w.at(c))
+	if done, ok := w.parseCarry(c); ok && done {
+		w.responseDone(c)
+	}
+}
+
+// parseCarry feeds the carry buffer to c's parser and keeps what it did not
+// consume. It reports whether the response is complete, and false in ok if
+// the bytes failed the connection.
+func (w *worker) parseCarry(c *conn) (done, ok bool) {
 	n, done, err := c.parser.Feed(c.carry)
 	if err != nil {
 		w.fail(c, err)
-		return
+		return false, false
 	}
 	c.carry = c.carry[:copy(c.carry, c.carry[n:])]
-	if done {
-		w.responseDone(c)
-	}
+	return done, true
 }
 
 func (w *worker) onEOF(c *conn) {
