@@ -209,10 +209,10 @@ func (p Plan) internal() (*plan.Plan, error) {
 		ip.Requests = 200
 	}
 	if ip.ConnectTimeout == 0 {
-		ip.ConnectTimeout = 5 * time.Second
+		ip.ConnectTimeout = plan.DefaultConnectTimeout
 	}
 	if ip.Engine == "" {
-		ip.Engine = "auto"
+		ip.Engine = plan.EngineAuto
 	}
 	switch p.HTTPVersion {
 	case "", "1.1":

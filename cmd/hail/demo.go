@@ -52,7 +52,7 @@ an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intend
 				fmt.Printf("== hail demo %d/2: %s against %s\n\n", i+1, step.title, base)
 				u, _ := url.Parse(base + step.path)
 				p := &plan.Plan{URL: u, Method: "GET", Connections: conns, Duration: dur, Rate: step.rate,
-					KeepAlive: true, Compression: true, MaxRedirects: 10, ConnectTimeout: 5 * time.Second, Engine: "auto"}
+					KeepAlive: true, Compression: true, MaxRedirects: 10, ConnectTimeout: plan.DefaultConnectTimeout, Engine: plan.EngineAuto}
 				res, err := run.Run(context.Background(), p, run.Options{})
 				if err != nil {
 					return err

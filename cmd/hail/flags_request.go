@@ -43,7 +43,7 @@ const bodyFileHelp = "largest body `SIZE` hail reads from a file (-D, -Z, -F, a 
 
 func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	f.method = "GET"
-	f.connTimeout = 5 * time.Second
+	f.connTimeout = plan.DefaultConnectTimeout
 	fl.StringVarP(&f.method, "method", "m", f.method, "HTTP method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra `HEADER` 'Name: value' (repeatable)")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout (default: none)")

@@ -139,9 +139,9 @@ func grpcPlan(cmd *cobra.Command, f *grpcFlags, target string) (*plan.Plan, erro
 	p := &plan.Plan{URL: &url.URL{Scheme: scheme, Host: target, Path: path}, Method: "POST", Connections: f.c,
 		Requests: f.n, Rate: f.q, WaitOngoing: f.wait, PacingGranularity: pacing(f.pacing), Timeout: f.timeout, ConnectTimeout: f.connTimeout,
 		KeepAlive: true, Host: f.authority, ServerName: f.cname, Insecure: f.skipTLS, CACert: f.cacert,
-		Cert: f.cert, Key: f.key, Engine: "auto", HTTPVersion: "2", Streams: f.p}
+		Cert: f.cert, Key: f.key, Engine: plan.EngineAuto, HTTPVersion: plan.HTTP2, Streams: f.p}
 	if p.ConnectTimeout == 0 {
-		p.ConnectTimeout = 5 * time.Second
+		p.ConnectTimeout = plan.DefaultConnectTimeout
 	}
 	p.UnixSocket = f.unixSocket
 	if err := applyDestination(p, f.connectTo, f.vsockAddr, f.vsockUDS); err != nil {
@@ -368,7 +368,7 @@ func reflectionSource(p *plan.Plan, target string, rm [][2]string) (grpccall.Sou
 // names none: the server at base, probed (a TLS mismatch is one line) and
 // asked by reflection.
 func scenarioGRPCSource(base *url.URL, insecure bool) (grpccall.Source, error) {
-	p := &plan.Plan{URL: base, HTTPVersion: "2", Insecure: insecure, ConnectTimeout: 5 * time.Second, KeepAlive: true}
+	p := &plan.Plan{URL: base, HTTPVersion: plan.HTTP2, Insecure: insecure, ConnectTimeout: plan.DefaultConnectTimeout, KeepAlive: true}
 	topt, err := p.TransportOptions(base)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ type Engine struct {
 
 // Engines are hail's four engines.
 var Engines = []Engine{
-	{Name: "net", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = "net" }},
+	{Name: "net", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = plan.EngineNet }},
 	{Name: "uring", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = "uring" }, Skip: func() string {
 		if err := uringengine.Available(); err != nil {
 			return err.Error()
@@ -69,7 +69,7 @@ func (v *env) plan(s *Truth, rawURL string) *plan.Plan {
 		v.t.Fatal(err)
 	}
 	p := &plan.Plan{URL: u, Method: "GET", Connections: 4, KeepAlive: true, MaxRedirects: 10,
-		ConnectTimeout: 2 * time.Second, Engine: "auto"}
+		ConnectTimeout: 2 * time.Second, Engine: plan.EngineAuto}
 	v.e.Apply(p)
 	if s != nil {
 		p.CACert = s.CAFile

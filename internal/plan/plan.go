@@ -142,6 +142,10 @@ const (
 	HTTP3 Proto = "3" // HTTP/3 over QUIC
 )
 
+// DefaultConnectTimeout is the connect timeout (--connect-timeout) when
+// none is given.
+const DefaultConnectTimeout = 5 * time.Second
+
 // EngineName names an engine in Plan.Engine.
 type EngineName string
 
