@@ -175,10 +175,11 @@ func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	}
 }
 
-// splitCounts returns the number of 2xx responses and of the others.
+// splitCounts returns the number of successful responses (HTTP 2xx, gRPC
+// OK: what the recorder puts in the successful histogram) and of the others.
 func (r *Result) splitCounts() (ok, other int64) {
 	for k, n := range r.StatusCodeDistribution {
-		if code, _ := strconv.Atoi(k); code >= 200 && code < 300 {
+		if slot, known := stats.StatusByName(k); known && stats.StatusSuccess(slot) {
 			ok += n
 		} else {
 			other += n

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -149,5 +150,43 @@ func TestHistogramOhaBins(t *testing.T) {
 	_ = one.LatencyOK.RecordValue(2_000_000)
 	if h := histogram(one.LatencyOK); len(h) != 1 || h[SortedKeys(h)[0]] != 2 {
 		t.Errorf("equal latencies: %v, want one label holding both", h)
+	}
+}
+
+// A gRPC run's OK responses are its successful ones: the breakdown's
+// successful section shows their latencies, not NaN, in text and JSON.
+func TestSuccessBreakdownGRPC(t *testing.T) {
+	tot := stats.NewTotals()
+	for i := int64(1); i <= 10; i++ {
+		_ = tot.LatencyOK.RecordValue(i * 1000)
+		tot.LatencySum += i * 1000
+	}
+	_ = tot.LatencyBad.RecordValue(2e6)
+	tot.LatencySum += 2e6
+	tot.Status[stats.GRPCBase+stats.GRPCOK], tot.Status[stats.GRPCBase+14] = 10, 1
+	r := Build(Input{Totals: tot, Elapsed: time.Second, Cores: 2, Engine: "net",
+		Start: time.Unix(1700000000, 0), Config: map[string]any{}, Version: "test", SuccessSplit: true})
+	var text bytes.Buffer
+	if err := WriteText(&text, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ok := text.String()[strings.Index(text.String(), "Response time distribution (2xx only):"):]
+	ok = ok[:strings.Index(ok, "\n\n")]
+	if strings.Contains(ok, "NaN") || !strings.Contains(ok, "50.00%") {
+		t.Errorf("the successful section of a gRPC run:\n%s", ok)
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Successful    map[string]any `json:"latencyPercentilesSuccessful"`
+		NotSuccessful map[string]any `json:"latencyPercentilesNotSuccessful"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Successful["p50"] == nil || doc.NotSuccessful["p50"] == nil {
+		t.Errorf("JSON breakdown: successful %v, not successful %v", doc.Successful, doc.NotSuccessful)
 	}
 }
