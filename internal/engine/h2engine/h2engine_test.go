@@ -3,13 +3,16 @@ package h2engine_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -277,3 +280,36 @@ func TestH2Timeout(t *testing.T) {
 }
 
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// Every body variant (-Z, one body per line) is sent for its own requests:
+// a request's variant is hit % len, so 2 × len requests send each body
+// exactly twice — whether the variants are converted ahead and shared by
+// the streams (a few) or in each stream's cache (more than a thousand).
+func TestH2BodyVariants(t *testing.T) {
+	for _, n := range []int{5, 1100} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]int{}
+			s := startH2(t, listen(t), nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				seen[string(b)]++
+				mu.Unlock()
+				io.WriteString(w, "hello world\n")
+			}))
+			p := h2plan(t, s.url+"/")
+			p.Method, p.Requests = "POST", uint64(2*n)
+			for i := range n {
+				p.Bodies = append(p.Bodies, []byte(fmt.Sprintf("body %d", i)))
+			}
+			checkAll(t, runtest.Run(t, p), int64(2*n))
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range n {
+				if got := seen[fmt.Sprintf("body %d", i)]; got != 2 {
+					t.Fatalf("body %d arrived %d times, want 2 (%d distinct bodies arrived)", i, got, len(seen))
+				}
+			}
+		})
+	}
+}

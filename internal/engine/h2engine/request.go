@@ -86,8 +86,9 @@ func parse(raw []byte, scheme string) (*template, error) {
 
 // templates caches a stream's converted variants. Shared are a run's
 // static variants, converted once for every stream before it starts (read
-// only: their HEADERS blocks are made then); a stream recognises them by
-// identity, as engine.Static returns the same bytes every time.
+// only: their HEADERS blocks are made then); engine.Static's Next(hit)
+// returns Variants[hit%len], so the template for a request is found at that
+// index and confirmed by identity (a redirect hop's request is not).
 type templates struct {
 	scheme string
 	shared []*template
@@ -97,12 +98,17 @@ type templates struct {
 
 const maxTemplates = 16
 
+// maxShared bounds the static variants converted ahead: a -Z file of a
+// million lines is converted as requests need it, in each stream's cache,
+// rather than held whole as templates.
+const maxShared = 1024
+
 // staticTemplates converts the static variants of j's requests, if its
-// requests are static; nil otherwise, or if one does not convert (each
-// stream then reports the error for its own requests).
+// requests are static and at most maxShared; nil otherwise, or if one does
+// not convert (each stream then reports the error for its own requests).
 func staticTemplates(j *engine.Job) []*template {
 	st, ok := j.NewRequests(0).(*engine.Static)
-	if !ok {
+	if !ok || len(st.Variants) > maxShared {
 		return nil
 	}
 	shared := make([]*template, len(st.Variants))
@@ -117,10 +123,11 @@ func staticTemplates(j *engine.Job) []*template {
 	return shared
 }
 
-// get returns the template for raw, converting it the first time it is seen.
-func (t *templates) get(raw []byte) (*template, error) {
-	for _, tp := range t.shared {
-		if len(tp.raw) == len(raw) && unsafe.SliceData(tp.raw) == unsafe.SliceData(raw) {
+// get returns the template for raw, the request of hit, converting it the
+// first time it is seen.
+func (t *templates) get(raw []byte, hit uint64) (*template, error) {
+	if n := uint64(len(t.shared)); n > 0 {
+		if tp := t.shared[hit%n]; len(tp.raw) == len(raw) && unsafe.SliceData(tp.raw) == unsafe.SliceData(raw) {
 			return tp, nil
 		}
 	}

@@ -73,14 +73,15 @@ func (s *stream) run() {
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
 		s.call.Start(j.Since())
 		s.conn.inflight.Add(1)
-		s.do(raw)
+		s.do(raw, hit)
 		s.conn.inflight.Add(-1)
 		s.take.End(j.Since())
 	}
 }
 
-// do performs one request, following redirects, and ends its call.
-func (s *stream) do(raw []byte) {
+// do performs one request (raw, for hit), following redirects, and ends
+// its call.
+func (s *stream) do(raw []byte, hit uint64) {
 	j := s.j
 	ctx := s.ctx
 	if j.Timeout > 0 { // -t bounds the whole request, redirects included
@@ -99,7 +100,7 @@ func (s *stream) do(raw []byte) {
 		var tp *template
 		var err error
 		if away == nil {
-			tp, err = s.tmpl.get(s.chain.Req)
+			tp, err = s.tmpl.get(s.chain.Req, hit)
 		} else {
 			tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme)
 		}
