@@ -18,17 +18,6 @@ import (
 // HTMLCharts are the chart ids every HTML report has (a test checks them).
 var HTMLCharts = []string{"chart-rps", "chart-latency-time", "chart-spectrum", "chart-histogram", "chart-status"}
 
-// latencyHist merges a result's 2xx and other latency histograms.
-func latencyHist(hs Histograms) *hdr.Histogram {
-	h := stats.NewHist()
-	for _, s := range []string{hs.LatencyOK, hs.LatencyBad} {
-		if d, err := DecodeHist(s); err == nil {
-			h.Merge(d)
-		}
-	}
-	return h
-}
-
 // hasTarget says whether the series sampled a target process.
 func hasTarget(series []stats.Second) bool {
 	for _, s := range series {

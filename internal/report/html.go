@@ -36,7 +36,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	section(b, "Latency over time", "Latency percentiles of the responses that ended in each second (log scale).")
 	b.WriteString(latencyTimeChart("chart-latency-time", series))
 
-	lat := latencyHist(h.Histograms)
+	lat := decodeLatency(h.Histograms)
 	section(b, "Percentile spectrum", "Latency at each percentile, on HdrHistogram's log axis: every step right is ten times rarer.")
 	b.WriteString(spectrumChart("chart-spectrum", lat, "all responses"))
 	writePercentileTable(b, r)
@@ -310,7 +310,7 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 	for i, s := range r.Hail.Steps {
 		fmt.Fprintf(b, "<section class=\"step\"><h3>Step %s</h3>\n", esc(s.Name))
 		b.WriteString(rpsChart(fmt.Sprintf("chart-step-%d-rps", i), s.Series))
-		b.WriteString(spectrumChart(fmt.Sprintf("chart-step-%d-spectrum", i), latencyHist(s.Histograms), s.Name))
+		b.WriteString(spectrumChart(fmt.Sprintf("chart-step-%d-spectrum", i), decodeLatency(s.Histograms), s.Name))
 		if len(s.StatusCodeDistribution) > 0 || len(s.ErrorDistribution) > 0 {
 			var parts []string
 			for _, k := range sortedByCount(s.StatusCodeDistribution) {
