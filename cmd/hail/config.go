@@ -7,6 +7,7 @@ import (
 
 	"hail/internal/plan"
 	"hail/internal/reqgen"
+	"hail/internal/run"
 )
 
 // secretHeaders are redacted from reports and --debug unless --show-secrets.
@@ -29,6 +30,15 @@ func isSecret(name string) bool {
 	return false
 }
 
+// modelName names the model of a run of p with w (nil: the plan's own
+// requests), as configurations and the request log record it.
+func modelName(p *plan.Plan, w *run.Workload) string {
+	if run.OpenModel(p, w) {
+		return "open"
+	}
+	return "closed"
+}
+
 // redactedConfig is the run's configuration as stored in the Result. Its
 // url is what the run's URLs are made from: the URL, or with
 // --urls-from-file or --rand-regex-url the file or the regular expression
@@ -43,13 +53,9 @@ func redactedConfig(p *plan.Plan, f *loadFlags, gen *reqgen.Gen) map[string]any 
 		}
 		headers[h[0]] = v
 	}
-	model := "closed"
-	if p.Open() {
-		model = "open"
-	}
 	c := map[string]any{
 		"url": redactedURL(p.URL, show), "method": p.Method, "headers": headers, "connections": p.Connections,
-		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model,
+		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, nil),
 		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize,
 		"wait_ongoing": p.WaitOngoing, "pacing_granularity_seconds": p.Pacing().Seconds(), "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
 		"redirects": p.MaxRedirects, "http_version": map[bool]string{true: "1.0", false: "1.1"}[p.HTTP10],

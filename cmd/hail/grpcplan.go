@@ -401,15 +401,11 @@ func (g *grpcRun) config(f *grpcFlags) map[string]any {
 		}
 		meta[kv[0]] = v
 	}
-	model := "closed"
-	if p.Open() {
-		model = "open"
-	}
 	return map[string]any{
 		"url": redactedURL(p.URL, false), "call": g.method.Name(), "kind": g.method.Kind(), "schema": g.source.Describe(),
 		"metadata": meta, "messages_per_call": g.messages, "payloads": len(p.Bodies), "templated": g.workload != nil,
 		"connections": p.Connections, "streams_per_connection": p.StreamsPerConn(), "requests": p.Requests,
-		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model, "wait_ongoing": p.WaitOngoing,
+		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, g.workload), "wait_ongoing": p.WaitOngoing,
 		"timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
 		"authority": p.Host, "insecure": f.insecure, "skip_tls": f.skipTLS, "http_version": "2", "engine": "h2",
 	}

@@ -164,11 +164,7 @@ func (r *resultsRun) targetPID() int { return r.pid }
 // per-request log records; urls names each request's URL in the log.
 func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload, out io.Writer, urls requestURLs) (*resultsRun, error) {
 	rr := &resultsRun{}
-	model := "closed"
-	if p.Open() {
-		model = "open"
-	}
-	rr.meta = reqlog.Meta{URL: urls.runURL(p), Method: p.Method, Model: model, Steps: []string{""}, Version: plan.Version}
+	rr.meta = reqlog.Meta{URL: urls.runURL(p), Method: p.Method, Model: modelName(p, w), Steps: []string{""}, Version: plan.Version}
 	if w != nil && len(w.Steps) > 0 {
 		rr.meta.Steps = w.Steps
 		if len(w.Steps) > 1 || w.Steps[0] != "" {
@@ -211,7 +207,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		if rr.meta.Shard != "" {
 			labels["shard"] = strconv.Itoa(p.ShardIndex)
 		}
-		rr.exporter = metrics.NewExporter(metrics.Info{URL: rr.meta.URL, Model: model, Engine: string(p.Engine), Shard: rr.meta.Shard}, labels)
+		rr.exporter = metrics.NewExporter(metrics.Info{URL: rr.meta.URL, Model: rr.meta.Model, Engine: string(p.Engine), Shard: rr.meta.Shard}, labels)
 		srv, err := metrics.Serve(r.metricsAddr, rr.exporter)
 		if err != nil {
 			for _, k := range sinks {

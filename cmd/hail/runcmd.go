@@ -264,12 +264,8 @@ func runTeardown(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{})
 
 // scenarioConfig is the configuration a scenario run's report records.
 func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload) map[string]any {
-	model := "closed"
-	if p.Open() || workload.Pacer != nil {
-		model = "open"
-	}
 	return map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
-		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": model, "wait_ongoing": p.WaitOngoing,
+		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, workload), "wait_ongoing": p.WaitOngoing,
 		"engine": p.Engine, "keepalive": p.KeepAlive,
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 }

@@ -441,3 +441,35 @@ teardown:
 		t.Errorf("the server saw %d requests: want only the setup's one", n)
 	}
 }
+
+// A scenario paced by rate stages is an open-model run wherever the model
+// is named: the report's configuration and the request log's runs.model
+// (whose start_latency_correction is then filled).
+func TestRunRateStagesModel(t *testing.T) {
+	base := startServe(t)
+	path := writeScenario(t, "base: http://127.0.0.1:1\nconnections: 4\nsteps:\n  - {name: a, path: /}\nstages:\n  - {duration: 300ms, rate: 50}\n  - {duration: 300ms, rate: 100}\n")
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "r.db"), filepath.Join(dir, "r.json")
+	if _, se, code := hail(t, "run", path, "--base", base, "--no-tui", "--db-url", db, "-j", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	if m := readResultFile(t, out).Hail.Config["model"]; m != "open" {
+		t.Errorf("config model %v, want open", m)
+	}
+	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var model string
+	var corrected int64
+	if err := conn.QueryRow("SELECT model FROM runs").Scan(&model); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow("SELECT count(*) FROM oha WHERE start_latency_correction IS NOT NULL").Scan(&corrected); err != nil {
+		t.Fatal(err)
+	}
+	if model != "open" || corrected == 0 {
+		t.Errorf("runs.model %q, %d rows with a start latency correction; want open and every row", model, corrected)
+	}
+}

@@ -80,7 +80,7 @@ type liveView struct {
 // startLiveView starts the live view on the terminal; stop ends the run
 // (first q or Ctrl-C). It returns nil, having changed nothing, when there
 // is no terminal to read keys from: hail then runs as with --no-tui.
-func startLiveView(p *plan.Plan, f *outputFlags, stop func(), out *output, steps []string, scen *tui.Scenario, pid int) *liveView {
+func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *output, steps []string, scen *tui.Scenario, pid int) *liveView {
 	lv := &liveView{done: make(chan struct{})}
 	in := os.Stdin
 	if !term.IsTerminal(int(in.Fd())) {
@@ -101,7 +101,7 @@ func startLiveView(p *plan.Plan, f *outputFlags, stop func(), out *output, steps
 	}
 	lv.model = tui.New(tui.Config{
 		Method: p.Method, Target: redactedURL(p.URL, false), Connections: p.Connections,
-		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Open: p.Open(),
+		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Open: open,
 		Cores: stats.Cores(), FPS: f.fps, Unit: f.unit,
 		Color: !f.noColor && os.Getenv("NO_COLOR") == "",
 		Stop:  stop, StepNames: steps, Scenario: scen, TargetPID: pid,

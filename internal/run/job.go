@@ -99,6 +99,12 @@ func recorders(connections, steps int, tr *stats.Tracer) [][]*stats.Recorder {
 	return groups
 }
 
+// OpenModel reports whether a run of p with w (nil: the plan's own
+// requests) paces its requests, the open model: a workload's rate stages,
+// -q, or bursts. Reports, the request log and the live view name the model
+// from it.
+func OpenModel(p *plan.Plan, w *Workload) bool { return pacerOf(p, w) != nil }
+
 // pacerOf is the open model's schedule: a workload's rate stages, -q, or
 // bursts; nil for the closed model.
 func pacerOf(p *plan.Plan, w *Workload) schedule.Pacer {
