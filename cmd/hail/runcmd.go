@@ -178,19 +178,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	extraSecrets = f.redact
-	if err := applyResultFlags(&f.results, p); err != nil {
+	color, err := f.settle(&f.results, p)
+	if err != nil {
 		return err
 	}
 	if f.check {
 		return printCheck(sc, sched, p)
 	}
-	if f.json {
-		f.format = "json"
-	}
-	if rowsOnStdout(f.format, f.output) {
-		f.noTUI = true
-	}
-	color := !f.noColor && os.Getenv("NO_COLOR") == "" && f.output == "" && term.IsTerminal(int(os.Stdout.Fd()))
 	announcePlan(cmd, p, false)
 	out, err := openOutput(f.output)
 	if err != nil {
