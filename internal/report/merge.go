@@ -312,7 +312,7 @@ func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 		v.Bottleneck, v.Reasons = worst, nil
 	}
 	v.Reasons = append(v.Reasons, reasons...)
-	v.GeneratorLimited = rank[v.Bottleneck] >= rank[BottleneckWakeup]
+	v.GeneratorLimited = GeneratorSide(v.Bottleneck)
 }
 
 // alignSeries merges per-second series by wall clock: entry k of a result

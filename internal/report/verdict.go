@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"hail/internal/stats"
 )
@@ -22,15 +23,25 @@ const (
 	BottleneckWakeup = "timer-wakeup"
 )
 
+// Thresholds of the verdict that the live view shows too.
+const (
+	// Late is the p99 of hail's own lateness (or of a connection wait) past
+	// which requests are late.
+	Late = time.Millisecond
+	// SaturatedCPU is hail's CPU as a share of its cores at which the
+	// generator is saturated.
+	SaturatedCPU = 0.9
+)
+
 // Thresholds of the verdict.
 const (
-	lateP99      = 0.001 // s: hail's own lateness (or a connection wait) p99 past this is late
-	rateShort    = 0.95  // achieved under this share of -q falls short
-	saturatedCPU = 0.9   // hail's CPU share of its cores: saturated
-	busyCPU      = 0.5   // under this, hail was not busy: lateness is not its load
-	othersShare  = 0.2   // others' share of hail's CPUs that counts as contention
-	stealShare   = 0.1   // stolen share that counts as contention
-	quietOthers  = 0.1   // the machine is otherwise idle below these
+	lateP99      = float64(Late) / float64(time.Second) // Late in seconds, as Evidence has it
+	rateShort    = 0.95                                 // achieved under this share of -q falls short
+	saturatedCPU = SaturatedCPU
+	busyCPU      = 0.5 // under this, hail was not busy: lateness is not its load
+	othersShare  = 0.2 // others' share of hail's CPUs that counts as contention
+	stealShare   = 0.1 // stolen share that counts as contention
+	quietOthers  = 0.1 // the machine is otherwise idle below these
 	quietSteal   = 0.05
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
 )
@@ -39,12 +50,23 @@ const (
 func verdict(in Input, r *Result) Verdict {
 	e := evidence(in, r)
 	kind := Classify(e)
-	v := Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r)}
+	return Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind)}
+}
+
+// GeneratorSide reports whether a bottleneck kind is on the generator's
+// side (hail's own CPU, other processes taking it, late wake-ups): what
+// Verdict.GeneratorLimited says.
+func GeneratorSide(kind string) bool {
 	switch kind {
 	case BottleneckGenerator, BottleneckOthers, BottleneckWakeup:
-		v.GeneratorLimited = true
+		return true
 	}
-	return v
+	return false
+}
+
+// Short reports whether an open-model run achieved less than its -q.
+func (e Evidence) Short() bool {
+	return e.Open && e.Rate > 0 && e.Achieved > 0 && e.Achieved < rateShort*e.Rate
 }
 
 // Evidence is what the bottleneck is judged on; the final report fills it
@@ -88,7 +110,7 @@ func Classify(e Evidence) string {
 	full := e.CPU+m.Others+m.Steal >= saturatedCPU
 	backpressure := e.Open && (e.WaitP99 > lateP99 || (e.Sent > 0 && float64(e.Queued) > queuedShare*float64(e.Sent) && e.WaitP99 > e.OwnP99))
 	late := e.Open && e.OwnP99 > lateP99
-	short := e.Open && e.Rate > 0 && e.Achieved > 0 && e.Achieved < rateShort*e.Rate
+	short := e.Short()
 	switch {
 	case e.CPU >= saturatedCPU:
 		return BottleneckGenerator
@@ -168,7 +190,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		}
 		return []string{fmt.Sprintf("closed model: the target set the pace; hail's CPU %.0f%% of %d core(s)", 100*e.CPU, h.Generator.Cores)}
 	}
-	if e.Achieved > 0 && e.Achieved < rateShort*e.Rate {
+	if e.Short() {
 		out = append(out, fmt.Sprintf("achieved %.1f req/s, %.0f%% of the -q %g target", e.Achieved, 100*e.Achieved/e.Rate, e.Rate))
 	}
 	return out

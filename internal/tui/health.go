@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"runtime"
-	"time"
 
 	"hail/internal/report"
 	"hail/internal/stats"
@@ -71,13 +70,13 @@ func (m *Model) health() health {
 	case report.BottleneckWakeup:
 		h.Reasons = append(h.Reasons, fmt.Sprintf("own lateness p99 %s with the CPU %.0f%% busy: the OS wakes hail late", ms(h.LagP99), 100*h.CPU))
 	}
-	if h.Bottleneck != report.BottleneckNone && h.Bottleneck != report.BottleneckTarget {
+	if report.GeneratorSide(h.Bottleneck) {
 		h.Limited = true
-		if m.cfg.Open && h.LagP99 > int64(time.Millisecond) && h.Bottleneck != report.BottleneckWakeup {
+		if m.cfg.Open && h.LagP99 > int64(report.Late) && h.Bottleneck != report.BottleneckWakeup {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("own lateness p99 %s > 1 ms: hail cannot send on time", ms(h.LagP99)))
 		}
 	}
-	if e.Achieved > 0 && e.Achieved < 0.95*e.Rate {
+	if e.Short() {
 		h.Reasons = append(h.Reasons, fmt.Sprintf("achieved %s/s, %.0f%% of -q %g", fmtSI(h.Achieved), 100*h.Achieved/m.cfg.Rate, m.cfg.Rate))
 	}
 	return h

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
 
@@ -197,7 +196,7 @@ func (m *Model) genPanel(w int, hl health) []string {
 		cpu = last.CPU / float64(m.cfg.Cores)
 	}
 	cpuSt := m.st.value
-	if cpu >= 0.9 {
+	if cpu >= report.SaturatedCPU {
 		cpuSt = m.st.bad.Bold(true)
 	}
 	lag, wait := m.st.dim.Render("n/a (closed)"), ""
@@ -238,7 +237,7 @@ func (m *Model) genPanel(w int, hl health) []string {
 // msValue renders a duration in ms, in the warning style past 1 ms.
 func (m *Model) msValue(ns int64) string {
 	s := fmtLat(ns, "ms") + " ms"
-	if ns > int64(time.Millisecond) {
+	if ns > int64(report.Late) {
 		return m.st.bad.Render(s)
 	}
 	return m.st.value.Render(s)
