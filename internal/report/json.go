@@ -233,24 +233,20 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
-	if !json.Valid(data) {
-		var v any
-		return nil, fmt.Errorf("not a hail result: %v", json.Unmarshal(data, &v))
-	}
-	if err := looksLikeResult(data); err != nil {
+	top, err := looksLikeResult(data)
+	if err != nil {
 		return nil, err
 	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
-	if r.LatencyPercentileSuccessful == nil {
-		var old struct {
-			OK  *Percentiles `json:"latencyPercentileSuccessful"`
-			Bad *Percentiles `json:"latencyPercentileNotSuccessful"`
+	if r.LatencyPercentileSuccessful == nil { // the old spelling
+		if raw, ok := top["latencyPercentileSuccessful"]; ok {
+			_ = json.Unmarshal(raw, &r.LatencyPercentileSuccessful)
 		}
-		if json.Unmarshal(data, &old) == nil {
-			r.LatencyPercentileSuccessful, r.LatencyPercentileNotSuccessful = old.OK, old.Bad
+		if raw, ok := top["latencyPercentileNotSuccessful"]; ok {
+			_ = json.Unmarshal(raw, &r.LatencyPercentileNotSuccessful)
 		}
 	}
 	for _, s := range []string{r.Hail.Histograms.LatencyOK, r.Hail.Histograms.LatencyBad, r.Hail.Histograms.FirstByte, r.Hail.Histograms.Lag} { // conn_wait is optional (older results lack it)
@@ -262,24 +258,27 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 }
 
 // looksLikeResult checks that raw is a JSON object with the summary keys
-// every hail and oha result has.
-func looksLikeResult(raw json.RawMessage) error {
+// every hail and oha result has, and returns its members.
+func looksLikeResult(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	const want = "a hail or oha JSON result (hail -j, oha -j) is an object with a summary"
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
+		if _, syntax := err.(*json.SyntaxError); syntax {
+			return nil, fmt.Errorf("not a hail result: %v", err)
+		}
 		kind := "a JSON " + jsonKind(raw)
-		return fmt.Errorf("not a hail result: the file holds %s; %s", kind, want)
+		return nil, fmt.Errorf("not a hail result: the file holds %s; %s", kind, want)
 	}
 	var summary map[string]json.RawMessage
 	if err := json.Unmarshal(top["summary"], &summary); err != nil || summary == nil {
-		return fmt.Errorf("not a hail result: it has no summary; %s", want)
+		return nil, fmt.Errorf("not a hail result: it has no summary; %s", want)
 	}
 	for _, k := range []string{"successRate", "total"} {
 		if _, ok := summary[k]; !ok {
-			return fmt.Errorf("not a hail result: its summary has no %s; %s", k, want)
+			return nil, fmt.Errorf("not a hail result: its summary has no %s; %s", k, want)
 		}
 	}
-	return nil
+	return top, nil
 }
 
 // jsonKind names the kind of JSON value raw holds.
