@@ -293,10 +293,7 @@ func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 		if rank[rv.Bottleneck] == 0 && !rv.GeneratorLimited {
 			continue
 		}
-		label := name(i)
-		if r.Hail.Shard != nil {
-			label = fmt.Sprintf("shard %d/%d", r.Hail.Shard.Index, r.Hail.Shard.Count)
-		}
+		label := resultLabel(r, name, i)
 		kind := rv.Bottleneck
 		if kind == "" { // a result from before bottleneck kinds
 			kind = BottleneckGenerator

@@ -101,14 +101,22 @@ func checkShards(results []*Result, name func(int) string, opt MergeOptions) ([]
 	return absent, nil
 }
 
+// resultLabel names result i in merge notes: its shard ("shard 1/3") if it
+// was one, else name(i).
+func resultLabel(r *Result, name func(int) string, i int) string {
+	if s := r.Hail.Shard; s != nil {
+		return fmt.Sprintf("shard %d/%d", s.Index, s.Count)
+	}
+	return name(i)
+}
+
 // lateOrInterrupted returns a line for each result that started more than
 // LateStart after the agreed --start-at, or was interrupted.
 func lateOrInterrupted(results []*Result, name func(int) string) []string {
 	var out []string
 	for i, r := range results {
-		label := name(i)
+		label := resultLabel(r, name, i)
 		if s := r.Hail.Shard; s != nil {
-			label = fmt.Sprintf("shard %d/%d", s.Index, s.Count)
 			if late := time.Duration(s.LateNS); late > LateStart {
 				out = append(out, fmt.Sprintf("%s started %s after --start-at (it was scheduled late): its share of the load ran that much later than planned",
 					label, late.Round(time.Millisecond)))
@@ -148,11 +156,7 @@ func mergeCores(results []*Result, name func(int) string) (int, []string) {
 		}
 		m.cores += g.Cores
 		m.cpus = max(m.cpus, g.MachineCPUs)
-		label := name(i)
-		if s := r.Hail.Shard; s != nil {
-			label = fmt.Sprintf("shard %d/%d", s.Index, s.Count)
-		}
-		m.who = append(m.who, label)
+		m.who = append(m.who, resultLabel(r, name, i))
 	}
 	var notes []string
 	for _, id := range order {
