@@ -39,22 +39,28 @@ func modelName(p *plan.Plan, w *run.Workload) string {
 	return "closed"
 }
 
+// redactedHeaders maps header (or gRPC metadata) names to values, secret
+// values replaced by "[redacted]" unless show.
+func redactedHeaders(kv [][2]string, show bool) map[string]string {
+	out := map[string]string{}
+	for _, h := range kv {
+		v := h[1]
+		if isSecret(h[0]) && !show {
+			v = "[redacted]"
+		}
+		out[h[0]] = v
+	}
+	return out
+}
+
 // redactedConfig is the run's configuration as stored in the Result. Its
 // url is what the run's URLs are made from: the URL, or with
 // --urls-from-file or --rand-regex-url the file or the regular expression
 // ("urls" says which), so runs of one pattern compare.
 func redactedConfig(p *plan.Plan, f *loadFlags, gen *reqgen.Gen) map[string]any {
 	show := f.dbg.showSecrets
-	headers := map[string]string{}
-	for _, h := range p.Headers {
-		v := h[1]
-		if isSecret(h[0]) && !show {
-			v = "[redacted]"
-		}
-		headers[h[0]] = v
-	}
 	c := map[string]any{
-		"url": redactedURL(p.URL, show), "method": p.Method, "headers": headers, "connections": p.Connections,
+		"url": redactedURL(p.URL, show), "method": p.Method, "headers": redactedHeaders(p.Headers, show), "connections": p.Connections,
 		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, nil),
 		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize,
 		"wait_ongoing": p.WaitOngoing, "pacing_granularity_seconds": p.Pacing().Seconds(), "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),

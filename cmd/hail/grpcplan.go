@@ -393,14 +393,7 @@ func schemeHint(err error, base *url.URL) error {
 // config is the run's configuration as the Result stores it.
 func (g *grpcRun) config(f *grpcFlags) map[string]any {
 	p := g.plan
-	meta := map[string]string{}
-	for _, kv := range g.meta {
-		v := kv[1]
-		if isSecret(kv[0]) {
-			v = "[redacted]"
-		}
-		meta[kv[0]] = v
-	}
+	meta := redactedHeaders(g.meta, false)
 	return map[string]any{
 		"url": redactedURL(p.URL, false), "call": g.method.Name(), "kind": g.method.Kind(), "schema": g.source.Describe(),
 		"metadata": meta, "messages_per_call": g.messages, "payloads": len(p.Bodies), "templated": g.workload != nil,
