@@ -133,10 +133,7 @@ func stepMetrics(name string) []metricDef {
 			if s == nil {
 				return 0, false
 			}
-			if d, ok := drained(r); ok {
-				return requestsWithin(s.Series, d) / d, true
-			}
-			return s.RPS, true
+			return drainedRPS(r, s.Series, s.RPS), true
 		}},
 		{"mean", "s", false, lat(func(l StepLatency) float64 { return l.Mean })},
 		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50 })},
@@ -269,19 +266,19 @@ func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []stri
 			}
 		}
 		if len(differ) > 0 {
-			d := fmt.Sprintf("%s differs (%s has %s; %s)", k, label(0), want, strings.Join(differ, "; "))
+			d := fmt.Sprintf("(%s has %s; %s)", label(0), want, strings.Join(differ, "; "))
 			if k == "url" {
 				urlDiff = d
 			} else {
-				diffs = append(diffs, d)
+				diffs = append(diffs, k+" differs "+d)
 			}
 		}
 	}
 	switch {
 	case urlDiff != "" && len(diffs) == 0:
-		notes = append(notes, "different targets, the same load: "+strings.Replace(urlDiff, "url differs ", "", 1))
+		notes = append(notes, "different targets, the same load: "+urlDiff)
 	case urlDiff != "":
-		diffs = append([]string{urlDiff}, diffs...)
+		diffs = append([]string{"url differs " + urlDiff}, diffs...)
 	}
 	for _, d := range diffs {
 		warns = append(warns, "not comparable: "+d)
@@ -325,11 +322,16 @@ func drained(r *Result) (float64, bool) {
 
 // runRPS is a run's requests/s: over its planned duration when it waited
 // for in-flight requests after it (-w), else the report's.
-func runRPS(r *Result) float64 {
+func runRPS(r *Result) float64 { return drainedRPS(r, r.Hail.Series, r.Summary.RequestsPerSec) }
+
+// drainedRPS is the requests/s of series (the run's, or a step's) over r's
+// planned duration when r waited for in-flight requests after it (-w),
+// else reported.
+func drainedRPS(r *Result, series []stats.Second, reported float64) float64 {
 	if d, ok := drained(r); ok {
-		return requestsWithin(r.Hail.Series, d) / d
+		return requestsWithin(series, d) / d
 	}
-	return r.Summary.RequestsPerSec
+	return reported
 }
 
 // requestsWithin counts the requests of series that ended in the first d
