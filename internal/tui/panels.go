@@ -215,21 +215,23 @@ func (m *Model) genPanel(w int, hl health) []string {
 	if m.data.Unsent > 0 {
 		out = append(out, m.kv("unsent", m.st.bad.Render(fmtInt(m.data.Unsent))))
 	}
+	badge := ""
 	switch {
 	case hl.Limited:
-		out = append(out, m.st.alert.Render(" GENERATOR-LIMITED "))
-		for _, r := range hl.Reasons {
-			out = append(out, wrap("· "+r, w)...)
-		}
+		badge = m.st.alert.Render(" GENERATOR-LIMITED ")
 	case hl.Bottleneck == report.BottleneckTarget:
-		out = append(out, m.st.bad.Bold(true).Render(" TARGET-BOUND "))
-		for _, r := range hl.Reasons {
-			out = append(out, wrap("· "+r, w)...)
-		}
+		badge = m.st.bad.Bold(true).Render(" TARGET-BOUND ")
 	case len(m.data.Series) > 0:
 		for _, l := range wrap("OK: the target sets the pace", w) {
 			out = append(out, m.st.good.Render(l))
 		}
+		return out
+	default:
+		return out
+	}
+	out = append(out, badge)
+	for _, r := range hl.Reasons {
+		out = append(out, wrap("· "+r, w)...)
 	}
 	return out
 }
