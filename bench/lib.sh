@@ -18,6 +18,10 @@ positive_ints() {
 	done
 }
 
+# median: the median of the numbers on stdin, one a line; of an even count, the mean of the two
+# middle ones (printed with %.15g, so that a large mean is not cut to awk's 6 digits).
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.15g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 # set_traps: run the script's `cleanup` function on exit; SIGINT and SIGTERM exit 130 and 143.
 set_traps() {
 	trap cleanup EXIT

@@ -124,7 +124,6 @@ if [ "${STAGES:-0}" = 1 ]; then
 			fi
 		done
 	done
-	median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 	printf '\n| responses | constant -c %d: µs/request | stages (256 → %d, 192 parked): µs/request | stages ÷ constant |\n| --- | ---: | ---: | ---: |\n' "$CONNS" "$CONNS"
 	for d in 0 100ms; do
 		c=$(awk -v d="$d" '$1 == "constant" && $2 == d { print $4 }' "$TMPD/stages.txt" | median)
@@ -144,7 +143,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMPD/runs.txt" | median; }
 engine_used=$(sed -n 's/.*"engine": *"\([a-z0-9]*\)".*/\1/p' "$TMPD/scenario-1.json" | head -n 1)
 printf '\n| run (medians of %d) | requests/s | hail µs/request | server µs/request |\n| --- | ---: | ---: | ---: |\n' "$ROUNDS"
