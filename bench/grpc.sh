@@ -34,8 +34,7 @@ GHZ_LIMIT=${GHZ_LIMIT:-0.25}
 H2C_LIMIT=${H2C_LIMIT:-1.3}
 GHZ_MOD=${GHZ_MOD:-github.com/bojand/ghz/cmd/ghz@v0.120.0}
 positive_ints SECS ROUNDS INFLIGHT CONNS
-[ $((INFLIGHT % CONNS)) = 0 ] || die "INFLIGHT ($INFLIGHT) must be a multiple of CONNS ($CONNS)"
-STREAMS=$((INFLIGHT / CONNS))
+streams_per_conn INFLIGHT CONNS
 
 on_exit() { nginx_stop; }
 bench_tmp grpc
@@ -52,11 +51,7 @@ raise_nofile 65536
 # ---- servers -------------------------------------------------------------------------------------
 GP=$(free_port) || die "no free port"
 serve_start "$HAIL" --grpc "127.0.0.1:$GP"
-for _ in $(seq 1 100); do
-	grep -q "gRPC on" "$TMPD/serve.log" && break
-	sleep 0.05
-done
-grep -q "gRPC on" "$TMPD/serve.log" || die "hail serve --grpc did not start: $(cat "$TMPD/serve.log")"
+wait_log "$TMPD/serve.log" "gRPC on" || die "hail serve --grpc did not start: $(cat "$TMPD/serve.log")"
 NP=
 if have nginx; then
 	NP=$(free_port) || die "no free port"

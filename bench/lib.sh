@@ -18,9 +18,28 @@ positive_ints() {
 	done
 }
 
+# streams_per_conn INFLIGHT_VAR CONNS_VAR: die unless the requests in flight (named variable) are a
+# multiple of the connections (named variable); sets STREAMS to the streams per connection.
+streams_per_conn() {
+	[ $((${!1} % ${!2})) = 0 ] || die "$1 (${!1}) must be a multiple of $2 (${!2})"
+	# shellcheck disable=SC2034 # for the caller
+	STREAMS=$((${!1} / ${!2}))
+}
+
 # median: the median of the numbers on stdin, one a line; of an even count, the mean of the two
 # middle ones (printed with %.15g, so that a large mean is not cut to awk's 6 digits).
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.15g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# wait_log FILE PATTERN [TIMEOUT]: wait until FILE has a line matching PATTERN (grep's basic regular
+# expression), polling every 50 ms for up to TIMEOUT seconds (5); returns 1 if it never does.
+wait_log() {
+	local file=$1 pattern=$2 timeout=${3:-5} i
+	for ((i = 0; i < timeout * 20; i++)); do
+		grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	grep -q -- "$pattern" "$file" 2>/dev/null
+}
 
 # set_traps: run the script's `cleanup` function on exit; SIGINT and SIGTERM exit 130 and 143.
 set_traps() {
