@@ -239,10 +239,16 @@ NG_ACTIVE=
 NG_REQUESTS=
 STATUS_FETCHES=0
 
-# nginx_write_conf DIR PORT CONNS [H2C_PORT]: H2C_PORT adds an h2c (prior knowledge) listener.
+# nginx_write_conf DIR PORT CONNS [H2C_PORT]: H2C_PORT adds an h2c (prior knowledge) listener,
+# with up to 256 streams a connection (nginx's default is 128) and keepalive_requests 100000000
+# (nginx counts an HTTP/2 connection's streams against it, and would close the connection there).
 nginx_write_conf() {
-	local dir=$1 port=$2 conns=$3 h2c=${4:-} wc=16384 nofile=20000 backlog somax mask i h2listen=''
-	[ -z "$h2c" ] || h2listen="listen 127.0.0.1:$h2c http2;"
+	local dir=$1 port=$2 conns=$3 h2c=${4:-} wc=16384 nofile=20000 backlog somax mask i h2listen='' h2conf='' kareq=1000000
+	if [ -n "$h2c" ]; then
+		h2listen="listen 127.0.0.1:$h2c http2;"
+		h2conf='http2_max_concurrent_streams 256;'
+		kareq=100000000
+	fi
 	if [ $((conns + 100)) -gt "$wc" ]; then wc=$((conns + 100)); fi
 	if [ $((2 * wc + 100)) -gt "$nofile" ]; then nofile=$((2 * wc + 100)); fi
 	backlog=$((conns > 511 ? conns : 511))
@@ -268,8 +274,9 @@ events {
 
 http {
     access_log off;
-    keepalive_requests 1000000;
+    keepalive_requests $kareq;
     keepalive_timeout 300s;
+    $h2conf
     client_body_temp_path $dir/tmp/body;
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;
