@@ -88,27 +88,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- summary -------------------------------------------------------------------------------------
-python3 - "$CSV" "$LIMIT" "$INFLIGHT" "$H2C" "$STREAMS" "$SECS" "$ROUNDS" <<'PY'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-limit = float(sys.argv[2])
-print(f"h2/h3 bench: {sys.argv[3]} requests in flight (h2/h3: {sys.argv[4]} connections x {sys.argv[5]} streams), "
-      f"{sys.argv[6]} s runs, {sys.argv[7]} round(s), medians")
-print(f"{'tool':10} {'req/s':>10} {'cpu us/req':>11} {'errors':>7}")
-med = {}
-for tool in ["hail-h1", "hail-h2", "h2load", "hail-h3"]:
-    rs = [r for r in rows if r["tool"] == tool]
-    if not rs:
-        continue
-    rps = statistics.median(float(r["rps"]) for r in rs)
-    cpus = [float(r["cpu_us_per_req"]) for r in rs if r["cpu_us_per_req"]]
-    cpu = statistics.median(cpus) if cpus else None
-    errs = sum(int(r["errors"] or 0) for r in rs)
-    med[tool] = (rps, cpu)
-    print(f"{tool:10} {rps:10.0f} {('%.1f' % cpu) if cpu else '-':>11} {errs:7d}")
-if "hail-h1" in med and "hail-h2" in med and med["hail-h1"][1] and med["hail-h2"][1]:
-    ratio = med["hail-h2"][1] / med["hail-h1"][1]
-    verdict = "ok" if ratio <= limit else "FAIL"
-    print(f"hail h2 / h1 CPU per request: {ratio:.2f} (limit {limit}): {verdict}")
-PY
+echo "h2/h3 bench: $INFLIGHT requests in flight (h2/h3: $H2C connections x $STREAMS streams), $SECS s runs, $ROUNDS round(s), medians"
+python3 "$BENCH_DIR/summary.py" "$CSV" req/s 'cpu us/req' hail-h1,hail-h2,h2load,hail-h3 \
+	--check hail-h2 hail-h1 "$LIMIT" 'hail h2 / h1 CPU per request'
 if [ -n "${OUT:-}" ]; then cp "$CSV" "$OUT"; note "runs written to $OUT"; fi
