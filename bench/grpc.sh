@@ -34,8 +34,7 @@ GHZ_LIMIT=${GHZ_LIMIT:-0.25}
 H2C_LIMIT=${H2C_LIMIT:-1.3}
 GHZ_MOD=${GHZ_MOD:-github.com/bojand/ghz/cmd/ghz@v0.120.0}
 positive_ints SECS ROUNDS INFLIGHT CONNS
-[ $((INFLIGHT % CONNS)) = 0 ] || die "INFLIGHT ($INFLIGHT) must be a multiple of CONNS ($CONNS)"
-STREAMS=$((INFLIGHT / CONNS))
+streams_per_conn INFLIGHT CONNS
 
 on_exit() { nginx_stop; }
 bench_tmp grpc
@@ -52,11 +51,7 @@ raise_nofile 65536
 # ---- servers -------------------------------------------------------------------------------------
 GP=$(free_port) || die "no free port"
 serve_start "$HAIL" --grpc "127.0.0.1:$GP"
-for _ in $(seq 1 100); do
-	grep -q "gRPC on" "$TMPD/serve.log" && break
-	sleep 0.05
-done
-grep -q "gRPC on" "$TMPD/serve.log" || die "hail serve --grpc did not start: $(cat "$TMPD/serve.log")"
+wait_log "$TMPD/serve.log" "gRPC on" || die "hail serve --grpc did not start: $(cat "$TMPD/serve.log")"
 NP=
 if have nginx; then
 	NP=$(free_port) || die "no free port"
@@ -109,24 +104,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- summary -------------------------------------------------------------------------------------
-python3 - "$CSV" "$GHZ_LIMIT" "$H2C_LIMIT" <<'PY'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-ghz_limit, h2c_limit = float(sys.argv[2]), float(sys.argv[3])
-print(f"{'tool':10} {'calls/s':>10} {'cpu us/call':>12} {'errors':>7}")
-med = {}
-for tool in ["hail-grpc", "ghz", "hail-h2c"]:
-    rs = [r for r in rows if r["tool"] == tool and int(r["calls"]) > 0]
-    if not rs:
-        continue
-    rps = statistics.median(float(r["rps"]) for r in rs)
-    cpu = statistics.median(float(r["cpu_s"]) * 1e6 / int(r["calls"]) for r in rs)
-    errs = sum(int(r["errors"]) for r in rs)
-    med[tool] = cpu
-    print(f"{tool:10} {rps:10.0f} {cpu:12.1f} {errs:7d}")
-for other, limit in [("ghz", ghz_limit), ("hail-h2c", h2c_limit)]:
-    if "hail-grpc" in med and other in med:
-        ratio = med["hail-grpc"] / med[other]
-        print(f"hail grpc / {other} CPU per call: {ratio:.2f} (limit {limit}): {'ok' if ratio <= limit else 'FAIL'}")
-PY
+python3 "$BENCH_DIR/summary.py" "$CSV" calls/s 'cpu us/call' hail-grpc,ghz,hail-h2c \
+	--check hail-grpc ghz "$GHZ_LIMIT" 'hail grpc / ghz CPU per call' \
+	--check hail-grpc hail-h2c "$H2C_LIMIT" 'hail grpc / hail-h2c CPU per call'
 if [ -n "${OUT:-}" ]; then cp "$CSV" "$OUT"; note "runs written to $OUT"; fi

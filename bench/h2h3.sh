@@ -28,24 +28,10 @@ INFLIGHT=${INFLIGHT:-64}
 H2C=${H2C:-4}
 LIMIT=${LIMIT:-2}
 positive_ints SECS ROUNDS INFLIGHT H2C
-[ $((INFLIGHT % H2C)) = 0 ] || die "INFLIGHT ($INFLIGHT) must be a multiple of H2C ($H2C)"
-STREAMS=$((INFLIGHT / H2C))
+streams_per_conn INFLIGHT H2C
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/hail-h2h3.XXXXXX")
-NGX_PID= H3_PID=
-cleanup() {
-	local rc=$? p
-	trap - EXIT INT TERM
-	for p in "$NGX_PID" "$H3_PID"; do
-		if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			wait "$p" 2>/dev/null || true
-		fi
-	done
-	if [ "${KEEP_TMP:-0}" = 1 ]; then note "kept $TMPD"; else rm -rf "$TMPD"; fi
-	exit "$rc"
-}
-set_traps
+on_exit() { nginx_stop; }
+bench_tmp h2h3
 
 have taskset || die "taskset is needed"
 apt_ensure nginx nginx || die "nginx is needed"
@@ -55,49 +41,13 @@ build_hail "$HAIL"
 raise_nofile 65536
 
 # ---- servers -------------------------------------------------------------------------------------
-P1=$(free_port) || die "no free port"
 P2=$(free_port) || die "no free port"
+nginx_start "$TMPD/ngx" "$INFLIGHT" "$P2"
+P1=$PORT
 P3=$(free_port) || die "no free port"
-mask=1
-for ((i = 0; i < SERVER_CPU; i++)); do mask="${mask}0"; done
-mkdir -p "$TMPD/ngx/tmp"
-cat >"$TMPD/ngx/nginx.conf" <<EOF
-worker_processes 1;
-worker_cpu_affinity $mask;
-daemon off;
-pid $TMPD/ngx/nginx.pid;
-error_log $TMPD/ngx/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 300s;
-    http2_max_concurrent_streams 256;
-    client_body_temp_path $TMPD/ngx/tmp/body;
-    proxy_temp_path $TMPD/ngx/tmp/proxy;
-    fastcgi_temp_path $TMPD/ngx/tmp/fastcgi;
-    uwsgi_temp_path $TMPD/ngx/tmp/uwsgi;
-    scgi_temp_path $TMPD/ngx/tmp/scgi;
-    server {
-        listen 127.0.0.1:$P1;
-        listen 127.0.0.1:$P2 http2;
-        location / {
-            default_type text/plain;
-            return 200 "hello world\n";
-        }
-    }
-}
-EOF
-taskset -c "$SERVER_CPU" nginx -p "$TMPD/ngx" -c "$TMPD/ngx/nginx.conf" -e "$TMPD/ngx/error.log" </dev/null >"$TMPD/ngx/out.log" 2>&1 &
-NGX_PID=$!
 H3CA="$TMPD/h3ca.pem"
-taskset -c "$SERVER_CPU" "$HAIL" serve --addr "127.0.0.1:$P3" --h3 "127.0.0.1:$P3" 2>"$TMPD/serve.log" &
-H3_PID=$!
-for i in $(seq 1 100); do
-	if [ -s "$TMPD/serve.log" ] && grep -q "HTTP/3 on udp" "$TMPD/serve.log" && (: <"/dev/tcp/127.0.0.1/$P1") 2>/dev/null; then break; fi
-	sleep 0.05
-done
-grep -q "HTTP/3 on udp" "$TMPD/serve.log" || die "hail serve --h3 did not start: $(cat "$TMPD/serve.log")"
+serve_start "$HAIL" --h3 "127.0.0.1:$P3"
+wait_log "$TMPD/serve.log" "HTTP/3 on udp" || die "hail serve --h3 did not start: $(cat "$TMPD/serve.log")"
 cp "$(sed -n 's/.*--cacert \([^ ]*\) .*/\1/p' "$TMPD/serve.log")" "$H3CA"
 note "nginx on 127.0.0.1:$P1 (HTTP/1.1) and :$P2 (h2c); hail serve --h3 on udp :$P3; servers on CPU $SERVER_CPU, clients on CPU $CLIENT_CPU"
 
@@ -138,27 +88,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- summary -------------------------------------------------------------------------------------
-python3 - "$CSV" "$LIMIT" "$INFLIGHT" "$H2C" "$STREAMS" "$SECS" "$ROUNDS" <<'PY'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-limit = float(sys.argv[2])
-print(f"h2/h3 bench: {sys.argv[3]} requests in flight (h2/h3: {sys.argv[4]} connections x {sys.argv[5]} streams), "
-      f"{sys.argv[6]} s runs, {sys.argv[7]} round(s), medians")
-print(f"{'tool':10} {'req/s':>10} {'cpu us/req':>11} {'errors':>7}")
-med = {}
-for tool in ["hail-h1", "hail-h2", "h2load", "hail-h3"]:
-    rs = [r for r in rows if r["tool"] == tool]
-    if not rs:
-        continue
-    rps = statistics.median(float(r["rps"]) for r in rs)
-    cpus = [float(r["cpu_us_per_req"]) for r in rs if r["cpu_us_per_req"]]
-    cpu = statistics.median(cpus) if cpus else None
-    errs = sum(int(r["errors"] or 0) for r in rs)
-    med[tool] = (rps, cpu)
-    print(f"{tool:10} {rps:10.0f} {('%.1f' % cpu) if cpu else '-':>11} {errs:7d}")
-if "hail-h1" in med and "hail-h2" in med and med["hail-h1"][1] and med["hail-h2"][1]:
-    ratio = med["hail-h2"][1] / med["hail-h1"][1]
-    verdict = "ok" if ratio <= limit else "FAIL"
-    print(f"hail h2 / h1 CPU per request: {ratio:.2f} (limit {limit}): {verdict}")
-PY
+echo "h2/h3 bench: $INFLIGHT requests in flight (h2/h3: $H2C connections x $STREAMS streams), $SECS s runs, $ROUNDS round(s), medians"
+python3 "$BENCH_DIR/summary.py" "$CSV" req/s 'cpu us/req' hail-h1,hail-h2,h2load,hail-h3 \
+	--check hail-h2 hail-h1 "$LIMIT" 'hail h2 / h1 CPU per request'
 if [ -n "${OUT:-}" ]; then cp "$CSV" "$OUT"; note "runs written to $OUT"; fi

@@ -18,6 +18,29 @@ positive_ints() {
 	done
 }
 
+# streams_per_conn INFLIGHT_VAR CONNS_VAR: die unless the requests in flight (named variable) are a
+# multiple of the connections (named variable); sets STREAMS to the streams per connection.
+streams_per_conn() {
+	[ $((${!1} % ${!2})) = 0 ] || die "$1 (${!1}) must be a multiple of $2 (${!2})"
+	# shellcheck disable=SC2034 # for the caller
+	STREAMS=$((${!1} / ${!2}))
+}
+
+# median: the median of the numbers on stdin, one a line; of an even count, the mean of the two
+# middle ones (printed with %.15g, so that a large mean is not cut to awk's 6 digits).
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.15g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# wait_log FILE PATTERN [TIMEOUT]: wait until FILE has a line matching PATTERN (grep's basic regular
+# expression), polling every 50 ms for up to TIMEOUT seconds (5); returns 1 if it never does.
+wait_log() {
+	local file=$1 pattern=$2 timeout=${3:-5} i
+	for ((i = 0; i < timeout * 20; i++)); do
+		grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	grep -q -- "$pattern" "$file" 2>/dev/null
+}
+
 # set_traps: run the script's `cleanup` function on exit; SIGINT and SIGTERM exit 130 and 143.
 set_traps() {
 	trap cleanup EXIT
@@ -216,10 +239,16 @@ NG_ACTIVE=
 NG_REQUESTS=
 STATUS_FETCHES=0
 
-# nginx_write_conf DIR PORT CONNS [H2C_PORT]: H2C_PORT adds an h2c (prior knowledge) listener.
+# nginx_write_conf DIR PORT CONNS [H2C_PORT]: H2C_PORT adds an h2c (prior knowledge) listener,
+# with up to 256 streams a connection (nginx's default is 128) and keepalive_requests 100000000
+# (nginx counts an HTTP/2 connection's streams against it, and would close the connection there).
 nginx_write_conf() {
-	local dir=$1 port=$2 conns=$3 h2c=${4:-} wc=16384 nofile=20000 backlog somax mask i h2listen=''
-	[ -z "$h2c" ] || h2listen="listen 127.0.0.1:$h2c http2;"
+	local dir=$1 port=$2 conns=$3 h2c=${4:-} wc=16384 nofile=20000 backlog somax mask i h2listen='' h2conf='' kareq=1000000
+	if [ -n "$h2c" ]; then
+		h2listen="listen 127.0.0.1:$h2c http2;"
+		h2conf='http2_max_concurrent_streams 256;'
+		kareq=100000000
+	fi
 	if [ $((conns + 100)) -gt "$wc" ]; then wc=$((conns + 100)); fi
 	if [ $((2 * wc + 100)) -gt "$nofile" ]; then nofile=$((2 * wc + 100)); fi
 	backlog=$((conns > 511 ? conns : 511))
@@ -245,8 +274,9 @@ events {
 
 http {
     access_log off;
-    keepalive_requests 1000000;
+    keepalive_requests $kareq;
     keepalive_timeout 300s;
+    $h2conf
     client_body_temp_path $dir/tmp/body;
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;

@@ -128,7 +128,7 @@ case " $PARTS " in *" fixed "*)
 esac
 case " $PARTS " in *" half "*)
 	if grep -q '^ceiling hail-uring ' "$TMPD/rows"; then
-		half=$(awk '$1 == "ceiling" && $2 == "hail-uring" { print $7 }' "$TMPD/rows" | sort -g | awk '{ v[NR] = $1 } END { printf "%d", v[int((NR + 1) / 2)] / 2 }')
+		half=$(awk '$1 == "ceiling" && $2 == "hail-uring" { print $7 }' "$TMPD/rows" | median | awk '{ printf "%d", $1 / 2 }')
 		part half "$half" hail-uring
 	fi
 	;;

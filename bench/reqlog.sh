@@ -65,8 +65,6 @@ run_one() {
 	rm -f "$db" "$db-wal" "$db-shm"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 DB_VALUES=()
 PLAIN_VALUES=()
 printf '%-6s %-6s %16s %10s %12s %12s\n' round mode 'cpu µs/request' requests 'requests/s' 'db bytes'

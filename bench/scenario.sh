@@ -17,7 +17,8 @@
 #
 # STAGES=1 measures connection stages instead: a scenario that opens 256 connections and ramps
 # down to 64 (192 parked), against a constant -c 64, with fast responses and with 100 ms ones, the
-# uring engine's CPU µs per request side by side (goal: stages ≤ 1.2 × constant).
+# uring engine's CPU µs per request side by side. The check: stages ≤ 1.2 × constant, for both
+# (ok or FAIL; exit 1 on FAIL).
 #
 #   bash bench/scenario.sh                       # -c 64, 5 s, 3 rounds
 #   SECS=2 ROUNDS=2 bash bench/scenario.sh       # a short trial
@@ -36,6 +37,7 @@ ROUNDS=${ROUNDS:-3}
 ENGINE=${ENGINE:-auto}
 PLAIN_PATH=${PLAIN_PATH:-/}
 SCENARIO=${SCENARIO:-$REPO/examples/vm-lifecycle.yaml}
+STAGES_GOAL=1.2 # STAGES=1: stages ≤ 1.2 × constant CPU µs per request
 positive_ints CONNS SECS ROUNDS
 
 bench_tmp scenario-bench
@@ -124,15 +126,20 @@ if [ "${STAGES:-0}" = 1 ]; then
 			fi
 		done
 	done
-	median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 	printf '\n| responses | constant -c %d: µs/request | stages (256 → %d, 192 parked): µs/request | stages ÷ constant |\n| --- | ---: | ---: | ---: |\n' "$CONNS" "$CONNS"
+	verdict=ok ratios=
 	for d in 0 100ms; do
 		c=$(awk -v d="$d" '$1 == "constant" && $2 == d { print $4 }' "$TMPD/stages.txt" | median)
 		st=$(awk -v d="$d" '$1 == "stages" && $2 == d { print $4 }' "$TMPD/stages.txt" | median)
 		name=fast
 		[ "$d" = 0 ] || name="$d"
-		printf '| %s | %.2f | %.2f | %.2f |\n' "$name" "$c" "$st" "$(awk -v a="$st" -v b="$c" 'BEGIN { print a / b }')"
+		ratio=$(awk -v a="$st" -v b="$c" 'BEGIN { print a / b }')
+		printf '| %s | %.2f | %.2f | %.2f |\n' "$name" "$c" "$st" "$ratio"
+		ratios="$ratios${ratios:+, }$name $(printf '%.2f' "$ratio")"
+		awk -v r="$ratio" -v g="$STAGES_GOAL" 'BEGIN { exit !(r <= g) }' || verdict=FAIL
 	done
+	printf '\nstages ÷ constant: %s (limit %s): %s\n' "$ratios" "$STAGES_GOAL" "$verdict"
+	[ "$verdict" = ok ] || exit 1
 	exit 0
 fi
 
@@ -144,7 +151,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMPD/runs.txt" | median; }
 engine_used=$(sed -n 's/.*"engine": *"\([a-z0-9]*\)".*/\1/p' "$TMPD/scenario-1.json" | head -n 1)
 printf '\n| run (medians of %d) | requests/s | hail µs/request | server µs/request |\n| --- | ---: | ---: | ---: |\n' "$ROUNDS"

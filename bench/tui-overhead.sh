@@ -74,8 +74,6 @@ run_plain() {
 	cpu_us "$out"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 TUI_VALUES=()
 PLAIN_VALUES=()
 printf '%-6s %-8s %16s %14s\n' round mode 'cpu µs/request' 'requests/s'

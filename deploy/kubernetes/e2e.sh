@@ -125,6 +125,22 @@ run_checked() {
 	check "$run: text report has the merge" grep -q 'Merged:' "$OUT/$run.out"
 }
 
+# signal_shard RUN CMD...: in the background, 3 s into RUN (of 20: a debug container may take
+# seconds to start), run CMD in an ephemeral container beside shard 1's hail (`kubectl debug`,
+# restricted profile); its output goes to OUT/RUN.debug. hail is PID 1 of the container whose
+# process namespace the debug container joins; it handles SIGTERM, so the signal is delivered;
+# same uid, so no capability is needed.
+signal_shard() {
+	local run=$1
+	shift
+	(
+		sleep $((LEAD + 3))
+		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
+		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
+			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- "$@"
+	) >"$OUT/$run.debug" 2>&1 &
+}
+
 stamp=$(date +%H%M%S)
 for n in $SHARDS_LIST; do
 	run=e2e-$n-$stamp
@@ -136,9 +152,9 @@ done
 if [ -n "$LATE" ]; then
 	# Each shard asks for more than half of the largest node's CPU: they cannot run at once.
 	milli=$(kubectl get nodes -o json | jq '[.items[].status.allocatable.cpu | if endswith("m") then rtrimstr("m") | tonumber else tonumber * 1000 end] | max')
-	fits=$(kubectl get nodes -o json | jq --argjson m "$milli" '[.items[] | select(.spec.unschedulable != true)] | length')
-	if [ "$fits" -gt 1 ]; then
-		echo "e2e: skip  the late-shard run needs a single schedulable node ($fits here)"
+	schedulable=$(kubectl get nodes -o json | jq '[.items[] | select(.spec.unschedulable != true)] | length')
+	if [ "$schedulable" -gt 1 ]; then
+		echo "e2e: skip  the late-shard run needs a single schedulable node ($schedulable here)"
 	else
 		run=e2e-late-$stamp
 		CPU=$((milli / 2 + 100))m run_checked "$run" 2 2
@@ -151,14 +167,7 @@ fi
 
 if [ -n "$INTERRUPT" ]; then
 	run=e2e-int-$stamp
-	(
-		sleep $((LEAD + 3)) # the run is 3 s in (of 20: a debug container may take seconds to start)
-		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
-		# hail is PID 1 of the container whose process namespace the debug container joins;
-		# it handles SIGTERM, so the signal is delivered; same uid, so no capability is needed.
-		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
-			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- kill -TERM 1
-	) >"$OUT/$run.debug" 2>&1 &
+	signal_shard "$run" kill -TERM 1
 	RUN_LOAD="-z 20s -q 2000 -c 16 -w" run_checked "$run" 2 2
 	wait
 	check "$run: the merge named the interrupted shard" grep -Eq 'hail merge: incomplete: shard 1/2 was interrupted after [0-9.]+s' "$OUT/$run.out"
@@ -167,12 +176,7 @@ fi
 
 if [ -n "$FAIL" ]; then
 	run=e2e-fail-$stamp
-	(
-		sleep $((LEAD + 3))
-		pod=$(k get pods -l "job-name=hail-shards-$run,batch.kubernetes.io/job-completion-index=1" -o jsonpath='{.items[0].metadata.name}')
-		k debug "$pod" --image=busybox:1.36 --target=hail --profile=restricted \
-			--custom=<(echo '{"securityContext":{"runAsUser":65532,"runAsGroup":65532}}') -- sh -c 'kill -TERM 1; sleep 0.2; kill -TERM 1'
-	) >"$OUT/$run.debug" 2>&1 &
+	signal_shard "$run" sh -c 'kill -TERM 1; sleep 0.2; kill -TERM 1'
 	# Slow responses (500 ms) and -w: the first SIGTERM leaves hail waiting for its in-flight
 	# requests, so the second one, 200 ms later, finds it still running.
 	LOST=1 RUN_TARGET="${target}?delay=500ms" RUN_LOAD="-z 20s -q 200 -c 200 -w" run_checked "$run" 2 2

@@ -183,12 +183,20 @@ k apply -f "$dir/shards-job.yaml" >/dev/null
 pods() {
 	k get pods -l "job-name=$job" -o jsonpath='{range .items[*]}{.metadata.annotations.batch\.kubernetes\.io/job-completion-index}{" "}{.status.phase}{" "}{.metadata.name}{" "}{.status.conditions[?(@.type=="PodScheduled")].message}{.status.containerStatuses[0].state.waiting.reason}{"\n"}{end}'
 }
+# job_state JOB: Complete or Failed once the Job has ended (that condition True), else nothing.
+job_state() {
+	local st
+	st=$(k get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' || true)
+	case " $st " in
+	*" Complete "*) echo Complete ;;
+	*" Failed "*) echo Failed ;;
+	esac
+}
 # The wait: until the Job is Complete or Failed; a shard still unscheduled at START_AT is named once.
 deadline=$((START_AT + budget))
 warned=
 while :; do
-	st=$(k get job "$job" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' || true)
-	case " $st " in *" Complete "* | *" Failed "*) break ;; esac
+	if [ -n "$(job_state "$job")" ]; then break; fi
 	now=$(date +%s)
 	if [ "$now" -ge "$START_AT" ]; then
 		while read -r idx phase pod why; do
@@ -252,8 +260,7 @@ if [ -n "$CLAIM" ]; then
 	R_ARGS=$(lines "${failed[@]}") render "$HERE/merge-job.yaml" >"$dir/merge-job.yaml"
 	k apply -f "$dir/merge-job.yaml" >/dev/null
 	while :; do
-		st=$(k get job "hail-merge-$RUN" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' || true)
-		case " $st " in *" Complete "* | *" Failed "*) break ;; esac
+		if [ -n "$(job_state "hail-merge-$RUN")" ]; then break; fi
 		[ "$(date +%s)" -lt $((deadline + 600)) ] || die "the merge Job did not finish in 10 minutes: kubectl describe job hail-merge-$RUN"
 		sleep 2
 	done
