@@ -259,3 +259,27 @@ func TestTimeout(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEncode is a templated gRPC call's per-call work: the expanded
+// data split into messages, then one encoded.
+func BenchmarkEncode(b *testing.B) {
+	md := order(b)
+	for _, bc := range []struct{ name, data string }{
+		{"object", `{"id":"o1","lines":[{"sku":"a","qty":2,"size":"LARGE"},{"sku":"b","qty":"3","size":1}],"tags":{"x":"5","y":7},"at":"2026-01-02T03:04:05Z","gift":true,"total":9.5,"priority":4,"note":"aGk=","customer_name":"c"}`},
+		{"array", `[{"id":"o1","lines":[{"sku":"a","qty":2}]},{"id":"o2","gift":true,"tags":{"x":"5"}}]`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			data := []byte(bc.data)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				msgs, err := SplitData(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Encode(md, msgs[i%len(msgs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
