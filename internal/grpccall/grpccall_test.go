@@ -185,10 +185,16 @@ func TestProtoErrorsAndProtoset(t *testing.T) {
 	}
 }
 
-// FuzzEncode: any JSON either encodes or is an error; nothing panics.
+// FuzzEncode: any JSON either encodes or is an error; nothing panics. And
+// check accepts all that protojson accepts: Encode asks it only about data
+// that protojson rejects.
 func FuzzEncode(f *testing.F) {
 	md := order(f)
-	for _, s := range []string{`{"id":"x"}`, `{"lines":[{"qty":1,"size":"SMALL"}]}`, `{"tags":{"a":"1"}}`, `[{"id":1}]`, `{"at":"2026-01-01T00:00:00Z"}`, `{"priority":1e30}`} {
+	for _, s := range []string{`{"id":"x"}`, `{"lines":[{"qty":1,"size":"SMALL"}]}`, `{"tags":{"a":"1"}}`, `[{"id":1}]`, `{"at":"2026-01-01T00:00:00Z"}`, `{"priority":1e30}`,
+		`{"priority":"4294967295","tags":{"a":"-9223372036854775808","b":9223372036854775807,"c":"1e2","d":15e-1}}`,
+		`{"lines":[{"qty":-2147483648,"size":2},{"qty":"2147483647","size":null}],"total":"NaN"}`,
+		`{"total":"-Infinity","note":null,"gift":false,"at":null,"customerName":"a"}`, `{"total":"1e-400","priority":0.0}`,
+		`{"total":1e400}`, `{"priority":-0}`, `{"tags":{"x":null}}`, `{"lines":[null]}`, `{"customer_name":"a","id":"\ud800"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -200,6 +206,9 @@ func FuzzEncode(f *testing.F) {
 			if b, err := Encode(md, m); err == nil {
 				if err := proto.Unmarshal(b, dynamicpb.NewMessage(md)); err != nil {
 					t.Fatalf("encoded bytes do not decode: %v", err)
+				}
+				if err := explain(md, m); err != nil {
+					t.Fatalf("protojson accepts %s, check rejects it: %v", m, err)
 				}
 			}
 		}
