@@ -179,6 +179,10 @@ func TestProtoErrorsAndProtoset(t *testing.T) {
 	if _, err := Resolve(src, "shop.v1.Orders/Place"); err != nil {
 		t.Error(err)
 	}
+	missing := filepath.Join(dir, "missing.protoset")
+	if _, err := FromProtoset(missing); err == nil || err.Error() != "--protoset "+missing+": no such file or directory" {
+		t.Errorf("missing protoset: %v", err)
+	}
 	os.WriteFile(ps, []byte("not a protoset"), 0o644)
 	if _, err := FromProtoset(ps); err == nil || !strings.Contains(err.Error(), "FileDescriptorSet") {
 		t.Errorf("garbage protoset: %v", err)

@@ -14,6 +14,7 @@
 package grpccall
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -112,7 +113,7 @@ func Resolve(src Source, call string) (*Method, error) {
 	svc, err := src.Service(svcName)
 	if err != nil {
 		var unknown *UnknownError
-		if !asUnknown(err, &unknown) {
+		if !errors.As(err, &unknown) {
 			return nil, err
 		}
 		names, lerr := src.Services()
@@ -137,14 +138,6 @@ func Resolve(src Source, call string) (*Method, error) {
 type UnknownError struct{ Name string }
 
 func (e *UnknownError) Error() string { return "unknown " + e.Name }
-
-func asUnknown(err error, target **UnknownError) bool {
-	u, ok := err.(*UnknownError)
-	if ok {
-		*target = u
-	}
-	return ok
-}
 
 func listOrNone(names []string) string {
 	if len(names) == 0 {
