@@ -13,14 +13,31 @@ import (
 	"hail/internal/grpcserve"
 )
 
+// runScenarioJSON runs the scenario file src with hail run -j, fails the
+// test unless hail exits 0 with a JSON report, and returns the report.
+func runScenarioJSON(t *testing.T, src string) map[string]any {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "scenario.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := hail(t, "run", file, "--no-tui", "-j")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // A create → get → delete flow over gRPC: ids captured from Create's
 // response messages are used by the same virtual user, so every Get and
 // Delete finds its item and nothing is left.
 func TestGRPCScenarioFlow(t *testing.T) {
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
-	dir := t.TempDir()
-	file := filepath.Join(dir, "flow.yaml")
-	os.WriteFile(file, []byte(`
+	r := runScenarioJSON(t, `
 name: grpc-flow
 base: http://`+addr+`
 steps:
@@ -40,15 +57,7 @@ flows:
   - {name: lifecycle, steps: [create, get, delete]}
 connections: 4
 requests: 300
-`), 0o644)
-	out, errOut, code := hail(t, "run", file, "--no-tui", "-j")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var r map[string]any
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if d := r["statusCodeDistribution"].(map[string]any); num(d["OK"]) != 300 || len(d) != 1 {
 		t.Errorf("statusCodeDistribution %v, want OK×300", d)
 	}
@@ -99,9 +108,7 @@ func TestGRPCScenarioMixedWithHTTP(t *testing.T) {
 	hs.Protocols.SetUnencryptedHTTP2(true)
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
-	dir := t.TempDir()
-	file := filepath.Join(dir, "mixed.yaml")
-	os.WriteFile(file, []byte(`
+	r := runScenarioJSON(t, `
 base: http://`+ln.Addr().String()+`
 steps:
   - {name: rest-create, weight: 1, method: POST, path: /items, headers: {X-N: '{{counter}}'}, body: '{}', capture: {ids: {json: id}}}
@@ -110,13 +117,7 @@ steps:
     grpc: {call: hail.v1.Target/Echo, data: '{"payload":"{{pick ids}}"}'}
 requests: 200
 connections: 2
-`), 0o644)
-	out, errOut, code := hail(t, "run", file, "--no-tui", "-j")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var r map[string]any
-	json.Unmarshal([]byte(out), &r)
+`)
 	d := r["statusCodeDistribution"].(map[string]any)
 	if num(d["201"])+num(d["OK"]) != 200 || num(d["201"]) != rest.Load() || num(d["OK"]) != g.Calls("/hail.v1.Target/Echo") || num(d["OK"]) == 0 {
 		t.Errorf("statusCodeDistribution %v; server: %d REST, %d gRPC", d, rest.Load(), g.Calls("/hail.v1.Target/Echo"))

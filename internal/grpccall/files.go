@@ -15,6 +15,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"hail/internal/bodyfile"
 )
 
 // filesSource is a Source over compiled descriptors.
@@ -118,11 +120,12 @@ func registerWithDeps(files *protoregistry.Files, fd protoreflect.FileDescriptor
 }
 
 // FromProtoset reads a FileDescriptorSet (protoc --descriptor_set_out
-// --include_imports, buf build -o) (--protoset).
+// --include_imports, buf build -o) (--protoset), bounded as other file
+// inputs are (bodyfile.Read, at its default limit).
 func FromProtoset(path string) (Source, error) {
-	b, err := os.ReadFile(path)
+	b, err := bodyfile.Read(path, 0)
 	if err != nil {
-		return nil, fmt.Errorf("--protoset %s: %v", path, unwrapPath(err))
+		return nil, fmt.Errorf("--protoset %v", err) // bodyfile's errors begin with the path
 	}
 	var set descriptorpb.FileDescriptorSet
 	if err := proto.Unmarshal(b, &set); err != nil {

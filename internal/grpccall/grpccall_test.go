@@ -179,16 +179,26 @@ func TestProtoErrorsAndProtoset(t *testing.T) {
 	if _, err := Resolve(src, "shop.v1.Orders/Place"); err != nil {
 		t.Error(err)
 	}
+	missing := filepath.Join(dir, "missing.protoset")
+	if _, err := FromProtoset(missing); err == nil || err.Error() != "--protoset "+missing+": no such file or directory" {
+		t.Errorf("missing protoset: %v", err)
+	}
 	os.WriteFile(ps, []byte("not a protoset"), 0o644)
 	if _, err := FromProtoset(ps); err == nil || !strings.Contains(err.Error(), "FileDescriptorSet") {
 		t.Errorf("garbage protoset: %v", err)
 	}
 }
 
-// FuzzEncode: any JSON either encodes or is an error; nothing panics.
+// FuzzEncode: any JSON either encodes or is an error; nothing panics. And
+// check accepts all that protojson accepts: Encode asks it only about data
+// that protojson rejects.
 func FuzzEncode(f *testing.F) {
 	md := order(f)
-	for _, s := range []string{`{"id":"x"}`, `{"lines":[{"qty":1,"size":"SMALL"}]}`, `{"tags":{"a":"1"}}`, `[{"id":1}]`, `{"at":"2026-01-01T00:00:00Z"}`, `{"priority":1e30}`} {
+	for _, s := range []string{`{"id":"x"}`, `{"lines":[{"qty":1,"size":"SMALL"}]}`, `{"tags":{"a":"1"}}`, `[{"id":1}]`, `{"at":"2026-01-01T00:00:00Z"}`, `{"priority":1e30}`,
+		`{"priority":"4294967295","tags":{"a":"-9223372036854775808","b":9223372036854775807,"c":"1e2","d":15e-1}}`,
+		`{"lines":[{"qty":-2147483648,"size":2},{"qty":"2147483647","size":null}],"total":"NaN"}`,
+		`{"total":"-Infinity","note":null,"gift":false,"at":null,"customerName":"a"}`, `{"total":"1e-400","priority":0.0}`,
+		`{"total":1e400}`, `{"priority":-0}`, `{"tags":{"x":null}}`, `{"lines":[null]}`, `{"customer_name":"a","id":"\ud800"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -200,6 +210,9 @@ func FuzzEncode(f *testing.F) {
 			if b, err := Encode(md, m); err == nil {
 				if err := proto.Unmarshal(b, dynamicpb.NewMessage(md)); err != nil {
 					t.Fatalf("encoded bytes do not decode: %v", err)
+				}
+				if err := explain(md, m); err != nil {
+					t.Fatalf("protojson accepts %s, check rejects it: %v", m, err)
 				}
 			}
 		}
@@ -257,5 +270,29 @@ func TestTimeout(t *testing.T) {
 		if got := Timeout(d); got != want {
 			t.Errorf("Timeout(%v) = %s, want %s", d, got, want)
 		}
+	}
+}
+
+// BenchmarkEncode is a templated gRPC call's per-call work: the expanded
+// data split into messages, then one encoded.
+func BenchmarkEncode(b *testing.B) {
+	md := order(b)
+	for _, bc := range []struct{ name, data string }{
+		{"object", `{"id":"o1","lines":[{"sku":"a","qty":2,"size":"LARGE"},{"sku":"b","qty":"3","size":1}],"tags":{"x":"5","y":7},"at":"2026-01-02T03:04:05Z","gift":true,"total":9.5,"priority":4,"note":"aGk=","customer_name":"c"}`},
+		{"array", `[{"id":"o1","lines":[{"sku":"a","qty":2}]},{"id":"o2","gift":true,"tags":{"x":"5"}}]`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			data := []byte(bc.data)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				msgs, err := SplitData(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Encode(md, msgs[i%len(msgs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

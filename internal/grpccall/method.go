@@ -7,11 +7,14 @@
 // response's framed messages to protojson for captures.
 //
 // The calls themselves are HTTP/2 POSTs that hail's own HTTP/2 engine sends
-// (internal/engine/h2engine reads their trailers and messages): nothing here
-// is on the hot path.
+// (internal/engine/h2engine reads their trailers and messages). A
+// scenario's templated gRPC data is on the hot path: SplitData and Encode
+// run for every call, so valid data is parsed once by each, and only
+// data that does not fit is parsed again to explain why.
 package grpccall
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -110,7 +113,7 @@ func Resolve(src Source, call string) (*Method, error) {
 	svc, err := src.Service(svcName)
 	if err != nil {
 		var unknown *UnknownError
-		if !asUnknown(err, &unknown) {
+		if !errors.As(err, &unknown) {
 			return nil, err
 		}
 		names, lerr := src.Services()
@@ -135,14 +138,6 @@ func Resolve(src Source, call string) (*Method, error) {
 type UnknownError struct{ Name string }
 
 func (e *UnknownError) Error() string { return "unknown " + e.Name }
-
-func asUnknown(err error, target **UnknownError) bool {
-	u, ok := err.(*UnknownError)
-	if ok {
-		*target = u
-	}
-	return ok
-}
 
 func listOrNone(names []string) string {
 	if len(names) == 0 {

@@ -49,6 +49,9 @@ func (c *counts) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	case *stats.OutPayload:
 		c.sent.Add(1)
 	case *stats.InHeader:
+		if !hasMetadata(s.Header) {
+			return // the common call: no lock taken
+		}
 		c.mu.Lock()
 		for k, vs := range s.Header {
 			if reservedMetadata(k) {
@@ -70,6 +73,17 @@ func (c *counts) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// hasMetadata reports whether h holds a key that is not reserved, one
+// that HandleRPC counts.
+func hasMetadata(h map[string][]string) bool {
+	for k := range h {
+		if !reservedMetadata(k) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *counts) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }

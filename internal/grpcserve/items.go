@@ -17,13 +17,14 @@ import (
 )
 
 func (s *Server) itemsDesc() *grpc.ServiceDesc {
+	sd := s.sch.d.items
 	return &grpc.ServiceDesc{
-		ServiceName: "hail.v1.Items",
+		ServiceName: string(sd.FullName()),
 		HandlerType: (*any)(nil),
 		Methods: []grpc.MethodDesc{
-			{MethodName: "Create", Handler: s.unary("/hail.v1.Items/Create", "CreateItemRequest", s.create)},
-			{MethodName: "Get", Handler: s.unary("/hail.v1.Items/Get", "ItemRef", s.get)},
-			{MethodName: "Delete", Handler: s.unary("/hail.v1.Items/Delete", "ItemRef", s.remove)},
+			s.unary(sd, "Create", s.create),
+			s.unary(sd, "Get", s.get),
+			s.unary(sd, "Delete", s.remove),
 		},
 		Metadata: ProtoFile,
 	}
@@ -79,26 +80,25 @@ func (st *itemStore) shard(id string) *struct {
 }
 
 func (s *Server) itemMsg(id string, it item) *dynamicpb.Message {
-	md := s.sch.msg("Item")
-	m := dynamicpb.NewMessage(md)
-	f := md.Fields()
-	m.Set(f.ByName("id"), protoreflect.ValueOfString(id))
+	d := &s.sch.d
+	m := dynamicpb.NewMessage(d.item)
+	m.Set(d.itemID, protoreflect.ValueOfString(id))
 	if it.name != "" {
-		m.Set(f.ByName("name"), protoreflect.ValueOfString(it.name))
+		m.Set(d.itemName, protoreflect.ValueOfString(it.name))
 	}
 	if it.tenant != "" {
-		m.Set(f.ByName("tenant"), protoreflect.ValueOfString(it.tenant))
+		m.Set(d.itemTenant, protoreflect.ValueOfString(it.tenant))
 	}
 	if it.cpus != 0 {
-		m.Set(f.ByName("cpus"), protoreflect.ValueOfInt32(it.cpus))
+		m.Set(d.itemCPUs, protoreflect.ValueOfInt32(it.cpus))
 	}
 	return m
 }
 
 func (s *Server) create(_ context.Context, req *dynamicpb.Message) (proto.Message, error) {
-	f := req.Descriptor().Fields()
-	it := item{name: req.Get(f.ByName("name")).String(), tenant: req.Get(f.ByName("tenant")).String(),
-		cpus: int32(req.Get(f.ByName("cpus")).Int())}
+	d := &s.sch.d
+	it := item{name: req.Get(d.createName).String(), tenant: req.Get(d.createTenant).String(),
+		cpus: int32(req.Get(d.createCPUs).Int())}
 	id := s.items.newID()
 	sh := s.items.shard(id)
 	sh.mu.Lock()
@@ -107,33 +107,36 @@ func (s *Server) create(_ context.Context, req *dynamicpb.Message) (proto.Messag
 	return s.itemMsg(id, it), nil
 }
 
-func idOf(req *dynamicpb.Message) string {
-	return req.Get(req.Descriptor().Fields().ByName("id")).String()
-}
-
-func (s *Server) get(_ context.Context, req *dynamicpb.Message) (proto.Message, error) {
-	id := idOf(req)
+// lookUp finds the item an ItemRef names, under its shard's lock, and
+// deletes it when del is set; a missing one is NotFound.
+func (s *Server) lookUp(ref *dynamicpb.Message, del bool) (string, item, error) {
+	id := ref.Get(s.sch.d.refID).String()
 	sh := s.items.shard(id)
 	sh.mu.Lock()
 	it, ok := sh.m[id]
+	if del {
+		delete(sh.m, id)
+	}
 	sh.mu.Unlock()
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no item %q", id)
+		return id, it, status.Errorf(codes.NotFound, "no item %q", id)
+	}
+	return id, it, nil
+}
+
+func (s *Server) get(_ context.Context, req *dynamicpb.Message) (proto.Message, error) {
+	id, it, err := s.lookUp(req, false)
+	if err != nil {
+		return nil, err
 	}
 	return s.itemMsg(id, it), nil
 }
 
 func (s *Server) remove(_ context.Context, req *dynamicpb.Message) (proto.Message, error) {
-	id := idOf(req)
-	sh := s.items.shard(id)
-	sh.mu.Lock()
-	_, ok := sh.m[id]
-	delete(sh.m, id)
-	sh.mu.Unlock()
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no item %q", id)
+	if _, _, err := s.lookUp(req, true); err != nil {
+		return nil, err
 	}
-	return dynamicpb.NewMessage(s.sch.msg("DeleteItemReply")), nil
+	return dynamicpb.NewMessage(s.sch.d.deleteItemReply), nil
 }
 
 // Items is how many items are stored.

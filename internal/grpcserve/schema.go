@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/bufbuild/protocompile"
@@ -25,6 +27,69 @@ func Proto() []byte { return append([]byte(nil), protoSource...) }
 type schema struct {
 	files *protoregistry.Files
 	file  protoreflect.FileDescriptor
+	d     descs
+}
+
+// descs are the descriptors the handlers use, looked up once when the
+// schema is compiled rather than by name in every call.
+type descs struct {
+	target, items protoreflect.ServiceDescriptor
+
+	echoRequest, echoReply, statsReply, item, deleteItemReply protoreflect.MessageDescriptor
+
+	reqPayload, reqDelay, reqStatus, reqCount, reqSize protoreflect.FieldDescriptor // EchoRequest's
+	replyPayload, replyMessages                        protoreflect.FieldDescriptor // EchoReply's
+	statsReset                                         protoreflect.FieldDescriptor // StatsRequest's
+	statsCalls, statsReceived, statsSent               protoreflect.FieldDescriptor // StatsReply's
+	createName, createTenant, createCPUs               protoreflect.FieldDescriptor // CreateItemRequest's
+	refID                                              protoreflect.FieldDescriptor // ItemRef's
+	itemID, itemName, itemTenant, itemCPUs             protoreflect.FieldDescriptor // Item's
+}
+
+// lookUp fills s.d; a name hail.proto lacks is an error.
+func (s *schema) lookUp() error {
+	var missing []string
+	svc := func(name string) protoreflect.ServiceDescriptor {
+		sd := s.file.Services().ByName(protoreflect.Name(name))
+		if sd == nil {
+			missing = append(missing, name)
+		}
+		return sd
+	}
+	msg := func(name string) protoreflect.MessageDescriptor {
+		md := s.msg(name)
+		if md == nil {
+			missing = append(missing, name)
+		}
+		return md
+	}
+	field := func(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+		if md == nil {
+			return nil
+		}
+		fd := md.Fields().ByName(protoreflect.Name(name))
+		if fd == nil {
+			missing = append(missing, string(md.Name())+"."+name)
+		}
+		return fd
+	}
+	d := &s.d
+	d.target, d.items = svc("Target"), svc("Items")
+	d.echoRequest, d.echoReply, d.statsReply = msg("EchoRequest"), msg("EchoReply"), msg("StatsReply")
+	d.item, d.deleteItemReply = msg("Item"), msg("DeleteItemReply")
+	statsRequest, createItemRequest, itemRef := msg("StatsRequest"), msg("CreateItemRequest"), msg("ItemRef")
+	d.reqPayload, d.reqDelay, d.reqStatus = field(d.echoRequest, "payload"), field(d.echoRequest, "delay"), field(d.echoRequest, "status")
+	d.reqCount, d.reqSize = field(d.echoRequest, "count"), field(d.echoRequest, "size")
+	d.replyPayload, d.replyMessages = field(d.echoReply, "payload"), field(d.echoReply, "messages")
+	d.statsReset = field(statsRequest, "reset")
+	d.statsCalls, d.statsReceived, d.statsSent = field(d.statsReply, "calls"), field(d.statsReply, "messages_received"), field(d.statsReply, "messages_sent")
+	d.createName, d.createTenant, d.createCPUs = field(createItemRequest, "name"), field(createItemRequest, "tenant"), field(createItemRequest, "cpus")
+	d.refID = field(itemRef, "id")
+	d.itemID, d.itemName, d.itemTenant, d.itemCPUs = field(d.item, "id"), field(d.item, "name"), field(d.item, "tenant"), field(d.item, "cpus")
+	if len(missing) > 0 {
+		return fmt.Errorf("%s lacks %s", ProtoFile, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 var (
@@ -53,7 +118,12 @@ func loadSchema() (*schema, error) {
 			schemaErr = err
 			return
 		}
-		theSchema = &schema{files: files, file: fds[0]}
+		sch := &schema{files: files, file: fds[0]}
+		if err := sch.lookUp(); err != nil {
+			schemaErr = err
+			return
+		}
+		theSchema = sch
 	})
 	return theSchema, schemaErr
 }

@@ -79,9 +79,9 @@ func New(cfg Config) (*Server, error) {
 	hs.SetServingStatus("hail.v1.Items", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s.gs, hs)
 	if !cfg.NoReflection {
-		r := reflection.NewServerV1(reflection.ServerOptions{Services: s.gs, DescriptorResolver: resolver{sch.files}})
-		rv1.RegisterServerReflectionServer(s.gs, r)
-		rv1alpha.RegisterServerReflectionServer(s.gs, reflection.NewServer(reflection.ServerOptions{Services: s.gs, DescriptorResolver: resolver{sch.files}}))
+		ro := reflection.ServerOptions{Services: s.gs, DescriptorResolver: resolver{sch.files}}
+		rv1.RegisterServerReflectionServer(s.gs, reflection.NewServerV1(ro))
+		rv1alpha.RegisterServerReflectionServer(s.gs, reflection.NewServer(ro))
 	}
 	return s, nil
 }

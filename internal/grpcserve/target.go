@@ -20,24 +20,21 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-// EchoRequest's and EchoReply's field numbers (hail.proto).
-const (
-	fPayload = 1
-	fDelay   = 2
-	fStatus  = 3
-	fCount   = 4
-	fSize    = 5
+// maxPayload bounds a reply's size-requested payload: 4 MiB.
+const maxPayload = 4 << 20
 
-	fMessages = 2
-)
+// payloadBytes is the source of size-requested payloads, built on first
+// use: a reply slices it instead of building its own.
+var payloadBytes = sync.OnceValue(func() string { return strings.Repeat("x", maxPayload) })
 
 func (s *Server) targetDesc() *grpc.ServiceDesc {
+	sd := s.sch.d.target
 	return &grpc.ServiceDesc{
-		ServiceName: "hail.v1.Target",
+		ServiceName: string(sd.FullName()),
 		HandlerType: (*any)(nil),
 		Methods: []grpc.MethodDesc{
-			{MethodName: "Echo", Handler: s.unary("/hail.v1.Target/Echo", "EchoRequest", s.echo)},
-			{MethodName: "Stats", Handler: s.unary("/hail.v1.Target/Stats", "StatsRequest", s.stats)},
+			s.unary(sd, "Echo", s.echo),
+			s.unary(sd, "Stats", s.stats),
 		},
 		Streams: []grpc.StreamDesc{
 			{StreamName: "Collect", Handler: s.collect, ClientStreams: true},
@@ -48,10 +45,13 @@ func (s *Server) targetDesc() *grpc.ServiceDesc {
 	}
 }
 
-// unary adapts fn, which takes a dynamic message of type in, to grpc-go.
-func (s *Server) unary(method, in string, fn func(context.Context, *dynamicpb.Message) (proto.Message, error)) grpc.MethodHandler {
-	md := s.sch.msg(in)
-	return func(_ any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
+// unary is sd's unary method name, its handler fn taking a dynamic message
+// of the method's input type, adapted to grpc-go. The interceptor sees
+// the method as "/package.Service/Method".
+func (s *Server) unary(sd protoreflect.ServiceDescriptor, name string, fn func(context.Context, *dynamicpb.Message) (proto.Message, error)) grpc.MethodDesc {
+	md := sd.Methods().ByName(protoreflect.Name(name)).Input()
+	full := "/" + string(sd.FullName()) + "/" + name
+	return grpc.MethodDesc{MethodName: name, Handler: func(_ any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
 		req := dynamicpb.NewMessage(md)
 		if err := dec(req); err != nil {
 			return nil, err
@@ -59,80 +59,84 @@ func (s *Server) unary(method, in string, fn func(context.Context, *dynamicpb.Me
 		if icpt == nil {
 			return fn(ctx, req)
 		}
-		return icpt(ctx, req, &grpc.UnaryServerInfo{Server: s, FullMethod: method}, func(ctx context.Context, r any) (any, error) {
+		return icpt(ctx, req, &grpc.UnaryServerInfo{Server: s, FullMethod: full}, func(ctx context.Context, r any) (any, error) {
 			return fn(ctx, r.(*dynamicpb.Message))
 		})
-	}
+	}}
 }
 
 func (s *Server) reply(payload string, messages int64) *dynamicpb.Message {
-	md := s.sch.msg("EchoReply")
-	m := dynamicpb.NewMessage(md)
+	d := &s.sch.d
+	m := dynamicpb.NewMessage(d.echoReply)
 	if payload != "" {
-		m.Set(md.Fields().ByNumber(fPayload), protoreflect.ValueOfString(payload))
+		m.Set(d.replyPayload, protoreflect.ValueOfString(payload))
 	}
 	if messages > 0 {
-		m.Set(md.Fields().ByNumber(fMessages), protoreflect.ValueOfInt64(messages))
+		m.Set(d.replyMessages, protoreflect.ValueOfInt64(messages))
 	}
 	return m
 }
 
-func str(m *dynamicpb.Message, n protoreflect.FieldNumber) string {
-	return m.Get(m.Descriptor().Fields().ByNumber(n)).String()
-}
-
-func num(m *dynamicpb.Message, n protoreflect.FieldNumber) int64 {
-	return m.Get(m.Descriptor().Fields().ByNumber(n)).Int()
-}
-
 // payloadOf is what a reply to req carries: size bytes, or req's payload.
-func payloadOf(req *dynamicpb.Message) string {
-	if n := num(req, fSize); n > 0 {
-		return strings.Repeat("x", int(min(n, 4<<20)))
+func (s *Server) payloadOf(req *dynamicpb.Message) string {
+	if n := req.Get(s.sch.d.reqSize).Int(); n > 0 {
+		return payloadBytes()[:min(n, maxPayload)]
 	}
-	return str(req, fPayload)
+	return req.Get(s.sch.d.reqPayload).String()
 }
 
 func (s *Server) echo(ctx context.Context, req *dynamicpb.Message) (proto.Message, error) {
-	if err := behave(ctx, req); err != nil {
+	if err := s.behave(ctx, req); err != nil {
 		return nil, err
 	}
-	return s.reply(payloadOf(req), 0), nil
+	return s.reply(s.payloadOf(req), 0), nil
 }
 
-func (s *Server) collect(_ any, st grpc.ServerStream) error {
-	md := s.sch.msg("EchoRequest")
-	var n int64
-	var last string
-	for {
-		req := dynamicpb.NewMessage(md)
+// recvAll receives st's request messages until the client's end of stream,
+// calling fn with each and its number, from 1.
+func (s *Server) recvAll(st grpc.ServerStream, fn func(n int64, req *dynamicpb.Message) error) error {
+	for n := int64(1); ; n++ {
+		req := dynamicpb.NewMessage(s.sch.d.echoRequest)
 		if err := st.RecvMsg(req); err != nil {
 			if isEOF(err) {
-				break
+				return nil
 			}
 			return err
 		}
-		if n == 0 {
-			if err := behave(st.Context(), req); err != nil {
+		if err := fn(n, req); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Server) collect(_ any, st grpc.ServerStream) error {
+	var n int64
+	var last string
+	err := s.recvAll(st, func(i int64, req *dynamicpb.Message) error {
+		if i == 1 {
+			if err := s.behave(st.Context(), req); err != nil {
 				return err
 			}
 		}
-		n++
-		last = payloadOf(req)
+		n, last = i, s.payloadOf(req)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return st.SendMsg(s.reply(last, n))
 }
 
 func (s *Server) expand(_ any, st grpc.ServerStream) error {
-	req := dynamicpb.NewMessage(s.sch.msg("EchoRequest"))
+	req := dynamicpb.NewMessage(s.sch.d.echoRequest)
 	if err := st.RecvMsg(req); err != nil {
 		return err
 	}
-	if err := behave(st.Context(), req); err != nil {
+	if err := s.behave(st.Context(), req); err != nil {
 		return err
 	}
-	count := max(num(req, fCount), 1)
-	p := payloadOf(req)
+	count := max(req.Get(s.sch.d.reqCount).Int(), 1)
+	p := s.payloadOf(req)
 	for i := int64(1); i <= count; i++ {
 		if err := st.SendMsg(s.reply(p, i)); err != nil {
 			return err
@@ -142,43 +146,33 @@ func (s *Server) expand(_ any, st grpc.ServerStream) error {
 }
 
 func (s *Server) chat(_ any, st grpc.ServerStream) error {
-	md := s.sch.msg("EchoRequest")
-	for n := int64(1); ; n++ {
-		req := dynamicpb.NewMessage(md)
-		if err := st.RecvMsg(req); err != nil {
-			if isEOF(err) {
-				return nil
-			}
+	return s.recvAll(st, func(n int64, req *dynamicpb.Message) error {
+		if err := s.behave(st.Context(), req); err != nil {
 			return err
 		}
-		if err := behave(st.Context(), req); err != nil {
-			return err
-		}
-		if err := st.SendMsg(s.reply(payloadOf(req), n)); err != nil {
-			return err
-		}
-	}
+		return st.SendMsg(s.reply(s.payloadOf(req), n))
+	})
 }
 
 func (s *Server) stats(_ context.Context, req *dynamicpb.Message) (proto.Message, error) {
-	md := s.sch.msg("StatsReply")
-	m := dynamicpb.NewMessage(md)
-	calls := m.Mutable(md.Fields().ByName("calls")).Map()
+	d := &s.sch.d
+	m := dynamicpb.NewMessage(d.statsReply)
+	calls := m.Mutable(d.statsCalls).Map()
 	for _, name := range s.Methods() {
 		calls.Set(protoreflect.ValueOfString(name).MapKey(), protoreflect.ValueOfInt64(s.Calls(name)))
 	}
 	recv, sent := s.Messages()
-	m.Set(md.Fields().ByName("messages_received"), protoreflect.ValueOfInt64(recv))
-	m.Set(md.Fields().ByName("messages_sent"), protoreflect.ValueOfInt64(sent))
-	if req.Get(req.Descriptor().Fields().ByName("reset")).Bool() {
+	m.Set(d.statsReceived, protoreflect.ValueOfInt64(recv))
+	m.Set(d.statsSent, protoreflect.ValueOfInt64(sent))
+	if req.Get(d.statsReset).Bool() {
 		s.Reset()
 	}
 	return m, nil
 }
 
 // behave applies a request's delay and status mix.
-func behave(ctx context.Context, req *dynamicpb.Message) error {
-	if d := str(req, fDelay); d != "" {
+func (s *Server) behave(ctx context.Context, req *dynamicpb.Message) error {
+	if d := req.Get(s.sch.d.reqDelay).String(); d != "" {
 		mix, err := parseMix(d, parseDelay)
 		if err != nil {
 			return status.Errorf(codes.InvalidArgument, "delay %q: %v", d, err)
@@ -193,7 +187,7 @@ func behave(ctx context.Context, req *dynamicpb.Message) error {
 			}
 		}
 	}
-	if st := str(req, fStatus); st != "" {
+	if st := req.Get(s.sch.d.reqStatus).String(); st != "" {
 		mix, err := parseMix(st, parseCode)
 		if err != nil {
 			return status.Errorf(codes.InvalidArgument, "status %q: %v", st, err)

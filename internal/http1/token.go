@@ -17,6 +17,17 @@ var Tchar = func() (t [256]bool) {
 	return t
 }()
 
+// IsToken reports whether s is an RFC 9110 token, as a method or a header
+// field name must be: not empty, and every byte a Tchar.
+func IsToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !Tchar[s[i]] {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // equalFoldLower reports whether b equals lower, ignoring ASCII case in b.
 // lower must be lower case.
 func equalFoldLower(b []byte, lower string) bool {

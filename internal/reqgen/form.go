@@ -60,7 +60,7 @@ func NewForm(args []string, limit int64) (*Form, error) {
 		}
 		for _, kv := range p.headers {
 			k, v, ok := strings.Cut(kv, ":")
-			if !ok || !isToken(strings.TrimSpace(k)) {
+			if !ok || !http1.IsToken(strings.TrimSpace(k)) {
 				return nil, fmt.Errorf("-F %q: headers=%q: write a part header as 'Name: value'", a, kv)
 			}
 			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
@@ -94,12 +94,12 @@ func parseFormPart(a string, limit int64) (formPart, error) {
 	switch {
 	case strings.HasPrefix(value, "@"):
 		path := value[1:]
-		if p.data, err = readFormFile(path, limit); err != nil {
+		if p.data, err = bodyfile.Read(path, limit); err != nil {
 			return p, err
 		}
 		p.filename, p.ctype = filepath.Base(path), contentTypeFor(path)
 	case strings.HasPrefix(value, "<"):
-		if p.data, err = readFormFile(value[1:], limit); err != nil {
+		if p.data, err = bodyfile.Read(value[1:], limit); err != nil {
 			return p, err
 		}
 	default:
@@ -161,21 +161,6 @@ func formWord(s string) (word, rest string, err error) {
 		}
 	}
 	return "", "", fmt.Errorf("a quoted value has no closing '\"'")
-}
-
-// isToken reports whether s is a valid header name.
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !http1.Tchar[s[i]] {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// readFormFile reads an uploaded file, bounded by limit (bodyfile.Read).
-func readFormFile(path string, limit int64) ([]byte, error) {
-	return bodyfile.Read(path, limit)
 }
 
 // escapeDisposition escapes a name or filename as HTML forms (and curl) do:
