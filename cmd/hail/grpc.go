@@ -38,6 +38,7 @@ type grpcFlags struct {
 	p               int
 	z               time.Duration
 	maxDuration     time.Duration
+	bodyFileLimit   int64 // --body-file-limit: the largest file read (-D, -B, -M, -d @, --protoset)
 	q               float64
 	wait            bool
 	timeout         time.Duration
@@ -91,6 +92,7 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 	fl.StringArrayVar(&f.protos, "proto", nil, "the .proto file that defines the service (repeatable); no server reflection needed")
 	fl.StringSliceVarP(&f.importPaths, "import-paths", "i", nil, "directories where --proto's imports are found (comma-separated, repeatable)")
 	fl.StringVar(&f.protoset, "protoset", "", "a compiled FileDescriptorSet (protoc --include_imports --descriptor_set_out) instead of --proto")
+	fl.Var(sizeValue{&f.bodyFileLimit}, "body-file-limit", "largest `SIZE` hail reads from a file (-D, -B, -M, -d @, --protoset); held in memory (default 64MiB)")
 	fl.BoolVar(&f.insecure, "insecure", false, "plaintext h2c, no TLS (as ghz)")
 	fl.BoolVar(&f.skipTLS, "skipTLS", false, "TLS without verifying the server's certificate")
 	fl.StringVar(&f.cacert, "cacert", "", "PEM file of CA certificates to trust")

@@ -228,6 +228,12 @@ func TestGRPCBadInput(t *testing.T) {
 		{[]string{"--call", "hail.v1.Target/Echo", tlsAddr}, "--cacert"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "127.0.0.1"}, "expected HOST:PORT"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "--stream-call-count", "3", addr}, "--stream-call-count 3"},
+		// Files are read within --body-file-limit, never without bound.
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-D", "/dev/zero", "--body-file-limit", "1KiB", addr}, "-D /dev/zero: more than the 1 KiB limit"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-M", "/dev/zero", "--body-file-limit", "1KiB", addr}, "-M /dev/zero: more than the 1 KiB limit"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-B", "/dev/zero", "--body-file-limit", "1KiB", addr}, "-B /dev/zero: more than the 1 KiB limit"},
+		{[]string{"--protoset", "/dev/zero", "--body-file-limit", "1KiB", "--insecure", "--call", "hail.v1.Target/Echo", addr}, "--protoset /dev/zero: more than the 1 KiB limit"},
+		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-D", "/nonexistent.json", addr}, "-D /nonexistent.json: no such file or directory"},
 	} {
 		out, errOut, code := hail(t, append([]string{"grpc"}, tc.args...)...)
 		if code != 1 || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {

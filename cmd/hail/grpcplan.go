@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/metadata"
 
+	"hail/internal/bodyfile"
 	"hail/internal/grpccall"
 	"hail/internal/plan"
 	"hail/internal/run"
@@ -52,7 +51,7 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		return nil, err
 	}
 	g := &grpcRun{plan: p}
-	if g.meta, err = grpcMetadata(f.metadata, f.metadataFile, "-m", "-M"); err != nil {
+	if g.meta, err = grpcMetadata(f.metadata, f.metadataFile, "-m", "-M", f.bodyFileLimit); err != nil {
 		return nil, err
 	}
 	data, err := grpcData(f)
@@ -64,7 +63,7 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 	case f.protoset != "" && len(f.protos) > 0:
 		return nil, fmt.Errorf("--proto and --protoset each give the schema: use one")
 	case f.protoset != "":
-		g.source, err = grpccall.FromProtoset(f.protoset)
+		g.source, err = grpccall.FromProtoset(f.protoset, f.bodyFileLimit)
 	case len(f.protos) > 0:
 		g.source, err = grpccall.FromProto(f.protos, f.importPaths)
 	case len(f.importPaths) > 0:
@@ -88,7 +87,7 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		return nil, err
 	}
 	if g.source == nil {
-		rm, err := grpcMetadata(f.reflectMetadata, "", "--reflect-metadata", "")
+		rm, err := grpcMetadata(f.reflectMetadata, "", "--reflect-metadata", "", 0)
 		if err != nil {
 			return nil, err
 		}
@@ -181,9 +180,9 @@ func (g *grpcRun) resolve(f *grpcFlags, data []byte) error {
 		return fmt.Errorf("-d/-D and -B each give the request: use one")
 	}
 	if f.binFile != "" {
-		b, err := os.ReadFile(f.binFile)
+		b, err := bodyfile.Read(f.binFile, f.bodyFileLimit)
 		if err != nil {
-			return fmt.Errorf("-B %s: %v", f.binFile, unwrapPathErr(err))
+			return fmt.Errorf("-B %v", err)
 		}
 		msgs, err := grpccall.SplitBinary(m.Desc.Input(), b)
 		if err != nil {
@@ -255,13 +254,13 @@ func grpcData(f *grpcFlags) ([]byte, error) {
 	case f.data != "" && f.dataFile != "":
 		return nil, fmt.Errorf("-d and -D each give the request: use one")
 	case f.dataFile != "":
-		b, err := os.ReadFile(f.dataFile)
+		b, err := bodyfile.Read(f.dataFile, f.bodyFileLimit)
 		if err != nil {
-			return nil, fmt.Errorf("-D %s: %v", f.dataFile, unwrapPathErr(err))
+			return nil, fmt.Errorf("-D %v", err)
 		}
 		return b, nil
 	case f.data == "@":
-		b, err := io.ReadAll(os.Stdin)
+		b, err := bodyfile.Read("/dev/stdin", f.bodyFileLimit)
 		if err != nil {
 			return nil, fmt.Errorf("-d @: reading stdin: %v", err)
 		}
@@ -274,16 +273,17 @@ func grpcData(f *grpcFlags) ([]byte, error) {
 
 // grpcMetadata reads metadata JSON ({"key":"value"}) from value or file:
 // keys become lower-case header names; values of keys ending in -bin are
-// sent base64-encoded, as gRPC requires.
-func grpcMetadata(value, file, flag, fileFlag string) ([][2]string, error) {
+// sent base64-encoded, as gRPC requires. A file is read up to limit bytes
+// (≤ 0: bodyfile's default).
+func grpcMetadata(value, file, flag, fileFlag string, limit int64) ([][2]string, error) {
 	src := []byte(value)
 	if file != "" {
 		if value != "" {
 			return nil, fmt.Errorf("%s and %s each give the metadata: use one", flag, fileFlag)
 		}
-		b, err := os.ReadFile(file)
+		b, err := bodyfile.Read(file, limit)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %v", fileFlag, file, unwrapPathErr(err))
+			return nil, fmt.Errorf("%s %v", fileFlag, err)
 		}
 		src, flag = b, fileFlag+" "+file
 	}

@@ -121,9 +121,9 @@ func registerWithDeps(files *protoregistry.Files, fd protoreflect.FileDescriptor
 
 // FromProtoset reads a FileDescriptorSet (protoc --descriptor_set_out
 // --include_imports, buf build -o) (--protoset), bounded as other file
-// inputs are (bodyfile.Read, at its default limit).
-func FromProtoset(path string) (Source, error) {
-	b, err := bodyfile.Read(path, 0)
+// inputs are: bodyfile.Read up to limit bytes (≤ 0: its default).
+func FromProtoset(path string, limit int64) (Source, error) {
+	b, err := bodyfile.Read(path, limit)
 	if err != nil {
 		return nil, fmt.Errorf("--protoset %v", err) // bodyfile's errors begin with the path
 	}

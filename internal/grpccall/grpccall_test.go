@@ -172,7 +172,7 @@ func TestProtoErrorsAndProtoset(t *testing.T) {
 	b, _ := proto.Marshal(set)
 	ps := filepath.Join(dir, "shop.protoset")
 	os.WriteFile(ps, b, 0o644)
-	src, err := FromProtoset(ps) // timestamp.proto is not in the set: the built-in well-known types fill in
+	src, err := FromProtoset(ps, 0) // timestamp.proto is not in the set: the built-in well-known types fill in
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +180,11 @@ func TestProtoErrorsAndProtoset(t *testing.T) {
 		t.Error(err)
 	}
 	missing := filepath.Join(dir, "missing.protoset")
-	if _, err := FromProtoset(missing); err == nil || err.Error() != "--protoset "+missing+": no such file or directory" {
+	if _, err := FromProtoset(missing, 0); err == nil || err.Error() != "--protoset "+missing+": no such file or directory" {
 		t.Errorf("missing protoset: %v", err)
 	}
 	os.WriteFile(ps, []byte("not a protoset"), 0o644)
-	if _, err := FromProtoset(ps); err == nil || !strings.Contains(err.Error(), "FileDescriptorSet") {
+	if _, err := FromProtoset(ps, 0); err == nil || !strings.Contains(err.Error(), "FileDescriptorSet") {
 		t.Errorf("garbage protoset: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ func (l *loader) grpcSource(at *yaml.Node) (grpccall.Source, error) {
 	case protoset != "" && len(protos) > 0:
 		return nil, l.errAt(l.nodes["grpc"], "grpc: give proto or protoset, not both")
 	case protoset != "":
-		src, err = grpccall.FromProtoset(l.path(protoset))
+		src, err = grpccall.FromProtoset(l.path(protoset), l.o.FileLimit)
 	case len(protos) > 0:
 		src, err = grpccall.FromProto(protos, imports)
 	case l.o.GRPC != nil:
