@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -38,9 +39,9 @@ func NewTLSConfig(o TLSOptions) (*tls.Config, error) {
 	conf := &tls.Config{ServerName: o.ServerName, InsecureSkipVerify: o.Insecure, NextProtos: o.NextProtos,
 		ClientSessionCache: o.Sessions}
 	if o.CACert != "" {
-		pem, err := os.ReadFile(o.CACert)
+		pem, err := readPEM(o.CACert)
 		if err != nil {
-			return nil, fmt.Errorf("--cacert %s: %v", o.CACert, unwrapPath(err))
+			return nil, fmt.Errorf("--cacert %s: %v", o.CACert, err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
@@ -57,13 +58,13 @@ func NewTLSConfig(o TLSOptions) (*tls.Config, error) {
 		if key == "" {
 			key = o.Cert
 		}
-		certPEM, err := os.ReadFile(o.Cert)
+		certPEM, err := readPEM(o.Cert)
 		if err != nil {
-			return nil, fmt.Errorf("--cert %s: %v", o.Cert, unwrapPath(err))
+			return nil, fmt.Errorf("--cert %s: %v", o.Cert, err)
 		}
-		keyPEM, err := os.ReadFile(key)
+		keyPEM, err := readPEM(key)
 		if err != nil {
-			return nil, fmt.Errorf("--key %s: %v", key, unwrapPath(err))
+			return nil, fmt.Errorf("--key %s: %v", key, err)
 		}
 		pair, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
@@ -265,3 +266,24 @@ func (d *Dialer) Transport() string {
 
 // Options returns the options the dialer was made with.
 func (d *Dialer) Options() Options { return d.opt }
+
+// maxPEM bounds a certificate or key file: a CA bundle is a few hundred
+// KiB; a larger file (or /dev/zero) is not one, and is not read whole.
+const maxPEM = 16 << 20
+
+// readPEM reads a certificate or key file of at most maxPEM bytes.
+func readPEM(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPEM+1))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if len(b) > maxPEM {
+		return nil, fmt.Errorf("more than %d MiB: not a PEM certificate or key file", maxPEM>>20)
+	}
+	return b, nil
+}

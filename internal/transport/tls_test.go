@@ -136,6 +136,10 @@ func TestTLSConfigErrors(t *testing.T) {
 		{transport.TLSOptions{Cert: certFile}, "--key"},
 		{transport.TLSOptions{Key: keyFile}, "needs --cert"},
 		{transport.TLSOptions{CACert: junk}, "--cacert"},
+		// Never read whole: /dev/zero would fill memory.
+		{transport.TLSOptions{CACert: "/dev/zero"}, "--cacert /dev/zero: more than 16 MiB: not a PEM certificate or key file"},
+		{transport.TLSOptions{Cert: "/dev/zero"}, "--cert /dev/zero: more than 16 MiB"},
+		{transport.TLSOptions{Cert: certFile, Key: "/dev/zero"}, "--key /dev/zero: more than 16 MiB"},
 	} {
 		_, err := transport.NewTLSConfig(tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
