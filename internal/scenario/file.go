@@ -301,6 +301,7 @@ func (l *loader) finish() error {
 		c.Store(0) // the sample requests checked at load count from 1 too
 	}
 	s.mix = newMix(s.Steps, s.Flows)
+	s.anyGRPC = l.anyGRPC
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {

@@ -65,6 +65,7 @@ type Scenario struct {
 	think    thinkTime // the file's default pause after every request (closed model)
 	thinkErr error     // the error an open-model run of a file with think times gets
 	feedEnd  *feedEnd  // ends the run when unique feeds leave nothing to run
+	anyGRPC  bool      // a step of the load, setup or teardown is a gRPC call (HasGRPC)
 }
 
 // Settings are a scenario's run parameters; command-line flags override them.
