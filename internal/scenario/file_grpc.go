@@ -229,13 +229,7 @@ func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) er
 		return nil
 	}
 	st.body = t
-	v := newVU(&Scenario{maxSlots: len(st.refs), captures: l.s.captures, Pools: l.s.Pools}, 0)
-	for k := range v.ctx.Slots {
-		v.ctx.Slots[k] = "1"
-	}
-	for k := range v.ctx.Last {
-		v.ctx.Last[k] = []byte("1")
-	}
+	v := l.sampleVU(st, "1") // "1" fits string and number fields alike
 	if _, err := gs.encode(nil, t.AppendTo(nil, &v.ctx), 0); err != nil {
 		return l.errAt(n, "%s.grpc.data: %v (in a sample expansion of its templates)", st.Name, err)
 	}

@@ -1,12 +1,59 @@
 package scenario
 
 import (
+	"bytes"
+	"strings"
 	"testing"
+
+	"hail/internal/grpccall"
 )
 
 // grpcHead starts a file whose gRPC steps resolve their calls in hail
 // serve --grpc's schema.
 const grpcHead = "base: http://127.0.0.1:1\nrequests: 1\ngrpc: {proto: ../grpcserve/hail.proto}\n"
+
+// grpcMessage decodes the one message of a gRPC step's framed body as
+// protojson.
+func grpcMessage(t *testing.T, st *Step, body []byte) string {
+	t.Helper()
+	msgs, rest := grpccall.Messages(body)
+	if len(msgs) != 1 || len(rest) != 0 {
+		t.Fatalf("%s: body %q: want one framed message", st.Name, body)
+	}
+	var b bytes.Buffer
+	if err := grpccall.ToJSON(&b, st.grpc.method.Desc.Input(), msgs[0]); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(b.String(), " ", "")
+}
+
+// requestBody is what follows the head of an HTTP/1.1-encoded request.
+func requestBody(t *testing.T, req []byte) []byte {
+	t.Helper()
+	_, body, ok := bytes.Cut(req, []byte("\r\n\r\n"))
+	if !ok {
+		t.Fatalf("request %q has no end of head", req)
+	}
+	return body
+}
+
+// A feed's column in a gRPC step's data loads (its sample expansion reads
+// row 0) and is sent.
+func TestGRPCDataFeed(t *testing.T) {
+	s := mustParse(t, grpcHead+`feeds: {users: {file: testdata/users.csv}}
+steps:
+  - {name: a, grpc: {call: hail.v1.Items/Get, data: {id: '{{feed.users.name}}'}}}
+  - {name: b, grpc: {call: hail.v1.Items/Get, data: '{"id":"{{feed.users.id}}"}'}}
+`)
+	v := newVU(s, 0)
+	req, ok := v.build(0)
+	if !ok {
+		t.Fatal("a: not built")
+	}
+	if got := grpcMessage(t, s.Steps[0], requestBody(t, req)); !strings.HasPrefix(got, `{"id":"`) || got == `{"id":""}` {
+		t.Errorf("a: sent %s, want a user's name", got)
+	}
+}
 
 // A gRPC setup step makes the whole run speak HTTP/2, as a gRPC load
 // step does: the setup runs on the load's plan.
