@@ -221,7 +221,7 @@ func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) er
 		return l.errIn(n, err, st.Name+".grpc.data")
 	}
 	if t.Static() {
-		body, err := gs.encode(nil, []byte(src), 0)
+		body, err := gs.encode(nil, t.Literal(), 0) // variables expanded (empty: {})
 		if err != nil {
 			return l.errAt(n, "%s.grpc.data: %v", st.Name, err)
 		}

@@ -37,6 +37,29 @@ func requestBody(t *testing.T, req []byte) []byte {
 	return body
 }
 
+// Static data is expanded at load: variables, environment variables and
+// quoted literals are sent as their values, not as their template text;
+// strings stay strings (a proto string field takes no JSON number) and
+// YAML numbers stay numbers.
+func TestGRPCStaticDataExpands(t *testing.T) {
+	s := mustParse(t, grpcHead+`variables: {who: alice, n: '5'}
+steps:
+  - {name: a, grpc: {call: hail.v1.Items/Create, data: {name: '{{var.who}}', tenant: '{{var.n}}', cpus: 2}}}
+  - {name: b, grpc: {call: hail.v1.Items/Get, data: '{"id":"{{var.who}}-{{"x"}}"}'}}
+  - {name: c, grpc: {call: hail.v1.Items/Get, data: {}}}
+  - {name: d, grpc: {call: hail.v1.Items/Get}}
+`)
+	for i, want := range []string{`{"name":"alice","tenant":"5","cpus":2}`, `{"id":"alice-x"}`, `{}`, `{}`} {
+		st := s.Steps[i]
+		if st.body != nil {
+			t.Fatalf("%s: data compiled as a template, want it encoded at load", st.Name)
+		}
+		if got := grpcMessage(t, st, st.bodyLit); got != want {
+			t.Errorf("%s: sent %s, want %s", st.Name, got, want)
+		}
+	}
+}
+
 // A feed's column in a gRPC step's data loads (its sample expansion reads
 // row 0) and is sent.
 func TestGRPCDataFeed(t *testing.T) {
