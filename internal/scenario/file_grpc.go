@@ -5,7 +5,6 @@
 package scenario
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -206,19 +205,30 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) e
 	return nil
 }
 
-// grpcData compiles the data: static data is encoded (and checked) now;
-// templated data is checked on a sample expansion and encoded per call.
+// grpcData compiles the data: JSON text (a template), or YAML written as
+// a mapping or a list, whose strings are templates of their own with
+// their generated values JSON-escaped (bodyJSON, strings kept strings).
+// Static data is encoded (and checked) now; templated data is checked on
+// a sample expansion and encoded per call.
 func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) error {
-	src := "{}"
-	if n != nil {
-		var err error
-		if src, err = l.dataSource(n, st.Name+".grpc.data"); err != nil {
+	what := st.Name + ".grpc.data"
+	var t *Template
+	switch {
+	case n == nil:
+		t = literal("{}")
+	case n.Kind == yaml.ScalarNode:
+		src, err := l.str(n, what)
+		if err != nil {
 			return err
 		}
-	}
-	t, err := compileTemplate(src, env, escNone)
-	if err != nil {
-		return l.errIn(n, err, st.Name+".grpc.data")
+		if t, err = compileTemplate(src, env, escNone); err != nil {
+			return l.errIn(n, err, what)
+		}
+	default:
+		var err error
+		if t, err = l.bodyJSON(n, what, env, false); err != nil {
+			return err
+		}
 	}
 	if t.Static() {
 		body, err := gs.encode(nil, t.Literal(), 0) // variables expanded (empty: {})
@@ -234,45 +244,4 @@ func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) er
 		return l.errAt(n, "%s.grpc.data: %v (in a sample expansion of its templates)", st.Name, err)
 	}
 	return nil
-}
-
-// dataSource is data's JSON text: a string as it is, or YAML written as
-// a mapping or a list (converted to JSON; templates must then sit inside
-// strings).
-func (l *loader) dataSource(n *yaml.Node, what string) (string, error) {
-	if n.Kind == yaml.ScalarNode {
-		return l.str(n, what)
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return "", l.errAt(n, "%s: %v", what, err)
-	}
-	b, err := json.Marshal(jsonable(v))
-	if err != nil {
-		return "", l.errAt(n, "%s: expected JSON-like data: %v", what, err)
-	}
-	return string(b), nil
-}
-
-// jsonable turns YAML's decoded maps (map[string]any, or map[any]any for
-// odd keys) into what encoding/json takes.
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonable(e)
-		}
-		return x
-	case map[any]any:
-		m := map[string]any{}
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonable(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonable(e)
-		}
-	}
-	return v
 }

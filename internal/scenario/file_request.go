@@ -239,7 +239,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
 		}
 	}
 	if v := n.vals["body_json"]; v != nil {
-		t, err := l.bodyJSON(v, what+".body_json", env)
+		t, err := l.bodyJSON(v, what+".body_json", env, true)
 		if err != nil {
 			return err
 		}

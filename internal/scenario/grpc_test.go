@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,46 @@ steps:
 	}
 	if got := grpcMessage(t, s.Steps[0], requestBody(t, req)); !strings.HasPrefix(got, `{"id":"`) || got == `{"id":""}` {
 		t.Errorf("a: sent %s, want a user's name", got)
+	}
+}
+
+// Data written as YAML: each string is a template of its own (quotes
+// inside {{ }} work), generated values are JSON-escaped, and strings stay
+// strings.
+func TestGRPCDataMappingTemplates(t *testing.T) {
+	s := mustParse(t, grpcHead+`steps:
+  - name: make
+    grpc: {call: hail.v1.Items/Create, data: {name: '{{regex "[a-z]{4}"}}', tenant: '{{choice "a b" c}}', cpus: 3}}
+    capture: {vm: {json: id}}
+  - {name: get, grpc: {call: hail.v1.Items/Get, data: {id: '{{last vm}}'}}}
+  - {name: many, grpc: {call: hail.v1.Target/Collect, data: [{payload: '{{last vm}}'}, {payload: x}]}}
+`)
+	v := newVU(s, 0)
+	req, ok := v.build(0)
+	if !ok {
+		t.Fatal("make: not built")
+	}
+	got := grpcMessage(t, s.Steps[0], requestBody(t, req))
+	if !strings.HasPrefix(got, `{"name":"`) || !strings.Contains(got, `"cpus":3`) ||
+		!strings.Contains(got, `"tenant":"a b"`) && !strings.Contains(got, `"tenant":"c"`) {
+		t.Errorf("make: sent %s", got)
+	}
+	vm := slices.Index(s.captures, "vm")
+	v.lastSet[vm] = true
+	v.ctx.Last[vm] = []byte(`a"b\c`)
+	req, ok = v.build(1)
+	if !ok {
+		t.Fatal(`get: not built with a captured a"b\c`)
+	}
+	if got, want := grpcMessage(t, s.Steps[1], requestBody(t, req)), `{"id":"a\"b\\c"}`; got != want {
+		t.Errorf("get: sent %s, want %s", got, want)
+	}
+	req, ok = v.build(2)
+	if !ok {
+		t.Fatal("many: not built")
+	}
+	if msgs, _ := grpccall.Messages(requestBody(t, req)); len(msgs) != 2 {
+		t.Errorf("many: %d messages, want 2", len(msgs))
 	}
 }
 
