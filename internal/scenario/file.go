@@ -107,6 +107,10 @@ type loader struct {
 	phase      bool                    // compiling a setup or teardown step
 	anyGRPC    bool                    // a step is a gRPC call: the run speaks HTTP/2
 	thinkNode  *yaml.Node              // a think time of the load (file, flow or step), for the open-model check
+
+	headers     []headerNode // the file's headers (fileHeaders), once read
+	headersErr  error        // their problem, if any
+	headersRead bool
 }
 
 // Parse compiles a scenario from data; file names it in messages and
@@ -307,12 +311,10 @@ func (l *loader) finish() error {
 	if s.seed == 0 {
 		s.seed = randomSeed()
 	}
-	if n, ok := l.nodes["headers"]; ok {
-		hs, _ := l.headerNodes(n, "headers", true)
-		for _, h := range hs {
-			if !strings.Contains(h.v.Value, "{{") {
-				s.Headers = append(s.Headers, [2]string{h.name, h.v.Value})
-			}
+	hs, _ := l.fileHeaders()
+	for _, h := range hs {
+		if !strings.Contains(h.v.Value, "{{") {
+			s.Headers = append(s.Headers, [2]string{h.name, h.v.Value})
 		}
 	}
 	return nil

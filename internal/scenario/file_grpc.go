@@ -166,31 +166,14 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) e
 		hdr += "grpc-timeout: " + grpccall.Timeout(t) + "\r\n"
 	}
 	parts := []*Template{literal("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
-	var hs []headerNode
-	for _, src := range []struct {
-		n      *yaml.Node
-		what   string
-		global bool
-	}{{l.nodes["headers"], "headers", true}, {n.vals["headers"], st.Name + ".headers", false}, {md, st.Name + ".grpc.metadata", false}} {
-		if src.n == nil {
-			continue
-		}
-		own, err := l.headerNodes(src.n, src.what, src.global)
-		if err != nil {
-			return err
-		}
-		for _, h := range own {
-			lk := strings.ToLower(h.name)
-			if lk == "content-type" || lk == "te" || lk == "host" || strings.HasPrefix(lk, "grpc-") && lk != "grpc-trace-bin" {
-				return l.errAt(h.k, "%s: %s is gRPC's own: expected other metadata", src.what, h.name)
-			}
-			kept := hs[:0]
-			for _, x := range hs {
-				if !strings.EqualFold(x.name, h.name) {
-					kept = append(kept, x)
-				}
-			}
-			hs = append(kept, h)
+	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], st.Name + ".headers"}, headerSource{md, st.Name + ".grpc.metadata"})
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		lk := strings.ToLower(h.name)
+		if lk == "content-type" || lk == "te" || lk == "host" || strings.HasPrefix(lk, "grpc-") && lk != "grpc-trace-bin" {
+			return l.errAt(h.k, "%s: %s is gRPC's own: expected other metadata", h.what, h.name)
 		}
 	}
 	for _, h := range hs {
