@@ -216,7 +216,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	if p == nil {
 		return verdict
 	}
-	if st.grpc != nil && (len(st.captures) > 0 || st.readsBody()) {
+	if st.grpc != nil && (len(st.captures) > 0 || st.checksBody) {
 		body := p.Body
 		if !st.grpc.captureBody(p, &v.msgJSON) {
 			v.msgJSON.Reset()
@@ -232,7 +232,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 			return verdict
 		}
 	}
-	verdict.Expected = stats.StatusFailed(p.Status) && st.expectsStatus()
+	verdict.Expected = stats.StatusFailed(p.Status) && st.checksStatus
 	for _, c := range st.captures {
 		val, ok := c.extract(p, &v.scratch)
 		if !ok || len(val) == 0 {

@@ -22,7 +22,7 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 		return nil
 	}
 	what := st.Name + ".expect"
-	return l.fields(n, what, expectKeys, func(key string, k, v *yaml.Node) error {
+	err := l.fields(n, what, expectKeys, func(key string, k, v *yaml.Node) error {
 		switch key {
 		case "status":
 			c, err := l.expectStatus(v, what+".status")
@@ -72,6 +72,11 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 		}
 		return nil
 	})
+	for _, c := range st.checks {
+		st.checksStatus = st.checksStatus || c.kind == checkStatus
+		st.checksBody = st.checksBody || c.kind == checkBody || c.kind == checkJSON
+	}
+	return err
 }
 
 // expectStatus reads the statuses a step expects: 201, [201, 202], "2xx",

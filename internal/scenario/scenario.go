@@ -138,6 +138,11 @@ type Step struct {
 	yields   []atomic.Int64 // per reason
 	captured atomic.Int64
 	missed   atomic.Int64
+
+	// checksStatus: a check is on the status, so a response whose status
+	// (even ≥ 400) passed it was expected; checksBody: a check reads the
+	// body. Both are worked out once, at load.
+	checksStatus, checksBody bool
 }
 
 // Flow is a sequence of steps one virtual user walks in order (login →
