@@ -40,6 +40,9 @@ type vu struct {
 	flowThink thinkTime
 	// failedCheck is the check the last response Done judged failed.
 	failedCheck *check
+	// yielded is the reason (an index of the step's reasons) of the
+	// last build that yielded.
+	yielded int
 }
 
 func newVU(s *Scenario, worker int) *vu {
@@ -126,8 +129,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 	}
 	for k, id := range st.lasts {
 		if !v.lastSet[id] {
-			st.yields[len(st.refs)+k].Add(1)
-			return nil, false
+			return v.yield(st, len(st.refs)+k)
 		}
 	}
 	for k, ref := range st.refs {
@@ -141,8 +143,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 		}
 		if !ok {
 			v.giveBack(st, k)
-			st.yields[k].Add(1)
-			return nil, false
+			return v.yield(st, k)
 		}
 		v.ctx.Slots[k] = val
 	}
@@ -153,8 +154,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 		row, ok := v.s.Feeds[f].row(v.rng)
 		if !ok {
 			v.giveBack(st, len(st.refs))
-			st.yields[len(st.refs)+len(st.lasts)+k].Add(1)
-			return nil, false
+			return v.yield(st, len(st.refs)+len(st.lasts)+k)
 		}
 		v.ctx.Rows[f] = row
 	}
@@ -168,8 +168,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 			msg, err := st.grpc.encode(v.msg[:0], body, v.ctx.Hit)
 			if err != nil {
 				v.giveBack(st, len(st.refs))
-				st.yields[len(st.yields)-1].Add(1)
-				return nil, false
+				return v.yield(st, len(st.yields)-1)
 			}
 			v.msg, body = msg, msg
 		}
@@ -195,6 +194,14 @@ func (v *vu) build(i int) ([]byte, bool) {
 	return b, true
 }
 
+// yield counts a build of st that cannot go on for its reason k, and
+// notes k as the reason of the last yield.
+func (v *vu) yield(st *Step, k int) ([]byte, bool) {
+	st.yields[k].Add(1)
+	v.yielded = k
+	return nil, false
+}
+
 // giveBack returns to their pools the values the first k refs of st took
 // for a request that will not be sent.
 func (v *vu) giveBack(st *Step, k int) {
@@ -216,7 +223,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	if p == nil {
 		return verdict
 	}
-	if st.grpc != nil && (len(st.captures) > 0 || st.readsBody()) {
+	if st.grpc != nil && (len(st.captures) > 0 || st.checksBody) {
 		body := p.Body
 		if !st.grpc.captureBody(p, &v.msgJSON) {
 			v.msgJSON.Reset()
@@ -232,7 +239,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 			return verdict
 		}
 	}
-	verdict.Expected = stats.StatusFailed(p.Status) && st.expectsStatus()
+	verdict.Expected = stats.StatusFailed(p.Status) && st.checksStatus
 	for _, c := range st.captures {
 		val, ok := c.extract(p, &v.scratch)
 		if !ok || len(val) == 0 {

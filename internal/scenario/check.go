@@ -108,24 +108,3 @@ func statusDesc(codes [][2]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// expects reports whether the step's status check accepts a status ≥ 400:
-// such responses are then not failures.
-func (st *Step) expectsStatus() bool {
-	for _, c := range st.checks {
-		if c.kind == checkStatus {
-			return true
-		}
-	}
-	return false
-}
-
-// readsBody reports whether a check of st reads the response body.
-func (st *Step) readsBody() bool {
-	for _, c := range st.checks {
-		if c.kind == checkBody || c.kind == checkJSON {
-			return true
-		}
-	}
-	return false
-}

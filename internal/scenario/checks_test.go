@@ -50,8 +50,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, _ := servetest.Start(t)
-			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			res, _, _ := runOn(t, eng, src)
 			for _, c := range []struct {
 				step, kind, check string
 			}{
@@ -135,10 +134,7 @@ func TestThinkOpenModel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:4:8: think:") || !strings.Contains(err.Error(), "closed model") {
 		t.Errorf("rate + think: %v", err)
 	}
-	s, err := Parse("t.yaml", []byte("base: http://127.0.0.1:1\nduration: 1s\nsteps: [{name: a, path: /, think: 10ms..20ms}]\n"), LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustParse(t, "base: http://127.0.0.1:1\nduration: 1s\nsteps: [{name: a, path: /, think: 10ms..20ms}]\n")
 	s.Settings.Rate = 100 // -q
 	if _, err := s.Plan(s.Settings.Schedule()); err == nil || !strings.Contains(err.Error(), "t.yaml:3:") {
 		t.Errorf("-q with a step's think: %v", err)
@@ -161,10 +157,7 @@ steps:
     think: 1ms..2ms
     expect: {status: [200, 201], body_contains: id, json: {id: x1, n: 3}, header: {X-Id: x1}}
 `
-	s, err := Parse("t.yaml", []byte(src), LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustParse(t, src)
 	v := newVU(s, 0)
 	p := &http1.Parser{Status: 201, Body: []byte(`{"id":"x1","n":3.0}`), WantHeaders: []string{"x-id"}, HeaderValues: [][]byte{[]byte("x1")}}
 	allocs := testing.AllocsPerRun(1000, func() {

@@ -107,6 +107,10 @@ type loader struct {
 	phase      bool                    // compiling a setup or teardown step
 	anyGRPC    bool                    // a step is a gRPC call: the run speaks HTTP/2
 	thinkNode  *yaml.Node              // a think time of the load (file, flow or step), for the open-model check
+
+	headers     []headerNode // the file's headers (fileHeaders), once read
+	headersErr  error        // their problem, if any
+	headersRead bool
 }
 
 // Parse compiles a scenario from data; file names it in messages and
@@ -301,17 +305,16 @@ func (l *loader) finish() error {
 		c.Store(0) // the sample requests checked at load count from 1 too
 	}
 	s.mix = newMix(s.Steps, s.Flows)
+	s.anyGRPC = l.anyGRPC
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
 		s.seed = randomSeed()
 	}
-	if n, ok := l.nodes["headers"]; ok {
-		hs, _ := l.headerNodes(n, "headers", true)
-		for _, h := range hs {
-			if !strings.Contains(h.v.Value, "{{") {
-				s.Headers = append(s.Headers, [2]string{h.name, h.v.Value})
-			}
+	hs, _ := l.fileHeaders()
+	for _, h := range hs {
+		if !strings.Contains(h.v.Value, "{{") {
+			s.Headers = append(s.Headers, [2]string{h.name, h.v.Value})
 		}
 	}
 	return nil

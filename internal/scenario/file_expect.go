@@ -22,7 +22,7 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 		return nil
 	}
 	what := st.Name + ".expect"
-	return l.fields(n, what, expectKeys, func(key string, k, v *yaml.Node) error {
+	err := l.fields(n, what, expectKeys, func(key string, k, v *yaml.Node) error {
 		switch key {
 		case "status":
 			c, err := l.expectStatus(v, what+".status")
@@ -36,7 +36,7 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 				items, _ = l.list(v, what+".body_contains")
 			}
 			for _, it := range items {
-				s, err := l.fixedText(it, what+".body_contains")
+				s, err := l.fixedString(it, what+".body_contains")
 				if err != nil {
 					return err
 				}
@@ -61,7 +61,7 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 				if l.anyGRPC {
 					return l.errAt(k, "%s.header: header checks need HTTP/1.1, but this file's gRPC steps make the whole run speak HTTP/2, whose engine keeps no response headers: check the body or the status instead", what)
 				}
-				val, err := l.fixedText(v, what+".header."+name)
+				val, err := l.fixedString(v, what+".header."+name)
 				if err != nil {
 					return err
 				}
@@ -72,6 +72,11 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 		}
 		return nil
 	})
+	for _, c := range st.checks {
+		st.checksStatus = st.checksStatus || c.kind == checkStatus
+		st.checksBody = st.checksBody || c.kind == checkBody || c.kind == checkJSON
+	}
+	return err
 }
 
 // expectStatus reads the statuses a step expects: 201, [201, 202], "2xx",
@@ -136,7 +141,7 @@ func (l *loader) expectJSON(path string, k, v *yaml.Node, what string) (*check, 
 		}
 		c.want = jsonWant{kind: 'n', num: f, text: []byte(v.Value)}
 	default:
-		s, err := l.fixedText(v, what+"."+path)
+		s, err := l.fixedString(v, what+"."+path)
 		if err != nil {
 			return nil, err
 		}
@@ -148,21 +153,14 @@ func (l *loader) expectJSON(path string, k, v *yaml.Node, what string) (*check, 
 	return c, nil
 }
 
-// fixedText reads a string that may use variables and environment
+// fixedString reads a string that may use variables and environment
 // variables but nothing that varies per request.
-func (l *loader) fixedText(n *yaml.Node, what string) (string, error) {
+func (l *loader) fixedString(n *yaml.Node, what string) (string, error) {
 	s, err := l.str(n, what)
 	if err != nil {
 		return "", err
 	}
-	env := *l.env
-	env.refs, env.lasts, env.where = nil, nil, what
-	t, err := compileTemplate(s, &env, escNone)
-	if err != nil {
-		return "", l.errIn(n, err, what)
-	}
-	if !t.Static() {
-		return "", l.errAt(n, "%s: expected a fixed value ({{var.NAME}} and {{env.NAME}} allowed), found %q, which varies per request", what, s)
-	}
-	return string(t.Literal()), nil
+	return l.fixedText(n, s, what, func(string, int) error {
+		return l.errAt(n, "%s: expected a fixed value ({{var.NAME}} and {{env.NAME}} allowed), found %q, which varies per request", what, s)
+	})
 }

@@ -5,7 +5,6 @@
 package scenario
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -167,31 +166,14 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) e
 		hdr += "grpc-timeout: " + grpccall.Timeout(t) + "\r\n"
 	}
 	parts := []*Template{literal("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
-	var hs []headerNode
-	for _, src := range []struct {
-		n      *yaml.Node
-		what   string
-		global bool
-	}{{l.nodes["headers"], "headers", true}, {n.vals["headers"], st.Name + ".headers", false}, {md, st.Name + ".grpc.metadata", false}} {
-		if src.n == nil {
-			continue
-		}
-		own, err := l.headerNodes(src.n, src.what, src.global)
-		if err != nil {
-			return err
-		}
-		for _, h := range own {
-			lk := strings.ToLower(h.name)
-			if lk == "content-type" || lk == "te" || lk == "host" || strings.HasPrefix(lk, "grpc-") && lk != "grpc-trace-bin" {
-				return l.errAt(h.k, "%s: %s is gRPC's own: expected other metadata", src.what, h.name)
-			}
-			kept := hs[:0]
-			for _, x := range hs {
-				if !strings.EqualFold(x.name, h.name) {
-					kept = append(kept, x)
-				}
-			}
-			hs = append(kept, h)
+	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], st.Name + ".headers"}, headerSource{md, st.Name + ".grpc.metadata"})
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		lk := strings.ToLower(h.name)
+		if lk == "content-type" || lk == "te" || lk == "host" || strings.HasPrefix(lk, "grpc-") && lk != "grpc-trace-bin" {
+			return l.errAt(h.k, "%s: %s is gRPC's own: expected other metadata", h.what, h.name)
 		}
 	}
 	for _, h := range hs {
@@ -206,22 +188,33 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) e
 	return nil
 }
 
-// grpcData compiles the data: static data is encoded (and checked) now;
-// templated data is checked on a sample expansion and encoded per call.
+// grpcData compiles the data: JSON text (a template), or YAML written as
+// a mapping or a list, whose strings are templates of their own with
+// their generated values JSON-escaped (bodyJSON, strings kept strings).
+// Static data is encoded (and checked) now; templated data is checked on
+// a sample expansion and encoded per call.
 func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) error {
-	src := "{}"
-	if n != nil {
+	what := st.Name + ".grpc.data"
+	var t *Template
+	switch {
+	case n == nil:
+		t = literal("{}")
+	case n.Kind == yaml.ScalarNode:
+		src, err := l.str(n, what)
+		if err != nil {
+			return err
+		}
+		if t, err = compileTemplate(src, env, escNone); err != nil {
+			return l.errIn(n, err, what)
+		}
+	default:
 		var err error
-		if src, err = l.dataSource(n, st.Name+".grpc.data"); err != nil {
+		if t, err = l.bodyJSON(n, what, env, false); err != nil {
 			return err
 		}
 	}
-	t, err := compileTemplate(src, env, escNone)
-	if err != nil {
-		return l.errIn(n, err, st.Name+".grpc.data")
-	}
 	if t.Static() {
-		body, err := gs.encode(nil, []byte(src), 0)
+		body, err := gs.encode(nil, t.Literal(), 0) // variables expanded (empty: {})
 		if err != nil {
 			return l.errAt(n, "%s.grpc.data: %v", st.Name, err)
 		}
@@ -229,56 +222,9 @@ func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) er
 		return nil
 	}
 	st.body = t
-	v := newVU(&Scenario{maxSlots: len(st.refs), captures: l.s.captures, Pools: l.s.Pools}, 0)
-	for k := range v.ctx.Slots {
-		v.ctx.Slots[k] = "1"
-	}
-	for k := range v.ctx.Last {
-		v.ctx.Last[k] = []byte("1")
-	}
+	v := l.sampleVU(st, "1") // "1" fits string and number fields alike
 	if _, err := gs.encode(nil, t.AppendTo(nil, &v.ctx), 0); err != nil {
 		return l.errAt(n, "%s.grpc.data: %v (in a sample expansion of its templates)", st.Name, err)
 	}
 	return nil
-}
-
-// dataSource is data's JSON text: a string as it is, or YAML written as
-// a mapping or a list (converted to JSON; templates must then sit inside
-// strings).
-func (l *loader) dataSource(n *yaml.Node, what string) (string, error) {
-	if n.Kind == yaml.ScalarNode {
-		return l.str(n, what)
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return "", l.errAt(n, "%s: %v", what, err)
-	}
-	b, err := json.Marshal(jsonable(v))
-	if err != nil {
-		return "", l.errAt(n, "%s: expected JSON-like data: %v", what, err)
-	}
-	return string(b), nil
-}
-
-// jsonable turns YAML's decoded maps (map[string]any, or map[any]any for
-// odd keys) into what encoding/json takes.
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonable(e)
-		}
-		return x
-	case map[any]any:
-		m := map[string]any{}
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonable(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonable(e)
-		}
-	}
-	return v
 }

@@ -12,8 +12,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// bodyJSON compiles a body_json value into a template of JSON text.
-func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv) (*Template, error) {
+// bodyJSON compiles a body_json value (or a gRPC step's data written as
+// YAML) into a template of JSON text. With guess, a string that is one
+// template alone becomes a JSON number when what it yields is a number
+// (body_json); without, strings stay strings (gRPC data: a proto string
+// field takes no JSON number, and an integer field takes a string).
+func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv, guess bool) (*Template, error) {
 	var parts []*Template
 	add := func(s string) { parts = append(parts, literal(s)) }
 	var walk func(n *yaml.Node, what string) error
@@ -46,7 +50,7 @@ func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv) (*Template, e
 			}
 			add("]")
 		case yaml.ScalarNode:
-			t, err := l.jsonScalar(n, what, env)
+			t, err := l.jsonScalar(n, what, env, guess)
 			if err != nil {
 				return err
 			}
@@ -62,9 +66,10 @@ func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv) (*Template, e
 	return concat(parts...), nil
 }
 
-// jsonScalar compiles one scalar of a body_json value.
-func (l *loader) jsonScalar(n *yaml.Node, what string, env *tmplEnv) (*Template, error) {
-	tagged := n.Style&yaml.TaggedStyle != 0
+// jsonScalar compiles one scalar of a body_json value; guess is
+// bodyJSON's. Without guess, a timestamp (2024-05-01) is a string too.
+func (l *loader) jsonScalar(n *yaml.Node, what string, env *tmplEnv, guess bool) (*Template, error) {
+	tagged := n.Style&yaml.TaggedStyle != 0 || !guess && n.Tag == "!!timestamp"
 	switch {
 	case n.Tag == "!!null":
 		return literal("null"), nil
@@ -88,7 +93,7 @@ func (l *loader) jsonScalar(n *yaml.Node, what string, env *tmplEnv) (*Template,
 	if err != nil {
 		return nil, l.errIn(n, err, what)
 	}
-	if !tagged && isOneExpr(src) {
+	if guess && !tagged && isOneExpr(src) {
 		if t.Static() {
 			if lit := t.Literal(); isJSONNumber(lit) {
 				return literal(string(lit)), nil

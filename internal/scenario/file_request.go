@@ -30,12 +30,18 @@ func isToken(s string) bool {
 	return true
 }
 
+// headerNode is one header of a headers mapping (or a gRPC step's
+// metadata): its name, key and value nodes, the mapping's name in
+// messages, and whether it is the file's.
 type headerNode struct {
 	name   string
 	k, v   *yaml.Node
+	what   string // "headers", "create.headers", "create.grpc.metadata"
 	global bool
 }
 
+// headerNodes reads a headers mapping (what names it in messages; global:
+// the file's).
 func (l *loader) headerNodes(n *yaml.Node, what string, global bool) ([]headerNode, error) {
 	var out []headerNode
 	err := l.fields(n, what, nil, func(key string, k, v *yaml.Node) error {
@@ -55,10 +61,58 @@ func (l *loader) headerNodes(n *yaml.Node, what string, global bool) ([]headerNo
 		if strings.ContainsAny(v.Value, "\r\n") {
 			return l.errAt(v, "%s.%s: expected a single-line value, found a line break", what, key)
 		}
-		out = append(out, headerNode{key, k, v, global})
+		out = append(out, headerNode{key, k, v, what, global})
 		return nil
 	})
 	return out, err
+}
+
+// headerSource is a headers mapping of a step (nil: none) and its name in
+// messages.
+type headerSource struct {
+	n    *yaml.Node
+	what string
+}
+
+// mergeHeaders reads the file's headers, then each of srcs in turn: a
+// header replaces an earlier one of the same name (in any case), in the
+// later one's place.
+func (l *loader) mergeHeaders(srcs ...headerSource) ([]headerNode, error) {
+	var hs []headerNode
+	add := func(own []headerNode) {
+		for _, h := range own {
+			hs = slices.DeleteFunc(hs, func(x headerNode) bool { return strings.EqualFold(x.name, h.name) })
+			hs = append(hs, h)
+		}
+	}
+	global, err := l.fileHeaders()
+	if err != nil {
+		return nil, err
+	}
+	add(global)
+	for _, src := range srcs {
+		if src.n == nil {
+			continue
+		}
+		own, err := l.headerNodes(src.n, src.what, false)
+		if err != nil {
+			return nil, err
+		}
+		add(own)
+	}
+	return hs, nil
+}
+
+// fileHeaders are the file's top-level headers, read once: the first step
+// that merges them reports their problems.
+func (l *loader) fileHeaders() ([]headerNode, error) {
+	if !l.headersRead {
+		l.headersRead = true
+		if n, ok := l.nodes["headers"]; ok {
+			l.headers, l.headersErr = l.headerNodes(n, "headers", true)
+		}
+	}
+	return l.headers, l.headersErr
 }
 
 // splitURL splits an absolute URL into its origin and its request target.
@@ -171,28 +225,9 @@ func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *tmplEnv) (*Template, st
 // file's of the same name), then User-Agent unless given.
 func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host string, env *tmplEnv) error {
 	what := st.Name
-	var hs []headerNode
-	if g, ok := l.nodes["headers"]; ok {
-		global, err := l.headerNodes(g, "headers", true)
-		if err != nil {
-			return err
-		}
-		hs = global
-	}
-	if v, ok := n.vals["headers"]; ok {
-		own, err := l.headerNodes(v, what+".headers", false)
-		if err != nil {
-			return err
-		}
-		for _, h := range own {
-			kept := hs[:0]
-			for _, g := range hs {
-				if !strings.EqualFold(g.name, h.name) {
-					kept = append(kept, g)
-				}
-			}
-			hs = append(kept, h)
-		}
+	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], what + ".headers"})
+	if err != nil {
+		return err
 	}
 	parts := []*Template{literal(st.Method + " "), target, literal(" HTTP/1.1\r\n")}
 	hasHost, hasUA := false, false
@@ -239,7 +274,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
 		}
 	}
 	if v := n.vals["body_json"]; v != nil {
-		t, err := l.bodyJSON(v, what+".body_json", env)
+		t, err := l.bodyJSON(v, what+".body_json", env, true)
 		if err != nil {
 			return err
 		}

@@ -279,15 +279,7 @@ func (l *loader) stepWaits(st *Step) {
 // Captured values stand in as "/x": a path may start with one (a captured
 // Location header, say).
 func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
-	s := l.s
-	v := newVU(&Scenario{maxSlots: len(st.refs), captures: s.captures, Pools: s.Pools, Feeds: s.Feeds}, 0)
-	clear(v.ctx.Rows) // row 0 of every feed
-	for k := range v.ctx.Slots {
-		v.ctx.Slots[k] = "/x"
-	}
-	for k := range v.ctx.Last {
-		v.ctx.Last[k] = []byte("/x")
-	}
+	v := l.sampleVU(st, "/x")
 	sample := st.head.AppendTo(nil, &v.ctx)
 	if err := checkSample(st, sample, host); err != nil {
 		return l.errAt(it, "%s: %v", st.Name, err)
@@ -302,6 +294,22 @@ func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
 		}
 	}
 	return nil
+}
+
+// sampleVU is a virtual user that expands a sample of st's request at
+// load: every pool value and captured value reads as slot, and every feed
+// gives its first row.
+func (l *loader) sampleVU(st *Step, slot string) *vu {
+	s := l.s
+	v := newVU(&Scenario{maxSlots: len(st.refs), captures: s.captures, Pools: s.Pools, Feeds: s.Feeds}, 0)
+	clear(v.ctx.Rows) // row 0 of every feed
+	for k := range v.ctx.Slots {
+		v.ctx.Slots[k] = slot
+	}
+	for k := range v.ctx.Last {
+		v.ctx.Last[k] = []byte(slot)
+	}
+	return v
 }
 
 // encodeTail finishes a request after its head: Content-Length (when there

@@ -43,6 +43,16 @@ thresholds:
   - {expr: error_rate < 0.1%, step: destroy, abort_on_fail: true}
 `
 
+// mustParse compiles src as t.yaml, failing the test on an error.
+func mustParse(t *testing.T, src string) *Scenario {
+	t.Helper()
+	s, err := Parse("t.yaml", []byte(src), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func parse(t *testing.T, src string) (*Scenario, error) {
 	t.Helper()
 	return Parse("t.yaml", []byte(src), LoadOptions{Env: func(string) (string, bool) { return "", false }})

@@ -5,6 +5,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -67,18 +68,36 @@ func (l *loader) duration(n *yaml.Node, what string) (time.Duration, error) {
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return 0, l.errAt(n, "%s: expected a duration such as 30s, 2m or 250ms, found %s", what, describe(n))
 	}
-	if f, err := strconv.ParseFloat(n.Value, 64); err == nil && n.Tag != "!!str" {
+	d, err := durationText(n.Value, n.Tag != "!!str")
+	if err == errNotDuration {
+		return 0, l.errAt(n, "%s: expected a duration such as 30s, 2m or 250ms, found %s", what, describe(n))
+	}
+	if err != nil {
+		return 0, l.errAt(n, "%s: %v", what, err)
+	}
+	return d, nil
+}
+
+// errNotDuration is durationText's error for text that is no duration.
+var errNotDuration = errors.New("not a duration")
+
+// durationText parses a duration's text: a number of seconds (when
+// seconds is set: the value was not a quoted string) or Go's form (250ms,
+// 1m30s). Text that is no duration is errNotDuration; a duration below 0
+// (or a number of seconds above 1e9) is an error saying what was expected.
+func durationText(s string, seconds bool) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && seconds {
 		if f < 0 || f > 1e9 || math.IsNaN(f) {
-			return 0, l.errAt(n, "%s: expected a duration ≥ 0 such as 30s, found %s", what, n.Value)
+			return 0, fmt.Errorf("expected a duration ≥ 0 such as 30s, found %s", s)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
-	d, err := time.ParseDuration(strings.TrimSpace(n.Value))
+	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		return 0, l.errAt(n, "%s: expected a duration such as 30s, 2m or 250ms, found %s", what, describe(n))
+		return 0, errNotDuration
 	}
 	if d < 0 {
-		return 0, l.errAt(n, "%s: expected a duration ≥ 0, found %s", what, n.Value)
+		return 0, fmt.Errorf("expected a duration ≥ 0, found %s", s)
 	}
 	return d, nil
 }
@@ -228,19 +247,18 @@ func (l *loader) thinkTime(n *yaml.Node, what string) (thinkTime, error) {
 	}
 	lo, hi, isRange := strings.Cut(n.Value, "..")
 	if !isRange {
-		d, err := l.duration(n, what)
-		if err != nil && !strings.Contains(err.Error(), "≥ 0") {
+		d, err := durationText(n.Value, n.Tag != "!!str")
+		if err == errNotDuration {
 			return bad()
 		}
-		return thinkTime{lo: d, hi: d, set: true}, err
+		if err != nil {
+			return thinkTime{}, l.errAt(n, "%s: %v", what, err)
+		}
+		return thinkTime{lo: d, hi: d, set: true}, nil
 	}
 	parse := func(s string) (time.Duration, bool) {
-		s = strings.TrimSpace(s)
-		if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f <= 1e9 {
-			return time.Duration(f * float64(time.Second)), true
-		}
-		d, err := time.ParseDuration(s)
-		return d, err == nil && d >= 0
+		d, err := durationText(strings.TrimSpace(s), true)
+		return d, err == nil
 	}
 	a, ok1 := parse(lo)
 	b, ok2 := parse(hi)

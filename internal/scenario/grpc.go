@@ -74,16 +74,10 @@ func (g *grpcStep) captureBody(p *http1.Parser, buf *bytes.Buffer) bool {
 // its message.
 const grpcYield = "data did not fit the call's message after expansion"
 
-// HasGRPC reports whether any step is a gRPC call (the run then speaks
-// HTTP/2).
-func (s *Scenario) HasGRPC() bool {
-	for _, st := range s.Steps {
-		if st.grpc != nil {
-			return true
-		}
-	}
-	return false
-}
+// HasGRPC reports whether any step (of the load, setup or teardown) is a
+// gRPC call: the whole run then speaks HTTP/2, the setup and teardown
+// included, as they run on the load's plan.
+func (s *Scenario) HasGRPC() bool { return s.anyGRPC }
 
 // statusValue is a capture's value of a status: the HTTP code, or the
 // gRPC status name.

@@ -128,7 +128,6 @@ func (pv *phaseVU) Next(hit uint64) ([]byte, int, bool, bool) {
 			pv.i, pv.n = pv.i+1, 0
 			continue
 		}
-		before := yieldCounts(st)
 		pv.v.newRows()
 		req, ok := pv.v.build(pv.i)
 		if !ok {
@@ -136,7 +135,7 @@ func (pv *phaseVU) Next(hit uint64) ([]byte, int, bool, bool) {
 				pv.i, pv.n = pv.i+1, 0
 				continue
 			}
-			pv.fail(pv.i, "it could not be built: "+yieldReason(st, before))
+			pv.fail(pv.i, "it could not be built: "+st.reasons[pv.v.yielded])
 			break
 		}
 		pv.n++
@@ -167,23 +166,4 @@ func (pv *phaseVU) fail(step int, why string) {
 	if pv.failed == "" {
 		pv.failed, pv.failStep = why, step
 	}
-}
-
-// yieldCounts snapshots a step's yield counters.
-func yieldCounts(st *Step) []int64 {
-	out := make([]int64, len(st.yields))
-	for i := range st.yields {
-		out[i] = st.yields[i].Load()
-	}
-	return out
-}
-
-// yieldReason says which of st's yield counters moved since before.
-func yieldReason(st *Step, before []int64) string {
-	for i := range st.yields {
-		if st.yields[i].Load() != before[i] {
-			return st.reasons[i]
-		}
-	}
-	return "a value it needs is missing"
 }

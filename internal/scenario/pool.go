@@ -81,15 +81,27 @@ func (p *Pool) Put(v string, hint int) {
 			p.count.Add(1)
 			return
 		}
+		if k == 0 && p.count.Load() >= int64(p.max) {
+			s.overwrite(v) // the pool is full: no need to lock the shard again
+			s.mu.Unlock()
+			p.dropped.Add(1)
+			return
+		}
 		s.mu.Unlock()
 	}
-	// Full: the value at head is (about) the oldest; overwrite it.
+	// Every shard was full, or the pool filled up meanwhile.
 	s := &p.shards[first]
 	s.mu.Lock()
-	s.buf[s.head] = v
-	s.head = (s.head + 1) % len(s.buf)
+	s.overwrite(v)
 	s.mu.Unlock()
 	p.dropped.Add(1)
+}
+
+// overwrite replaces the value at head, (about) the oldest, with v, in a
+// full shard; the caller holds s.mu.
+func (s *poolShard) overwrite(v string) {
+	s.buf[s.head] = v
+	s.head = (s.head + 1) % len(s.buf)
 }
 
 func (s *poolShard) grow() {

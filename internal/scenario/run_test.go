@@ -11,6 +11,7 @@ import (
 	"hail/internal/engine/uringengine"
 	"hail/internal/report"
 	"hail/internal/run"
+	"hail/internal/serve"
 	"hail/internal/serve/servetest"
 	"hail/internal/stats"
 )
@@ -47,6 +48,15 @@ func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe fun
 	s.Annotate(res)
 	s.Evaluate(res)
 	return res, s
+}
+
+// runOn runs src on engine eng against a fresh hail serve target, and
+// returns the result, the scenario and the target.
+func runOn(t *testing.T, eng, src string) (*report.Result, *Scenario, *serve.Server) {
+	t.Helper()
+	base, srv := servetest.Start(t)
+	res, s := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+	return res, s, srv
 }
 
 func step(t *testing.T, res *report.Result, name string) *report.Step {
@@ -89,8 +99,7 @@ thresholds:
 func TestCapturedIDsFlow(t *testing.T) {
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := servetest.Start(t)
-			res, _ := runFile(t, vmMix, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			res, _, srv := runOn(t, eng, vmMix)
 			it := srv.Stats().Items
 			create, query, destroy := step(t, res, "create"), step(t, res, "query"), step(t, res, "destroy")
 			t.Logf("%s: create %d query %d destroy %d; server %+v; yields query %d destroy %d", eng,
@@ -180,8 +189,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := servetest.Start(t)
-			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			res, _, srv := runOn(t, eng, src)
 			if n := srv.Stats().Requests; n != 20000 {
 				t.Errorf("server counted %d requests, want 20000", n)
 			}
@@ -359,8 +367,7 @@ flows:
 }
 
 func flowWithLast(t *testing.T, src, eng string) {
-	base, srv := servetest.Start(t)
-	res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+	res, _, srv := runOn(t, eng, src)
 	it := srv.Stats().Items
 	c, g, d, h := step(t, res, "create"), step(t, res, "get"), step(t, res, "delete"), step(t, res, "home")
 	t.Logf("home %d create %d get %d delete %d; server %+v", h.Counts.Requests, c.Counts.Requests, g.Counts.Requests, d.Counts.Requests, it)
@@ -388,8 +395,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			base, srv := servetest.Start(t)
-			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			res, _, srv := runOn(t, eng, src)
 			it := srv.Stats().Items
 			g := step(t, res, "get")
 			if it.UnknownIDRequests != 0 || it.GetMisses != 0 || it.GetHits == 0 || g.Counts.Requests != int64(it.GetHits) {

@@ -65,6 +65,7 @@ type Scenario struct {
 	think    thinkTime // the file's default pause after every request (closed model)
 	thinkErr error     // the error an open-model run of a file with think times gets
 	feedEnd  *feedEnd  // ends the run when unique feeds leave nothing to run
+	anyGRPC  bool      // a step of the load, setup or teardown is a gRPC call (HasGRPC)
 }
 
 // Settings are a scenario's run parameters; command-line flags override them.
@@ -137,6 +138,11 @@ type Step struct {
 	yields   []atomic.Int64 // per reason
 	captured atomic.Int64
 	missed   atomic.Int64
+
+	// checksStatus: a check is on the status, so a response whose status
+	// (even ≥ 400) passed it was expected; checksBody: a check reads the
+	// body. Both are worked out once, at load.
+	checksStatus, checksBody bool
 }
 
 // Flow is a sequence of steps one virtual user walks in order (login →

@@ -133,17 +133,29 @@ func (l *loader) resolveVars() error {
 // fixedValue expands src, the value of node n, which may use only what is
 // fixed at load time.
 func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
+	return l.fixedText(n, src, what, func(expr string, off int) error {
+		return l.errIn(n, &tmplError{off, fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
+			strings.TrimSpace(expr))}, what)
+	})
+}
+
+// fixedText expands src, the text of node n, which may use variables,
+// environment variables and literals but nothing that varies per request;
+// varies is the error for the first expression (its text, at offset off
+// of src) that does.
+func (l *loader) fixedText(n *yaml.Node, src, what string, varies func(expr string, off int) error) (string, error) {
+	env := *l.env
+	env.refs, env.lasts, env.where = nil, nil, what
 	for _, e := range exprs(src) {
-		seg, err := compileExpr(e.expr, e.off, l.env)
+		seg, err := compileExpr(e.expr, e.off, &env)
 		if err != nil {
 			return "", l.errIn(n, err, what)
 		}
 		if seg.kind != segLit {
-			return "", l.errIn(n, &tmplError{e.off, fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
-				strings.TrimSpace(e.expr))}, what)
+			return "", varies(e.expr, e.off)
 		}
 	}
-	t, err := compileTemplate(src, l.env, escNone)
+	t, err := compileTemplate(src, &env, escNone)
 	if err != nil {
 		return "", l.errIn(n, err, what)
 	}
