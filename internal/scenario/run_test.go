@@ -113,7 +113,10 @@ func TestCapturedIDsFlow(t *testing.T) {
 			if uint64(create.StatusCodeDistribution["201"]) != it.Created || uint64(destroy.StatusCodeDistribution["204"]) != it.Deleted {
 				t.Errorf("created %d (step saw %d), deleted %d (step saw %d)", it.Created, create.StatusCodeDistribution["201"], it.Deleted, destroy.StatusCodeDistribution["204"])
 			}
-			if uint64(query.Counts.Requests) != it.GetHits+it.GetMisses || it.GetMisses > 10 {
+			// A query can race the destroy of the id it picked (a miss, whose
+			// count depends on the machine's timing: 0–12 seen here); one for
+			// a tenth of the deletes would mean picks of dead ids.
+			if uint64(query.Counts.Requests) != it.GetHits+it.GetMisses || it.GetMisses > it.Deleted/10 {
 				t.Errorf("query step %d requests, server %d hits + %d misses", query.Counts.Requests, it.GetHits, it.GetMisses)
 			}
 			if create.Captures != create.Counts.Responses || create.CaptureMisses != 0 {
