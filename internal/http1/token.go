@@ -17,9 +17,9 @@ var Tchar = func() (t [256]bool) {
 	return t
 }()
 
-// equalFoldLower reports whether b equals lower, ignoring ASCII case in b.
-// lower must be lower case.
-func equalFoldLower(b []byte, lower string) bool {
+// EqualFoldLower reports whether b (an ASCII header name or token) equals
+// lower, ignoring ASCII case in b. lower must be lower case.
+func EqualFoldLower(b []byte, lower string) bool {
 	if len(b) != len(lower) {
 		return false
 	}
@@ -35,7 +35,7 @@ func equalFoldLower(b []byte, lower string) bool {
 	return true
 }
 
-// equalFoldLowerString is equalFoldLower for a string.
+// equalFoldLowerString is EqualFoldLower for a string.
 func equalFoldLowerString(s, lower string) bool {
 	if len(s) != len(lower) {
 		return false
