@@ -102,8 +102,7 @@ func (t *Taker) Begin(c *Call, shard, step int, hit uint64, at time.Duration, co
 	t.call = c
 	c.Begin(t.j, shard, step, hit, at, conn)
 	if t.alarm != nil && at < t.free {
-		c.Wait(at)
-		c.Ready(t.free)
+		c.Waited(at, t.free)
 	}
 }
 
