@@ -41,10 +41,7 @@ func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
 	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), ctx: ctx, cancel: cancel}
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
-	w.parser.BodyLimit = j.BodyLimit
-	w.parser.WantHeaders = j.CaptureHeaders
-	w.parser.MaxHeaderBytes = j.MaxHeaderBytes
-	w.parser.WantLocation = j.MaxRedirects > 0
+	j.InitParser(&w.parser)
 	return w
 }
 

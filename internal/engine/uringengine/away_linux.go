@@ -53,8 +53,8 @@ func (w *worker) goAway(c *conn) {
 	if w.j.Timeout > 0 {
 		deadline = w.j.Start.Add(c.call.StartTime() + w.j.Timeout)
 	}
-	r := &awayResult{idx: c.idx, call: c.call, chain: c.chain, p: &http1.Parser{BodyLimit: c.parser.BodyLimit,
-		WantHeaders: c.parser.WantHeaders, MaxHeaderBytes: c.parser.MaxHeaderBytes, WantLocation: true}}
+	r := &awayResult{idx: c.idx, call: c.call, chain: c.chain, p: new(http1.Parser)}
+	w.j.InitParser(r.p)
 	w.helpers.Add(1)
 	go func() {
 		defer w.helpers.Done()
@@ -134,6 +134,6 @@ func (w *worker) waitAway() {
 	}
 	w.stopHelpers()
 	w.helpers.Wait()
-	w.now = w.since()
+	w.now = w.j.Since()
 	w.collectAway()
 }
