@@ -42,9 +42,7 @@ func (w *worker) goAway(c *conn) {
 		w.wake = int32(fd)
 		w.helperAbort = make(chan struct{})
 	}
-	if c.stamp {
-		w.stampOne(c, w.now)
-	}
+	w.stampNow(c)
 	w.unlist(listRequest, c) // the helper keeps the deadline itself
 	c.away = true
 	w.awayN++

@@ -92,9 +92,7 @@ func (w *worker) fail(c *conn, err error) {
 func (w *worker) endErr(c *conn, err error) { w.endKind(c, engine.Classify(err, false)) }
 
 func (w *worker) endKind(c *conn, k stats.ErrorKind) {
-	if c.stamp {
-		w.stampOne(c, w.now)
-	}
+	w.stampNow(c)
 	c.call.Fail(w.now, k, c.reqs)
 	w.finish(c)
 }
@@ -102,9 +100,7 @@ func (w *worker) endKind(c *conn, k stats.ErrorKind) {
 // end ends c's request with the response in its parser, at the time its
 // last bytes arrived.
 func (w *worker) end(c *conn) {
-	if c.stamp {
-		w.stampOne(c, w.now)
-	}
+	w.stampNow(c)
 	c.call.Respond(w.at(c), &c.parser, c.reqs)
 	w.finish(c)
 }

@@ -344,6 +344,14 @@ func (w *worker) waitFor() uint32 {
 	return 1
 }
 
+// stampNow starts c's call at w.now if it is still waiting for its start
+// stamp (the request ends, or leaves the ring, before the batch's stamps).
+func (w *worker) stampNow(c *conn) {
+	if c.stamp {
+		w.stampOne(c, w.now)
+	}
+}
+
 // stampOne starts c's call at t, the time its first operation is
 // submitted, and starts its deadlines.
 func (w *worker) stampOne(c *conn, t time.Duration) {
