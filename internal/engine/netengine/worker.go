@@ -1,9 +1,7 @@
 package netengine
 
 import (
-	"context"
 	"net"
-	"sync"
 	"time"
 
 	"hail/internal/engine"
@@ -18,18 +16,15 @@ import (
 // response (following redirects) and ends the request's call, reconnecting
 // when the connection ends.
 type worker struct {
-	j      *engine.Job
-	index  int // connection number, for connection stages
-	shard  int
-	reqs   engine.Requests
-	take   *engine.Taker
-	ctx    context.Context
-	cancel context.CancelFunc
-	rec    *stats.Recorder // where the connection's setups and closes are counted
+	j     *engine.Job
+	index int // connection number, for connection stages
+	shard int
+	reqs  engine.Requests
+	take  *engine.Taker
+	rec   *stats.Recorder // where the connection's setups and closes are counted
 
-	mu      sync.Mutex // guards wire.Conn against abort; taken per connection, not per request
-	wire    engine.Wire
-	aborted bool
+	guard engine.Guard // lets the abort end wire's connection and a dial; taken per connection, not per request
+	wire  engine.Wire
 
 	call   engine.Call
 	chain  engine.Chain
@@ -37,8 +32,7 @@ type worker struct {
 }
 
 func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), ctx: ctx, cancel: cancel}
+	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i)}
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
 	j.InitParser(&w.parser)
@@ -47,19 +41,10 @@ func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
 
 // abort ends the worker's connection now: a blocked read or write fails at
 // once (a deadline in the past) and a dial in progress is cancelled.
-func (w *worker) abort() {
-	w.mu.Lock()
-	w.aborted = true
-	if w.wire.Conn != nil {
-		_ = w.wire.Conn.SetDeadline(time.Unix(1, 0))
-	}
-	w.mu.Unlock()
-	w.cancel()
-}
+func (w *worker) abort() { w.guard.Abort() }
 
 func (w *worker) run() {
 	defer w.closeConn()
-	defer w.cancel()
 	j := w.j
 	for {
 		hit, at, ok := w.take.Next()
@@ -141,19 +126,13 @@ func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused boo
 }
 
 func (w *worker) setConn(c net.Conn) {
-	w.mu.Lock()
 	w.wire.Attach(c)
-	if w.aborted {
-		_ = c.SetDeadline(time.Unix(1, 0))
-	}
-	w.mu.Unlock()
+	w.guard.Set(c)
 }
 
 func (w *worker) closeConn() {
-	w.mu.Lock()
-	c := w.wire.Detach()
-	w.mu.Unlock()
-	if c != nil {
+	w.guard.Set(nil)
+	if c := w.wire.Detach(); c != nil {
 		c.Close()
 		w.rec.Closed()
 	}
@@ -186,15 +165,16 @@ type dialResult struct {
 // it sits in Read, so dialing on the worker's own stack would cost every
 // connection 8 KiB of stack instead of 4 for the rest of the run.
 func (w *worker) dial() (net.Conn, transport.Timing, error) {
+	ctx := w.guard.Ctx()
 	select {
 	case dialSlots <- struct{}{}:
-	case <-w.ctx.Done():
-		return nil, transport.Timing{}, w.ctx.Err()
+	case <-ctx.Done():
+		return nil, transport.Timing{}, ctx.Err()
 	}
 	defer func() { <-dialSlots }()
 	ch := make(chan dialResult, 1)
 	go func() {
-		c, tm, err := w.j.Dialer.Dial(w.ctx)
+		c, tm, err := w.j.Dialer.Dial(ctx)
 		ch <- dialResult{c, tm, err}
 	}()
 	r := <-ch
