@@ -111,3 +111,13 @@ func (j *Job) InitParser(p *http1.Parser) {
 	p.MaxHeaderBytes = j.MaxHeaderBytes
 	p.WantLocation = j.MaxRedirects > 0
 }
+
+// Kind is the error kind a request that failed with err ends as: ErrAborted
+// while the run is aborting (the abort is what ended it), else Classify's
+// kind. mid tells whether part of a response had arrived.
+func (j *Job) Kind(err error, mid bool) stats.ErrorKind {
+	if j.Aborting() {
+		return stats.ErrAborted
+	}
+	return Classify(err, mid)
+}

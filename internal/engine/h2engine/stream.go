@@ -120,11 +120,11 @@ func (s *stream) do(raw []byte, hit uint64) {
 		}
 		if err != nil {
 			var ga *GoAwayError
-			if !s.j.Aborting() && !errors.Is(err, errRunOver) &&
-				s.call.RetryStale(s.m.Classify(err, mid), reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
+			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
-			s.fail(err, mid)
+			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}
 		follow, same, err := s.chain.Follow(j, &s.parser)
@@ -306,12 +306,17 @@ func (s *stream) readBody(b io.Reader) (int64, error) {
 	}
 }
 
-func (s *stream) fail(err error, mid bool) {
-	k := stats.ErrAborted
-	if !s.j.Aborting() && !errors.Is(err, errRunOver) {
-		k = s.m.Classify(err, mid)
+// fail ends the request with err.
+func (s *stream) fail(err error, mid bool) { s.call.Fail(s.j.Since(), s.kind(err, mid), s.reqs) }
+
+// kind is the error kind a request that failed with err ends as: aborted
+// while the run is aborting or over (the Mux ended it), else the Mux's
+// classification.
+func (s *stream) kind(err error, mid bool) stats.ErrorKind {
+	if s.j.Aborting() || errors.Is(err, errRunOver) {
+		return stats.ErrAborted
 	}
-	s.call.Fail(s.j.Since(), k, s.reqs)
+	return s.m.Classify(err, mid)
 }
 
 // bodyReader is a request body over shared bytes.

@@ -74,11 +74,12 @@ func (w *worker) do(req []byte, head bool) {
 	for {
 		if reused, wrote, err := w.exchange(w.chain.Req, head, deadline); err != nil {
 			mid := w.parser.WireBytes > 0
-			if !w.j.Aborting() && w.call.RetryStale(engine.Classify(err, mid), reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
+			k := j.Kind(err, mid) // ErrAborted (never retried) when the run is aborting
+			if w.call.RetryStale(k, reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
 				w.closeConn() // the server had closed it: again, on a new connection
 				continue
 			}
-			w.fail(err)
+			w.end(k)
 			return
 		}
 		follow, same, err := w.chain.Follow(j, &w.parser)
@@ -139,13 +140,11 @@ func (w *worker) closeConn() {
 }
 
 // fail ends the request with err, closing the connection.
-func (w *worker) fail(err error) {
-	mid := w.parser.WireBytes > 0
+func (w *worker) fail(err error) { w.end(w.j.Kind(err, w.parser.WireBytes > 0)) }
+
+// end ends the request as error kind k, closing the connection.
+func (w *worker) end(k stats.ErrorKind) {
 	w.closeConn()
-	k := stats.ErrAborted
-	if !w.j.Aborting() {
-		k = engine.Classify(err, mid)
-	}
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 

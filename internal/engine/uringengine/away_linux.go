@@ -10,7 +10,6 @@ import (
 
 	"hail/internal/engine"
 	"hail/internal/http1"
-	"hail/internal/stats"
 )
 
 // A redirect chain that leaves the origin of the worker's connections is
@@ -80,11 +79,7 @@ func (w *worker) collectAway() {
 		c.away, c.call, c.chain = false, r.call, r.chain
 		w.awayN--
 		if r.err != nil {
-			k := stats.ErrAborted
-			if !w.j.Aborting() {
-				k = engine.Classify(r.err, r.p.WireBytes > 0)
-			}
-			w.endKind(c, k)
+			w.endKind(c, w.j.Kind(r.err, r.p.WireBytes > 0))
 			continue
 		}
 		c.call.Respond(min(r.end, w.now), r.p, c.reqs)

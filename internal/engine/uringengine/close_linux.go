@@ -75,11 +75,7 @@ func (w *worker) fail(c *conn, err error) {
 	if !c.active() {
 		return
 	}
-	if w.j.Aborting() {
-		w.endKind(c, stats.ErrAborted)
-		return
-	}
-	k := engine.Classify(err, mid)
+	k := w.j.Kind(err, mid) // ErrAborted (never retried) when the run is aborting
 	if c.call.RetryStale(k, reused, mid, wrote, false, redirect.Method(c.req)) {
 		w.exchange(c) // on a new connection
 		return
