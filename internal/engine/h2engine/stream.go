@@ -141,10 +141,6 @@ func (s *stream) do(raw []byte, hit uint64) {
 				away.Close()
 				away = nil
 			}
-			if s.m.OpenOrigin == nil {
-				s.fail(errors.New("redirect to another origin"), false)
-				return
-			}
 			c, err := s.m.OpenOrigin(ctx, s.chain.URL)
 			if err != nil {
 				s.fail(err, false)
