@@ -23,7 +23,8 @@ import (
 type stream struct {
 	m       *Mux
 	j       *engine.Job
-	ctx     context.Context
+	ctx     context.Context // the stream's own child of the Mux's: -t deadlines hang under it, not under one context all streams share
+	cancel  context.CancelFunc
 	conn    *slot
 	connIdx int // connection number, for connection stages
 	shard   int
@@ -42,8 +43,9 @@ type stream struct {
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
-	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
+	s := &stream{m: m, j: j, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
+	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
 	s.parser.BodyLimit = j.BodyLimit
@@ -53,6 +55,7 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 
 func (s *stream) run() {
 	j := s.j
+	defer s.cancel()
 	defer func() {
 		if s.calls > 0 {
 			j.Messages.Calls.Add(s.calls)
