@@ -22,7 +22,8 @@ var ErrOtherOrigin = errors.New("redirect to another origin: no dialer for it")
 // Chain is the state of one request's redirect chain: the URL of the hop
 // in progress, its request bytes and how many redirects were followed.
 type Chain struct {
-	// URL is the current hop's URL.
+	// URL is the current hop's URL: the job's (the origin's) before the
+	// first redirect, the hop's own after one.
 	URL *url.URL
 	// Req is the current hop's request (wire bytes).
 	Req []byte
@@ -49,7 +50,10 @@ func (ch *Chain) Follow(j *Job, p *http1.Parser) (follow, same bool, err error) 
 	if ch.Hops >= j.MaxRedirects {
 		return true, false, ErrTooManyRedirects
 	}
-	cur := redirect.URLOf(ch.URL, ch.Req)
+	cur := ch.URL // after a hop, the URL the hop's request was written for
+	if ch.Hops == 0 {
+		cur = redirect.URLOf(ch.URL, ch.Req) // the request's own target, against the job's origin
+	}
 	hop, err := redirect.Next(cur, p.Status, redirect.Method(ch.Req), p.Location)
 	if err != nil {
 		return true, false, err
