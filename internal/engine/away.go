@@ -22,7 +22,8 @@ var ErrOtherOrigin = errors.New("redirect to another origin: no dialer for it")
 // Chain is the state of one request's redirect chain: the URL of the hop
 // in progress, its request bytes and how many redirects were followed.
 type Chain struct {
-	// URL is the current hop's URL.
+	// URL is the current hop's URL: the job's (the origin's) before the
+	// first redirect, the hop's own after one.
 	URL *url.URL
 	// Req is the current hop's request (wire bytes).
 	Req []byte
@@ -49,7 +50,10 @@ func (ch *Chain) Follow(j *Job, p *http1.Parser) (follow, same bool, err error) 
 	if ch.Hops >= j.MaxRedirects {
 		return true, false, ErrTooManyRedirects
 	}
-	cur := redirect.URLOf(ch.URL, ch.Req)
+	cur := ch.URL // after a hop, the URL the hop's request was written for
+	if ch.Hops == 0 {
+		cur = redirect.URLOf(ch.URL, ch.Req) // the request's own target, against the job's origin
+	}
 	hop, err := redirect.Next(cur, p.Status, redirect.Method(ch.Req), p.Location)
 	if err != nil {
 		return true, false, err
@@ -82,28 +86,28 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 	if j.RedirectDialer == nil {
 		return ErrOtherOrigin
 	}
-	var g guard
+	var g Guard
 	var x Wire
-	defer func() { g.set(nil); x.Close() }()
+	defer func() { g.Set(nil); x.Close() }()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
 		select {
 		case <-abort:
-			g.abort()
+			g.Abort()
 		case <-stop:
 		}
 	}()
 	var origin *url.URL
 	for {
 		if x.Conn == nil || !redirect.SameOrigin(origin, ch.URL) {
-			g.set(nil)
+			g.Set(nil)
 			x.Close()
 			d, err := j.RedirectDialer(ch.URL)
 			if err != nil {
 				return err
 			}
-			c, _, err := d.Dial(g.ctx())
+			c, _, err := d.Dial(g.Ctx())
 			if err != nil {
 				return err
 			}
@@ -111,16 +115,16 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 				_ = c.SetDeadline(deadline)
 			}
 			x.Attach(c)
-			g.set(c)
+			g.Set(c)
 			origin = ch.URL
 		}
 		p.Reset(ch.Head())
-		keep, _, err := x.RoundTrip(call, ch.Req, p, j.Since, deadline, g.isAborted)
+		keep, _, err := x.RoundTrip(call, ch.Req, p, j.Since, deadline, g.Aborted)
 		if err != nil {
 			return err
 		}
 		if !keep || !j.KeepAlive {
-			g.set(nil)
+			g.Set(nil)
 			x.Close()
 		}
 		follow, _, err := ch.Follow(j, p)
@@ -130,10 +134,12 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 	}
 }
 
-// guard lets the run's abort end a blocking connection owned by another
+// Guard lets the run's abort end a blocking connection owned by another
 // goroutine: a dial in progress through its context, a read or write by a
-// deadline in the past.
-type guard struct {
+// deadline in the past — also on a connection set after the abort came.
+// The net engine's connections and FollowAway's are guarded by one each.
+// The zero Guard is ready to use; it must not be copied after first use.
+type Guard struct {
 	mu      sync.Mutex
 	c       net.Conn
 	aborted bool
@@ -141,8 +147,9 @@ type guard struct {
 	cancel  context.CancelFunc
 }
 
-// ctx is the context dials run under; it ends at the abort.
-func (g *guard) ctx() context.Context {
+// Ctx is the context dials run under; it ends at the abort (it is ended
+// already when the abort came first).
+func (g *Guard) Ctx() context.Context {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.cctx == nil {
@@ -154,8 +161,9 @@ func (g *guard) ctx() context.Context {
 	return g.cctx
 }
 
-// set makes c the connection the abort ends (nil: none).
-func (g *guard) set(c net.Conn) {
+// Set makes c the connection the abort ends (nil: none); after the abort,
+// c gets its past deadline at once.
+func (g *Guard) Set(c net.Conn) {
 	g.mu.Lock()
 	g.c = c
 	if g.aborted && c != nil {
@@ -164,14 +172,17 @@ func (g *guard) set(c net.Conn) {
 	g.mu.Unlock()
 }
 
-// isAborted reports whether the abort came.
-func (g *guard) isAborted() bool {
+// Aborted reports whether Abort was called.
+func (g *Guard) Aborted() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.aborted
 }
 
-func (g *guard) abort() {
+// Abort ends the guarded connection now: a blocked read or write on it
+// fails at once (a deadline in the past), and the dials under Ctx are
+// cancelled.
+func (g *Guard) Abort() {
 	g.mu.Lock()
 	g.aborted = true
 	if g.c != nil {

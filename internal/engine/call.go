@@ -13,7 +13,7 @@ import (
 // request records — and when — is decided here once:
 //
 //	Begin        the request is taken: its step, its recorder, its intended time
-//	Wait, Ready  open model: it found every connection busy, and later got one
+//	Waited       open model: it found every connection busy, and later got one
 //	Start        its first operation is submitted: the send delay is stamped
 //	Connected    it opened a connection (setup time, per-request log)
 //	Wrote        its first bytes reached the kernel: from now on it was sent
@@ -22,9 +22,8 @@ import (
 //	Fail         it ended in one named error kind; a request aborted before
 //	             any byte was written ends as unsent
 //
-// Respond and Fail end the call exactly once: a second end is ignored and
-// reported false. Times are durations since the job's start. A Call
-// allocates nothing.
+// Respond and Fail end the call exactly once: a second end is ignored.
+// Times are durations since the job's start. A Call allocates nothing.
 type Call struct {
 	rec   *stats.Recorder
 	step  int
@@ -59,34 +58,15 @@ func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn
 // Live reports whether the call holds a request that has not ended.
 func (c *Call) Live() bool { return c.live }
 
-// Step is the request's step (its index in Job.Steps).
-func (c *Call) Step() int { return c.step }
-
-// Rec is the recorder the request records into.
-func (c *Call) Rec() *stats.Recorder { return c.rec }
-
-// At is the time the request's latency counts from.
-func (c *Call) At() time.Duration { return c.at }
-
 // StartTime is when the request's first operation was submitted.
 func (c *Call) StartTime() time.Duration { return c.start }
 
-// Started reports whether Start was called.
-func (c *Call) Started() bool { return c.started }
-
-// Wait marks, at now, that the request found every connection busy: from
-// now until Ready it waits for the target (open model).
-func (c *Call) Wait(now time.Duration) {
-	if !c.waited {
-		c.waited, c.waitFrom, c.ready = true, now, now
-	}
-}
-
-// Ready marks, at now, that a connection became free for a waiting request.
-func (c *Call) Ready(now time.Duration) {
-	if c.waited {
-		c.ready = max(now, c.waitFrom)
-	}
+// Waited marks that the request found every connection busy at from and
+// got one at ready (open model; ready before from counts as from): the
+// span is the target's backpressure, not hail's lateness. Engines call it
+// right after Begin.
+func (c *Call) Waited(from, ready time.Duration) {
+	c.waited, c.waitFrom, c.ready = true, from, max(ready, from)
 }
 
 // Start stamps now as the moment the request's first operation (connect or
@@ -139,9 +119,6 @@ func (c *Call) Wrote(n int64) {
 // count a connection's bytes themselves).
 func (c *Call) MarkSent() { c.wrote = true }
 
-// Sent reports whether any byte of the request was written.
-func (c *Call) Sent() bool { return c.wrote }
-
 // FirstByte marks the arrival of the first response byte at now; later
 // calls are ignored (the first byte of the first hop counts).
 func (c *Call) FirstByte(now time.Duration) {
@@ -188,9 +165,9 @@ func idempotent(method string) bool {
 // and wire bytes), hands it to reqs.Done and records it as Done's verdict
 // says: as a response, or as the error kind of a check it failed (the
 // per-request log keeps its status too).
-func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) bool {
+func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	if !c.live {
-		return false
+		return
 	}
 	c.Start(now)
 	v := reqs.Done(c.step, p)
@@ -205,7 +182,7 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) bool {
 		c.rec.Error(v.Kind)
 		c.tr.SetError(v.Kind)
 		c.end(now)
-		return true
+		return
 	}
 	fb := now
 	if c.fb >= 0 {
@@ -216,23 +193,22 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) bool {
 		c.rec.Expected()
 	}
 	c.end(now)
-	return true
 }
 
 // Fail ends the request at now as error kind k and hands it to reqs.Done
 // without a response. A request aborted (k == stats.ErrAborted) before any
 // of its bytes was written was never sent: it is counted as unsent, not as
 // a request or an error.
-func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) bool {
+func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 	if !c.live {
-		return false
+		return
 	}
 	c.setThink(reqs.Done(c.step, nil).Think)
 	if k == stats.ErrAborted && !c.wrote {
 		c.rec.Unsent()
 		c.tracing = false
 		c.end(now)
-		return true
+		return
 	}
 	c.Start(now)
 	c.rec.Error(k)
@@ -243,7 +219,6 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) bool {
 		}
 	}
 	c.end(now)
-	return true
 }
 
 func (c *Call) end(now time.Duration) {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"hail/internal/http1"
 	"hail/internal/schedule"
 	"hail/internal/stats"
 	"hail/internal/transport"
@@ -99,3 +100,24 @@ func (j *Job) Aborting() bool { return j.aborting.Load() }
 
 // Since returns the time since the job's start.
 func (j *Job) Since() time.Duration { return time.Since(j.Start) }
+
+// InitParser sets up p, a response parser an engine keeps for the job's
+// requests: the body bytes it keeps, whether it captures headers, the
+// largest response head it accepts and whether it keeps Location (only
+// when redirects are followed).
+func (j *Job) InitParser(p *http1.Parser) {
+	p.BodyLimit = j.BodyLimit
+	p.WantHeaders = j.CaptureHeaders
+	p.MaxHeaderBytes = j.MaxHeaderBytes
+	p.WantLocation = j.MaxRedirects > 0
+}
+
+// Kind is the error kind a request that failed with err ends as: ErrAborted
+// while the run is aborting (the abort is what ended it), else Classify's
+// kind. mid tells whether part of a response had arrived.
+func (j *Job) Kind(err error, mid bool) stats.ErrorKind {
+	if j.Aborting() {
+		return stats.ErrAborted
+	}
+	return Classify(err, mid)
+}

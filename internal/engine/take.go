@@ -27,7 +27,7 @@ type Taker struct {
 	free  time.Duration // when the worker's previous request ended
 	call  *Call         // the worker's call (from Begin): its think time after it ends
 	until time.Duration // closed model: the virtual user thinks until then
-	timer *time.Timer   // think-time waits
+	timer *time.Timer   // think-time waits and waits while a stage keeps the connection inactive
 }
 
 // NewTaker returns the taker of worker conn. alarm paces the open model
@@ -63,11 +63,7 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 			return 0, 0, false
 		}
 		t.idle()
-		timer := time.NewTimer(wait)
-		select {
-		case <-timer.C:
-		case <-j.Stop:
-			timer.Stop()
+		if !t.sleep(wait) {
 			return 0, 0, false
 		}
 	}
@@ -82,6 +78,13 @@ func (t *Taker) think() bool {
 	if d <= 0 {
 		return true
 	}
+	return t.sleep(d)
+}
+
+// sleep waits d on the worker's one timer, made at its first wait and
+// reset for the next (since Go 1.23 a reset timer delivers no value left
+// from before); false when the job stopped meanwhile.
+func (t *Taker) sleep(d time.Duration) bool {
 	if t.timer == nil {
 		t.timer = time.NewTimer(d)
 	} else {
@@ -102,8 +105,7 @@ func (t *Taker) Begin(c *Call, shard, step int, hit uint64, at time.Duration, co
 	t.call = c
 	c.Begin(t.j, shard, step, hit, at, conn)
 	if t.alarm != nil && at < t.free {
-		c.Wait(at)
-		c.Ready(t.free)
+		c.Waited(at, t.free)
 	}
 }
 

@@ -76,7 +76,7 @@ func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() tim
 	call.Wrote(int64(wrote))
 	if err != nil {
 		if (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) && !aborting() {
-			d := time.Now().Add(earlyResponseGrace)
+			d := time.Now().Add(EarlyResponseGrace)
 			if !deadline.IsZero() && deadline.Before(d) {
 				d = deadline
 			}
@@ -94,9 +94,10 @@ func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() tim
 	return keep, wrote, err
 }
 
-// earlyResponseGrace bounds the wait for a response that a server sent
-// before it stopped reading the request.
-const earlyResponseGrace = time.Second
+// EarlyResponseGrace bounds the wait for a response that a server sent
+// before it stopped reading the request (a write or send that failed
+// because the server closed): every HTTP/1 engine waits this long.
+const EarlyResponseGrace = time.Second
 
 // read reads one response into p.
 func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep bool, err error) {

@@ -29,9 +29,9 @@ func StripZone(host string) string {
 	return host
 }
 
-// appendHost appends host to dst without its IPv6 zone, allocating only
-// if dst lacks capacity.
-func appendHost(dst []byte, host string) []byte {
+// AppendHost appends host to dst without its IPv6 zone (see StripZone),
+// allocating only if dst lacks capacity.
+func AppendHost(dst []byte, host string) []byte {
 	if from, to, ok := zoneSpan(host); ok {
 		return append(append(dst, host[:from]...), host[to:]...)
 	}

@@ -103,7 +103,7 @@ func AppendRequest(dst []byte, r *RequestSpec) []byte {
 	}
 	if !userHost && (r.Host != "" || proto != proto10) {
 		dst = append(dst, "Host: "...)
-		dst = appendHost(dst, r.Host)
+		dst = AppendHost(dst, r.Host)
 		dst = append(dst, "\r\n"...)
 	}
 	for i := range r.Header {

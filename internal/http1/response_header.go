@@ -48,7 +48,7 @@ func (p *Parser) header(s []byte) error {
 		p.clearWanted()
 	}
 	for i, want := range p.WantHeaders {
-		if len(want) == colon && equalFoldLower(name, want) {
+		if len(want) == colon && EqualFoldLower(name, want) {
 			p.HeaderValues[i] = append(p.HeaderValues[i][:0], trimOWS(s[colon+1:])...)
 		}
 	}
@@ -56,19 +56,19 @@ func (p *Parser) header(s []byte) error {
 	// compare, faster than folding case byte by byte.
 	switch colon {
 	case len("location"):
-		if p.WantLocation && (string(name) == "Location" || equalFoldLower(name, "location")) {
+		if p.WantLocation && (string(name) == "Location" || EqualFoldLower(name, "location")) {
 			p.Location = append(p.Location[:0], trimOWS(s[colon+1:])...)
 		}
 	case len("connection"):
-		if string(name) == "Connection" || equalFoldLower(name, "connection") {
+		if string(name) == "Connection" || EqualFoldLower(name, "connection") {
 			p.connection(s[colon+1:])
 		}
 	case len("content-length"):
-		if string(name) == "Content-Length" || equalFoldLower(name, "content-length") {
+		if string(name) == "Content-Length" || EqualFoldLower(name, "content-length") {
 			return p.contentLength(s[colon+1:])
 		}
 	case len("transfer-encoding"):
-		if string(name) == "Transfer-Encoding" || equalFoldLower(name, "transfer-encoding") {
+		if string(name) == "Transfer-Encoding" || EqualFoldLower(name, "transfer-encoding") {
 			p.transferEncoding(s[colon+1:])
 		}
 	}
@@ -88,9 +88,9 @@ func (p *Parser) connection(v []byte) {
 	for len(v) > 0 {
 		var e []byte
 		e, v = nextElem(v)
-		if equalFoldLower(e, "close") {
+		if EqualFoldLower(e, "close") {
 			p.connClose = true
-		} else if equalFoldLower(e, "keep-alive") {
+		} else if EqualFoldLower(e, "keep-alive") {
 			p.connKeep = true
 		}
 	}
@@ -104,8 +104,8 @@ func (p *Parser) transferEncoding(v []byte) {
 		var e []byte
 		e, v = nextElem(v)
 		switch {
-		case len(e) == 0 || equalFoldLower(e, "identity"):
-		case equalFoldLower(e, "chunked"):
+		case len(e) == 0 || EqualFoldLower(e, "identity"):
+		case EqualFoldLower(e, "chunked"):
 			p.te = teChunked
 		default:
 			p.te = teOther

@@ -28,9 +28,9 @@ func IsToken(s string) bool {
 	return s != ""
 }
 
-// equalFoldLower reports whether b equals lower, ignoring ASCII case in b.
-// lower must be lower case.
-func equalFoldLower(b []byte, lower string) bool {
+// EqualFoldLower reports whether b (an ASCII header name or token) equals
+// lower, ignoring ASCII case in b. lower must be lower case.
+func EqualFoldLower(b []byte, lower string) bool {
 	if len(b) != len(lower) {
 		return false
 	}
@@ -46,7 +46,7 @@ func equalFoldLower(b []byte, lower string) bool {
 	return true
 }
 
-// equalFoldLowerString is equalFoldLower for a string.
+// equalFoldLowerString is EqualFoldLower for a string.
 func equalFoldLowerString(s, lower string) bool {
 	if len(s) != len(lower) {
 		return false

@@ -14,6 +14,8 @@ import (
 	"bytes"
 	"errors"
 	"net/url"
+
+	"hail/internal/http1"
 )
 
 // Is reports whether status is a redirect that hail follows (301, 302,
@@ -141,9 +143,9 @@ func Rewrite(dst, req []byte, hop Hop) ([]byte, error) {
 		}
 		name := field[:colon]
 		switch {
-		case equalFold(name, "host") && !hop.SameOrigin:
+		case http1.EqualFoldLower(name, "host") && !hop.SameOrigin:
 			dst = append(dst, "Host: "...)
-			dst = append(dst, hop.URL.Host...)
+			dst = http1.AppendHost(dst, hop.URL.Host) // an IPv6 zone stays on this side, as on the first request
 			dst = append(dst, "\r\n"...)
 			continue
 		case !hop.SameOrigin && anyFold(name, crossOrigin):
@@ -177,28 +179,11 @@ func methodString(m []byte) string {
 
 func anyFold(name []byte, lower []string) bool {
 	for _, l := range lower {
-		if equalFold(name, l) {
+		if http1.EqualFoldLower(name, l) {
 			return true
 		}
 	}
 	return false
-}
-
-// equalFold compares an ASCII header name with a lower-case one.
-func equalFold(name []byte, lower string) bool {
-	if len(name) != len(lower) {
-		return false
-	}
-	for i := range name {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // URLOf is the URL of an encoded request sent to base's origin: its target

@@ -69,6 +69,9 @@ func TestRewrite(t *testing.T) {
 		{"another origin gets no credentials and its own Host",
 			Hop{URL: u("http://other:9/c"), Method: "POST", KeepBody: true},
 			"POST /c HTTP/1.1\r\nHost: other:9\r\nContent-Type: application/json\r\nContent-Length: 7\r\nX-Keep: 1\r\n\r\n{\"a\":1}"},
+		{"another origin's Host leaves its IPv6 zone out, as the first request's does",
+			Hop{URL: u("http://[fe80::1%25lo]:9/c"), Method: "GET"},
+			"GET /c HTTP/1.1\r\nHost: [fe80::1]:9\r\nX-Keep: 1\r\n\r\n"},
 	} {
 		got, err := Rewrite(nil, []byte(req), tc.hop)
 		if err != nil || string(got) != tc.want {

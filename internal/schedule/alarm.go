@@ -44,18 +44,9 @@ func startAlarm(base time.Time, quantum time.Duration, t *alarmTimer) *Alarm {
 // (since the base) has come; at once if it has. A value that does not fit
 // is dropped: the receiver is already awake.
 func (a *Alarm) At(at time.Duration, ch chan<- struct{}) {
-	a.mu.Lock()
-	if a.closed || at <= time.Since(a.base) {
-		a.mu.Unlock()
+	if a.schedule(at, ch) {
 		notify(ch)
-		return
 	}
-	a.pending.Push(at, ch)
-	if fire := max(at, a.fired+a.quantum); a.armed < 0 || fire < a.armed {
-		a.armed = fire
-		a.t.arm(fire)
-	}
-	a.mu.Unlock()
 }
 
 // Wait blocks until at has come (true), or until stop is closed or the
@@ -67,13 +58,9 @@ func (a *Alarm) Wait(at time.Duration, ch chan struct{}, stop <-chan struct{}) b
 		case <-ch:
 		default:
 		}
-		a.mu.Lock()
-		closed := a.closed
-		a.mu.Unlock()
-		if closed {
+		if a.schedule(at, ch) {
 			return false
 		}
-		a.At(at, ch)
 		select {
 		case <-ch:
 		case <-stop:
@@ -81,6 +68,29 @@ func (a *Alarm) Wait(at time.Duration, ch chan struct{}, stop <-chan struct{}) b
 		}
 	}
 	return true
+}
+
+// schedule queues ch's wake-up at at, under one hold of the lock: ch is
+// notified at once if at has come, and nothing is queued (closed is true)
+// when the alarm is closed.
+func (a *Alarm) schedule(at time.Duration, ch chan<- struct{}) (closed bool) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return true
+	}
+	if at <= time.Since(a.base) {
+		a.mu.Unlock()
+		notify(ch)
+		return false
+	}
+	a.pending.Push(at, ch)
+	if fire := max(at, a.fired+a.quantum); a.armed < 0 || fire < a.armed {
+		a.armed = fire
+		a.t.arm(fire)
+	}
+	a.mu.Unlock()
+	return false
 }
 
 // Close stops the alarm's goroutine; pending wake-ups are delivered now.

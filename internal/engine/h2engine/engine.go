@@ -45,7 +45,7 @@ func (e Engine) Run(j *engine.Job) error {
 	}
 	m.OpenOrigin = func(ctx context.Context, u *url.URL) (Conn, error) {
 		if j.RedirectDialer == nil {
-			return nil, errors.New("redirect to another origin")
+			return nil, engine.ErrOtherOrigin
 		}
 		d, err := j.RedirectDialer(u)
 		if err != nil {

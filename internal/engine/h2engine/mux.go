@@ -43,7 +43,10 @@ type Mux struct {
 	Streams int
 	// Open opens a connection to the job's target, with its setup time.
 	Open func(ctx context.Context) (Conn, transport.Timing, error)
-	// OpenOrigin opens a connection to another origin met in a redirect.
+	// OpenOrigin opens a connection to another origin met in a redirect
+	// (required). An origin it cannot go to (no dialer for it, a scheme the
+	// engine cannot speak) is an error wrapping engine.ErrOtherOrigin, so
+	// the request ends as a bad redirect, as on every engine.
 	OpenOrigin func(ctx context.Context, u *url.URL) (Conn, error)
 	// Classify names a failure; midResponse tells whether the response
 	// head had arrived.

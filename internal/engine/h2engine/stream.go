@@ -23,7 +23,8 @@ import (
 type stream struct {
 	m       *Mux
 	j       *engine.Job
-	ctx     context.Context
+	ctx     context.Context // the stream's own child of the Mux's: -t deadlines hang under it, not under one context all streams share
+	cancel  context.CancelFunc
 	conn    *slot
 	connIdx int // connection number, for connection stages
 	shard   int
@@ -42,8 +43,9 @@ type stream struct {
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
-	s := &stream{m: m, j: j, ctx: ctx, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
+	s := &stream{m: m, j: j, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
+	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
 	s.parser.BodyLimit = j.BodyLimit
@@ -53,6 +55,7 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 
 func (s *stream) run() {
 	j := s.j
+	defer s.cancel()
 	defer func() {
 		if s.calls > 0 {
 			j.Messages.Calls.Add(s.calls)
@@ -120,11 +123,11 @@ func (s *stream) do(raw []byte, hit uint64) {
 		}
 		if err != nil {
 			var ga *GoAwayError
-			if !s.j.Aborting() && !errors.Is(err, errRunOver) &&
-				s.call.RetryStale(s.m.Classify(err, mid), reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
+			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
-			s.fail(err, mid)
+			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}
 		follow, same, err := s.chain.Follow(j, &s.parser)
@@ -140,10 +143,6 @@ func (s *stream) do(raw []byte, hit uint64) {
 			if away != nil {
 				away.Close()
 				away = nil
-			}
-			if s.m.OpenOrigin == nil {
-				s.fail(errors.New("redirect to another origin"), false)
-				return
 			}
 			c, err := s.m.OpenOrigin(ctx, s.chain.URL)
 			if err != nil {
@@ -306,12 +305,17 @@ func (s *stream) readBody(b io.Reader) (int64, error) {
 	}
 }
 
-func (s *stream) fail(err error, mid bool) {
-	k := stats.ErrAborted
-	if !s.j.Aborting() && !errors.Is(err, errRunOver) {
-		k = s.m.Classify(err, mid)
+// fail ends the request with err.
+func (s *stream) fail(err error, mid bool) { s.call.Fail(s.j.Since(), s.kind(err, mid), s.reqs) }
+
+// kind is the error kind a request that failed with err ends as: aborted
+// while the run is aborting or over (the Mux ended it), else the Mux's
+// classification.
+func (s *stream) kind(err error, mid bool) stats.ErrorKind {
+	if s.j.Aborting() || errors.Is(err, errRunOver) {
+		return stats.ErrAborted
 	}
-	s.call.Fail(s.j.Since(), k, s.reqs)
+	return s.m.Classify(err, mid)
 }
 
 // bodyReader is a request body over shared bytes.

@@ -48,8 +48,11 @@ func (e Engine) Run(j *engine.Job) error {
 		return Open(ctx, tr, j.Dialer, streams)
 	}
 	m.OpenOrigin = func(ctx context.Context, u *url.URL) (h2engine.Conn, error) {
-		if u.Scheme != "https" || j.RedirectDialer == nil {
-			return nil, fmt.Errorf("HTTP/3 redirect to %s: not an https:// origin", u.Redacted())
+		if j.RedirectDialer == nil {
+			return nil, engine.ErrOtherOrigin
+		}
+		if u.Scheme != "https" { // a bad redirect, as on every engine that cannot follow one
+			return nil, fmt.Errorf("HTTP/3 redirect to %s: not an https:// origin (%w)", u.Redacted(), engine.ErrOtherOrigin)
 		}
 		d, err := j.RedirectDialer(u)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"hail/internal/run"
 	"hail/internal/run/runtest"
 	"hail/internal/serve/servetest"
+	"hail/internal/stats"
 )
 
 func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
@@ -150,5 +152,20 @@ func TestH3NoServer(t *testing.T) {
 	}
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("took %v with a 300ms connect timeout", el)
+	}
+}
+
+// A redirect to an http:// origin, which HTTP/3 cannot reach, ends the
+// request as a bad redirect, the kind every engine gives a redirect to an
+// origin it cannot follow (engine.ErrOtherOrigin).
+func TestH3RedirectToPlainOrigin(t *testing.T) {
+	_, base, ca := servetest.StartH3(t, h3serve.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
+	})})
+	p := h3plan(t, base+"/", ca)
+	p.Requests, p.Streams = 10, 1
+	res := runtest.Run(t, p)
+	if got := res.ErrorDistribution[stats.ErrRedirect.String()]; got != 10 || res.Hail.Counts.Requests != 10 {
+		t.Errorf("requests %d, errors %v: want 10 %q", res.Hail.Counts.Requests, res.ErrorDistribution, stats.ErrRedirect.String())
 	}
 }

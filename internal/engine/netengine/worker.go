@@ -1,9 +1,7 @@
 package netengine
 
 import (
-	"context"
 	"net"
-	"sync"
 	"time"
 
 	"hail/internal/engine"
@@ -18,18 +16,15 @@ import (
 // response (following redirects) and ends the request's call, reconnecting
 // when the connection ends.
 type worker struct {
-	j      *engine.Job
-	index  int // connection number, for connection stages
-	shard  int
-	reqs   engine.Requests
-	take   *engine.Taker
-	ctx    context.Context
-	cancel context.CancelFunc
-	rec    *stats.Recorder // where the connection's setups and closes are counted
+	j     *engine.Job
+	index int // connection number, for connection stages
+	shard int
+	reqs  engine.Requests
+	take  *engine.Taker
+	rec   *stats.Recorder // where the connection's setups and closes are counted
 
-	mu      sync.Mutex // guards wire.Conn against abort; taken per connection, not per request
-	wire    engine.Wire
-	aborted bool
+	guard engine.Guard // lets the abort end wire's connection and a dial; taken per connection, not per request
+	wire  engine.Wire
 
 	call   engine.Call
 	chain  engine.Chain
@@ -37,32 +32,19 @@ type worker struct {
 }
 
 func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), ctx: ctx, cancel: cancel}
+	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i)}
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
-	w.parser.BodyLimit = j.BodyLimit
-	w.parser.WantHeaders = j.CaptureHeaders
-	w.parser.MaxHeaderBytes = j.MaxHeaderBytes
-	w.parser.WantLocation = j.MaxRedirects > 0
+	j.InitParser(&w.parser)
 	return w
 }
 
 // abort ends the worker's connection now: a blocked read or write fails at
 // once (a deadline in the past) and a dial in progress is cancelled.
-func (w *worker) abort() {
-	w.mu.Lock()
-	w.aborted = true
-	if w.wire.Conn != nil {
-		_ = w.wire.Conn.SetDeadline(time.Unix(1, 0))
-	}
-	w.mu.Unlock()
-	w.cancel()
-}
+func (w *worker) abort() { w.guard.Abort() }
 
 func (w *worker) run() {
 	defer w.closeConn()
-	defer w.cancel()
 	j := w.j
 	for {
 		hit, at, ok := w.take.Next()
@@ -92,11 +74,12 @@ func (w *worker) do(req []byte, head bool) {
 	for {
 		if reused, wrote, err := w.exchange(w.chain.Req, head, deadline); err != nil {
 			mid := w.parser.WireBytes > 0
-			if !w.j.Aborting() && w.call.RetryStale(engine.Classify(err, mid), reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
+			k := j.Kind(err, mid) // ErrAborted (never retried) when the run is aborting
+			if w.call.RetryStale(k, reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
 				w.closeConn() // the server had closed it: again, on a new connection
 				continue
 			}
-			w.fail(err)
+			w.end(k)
 			return
 		}
 		follow, same, err := w.chain.Follow(j, &w.parser)
@@ -144,32 +127,24 @@ func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused boo
 }
 
 func (w *worker) setConn(c net.Conn) {
-	w.mu.Lock()
 	w.wire.Attach(c)
-	if w.aborted {
-		_ = c.SetDeadline(time.Unix(1, 0))
-	}
-	w.mu.Unlock()
+	w.guard.Set(c)
 }
 
 func (w *worker) closeConn() {
-	w.mu.Lock()
-	c := w.wire.Detach()
-	w.mu.Unlock()
-	if c != nil {
+	w.guard.Set(nil)
+	if c := w.wire.Detach(); c != nil {
 		c.Close()
 		w.rec.Closed()
 	}
 }
 
 // fail ends the request with err, closing the connection.
-func (w *worker) fail(err error) {
-	mid := w.parser.WireBytes > 0
+func (w *worker) fail(err error) { w.end(w.j.Kind(err, w.parser.WireBytes > 0)) }
+
+// end ends the request as error kind k, closing the connection.
+func (w *worker) end(k stats.ErrorKind) {
 	w.closeConn()
-	k := stats.ErrAborted
-	if !w.j.Aborting() {
-		k = engine.Classify(err, mid)
-	}
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 
@@ -189,15 +164,16 @@ type dialResult struct {
 // it sits in Read, so dialing on the worker's own stack would cost every
 // connection 8 KiB of stack instead of 4 for the rest of the run.
 func (w *worker) dial() (net.Conn, transport.Timing, error) {
+	ctx := w.guard.Ctx()
 	select {
 	case dialSlots <- struct{}{}:
-	case <-w.ctx.Done():
-		return nil, transport.Timing{}, w.ctx.Err()
+	case <-ctx.Done():
+		return nil, transport.Timing{}, ctx.Err()
 	}
 	defer func() { <-dialSlots }()
 	ch := make(chan dialResult, 1)
 	go func() {
-		c, tm, err := w.j.Dialer.Dial(w.ctx)
+		c, tm, err := w.j.Dialer.Dial(ctx)
 		ch <- dialResult{c, tm, err}
 	}()
 	r := <-ch

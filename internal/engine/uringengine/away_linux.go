@@ -10,7 +10,6 @@ import (
 
 	"hail/internal/engine"
 	"hail/internal/http1"
-	"hail/internal/stats"
 )
 
 // A redirect chain that leaves the origin of the worker's connections is
@@ -42,9 +41,7 @@ func (w *worker) goAway(c *conn) {
 		w.wake = int32(fd)
 		w.helperAbort = make(chan struct{})
 	}
-	if c.stamp {
-		w.stampOne(c, w.now)
-	}
+	w.stampNow(c)
 	w.unlist(listRequest, c) // the helper keeps the deadline itself
 	c.away = true
 	w.awayN++
@@ -53,8 +50,8 @@ func (w *worker) goAway(c *conn) {
 	if w.j.Timeout > 0 {
 		deadline = w.j.Start.Add(c.call.StartTime() + w.j.Timeout)
 	}
-	r := &awayResult{idx: c.idx, call: c.call, chain: c.chain, p: &http1.Parser{BodyLimit: c.parser.BodyLimit,
-		WantHeaders: c.parser.WantHeaders, MaxHeaderBytes: c.parser.MaxHeaderBytes, WantLocation: true}}
+	r := &awayResult{idx: c.idx, call: c.call, chain: c.chain, p: new(http1.Parser)}
+	w.j.InitParser(r.p)
 	w.helpers.Add(1)
 	go func() {
 		defer w.helpers.Done()
@@ -82,11 +79,7 @@ func (w *worker) collectAway() {
 		c.away, c.call, c.chain = false, r.call, r.chain
 		w.awayN--
 		if r.err != nil {
-			k := stats.ErrAborted
-			if !w.j.Aborting() {
-				k = engine.Classify(r.err, r.p.WireBytes > 0)
-			}
-			w.endKind(c, k)
+			w.endKind(c, w.j.Kind(r.err, r.p.WireBytes > 0))
 			continue
 		}
 		c.call.Respond(min(r.end, w.now), r.p, c.reqs)
@@ -134,6 +127,6 @@ func (w *worker) waitAway() {
 	}
 	w.stopHelpers()
 	w.helpers.Wait()
-	w.now = w.since()
+	w.now = w.j.Since()
 	w.collectAway()
 }

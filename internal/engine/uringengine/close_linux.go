@@ -75,11 +75,7 @@ func (w *worker) fail(c *conn, err error) {
 	if !c.active() {
 		return
 	}
-	if w.j.Aborting() {
-		w.endKind(c, stats.ErrAborted)
-		return
-	}
-	k := engine.Classify(err, mid)
+	k := w.j.Kind(err, mid) // ErrAborted (never retried) when the run is aborting
 	if c.call.RetryStale(k, reused, mid, wrote, false, redirect.Method(c.req)) {
 		w.exchange(c) // on a new connection
 		return
@@ -92,9 +88,7 @@ func (w *worker) fail(c *conn, err error) {
 func (w *worker) endErr(c *conn, err error) { w.endKind(c, engine.Classify(err, false)) }
 
 func (w *worker) endKind(c *conn, k stats.ErrorKind) {
-	if c.stamp {
-		w.stampOne(c, w.now)
-	}
+	w.stampNow(c)
 	c.call.Fail(w.now, k, c.reqs)
 	w.finish(c)
 }
@@ -102,9 +96,7 @@ func (w *worker) endKind(c *conn, k stats.ErrorKind) {
 // end ends c's request with the response in its parser, at the time its
 // last bytes arrived.
 func (w *worker) end(c *conn) {
-	if c.stamp {
-		w.stampOne(c, w.now)
-	}
+	w.stampNow(c)
 	c.call.Respond(w.at(c), &c.parser, c.reqs)
 	w.finish(c)
 }

@@ -135,8 +135,7 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 	}
 	c.call.Begin(w.j, w.shard, step, hit, at, w.connBase+c.idx)
 	if waitFrom >= 0 {
-		c.call.Wait(waitFrom)
-		c.call.Ready(w.now)
+		c.call.Waited(waitFrom, w.now)
 	}
 	c.head = head
 	w.busy++

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hail/internal/engine"
 	"hail/internal/transport"
 	"hail/internal/uring"
 )
@@ -133,7 +134,7 @@ func (w *worker) onSend(c *conn, res int32) {
 			// The server may have answered before it stopped reading (a 413
 			// to a large body): wait, briefly, for what it sent.
 			c.sendErr, c.sending = errnoOf(res), false
-			w.push(listConnect, c, w.now+earlyResponseGrace)
+			w.push(listConnect, c, w.now+engine.EarlyResponseGrace)
 		default:
 			w.fail(c, errnoOf(res))
 		}

@@ -49,9 +49,6 @@ const (
 	maxIdleCarry = 64 << 10
 	// sockaddrSize holds a sockaddr_un (110 bytes) or a sockaddr_in6.
 	sockaddrSize = 112
-	// earlyResponseGrace bounds the wait for a response that a server sent
-	// before it stopped reading the request (the send failed).
-	earlyResponseGrace = time.Second
 )
 
 type pending struct {
@@ -206,10 +203,7 @@ func (w *worker) setup() error {
 			c.dl[l] = link{prev: -1, next: -1}
 		}
 		c.sa = w.arena.Alloc(sockaddrSize)
-		c.parser.BodyLimit = w.j.BodyLimit
-		c.parser.WantHeaders = w.j.CaptureHeaders
-		c.parser.MaxHeaderBytes = w.j.MaxHeaderBytes
-		c.parser.WantLocation = w.j.MaxRedirects > 0
+		w.j.InitParser(&c.parser)
 	}
 	for i := range w.lists {
 		w.lists[i] = dlist{-1, -1}
@@ -229,8 +223,6 @@ func (w *worker) setup() error {
 	}
 	return nil
 }
-
-func (w *worker) since() time.Duration { return time.Since(w.j.Start) }
 
 func (w *worker) abortSignalled() bool {
 	if w.j.Aborting() {
@@ -256,7 +248,7 @@ func (w *worker) stopSignalled() bool {
 // loop is the event loop: reap, react, queue, and one io_uring_enter.
 func (w *worker) loop() {
 	for {
-		w.now = w.since()
+		w.now = w.j.Since()
 		w.reap()
 		w.collectAway()
 		if w.err != nil && !w.aborted {
@@ -310,7 +302,7 @@ func (w *worker) reap() {
 // next intended send time and pollInterval: the open model's wake-up is the
 // wait's own timeout, in the same system call as the batch's sends.
 func (w *worker) submitWait() error {
-	t := w.since()
+	t := w.j.Since()
 	for _, i := range w.stampList {
 		if c := &w.conns[i]; c.stamp {
 			w.stampOne(c, t)
@@ -350,6 +342,14 @@ func (w *worker) waitFor() uint32 {
 		return 1 << 20
 	}
 	return 1
+}
+
+// stampNow starts c's call at w.now if it is still waiting for its start
+// stamp (the request ends, or leaves the ring, before the batch's stamps).
+func (w *worker) stampNow(c *conn) {
+	if c.stamp {
+		w.stampOne(c, w.now)
+	}
 }
 
 // stampOne starts c's call at t, the time its first operation is
