@@ -172,6 +172,17 @@ func (g *Guard) Set(c net.Conn) {
 	g.mu.Unlock()
 }
 
+// SetDeadline sets d on the guarded connection, unless the abort came
+// first: its past deadline then stays (a request's deadline set after it
+// would let a blocked read outlive the run).
+func (g *Guard) SetDeadline(d time.Time) {
+	g.mu.Lock()
+	if g.c != nil && !g.aborted {
+		_ = g.c.SetDeadline(d)
+	}
+	g.mu.Unlock()
+}
+
 // Aborted reports whether Abort was called.
 func (g *Guard) Aborted() bool {
 	g.mu.Lock()

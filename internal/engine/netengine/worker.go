@@ -117,7 +117,7 @@ func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused boo
 	}
 	reused = w.wire.Served > 0
 	if !deadline.IsZero() {
-		_ = w.wire.Conn.SetDeadline(deadline)
+		w.guard.SetDeadline(deadline)
 	}
 	keep, wrote, err := w.wire.RoundTrip(&w.call, req, &w.parser, w.j.Since, deadline, w.j.Aborting)
 	if err == nil && (!keep || !w.j.KeepAlive) {
