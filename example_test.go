@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"hail"
-	"hail/hailtest"
+	"github.com/hail-loadgen/hail"
+	"github.com/hail-loadgen/hail/hailtest"
 )
 
 // A Go test that loads a service and asserts on the result: here the

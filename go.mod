@@ -1,4 +1,4 @@
-module hail
+module github.com/hail-loadgen/hail
 
 go 1.26.8
 

@@ -20,10 +20,10 @@ import (
 	"sort"
 	"time"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Plan describes one load test. The zero value of every field but URL is

@@ -8,7 +8,7 @@ package hailtest
 import (
 	"testing"
 
-	"hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/serve"
 )
 
 // Server is a running built-in target.

@@ -5,9 +5,9 @@ import (
 	"net/url"
 	"strings"
 
-	"hail/internal/plan"
-	"hail/internal/reqgen"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/reqgen"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // secretHeaders are redacted from reports and --debug unless --show-secrets.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/plan"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // debugExchange sends one request (req, the run's first) and prints both

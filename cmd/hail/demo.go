@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 func newDemoCmd() *cobra.Command {

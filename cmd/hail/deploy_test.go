@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"hail/internal/metrics"
+	"github.com/hail-loadgen/hail/internal/metrics"
 )
 
 // Every metric the Grafana dashboard queries is one hail serves.

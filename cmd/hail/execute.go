@@ -7,11 +7,11 @@ import (
 
 	"golang.org/x/term"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
-	"hail/internal/stats"
-	"hail/internal/tui"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/tui"
 )
 
 // execute runs p for the load and run commands: with the live view when

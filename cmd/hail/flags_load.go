@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 // modelFlags say how much load and when: oha's -n, -c, -z, -w, -q,

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/report"
 )
 
 // outputFlags are the flags that shape the report and the live view, the

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"hail/internal/bodyfile"
-	"hail/internal/plan"
-	"hail/internal/reqgen"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/reqgen"
 )
 
 // requestFlags say what each request is: oha's -m, -H, -t,

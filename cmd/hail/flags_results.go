@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // resultFlags are the results toolkit's flags, shared by the load command

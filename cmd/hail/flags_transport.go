@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"hail/internal/plan"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // transportFlags say how requests travel: the proxy, the protocol, where

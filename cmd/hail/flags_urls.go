@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"hail/internal/reqgen"
-	"hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/reqgen"
+	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // urlFlags are oha's flags for many URLs in one run without a scenario:

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"hail/internal/report"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // grpcFlags are hail grpc's flags: ghz's names where ghz has the flag,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/grpcserve"
+	"github.com/hail-loadgen/hail/internal/grpcserve"
 )
 
 // Checks on gRPC steps: status names (an expected NotFound is a response,

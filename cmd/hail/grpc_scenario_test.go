@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"hail/internal/grpcserve"
+	"github.com/hail-loadgen/hail/internal/grpcserve"
 )
 
 // runScenarioJSON runs the scenario file src with hail run -j, fails the

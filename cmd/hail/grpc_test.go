@@ -13,9 +13,9 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"hail/internal/grpccall"
-	"hail/internal/grpcserve"
-	"hail/internal/h3serve/certtest"
+	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/grpcserve"
+	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
 )
 
 // startGRPCServer starts a grpc-go server (hail serve --grpc's services) on a

@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/metadata"
 
-	"hail/internal/bodyfile"
-	"hail/internal/grpccall"
-	"hail/internal/plan"
-	"hail/internal/run"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // grpcRun is a checked hail grpc invocation: the plan (an HTTP/2 POST

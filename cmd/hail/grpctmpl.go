@@ -8,9 +8,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hail/internal/grpccall"
-	"hail/internal/run"
-	"hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // grpcTemplated makes the workload of a call whose data or metadata has

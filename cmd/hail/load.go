@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/reqgen"
-	"hail/internal/run"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/reqgen"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // loadFlags are oha's flags (same names, meanings and defaults where

@@ -18,7 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 // exitError carries an exit code other than 1.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 var hailBin string

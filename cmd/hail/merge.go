@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/report"
 )
 
 func newMergeCmd() *cobra.Command {

@@ -17,7 +17,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/report"
 )
 
 func readResultFile(t *testing.T, path string) *report.Result {

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/report"
-	"hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/serve"
 )
 
 // The network-namespace helper: the test binary runs itself in a fresh network namespace (which

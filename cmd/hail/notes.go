@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 // announcePlan prints the plan's notes on stderr before the run, one

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"hail/internal/reqgen/sigv4test"
+	"github.com/hail-loadgen/hail/internal/reqgen/sigv4test"
 )
 
 // recorder is a loopback server that checks and counts what hail sends.

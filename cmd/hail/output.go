@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/plan"
 	"math/rand/v2"
 	"os"
 	"path/filepath"

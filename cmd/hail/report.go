@@ -12,14 +12,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"hail/internal/metrics"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/reqgen"
-	"hail/internal/reqlog"
-	"hail/internal/run"
-	"hail/internal/stats"
-	"hail/internal/target"
+	"github.com/hail-loadgen/hail/internal/metrics"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/reqgen"
+	"github.com/hail-loadgen/hail/internal/reqlog"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/target"
 )
 
 // reportFormats are the formats hail report renders a saved result in.

@@ -11,12 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"hail/internal/grpccall"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
-	"hail/internal/scenario"
-	"hail/internal/tui"
+	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/tui"
 )
 
 // runFlags are hail run's flags: a scenario file's values, overridden.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 func writeScenario(t *testing.T, body string) string {

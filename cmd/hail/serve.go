@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"hail/internal/grpcserve"
-	"hail/internal/h3serve"
-	"hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/grpcserve"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/serve"
 )
 
 func newServeCmd() *cobra.Command {

@@ -11,9 +11,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
 
-	"hail/internal/plan"
-	"hail/internal/stats"
-	"hail/internal/tui"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/tui"
 )
 
 // The live view (internal/tui) shows while a load runs when stdout is a

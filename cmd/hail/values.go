@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
 )
 
 // countValue is a request count with optional k/m/g suffixes (1k = 1000).

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/report"
 )
 
 // The verdict's bottleneck kinds, each reproduced on this machine with the

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/redirect"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/redirect"
 )
 
 // ErrTooManyRedirects is a redirect chain longer than Job.MaxRedirects.

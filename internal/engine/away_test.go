@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	"hail/internal/http1"
-	"hail/internal/redirect"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/redirect"
 )
 
 // After a hop, Chain.URL is the URL its request was written for: what

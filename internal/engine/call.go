@@ -3,8 +3,8 @@ package engine
 import (
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Call is one request's life, from the moment a worker takes it to its one

@@ -8,10 +8,10 @@ import (
 	"os"
 	"syscall"
 
-	"hail/internal/http1"
-	"hail/internal/redirect"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/redirect"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Classify names the failure err as one of the fixed error kinds. midResponse

@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"testing"
 
-	"hail/internal/http1"
-	"hail/internal/redirect"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/redirect"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Every failure an engine meets is named by one kind, wrapped or not.

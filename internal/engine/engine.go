@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Engine runs a Job to completion.

@@ -3,8 +3,8 @@ package engine
 import (
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Requests builds the requests of a run and observes their responses.

@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // Taker hands a goroutine worker (a net-engine connection, an HTTP/2 or

@@ -5,8 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // tlsKind names why a TLS handshake failed, from the verification error

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // Wire is one blocking HTTP/1 connection and its read buffer: each of the

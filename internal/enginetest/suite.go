@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/engine/uringengine"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Engine is one engine under the suite: the protocol its target speaks and

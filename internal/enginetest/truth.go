@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/h3serve"
 )
 
 // Proto is the protocol a Truth server speaks.

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Dial returns a grpc-go client connection (for reflection) whose

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
 )
 
 // filesSource is a Source over compiled descriptors.

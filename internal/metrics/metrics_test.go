@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 func TestExporter(t *testing.T) {

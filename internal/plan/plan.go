@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Plan describes one load test.
@@ -338,7 +338,7 @@ func (p *Plan) Specs() []http1.RequestSpec {
 		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"Accept-Encoding", "gzip, deflate, br"})
 	}
 	if !hasHeader(hdr, "User-Agent") {
-		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"User-Agent", "hail/" + Version})
+		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"User-Agent", "github.com/hail-loadgen/hail/" + Version})
 	}
 	bodies := p.Bodies
 	if len(bodies) == 0 {

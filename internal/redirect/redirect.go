@@ -15,7 +15,7 @@ import (
 	"errors"
 	"net/url"
 
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // Is reports whether status is a redirect that hail follows (301, 302,

@@ -12,7 +12,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // HTMLCharts are the chart ids every HTML report has (a test checks them).

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Comparison is hail compare's table: the metrics of side A and side B

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // runWith makes a result whose latencies are all near lat and which lasted

@@ -6,7 +6,7 @@ package report
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Hail is what hail reports beyond oha's keys.

@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // hintFor is the one-line advice printed once for an error kind that has a

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Each kind with a known fix gets exactly one hint line, naming the kind and its count; kinds

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // richResult is a scenario run with ten seconds of series, two steps, a

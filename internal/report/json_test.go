@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 func sampleResult(t *testing.T) *Result {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // shardResult makes the Result of one shard from its totals, as a run

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // A scenario's setup and teardown are reported apart from the load, in

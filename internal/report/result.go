@@ -13,7 +13,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Result is the outcome of a run. Its JSON keys, names and units (seconds)

@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 	"io"
 	"math"
 	"sort"

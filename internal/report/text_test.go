@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // The bottleneck kinds of a Verdict.

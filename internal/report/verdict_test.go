@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Each bottleneck kind from its evidence: late sends on an otherwise idle

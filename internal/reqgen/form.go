@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"hail/internal/bodyfile"
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // Form is a multipart/form-data body built from curl's -F arguments, once

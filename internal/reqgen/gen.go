@@ -19,11 +19,11 @@ import (
 	"math/bits"
 	"net/url"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/plan"
-	"hail/internal/run"
-	"hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // preLimit bounds how many (URL, body) variants are encoded before the run;

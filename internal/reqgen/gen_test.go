@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 func testPlan(t testing.TB, raw string, bodies ...string) *plan.Plan {

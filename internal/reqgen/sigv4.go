@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // SigV4 signs requests with AWS Signature Version 4 (oha's --aws-sigv4),

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/reqgen/sigv4test"
+	"github.com/hail-loadgen/hail/internal/reqgen/sigv4test"
 )
 
 // verifySigV4 checks r's signature as an AWS service does (sigv4test).

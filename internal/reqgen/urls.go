@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // URLSet is oha's --urls-from-file (one URL per line, a random one per

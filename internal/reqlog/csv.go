@@ -4,7 +4,7 @@ import (
 	"io"
 	"strconv"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // CSVHeader is the per-request CSV's header: oha's seven columns (same

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Meta describes the run the records belong to; sinks store it when they close.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 func rec(i int) stats.TraceRecord {

@@ -11,7 +11,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Schema is the SQLite layout --db-url writes (docs/results.md explains

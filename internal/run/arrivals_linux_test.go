@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // arrivalServer answers every request with a tiny 200 and logs the kernel's

@@ -3,7 +3,7 @@ package run_test
 import (
 	"testing"
 
-	"hail/internal/enginetest"
+	"github.com/hail-loadgen/hail/internal/enginetest"
 )
 
 // Every engine passes the same conformance table.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/engine"
 )
 
 // How a run stopped sending.

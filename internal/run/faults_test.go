@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/hostile"
+	"github.com/hail-loadgen/hail/internal/hostile"
 )
 
 // Every hostile server behaviour yields counted, named outcomes: never a

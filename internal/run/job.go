@@ -6,12 +6,12 @@ import (
 	"net/url"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/plan"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // setup is what one run is made of, built from the plan before anything is

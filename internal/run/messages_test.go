@@ -24,10 +24,10 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve/certtest"
-	"hail/internal/plan"
-	"hail/internal/serve/servetest"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // expiredCert is a self-signed certificate for 127.0.0.1 that expired

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Options are the inputs of a run beyond its plan.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/serve/servetest"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // testEngines are the engines every behavioural test runs against.

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"hail/internal/engine"
-	"hail/internal/engine/h2engine"
-	"hail/internal/engine/h3engine"
-	"hail/internal/engine/netengine"
-	"hail/internal/engine/uringengine"
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/engine/h2engine"
+	"github.com/hail-loadgen/hail/internal/engine/h3engine"
+	"github.com/hail-loadgen/hail/internal/engine/netengine"
+	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 // uringAvailable reports whether the io_uring engine can run here (a

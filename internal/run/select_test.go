@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/engine/uringengine"
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 func selectPlan(t *testing.T, raw, eng string) *plan.Plan {

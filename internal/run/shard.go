@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // ShardShare returns the plan of shard p.ShardIndex of p.ShardCount: its

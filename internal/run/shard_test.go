@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/plan"
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 func TestShardShare(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve"
-	"hail/internal/plan"
-	"hail/internal/serve/servetest"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // rssBytes reads this process's resident set size.

@@ -8,11 +8,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"hail/internal/h3serve"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/serve/servetest"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // traceRun runs p with a Tracer and returns every record it delivered.

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"strconv"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // vu is one worker's request builder: a virtual user. It implements

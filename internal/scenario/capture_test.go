@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"testing"
 
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 func TestJSONPaths(t *testing.T) {

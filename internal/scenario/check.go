@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"hail/internal/http1"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // A check is one of a step's expect: conditions on its responses. A

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/http1"
-	"hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 // Each check kind passes on responses that meet it and fails, as its own

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
 )
 
 // Feed is a data file whose rows fill templates: {{feed.NAME.COLUMN}}.

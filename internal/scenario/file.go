@@ -16,8 +16,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hail/internal/bodyfile"
-	"hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/grpccall"
 )
 
 // Error is a problem in a scenario file, at a line and column (1-based).

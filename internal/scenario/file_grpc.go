@@ -10,8 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hail/internal/grpccall"
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 var (

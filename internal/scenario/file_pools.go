@@ -8,7 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
 )
 
 func (l *loader) addPool(name string) int {

@@ -12,9 +12,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"hail/internal/bodyfile"
-	"hail/internal/http1"
-	"hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 func isToken(s string) bool {

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 
-	"hail/internal/grpccall"
-	"hail/internal/http1"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // grpcStep is what a gRPC step adds to a step: the method, whose input

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/grpccall"
 )
 
 // grpcHead starts a file whose gRPC steps resolve their calls in hail

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 // body_json sends valid JSON with the right types: numbers from templates

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // MethodMix is the expected share of the load's requests by method, such

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // PhaseError is a setup step that failed: the load is not run.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 const lifecycle = `

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"hail/internal/plan"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // Plan is the run.Plan a scenario runs by (after command-line overrides

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/engine/uringengine"
-	"hail/internal/report"
-	"hail/internal/run"
-	"hail/internal/serve"
-	"hail/internal/serve/servetest"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // engines are the engines a test runs on: net always, uring where the

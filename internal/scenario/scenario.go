@@ -26,8 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/report"
 )
 
 // Scenario is a loaded, compiled scenario file. Its steps, pools and

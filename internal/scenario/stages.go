@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // Schedule is how a scenario's run is paced, derived from its settings.

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 func testEnv() *tmplEnv {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"hail/internal/report"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Threshold is a pass/fail check such as "p99 < 12ms", "error_rate <

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/report"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 func TestThresholdParse(t *testing.T) {

@@ -3,7 +3,7 @@ package serve
 import (
 	"bytes"
 
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // httpError is a protocol error with the status the server answers it with.

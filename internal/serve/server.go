@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // Defaults used when the corresponding Config field is zero.

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"hail/internal/report"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat. It

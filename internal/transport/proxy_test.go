@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve"
-	"hail/internal/h3serve/certtest"
-	"hail/internal/plan"
-	"hail/internal/run/runtest"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // testProxy is an HTTP proxy in the test process. It counts CONNECTs (and

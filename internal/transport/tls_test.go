@@ -16,11 +16,11 @@ import (
 	"sync"
 	"testing"
 
-	"hail/internal/h3serve"
-	"hail/internal/h3serve/certtest"
-	"hail/internal/plan"
-	"hail/internal/run/runtest"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // An HTTPS/1.1 server that records the SNI of every handshake and, with

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // okReply is what a VMM answers to a CONNECT it accepted.

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve"
-	"hail/internal/plan"
-	"hail/internal/run/runtest"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Guest ports of the fake VMM.

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Source is what the view reads: a run's *stats.Collector. The view only

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 var hailBin string // built by TestMain when tmux is there
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		hailBin = filepath.Join(dir, "hail")
-		if out, err := exec.Command("go", "build", "-o", hailBin, "hail/cmd/hail").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", hailBin, "github.com/hail-loadgen/hail/cmd/hail").CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building hail: %v\n%s", err, out)
 			return 2
 		}

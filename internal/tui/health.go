@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"runtime"
 
-	"hail/internal/report"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // healthSeconds is how many of the latest seconds the generator's health

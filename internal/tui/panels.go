@@ -11,8 +11,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"hail/internal/report"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // rpsPanel: requests per second now, average and total, and their chart.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // A scenario's per-step totals reach the view as one row per step.

@@ -21,9 +21,9 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"hail/internal/engine"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Engine is the HTTP/2 engine.

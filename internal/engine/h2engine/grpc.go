@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // A gRPC call is an HTTP/2 POST whose template says content-type

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 func frame(payload int) []byte {

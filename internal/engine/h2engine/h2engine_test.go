@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve"
-	"hail/internal/h3serve/certtest"
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
-	"hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
 )
 
 // h2server is an HTTP/2 server in the test process: h2c with prior

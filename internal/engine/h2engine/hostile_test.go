@@ -13,9 +13,9 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // hostileH2 serves h2c (prior knowledge) on loopback with behave in charge of each connection

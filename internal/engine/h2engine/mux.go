@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Conn is one multiplexed client connection: hail's own HTTP/2 client (its

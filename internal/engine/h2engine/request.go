@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/engine"
 )
 
 // template is one request variant turned from its HTTP/1.1 wire form (as

@@ -11,11 +11,11 @@ import (
 	"net/http"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // stream is one request slot: it sends one request at a time over its

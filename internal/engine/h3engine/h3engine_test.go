@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/h3serve"
-	"hail/internal/plan"
-	"hail/internal/run"
-	"hail/internal/run/runtest"
-	"hail/internal/serve/servetest"
-	"hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {

@@ -15,8 +15,8 @@ package netengine
 import (
 	"sync"
 
-	"hail/internal/engine"
-	"hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // Engine is the net engine. The zero value is ready to use.

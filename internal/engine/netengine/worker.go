@@ -4,12 +4,12 @@ import (
 	"net"
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/redirect"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/redirect"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // worker drives one connection: it takes a request, sends it, reads the

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/uring"
+	"github.com/hail-loadgen/hail/internal/uring"
 )
 
 var (

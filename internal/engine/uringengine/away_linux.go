@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // A redirect chain that leaves the origin of the worker's connections is

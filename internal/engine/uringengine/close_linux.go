@@ -8,10 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/engine"
-	"hail/internal/redirect"
-	"hail/internal/stats"
-	"hail/internal/uring"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/redirect"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/uring"
 )
 
 // queueClose queues the close of c's socket, completing as closeOp, after a

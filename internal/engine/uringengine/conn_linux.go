@@ -5,8 +5,8 @@ package uringengine
 import (
 	"time"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // conn is one connection slot of a worker: its socket (if any) and the

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Deadline lists: a connection can be in both at once (a redirect hop

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/uring"
+	"github.com/hail-loadgen/hail/internal/uring"
 )
 
 // dispatch starts requests on idle connections: in the closed model one

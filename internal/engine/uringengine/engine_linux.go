@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"sync"
 
-	"hail/internal/engine"
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Engine is the io_uring engine. The zero value is ready to use.

@@ -3,7 +3,7 @@
 package uringengine
 
 import (
-	"hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/engine"
 )
 
 // Engine is the io_uring engine; on this platform it cannot run.

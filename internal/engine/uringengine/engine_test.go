@@ -24,13 +24,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/engine"
-	"hail/internal/http1"
-	"hail/internal/schedule"
-	"hail/internal/serve"
-	"hail/internal/stats"
-	"hail/internal/transport"
-	"hail/internal/uring"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/uring"
 )
 
 func needURing(t testing.TB) {

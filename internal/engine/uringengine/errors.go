@@ -1,6 +1,6 @@
 package uringengine
 
-import "hail/internal/uring"
+import "github.com/hail-loadgen/hail/internal/uring"
 
 // UnavailableError says why the io_uring engine cannot run here and how to
 // fix it. It wraps uring.ErrUnavailable.

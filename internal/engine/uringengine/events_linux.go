@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/engine"
-	"hail/internal/transport"
-	"hail/internal/uring"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/uring"
 )
 
 // handle reacts to one completion.

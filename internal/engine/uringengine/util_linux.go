@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // fifo is a fixed-capacity queue that never allocates after creation.

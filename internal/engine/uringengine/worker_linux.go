@@ -12,11 +12,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hail/internal/engine"
-	"hail/internal/schedule"
-	"hail/internal/stats"
-	"hail/internal/transport"
-	"hail/internal/uring"
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/uring"
 )
 
 // Operations, in the low byte of a submission's user data. The rest of it is

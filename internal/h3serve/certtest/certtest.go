@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/h3serve"
 )
 
 // PKI is a test CA and a server certificate it signed.

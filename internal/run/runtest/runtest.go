@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"hail/internal/plan"
-	"hail/internal/report"
-	"hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // Run validates p and runs it with default options, failing tb on any error. The run is

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"hail/internal/h3serve"
-	"hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/serve"
 )
 
 // Start serves serve.Config{Addr: "127.0.0.1:0"} until tb ends and returns its base URL
