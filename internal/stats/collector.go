@@ -34,6 +34,11 @@ type Second struct {
 	// WaitP99 is the p99 of the time requests waited for a free connection
 	// in this second, ns (open model): the target's backpressure.
 	WaitP99 int64 `json:"wait_p99_ns,omitempty"`
+	// Events are the server-sent events streams delivered in this second;
+	// Tokens the output tokens (hail llm) by their arrival, corrected when
+	// each stream ended (a failed or cut stream's are taken back).
+	Events int64 `json:"events,omitempty"`
+	Tokens int64 `json:"tokens,omitempty"`
 	// InFlight and ConnsOpen are sampled at the end of the second.
 	InFlight  int64 `json:"in_flight"`
 	ConnsOpen int64 `json:"conns_open"`
@@ -214,7 +219,15 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 	lat.Reset()
 	lat.Merge(s.LatencyOK)
 	lat.Merge(s.LatencyBad)
+	var events, tokens int64
+	if st := s.Stream; st != nil {
+		events = st.Events
+		if st.Tokens != nil {
+			tokens = st.Tokens.Series
+		}
+	}
 	return Second{
+		Events: events, Tokens: tokens,
 		Index: index, Span: span,
 		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),

@@ -38,6 +38,9 @@ type Totals struct {
 	DNSSum     int64
 	DNSMin     int64
 	DNSMax     int64
+
+	// Stream is what streaming responses measured; nil when none was seen.
+	Stream *Streams
 }
 
 // NewTotals returns empty Totals.
@@ -66,8 +69,18 @@ func (t *Totals) ErrorCount() int64 {
 	return n
 }
 
-// Requests is every request that ended: responses plus errors.
-func (t *Totals) Requests() int64 { return t.Responses() + t.ErrorCount() }
+// Requests is every request that ended: responses, errors and truncated
+// streams.
+func (t *Totals) Requests() int64 { return t.Responses() + t.ErrorCount() + t.Truncated() }
+
+// Truncated is the number of streams hail cut because the run ended while
+// they streamed: sent requests that are neither responses nor errors.
+func (t *Totals) Truncated() int64 {
+	if t.Stream == nil {
+		return 0
+	}
+	return t.Stream.Truncated
+}
 
 // Latency returns a new histogram of all responses' latencies.
 func (t *Totals) Latency() *hdr.Histogram {
@@ -107,6 +120,10 @@ func (t *Totals) Add(o *Totals) {
 	t.ConnectMax = max(t.ConnectMax, o.ConnectMax)
 	t.DNSMin = min(t.DNSMin, o.DNSMin)
 	t.DNSMax = max(t.DNSMax, o.DNSMax)
+	if o.Stream != nil {
+		t.ensureStreams(o.Stream.Tokens != nil)
+		t.Stream.add(o.Stream)
+	}
 }
 
 // reset empties t, keeping its histograms' memory.
@@ -115,7 +132,11 @@ func (t *Totals) reset() {
 	for _, h := range hs {
 		h.Reset()
 	}
-	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
+	st := t.Stream
+	if st != nil {
+		st.reset()
+	}
+	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st}
 }
 
 // drain moves everything recorded in r into t.
@@ -153,4 +174,5 @@ func (t *Totals) drain(r *Recorder) {
 	t.ConnectMax = max(t.ConnectMax, atomic.LoadInt64(&r.connectMax))
 	t.DNSMin = min(t.DNSMin, atomic.LoadInt64(&r.dnsMin))
 	t.DNSMax = max(t.DNSMax, atomic.LoadInt64(&r.dnsMax))
+	t.drainStreams(r)
 }
