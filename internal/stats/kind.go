@@ -43,6 +43,13 @@ const (
 	ErrHTTP2Conn
 	ErrQUICHandshake
 	ErrHTTP3
+	ErrStreamError
+	ErrStreamNoDone
+	ErrStreamIdle
+	ErrStreamNoEvents
+	ErrStreamMidEvent
+	ErrStreamAfterDone
+	ErrStreamTooLarge
 	ErrCheckStatus
 	ErrCheckBody
 	ErrCheckJSON
@@ -86,6 +93,13 @@ var kindNames = [numErrorKinds]string{
 	ErrHTTP2Conn:            "http2 connection error",
 	ErrQUICHandshake:        "quic handshake failed",
 	ErrHTTP3:                "http3 stream error",
+	ErrStreamError:          "stream error event",
+	ErrStreamNoDone:         "stream ended without [DONE]",
+	ErrStreamIdle:           "stream idle timeout",
+	ErrStreamNoEvents:       "stream had no events",
+	ErrStreamMidEvent:       "stream ended mid-event",
+	ErrStreamAfterDone:      "stream data after [DONE]",
+	ErrStreamTooLarge:       "stream event too large",
 	ErrCheckStatus:          "check failed: status",
 	ErrCheckBody:            "check failed: body_contains",
 	ErrCheckJSON:            "check failed: json",
