@@ -5,6 +5,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stream"
 )
 
 // Call is one request's life, from the moment a worker takes it to its one
@@ -17,10 +18,14 @@ import (
 //	Start        its first operation is submitted: the send delay is stamped
 //	Connected    it opened a connection (setup time, per-request log)
 //	Wrote        its first bytes reached the kernel: from now on it was sent
-//	FirstByte    the first byte of its response arrived
-//	Respond      it ended in a response (redirects already followed), or
+//	Received     response bytes arrived (the first is its first byte); a
+//	             streaming response's bytes go on to the slot's stream
+//	             meter (UseMeter), stamped with this time
+//	Respond      it ended in a response (redirects already followed) — or,
+//	             for a stream that ended badly, in the stream's error kind
 //	Fail         it ended in one named error kind; a request aborted before
-//	             any byte was written ends as unsent
+//	             any byte was written ends as unsent, a stream cut by the
+//	             end of the run as truncated
 //
 // Respond and Fail end the call exactly once: a second end is ignored.
 // Times are durations since the job's start. A Call allocates nothing.
@@ -38,7 +43,17 @@ type Call struct {
 
 	open, live, started, waited, wrote, tracing, retried bool
 	tr                                                   stats.TraceRecord
+
+	meter *stream.Meter // the slot's stream meter; nil: streams are not measured
 }
+
+// UseMeter gives the call its slot's stream meter, kept from request to
+// request: engines call it once per slot, and point the slot's parser's
+// Sink at m.
+func (c *Call) UseMeter(m *stream.Meter) { c.meter = m }
+
+// Meter is the call's stream meter (nil: none).
+func (c *Call) Meter() *stream.Meter { return c.meter }
 
 // Begin takes request hit's place in the call: its step's recorder of
 // shard, its intended time at (open model; in the closed model the time it
@@ -48,7 +63,10 @@ type Call struct {
 // flight from here.
 func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn int32) {
 	rec := j.Recorders[step][shard]
-	*c = Call{rec: rec, step: step, at: at, fb: -1, open: j.Source.Open(), live: true}
+	*c = Call{rec: rec, step: step, at: at, fb: -1, open: j.Source.Open(), live: true, meter: c.meter}
+	if c.meter != nil {
+		c.meter.Begin(rec, hit)
+	}
 	rec.InFlight(1)
 	if c.tracing = rec.Tracing(); c.tracing {
 		c.tr = stats.TraceRecord{Hit: hit, Intended: int64(at), Conn: conn, Step: uint16(step)}
@@ -127,6 +145,34 @@ func (c *Call) FirstByte(now time.Duration) {
 	}
 }
 
+// Received marks the arrival at at of response bytes that hail reads at
+// now, before they are parsed: the first is the response's first byte, and
+// a stream's events are stamped with at. now < 0 says the engine cannot
+// tell arrival from reading (no kernel receive time): the stream's read
+// lag is then not recorded.
+func (c *Call) Received(at, now time.Duration) {
+	if c.fb < 0 {
+		c.fb = at
+	}
+	if c.meter != nil {
+		c.meter.Time(at, now)
+	}
+}
+
+// Streaming reports whether the request's response is a stream being
+// measured (its head has arrived).
+func (c *Call) Streaming() bool { return c.meter != nil && c.meter.On() }
+
+// IdleAt is when the request's stream fails for want of an event (since
+// the job's start); 0 when it is not streaming or no idle timeout applies.
+// Any goroutine may ask.
+func (c *Call) IdleAt() time.Duration {
+	if c.meter == nil {
+		return 0
+	}
+	return c.meter.IdleAt()
+}
+
 // RetryStale reports whether a request that failed as kind may be sent
 // once more on a new connection, and counts it as a reconnect if so. This
 // is what net/http and browsers do for a keep-alive connection that the
@@ -178,6 +224,11 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 			c.tr.FirstByte = int64(c.fb)
 		}
 	}
+	if m := c.meter; m != nil && m.On() {
+		if k, failed := m.Finish(now, c.at, c.start); failed {
+			v.Failed, v.Kind = true, k
+		}
+	}
 	if v.Failed {
 		c.rec.Error(v.Kind)
 		c.tr.SetError(v.Kind)
@@ -211,7 +262,15 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 		return
 	}
 	c.Start(now)
-	c.rec.Error(k)
+	switch m := c.meter; {
+	case m == nil || !m.On():
+		c.rec.Error(k)
+	case k == stats.ErrAborted: // hail cut the stream: truncated, not an error (the log marks it aborted)
+		m.Truncate(now, c.at, c.start)
+	default:
+		m.Abandon()
+		c.rec.Error(k)
+	}
 	if c.tracing {
 		c.tr.SetError(k)
 		if c.fb >= 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 
@@ -22,8 +23,12 @@ type Wire struct {
 	// connection that served others may find it closed by the server
 	// (Call.RetryStale).
 	Served int
-	buf    []byte
-	r, w   int // unconsumed response bytes are buf[r:w]
+	// Guard is the abort's hold on Conn; a streaming response's idle
+	// timeout sets its read deadline through it.
+	Guard *Guard
+	buf   []byte
+	r, w  int           // unconsumed response bytes are buf[r:w]
+	idle  time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
@@ -84,13 +89,13 @@ func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() tim
 			if aborting() { // the abort's own past deadline may have come just before ours
 				_ = x.Conn.SetReadDeadline(time.Unix(1, 0))
 			}
-			if _, rerr := x.read(call, p, now); rerr == nil {
+			if _, rerr := x.read(call, p, now, deadline); rerr == nil {
 				return false, wrote, nil
 			}
 		}
 		return false, wrote, err
 	}
-	keep, err = x.read(call, p, now)
+	keep, err = x.read(call, p, now, deadline)
 	return keep, wrote, err
 }
 
@@ -99,8 +104,9 @@ func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() tim
 // because the server closed): every HTTP/1 engine waits this long.
 const EarlyResponseGrace = time.Second
 
-// read reads one response into p.
-func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep bool, err error) {
+// read reads one response into p; deadline is the request's (zero: none).
+func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadline time.Time) (keep bool, err error) {
+	x.idle = 0
 	for {
 		if x.r < x.w {
 			n, done, err := p.Feed(x.buf[x.r:x.w])
@@ -110,13 +116,17 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			}
 			if done {
 				x.Served++
+				x.endIdle(deadline)
 				return p.KeepAlive, nil
 			}
 		}
 		x.compact()
+		if x.idle == 0 {
+			x.armIdle(call, now, deadline)
+		}
 		n, err := x.Conn.Read(x.buf[x.w:])
 		if n > 0 {
-			call.FirstByte(now())
+			call.Received(now(), -1)
 			x.w += n
 			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
 				x.buf = append(x.buf, make([]byte, len(x.buf))...)
@@ -130,12 +140,46 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			}
 			if done {
 				x.Served++
+				x.endIdle(deadline)
 				return false, nil
 			}
+		}
+		if x.idle > 0 && errors.Is(err, os.ErrDeadlineExceeded) && (deadline.IsZero() || time.Now().Before(deadline)) {
+			if t := now(); t >= call.IdleAt() {
+				return false, ErrStreamIdle
+			}
+			x.idle = 0 // events came since: set the deadline again
+			continue
 		}
 		if err != nil {
 			return false, err
 		}
+	}
+}
+
+// armIdle sets the connection's read deadline to the stream's idle
+// deadline, when the response is a stream with one that comes before the
+// request's own deadline. It is set again only when it passes (read then
+// checks whether events came meanwhile), not at every event.
+func (x *Wire) armIdle(call *Call, now func() time.Duration, deadline time.Time) {
+	at := call.IdleAt()
+	if at == 0 || x.Guard == nil {
+		return
+	}
+	d := time.Now().Add(at - now())
+	if !deadline.IsZero() && deadline.Before(d) {
+		return
+	}
+	x.idle = at
+	x.Guard.SetDeadline(d)
+}
+
+// endIdle puts the request's deadline back after a stream's idle deadline
+// was set on the connection.
+func (x *Wire) endIdle(deadline time.Time) {
+	if x.idle > 0 {
+		x.idle = 0
+		x.Guard.SetDeadline(deadline)
 	}
 }
 

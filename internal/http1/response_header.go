@@ -57,7 +57,7 @@ func (p *Parser) header(s []byte) error {
 	switch colon {
 	case len("content-type"):
 		if string(name) == "Content-Type" || EqualFoldLower(name, "content-type") {
-			p.EventStream = isEventStream(trimOWS(s[colon+1:]))
+			p.EventStream = IsEventStream(trimOWS(s[colon+1:]))
 		}
 	case len("location"):
 		if p.WantLocation && (string(name) == "Location" || EqualFoldLower(name, "location")) {
@@ -150,9 +150,9 @@ func (p *Parser) contentLength(v []byte) error {
 	}
 }
 
-// isEventStream reports whether a Content-Type value is text/event-stream
+// IsEventStream reports whether a Content-Type value is text/event-stream
 // (any case, parameters allowed).
-func isEventStream(v []byte) bool {
+func IsEventStream(v []byte) bool {
 	const t = "text/event-stream"
 	if len(v) < len(t) || !EqualFoldLower(v[:len(t)], t) {
 		return false

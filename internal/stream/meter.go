@@ -19,13 +19,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// DefaultIdle is the idle timeout between a stream's events when none is given.
-const DefaultIdle = 30 * time.Second
-
-// DefaultDrain is how long streams still running when a run's duration
-// (-z) ends may go on before they are cut and counted as truncated.
-const DefaultDrain = 2 * time.Second
-
 // Config says how a run treats streaming responses. Engines share one.
 type Config struct {
 	// All treats the body of every 2xx response as a stream (--sse); else
@@ -49,7 +42,16 @@ type Config struct {
 	// (nil: unknown): input tokens are reported from it when the server
 	// sends no usage, and responses of another output length are counted.
 	Expect func(hit uint64) (in, out int)
+	// Drain is how long streams still running when the run's duration
+	// (-z) ends may go on before they are cut, as truncated (0: cut at
+	// once, as any request in flight is).
+	Drain time.Duration
+
+	live atomic.Int64 // streams in progress
 }
+
+// Live is the number of streams in progress in the run.
+func (c *Config) Live() int64 { return c.live.Load() }
 
 // SLO are service level objectives for a token stream; 0 means none.
 type SLO struct {
@@ -100,12 +102,24 @@ func NewMeter(cfg *Config) *Meter {
 
 // Begin starts a new request, hit, recorded into rec.
 func (m *Meter) Begin(rec *stats.Recorder, hit uint64) {
-	m.rec, m.hit, m.on = rec, hit, false
+	if m.on { // not ended by Finish, Truncate or Abandon: forget it
+		m.Abandon()
+	}
+	m.rec, m.hit = rec, hit
+}
+
+// stop ends the current stream's life.
+func (m *Meter) stop() {
+	m.on = false
 	m.idle.Store(0)
+	m.cfg.live.Add(-1)
 }
 
 // All reports whether every 2xx response is a stream (Config.All).
 func (m *Meter) All() bool { return m.cfg.All }
+
+// Idle is the run's idle timeout between a stream's events (0: none).
+func (m *Meter) Idle() time.Duration { return m.cfg.Idle }
 
 // On reports whether the current response is a stream.
 func (m *Meter) On() bool { return m.on }
@@ -126,6 +140,7 @@ func (m *Meter) StreamHead() {
 	if m.cfg.Idle > 0 {
 		m.idle.Store(int64(m.at + m.cfg.Idle))
 	}
+	m.cfg.live.Add(1)
 	m.rec.StreamBegin(m.cfg.Tokens)
 }
 
@@ -233,8 +248,7 @@ func (m *Meter) chunk(t time.Duration, cum int64) {
 // returns its failure kind, if it failed; the caller then records the
 // request as that error, else as its response.
 func (m *Meter) Finish(now, at, start time.Duration) (stats.ErrorKind, bool) {
-	m.on = false
-	m.idle.Store(0)
+	m.stop()
 	switch {
 	case m.failed:
 	case m.sc.Pending():
@@ -259,8 +273,7 @@ func (m *Meter) Finish(now, at, start time.Duration) (stats.ErrorKind, bool) {
 // Truncate ends a stream that hail cut at now (the run ended while it
 // streamed); at and start are the request's intended and actual send times.
 func (m *Meter) Truncate(now, at, start time.Duration) {
-	m.on = false
-	m.idle.Store(0)
+	m.stop()
 	x := stats.StreamSample{Truncated: true, FirstEvent: -1, TTFT: -1, Tokens: m.cfg.Tokens, Counted: m.counted}
 	if m.first >= 0 {
 		x.FirstEvent = int64(m.first - at)
@@ -274,8 +287,7 @@ func (m *Meter) Truncate(now, at, start time.Duration) {
 // Abandon ends a stream whose request failed otherwise (the connection
 // broke, a timeout): nothing of it is recorded but what it already was.
 func (m *Meter) Abandon() {
-	m.on = false
-	m.idle.Store(0)
+	m.stop()
 	m.rec.StreamFailed(m.counted)
 }
 

@@ -18,10 +18,10 @@ type piece struct {
 // run feeds one stream to a fresh meter: the request intended at 0, sent
 // at 1 ms, its head at 2 ms, the pieces, the end at end ms. It returns the
 // failure (if any) and the recorded totals.
-func run(t *testing.T, cfg Config, pieces []piece, end int) (stats.ErrorKind, bool, *stats.Totals) {
+func run(t *testing.T, cfg *Config, pieces []piece, end int) (stats.ErrorKind, bool, *stats.Totals) {
 	t.Helper()
 	rec := stats.NewRecorder()
-	m := NewMeter(&cfg)
+	m := NewMeter(cfg)
 	m.Begin(rec, 7)
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	m.Time(ms(2), -1)
@@ -49,7 +49,7 @@ func TestTokensSpreadFromFinalUsage(t *testing.T) {
 	// A role-only chunk, then 4 content chunks 10 ms apart, usage says 8
 	// tokens: 2 per chunk, so each 10 ms gap is two ITLs of 5 ms.
 	pieces := []piece{{5, chat("")}, {10, chat("a")}, {20, chat("b")}, {30, chat("c")}, {40, chat("d")}, {41, usage8}, {41, done}}
-	k, failed, tot := run(t, Config{Tokens: true, Expect: func(uint64) (int, int) { return 16, 8 }, SLO: SLO{TTFT: 20 * time.Millisecond}}, pieces, 42)
+	k, failed, tot := run(t, &Config{Tokens: true, Expect: func(uint64) (int, int) { return 16, 8 }, SLO: SLO{TTFT: 20 * time.Millisecond}}, pieces, 42)
 	if failed {
 		t.Fatalf("failed: %v", k)
 	}
@@ -96,7 +96,7 @@ func TestTokensCumulativeUsage(t *testing.T) {
 	}
 	// Chunks of 1, 3 and 2 tokens: ITL 3 × 4 ms after the 12 ms gap, 2 × 5 ms after the 10 ms one.
 	pieces := []piece{{10, c("a", 1)}, {22, c("bcd", 4)}, {32, c("ef", 6)}, {33, `data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":6}}` + "\n\n" + done}}
-	_, failed, tot := run(t, Config{Tokens: true, Expect: func(uint64) (int, int) { return 3, 5 }}, pieces, 34)
+	_, failed, tot := run(t, &Config{Tokens: true, Expect: func(uint64) (int, int) { return 3, 5 }}, pieces, 34)
 	if failed {
 		t.Fatal("failed")
 	}
@@ -112,7 +112,7 @@ func TestTokensCumulativeUsage(t *testing.T) {
 func TestTokensPerDelta(t *testing.T) {
 	t.Parallel()
 	pieces := []piece{{10, chat("a") + chat("b")}, {20, chat("c") + done}}
-	_, failed, tot := run(t, Config{Tokens: true}, pieces, 21)
+	_, failed, tot := run(t, &Config{Tokens: true}, pieces, 21)
 	tk := tot.Stream.Tokens
 	if failed || tk.OutSum != 3 || tk.Sources[stats.FromDeltas] != 1 || tk.ITL.TotalCount() != 2 || tk.Good != 0 {
 		t.Errorf("failed %v, tokens %+v", failed, *tk)
@@ -137,7 +137,7 @@ func TestStreamFailures(t *testing.T) {
 		{"oversized event", false, []piece{{5, big}}, stats.ErrStreamTooLarge},
 	}
 	for _, c := range cases {
-		k, failed, tot := run(t, Config{Tokens: c.tokens, MaxEvent: 512}, c.pieces, 10)
+		k, failed, tot := run(t, &Config{Tokens: c.tokens, MaxEvent: 512}, c.pieces, 10)
 		if !failed || k != c.want {
 			t.Errorf("%s: failed %v as %v, want %v", c.name, failed, k, c.want)
 			continue
@@ -147,7 +147,7 @@ func TestStreamFailures(t *testing.T) {
 		}
 	}
 	// Without tokens a stream needs no terminator.
-	if k, failed, _ := run(t, Config{}, []piece{{5, "data: a\n\n"}}, 6); failed {
+	if k, failed, _ := run(t, &Config{}, []piece{{5, "data: a\n\n"}}, 6); failed {
 		t.Errorf("an event stream without [DONE] failed: %v", k)
 	}
 }

@@ -11,6 +11,9 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/hail-loadgen/hail/internal/engine"
+	sm "github.com/hail-loadgen/hail/internal/stream"
 )
 
 // client is hail's HTTP/2 client connection: lean where a load generator
@@ -55,6 +58,7 @@ type client struct {
 	hStatus int
 	hGRPC   int // grpc-status; -1 when the block has none
 	hLoc    []byte
+	hEvents bool // content-type: text/event-stream
 }
 
 // call is one request in flight; each stream slot reuses its own.
@@ -67,6 +71,7 @@ type call struct {
 	gotHeaders bool
 	wrote      bool // the request's HEADERS were handed to the connection's writer
 	err        error
+	idle       *time.Timer // a stream's idle timeout (waitIdle), reused
 }
 
 // httpResult is where the reader puts a response: the stream's parser
@@ -80,6 +85,12 @@ type httpResult struct {
 	wantLoc  bool
 	fb       time.Duration
 	grpc     *grpcResult // a gRPC call's messages and status (grpc.go); nil for HTTP
+	// meter measures the response if it is a stream (nil: streams are not
+	// measured); streaming is set once its head said it is one. The reader
+	// feeds it DATA frames, stamped with the time they were read.
+	meter     *sm.Meter
+	head      bool // the request is HEAD: its response has no body
+	streaming bool
 }
 
 // Our receive windows: large, so that small responses never wait for a
@@ -168,7 +179,7 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	if c.nextID >= 1<<31-1 { // stream IDs run out: the next request gets a new connection
 		c.goaway = true
 	}
-	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
+	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin, idle: cl.idle}
 	c.streams[id] = cl
 	c.active++
 	body := tp.body
@@ -202,12 +213,54 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 		c.write(cl)
 	}
 	c.mu.Unlock()
+	if r.meter != nil && r.meter.Idle() > 0 {
+		return c.waitIdle(ctx, cl, r.meter)
+	}
 	select {
 	case <-cl.done:
 		return cl.err
 	case <-ctx.Done():
 		c.cancel(cl)
 		return ctx.Err()
+	}
+}
+
+// waitIdle waits for cl as exchange does, and fails it with
+// engine.ErrStreamIdle when its response is a stream that goes too long
+// without an event (m.IdleAt). The timer is checked lazily: it fires once
+// per idle period and is set again from the stream's latest event.
+func (c *client) waitIdle(ctx context.Context, cl *call, m *sm.Meter) error {
+	if cl.idle == nil {
+		cl.idle = time.NewTimer(m.Idle())
+	} else {
+		cl.idle.Reset(m.Idle())
+	}
+	defer cl.idle.Stop()
+	for {
+		select {
+		case <-cl.done:
+			return cl.err
+		case <-ctx.Done():
+			c.cancel(cl)
+			return ctx.Err()
+		case <-cl.idle.C:
+			now := c.since()
+			switch at := m.IdleAt(); {
+			case at == 0: // not a stream (yet)
+				cl.idle.Reset(m.Idle())
+			case now >= at:
+				c.mu.Lock()
+				if c.streams[cl.id] == cl { // else it ended as the timer fired
+					c.resetLocked(cl)
+					cl.err = engine.ErrStreamIdle
+				}
+				c.mu.Unlock()
+				<-cl.done
+				return cl.err
+			default:
+				cl.idle.Reset(at - now)
+			}
+		}
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // readLoop is the connection's reader goroutine. After the server's
@@ -40,7 +42,7 @@ func (c *client) readLoop() {
 		c.mu.Lock()
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
-			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0]
+			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc, c.hEvents = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0], false
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
 		case *http2.ContinuationFrame:
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
@@ -122,6 +124,11 @@ func (c *client) onData(f *http2.DataFrame, ctl []byte) []byte {
 	}
 	data := f.Data()
 	*cl.p.body += int64(len(data))
+	if cl.p.streaming && len(data) > 0 {
+		now := c.since()
+		cl.p.meter.Time(now, -1)
+		cl.p.meter.StreamBody(data)
+	}
 	if g := cl.p.grpc; g != nil {
 		g.feed(data, c.since)
 	}
@@ -238,6 +245,8 @@ func (c *client) onField(f hpack.HeaderField) {
 		c.hLoc = append(c.hLoc[:0], f.Value...)
 	case "grpc-status":
 		c.hGRPC = parseGRPCStatus(f.Value)
+	case "content-type":
+		c.hEvents = http1.IsEventStream([]byte(f.Value))
 	}
 }
 
@@ -259,6 +268,11 @@ func (c *client) onHeaders(cl *call) {
 		}
 		if cl.p.wantLoc && len(c.hLoc) > 0 {
 			*cl.p.location = append((*cl.p.location)[:0], c.hLoc...)
+		}
+		if m := cl.p.meter; m != nil && status < 300 && !cl.p.head && !c.hEnd && (c.hEvents || m.All()) {
+			cl.p.streaming = true
+			m.Time(c.since(), -1)
+			m.StreamHead()
 		}
 	}
 	if c.hEnd {

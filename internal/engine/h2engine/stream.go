@@ -15,6 +15,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	sm "github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -35,6 +36,7 @@ type stream struct {
 	buf     []byte
 	call    engine.Call
 	chain   engine.Chain
+	meter   *sm.Meter  // the call's stream meter (nil: streams are not measured)
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
 	grpc    grpcResult // a gRPC call's messages and status, reused
@@ -48,6 +50,8 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
+	j.AttachMeter(&s.call, nil)
+	s.meter = s.call.Meter()
 	s.parser.BodyLimit = j.BodyLimit
 	s.parser.WantLocation = j.MaxRedirects > 0
 	return s
@@ -188,7 +192,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template) (mid bool, err error) {
 	r := &s.result
 	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
-		location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+		location: &s.parser.Location, wantLoc: s.parser.WantLocation, meter: s.meter, head: tp.head}
 	if tp.grpc {
 		s.grpc.reset()
 		r.grpc = &s.grpc

@@ -109,6 +109,7 @@ func (w *worker) finish(c *conn) {
 	}
 	c.stamp = false
 	w.unlist(listRequest, c)
+	w.unlist(listIdle, c)
 	w.busy--
 	if !c.sending {
 		w.release(c)

@@ -204,6 +204,7 @@ func (w *worker) setup() error {
 		}
 		c.sa = w.arena.Alloc(sockaddrSize)
 		w.j.InitParser(&c.parser)
+		w.j.AttachMeter(&c.call, &c.parser)
 	}
 	for i := range w.lists {
 		w.lists[i] = dlist{-1, -1}
