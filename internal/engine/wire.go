@@ -144,7 +144,7 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadl
 				return false, nil
 			}
 		}
-		if x.idle > 0 && errors.Is(err, os.ErrDeadlineExceeded) && (deadline.IsZero() || time.Now().Before(deadline)) {
+		if x.idle > 0 && errors.Is(err, os.ErrDeadlineExceeded) && !x.Guard.Aborted() && (deadline.IsZero() || time.Now().Before(deadline)) {
 			if t := now(); t >= call.IdleAt() {
 				return false, ErrStreamIdle
 			}

@@ -47,7 +47,7 @@ func Run(t *testing.T, e Engine) {
 			t.Skip(why)
 		}
 	}
-	for _, c := range cases {
+	for _, c := range append(cases, streamCases...) {
 		t.Run(c.name, func(t *testing.T) { c.run(t, &env{t: t, e: e}) })
 	}
 }
@@ -100,8 +100,8 @@ func (v *env) exact(res *report.Result, arrivals int64) {
 	if c.Sent != arrivals {
 		v.t.Errorf("sent %d, but the server received %d (errors %v)", c.Sent, arrivals, res.ErrorDistribution)
 	}
-	if c.Sent != c.Requests || c.Requests != c.Responses+c.Errors {
-		v.t.Errorf("sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.Requests, c.Responses, c.Errors)
+	if c.Sent != c.Requests || c.Requests != c.Responses+c.Errors+c.Truncated {
+		v.t.Errorf("sent %d, requests %d, responses %d + errors %d + truncated %d do not add up", c.Sent, c.Requests, c.Responses, c.Errors, c.Truncated)
 	}
 	if c.Intended != c.Sent+c.Unsent+c.Skipped {
 		v.t.Errorf("intended %d != sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.Unsent, c.Skipped)

@@ -77,6 +77,10 @@ type Hail struct {
 	Target *Target `json:"target,omitempty"`
 	// GRPC describes the run's gRPC calls (absent when it made none).
 	GRPC *GRPC `json:"grpc,omitempty"`
+	// Stream describes the run's streaming responses (server-sent events;
+	// absent when there were none), LLM the token streams of hail llm.
+	Stream *Stream `json:"stream,omitempty"`
+	LLM    *LLM    `json:"llm,omitempty"`
 }
 
 // GRPC describes a run's gRPC calls. A call is one request whatever its
@@ -111,6 +115,9 @@ type Counts struct {
 	Responses  int64 `json:"responses"`
 	Errors     int64 `json:"errors"`
 	Aborted    int64 `json:"aborted"`
+	// Truncated are streams hail cut when the run ended (-z, after the
+	// drain): requests that are neither responses nor errors.
+	Truncated int64 `json:"truncated,omitempty"`
 	// Expected are responses whose status counts as failed (HTTP ≥ 400,
 	// gRPC not OK) but that their scenario step expects (expect: status):
 	// responses, not failures.
@@ -216,7 +223,7 @@ func buildHail(r *Result, in Input) {
 	in.Intent.Intended = max(in.Intent.Intended, in.Intent.Sent+in.Intent.Unsent+in.Intent.Skipped)
 	unsent := in.Intent.Intended - in.Intent.Sent - in.Intent.Skipped
 	h.Counts = Counts{Intended: in.Intent.Intended, Sent: requests, Unsent: unsent, Skipped: in.Intent.Skipped,
-		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Expected: t.Expected,
+		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Truncated: t.Truncated(), Expected: t.Expected,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
 		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}

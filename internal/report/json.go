@@ -178,10 +178,10 @@ func ohaView(r *Result) *ohaResult {
 	noResp := c.Responses == 0
 	s, m := r.Summary, r.Metrics
 	o := &ohaResult{
-		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted == 0), Total: num(s.Total),
+		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total),
 			Slowest: or(s.Slowest, noResp), Fastest: or(s.Fastest, noResp), Average: or(s.Average, noResp),
 			RequestsPerSec: num(s.RequestsPerSec), TotalData: s.TotalData, SizePerSec: num(s.SizePerSec)},
-		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted == 0), RequestsPerSec: num(m.RequestsPerSec),
+		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), RequestsPerSec: num(m.RequestsPerSec),
 			LatencyMs: ohaLatencyMs{Min: or(m.LatencyMs.Min, noResp), Mean: or(m.LatencyMs.Mean, noResp), P50: or(m.LatencyMs.P50, noResp),
 				P95: or(m.LatencyMs.P95, noResp), P99: or(m.LatencyMs.P99, noResp), Max: or(m.LatencyMs.Max, noResp)}},
 		ResponseTimeHistogram:  nonNil(r.ResponseTimeHistogram),

@@ -107,6 +107,11 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
 	}
+	st, err := streamTotals(r)
+	if err != nil {
+		return nil, err
+	}
+	t.Stream = st
 	return t, nil
 }
 
@@ -221,6 +226,7 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 	}
 	out.Hail.Target = mergeTarget(results, info)
 	out.Hail.GRPC = mergeGRPC(results)
+	mergeLLM(out, first)
 	out.Hail.Merged = info
 	return out, nil
 }

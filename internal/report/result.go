@@ -152,6 +152,7 @@ func sec(ns int64) float64 { return float64(ns) / 1e9 }
 func Build(in Input) *Result {
 	r := &Result{}
 	buildOha(r, in)
+	buildStream(r, in)
 	buildHail(r, in)
 	return r
 }
@@ -164,7 +165,7 @@ func buildOha(r *Result, in Input) {
 	total := in.Elapsed.Seconds()
 	responses := t.Responses()
 	requests := t.Requests()
-	aborted := t.Errors[stats.ErrAborted]
+	aborted := t.Errors[stats.ErrAborted] + t.Truncated() // ended by hail, not by the target
 	s := &r.Summary
 	s.Total = total
 	if n := requests - aborted; n > 0 {

@@ -71,8 +71,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	d := func(s float64) string { return fmt.Sprintf("%.4f %s", s/ts.secs, ts.label) }
 	c := colorer{on: o.Color}
 	b := &strings.Builder{}
+	writeLLMText(b, r, c) // llm.go: hail llm's numbers first
 	writeSummaryText(b, r, ts, d, c)
 	writeOutcomesText(b, r, c)
+	writeStreamText(b, r, c) // stream.go
 	h := r.Hail
 	for _, hint := range h.Hints {
 		fmt.Fprintf(b, "  hint: %s\n", hint)
@@ -116,7 +118,7 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 	s := r.Summary
 	fmt.Fprintln(b, c.heading("Summary:"))
 	rate := 100 * s.SuccessRate
-	if r.Hail.Counts.Requests-r.Hail.Counts.Aborted == 0 {
+	if r.Hail.Counts.Requests-r.Hail.Counts.Aborted-r.Hail.Counts.Truncated == 0 {
 		rate = math.NaN()
 	}
 	fmt.Fprintln(b, c.rate(fmt.Sprintf("  Success rate:\t%.2f%%", rate), rate))

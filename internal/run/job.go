@@ -49,7 +49,7 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
 	w := o.Workload
-	if w != nil {
+	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
 	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
@@ -68,14 +68,15 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		},
 	}
 	s.job.Stream = streamConfig(p, w)
+	s.job.NewRequests = staticRequests(p)
 	if w != nil {
-		s.job.NewRequests, s.job.BodyLimit, s.job.CaptureHeaders, s.job.PerConnection =
-			w.NewRequests, w.BodyLimit, w.CaptureHeaders, w.PerConnection
+		if w.NewRequests != nil {
+			s.job.NewRequests = w.NewRequests
+		}
+		s.job.BodyLimit, s.job.CaptureHeaders, s.job.PerConnection = w.BodyLimit, w.CaptureHeaders, w.PerConnection
 		if w.Connections != nil {
 			s.job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
 		}
-	} else {
-		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
 }

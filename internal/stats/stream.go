@@ -235,7 +235,8 @@ type Tokens struct {
 	Sources [numSources]int64
 }
 
-func newStreams(tokens bool) *Streams {
+// NewStreams returns empty stream totals, with a token part if tokens.
+func NewStreams(tokens bool) *Streams {
 	s := &Streams{FirstEvent: NewHist(), Gap: NewHist(), Stall: NewHist(), ReadLag: NewHist()}
 	if tokens {
 		s.Tokens = &Tokens{TTFT: NewHist(), TTFTSent: NewHist(), TPOT: NewHist(), ITL: NewHist(), ChunkGap: NewHist(),
@@ -244,8 +245,8 @@ func newStreams(tokens bool) *Streams {
 	return s
 }
 
-// hists lists s's histograms (the token part's after its own).
-func (s *Streams) hists() []*hdr.Histogram {
+// Hists lists s's histograms (the token part's after its own).
+func (s *Streams) Hists() []*hdr.Histogram {
 	h := []*hdr.Histogram{s.FirstEvent, s.Gap, s.Stall, s.ReadLag}
 	if t := s.Tokens; t != nil {
 		h = append(h, t.TTFT, t.TTFTSent, t.TPOT, t.ITL, t.ChunkGap, t.E2E, t.E2ESent, t.Out, t.In, t.PerRequestRate)
@@ -255,8 +256,8 @@ func (s *Streams) hists() []*hdr.Histogram {
 
 // add merges o into s (which must have a token part if o has one).
 func (s *Streams) add(o *Streams) {
-	mine := s.hists()
-	for i, h := range o.hists() {
+	mine := s.Hists()
+	for i, h := range o.Hists() {
 		mine[i].Merge(h)
 	}
 	s.Streams += o.Streams
@@ -278,7 +279,7 @@ func (s *Streams) add(o *Streams) {
 
 // reset empties s, keeping its histograms' memory.
 func (s *Streams) reset() {
-	for _, h := range s.hists() {
+	for _, h := range s.Hists() {
 		h.Reset()
 	}
 	s.Streams, s.Completed, s.Truncated, s.Events = 0, 0, 0, 0
@@ -304,7 +305,7 @@ func (t *Totals) drainStreams(r *Recorder) {
 	d.Truncated += atomic.SwapInt64(&s.truncated, 0)
 	d.Events += atomic.SwapInt64(&s.events, 0)
 	if k := s.tokens; k != nil {
-		dt, dst := d.Tokens, d.hists()
+		dt, dst := d.Tokens, d.Hists()
 		for i, h := range []*atomicHist{&k.ttft, &k.ttftSent, &k.tpot, &k.itl, &k.chunkGap, &k.e2e, &k.e2eSent, &k.out, &k.in, &k.perReqRate} {
 			h.drainInto(dst[4+i])
 		}
@@ -324,9 +325,9 @@ func (t *Totals) drainStreams(r *Recorder) {
 func (t *Totals) ensureStreams(tokens bool) {
 	switch {
 	case t.Stream == nil:
-		t.Stream = newStreams(tokens)
+		t.Stream = NewStreams(tokens)
 	case tokens && t.Stream.Tokens == nil:
-		full := newStreams(true)
+		full := NewStreams(true)
 		full.add(t.Stream)
 		t.Stream = full
 	}

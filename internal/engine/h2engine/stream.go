@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/engine"
@@ -238,8 +239,18 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 		return false, causeOf(c, err)
 	}
 	s.call.FirstByte(s.j.Since())
+	var idle *idleCloser
+	if m := s.meter; m != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 && !tp.head &&
+		(http1.IsEventStream([]byte(resp.Header.Get("Content-Type"))) || m.All()) {
+		m.Time(s.j.Since(), -1)
+		m.StreamHead()
+		idle = watchIdle(m, resp.Body, s.j.Since)
+	}
 	n, rerr := s.readBody(resp.Body)
 	resp.Body.Close()
+	if idle.stop() && rerr != nil {
+		rerr = engine.ErrStreamIdle
+	}
 	s.parser.BodyBytes = n
 	if rerr != nil {
 		s.account(c)
@@ -294,6 +305,10 @@ func (s *stream) readBody(b io.Reader) (int64, error) {
 	var n int64
 	for {
 		k, err := b.Read(s.buf)
+		if k > 0 && s.meter != nil && s.meter.On() {
+			s.meter.Time(s.j.Since(), -1)
+			s.meter.StreamBody(s.buf[:k])
+		}
 		if k > 0 {
 			if room := s.parser.BodyLimit - len(s.parser.Body); room > 0 {
 				s.parser.Body = append(s.parser.Body, s.buf[:min(k, room)]...)
@@ -338,3 +353,43 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 }
 
 func (r *bodyReader) Close() error { return nil }
+
+// idleCloser ends a stream read through an io.Reader (HTTP/3's response
+// body) that goes longer than the idle timeout without an event, by
+// closing the body under the blocked read. Its timer fires once per idle
+// period and is set again from the stream's latest event.
+type idleCloser struct {
+	t     *time.Timer
+	fired atomic.Bool
+}
+
+// watchIdle starts an idleCloser for m's stream, read from body; nil when
+// no idle timeout applies.
+func watchIdle(m *sm.Meter, body io.Closer, since func() time.Duration) *idleCloser {
+	if m.Idle() <= 0 {
+		return nil
+	}
+	ic := &idleCloser{}
+	ic.t = time.AfterFunc(time.Hour, func() {
+		at := m.IdleAt()
+		if now := since(); at > now {
+			ic.t.Reset(at - now)
+			return
+		}
+		if at > 0 {
+			ic.fired.Store(true)
+			body.Close()
+		}
+	})
+	ic.t.Reset(m.Idle()) // armed once ic.t is set: the function resets it
+	return ic
+}
+
+// stop stops the timer and reports whether it closed the body.
+func (ic *idleCloser) stop() bool {
+	if ic == nil {
+		return false
+	}
+	ic.t.Stop()
+	return ic.fired.Load()
+}
