@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Wire is one blocking HTTP/1 connection and its read buffer: each of the
@@ -26,9 +27,13 @@ type Wire struct {
 	// Guard is the abort's hold on Conn; a streaming response's idle
 	// timeout sets its read deadline through it.
 	Guard *Guard
-	buf   []byte
-	r, w  int           // unconsumed response bytes are buf[r:w]
-	idle  time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
+	// RxBase is the job's start as Unix ns, when Conn's reads take the
+	// kernel's receive times (transport.RxTime): response bytes are then
+	// stamped with their arrival, and a stream's read lag is measured.
+	RxBase int64
+	buf    []byte
+	r, w   int           // unconsumed response bytes are buf[r:w]
+	idle   time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
@@ -126,7 +131,7 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadl
 		}
 		n, err := x.Conn.Read(x.buf[x.w:])
 		if n > 0 {
-			call.Received(now(), -1)
+			x.received(call, now())
 			x.w += n
 			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
 				x.buf = append(x.buf, make([]byte, len(x.buf))...)
@@ -155,6 +160,19 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadl
 			return false, err
 		}
 	}
+}
+
+// received stamps bytes just read at now: with their kernel receive time
+// as their arrival (and now as when hail read them) where the connection
+// gives it, else now as both.
+func (x *Wire) received(call *Call, now time.Duration) {
+	if x.RxBase != 0 {
+		if rx := transport.RxTime(x.Conn); rx > 0 {
+			call.Received(min(max(time.Duration(rx-x.RxBase), call.StartTime()), now), now)
+			return
+		}
+	}
+	call.Received(now, -1)
 }
 
 // armIdle sets the connection's read deadline to the stream's idle

@@ -174,4 +174,24 @@ var streamCases = []testCase{
 			t.Errorf("with --sse: %+v, want 3 streams of 3 events", st)
 		}
 	}},
+	{"stream/read-lag", func(t *testing.T, v *env) {
+		s := v.truth()
+		p := v.plan(s, s.URL+"/sse?plain=1&n=20&gap=2ms")
+		p.Requests, p.SSE = 4, true
+		st := v.run(p, run.Options{}).Hail.Stream
+		if st == nil || st.Events != 80 {
+			t.Fatalf("stream section %+v, want 80 events", st)
+		}
+		if v.e.Proto == H3 { // quic-go gives no receive times
+			if st.ReadLag.Samples != 0 {
+				t.Errorf("%d read lag samples over QUIC", st.ReadLag.Samples)
+			}
+			return
+		}
+		// Every event's bytes carry the kernel's receive time (SO_TIMESTAMPNS):
+		// the lag from there to hail reading them is small on an idle loopback.
+		if st.ReadLag.Samples != 80 || st.ReadLag.P50 > 0.05 || st.ReadLag.Max < 0 {
+			t.Errorf("read lag: %d samples, p50 %v, max %v", st.ReadLag.Samples, st.ReadLag.P50, st.ReadLag.Max)
+		}
+	}},
 }

@@ -428,6 +428,7 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 		Host: u.Hostname(), Port: port, UnixSocket: p.UnixSocket,
 		IPv4: p.IPv4, IPv6: p.IPv6, PreLookup: !p.NoPreLookup, Timeout: p.ConnectTimeout,
 		Vsock: p.Vsock, VsockCID: p.VsockCID, VsockPort: p.VsockPort, VsockUDS: p.VsockUDS, VsockUDSPort: p.VsockUDSPort,
+		RxTimes: p.SSE, // a stream's read lag (net and h2 engines; the uring engine takes receive times itself)
 	}
 	if p.Proxy != nil {
 		opt.Proxy, opt.ProxyTunnel, opt.ProxyHeader = p.Proxy, !p.proxyForward(u), p.proxyHeaders()

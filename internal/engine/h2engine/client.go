@@ -26,10 +26,11 @@ import (
 // and completes each stream by a channel send to the goroutine waiting for
 // it. No goroutine, http.Request or http.Response is made per request.
 type client struct {
-	nc    *batchConn
-	fr    *http2.Framer
-	since func() time.Duration
-	sent  bool // a client certificate was configured (for Cause)
+	nc     *batchConn
+	fr     *http2.Framer
+	since  func() time.Duration
+	rxBase int64 // the job's start, Unix ns: turns receive times (transport.RxTime) into its clock
+	sent   bool  // a client certificate was configured (for Cause)
 
 	mu          sync.Mutex
 	cond        *sync.Cond // a stream slot or send window opened, or the connection failed
@@ -105,7 +106,7 @@ var clientPreface = []byte(http2.ClientPreface)
 // newClient starts HTTP/2 on nc: the preface, our SETTINGS and connection
 // window, and the reader goroutine.
 func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*client, error) {
-	c := &client{nc: nc, since: since, nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
+	c := &client{nc: nc, since: since, rxBase: time.Now().UnixNano() - int64(since()), nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
 		maxFrame: 16384, initWin: 65535, connWin: 65535}
 	c.cond = sync.NewCond(&c.mu)
 	c.br = bufio.NewReaderSize(nc, 32<<10)

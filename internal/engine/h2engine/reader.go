@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	sm "github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // readLoop is the connection's reader goroutine. After the server's
@@ -125,8 +128,7 @@ func (c *client) onData(f *http2.DataFrame, ctl []byte) []byte {
 	data := f.Data()
 	*cl.p.body += int64(len(data))
 	if cl.p.streaming && len(data) > 0 {
-		now := c.since()
-		cl.p.meter.Time(now, -1)
+		c.stampData(cl.p.meter)
 		cl.p.meter.StreamBody(data)
 	}
 	if g := cl.p.grpc; g != nil {
@@ -292,4 +294,18 @@ type NotH2CError struct {
 func (e *NotH2CError) Error() string {
 	return fmt.Sprintf("the server did not answer the HTTP/2 preface with a SETTINGS frame (it began %q): it does not speak h2c "+
 		"(HTTP/2 over plain TCP with prior knowledge); use an https:// URL for h2 by ALPN, or drop --http2", e.First)
+}
+
+// stampData stamps a stream's DATA frame for m: with the kernel's receive
+// time of the last read from the connection where it gives one (the
+// frame's bytes came with that read or an earlier one), else with now.
+func (c *client) stampData(m *sm.Meter) {
+	now := c.since()
+	if c.rxBase != 0 {
+		if rx := transport.RxTime(c.nc); rx > 0 {
+			m.Time(min(time.Duration(rx-c.rxBase), now), now)
+			return
+		}
+	}
+	m.Time(now, -1)
 }

@@ -36,7 +36,7 @@ func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
 	j.InitParser(&w.parser)
-	w.wire.Guard = &w.guard
+	w.wire.Guard, w.wire.RxBase = &w.guard, j.Start.UnixNano()
 	j.AttachMeter(&w.call, &w.parser)
 	return w
 }
