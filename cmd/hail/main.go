@@ -41,11 +41,11 @@ func main() {
 		// A load or scenario run catches SIGINT/SIGTERM from the start
 		// (signals.go); the one-request and checking modes keep the default.
 		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
-		if (cmd == root || cmd.Name() == "run" || cmd.Name() == "grpc") && !quick {
+		if (cmd == root || cmd.Name() == "run" || cmd.Name() == "grpc" || cmd.Name() == "llm") && !quick {
 			catchSignals()
 		}
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
+	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd(), newLLMCmd())
 	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
 	err := root.Execute()
 	if err == nil {

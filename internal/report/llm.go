@@ -25,6 +25,10 @@ type LLM struct {
 	OutputAsked string `json:"output_tokens_asked,omitempty"`
 	// SLO are the objectives of goodput (--slo), seconds; absent without.
 	SLO *SLO `json:"slo,omitempty"`
+	// Arrivals is how the open model's requests arrived: "poisson",
+	// "constant", "gamma:B" (vLLM's burstiness B) or "bursts"; absent in
+	// the closed model.
+	Arrivals string `json:"arrivals,omitempty"`
 
 	// Truncated streams were cut when the run ended (they count in TTFT
 	// only); OtherLength completed requests whose output length differed
@@ -329,8 +333,20 @@ func mergeLLM(out, first *Result) {
 	if l == nil || f == nil {
 		return
 	}
-	l.API, l.Model, l.InputAsked, l.OutputAsked = f.API, f.Model, f.InputAsked, f.OutputAsked
+	l.API, l.Model, l.InputAsked, l.OutputAsked, l.Arrivals = f.API, f.Model, f.InputAsked, f.OutputAsked, f.Arrivals
 	if s := f.SLO; s != nil {
 		l.SetSLO(s.TTFT, s.TPOT, s.E2E)
 	}
+}
+
+// EnsureLLM returns r's hail.llm, made empty (every request failed, none
+// streamed) when the run measured no token stream.
+func (r *Result) EnsureLLM() *LLM {
+	if r.Hail.LLM == nil {
+		r.Hail.LLM = &LLM{TokenSource: map[string]int64{}}
+		r.Hail.LLM.Duration = r.Summary.Total
+		r.Hail.LLM.Failed = r.Hail.Counts.Requests - r.Hail.Counts.Truncated
+		r.Hail.LLM.Truncated = r.Hail.Counts.Truncated
+	}
+	return r.Hail.LLM
 }

@@ -336,10 +336,13 @@ func (w *worker) submitWait() error {
 // came meanwhile in one batch. Nothing waits on completions when a
 // connection is free for the next request, more requests are to come (at
 // the end, in-flight requests are reaped as they finish), no connect is in
-// flight, no redirect is followed and no helper is out.
+// flight, no redirect is followed, no helper is out — and no stream is in
+// progress: a stream's events are read as they come, or several would
+// arrive in one receive (one receive time) and hail's read lag would show
+// in their gaps.
 func (w *worker) waitFor() uint32 {
 	if w.open && w.stamped && !w.aborted && !w.exhausted && w.free.len() > 0 && w.connecting == 0 &&
-		w.j.MaxRedirects == 0 && w.awayN == 0 {
+		w.j.MaxRedirects == 0 && w.awayN == 0 && (w.j.Stream == nil || w.j.Stream.Live() == 0) {
 		return 1 << 20
 	}
 	return 1
