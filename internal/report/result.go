@@ -154,6 +154,7 @@ func Build(in Input) *Result {
 	buildOha(r, in)
 	buildStream(r, in)
 	buildHail(r, in)
+	streamVerdict(r) // verdict_stream.go
 	return r
 }
 
