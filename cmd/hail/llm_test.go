@@ -256,7 +256,12 @@ func TestLLMVLLMFileAndMerge(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	out, errOut, code := hail(t, append([]string{"merge", "--output-format", "json"}, files...)...)
+	// A saved result renders as vLLM's file again.
+	out, errOut, code := hail(t, "report", files[0], "--output-format", "vllm")
+	if code != 0 || !strings.Contains(out, `"completed": 4`) || !strings.Contains(out, `"backend": "openai-chat"`) {
+		t.Errorf("hail report --output-format vllm: exit %d %s\n%s", code, errOut, out)
+	}
+	out, errOut, code = hail(t, append([]string{"merge", "--output-format", "json"}, files...)...)
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errOut)
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 // reportFormats are the formats hail report renders a saved result in.
-var reportFormats = []string{"text", "json", "csv", "csv-seconds", "markdown", "html"}
+var reportFormats = []string{"text", "json", "csv", "csv-seconds", "markdown", "html", "vllm"}
 
 func newReportCmd() *cobra.Command {
 	var format, output, unit string
@@ -64,7 +64,7 @@ page with charts that opens offline).`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	fl := cmd.Flags()
-	fl.Var(choiceValue{&format, reportFormats}, "output-format", "text, json, csv (per second), markdown or html")
+	fl.Var(choiceValue{&format, reportFormats}, "output-format", "text, json, csv (per second), markdown, html, or vllm (hail llm's results as a vLLM bench serve result file)")
 	fl.StringVarP(&output, "output", "o", "", "write to this file (atomically) instead of stdout")
 	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the slowest request)")
 	fl.BoolVar(&noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
