@@ -144,7 +144,7 @@ func (c *Collector) Tick(now time.Time) {
 	if span <= 0 {
 		return
 	}
-	c.closeSecond(min(span, 1), now)
+	c.closeSecond(min(span, 1), now, false)
 }
 
 // Finish drains what is left at the end of the run (at end) and returns the
@@ -156,12 +156,14 @@ func (c *Collector) Finish(end time.Time) *Totals {
 	if span < 0 {
 		span = 0
 	}
-	c.closeSecond(min(span, 1), end)
+	c.closeSecond(min(span, 1), end, true)
 	c.mreader.Close()
 	return c.total
 }
 
-func (c *Collector) closeSecond(span float64, now time.Time) {
+// closeSecond drains the recorders into one entry of the series; final
+// drains the stream histograms too (only the run's end needs them).
+func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 	single := len(c.groups) == 1
 	all := c.all
 	if single {
@@ -180,7 +182,7 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 		s.reset()
 		var gin, gopen int64
 		for _, r := range recs {
-			s.drain(r)
+			s.drain(r, final)
 			gin += atomic.LoadInt64(&r.inflight)
 			gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
 		}

@@ -199,6 +199,8 @@ func (h *atomicHist) recordN(v, n int64) {
 }
 
 // Streams is what a span of the run's streams measured (Totals.Stream).
+// The Collector drains its counts every second and its histograms at the
+// run's end (Collector.Finish).
 type Streams struct {
 	// FirstEvent: time from intended send to the first event, per stream
 	// (completed and truncated); Gap: every inter-event gap; Stall: each
@@ -288,35 +290,43 @@ func (s *Streams) reset() {
 	}
 }
 
-// drainStreams moves r's stream measurements into t.
-func (t *Totals) drainStreams(r *Recorder) {
+// drainStreams moves r's stream counts into t, and its histograms when
+// hists is set.
+func (t *Totals) drainStreams(r *Recorder, hists bool) {
 	s := r.streams.Load()
 	if s == nil {
 		return
 	}
 	t.ensureStreams(s.tokens != nil)
 	d := t.Stream
-	s.firstEvent.drainInto(d.FirstEvent)
-	s.gap.drainInto(d.Gap)
-	s.stall.drainInto(d.Stall)
-	s.readLag.drainInto(d.ReadLag)
 	d.Streams += atomic.SwapInt64(&s.streams, 0)
 	d.Completed += atomic.SwapInt64(&s.completed, 0)
 	d.Truncated += atomic.SwapInt64(&s.truncated, 0)
 	d.Events += atomic.SwapInt64(&s.events, 0)
-	if k := s.tokens; k != nil {
-		dt, dst := d.Tokens, d.Hists()
+	if hists {
+		s.firstEvent.drainInto(d.FirstEvent)
+		s.gap.drainInto(d.Gap)
+		s.stall.drainInto(d.Stall)
+		s.readLag.drainInto(d.ReadLag)
+	}
+	k := s.tokens
+	if k == nil {
+		return
+	}
+	dt := d.Tokens
+	dt.OutSum += atomic.SwapInt64(&k.outSum, 0)
+	dt.InSum += atomic.SwapInt64(&k.inSum, 0)
+	dt.Good += atomic.SwapInt64(&k.good, 0)
+	dt.GoodTokens += atomic.SwapInt64(&k.goodTokens, 0)
+	dt.OtherLength += atomic.SwapInt64(&k.otherLength, 0)
+	dt.Series += atomic.SwapInt64(&k.series, 0)
+	for i := range k.sources {
+		dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
+	}
+	if hists {
+		dst := d.Hists()
 		for i, h := range []*atomicHist{&k.ttft, &k.ttftSent, &k.tpot, &k.itl, &k.chunkGap, &k.e2e, &k.e2eSent, &k.out, &k.in, &k.perReqRate} {
 			h.drainInto(dst[4+i])
-		}
-		dt.OutSum += atomic.SwapInt64(&k.outSum, 0)
-		dt.InSum += atomic.SwapInt64(&k.inSum, 0)
-		dt.Good += atomic.SwapInt64(&k.good, 0)
-		dt.GoodTokens += atomic.SwapInt64(&k.goodTokens, 0)
-		dt.OtherLength += atomic.SwapInt64(&k.otherLength, 0)
-		dt.Series += atomic.SwapInt64(&k.series, 0)
-		for i := range k.sources {
-			dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
 		}
 	}
 }

@@ -19,7 +19,7 @@ func TestStreamRecording(t *testing.T) {
 	r.StreamEnd(&StreamSample{Truncated: true, FirstEvent: 9000, Tokens: true, TTFT: 9000, TTFTSent: 8000, Counted: 1})
 
 	tot := NewTotals()
-	tot.drain(r)
+	tot.drain(r, true)
 	s := tot.Stream
 	if s == nil || s.Tokens == nil {
 		t.Fatal("no stream totals")

@@ -139,8 +139,11 @@ func (t *Totals) reset() {
 	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st}
 }
 
-// drain moves everything recorded in r into t.
-func (t *Totals) drain(r *Recorder) {
+// drain moves everything recorded in r into t; the stream histograms only
+// when streamHists is set (they are only read at the run's end, and
+// scanning them every second would cost a streaming run more than its
+// events do).
+func (t *Totals) drain(r *Recorder, streamHists bool) {
 	r.latencyOK.drainInto(t.LatencyOK)
 	r.latencyBad.drainInto(t.LatencyBad)
 	r.firstByte.drainInto(t.FirstByte)
@@ -174,5 +177,5 @@ func (t *Totals) drain(r *Recorder) {
 	t.ConnectMax = max(t.ConnectMax, atomic.LoadInt64(&r.connectMax))
 	t.DNSMin = min(t.DNSMin, atomic.LoadInt64(&r.dnsMin))
 	t.DNSMax = max(t.DNSMax, atomic.LoadInt64(&r.dnsMax))
-	t.drainStreams(r)
+	t.drainStreams(r, streamHists)
 }
