@@ -101,29 +101,35 @@ func (r *Recorder) stream(tokens bool) *streamRec {
 // says whether the run reads tokens from it.
 func (r *Recorder) StreamBegin(tokens bool) { atomic.AddInt64(&r.stream(tokens).streams, 1) }
 
-// StreamEvent records one event of a stream that StreamBegin announced:
-// gap is the time since the stream's previous event (-1 for its first),
-// lag the time from the bytes' arrival to hail reading them (-1 unknown).
-func (r *Recorder) StreamEvent(gap, lag int64) {
-	s := r.streams.Load()
-	atomic.AddInt64(&s.events, 1)
-	if gap >= 0 {
-		s.gap.record(gap)
-	}
-	if lag >= 0 {
-		s.readLag.record(lag)
-	}
-}
+// StreamEvent counts one event of a stream that StreamBegin announced.
+func (r *Recorder) StreamEvent() { atomic.AddInt64(&r.streams.Load().events, 1) }
 
-// StreamChunk records a content chunk of a token stream: gap is the time
-// since its previous content chunk (-1 for the first), k its tokens as far
-// as known now (counted into the per-second series).
-func (r *Recorder) StreamChunk(gap, k int64) {
-	t := r.streams.Load().tokens
-	if gap >= 0 {
-		t.chunkGap.record(gap)
+// StreamChunk counts the k tokens a token stream's content chunk carries
+// as far as known now, into the per-second series.
+func (r *Recorder) StreamChunk(k int64) { atomic.AddInt64(&r.streams.Load().tokens.series, k) }
+
+// StreamGaps records a stream's per-event values, batched (a meter keeps
+// them while its stream runs: values of one stream fall in few buckets,
+// so recording them together touches few cache lines): gaps between
+// events, read lags, and (token streams) gaps between content chunks, ns;
+// negative values are skipped.
+func (r *Recorder) StreamGaps(gaps, lags, chunkGaps []int64) {
+	s := r.streams.Load()
+	for _, v := range gaps {
+		if v >= 0 {
+			s.gap.record(v)
+		}
 	}
-	atomic.AddInt64(&t.series, k)
+	for _, v := range lags {
+		if v >= 0 {
+			s.readLag.record(v)
+		}
+	}
+	if t := s.tokens; t != nil {
+		for _, v := range chunkGaps {
+			t.chunkGap.record(v)
+		}
+	}
 }
 
 // StreamITL records k inter-token latencies of gap ns each: a chunk of k

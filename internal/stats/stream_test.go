@@ -6,16 +6,17 @@ func TestStreamRecording(t *testing.T) {
 	t.Parallel()
 	r := NewRecorder()
 	r.StreamBegin(true)
-	r.StreamEvent(-1, 1000)
-	r.StreamChunk(-1, 1)
-	r.StreamEvent(5000, 2000)
-	r.StreamChunk(5000, 1)
+	r.StreamEvent()
+	r.StreamChunk(1)
+	r.StreamEvent()
+	r.StreamChunk(1)
+	r.StreamGaps([]int64{-1, 5000}, []int64{1000, 2000}, []int64{5000})
 	r.StreamITL(2500, 2)
 	r.StreamEnd(&StreamSample{FirstEvent: 7000, Stall: 5000, Tokens: true, TTFT: 7000, TTFTSent: 6000, TPOT: 2500,
 		E2E: 20000, E2ESent: 19000, Out: 3, In: 10, Counted: 2, Source: FromSpread, Good: true})
 	r.StreamBegin(true)
-	r.StreamEvent(-1, -1)
-	r.StreamChunk(-1, 1)
+	r.StreamEvent()
+	r.StreamChunk(1)
 	r.StreamEnd(&StreamSample{Truncated: true, FirstEvent: 9000, Tokens: true, TTFT: 9000, TTFTSent: 8000, Counted: 1})
 
 	tot := NewTotals()
@@ -63,13 +64,17 @@ func TestStreamRecording(t *testing.T) {
 func TestStreamNoAllocs(t *testing.T) {
 	r := NewRecorder()
 	r.StreamBegin(true)
-	x := &StreamSample{FirstEvent: 1, Stall: 1, Tokens: true, TTFT: 1, TTFTSent: 1, TPOT: 1, E2E: 1, E2ESent: 1, Out: 1, In: 1}
+	x := &struct {
+		StreamSample
+		gaps []int64
+	}{StreamSample{FirstEvent: 1, Stall: 1, Tokens: true, TTFT: 1, TTFTSent: 1, TPOT: 1, E2E: 1, E2ESent: 1, Out: 1, In: 1}, []int64{100, 200}}
 	a := testing.AllocsPerRun(1000, func() {
 		r.StreamBegin(true)
-		r.StreamEvent(100, 10)
-		r.StreamChunk(100, 1)
+		r.StreamEvent()
+		r.StreamChunk(1)
+		r.StreamGaps(x.gaps, x.gaps, x.gaps)
 		r.StreamITL(50, 2)
-		r.StreamEnd(x)
+		r.StreamEnd(&x.StreamSample)
 	})
 	if a != 0 {
 		t.Errorf("%v allocations per stream", a)

@@ -91,7 +91,15 @@ type Meter struct {
 	counted           int64 // tokens added to the per-second series
 	gaps              []int64
 	ks                []int64 // tokens per content chunk, while cumAll
+
+	// per-event values not yet recorded (flushed in batches: flush)
+	evGaps, lags []int64
+	chunkGaps    int // m.gaps[:chunkGaps] are recorded
 }
+
+// flushAt is how many per-event values a meter keeps before recording
+// them.
+const flushAt = 256
 
 // NewMeter returns a Meter for a slot of a run with cfg.
 func NewMeter(cfg *Config) *Meter {
@@ -108,8 +116,15 @@ func (m *Meter) Begin(rec *stats.Recorder, hit uint64) {
 	m.rec, m.hit = rec, hit
 }
 
-// stop ends the current stream's life.
+// flush records the per-event values kept so far.
+func (m *Meter) flush() {
+	m.rec.StreamGaps(m.evGaps, m.lags, m.gaps[m.chunkGaps:])
+	m.evGaps, m.lags, m.chunkGaps = m.evGaps[:0], m.lags[:0], len(m.gaps)
+}
+
+// stop ends the current stream's life, recording what it kept.
 func (m *Meter) stop() {
+	m.flush()
 	m.on = false
 	m.idle.Store(0)
 	m.cfg.live.Add(-1)
@@ -136,6 +151,7 @@ func (m *Meter) StreamHead() {
 	m.failed, m.done = false, false
 	m.chunks, m.usageOut, m.usageIn, m.prevCum, m.cumAll, m.counted = 0, -1, -1, 0, true, 0
 	m.gaps, m.ks = m.gaps[:0], m.ks[:0]
+	m.evGaps, m.lags, m.chunkGaps = m.evGaps[:0], m.lags[:0], 0
 	m.sc.Reset()
 	if m.cfg.Idle > 0 {
 		m.idle.Store(int64(m.at + m.cfg.Idle))
@@ -177,7 +193,11 @@ func (m *Meter) event(e *sse.Event) {
 	if m.now >= 0 {
 		lag = int64(max(m.now-t, 0))
 	}
-	m.rec.StreamEvent(gap, lag)
+	m.rec.StreamEvent()
+	m.evGaps, m.lags = append(m.evGaps, gap), append(m.lags, lag)
+	if len(m.evGaps) >= flushAt {
+		m.flush()
+	}
 	m.stall = max(m.stall, t-m.last)
 	m.events++
 	m.last = t
@@ -237,7 +257,7 @@ func (m *Meter) chunk(t time.Duration, cum int64) {
 	} else {
 		m.cumAll = false
 	}
-	m.rec.StreamChunk(gap, k)
+	m.rec.StreamChunk(k)
 	m.counted += k
 	m.lastTok = t
 	m.chunks++
