@@ -191,10 +191,12 @@ var streamCases = []testCase{
 			}
 			return
 		}
-		// Every event's bytes carry the kernel's receive time (SO_TIMESTAMPNS):
-		// the lag from there to hail reading them is small on an idle loopback.
-		if st.ReadLag.Samples != 80 || st.ReadLag.P50 > 0.05 || st.ReadLag.Max < 0 {
-			t.Errorf("read lag: %d samples, p50 %v, max %v", st.ReadLag.Samples, st.ReadLag.P50, st.ReadLag.Max)
+		// Events' bytes carry the kernel's receive time (SO_TIMESTAMPNS): the
+		// lag from there to hail reading them is small on an idle loopback.
+		// (Linux turns receive times on for the whole machine a moment after
+		// the first socket asks: a stream's first packets may lack one.)
+		if st.ReadLag.Samples < 72 || st.ReadLag.Samples > 80 || st.ReadLag.P50 > 0.05 || st.ReadLag.Max < 0 {
+			t.Errorf("read lag: %d samples, p50 %v, max %v (gaps %d, streams %d completed %d)", st.ReadLag.Samples, st.ReadLag.P50, st.ReadLag.Max, st.Gap.Samples, st.Streams, st.Completed)
 		}
 	}},
 }

@@ -108,7 +108,10 @@ type LLMHistograms struct {
 // between); percentiles are HdrHistogram's (3 significant digits) where
 // vLLM interpolates between samples; max_concurrent_requests is the
 // largest in-flight count sampled at the end of each second; goodput's
-// objectives count TTFT and E2E from the intended send time.
+// objectives count TTFT and E2E from the intended send time. Completed are
+// the streams that ended well; Failed the requests that ended otherwise,
+// except those hail itself cut when the run ended (truncated streams, and
+// requests aborted before their response began: hail.counts.aborted).
 type VLLM struct {
 	Duration              float64  `json:"duration"`
 	Completed             int64    `json:"completed"`
@@ -184,7 +187,7 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 	}
 	v := &l.VLLM
 	v.Duration, v.Completed = secs, s.Completed
-	v.Failed = max(in.Totals.Requests()-s.Completed-s.Truncated, 0)
+	v.Failed = max(in.Totals.Requests()-s.Completed-s.Truncated-in.Totals.Errors[stats.ErrAborted], 0) // not hail's own cuts
 	v.TotalInputTokens, v.TotalOutputTokens = t.InSum, t.OutSum
 	v.RequestThroughput, v.OutputThroughput = per(float64(s.Completed)), per(float64(t.OutSum))
 	v.TotalTokenThroughput = per(float64(t.InSum + t.OutSum))
@@ -247,6 +250,9 @@ func writeLLMText(b *strings.Builder, r *Result, c colorer) {
 	}
 	fmt.Fprintln(b, c.heading(head+":"))
 	fmt.Fprintf(b, "  Requests:\t%d completed, %d failed, %d truncated by the end of the run", l.Completed, l.Failed, l.Truncated)
+	if n := r.Hail.Counts.Aborted; n > 0 {
+		fmt.Fprintf(b, " (and %d cut before their response began)", n)
+	}
 	if l.OtherLength > 0 {
 		fmt.Fprintf(b, "; %d of another output length than asked", l.OtherLength)
 	}
@@ -345,7 +351,7 @@ func (r *Result) EnsureLLM() *LLM {
 	if r.Hail.LLM == nil {
 		r.Hail.LLM = &LLM{TokenSource: map[string]int64{}}
 		r.Hail.LLM.Duration = r.Summary.Total
-		r.Hail.LLM.Failed = r.Hail.Counts.Requests - r.Hail.Counts.Truncated
+		r.Hail.LLM.Failed = r.Hail.Counts.Requests - r.Hail.Counts.Truncated - r.Hail.Counts.Aborted
 		r.Hail.LLM.Truncated = r.Hail.Counts.Truncated
 	}
 	return r.Hail.LLM

@@ -63,9 +63,10 @@ func (c *controller) watch(ctx context.Context, deadline time.Duration, interrup
 	select {
 	case <-timer:
 		wait := c.wait
-		if s := c.job.Stream; !wait && s != nil && s.Drain > 0 && s.Live() > 0 {
-			// Streams in progress go on for a bounded drain; those cut at
-			// its end are truncated, not errors.
+		if s := c.job.Stream; !wait && s != nil && s.Drain > 0 && (s.Live() > 0 || s.Tokens) {
+			// Streams in progress (in a token run, every request in flight
+			// is one, its head perhaps not back yet) go on for a bounded
+			// drain; those cut at its end are truncated, not errors.
 			wait, grace = true, s.Drain
 		}
 		c.end(endDeadline, wait)
