@@ -31,7 +31,7 @@ func newReportCmd() *cobra.Command {
 	format = "text"
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json",
-		Short: "re-render a saved result (text, json, csv, markdown or html)",
+		Short: "re-render a saved result (text, json, csv, markdown, html, or vllm for hail llm)",
 		Long: `hail report renders a result saved with -j/--output-format json again, in any format:
 text (as the run printed it), json, csv (the per-second series; a saved result holds no
 per-request data), markdown (a summary to paste into a review) or html (one self-contained
