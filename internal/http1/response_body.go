@@ -22,7 +22,7 @@ func (p *Parser) endHeaders() {
 		p.ContentLength = -1
 		p.Chunked = p.te == teChunked
 	}
-	if p.Sink != nil && p.Status < 300 && !p.head && (p.EventStream || p.Sink.All()) {
+	if p.Sink != nil && p.Status < 300 && p.Status != 204 && !p.head && (p.EventStream || p.Sink.All()) {
 		p.streaming = true
 		p.Sink.StreamHead()
 	}

@@ -33,6 +33,7 @@ func TestStreamSink(t *testing.T) {
 		{"look-alike type", "HTTP/1.1 200 OK\r\nContent-Type: text/event-streamx\r\nContent-Length: 2\r\n\r\nhi", false, false, 0, ""},
 		{"error status is not a stream", "HTTP/1.1 503 Busy\r\nContent-Type: text/event-stream\r\nContent-Length: 2\r\n\r\nno", false, false, 0, ""},
 		{"every 2xx with All", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\ndata: d\n\n", true, false, 1, "data: d\n\n"},
+		{"204 has no body", "HTTP/1.1 204 No Content\r\nContent-Type: text/event-stream\r\n\r\n", true, false, 0, ""},
 		{"HEAD has no body", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 9\r\n\r\n", false, true, 0, ""},
 		{"1xx first", "HTTP/1.1 103 Early Hints\r\nContent-Type: text/event-stream\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false, false, 0, ""},
 	}

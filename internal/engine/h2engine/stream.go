@@ -240,7 +240,7 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 	}
 	s.call.FirstByte(s.j.Since())
 	var idle *idleCloser
-	if m := s.meter; m != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 && !tp.head &&
+	if m := s.meter; m != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.StatusCode != 204 && !tp.head &&
 		(http1.IsEventStream([]byte(resp.Header.Get("Content-Type"))) || m.All()) {
 		m.Time(s.j.Since(), -1)
 		m.StreamHead()
