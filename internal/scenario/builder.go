@@ -47,7 +47,7 @@ type vu struct {
 
 func newVU(s *Scenario, worker int) *vu {
 	v := &vu{s: s, id: worker, flow: -1,
-		rng:     NewRand(s.seed ^ splitmix(uint64(worker)+1)),
+		rng:     NewRand(s.seed ^ SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
 		buf:     make([]byte, 0, 512),

@@ -309,7 +309,7 @@ func (l *loader) finish() error {
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
-		s.seed = randomSeed()
+		s.seed = RandomSeed()
 	}
 	hs, _ := l.fileHeaders()
 	for _, h := range hs {

@@ -11,7 +11,7 @@ import (
 type Rand struct{ state uint64 }
 
 // NewRand returns a generator seeded with seed.
-func NewRand(seed uint64) *Rand { return &Rand{state: splitmix(seed)} }
+func NewRand(seed uint64) *Rand { return &Rand{state: SplitMix(seed)} }
 
 // Uint64 returns a uniformly distributed 64-bit value.
 func (r *Rand) Uint64() uint64 {
@@ -30,8 +30,9 @@ func (r *Rand) Uint64n(n uint64) uint64 {
 // Intn returns a value in [0, n); n must be > 0.
 func (r *Rand) Intn(n int) int { return int(r.Uint64n(uint64(n))) }
 
-// splitmix is the SplitMix64 finalizer, used to derive seeds.
-func splitmix(x uint64) uint64 {
+// SplitMix is the SplitMix64 finalizer, used to derive seeds (one per
+// worker from a run's seed).
+func SplitMix(x uint64) uint64 {
 	x += 0x9E3779B97F4A7C15
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
@@ -40,7 +41,8 @@ func splitmix(x uint64) uint64 {
 
 var seedCounter atomic.Uint64
 
-// randomSeed returns a seed for runs that do not fix one.
-func randomSeed() uint64 {
-	return splitmix(uint64(time.Now().UnixNano()) ^ seedCounter.Add(0x9E3779B97F4A7C15))
+// RandomSeed returns a seed for runs that do not fix one: a new one at
+// every call.
+func RandomSeed() uint64 {
+	return SplitMix(uint64(time.Now().UnixNano()) ^ seedCounter.Add(0x9E3779B97F4A7C15))
 }
