@@ -6,6 +6,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -23,7 +24,7 @@ import (
 type vu struct {
 	s       *Scenario
 	id      int
-	rng     *Rand
+	rng     *random.Rand
 	ctx     Ctx
 	buf     []byte
 	body    []byte
@@ -47,7 +48,7 @@ type vu struct {
 
 func newVU(s *Scenario, worker int) *vu {
 	v := &vu{s: s, id: worker, flow: -1,
-		rng:     NewRand(s.seed ^ SplitMix(uint64(worker)+1)),
+		rng:     random.NewRand(s.seed ^ random.SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
 		buf:     make([]byte, 0, 512),

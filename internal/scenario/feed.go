@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // Feed is a data file whose rows fill templates: {{feed.NAME.COLUMN}}.
@@ -45,7 +46,7 @@ const (
 
 // row hands out the index of the next row, or false when a unique feed is
 // used up.
-func (f *Feed) row(r *Rand) (int32, bool) {
+func (f *Feed) row(r *random.Rand) (int32, bool) {
 	n := uint64(len(f.rows))
 	var i uint64
 	switch f.Order {

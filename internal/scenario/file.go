@@ -18,6 +18,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // Error is a problem in a scenario file, at a line and column (1-based).
@@ -192,7 +193,7 @@ func (l *loader) settings() (connSet bool, maxRepeat int, err error) {
 	s := l.s
 	st := &s.Settings
 	st.KeepAlive, st.Engine, st.BodyLimit, st.Connections = true, "auto", defaultBodyLimit, 50
-	maxRepeat = DefaultMaxRepeat
+	maxRepeat = random.DefaultMaxRepeat
 	for _, key := range topKeys {
 		v, ok := l.nodes[key]
 		if !ok {
@@ -309,7 +310,7 @@ func (l *loader) finish() error {
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
-		s.seed = RandomSeed()
+		s.seed = random.RandomSeed()
 	}
 	hs, _ := l.fileHeaders()
 	for _, h := range hs {

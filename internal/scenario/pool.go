@@ -3,6 +3,8 @@ package scenario
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // DefaultPoolMax is how many values a pool holds unless the file says
@@ -114,13 +116,13 @@ func (s *poolShard) grow() {
 }
 
 // Pick returns a random live value, or ok=false when the pool is empty.
-func (p *Pool) Pick(r *Rand) (string, bool) { return p.get(r, false) }
+func (p *Pool) Pick(r *random.Rand) (string, bool) { return p.get(r, false) }
 
 // Take removes and returns a random live value, or ok=false when the pool
 // is empty.
-func (p *Pool) Take(r *Rand) (string, bool) { return p.get(r, true) }
+func (p *Pool) Take(r *random.Rand) (string, bool) { return p.get(r, true) }
 
-func (p *Pool) get(r *Rand, remove bool) (string, bool) {
+func (p *Pool) get(r *random.Rand, remove bool) (string, bool) {
 	if p.count.Load() <= 0 {
 		return "", false
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // A Template is a string with {{ … }} expressions, compiled once into
@@ -70,7 +72,7 @@ type segment struct {
 	lo      int64
 	span    uint64 // int: hi-lo+1 (0: the whole 64-bit range)
 	choices [][]byte
-	gen     *RegexGen
+	gen     *random.RegexGen
 	counter *atomic.Uint64
 	feed    *Feed
 	idx     int // slot, last or feed index
@@ -79,7 +81,7 @@ type segment struct {
 
 // Ctx is the per-request state a template expands with. One per worker.
 type Ctx struct {
-	Rand    *Rand
+	Rand    *random.Rand
 	Hit     uint64
 	Slots   []string // pool values resolved for this request
 	Last    [][]byte // per capture name: the last value this virtual user captured
@@ -303,7 +305,7 @@ func isJSONNumber(b []byte) bool {
 	return i == len(b)
 }
 
-func appendUUID(dst []byte, r *Rand) []byte {
+func appendUUID(dst []byte, r *random.Rand) []byte {
 	const hex = "0123456789abcdef"
 	a, b := r.Uint64(), r.Uint64()
 	a = a&^(0xf<<12) | 4<<12   // version 4 (bits 48-51 of the first 8 bytes)

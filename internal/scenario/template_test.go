@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 func testEnv() *tmplEnv {
@@ -15,7 +16,7 @@ func testEnv() *tmplEnv {
 	return &tmplEnv{
 		vars:     map[string]value{"tenant": {s: "acme"}, "zone": {s: "eu-1"}, "regions": {list: []string{"eu", "us", "ap"}}},
 		env:      func(k string) (string, bool) { v, ok := map[string]string{"HAIL_TOKEN": "s3cret"}[k]; return v, ok },
-		counters: map[string]*atomic.Uint64{}, maxRepeat: DefaultMaxRepeat,
+		counters: map[string]*atomic.Uint64{}, maxRepeat: random.DefaultMaxRepeat,
 		pools: map[string]int{"vms": 0}, captures: map[string]int{"token": 0},
 		refs: &refs, lasts: &lasts, where: "a test",
 	}
@@ -33,7 +34,7 @@ func expand(t *testing.T, src string, env *tmplEnv, c *Ctx) string {
 // Templates produce the values they promise.
 func TestTemplateValues(t *testing.T) {
 	env := testEnv()
-	c := &Ctx{Rand: NewRand(1), Hit: 41, Slots: []string{"id-7"}, Last: [][]byte{[]byte("tok")}}
+	c := &Ctx{Rand: random.NewRand(1), Hit: 41, Slots: []string{"id-7"}, Last: [][]byte{[]byte("tok")}}
 	// Variables and environment variables are folded into literal bytes.
 	tm, err := compileTemplate(`{"t":"{{var.tenant}}","z":"{{ var.zone }}","k":"{{env.HAIL_TOKEN}}"}`, env, escNone)
 	if err != nil {
@@ -99,7 +100,7 @@ func TestTemplateValues(t *testing.T) {
 // request target, control bytes blanked in a header.
 func TestTemplateEscaping(t *testing.T) {
 	env := testEnv()
-	c := &Ctx{Rand: NewRand(1), Slots: []string{"a b\r\n%é"}}
+	c := &Ctx{Rand: random.NewRand(1), Slots: []string{"a b\r\n%é"}}
 	tm, _ := compileTemplate("/x/{{pick vms}}", env, escTarget)
 	if got := string(tm.AppendTo(nil, c)); got != "/x/a%20b%0D%0A%%C3%A9" {
 		t.Errorf("target: %q", got)
@@ -118,7 +119,7 @@ func TestTemplateAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Ctx{Rand: NewRand(1), Slots: []string{"0123456789abcdef"}}
+	c := &Ctx{Rand: random.NewRand(1), Slots: []string{"0123456789abcdef"}}
 	buf := make([]byte, 0, 256)
 	allocs := testing.AllocsPerRun(1000, func() { buf = tm.AppendTo(buf[:0], c) })
 	if allocs > 1 {
@@ -130,7 +131,7 @@ func TestTemplateAllocs(t *testing.T) {
 func BenchmarkTemplateBody(b *testing.B) {
 	env := testEnv()
 	tm, _ := compileTemplate(`{"name":"vm-{{counter}}","tenant":"{{var.tenant}}","zone":"{{var.zone}}","cpus":{{int 1 8}}}`, env, escNone)
-	c := &Ctx{Rand: NewRand(1)}
+	c := &Ctx{Rand: random.NewRand(1)}
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
