@@ -1,3 +1,12 @@
+// Package random makes the random values of a run, fast and without
+// allocating: Rand, a pseudo-random generator owned by one worker, and
+// Regex, random strings that match a regular expression (oha's
+// --rand-regex-url, a scenario's {{regex}}). Neither is for secrets.
+//
+// Both are written here rather than taken from a library: math/rand/v2's
+// generators sit behind an interface (a call per value that does not
+// inline), and no maintained Go package generates regex matches with oha's
+// repeat rules into a caller's buffer.
 package random
 
 import (
@@ -11,7 +20,7 @@ import (
 type Rand struct{ state uint64 }
 
 // NewRand returns a generator seeded with seed.
-func NewRand(seed uint64) *Rand { return &Rand{state: SplitMix(seed)} }
+func New(seed uint64) *Rand { return &Rand{state: SplitMix(seed)} }
 
 // Uint64 returns a uniformly distributed 64-bit value.
 func (r *Rand) Uint64() uint64 {
@@ -41,8 +50,8 @@ func SplitMix(x uint64) uint64 {
 
 var seedCounter atomic.Uint64
 
-// RandomSeed returns a seed for runs that do not fix one: a new one at
+// Seed returns a seed for runs that do not fix one: a new one at
 // every call.
-func RandomSeed() uint64 {
+func Seed() uint64 {
 	return SplitMix(uint64(time.Now().UnixNano()) ^ seedCounter.Add(0x9E3779B97F4A7C15))
 }

@@ -48,7 +48,7 @@ type vu struct {
 
 func newVU(s *Scenario, worker int) *vu {
 	v := &vu{s: s, id: worker, flow: -1,
-		rng:     random.NewRand(s.seed ^ random.SplitMix(uint64(worker)+1)),
+		rng:     random.New(s.seed ^ random.SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
 		buf:     make([]byte, 0, 512),

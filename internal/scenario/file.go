@@ -310,7 +310,7 @@ func (l *loader) finish() error {
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
-		s.seed = random.RandomSeed()
+		s.seed = random.Seed()
 	}
 	hs, _ := l.fileHeaders()
 	for _, h := range hs {

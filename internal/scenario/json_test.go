@@ -54,7 +54,7 @@ steps:
 			if it := srv.Stats().Items; it.Created != uint64(create.Counts.Requests) {
 				t.Fatalf("server created %d", it.Created)
 			}
-			id, ok := s.Pools[0].Pick(random.NewRand(1))
+			id, ok := s.Pools[0].Pick(random.New(1))
 			if !ok {
 				t.Fatal("no id captured")
 			}

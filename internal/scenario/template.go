@@ -27,7 +27,7 @@ import (
 //	{{int MIN MAX}}         a random integer in [MIN, MAX]
 //	{{uuid}}                a random UUID (version 4)
 //	{{choice A B "C D"}}    one of the words (or of a list variable: {{choice var.LIST}})
-//	{{regex "PATTERN"}}     a random string matching PATTERN (see RegexGen)
+//	{{regex "PATTERN"}}     a random string matching PATTERN (random.Regex)
 //	{{pick POOL}}           a random live value of POOL (it stays in the pool)
 //	{{take POOL}}           a random live value of POOL, removed from it (used once)
 //	{{last NAME}}           the value this virtual user captured last into NAME
@@ -72,7 +72,7 @@ type segment struct {
 	lo      int64
 	span    uint64 // int: hi-lo+1 (0: the whole 64-bit range)
 	choices [][]byte
-	gen     *random.RegexGen
+	gen     *random.Regex
 	counter *atomic.Uint64
 	feed    *Feed
 	idx     int // slot, last or feed index

@@ -105,7 +105,7 @@ func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
 		if err := c.nargs(1, `regex "PATTERN"`); err != nil {
 			return segment{}, err
 		}
-		g, err := random.CompileRegexGen(c.args[0].s, env.maxRepeat)
+		g, err := random.CompileRegex(c.args[0].s, env.maxRepeat)
 		if err != nil {
 			return c.fail("%v", err)
 		}

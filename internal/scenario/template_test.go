@@ -34,7 +34,7 @@ func expand(t *testing.T, src string, env *tmplEnv, c *Ctx) string {
 // Templates produce the values they promise.
 func TestTemplateValues(t *testing.T) {
 	env := testEnv()
-	c := &Ctx{Rand: random.NewRand(1), Hit: 41, Slots: []string{"id-7"}, Last: [][]byte{[]byte("tok")}}
+	c := &Ctx{Rand: random.New(1), Hit: 41, Slots: []string{"id-7"}, Last: [][]byte{[]byte("tok")}}
 	// Variables and environment variables are folded into literal bytes.
 	tm, err := compileTemplate(`{"t":"{{var.tenant}}","z":"{{ var.zone }}","k":"{{env.HAIL_TOKEN}}"}`, env, escNone)
 	if err != nil {
@@ -100,7 +100,7 @@ func TestTemplateValues(t *testing.T) {
 // request target, control bytes blanked in a header.
 func TestTemplateEscaping(t *testing.T) {
 	env := testEnv()
-	c := &Ctx{Rand: random.NewRand(1), Slots: []string{"a b\r\n%é"}}
+	c := &Ctx{Rand: random.New(1), Slots: []string{"a b\r\n%é"}}
 	tm, _ := compileTemplate("/x/{{pick vms}}", env, escTarget)
 	if got := string(tm.AppendTo(nil, c)); got != "/x/a%20b%0D%0A%%C3%A9" {
 		t.Errorf("target: %q", got)
@@ -119,7 +119,7 @@ func TestTemplateAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Ctx{Rand: random.NewRand(1), Slots: []string{"0123456789abcdef"}}
+	c := &Ctx{Rand: random.New(1), Slots: []string{"0123456789abcdef"}}
 	buf := make([]byte, 0, 256)
 	allocs := testing.AllocsPerRun(1000, func() { buf = tm.AppendTo(buf[:0], c) })
 	if allocs > 1 {
@@ -131,7 +131,7 @@ func TestTemplateAllocs(t *testing.T) {
 func BenchmarkTemplateBody(b *testing.B) {
 	env := testEnv()
 	tm, _ := compileTemplate(`{"name":"vm-{{counter}}","tenant":"{{var.tenant}}","zone":"{{var.zone}}","cpus":{{int 1 8}}}`, env, escNone)
-	c := &Ctx{Rand: random.NewRand(1)}
+	c := &Ctx{Rand: random.New(1)}
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
