@@ -4,9 +4,9 @@
 // --rand-regex-url, a scenario's {{regex}}). Neither is for secrets.
 //
 // Both are written here rather than taken from a library: math/rand/v2's
-// generators sit behind an interface (a call per value that does not
-// inline), and no maintained Go package generates regex matches with oha's
-// repeat rules into a caller's buffer.
+// Rand reaches its source through an interface (a call per value), its
+// sources alone have no bounded draws, and no maintained Go package
+// generates regex matches with oha's repeat rules into a caller's buffer.
 package random
 
 import (
