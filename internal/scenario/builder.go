@@ -152,7 +152,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 		if v.ctx.Rows[f] >= 0 {
 			continue
 		}
-		row, ok := v.s.Feeds[f].row(v.rng)
+		row, ok := v.s.Feeds[f].Row(v.rng)
 		if !ok {
 			v.giveBack(st, len(st.refs))
 			return v.yield(st, len(st.refs)+len(st.lasts)+k)

@@ -219,7 +219,7 @@ func (s *Scenario) Annotate(res *report.Result) {
 	}
 	sort.Slice(info.Pools, func(i, j int) bool { return info.Pools[i].Name < info.Pools[j].Name })
 	for _, f := range s.Feeds {
-		info.Feeds = append(info.Feeds, report.FeedInfo{Name: f.Name, Order: f.Order, Rows: len(f.rows), Used: f.drawn.Load(), Refused: f.refused.Load()})
+		info.Feeds = append(info.Feeds, report.FeedInfo{Name: f.Name, Order: f.Order, Rows: f.Rows(), Used: f.Used(), Refused: f.Refused()})
 	}
 	if s.feedEnd != nil {
 		info.EndedBy = s.feedEnd.reason()
@@ -288,7 +288,7 @@ func (s *Scenario) Config() map[string]any {
 	}
 	var feeds []map[string]any
 	for _, f := range s.Feeds {
-		feeds = append(feeds, map[string]any{"name": f.Name, "file": f.File, "order": f.Order, "rows": len(f.rows)})
+		feeds = append(feeds, map[string]any{"name": f.Name, "file": f.File, "order": f.Order, "rows": f.Rows()})
 	}
 	if feeds != nil {
 		cfg["feeds"] = feeds
@@ -325,7 +325,7 @@ func (s *Scenario) CheckLines() []string {
 		}
 	}
 	for _, f := range s.Feeds {
-		out = append(out, fmt.Sprintf("feed     %-16s %s: %d rows, %s", f.Name, f.File, len(f.rows), f.Order))
+		out = append(out, fmt.Sprintf("feed     %-16s %s: %d rows, %s", f.Name, f.File, f.Rows(), f.Order))
 	}
 	return out
 }

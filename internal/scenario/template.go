@@ -150,7 +150,7 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 		case segLast:
 			dst = append(dst, c.Last[s.idx]...)
 		case segFeed:
-			dst = append(dst, s.feed.rows[c.Rows[s.idx]][s.col]...)
+			dst = append(dst, s.feed.Value(c.Rows[s.idx], s.col)...)
 		}
 		if s.esc != escNone {
 			dst = c.escape(dst, start, s.esc)

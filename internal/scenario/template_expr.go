@@ -281,7 +281,7 @@ func (c *exprCall) feed() (segment, error) {
 		return c.fail("undefined feed %q: expected one of the file's feeds (%s)", name, keyList(env.feeds))
 	}
 	f := env.feedList[i]
-	ci, ok := f.cols[col]
+	ci, ok := f.Column(col)
 	if !ok {
 		return c.fail("feed %q has no column %q: expected one of %s", name, col, strings.Join(f.Columns(), ", "))
 	}
