@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 // A capture takes one value from a response into a pool (and into the
@@ -18,7 +19,7 @@ type capture struct {
 	kind   captureKind
 	name   string
 	id     int // index among the scenario's capture names
-	pool   *Pool
+	pool   *values.Pool
 	path   []pathSeg
 	re     *regexp.Regexp
 	group  int

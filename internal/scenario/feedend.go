@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"sync"
+
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 // feedEnd ends a run whose every activity needs a used-up unique feed.
@@ -11,7 +13,7 @@ type feedEnd struct {
 	ch    chan struct{}
 	mu    sync.Mutex
 	why   string
-	needs [][]*Feed // per activity of the mix: the unique feeds its first step needs
+	needs [][]*values.Feed // per activity of the mix: the unique feeds its first step needs
 }
 
 // newFeedEnd watches the unique feeds of s: when the first steps of all its
@@ -24,9 +26,9 @@ func newFeedEnd(s *Scenario) *feedEnd {
 		if a.flow >= 0 {
 			st = s.Flows[a.flow].steps[0]
 		}
-		var fs []*Feed
+		var fs []*values.Feed
 		for _, i := range s.Steps[st].feeds {
-			if f := s.Feeds[i]; f.Order == FeedUnique {
+			if f := s.Feeds[i]; f.Order == values.FeedUnique {
 				fs = append(fs, f)
 				unique = true
 			}
@@ -37,7 +39,7 @@ func newFeedEnd(s *Scenario) *feedEnd {
 		return nil
 	}
 	for _, f := range s.Feeds {
-		if f.Order == FeedUnique {
+		if f.Order == values.FeedUnique {
 			f.OnUsedUp(func() { e.check(f) })
 		}
 	}
@@ -45,7 +47,7 @@ func newFeedEnd(s *Scenario) *feedEnd {
 }
 
 // check closes the channel when no activity can run any more.
-func (e *feedEnd) check(f *Feed) {
+func (e *feedEnd) check(f *values.Feed) {
 	for _, fs := range e.needs {
 		out := false
 		for _, x := range fs {

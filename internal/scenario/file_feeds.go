@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +24,7 @@ func (l *loader) feeds() error {
 			return l.errAt(k, "feeds: name %q: expected letters, digits, _ or - (it is written {{feed.%s.COLUMN}})", name, name)
 		}
 		what := "feeds." + name
-		f := &Feed{Name: name, Order: FeedSequential}
+		f := &values.Feed{Name: name, Order: values.FeedSequential}
 		var fileN *yaml.Node
 		format := ""
 		if err := l.fields(v, what, feedKeys, func(key string, k, v *yaml.Node) error {
@@ -34,7 +35,7 @@ func (l *loader) feeds() error {
 				f.File, err = l.str(v, what+".file")
 			case "order":
 				f.Order, err = l.str(v, what+".order")
-				if err == nil && f.Order != FeedSequential && f.Order != FeedRandom && f.Order != FeedUnique {
+				if err == nil && f.Order != values.FeedSequential && f.Order != values.FeedRandom && f.Order != values.FeedUnique {
 					err = l.errAt(v, "%s.order: expected sequential, random or unique, found %s", what, describe(v))
 				}
 			case "format":

@@ -28,6 +28,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 // Scenario is a loaded, compiled scenario file. Its steps, pools and
@@ -51,14 +52,14 @@ type Scenario struct {
 	Setup    []*Step
 	Teardown []*Step
 	// Pools of captured values, by index.
-	Pools []*Pool
+	Pools []*values.Pool
 	// Thresholds in file order.
 	Thresholds []*Threshold
 	// Feeds are the data files whose rows fill templates.
-	Feeds []*Feed
+	Feeds []*values.Feed
 
-	captures []string // capture names, by id
-	reported []*Pool  // the pools steps pick from or take from
+	captures []string       // capture names, by id
+	reported []*values.Pool // the pools steps pick from or take from
 	mix      mix
 	maxSlots int
 	seed     uint64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 // A Template is a string with {{ … }} expressions, compiled once into
@@ -74,7 +75,7 @@ type segment struct {
 	choices [][]byte
 	gen     *random.Regex
 	counter *atomic.Uint64
-	feed    *Feed
+	feed    *values.Feed
 	idx     int // slot, last or feed index
 	col     int // feed column
 }
@@ -347,7 +348,7 @@ type tmplEnv struct {
 	refs      *[]poolRef     // the current step's pool references (nil: none allowed)
 	lasts     *[]int         // the current step's {{last}} references
 	feeds     map[string]int // feeds by name
-	feedList  []*Feed
+	feedList  []*values.Feed
 	feedRefs  *[]int // the current step's feeds (nil: none allowed)
 	where     string // what the template is, for messages ("a header", "the body")
 }
