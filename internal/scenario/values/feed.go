@@ -24,9 +24,13 @@ import (
 // ends the steps that need it, and the run when nothing else can run.
 // A Feed is safe for every worker at once: taking a row is one atomic add.
 type Feed struct {
-	Name  string
-	Order string // sequential, random or unique
-	File  string
+	// Name is the feed's name in the file ({{feed.NAME.COLUMN}}).
+	Name string
+	// Order is how rows are handed out: FeedSequential, FeedRandom or
+	// FeedUnique.
+	Order string
+	// File is the path the file names (reports show it).
+	File string
 
 	cols    map[string]int
 	rows    [][][]byte

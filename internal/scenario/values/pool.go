@@ -19,6 +19,7 @@ const poolShards = 16
 // own shard and picks from a random one, moving on to the next shard when
 // that one is empty, so workers rarely contend on a lock.
 type Pool struct {
+	// Name is the pool's name in the file (capture and template keys).
 	Name    string
 	max     int
 	dropped atomic.Int64
