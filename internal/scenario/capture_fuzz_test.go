@@ -9,7 +9,7 @@ import (
 
 // refLookup is jsonLookup's reference, built on encoding/json: the raw text of the value at path
 // in a valid document, the first of duplicate keys winning as in jsonLookup.
-func refLookup(doc []byte, path []pathSeg) (json.RawMessage, bool) {
+func refLookup(doc []byte, path Path) (json.RawMessage, bool) {
 	raw := json.RawMessage(bytes.TrimSpace(doc))
 	for _, seg := range path {
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -71,12 +71,12 @@ func FuzzJSONLookup(f *testing.F) {
 		f.Add([]byte(s[0]), s[1])
 	}
 	f.Fuzz(func(t *testing.T, doc []byte, p string) {
-		path, err := parseJSONPath(p)
+		path, err := ParsePath(p)
 		if err != nil {
 			return
 		}
 		var scratch []byte
-		got, ok := jsonLookup(doc, path, &scratch)
+		got, ok := path.Lookup(doc, &scratch)
 		if !json.Valid(doc) {
 			return
 		}

@@ -21,7 +21,7 @@ type check struct {
 	desc   string   // for reports: "status 201, 202", "json id = \"x\"", …
 	codes  [][2]int // status: inclusive ranges
 	needle []byte   // body_contains
-	path   []pathSeg
+	path   Path
 	want   jsonWant
 	header string // lower case
 	value  []byte
@@ -79,7 +79,7 @@ func (c *check) pass(p *http1.Parser, scratch *[]byte) bool {
 		}
 		return false
 	}
-	got, ok := jsonLookup(p.Body, c.path, scratch)
+	got, ok := c.path.Lookup(p.Body, scratch)
 	if !ok {
 		return c.want.kind == '0'
 	}

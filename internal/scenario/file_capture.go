@@ -27,7 +27,7 @@ func (l *loader) capture(what string, n *yaml.Node) (*capture, error) {
 				return err
 			}
 			c.kind = capJSON
-			if c.path, err = parseJSONPath(p); err != nil {
+			if c.path, err = ParsePath(p); err != nil {
 				return l.errAt(v, "%s.json: %v", what, err)
 			}
 		case "header":

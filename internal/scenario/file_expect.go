@@ -118,7 +118,7 @@ func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 // expectJSON reads one json check: a path (as captures write it) and the
 // value it must hold.
 func (l *loader) expectJSON(path string, k, v *yaml.Node, what string) (*check, error) {
-	segs, err := parseJSONPath(path)
+	segs, err := ParsePath(path)
 	if err != nil {
 		return nil, l.errAt(k, "%s: %v", what, err)
 	}
