@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
@@ -16,7 +17,7 @@ type capture struct {
 	name   string
 	id     int // index among the scenario's capture names
 	pool   *values.Pool
-	path   Path
+	path   jsonpath.Path
 	re     *regexp.Regexp
 	group  int
 	header string // lower case

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 )
 
 func TestCaptureKinds(t *testing.T) {
@@ -12,7 +13,7 @@ func TestCaptureKinds(t *testing.T) {
 		WantHeaders: []string{"location"}, HeaderValues: [][]byte{[]byte("/items/abc123")}}
 	var scratch []byte
 	re := regexp.MustCompile(`token=([A-Z0-9-]+)`)
-	id, err := ParsePath("id")
+	id, err := jsonpath.ParsePath("id")
 	if err != nil {
 		t.Fatal(err)
 	}

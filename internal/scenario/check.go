@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -21,7 +22,7 @@ type check struct {
 	desc   string   // for reports: "status 201, 202", "json id = \"x\"", …
 	codes  [][2]int // status: inclusive ranges
 	needle []byte   // body_contains
-	path   Path
+	path   jsonpath.Path
 	want   jsonWant
 	header string // lower case
 	value  []byte

@@ -2,7 +2,7 @@
 // its value in a response body, scanning the bytes without building
 // anything (captures and checks read bodies with it).
 
-package scenario
+package jsonpath
 
 import (
 	"fmt"

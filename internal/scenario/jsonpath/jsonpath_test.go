@@ -1,4 +1,4 @@
-package scenario
+package jsonpath
 
 import "testing"
 
