@@ -13,7 +13,7 @@ func TestCaptureKinds(t *testing.T) {
 		WantHeaders: []string{"location"}, HeaderValues: [][]byte{[]byte("/items/abc123")}}
 	var scratch []byte
 	re := regexp.MustCompile(`token=([A-Z0-9-]+)`)
-	id, err := jsonpath.ParsePath("id")
+	id, err := jsonpath.Parse("id")
 	if err != nil {
 		t.Fatal(err)
 	}

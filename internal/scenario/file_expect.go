@@ -119,7 +119,7 @@ func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 // expectJSON reads one json check: a path (as captures write it) and the
 // value it must hold.
 func (l *loader) expectJSON(path string, k, v *yaml.Node, what string) (*check, error) {
-	segs, err := jsonpath.ParsePath(path)
+	segs, err := jsonpath.Parse(path)
 	if err != nil {
 		return nil, l.errAt(k, "%s: %v", what, err)
 	}

@@ -1,7 +1,10 @@
-// A JSON path (id, data.items.0.id, $.data.items[0].id) and the lookup of
-// its value in a response body, scanning the bytes without building
-// anything (captures and checks read bodies with it).
-
+// Package jsonpath finds one value in a JSON document by a path such as
+// id, data.items.0.id or $.data.items[0].id (dots or brackets; a number
+// is an array index, or an object key spelled so). A scenario's captures
+// and checks read response bodies with it: Lookup scans the bytes in place,
+// building nothing, and reads hostile bodies safely (FuzzLookup). It is
+// written here because encoding/json decodes whole documents, and JSONPath
+// libraries (RFC 9535) build trees: this subset is all scenarios use.
 package jsonpath
 
 import (
@@ -22,8 +25,8 @@ type pathSeg struct {
 	index int // -1: not a number
 }
 
-// ParsePath parses "id", "data.items.0.id", "$.data.items[0].id".
-func ParsePath(s string) (Path, error) {
+// Parse parses "id", "data.items.0.id", "$.data.items[0].id".
+func Parse(s string) (Path, error) {
 	p := strings.TrimPrefix(strings.TrimPrefix(s, "$"), ".")
 	p = strings.ReplaceAll(strings.ReplaceAll(p, "[", "."), "]", "")
 	p = strings.TrimPrefix(p, ".")

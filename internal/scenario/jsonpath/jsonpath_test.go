@@ -2,7 +2,7 @@ package jsonpath
 
 import "testing"
 
-func TestJSONPaths(t *testing.T) {
+func TestLookup(t *testing.T) {
 	doc := []byte(` { "id" : "a1", "n": 42, "ok": true, "nil": null, "esc": "x\"y\u00e9\ud83d\ude00",
 		"data": {"items": [ {"id": "first", "tags": ["t0", "t1"]}, {"id": "second", "deep": {"k": [1, {"z": "zz"}]}} ],
 		"count": 2, "0": "zero-key", "obj": {"a": [1, 2]}},
@@ -32,7 +32,7 @@ func TestJSONPaths(t *testing.T) {
 		{"id.x", "", false},
 		{"data.items.x", "", false},
 	} {
-		p, err := ParsePath(tc.path)
+		p, err := Parse(tc.path)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.path, err)
 		}
@@ -43,13 +43,13 @@ func TestJSONPaths(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "$", "a..b", "."} {
-		if _, err := ParsePath(bad); err == nil {
+		if _, err := Parse(bad); err == nil {
 			t.Errorf("path %q accepted", bad)
 		}
 	}
 	// Broken documents are misses, never panics.
 	for _, b := range []string{``, `{`, `{"id"`, `{"id":`, `{"id":"x`, `[`, `{"a":{"b":[1,2}`, `"id"`, `{"x": 1, "id"}`} {
-		p, _ := ParsePath("id")
+		p, _ := Parse("id")
 		var scratch []byte
 		if v, ok := p.Lookup([]byte(b), &scratch); ok {
 			t.Errorf("%q: found %q", b, v)
