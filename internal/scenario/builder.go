@@ -134,10 +134,10 @@ func (v *vu) build(i int) ([]byte, bool) {
 		}
 	}
 	for k, ref := range st.refs {
-		p := v.s.Pools[ref.pool]
+		p := v.s.Pools[ref.Pool]
 		var val string
 		var ok bool
-		if ref.take {
+		if ref.Take {
 			val, ok = p.Take(v.rng)
 		} else {
 			val, ok = p.Pick(v.rng)
@@ -207,8 +207,8 @@ func (v *vu) yield(st *Step, k int) ([]byte, bool) {
 // for a request that will not be sent.
 func (v *vu) giveBack(st *Step, k int) {
 	for j := range k {
-		if st.refs[j].take {
-			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+		if st.refs[j].Take {
+			v.s.Pools[st.refs[j].Pool].Put(v.ctx.Slots[j], v.id)
 		}
 	}
 }

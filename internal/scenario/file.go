@@ -88,7 +88,7 @@ type loader struct {
 	src   []string // the file's lines, for positions inside block scalars
 	o     LoadOptions
 	s     *Scenario
-	env   *tmplEnv
+	env   *Env
 	nodes map[string]*yaml.Node // top-level values by key
 	keys  map[string]*yaml.Node // top-level keys by key
 	root  *yaml.Node
@@ -150,8 +150,8 @@ func (l *loader) load() error {
 	if err != nil {
 		return err
 	}
-	l.env = &tmplEnv{vars: map[string]value{}, env: l.o.Env, counters: map[string]*atomic.Uint64{}, maxRepeat: maxRepeat,
-		pools: l.poolIdx, captures: l.capIdx, feeds: map[string]int{}}
+	l.env = &Env{Vars: map[string]Value{}, LookupEnv: l.o.Env, Counters: map[string]*atomic.Uint64{}, MaxRepeat: maxRepeat,
+		Pools: l.poolIdx, Captures: l.capIdx, Feeds: map[string]int{}}
 	if err := l.variables(); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (l *loader) load() error {
 	if err := l.feeds(); err != nil {
 		return err
 	}
-	l.env.feedList = l.s.Feeds
+	l.env.FeedList = l.s.Feeds
 	if err := l.steps(); err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func (l *loader) finish() error {
 			s.reported = append(s.reported, p)
 		}
 	}
-	for _, c := range l.env.counters {
+	for _, c := range l.env.Counters {
 		c.Store(0) // the sample requests checked at load count from 1 too
 	}
 	s.mix = newMix(s.Steps, s.Flows)

@@ -64,7 +64,7 @@ func (l *loader) feeds() error {
 		if err := f.Read(l.path(f.File), format, l.o.FileLimit); err != nil {
 			return l.errAt(fileN, "%s.file: %v", what, err)
 		}
-		l.env.feeds[name] = len(l.s.Feeds)
+		l.env.Feeds[name] = len(l.s.Feeds)
 		l.s.Feeds = append(l.s.Feeds, f)
 		return nil
 	})

@@ -5,6 +5,9 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -69,7 +72,7 @@ func (l *loader) thresholds() error {
 				}
 				idx, ok := l.stepIdx[name]
 				if !ok {
-					return l.errAt(stepN, "%s.step: undefined step %q: expected one of %s", what, name, keyList(l.stepIdx))
+					return l.errAt(stepN, "%s.step: undefined step %q: expected one of %s", what, name, strings.Join(slices.Sorted(maps.Keys(l.stepIdx)), ", "))
 				}
 				t.Step, t.step = name, idx
 			}

@@ -129,7 +129,7 @@ type Step struct {
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
 
 	grpc     *grpcStep // a gRPC call (grpc.go); nil for HTTP
-	refs     []poolRef // pool values to resolve before building, slot order
+	refs     []PoolRef // pool values to resolve before building, slot order
 	lasts    []int     // {{last}} capture ids needed
 	feeds    []int     // feeds whose row the request needs
 	captures []*capture

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,20 +56,21 @@ const (
 	segFeed // a column of the request's row of a feed
 )
 
-// escMode says how generated values are made safe where they land.
-type escMode uint8
+// Escape says how generated values are made safe where a template lands.
+type Escape uint8
 
+// Where templates land.
 const (
-	escNone      escMode = iota // bodies: as is
-	escTarget                   // request targets: percent-encode bytes outside visible ASCII
-	escHeader                   // header values: control bytes become spaces
-	escJSON                     // inside a JSON string (body_json): JSON-escaped
-	escJSONValue                // a whole JSON value (body_json): a number as is, anything else a JSON string
+	Raw       Escape = iota // bodies: as is
+	Target                  // request targets: percent-encode bytes outside visible ASCII
+	Header                  // header values: control bytes become spaces
+	JSON                    // inside a JSON string (body_json): JSON-escaped
+	JSONValue               // a whole JSON value (body_json): a number as is, anything else a JSON string
 )
 
 type segment struct {
 	kind    segKind
-	esc     escMode
+	esc     Escape
 	lit     []byte
 	lo      int64
 	span    uint64 // int: hi-lo+1 (0: the whole 64-bit range)
@@ -139,7 +141,7 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 			continue
 		case segUUID:
 			dst = appendUUID(dst, c.Rand)
-			if s.esc != escJSONValue {
+			if s.esc != JSONValue {
 				continue
 			}
 		case segChoice:
@@ -153,15 +155,15 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 		case segFeed:
 			dst = append(dst, s.feed.Value(c.Rows[s.idx], s.col)...)
 		}
-		if s.esc != escNone {
+		if s.esc != Raw {
 			dst = c.escape(dst, start, s.esc)
 		}
 	}
 	return dst
 }
 
-// concat joins templates into one, merging adjacent literal bytes.
-func concat(parts ...*Template) *Template {
+// Concat joins templates into one, merging adjacent literal bytes.
+func Concat(parts ...*Template) *Template {
 	t := &Template{}
 	for _, p := range parts {
 		t.src += p.src
@@ -176,8 +178,8 @@ func concat(parts ...*Template) *Template {
 	return t
 }
 
-// literal is a template of fixed text.
-func literal(s string) *Template {
+// Text is a template of fixed text.
+func Text(s string) *Template {
 	if s == "" {
 		return &Template{}
 	}
@@ -185,12 +187,12 @@ func literal(s string) *Template {
 }
 
 // escape makes dst[start:] safe for mode, in place when nothing needs it.
-func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
-	if mode == escJSON || mode == escJSONValue {
-		return c.escapeJSON(dst, start, mode == escJSONValue)
+func (c *Ctx) escape(dst []byte, start int, mode Escape) []byte {
+	if mode == JSON || mode == JSONValue {
+		return c.escapeJSON(dst, start, mode == JSONValue)
 	}
 	bad := func(b byte) bool {
-		if mode == escTarget {
+		if mode == Target {
 			return b <= 0x20 || b >= 0x7f
 		}
 		return b < 0x20 && b != '\t' || b == 0x7f
@@ -209,7 +211,7 @@ func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
 		switch {
 		case !bad(b):
 			dst = append(dst, b)
-		case mode == escTarget:
+		case mode == Target:
 			dst = append(dst, '%', hex[b>>4], hex[b&15])
 		default:
 			dst = append(dst, ' ')
@@ -223,7 +225,7 @@ func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
 // quoted JSON string.
 func (c *Ctx) escapeJSON(dst []byte, start int, value bool) []byte {
 	v := dst[start:]
-	if value && isJSONNumber(v) {
+	if value && IsJSONNumber(v) {
 		return dst
 	}
 	i := 0
@@ -238,15 +240,15 @@ func (c *Ctx) escapeJSON(dst []byte, start int, value bool) []byte {
 	if value {
 		dst = append(dst, '"')
 	}
-	dst = appendJSONEscaped(dst, c.scratch)
+	dst = AppendJSONEscaped(dst, c.scratch)
 	if value {
 		dst = append(dst, '"')
 	}
 	return dst
 }
 
-// appendJSONEscaped appends s escaped for a JSON string (without quotes).
-func appendJSONEscaped(dst, s []byte) []byte {
+// AppendJSONEscaped appends s escaped for a JSON string (without quotes).
+func AppendJSONEscaped(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	for _, b := range s {
 		switch {
@@ -267,9 +269,9 @@ func appendJSONEscaped(dst, s []byte) []byte {
 	return dst
 }
 
-// isJSONNumber reports whether b is a number as JSON writes it:
+// IsJSONNumber reports whether b is a number as JSON writes it:
 // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(b []byte) bool {
+func IsJSONNumber(b []byte) bool {
 	i := 0
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -325,44 +327,69 @@ func appendUUID(dst []byte, r *random.Rand) []byte {
 	return dst
 }
 
-// value is a variable: a string, or a list (for choice).
-type value struct {
-	s    string
-	list []string
+// Value is a variable: a string, or a list (for choice).
+type Value struct {
+	// Text is a string variable's value.
+	Text string
+	// List is a list variable's values (nil for a string).
+	List []string
 }
 
-// poolRef is a pool value a step needs before it can be built.
-type poolRef struct {
-	pool int
-	take bool
+// PoolRef is a pool value a step needs before it can be built: {{pick
+// POOL}} or {{take POOL}}. The step resolves it into Ctx.Slots, in the
+// order of its references.
+type PoolRef struct {
+	// Pool is the pool's index (Env.Pools).
+	Pool int
+	// Take removes the value from the pool ({{take}}); else it stays.
+	Take bool
 }
 
-// tmplEnv is what templates compile against.
-type tmplEnv struct {
-	vars      map[string]value
-	env       func(string) (string, bool)
-	counters  map[string]*atomic.Uint64
-	maxRepeat int
-	pools     map[string]int // pools that are filled (by a capture or seeded)
-	captures  map[string]int // capture names, for {{last}}
-	refs      *[]poolRef     // the current step's pool references (nil: none allowed)
-	lasts     *[]int         // the current step's {{last}} references
-	feeds     map[string]int // feeds by name
-	feedList  []*values.Feed
-	feedRefs  *[]int // the current step's feeds (nil: none allowed)
-	where     string // what the template is, for messages ("a header", "the body")
+// Env is what templates compile against: the file's names, and where the
+// step being compiled records what it needs per request. A nil Refs,
+// Lasts or FeedRefs forbids that kind of expression (outside steps).
+type Env struct {
+	// Vars are the file's variables (and --var's), by name.
+	Vars map[string]Value
+	// LookupEnv reads an environment variable ({{env.NAME}}), at load.
+	LookupEnv func(string) (string, bool)
+	// Counters are the run's counters by name ("" for {{counter}}),
+	// shared by every template that names them; Compile adds new ones.
+	Counters map[string]*atomic.Uint64
+	// MaxRepeat bounds {{regex}}'s unbounded repeats (random.CompileRegex).
+	MaxRepeat int
+	// Pools are the pools that are filled (by a capture or seeded), by
+	// name: their index.
+	Pools map[string]int
+	// Captures are the capture names, for {{last}}: their index (Ctx.Last).
+	Captures map[string]int
+	// Refs collects the current step's pool references.
+	Refs *[]PoolRef
+	// Lasts collects the current step's {{last}} references (capture
+	// indexes).
+	Lasts *[]int
+	// Feeds are the feeds by name: their index in FeedList (and Ctx.Rows).
+	Feeds map[string]int
+	// FeedList are the feeds, by index.
+	FeedList []*values.Feed
+	// FeedRefs collects the feeds the current step needs a row of.
+	FeedRefs *[]int
+	// Where is what is being compiled, for messages ("step create").
+	Where string
 }
 
-// tmplError is a template problem at a byte offset of its source.
-type tmplError struct {
-	off int
-	msg string
+// TemplateError is a template problem at a byte offset of its source.
+type TemplateError struct {
+	// Offset is where in the source the problem is (bytes).
+	Offset int
+	// Msg says what was wrong and what was expected.
+	Msg string
 }
 
-func (e *tmplError) Error() string { return e.msg }
+func (e *TemplateError) Error() string { return e.Msg }
 
-// compileTemplate compiles src; esc says where it lands.
-func compileTemplate(src string, env *tmplEnv, esc escMode) (*Template, error) {
+// Compile compiles src; esc says where it lands.
+func Compile(src string, env *Env, esc Escape) (*Template, error) {
 	t := &Template{src: src}
 	var lit []byte
 	flush := func() {
@@ -376,7 +403,7 @@ func compileTemplate(src string, env *tmplEnv, esc escMode) (*Template, error) {
 		j := strings.Index(src[i:], "{{")
 		k := strings.Index(src[i:], "}}")
 		if k >= 0 && (j < 0 || k < j) {
-			return nil, &tmplError{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
+			return nil, &TemplateError{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
 		}
 		if j < 0 {
 			lit = append(lit, src[i:]...)
@@ -425,9 +452,77 @@ func exprEnd(src string, from int) (int, error) {
 		}
 	}
 	if quote != 0 {
-		return 0, &tmplError{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
+		return 0, &TemplateError{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
 	}
-	return 0, &tmplError{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
+	return 0, &TemplateError{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
+}
+
+// Literals yields t's literal text piece by piece, in order: what lies
+// outside its expressions, variables folded in.
+func (t *Template) Literals() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for _, sg := range t.segs {
+			if sg.kind == segLit && !yield(sg.lit) {
+				return
+			}
+		}
+	}
+}
+
+// CompileJSON compiles src, a string of a JSON document (body_json, gRPC
+// data written as YAML), into its JSON text: a quoted string whose literal
+// text and generated values are JSON-escaped. With number, a src that is
+// one expression alone is a JSON number when what it yields is one.
+func CompileJSON(src string, env *Env, number bool) (*Template, error) {
+	t, err := Compile(src, env, JSON)
+	if err != nil {
+		return nil, err
+	}
+	if number && isOneExpr(src) {
+		if t.Static() {
+			if lit := t.Literal(); IsJSONNumber(lit) {
+				return Text(string(lit)), nil
+			}
+		} else {
+			t.segs[0].esc = JSONValue
+			return t, nil
+		}
+	}
+	for i := range t.segs {
+		if s := &t.segs[i]; s.kind == segLit {
+			s.lit = AppendJSONEscaped(nil, s.lit)
+		}
+	}
+	return Concat(Text(`"`), t, Text(`"`)), nil
+}
+
+// isOneExpr reports whether src is exactly one {{ … }} expression.
+func isOneExpr(src string) bool {
+	if !strings.HasPrefix(src, "{{") {
+		return false
+	}
+	end, err := exprEnd(src, 2)
+	return err == nil && end == len(src)-2
+}
+
+// Fixed expands src, which may use variables, environment variables and
+// quoted literals but nothing that varies per request: it returns src's
+// text, or the first expression that varies (nil when none does).
+func Fixed(src string, env *Env) (string, *Expr, error) {
+	for _, e := range Exprs(src) {
+		seg, err := compileExpr(e.Text, e.Offset, env)
+		if err != nil {
+			return "", nil, err
+		}
+		if seg.kind != segLit {
+			return "", &e, nil
+		}
+	}
+	t, err := Compile(src, env, Raw)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(t.Literal()), nil, nil
 }
 
 // keyList lists a map's keys for messages.
