@@ -7,6 +7,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -25,7 +26,7 @@ type vu struct {
 	s       *Scenario
 	id      int
 	rng     *random.Rand
-	ctx     Ctx
+	ctx     template.Ctx
 	buf     []byte
 	body    []byte
 	scratch []byte

@@ -19,6 +19,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/grpccall"
 	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 )
 
 // Error is a problem in a scenario file, at a line and column (1-based).
@@ -88,7 +89,7 @@ type loader struct {
 	src   []string // the file's lines, for positions inside block scalars
 	o     LoadOptions
 	s     *Scenario
-	env   *Env
+	env   *template.Env
 	nodes map[string]*yaml.Node // top-level values by key
 	keys  map[string]*yaml.Node // top-level keys by key
 	root  *yaml.Node
@@ -150,7 +151,7 @@ func (l *loader) load() error {
 	if err != nil {
 		return err
 	}
-	l.env = &Env{Vars: map[string]Value{}, LookupEnv: l.o.Env, Counters: map[string]*atomic.Uint64{}, MaxRepeat: maxRepeat,
+	l.env = &template.Env{Vars: map[string]template.Value{}, LookupEnv: l.o.Env, Counters: map[string]*atomic.Uint64{}, MaxRepeat: maxRepeat,
 		Pools: l.poolIdx, Captures: l.capIdx, Feeds: map[string]int{}}
 	if err := l.variables(); err != nil {
 		return err

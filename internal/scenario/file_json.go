@@ -8,6 +8,7 @@ package scenario
 import (
 	"strconv"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -16,9 +17,9 @@ import (
 // template alone becomes a JSON number when what it yields is a number
 // (body_json); without, strings stay strings (gRPC data: a proto string
 // field takes no JSON number, and an integer field takes a string).
-func (l *loader) bodyJSON(n *yaml.Node, what string, env *Env, guess bool) (*Template, error) {
-	var parts []*Template
-	add := func(s string) { parts = append(parts, Text(s)) }
+func (l *loader) bodyJSON(n *yaml.Node, what string, env *template.Env, guess bool) (*template.Template, error) {
+	var parts []*template.Template
+	add := func(s string) { parts = append(parts, template.Text(s)) }
 	var walk func(n *yaml.Node, what string) error
 	walk = func(n *yaml.Node, what string) error {
 		n = resolve(n)
@@ -31,7 +32,7 @@ func (l *loader) bodyJSON(n *yaml.Node, what string, env *Env, guess bool) (*Tem
 					add(",")
 				}
 				first = false
-				add(`"` + string(AppendJSONEscaped(nil, []byte(key))) + `":`)
+				add(`"` + string(template.AppendJSONEscaped(nil, []byte(key))) + `":`)
 				return walk(v, what+"."+key)
 			}); err != nil {
 				return err
@@ -62,32 +63,32 @@ func (l *loader) bodyJSON(n *yaml.Node, what string, env *Env, guess bool) (*Tem
 	if err := walk(n, what); err != nil {
 		return nil, err
 	}
-	return Concat(parts...), nil
+	return template.Concat(parts...), nil
 }
 
 // jsonScalar compiles one scalar of a body_json value; guess is
 // bodyJSON's. Without guess, a timestamp (2024-05-01) is a string too.
-func (l *loader) jsonScalar(n *yaml.Node, what string, env *Env, guess bool) (*Template, error) {
+func (l *loader) jsonScalar(n *yaml.Node, what string, env *template.Env, guess bool) (*template.Template, error) {
 	tagged := n.Style&yaml.TaggedStyle != 0 || !guess && n.Tag == "!!timestamp"
 	switch {
 	case n.Tag == "!!null":
-		return Text("null"), nil
+		return template.Text("null"), nil
 	case n.Tag == "!!bool":
 		b, err := l.boolean(n, what)
-		return Text(strconv.FormatBool(b)), err
+		return template.Text(strconv.FormatBool(b)), err
 	case n.Tag == "!!int" || n.Tag == "!!float":
-		if IsJSONNumber([]byte(n.Value)) {
-			return Text(n.Value), nil
+		if template.IsJSONNumber([]byte(n.Value)) {
+			return template.Text(n.Value), nil
 		}
 		var f float64
 		if err := n.Decode(&f); err != nil || f != f || f > 1e308 || f < -1e308 {
 			return nil, l.errAt(n, "%s: expected a number JSON can hold, found %s", what, n.Value)
 		}
-		return Text(strconv.FormatFloat(f, 'g', -1, 64)), nil
+		return template.Text(strconv.FormatFloat(f, 'g', -1, 64)), nil
 	case n.Tag != "!!str" && !tagged:
 		return nil, l.errAt(n, "%s: expected a string, number, true, false or null, found %s", what, describe(n))
 	}
-	t, err := CompileJSON(n.Value, env, guess && !tagged)
+	t, err := template.CompileJSON(n.Value, env, guess && !tagged)
 	if err != nil {
 		return nil, l.errIn(n, err, what)
 	}

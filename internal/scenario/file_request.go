@@ -15,6 +15,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 )
 
 func isToken(s string) bool {
@@ -135,10 +136,10 @@ func splitURL(raw string) (origin, target string) {
 // stepTarget compiles the step's request target: a path under base, or a
 // URL of the run's origin (the first such URL sets the origin when there
 // is no base). It returns the target and the Host it is sent to.
-func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *Env) (*Template, string, error) {
+func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *template.Env) (*template.Template, string, error) {
 	what := st.Name
 	urlN, pathN := n.vals["url"], n.vals["path"]
-	var target *Template
+	var target *template.Template
 	var targetNode *yaml.Node
 	var host string
 	var err error
@@ -166,7 +167,7 @@ func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *Env) (*T
 }
 
 // stepPath compiles a path under the base URL.
-func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *Env) (*Template, string, error) {
+func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *template.Env) (*template.Template, string, error) {
 	s, what := l.s, st.Name
 	p, err := l.str(pathN, what+".path")
 	if err != nil {
@@ -178,17 +179,17 @@ func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *Env) (*Template, stri
 	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "{{") {
 		return nil, "", l.errAt(pathN, "%s.path: expected a path starting with /, found %q", what, p)
 	}
-	t, err := Compile(p, env, Target)
+	t, err := template.Compile(p, env, template.Target)
 	if err != nil {
 		return nil, "", l.errIn(pathN, err, what+".path")
 	}
 	st.Target = p
-	return Concat(Text(strings.TrimSuffix(s.Base.EscapedPath(), "/")), t), s.Base.Host, nil
+	return template.Concat(template.Text(strings.TrimSuffix(s.Base.EscapedPath(), "/")), t), s.Base.Host, nil
 }
 
 // stepURL compiles a full URL, whose origin must be written out and be
 // the run's.
-func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *Env) (*Template, string, error) {
+func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *template.Env) (*template.Template, string, error) {
 	s, what := l.s, st.Name
 	raw, err := l.str(urlN, what+".url")
 	if err != nil {
@@ -207,9 +208,9 @@ func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *Env) (*Template, string
 	} else if u.Scheme != s.Base.Scheme || u.Host != s.Base.Host {
 		return nil, "", l.errAt(urlN, "%s.url: expected the origin %s://%s of the run (one origin per run), found %s://%s", what, s.Base.Scheme, s.Base.Host, u.Scheme, u.Host)
 	}
-	t, err := Compile(rest, env, Target)
+	t, err := template.Compile(rest, env, template.Target)
 	if err != nil {
-		te := err.(*TemplateError)
+		te := err.(*template.TemplateError)
 		te.Offset += len(origin)
 		return nil, "", l.errIn(urlN, te, what+".url")
 	}
@@ -220,23 +221,23 @@ func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *Env) (*Template, string
 // stepHeaders compiles the request head: the request line, Host unless
 // given, the file's headers then the step's (a step's header replaces the
 // file's of the same name), then User-Agent unless given.
-func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host string, env *Env) error {
+func (l *loader) stepHeaders(st *Step, n stepFields, target *template.Template, host string, env *template.Env) error {
 	what := st.Name
 	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], what + ".headers"})
 	if err != nil {
 		return err
 	}
-	parts := []*Template{Text(st.Method + " "), target, Text(" HTTP/1.1\r\n")}
+	parts := []*template.Template{template.Text(st.Method + " "), target, template.Text(" HTTP/1.1\r\n")}
 	hasHost, hasUA := false, false
 	for _, h := range hs {
 		hasHost = hasHost || strings.EqualFold(h.name, "host")
 		hasUA = hasUA || strings.EqualFold(h.name, "user-agent")
 	}
 	if !hasHost {
-		parts = append(parts, Text("Host: "+http1.StripZone(host)+"\r\n"))
+		parts = append(parts, template.Text("Host: "+http1.StripZone(host)+"\r\n"))
 	}
 	for _, h := range hs {
-		t, err := Compile(h.v.Value, env, Header)
+		t, err := template.Compile(h.v.Value, env, template.Header)
 		if err != nil {
 			w := what + ".headers." + h.name
 			if h.global {
@@ -244,22 +245,22 @@ func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host stri
 			}
 			return l.errIn(h.v, err, w)
 		}
-		parts = append(parts, Text(h.name+": "), t, Text("\r\n"))
+		parts = append(parts, template.Text(h.name+": "), t, template.Text("\r\n"))
 	}
 	if !hasUA {
-		parts = append(parts, Text("User-Agent: hail/"+plan.Version+"\r\n"))
+		parts = append(parts, template.Text("User-Agent: hail/"+plan.Version+"\r\n"))
 	}
 	if n.vals["body_json"] != nil && !slices.ContainsFunc(hs, func(h headerNode) bool { return strings.EqualFold(h.name, "content-type") }) {
-		parts = append(parts, Text("Content-Type: application/json\r\n"))
+		parts = append(parts, template.Text("Content-Type: application/json\r\n"))
 	}
-	st.head = Concat(parts...)
+	st.head = template.Concat(parts...)
 	return nil
 }
 
 // stepBody reads the step's body: at most one of body (a template),
 // body_file (bytes as they are) and body_lines (one body per line, used in
 // turn).
-func (l *loader) stepBody(st *Step, n stepFields, env *Env) error {
+func (l *loader) stepBody(st *Step, n stepFields, env *template.Env) error {
 	what := st.Name
 	nb := 0
 	for _, k := range []string{"body", "body_json", "body_file", "body_lines"} {
@@ -292,7 +293,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *Env) error {
 		if err != nil {
 			return err
 		}
-		t, err := Compile(b, env, Raw)
+		t, err := template.Compile(b, env, template.Raw)
 		if err != nil {
 			return l.errIn(v, err, what+".body")
 		}

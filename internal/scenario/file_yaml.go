@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -128,7 +129,7 @@ func (l *loader) errAt(n *yaml.Node, format string, a ...any) error {
 
 // errIn positions a template error at its offset inside the scalar n.
 func (l *loader) errIn(n *yaml.Node, err error, what string) error {
-	te, ok := err.(*TemplateError)
+	te, ok := err.(*template.TemplateError)
 	if !ok {
 		return l.errAt(n, "%s: %v", what, err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
@@ -117,10 +118,10 @@ type Step struct {
 	// Target is the request target's template source (for reports).
 	Target string
 
-	head     *Template // request line, Host and headers up to the framing headers
-	body     *Template // templated body; nil otherwise
-	bodyLit  []byte    // a fixed body (body or body_file)
-	lines    [][]byte  // body_lines: one body per line, used in turn
+	head     *template.Template // request line, Host and headers up to the framing headers
+	body     *template.Template // templated body; nil otherwise
+	bodyLit  []byte             // a fixed body (body or body_file)
+	lines    [][]byte           // body_lines: one body per line, used in turn
 	lineNext atomic.Uint64
 	variants [][]byte // fully pre-encoded requests when nothing varies (one per line with body_lines)
 	sendsCL  bool     // POST, PUT, PATCH: Content-Length even when empty
@@ -128,10 +129,10 @@ type Step struct {
 	isHead   bool
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
 
-	grpc     *grpcStep // a gRPC call (grpc.go); nil for HTTP
-	refs     []PoolRef // pool values to resolve before building, slot order
-	lasts    []int     // {{last}} capture ids needed
-	feeds    []int     // feeds whose row the request needs
+	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
+	refs     []template.PoolRef // pool values to resolve before building, slot order
+	lasts    []int              // {{last}} capture ids needed
+	feeds    []int              // feeds whose row the request needs
 	captures []*capture
 	checks   []*check       // expect: a response failing one is recorded as its error kind
 	think    thinkTime      // the pause after this step's requests (closed model)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -47,14 +48,14 @@ func (l *loader) resolveVars() error {
 		state[name] = 1
 		path = append(path, name)
 		n := scalars[name]
-		for _, e := range Exprs(n.Value) {
+		for _, e := range template.Exprs(n.Value) {
 			ref := e.VarRef()
 			if _, ok := scalars[ref]; !ok {
 				continue
 			}
 			switch state[ref] {
 			case 1:
-				return l.errIn(n, &TemplateError{e.Offset, cycleMsg(path, ref)}, "variables."+name)
+				return l.errIn(n, &template.TemplateError{Offset: e.Offset, Msg: cycleMsg(path, ref)}, "variables."+name)
 			case 0:
 				if err := visit(ref); err != nil {
 					return err
@@ -65,7 +66,7 @@ func (l *loader) resolveVars() error {
 		if err != nil {
 			return err
 		}
-		l.env.Vars[name] = Value{Text: s}
+		l.env.Vars[name] = template.Value{Text: s}
 		state[name] = 2
 		path = path[:len(path)-1]
 		return nil
@@ -97,7 +98,7 @@ func (l *loader) resolveVars() error {
 // fixed at load time.
 func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
 	return l.fixedText(n, src, what, func(expr string, off int) error {
-		return l.errIn(n, &TemplateError{off, fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
+		return l.errIn(n, &template.TemplateError{Offset: off, Msg: fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
 			strings.TrimSpace(expr))}, what)
 	})
 }
@@ -109,7 +110,7 @@ func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
 func (l *loader) fixedText(n *yaml.Node, src, what string, varies func(expr string, off int) error) (string, error) {
 	env := *l.env
 	env.Refs, env.Lasts, env.Where = nil, nil, what
-	s, e, err := Fixed(src, &env)
+	s, e, err := template.Fixed(src, &env)
 	if err != nil {
 		return "", l.errIn(n, err, what)
 	}

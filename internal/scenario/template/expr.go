@@ -2,7 +2,7 @@
 // each function (var., env., counter, request, timestamp, uuid, int,
 // choice, regex, pick, take, last) into a template segment.
 
-package scenario
+package template
 
 import (
 	"fmt"
