@@ -210,7 +210,7 @@ func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *template.Env) (*templat
 	}
 	t, err := template.Compile(rest, env, template.Target)
 	if err != nil {
-		te := err.(*template.TemplateError)
+		te := err.(*template.Error)
 		te.Offset += len(origin)
 		return nil, "", l.errIn(urlN, te, what+".url")
 	}

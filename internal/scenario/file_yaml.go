@@ -129,7 +129,7 @@ func (l *loader) errAt(n *yaml.Node, format string, a ...any) error {
 
 // errIn positions a template error at its offset inside the scalar n.
 func (l *loader) errIn(n *yaml.Node, err error, what string) error {
-	te, ok := err.(*template.TemplateError)
+	te, ok := err.(*template.Error)
 	if !ok {
 		return l.errAt(n, "%s: %v", what, err)
 	}

@@ -55,7 +55,7 @@ func (l *loader) resolveVars() error {
 			}
 			switch state[ref] {
 			case 1:
-				return l.errIn(n, &template.TemplateError{Offset: e.Offset, Msg: cycleMsg(path, ref)}, "variables."+name)
+				return l.errIn(n, &template.Error{Offset: e.Offset, Msg: cycleMsg(path, ref)}, "variables."+name)
 			case 0:
 				if err := visit(ref); err != nil {
 					return err
@@ -98,7 +98,7 @@ func (l *loader) resolveVars() error {
 // fixed at load time.
 func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
 	return l.fixedText(n, src, what, func(expr string, off int) error {
-		return l.errIn(n, &template.TemplateError{Offset: off, Msg: fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
+		return l.errIn(n, &template.Error{Offset: off, Msg: fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
 			strings.TrimSpace(expr))}, what)
 	})
 }

@@ -1,6 +1,7 @@
-// The expressions inside {{ }}: splitting one into tokens, and compiling
-// each function (var., env., counter, request, timestamp, uuid, int,
-// choice, regex, pick, take, last) into a template segment.
+// The expressions inside {{ }}: splitting one into tokens, compiling each
+// function (var., env., feed., counter, request, timestamp, uuid, int,
+// choice, regex, pick, take, last) or quoted string into a template
+// segment, and listing a source's expressions (Exprs) for the loader.
 
 package template
 
@@ -133,7 +134,7 @@ type exprCall struct {
 
 // fail is an error at the expression's offset.
 func (c *exprCall) fail(format string, a ...any) (segment, error) {
-	return segment{}, &TemplateError{c.off, fmt.Sprintf(format, a...)}
+	return segment{}, &Error{c.off, fmt.Sprintf(format, a...)}
 }
 
 // nargs checks the number of arguments; usage is the expected form.

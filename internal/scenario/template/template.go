@@ -1,3 +1,10 @@
+// Package template is the template language of scenario files: text with
+// {{ … }} expressions (variables, counters, random values, pool values,
+// captures, feed columns), compiled once when the file is loaded and
+// expanded per request into a caller's buffer without allocating. Values
+// are made safe where they land (Escape): percent-encoded in a request
+// target, control bytes blanked in a header, JSON-escaped in a JSON body.
+// See Template for the expressions, docs/scenarios.md for the file.
 package template
 
 import (
@@ -36,7 +43,6 @@ import (
 //	{{feed.NAME.COLUMN}}    a column of the request's row of feed NAME
 //	{{"text"}}              the text itself (write {{"{{"}} for a literal "{{")
 type Template struct {
-	src  string
 	segs []segment
 }
 
@@ -84,11 +90,18 @@ type segment struct {
 
 // Ctx is the per-request state a template expands with. One per worker.
 type Ctx struct {
-	Rand    *random.Rand
-	Hit     uint64
-	Slots   []string // pool values resolved for this request
-	Last    [][]byte // per capture name: the last value this virtual user captured
-	Rows    []int32  // per feed: the row this request (or flow iteration) uses; -1 none yet
+	// Rand draws the random values ({{int}}, {{uuid}}, {{choice}}, {{regex}}).
+	Rand *random.Rand
+	// Hit is the request's number in the run ({{request}}).
+	Hit uint64
+	// Slots are the pool values resolved for this request, in the order of
+	// the step's Env.Refs.
+	Slots []string
+	// Last is, per capture name, the value this virtual user captured last.
+	Last [][]byte
+	// Rows is, per feed, the row this request (or flow iteration) uses; -1
+	// none yet.
+	Rows    []int32
 	scratch []byte
 }
 
@@ -105,9 +118,6 @@ func (t *Template) Literal() []byte {
 	}
 	return t.segs[0].lit
 }
-
-// Source is the template's text.
-func (t *Template) Source() string { return t.src }
 
 // AppendTo appends the expansion of t to dst. Generated values are made
 // safe for where the template lands (percent-encoded in a request target,
@@ -166,7 +176,6 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 func Concat(parts ...*Template) *Template {
 	t := &Template{}
 	for _, p := range parts {
-		t.src += p.src
 		for _, s := range p.segs {
 			if n := len(t.segs); s.kind == segLit && n > 0 && t.segs[n-1].kind == segLit {
 				t.segs[n-1].lit = append(t.segs[n-1].lit[:len(t.segs[n-1].lit):len(t.segs[n-1].lit)], s.lit...)
@@ -183,7 +192,7 @@ func Text(s string) *Template {
 	if s == "" {
 		return &Template{}
 	}
-	return &Template{src: s, segs: []segment{{kind: segLit, lit: []byte(s)}}}
+	return &Template{segs: []segment{{kind: segLit, lit: []byte(s)}}}
 }
 
 // escape makes dst[start:] safe for mode, in place when nothing needs it.
@@ -378,19 +387,19 @@ type Env struct {
 	Where string
 }
 
-// TemplateError is a template problem at a byte offset of its source.
-type TemplateError struct {
+// Error is a template problem at a byte offset of its source.
+type Error struct {
 	// Offset is where in the source the problem is (bytes).
 	Offset int
 	// Msg says what was wrong and what was expected.
 	Msg string
 }
 
-func (e *TemplateError) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.Msg }
 
 // Compile compiles src; esc says where it lands.
 func Compile(src string, env *Env, esc Escape) (*Template, error) {
-	t := &Template{src: src}
+	t := &Template{}
 	var lit []byte
 	flush := func() {
 		if len(lit) > 0 {
@@ -403,7 +412,7 @@ func Compile(src string, env *Env, esc Escape) (*Template, error) {
 		j := strings.Index(src[i:], "{{")
 		k := strings.Index(src[i:], "}}")
 		if k >= 0 && (j < 0 || k < j) {
-			return nil, &TemplateError{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
+			return nil, &Error{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
 		}
 		if j < 0 {
 			lit = append(lit, src[i:]...)
@@ -452,9 +461,9 @@ func exprEnd(src string, from int) (int, error) {
 		}
 	}
 	if quote != 0 {
-		return 0, &TemplateError{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
+		return 0, &Error{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
 	}
-	return 0, &TemplateError{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
+	return 0, &Error{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
 }
 
 // Literals yields t's literal text piece by piece, in order: what lies
