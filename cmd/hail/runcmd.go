@@ -211,7 +211,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	sc.Annotate(res) // the pools as the load left them, before the teardown
 	teardown := runTeardown(sc, p, interrupt)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
-	failed := sc.Evaluate(res)
+	failed := scenario.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func (l *loader) thresholds() error {
 				if !ok {
 					return l.errAt(stepN, "%s.step: undefined step %q: expected one of %s", what, name, strings.Join(slices.Sorted(maps.Keys(l.stepIdx)), ", "))
 				}
-				t.Step, t.step = name, idx
+				t.OnStep(name, idx)
 			}
 		}
 		l.s.Thresholds = append(l.s.Thresholds, t)

@@ -42,5 +42,5 @@ func (s *Scenario) Workload(sched Schedule) *run.Workload {
 	}
 	return &run.Workload{Ended: ended, Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: bodyLimit(s.Steps, s.Settings.BodyLimit),
 		PerConnection: s.perUser(), CaptureHeaders: captureHeaders(s.Steps),
-		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
+		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: AbortCheck(s.Thresholds)}
 }

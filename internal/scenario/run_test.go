@@ -46,7 +46,7 @@ func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe fun
 		t.Fatal(err)
 	}
 	s.Annotate(res)
-	s.Evaluate(res)
+	Evaluate(s.Thresholds, res)
 	return res, s
 }
 
@@ -161,7 +161,7 @@ func TestExampleVMLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Annotate(res)
-	s.Evaluate(res)
+	Evaluate(s.Thresholds, res)
 	it := srv.Stats().Items
 	if it.UnknownIDRequests != 0 || it.DeleteMisses != 0 || it.Created == 0 || it.Deleted == 0 {
 		t.Errorf("server items %+v", it)

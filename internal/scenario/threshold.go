@@ -106,6 +106,10 @@ func ParseThreshold(expr string) (*Threshold, error) {
 	return t, nil
 }
 
+// OnStep makes t judge one step, name, whose index among the scenario's
+// steps is index, instead of the whole run.
+func (t *Threshold) OnStep(name string, index int) { t.Step, t.step = name, index }
+
 // pass reports whether v meets the threshold.
 func (t *Threshold) pass(v float64) bool {
 	switch t.op {
@@ -168,13 +172,13 @@ func (t *Threshold) midRun() bool {
 	return true
 }
 
-// Evaluate checks every threshold against the finished run's Result and
-// stores the outcomes in res.Hail.Thresholds. It returns how many failed.
-func (s *Scenario) Evaluate(res *report.Result) int {
+// Evaluate checks thresholds against the finished run's Result and stores
+// the outcomes in res.Hail.Thresholds. It returns how many failed.
+func Evaluate(thresholds []*Threshold, res *report.Result) int {
 	elapsed := time.Duration(res.Summary.Total * 1e9)
 	res.Hail.Thresholds = res.Hail.Thresholds[:0]
 	failed := 0
-	for _, t := range s.Thresholds {
+	for _, t := range thresholds {
 		var m report.Measure
 		if t.step < 0 {
 			m = res.Measure()
@@ -208,12 +212,12 @@ func (s *Scenario) Evaluate(res *report.Result) int {
 }
 
 // AbortCheck returns the check a run makes after each collector tick, or
-// nil when no threshold asks to abort: it returns why the run must stop
-// when a threshold with abort_on_fail already fails (after its
+// nil when none of thresholds asks to abort: it returns why the run must
+// stop when a threshold with abort_on_fail already fails (after its
 // abort_after delay and 100 requests in its scope).
-func (s *Scenario) AbortCheck() func(c *stats.Collector) string {
+func AbortCheck(thresholds []*Threshold) func(c *stats.Collector) string {
 	var ts []*Threshold
-	for _, t := range s.Thresholds {
+	for _, t := range thresholds {
 		if t.AbortOnFail && t.midRun() {
 			ts = append(ts, t)
 		}

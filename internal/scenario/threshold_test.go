@@ -82,14 +82,14 @@ func TestThresholdEvaluate(t *testing.T) {
 	all.Add(tot[1])
 	res := report.Build(report.Input{Totals: all, Elapsed: 2 * time.Second})
 	res.Hail.Steps = report.BuildSteps([]string{"a", "b"}, tot, nil, 2*time.Second)
-	s := &Scenario{}
+	var ts []*Threshold
 	add := func(expr, step string) {
 		th, err := ParseThreshold(expr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		th.Step, th.step = step, map[string]int{"": -1, "a": 0, "b": 1}[step]
-		s.Thresholds = append(s.Thresholds, th)
+		ts = append(ts, th)
 	}
 	pass := []bool{}
 	for _, tc := range []struct {
@@ -115,10 +115,10 @@ func TestThresholdEvaluate(t *testing.T) {
 		pass bool
 	}{{"p99 < 1s", false}, {"error_rate < 1%", false}, {"requests < 5", true}, {"errors < 1", true}} {
 		add(tc.expr, "idle")
-		s.Thresholds[len(s.Thresholds)-1].step = 2
+		ts[len(ts)-1].step = 2
 		pass = append(pass, tc.pass)
 	}
-	failed := s.Evaluate(res)
+	failed := Evaluate(ts, res)
 	want := 0
 	for i, th := range res.Hail.Thresholds {
 		if th.Pass != pass[i] {
