@@ -16,6 +16,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
 
@@ -211,7 +212,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	sc.Annotate(res) // the pools as the load left them, before the teardown
 	teardown := runTeardown(sc, p, interrupt)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
-	failed := scenario.Evaluate(sc.Thresholds, res)
+	failed := threshold.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}

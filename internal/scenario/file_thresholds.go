@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,19 +26,19 @@ func (l *loader) thresholds() error {
 	}
 	for i, it := range items {
 		what := fmt.Sprintf("thresholds[%d]", i)
-		var t *Threshold
+		var t *threshold.Threshold
 		if it.Kind == yaml.ScalarNode {
 			expr, err := l.str(it, what)
 			if err != nil {
 				return err
 			}
-			if t, err = ParseThreshold(expr); err != nil {
+			if t, err = threshold.ParseThreshold(expr); err != nil {
 				return l.errAt(it, "%s: %v", what, err)
 			}
 		} else {
 			var exprN, stepN *yaml.Node
 			abort := false
-			after := DefaultAbortAfter
+			after := threshold.DefaultAbortAfter
 			if err := l.fields(it, what, thresholdKeys, func(key string, k, v *yaml.Node) error {
 				var err error
 				switch key {
@@ -61,7 +62,7 @@ func (l *loader) thresholds() error {
 			if err != nil {
 				return err
 			}
-			if t, err = ParseThreshold(expr); err != nil {
+			if t, err = threshold.ParseThreshold(expr); err != nil {
 				return l.errAt(exprN, "%s: %v", what, err)
 			}
 			t.AbortOnFail, t.AbortAfter = abort, after

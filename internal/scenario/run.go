@@ -6,6 +6,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 )
 
 // Plan is the run.Plan a scenario runs by (after command-line overrides
@@ -42,5 +43,5 @@ func (s *Scenario) Workload(sched Schedule) *run.Workload {
 	}
 	return &run.Workload{Ended: ended, Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: bodyLimit(s.Steps, s.Settings.BodyLimit),
 		PerConnection: s.perUser(), CaptureHeaders: captureHeaders(s.Steps),
-		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: AbortCheck(s.Thresholds)}
+		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: threshold.AbortCheck(s.Thresholds)}
 }

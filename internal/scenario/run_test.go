@@ -11,6 +11,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
@@ -46,7 +47,7 @@ func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe fun
 		t.Fatal(err)
 	}
 	s.Annotate(res)
-	Evaluate(s.Thresholds, res)
+	threshold.Evaluate(s.Thresholds, res)
 	return res, s
 }
 
@@ -161,7 +162,7 @@ func TestExampleVMLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Annotate(res)
-	Evaluate(s.Thresholds, res)
+	threshold.Evaluate(s.Thresholds, res)
 	it := srv.Stats().Items
 	if it.UnknownIDRequests != 0 || it.DeleteMisses != 0 || it.Created == 0 || it.Deleted == 0 {
 		t.Errorf("server items %+v", it)

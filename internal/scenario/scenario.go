@@ -29,6 +29,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
@@ -55,7 +56,7 @@ type Scenario struct {
 	// Pools of captured values, by index.
 	Pools []*values.Pool
 	// Thresholds in file order.
-	Thresholds []*Threshold
+	Thresholds []*threshold.Threshold
 	// Feeds are the data files whose rows fill templates.
 	Feeds []*values.Feed
 
