@@ -32,7 +32,7 @@ func (l *loader) thresholds() error {
 			if err != nil {
 				return err
 			}
-			if t, err = threshold.ParseThreshold(expr); err != nil {
+			if t, err = threshold.Parse(expr); err != nil {
 				return l.errAt(it, "%s: %v", what, err)
 			}
 		} else {
@@ -62,7 +62,7 @@ func (l *loader) thresholds() error {
 			if err != nil {
 				return err
 			}
-			if t, err = threshold.ParseThreshold(expr); err != nil {
+			if t, err = threshold.Parse(expr); err != nil {
 				return l.errAt(exprN, "%s: %v", what, err)
 			}
 			t.AbortOnFail, t.AbortAfter = abort, after

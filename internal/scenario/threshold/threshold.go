@@ -1,3 +1,7 @@
+// Package threshold judges a run by a scenario's pass/fail expressions
+// (p99 < 12ms, error_rate < 0.1%, rps > 4000), over the whole run or one
+// step: when the run has ended (Evaluate), and while it runs for those
+// that may stop it (AbortCheck, abort_on_fail).
 package threshold
 
 import (
@@ -20,15 +24,15 @@ import (
 // (0.001); rps (requests per second); errors and requests (counts).
 // Operators: < <= > >=.
 type Threshold struct {
-	Expr        string
-	Step        string // "" for the whole run
+	Expr        string // the expression as written
+	Step        string // the step it judges; "" for the whole run
 	step        int    // index, -1 for the whole run
 	metric      string // "p", "min", "max", "mean", "rps", "error_rate", "errors", "requests"
 	q           float64
 	op          string
 	limit       float64 // in the metric's unit (seconds for latencies)
-	AbortOnFail bool
-	AbortAfter  time.Duration
+	AbortOnFail bool          // stop the run as soon as it fails (abort_on_fail)
+	AbortAfter  time.Duration // how long the run goes before AbortOnFail may stop it
 }
 
 // DefaultAbortAfter is how long a run goes before an abort_on_fail
@@ -37,8 +41,8 @@ const DefaultAbortAfter = time.Second
 
 const abortMinRequests = 100
 
-// ParseThreshold parses an expression "METRIC OP VALUE".
-func ParseThreshold(expr string) (*Threshold, error) {
+// Parse parses an expression "METRIC OP VALUE".
+func Parse(expr string) (*Threshold, error) {
 	s := strings.TrimSpace(expr)
 	var op string
 	i := strings.IndexAny(s, "<>=!")
