@@ -30,7 +30,7 @@ type Threshold struct {
 	metric      string // "p", "min", "max", "mean", "rps", "error_rate", "errors", "requests"
 	q           float64
 	op          string
-	limit       float64 // in the metric's unit (seconds for latencies)
+	limit       float64       // in the metric's unit (seconds for latencies)
 	AbortOnFail bool          // stop the run as soon as it fails (abort_on_fail)
 	AbortAfter  time.Duration // how long the run goes before AbortOnFail may stop it
 }
