@@ -1,113 +1,19 @@
 package scenario
 
 import (
-	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
-	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
-	"github.com/hail-loadgen/hail/internal/run"
 )
 
-// PhaseError is a setup step that failed: the load is not run.
-type PhaseError struct {
-	Phase string // "setup"
-	Step  string
-	Why   string
-}
-
-func (e *PhaseError) Error() string {
-	return fmt.Sprintf("%s step %s failed: %s; the load was not run", e.Phase, e.Step, e.Why)
-}
-
-// RunSetup runs the setup steps, in order, each as many times as it
-// repeats, on one connection of its own (the net engine), before the load:
-// their captures fill the pools the load reads. It returns their report
-// (nil when there are none). A step that fails — a transport error, a
-// failed check, a status ≥ 400 it does not expect, or a value it needs
-// that is missing — ends the setup with a *PhaseError. interrupt (Ctrl-C)
-// ends it too.
-func (s *Scenario) RunSetup(ctx context.Context, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
-	if len(s.Setup) == 0 {
-		return nil, nil
-	}
-	ph, failed, err := s.runPhase(ctx, p, s.Setup, interrupt)
-	if err != nil {
-		return nil, err
-	}
-	if failed != nil {
-		failed.Phase = "setup"
-		return ph, failed
-	}
-	return ph, nil
-}
-
-// RunTeardown runs the teardown steps after the load, as RunSetup runs the
-// setup: a step that fails ends the teardown, which its report says
-// (Phase.Failed); the error is for a teardown that could not run at all.
-func (s *Scenario) RunTeardown(ctx context.Context, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
-	if len(s.Teardown) == 0 {
-		return nil, nil
-	}
-	ph, _, err := s.runPhase(ctx, p, s.Teardown, interrupt)
-	return ph, err
-}
-
-// runPhase runs steps as one sequence on one connection and reports them.
-func (s *Scenario) runPhase(ctx context.Context, p *plan.Plan, steps []*Step, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
-	ps := &Scenario{File: s.File, Name: s.Name, Base: s.Base, Headers: s.Headers, Settings: s.Settings,
-		Steps: steps, Pools: s.Pools, Feeds: s.Feeds, captures: s.captures, maxSlots: s.maxSlots, seed: s.seed ^ 0x5e7a9}
-	pv := &phaseVU{v: newVU(ps, -1), steps: steps, end: make(chan struct{})}
-	q := *p
-	q.Connections, q.Requests, q.Duration, q.Rate, q.BurstEvery, q.BurstSize = 1, 0, 0, 0, 0, 0
-	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
-	names := make([]string, len(steps))
-	for i, st := range steps {
-		names[i] = st.Name
-	}
-	w := &run.Workload{Steps: names, NewRequests: func(int) engine.Requests { return pv },
-		BodyLimit: bodyLimit(steps, s.Settings.BodyLimit), CaptureHeaders: captureHeaders(steps), Ended: pv.end}
-	res, err := run.Run(ctx, &q, run.Options{Workload: w, Interrupt: interrupt})
-	if err != nil {
-		return nil, nil, err
-	}
-	annotateSteps(steps, res.Hail.Steps)
-	ph := &report.Phase{Steps: res.Hail.Steps, Seconds: res.Summary.Total}
-	for i := range ph.Steps {
-		ph.Steps[i].Series = nil
-	}
-	var failed *PhaseError
-	switch {
-	case pv.failed != "":
-		why := pv.failed
-		if pv.transport && pv.failStep < len(res.Hail.Steps) {
-			kinds := make([]string, 0, 1)
-			for k := range res.Hail.Steps[pv.failStep].ErrorDistribution {
-				kinds = append(kinds, k)
-			}
-			sort.Strings(kinds)
-			why = strings.Join(kinds, ", ")
-		}
-		failed = &PhaseError{Step: steps[pv.failStep].Name, Why: why}
-	case res.Hail.Interrupted:
-		failed = &PhaseError{Step: steps[min(pv.i, len(steps)-1)].Name, Why: "interrupted"}
-	}
-	if failed != nil {
-		ph.Failed = failed.Step + ": " + failed.Why
-	}
-	return ph, failed, nil
-}
-
-// phaseVU walks a setup or teardown list on one connection: each step as
+// Phase walks a setup or teardown list on one connection: each step as
 // many times as it repeats (repeat: all, until it cannot be built because
-// a pool it takes from is empty). Its first failure stops the walk.
-type phaseVU struct {
+// a pool it takes from is empty). Its first failure stops the walk. It is
+// the engine.Requests of the list's run: one builder for the one
+// connection.
+type Phase struct {
 	v     *vu
 	steps []*Step
 	i, n  int // the current step and how often it ran
@@ -119,8 +25,29 @@ type phaseVU struct {
 	transport bool // the failure was a transport error (the result names its kind)
 }
 
+// NewPhase returns the walk of steps (s's Setup or Teardown), which share
+// s's pools and feeds.
+func (s *Scenario) NewPhase(steps []*Step) *Phase {
+	ps := &Scenario{File: s.File, Name: s.Name, Base: s.Base, Headers: s.Headers, Settings: s.Settings,
+		Steps: steps, Pools: s.Pools, Feeds: s.Feeds, captures: s.captures, maxSlots: s.maxSlots, seed: s.seed ^ 0x5e7a9}
+	return &Phase{v: newVU(ps, -1), steps: steps, end: make(chan struct{})}
+}
+
+// Ended is closed when the walk has nothing left to send.
+func (pv *Phase) Ended() <-chan struct{} { return pv.end }
+
+// Failure says why the walk stopped early (why is "" when it did not):
+// the step (its index in the list), why, and whether it was a transport
+// error (whose kind the run's result names).
+func (pv *Phase) Failure() (step int, why string, transport bool) {
+	return pv.failStep, pv.failed, pv.transport
+}
+
+// At is the index of the step the walk is at.
+func (pv *Phase) At() int { return pv.i }
+
 // Next implements engine.Requests.
-func (pv *phaseVU) Next(hit uint64) ([]byte, int, bool, bool) {
+func (pv *Phase) Next(hit uint64) ([]byte, int, bool, bool) {
 	pv.v.ctx.Hit = hit
 	for pv.failed == "" && pv.i < len(pv.steps) {
 		st := pv.steps[pv.i]
@@ -148,7 +75,7 @@ func (pv *phaseVU) Next(hit uint64) ([]byte, int, bool, bool) {
 // Done implements engine.Requests: the step's checks and captures run as
 // in the load; a failed request, check or unexpected status ≥ 400 stops
 // the walk.
-func (pv *phaseVU) Done(step int, p *http1.Parser) engine.Verdict {
+func (pv *Phase) Done(step int, p *http1.Parser) engine.Verdict {
 	verdict := pv.v.Done(step, p)
 	switch {
 	case p == nil:
@@ -162,7 +89,7 @@ func (pv *phaseVU) Done(step int, p *http1.Parser) engine.Verdict {
 	return verdict
 }
 
-func (pv *phaseVU) fail(step int, why string) {
+func (pv *Phase) fail(step int, why string) {
 	if pv.failed == "" {
 		pv.failed, pv.failStep = why, step
 	}

@@ -44,7 +44,7 @@ func TestSetupTeardown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setup, err := s.RunSetup(context.Background(), p, nil)
+			setup, err := Setup(context.Background(), s, p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestSetupTeardown(t *testing.T) {
 			res, _ := runFile(t, lifecycle, base, func(x *Scenario) {
 				*x = *s // the same pools
 			}, nil)
-			td, err := s.RunTeardown(context.Background(), p, nil)
+			td, err := Teardown(context.Background(), s, p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,14 +71,14 @@ func TestSetupTeardown(t *testing.T) {
 			if len(td.Steps) != 1 || td.Steps[0].Counts.Requests != 20 || td.Steps[0].StatusCodeDistribution["204"] != 20 || td.Failed != "" {
 				t.Errorf("teardown report %+v", td)
 			}
-			if p := s.Pools[s.mustPool(t, "vms")]; p.Len() != 0 {
+			if p := s.Pools[mustPool(t, s, "vms")]; p.Len() != 0 {
 				t.Errorf("pool vms holds %d after teardown", p.Len())
 			}
 		})
 	}
 }
 
-func (s *Scenario) mustPool(t *testing.T, name string) int {
+func mustPool(t *testing.T, s *Scenario, name string) int {
 	for i, p := range s.Pools {
 		if p.Name == name {
 			return i
@@ -113,7 +113,7 @@ func TestSetupFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ph, err := s.RunSetup(context.Background(), p, nil)
+			ph, err := Setup(context.Background(), s, p, nil)
 			var pe *PhaseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) || ph == nil || ph.Failed == "" {
 				t.Fatalf("got %v (phase %+v), want a setup error with %q", err, ph, c.want)

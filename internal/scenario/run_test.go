@@ -8,68 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
-	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
-
-// engines are the engines a test runs on: net always, uring where the
-// kernel allows it.
-func engines(t *testing.T) []string {
-	if err := uringengine.Available(); err != nil {
-		t.Logf("uring engine unavailable here: %v", err)
-		return []string{"net"}
-	}
-	return []string{"net", "uring"}
-}
-
-// runFile loads src against base, lets adjust change its settings, and runs it.
-func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe func(*stats.Collector)) (*report.Result, *Scenario) {
-	t.Helper()
-	s, err := Parse("it.yaml", []byte(src), LoadOptions{Base: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if adjust != nil {
-		adjust(s)
-	}
-	sched := s.Settings.Schedule()
-	p, err := s.Plan(sched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := run.Run(context.Background(), p, run.Options{Workload: s.Workload(sched), Observe: observe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Annotate(res)
-	threshold.Evaluate(s.Thresholds, res)
-	return res, s
-}
-
-// runOn runs src on engine eng against a fresh hail serve target, and
-// returns the result, the scenario and the target.
-func runOn(t *testing.T, eng, src string) (*report.Result, *Scenario, *serve.Server) {
-	t.Helper()
-	base, srv := servetest.Start(t)
-	res, s := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
-	return res, s, srv
-}
-
-func step(t *testing.T, res *report.Result, name string) *report.Step {
-	t.Helper()
-	for i := range res.Hail.Steps {
-		if res.Hail.Steps[i].Name == name {
-			return &res.Hail.Steps[i]
-		}
-	}
-	t.Fatalf("no step %q in the result", name)
-	return nil
-}
 
 const vmMix = `
 base: http://unused:1
@@ -157,7 +101,7 @@ func TestExampleVMLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := run.Run(context.Background(), p, run.Options{Workload: s.Workload(sched)})
+	res, err := run.Run(context.Background(), p, run.Options{Workload: Workload(s, sched)})
 	if err != nil {
 		t.Fatal(err)
 	}

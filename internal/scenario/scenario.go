@@ -157,18 +157,19 @@ type Flow struct {
 	think  thinkTime // the pause after each of its steps, unless the step has its own
 }
 
-// StepNames are the names of the steps, in order: the run's Job.Steps.
-func (s *Scenario) StepNames() []string {
-	out := make([]string, len(s.Steps))
-	for i, st := range s.Steps {
+// Names are the names of steps, in order: a run's Job.Steps.
+func Names(steps []*Step) []string {
+	out := make([]string, len(steps))
+	for i, st := range steps {
 		out[i] = st.Name
 	}
 	return out
 }
 
-// bodyLimit is how many response body bytes captures and checks need
-// kept (0: none).
-func bodyLimit(steps []*Step, limit int) int {
+// BodyLimit is how many response body bytes the captures and checks of
+// steps need kept: limit (the file's body_limit), or 0 when none reads
+// the body.
+func BodyLimit(steps []*Step, limit int) int {
 	for _, st := range steps {
 		for _, c := range st.captures {
 			if c.kind == capJSON || c.kind == capRegex {
@@ -184,9 +185,9 @@ func bodyLimit(steps []*Step, limit int) int {
 	return 0
 }
 
-// captureHeaders are the response headers (lower case) the captures and
+// ResponseHeaders are the response headers (lower case) the captures and
 // checks of steps read, for the engine's parser (http1.Parser.WantHeaders).
-func captureHeaders(steps []*Step) []string {
+func ResponseHeaders(steps []*Step) []string {
 	var out []string
 	add := func(h string) {
 		if !slices.Contains(out, h) {
@@ -215,7 +216,7 @@ func (s *Scenario) NewRequests(worker int) engine.Requests { return newVU(s, wor
 // each step's yields, captures and check failures, and the pools' and
 // feeds' state.
 func (s *Scenario) Annotate(res *report.Result) {
-	annotateSteps(s.Steps, res.Hail.Steps)
+	AnnotateSteps(s.Steps, res.Hail.Steps)
 	info := &report.ScenarioInfo{Name: s.Name, File: s.File}
 	for _, p := range s.reported {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
@@ -230,11 +231,11 @@ func (s *Scenario) Annotate(res *report.Result) {
 	res.Hail.Scenario = info
 }
 
-// perUser reports whether the scenario keeps state per virtual user (flows walk one user's
+// PerUser reports whether the scenario keeps state per virtual user (flows walk one user's
 // requests in order; {{last}} reads a user's own captured value), so that every connection needs
 // its own request builder. The net engine's workers are one connection each anyway; the uring
 // engine then gives every connection its own builder (Job.PerConnection).
-func (s *Scenario) perUser() bool {
+func (s *Scenario) PerUser() bool {
 	if len(s.Flows) > 0 {
 		return true
 	}
@@ -333,15 +334,24 @@ func (s *Scenario) CheckLines() []string {
 	return out
 }
 
+// Ended is closed when the unique data feeds leave no step that can run
+// (nil without unique feeds): the run then ends (run.Workload.Ended).
+func (s *Scenario) Ended() <-chan struct{} {
+	if s.feedEnd == nil {
+		return nil
+	}
+	return s.feedEnd.ch
+}
+
 // Reseed fixes the seed of the random choices (--seed).
 func (s *Scenario) Reseed(seed uint64) {
 	s.Settings.Seed = seed
 	s.seed = seed
 }
 
-// annotateSteps adds each step's yields, captures and check failures to
+// AnnotateSteps adds each step's yields, captures and check failures to
 // its entry of rs (by name).
-func annotateSteps(steps []*Step, rs []report.Step) {
+func AnnotateSteps(steps []*Step, rs []report.Step) {
 	for i := range rs {
 		r := &rs[i]
 		var st *Step

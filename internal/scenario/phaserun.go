@@ -1,0 +1,96 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+)
+
+// PhaseError is a setup step that failed: the load is not run.
+type PhaseError struct {
+	Phase string // "setup"
+	Step  string
+	Why   string
+}
+
+func (e *PhaseError) Error() string {
+	return fmt.Sprintf("%s step %s failed: %s; the load was not run", e.Phase, e.Step, e.Why)
+}
+
+// Setup runs sc's setup steps, in order, each as many times as it
+// repeats, on one connection of its own (the net engine), before the load:
+// their captures fill the pools the load reads. It returns their report
+// (nil when there are none). A step that fails — a transport error, a
+// failed check, a status ≥ 400 it does not expect, or a value it needs
+// that is missing — ends the setup with a *PhaseError. interrupt (Ctrl-C)
+// ends it too.
+func Setup(ctx context.Context, sc *Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+	if len(sc.Setup) == 0 {
+		return nil, nil
+	}
+	ph, failed, err := runPhase(ctx, sc, p, sc.Setup, interrupt)
+	if err != nil {
+		return nil, err
+	}
+	if failed != nil {
+		failed.Phase = "setup"
+		return ph, failed
+	}
+	return ph, nil
+}
+
+// Teardown runs sc's teardown steps after the load, as Setup runs the
+// setup: a step that fails ends the teardown, which its report says
+// (Phase.Failed); the error is for a teardown that could not run at all.
+func Teardown(ctx context.Context, sc *Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+	if len(sc.Teardown) == 0 {
+		return nil, nil
+	}
+	ph, _, err := runPhase(ctx, sc, p, sc.Teardown, interrupt)
+	return ph, err
+}
+
+// runPhase runs steps as one sequence on one connection and reports them.
+func runPhase(ctx context.Context, sc *Scenario, p *plan.Plan, steps []*Step, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
+	walk := sc.NewPhase(steps)
+	q := *p
+	q.Connections, q.Requests, q.Duration, q.Rate, q.BurstEvery, q.BurstSize = 1, 0, 0, 0, 0, 0
+	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
+	w := &run.Workload{Steps: Names(steps), NewRequests: func(int) engine.Requests { return walk },
+		BodyLimit: BodyLimit(steps, sc.Settings.BodyLimit), CaptureHeaders: ResponseHeaders(steps), Ended: walk.Ended()}
+	res, err := run.Run(ctx, &q, run.Options{Workload: w, Interrupt: interrupt})
+	if err != nil {
+		return nil, nil, err
+	}
+	AnnotateSteps(steps, res.Hail.Steps)
+	ph := &report.Phase{Steps: res.Hail.Steps, Seconds: res.Summary.Total}
+	for i := range ph.Steps {
+		ph.Steps[i].Series = nil
+	}
+	var failed *PhaseError
+	switch step, why, transport := walk.Failure(); {
+	case why != "":
+		if transport && step < len(res.Hail.Steps) {
+			kinds := make([]string, 0, 1)
+			for k := range res.Hail.Steps[step].ErrorDistribution {
+				kinds = append(kinds, k)
+			}
+			sort.Strings(kinds)
+			why = strings.Join(kinds, ", ")
+		}
+		failed = &PhaseError{Step: steps[step].Name, Why: why}
+	case res.Hail.Interrupted:
+		failed = &PhaseError{Step: steps[min(walk.At(), len(steps)-1)].Name, Why: "interrupted"}
+	}
+	if failed != nil {
+		ph.Failed = failed.Step + ": " + failed.Why
+	}
+	return ph, failed, nil
+}
