@@ -16,6 +16,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/scenario/runner"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
@@ -198,7 +199,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	workload := scenario.Workload(sc, sched)
+	workload := runner.Workload(sc, sched)
 	results, err := prepareResults(&f.results, f.format, p, workload, out, requestURLs{})
 	if err != nil {
 		return err
@@ -228,10 +229,10 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 // runSetup runs the scenario's setup. When a setup step fails, the
 // teardown cleans up what the setup made before the error is returned.
 func runSetup(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
-	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return scenario.Setup(context.Background(), sc, p, interrupt) })
+	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(context.Background(), sc, p, interrupt) })
 	if err != nil {
-		if _, failed := err.(*scenario.PhaseError); failed && len(sc.Teardown) > 0 {
-			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return scenario.Teardown(context.Background(), sc, p, nil) }); td != nil && td.Failed != "" {
+		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
+			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, nil) }); td != nil && td.Failed != "" {
 				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
 			}
 		}
@@ -250,7 +251,7 @@ func runTeardown(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{})
 		interrupt = nil
 	default:
 	}
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return scenario.Teardown(context.Background(), sc, p, interrupt) })
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, interrupt) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}

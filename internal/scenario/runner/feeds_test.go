@@ -1,10 +1,12 @@
-package scenario
+package runner
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // A flow takes one row per iteration: both of its requests carry the same
@@ -30,7 +32,7 @@ steps:
 flows:
   - {name: f, steps: [a, b]}
 `, base, file, order)
-					res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+					res, _ := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
 					as, bs := rec.counts("/a/"), rec.counts("/b/")
 					total, seconds := 0, 0
 					for key, n := range bs {

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
@@ -45,7 +46,7 @@ steps:
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
 			base, srv := servetest.Start(t)
-			res, s := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+			res, s := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
 			create, get := step(t, res, "create"), step(t, res, "get")
 			if create.StatusCodeDistribution["201"] != create.Counts.Requests || get.Counts.Failed != 0 || get.Counts.Requests == 0 {
 				t.Fatalf("create %v %v, get %v %v: every body must parse and read back", create.StatusCodeDistribution, create.ErrorDistribution,

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
@@ -31,9 +32,9 @@ func engines(t *testing.T) []string {
 }
 
 // runFile loads src against base, lets adjust change its settings, and runs it.
-func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe func(*stats.Collector)) (*report.Result, *Scenario) {
+func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), observe func(*stats.Collector)) (*report.Result, *scenario.Scenario) {
 	t.Helper()
-	s, err := Parse("it.yaml", []byte(src), LoadOptions{Base: base})
+	s, err := scenario.Parse("it.yaml", []byte(src), scenario.LoadOptions{Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +57,10 @@ func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe fun
 
 // runOn runs src on engine eng against a fresh hail serve target, and
 // returns the result, the scenario and the target.
-func runOn(t *testing.T, eng, src string) (*report.Result, *Scenario, *serve.Server) {
+func runOn(t *testing.T, eng, src string) (*report.Result, *scenario.Scenario, *serve.Server) {
 	t.Helper()
 	base, srv := servetest.Start(t)
-	res, s := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+	res, s := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
 	return res, s, srv
 }
 

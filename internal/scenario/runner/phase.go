@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // PhaseError is a setup step that failed: the load is not run.
@@ -31,7 +32,7 @@ func (e *PhaseError) Error() string {
 // failed check, a status ≥ 400 it does not expect, or a value it needs
 // that is missing — ends the setup with a *PhaseError. interrupt (Ctrl-C)
 // ends it too.
-func Setup(ctx context.Context, sc *Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+func Setup(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
 	if len(sc.Setup) == 0 {
 		return nil, nil
 	}
@@ -49,7 +50,7 @@ func Setup(ctx context.Context, sc *Scenario, p *plan.Plan, interrupt <-chan str
 // Teardown runs sc's teardown steps after the load, as Setup runs the
 // setup: a step that fails ends the teardown, which its report says
 // (Phase.Failed); the error is for a teardown that could not run at all.
-func Teardown(ctx context.Context, sc *Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+func Teardown(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
 	if len(sc.Teardown) == 0 {
 		return nil, nil
 	}
@@ -58,18 +59,18 @@ func Teardown(ctx context.Context, sc *Scenario, p *plan.Plan, interrupt <-chan 
 }
 
 // runPhase runs steps as one sequence on one connection and reports them.
-func runPhase(ctx context.Context, sc *Scenario, p *plan.Plan, steps []*Step, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
+func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []*scenario.Step, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
 	walk := sc.NewPhase(steps)
 	q := *p
 	q.Connections, q.Requests, q.Duration, q.Rate, q.BurstEvery, q.BurstSize = 1, 0, 0, 0, 0, 0
 	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
-	w := &run.Workload{Steps: Names(steps), NewRequests: func(int) engine.Requests { return walk },
-		BodyLimit: BodyLimit(steps, sc.Settings.BodyLimit), CaptureHeaders: ResponseHeaders(steps), Ended: walk.Ended()}
+	w := &run.Workload{Steps: scenario.Names(steps), NewRequests: func(int) engine.Requests { return walk },
+		BodyLimit: scenario.BodyLimit(steps, sc.Settings.BodyLimit), CaptureHeaders: scenario.ResponseHeaders(steps), Ended: walk.Ended()}
 	res, err := run.Run(ctx, &q, run.Options{Workload: w, Interrupt: interrupt})
 	if err != nil {
 		return nil, nil, err
 	}
-	AnnotateSteps(steps, res.Hail.Steps)
+	scenario.AnnotateSteps(steps, res.Hail.Steps)
 	ph := &report.Phase{Steps: res.Hail.Steps, Seconds: res.Summary.Total}
 	for i := range ph.Steps {
 		ph.Steps[i].Series = nil

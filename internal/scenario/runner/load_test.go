@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
@@ -88,7 +89,7 @@ func TestCapturedIDsFlow(t *testing.T) {
 // connection ramp, its thresholds, and its ids flowing.
 func TestExampleVMLifecycle(t *testing.T) {
 	base, srv := servetest.Start(t)
-	s, err := Load("../../examples/vm-lifecycle.yaml", LoadOptions{Base: base})
+	s, err := scenario.Load("../../../examples/vm-lifecycle.yaml", scenario.LoadOptions{Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ stages:
 		t.Run(eng, func(t *testing.T) {
 			base, srv := servetest.Start(t)
 			sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
-			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, observe)
+			res, _ := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, observe)
 			close(sp.stop)
 			near(t, "2 connections open", sp.first(0, func(v float64) bool { return v == 2 }), 0)
 			near(t, "6 connections open", sp.first(0, func(v float64) bool { return v == 6 }), time.Second)

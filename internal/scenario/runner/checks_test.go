@@ -1,9 +1,10 @@
-package scenario
+package runner
 
 import (
 	"testing"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
@@ -111,7 +112,7 @@ steps:
 			t.Run(where+"/"+eng, func(t *testing.T) {
 				base, _ := servetest.Start(t)
 				start := time.Now()
-				res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
+				res, _ := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
 				el := time.Since(start).Seconds()
 				n := float64(res.Hail.Counts.Requests)
 				// 4 users × (1 s / 50 ms) = 80 requests, plus the first ones;

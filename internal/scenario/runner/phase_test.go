@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
@@ -34,7 +35,7 @@ func TestSetupTeardown(t *testing.T) {
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
 			base, srv := servetest.Start(t)
-			s, err := Parse("it.yaml", []byte(lifecycle), LoadOptions{Base: base})
+			s, err := scenario.Parse("it.yaml", []byte(lifecycle), scenario.LoadOptions{Base: base})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestSetupTeardown(t *testing.T) {
 			if it := srv.Stats().Items; it.Created != 20 || it.Live != 20 {
 				t.Fatalf("after setup the server has %+v, want 20 items created", it)
 			}
-			res, _ := runFile(t, lifecycle, base, func(x *Scenario) {
+			res, _ := runFile(t, lifecycle, base, func(x *scenario.Scenario) {
 				*x = *s // the same pools
 			}, nil)
 			td, err := Teardown(context.Background(), s, p, nil)
@@ -78,7 +79,7 @@ func TestSetupTeardown(t *testing.T) {
 	}
 }
 
-func mustPool(t *testing.T, s *Scenario, name string) int {
+func mustPool(t *testing.T, s *scenario.Scenario, name string) int {
 	for i, p := range s.Pools {
 		if p.Name == name {
 			return i
@@ -105,7 +106,7 @@ func TestSetupFails(t *testing.T) {
 			if c.name == "refused" {
 				src = "requests: 10\nsetup: " + c.setup + "\nsteps: [{name: a, url: 'http://127.0.0.1:1/'}]\n"
 			}
-			s, err := Parse("it.yaml", []byte(src), LoadOptions{})
+			s, err := scenario.Parse("it.yaml", []byte(src), scenario.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

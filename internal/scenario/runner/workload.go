@@ -1,7 +1,8 @@
-package scenario
+package runner
 
 import (
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 )
 
@@ -9,8 +10,8 @@ import (
 // their names, a request builder per worker (a virtual user), what of the
 // responses the checks and captures read, the stages, and the checks that
 // end the run early (unique feeds used up, thresholds with abort_on_fail).
-func Workload(sc *Scenario, sched Schedule) *run.Workload {
-	return &run.Workload{Ended: sc.Ended(), Steps: Names(sc.Steps), NewRequests: sc.NewRequests,
-		BodyLimit: BodyLimit(sc.Steps, sc.Settings.BodyLimit), PerConnection: sc.PerUser(), CaptureHeaders: ResponseHeaders(sc.Steps),
+func Workload(sc *scenario.Scenario, sched scenario.Schedule) *run.Workload {
+	return &run.Workload{Ended: sc.Ended(), Steps: scenario.Names(sc.Steps), NewRequests: sc.NewRequests,
+		BodyLimit: scenario.BodyLimit(sc.Steps, sc.Settings.BodyLimit), PerConnection: sc.PerUser(), CaptureHeaders: scenario.ResponseHeaders(sc.Steps),
 		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: threshold.AbortCheck(sc.Thresholds)}
 }
