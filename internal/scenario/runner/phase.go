@@ -17,8 +17,8 @@ import (
 // PhaseError is a setup step that failed: the load is not run.
 type PhaseError struct {
 	Phase string // "setup"
-	Step  string
-	Why   string
+	Step  string // the step's name
+	Why   string // what went wrong: a check, a status, a missing value, an error kind
 }
 
 func (e *PhaseError) Error() string {

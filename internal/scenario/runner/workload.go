@@ -1,3 +1,7 @@
+// Package runner carries a loaded scenario through internal/run: the
+// load's run.Workload (a request builder per virtual user, the stages, the
+// checks that end the run early), and the setup and teardown phases, each
+// a run of its own on one connection of the net engine.
 package runner
 
 import (
