@@ -18,6 +18,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/runner"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
 
@@ -195,7 +196,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer out.Discard()
 	interrupt, stop, release := handleSignals(out)
 	defer release()
-	setup, err := runSetup(sc, p, interrupt)
+	// One dialer for the setup, the load and the teardown: the TLS files
+	// are read and the target's name is looked up once.
+	dialer, err := run.NewDialer(context.Background(), p)
+	if err != nil {
+		return err
+	}
+	setup, err := runSetup(sc, p, dialer, interrupt)
 	if err != nil {
 		return err
 	}
@@ -205,13 +212,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: scenarioConfig(sc, p, workload),
-		Workload: workload}
+		Workload: workload, Dialer: dialer}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, liveScenario(sc))
 	if err != nil {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	teardown := runTeardown(sc, p, interrupt)
+	teardown := runTeardown(sc, p, dialer, interrupt)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
 	failed := threshold.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
@@ -228,11 +235,11 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 
 // runSetup runs the scenario's setup. When a setup step fails, the
 // teardown cleans up what the setup made before the error is returned.
-func runSetup(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
-	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(context.Background(), sc, p, interrupt) })
+func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, error) {
+	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(context.Background(), sc, p, d, interrupt) })
 	if err != nil {
 		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
-			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, nil) }); td != nil && td.Failed != "" {
+			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, nil) }); td != nil && td.Failed != "" {
 				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
 			}
 		}
@@ -245,13 +252,13 @@ func runSetup(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*
 // when Ctrl-C stopped the load (a second one exits at once); after a load
 // that ended by itself, Ctrl-C stops the teardown and the report is
 // written. A teardown that could not run is said on stderr.
-func runTeardown(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) *report.Phase {
+func runTeardown(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) *report.Phase {
 	select {
 	case <-interrupt:
 		interrupt = nil
 	default:
 	}
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, interrupt) })
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, interrupt) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}

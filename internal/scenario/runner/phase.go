@@ -12,6 +12,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // PhaseError is a setup step that failed: the load is not run.
@@ -31,12 +32,14 @@ func (e *PhaseError) Error() string {
 // (nil when there are none). A step that fails — a transport error, a
 // failed check, a status ≥ 400 it does not expect, or a value it needs
 // that is missing — ends the setup with a *PhaseError. interrupt (Ctrl-C)
-// ends it too.
-func Setup(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+// ends it too. d, if set, is the dialer the load uses too (run.NewDialer,
+// run.Options.Dialer): the target's TLS configuration is built and its
+// name looked up once for the setup, the load and the teardown.
+func Setup(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, error) {
 	if len(sc.Setup) == 0 {
 		return nil, nil
 	}
-	ph, failed, err := runPhase(ctx, sc, p, sc.Setup, interrupt)
+	ph, failed, err := runPhase(ctx, sc, p, sc.Setup, d, interrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -50,23 +53,23 @@ func Setup(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, interrupt <
 // Teardown runs sc's teardown steps after the load, as Setup runs the
 // setup: a step that fails ends the teardown, which its report says
 // (Phase.Failed); the error is for a teardown that could not run at all.
-func Teardown(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
+func Teardown(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, error) {
 	if len(sc.Teardown) == 0 {
 		return nil, nil
 	}
-	ph, _, err := runPhase(ctx, sc, p, sc.Teardown, interrupt)
+	ph, _, err := runPhase(ctx, sc, p, sc.Teardown, d, interrupt)
 	return ph, err
 }
 
 // runPhase runs steps as one sequence on one connection and reports them.
-func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []*scenario.Step, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
+func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []*scenario.Step, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
 	walk := sc.NewPhase(steps)
 	q := *p
 	q.Connections, q.Requests, q.Duration, q.Rate, q.BurstEvery, q.BurstSize = 1, 0, 0, 0, 0, 0
 	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
 	w := &run.Workload{Steps: scenario.Names(steps), NewRequests: func(int) engine.Requests { return walk },
 		BodyLimit: scenario.BodyLimit(steps, sc.Settings.BodyLimit), CaptureHeaders: scenario.ResponseHeaders(steps), Ended: walk.Ended()}
-	res, err := run.Run(ctx, &q, run.Options{Workload: w, Interrupt: interrupt})
+	res, err := run.Run(ctx, &q, run.Options{Workload: w, Interrupt: interrupt, Dialer: d})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -45,7 +45,7 @@ func TestSetupTeardown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setup, err := Setup(context.Background(), s, p, nil)
+			setup, err := Setup(context.Background(), s, p, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestSetupTeardown(t *testing.T) {
 			res, _ := runFile(t, lifecycle, base, func(x *scenario.Scenario) {
 				*x = *s // the same pools
 			}, nil)
-			td, err := Teardown(context.Background(), s, p, nil)
+			td, err := Teardown(context.Background(), s, p, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestSetupFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ph, err := Setup(context.Background(), s, p, nil)
+			ph, err := Setup(context.Background(), s, p, nil, nil)
 			var pe *PhaseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) || ph == nil || ph.Failed == "" {
 				t.Fatalf("got %v (phase %+v), want a setup error with %q", err, ph, c.want)
