@@ -31,6 +31,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/scenario/values"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // Scenario is a loaded, compiled scenario file. Its steps, pools and
@@ -82,11 +83,14 @@ type Settings struct {
 	Requests uint64
 	// Rate is a constant open-model rate (requests/s); 0 for none.
 	Rate float64
-	// Stages ramp connections (StageKind "connections") or the rate ("rate").
-	Stages    []Stage
+	// Stages ramp connections or the rate, as StageKind says; a stage's
+	// Target is connections or requests/s, from 0 before the first.
+	Stages []schedule.Stage
+	// StageKind is what the stages ramp: "connections" or "rate".
 	StageKind string
-	// Request and connection timeouts.
-	Timeout        time.Duration
+	// Timeout bounds each request (0: none).
+	Timeout time.Duration
+	// ConnectTimeout bounds DNS, connect and TLS (0: 5 s).
 	ConnectTimeout time.Duration
 	// KeepAlive reuses connections (default true).
 	KeepAlive bool
@@ -98,17 +102,9 @@ type Settings struct {
 	Insecure bool
 	// Seed fixes the random choices (0: a new seed each run).
 	Seed uint64
-	// BodyLimit is how many body bytes of each response captures see.
+	// BodyLimit is how many body bytes of each response captures and
+	// checks see.
 	BodyLimit int
-}
-
-// Stage is one stage of a ramp: over Duration, move to Target (connections
-// or requests/s) linearly from the previous stage's target (0 before the
-// first), or at once when Step is set.
-type Stage struct {
-	Duration time.Duration
-	Target   float64
-	Step     bool
 }
 
 // Step is one kind of request of a scenario.

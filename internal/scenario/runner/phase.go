@@ -63,7 +63,7 @@ func Teardown(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, d *trans
 
 // runPhase runs steps as one sequence on one connection and reports them.
 func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []*scenario.Step, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, *PhaseError, error) {
-	walk := sc.NewPhase(steps)
+	walk := sc.NewWalk(steps)
 	q := *p
 	q.Connections, q.Requests, q.Duration, q.Rate, q.BurstEvery, q.BurstSize = 1, 0, 0, 0, 0, 0
 	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
