@@ -15,11 +15,13 @@ import (
 // engine.Requests. Next picks a step (or walks its current flow), resolves
 // the pool values the step needs, and expands the step's templates into
 // the worker's own buffer; a step with nothing to expand returns its
-// pre-encoded bytes. Done runs the step's captures on the response,
-// copying the captured bytes out of the parser's buffer.
+// pre-encoded bytes. Done runs the step's checks and captures on the
+// response, copying the captured bytes out of the parser's buffer, and
+// draws the think time.
 //
 // A step that needs a value its pool does not have (or a {{last}} this
-// virtual user has not captured yet) yields: the choice falls to another
+// virtual user has not captured yet, or a row of a used-up unique feed)
+// yields: the choice falls to another
 // step by weight, the yield is counted, and no request is ever sent with a
 // missing value. Within a flow, such a step ends the flow early.
 type vu struct {

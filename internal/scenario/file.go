@@ -48,7 +48,8 @@ type LoadOptions struct {
 	// (or --insecure's) TLS verification setting.
 	GRPC func(base *url.URL, insecure bool) (grpccall.Source, error)
 	// FileLimit bounds the files read into memory: the scenario, body_file,
-	// body_lines and pool files (--body-file-limit; 0: bodyfile.DefaultLimit).
+	// body_lines, pool, feed and protoset files (--body-file-limit; 0:
+	// bodyfile.DefaultLimit).
 	FileLimit int64
 }
 

@@ -1,21 +1,32 @@
-// Package scenario runs hail's declarative load scenarios: a YAML file of
-// steps (requests with templates), picked by weight or walked as flows per
-// virtual user, with values captured from responses into pools, stages
-// that ramp connections or rates, and thresholds that pass or fail the run.
+// Package scenario holds hail's declarative load scenarios and reads them:
+// a YAML file of steps (requests with templates), picked by weight or
+// walked as flows per virtual user, with values captured from responses
+// into pools, data feeds, checks, think times, stages that ramp
+// connections or rates, thresholds, and setup and teardown steps.
 //
 // Load parses and checks a file completely before anything is sent (every
 // problem is reported as FILE:LINE:COLUMN: what was expected, what was
 // found). The Scenario then hands the engines one engine.Requests per
-// worker (a virtual user): Next picks a step and builds its request into
-// the worker's own buffer; Done runs the step's captures on the response.
-// See docs/scenarios.md for the file format.
+// worker (a virtual user, builder.go): Next picks a step and builds its
+// request into the worker's own buffer; Done runs the step's checks and
+// captures on the response and draws its think time. See
+// docs/scenarios.md for the file format.
+//
+// Its parts live in packages of their own beneath it: template (the {{ }}
+// language), values (pools and data feeds), jsonpath (the JSON lookup of
+// captures and checks), threshold (pass/fail expressions) and runner
+// (which carries a Scenario through internal/run: the load's workload,
+// the setup and teardown runs). internal/random generates random values.
 //
 // The loader is file.go (the document: top-level keys, settings, the order
 // of the sections, final checks) and one file per concern beside it:
 // file_yaml.go (nodes, positions, key checks), file_values.go (scalar
-// readers, variables, base), file_pools.go, file_step.go (one step),
-// file_request.go (its target, headers and body), file_capture.go,
-// file_flows.go, file_stages.go and file_thresholds.go.
+// readers, variables, base), vars.go (variables that use each other),
+// file_pools.go, file_feeds.go, file_step.go (one step), file_request.go
+// (its target, headers and body), file_json.go (body_json), file_grpc.go
+// (gRPC steps), file_capture.go, file_expect.go, file_flows.go,
+// file_phase.go (setup and teardown), file_stages.go and
+// file_thresholds.go.
 package scenario
 
 import (
@@ -38,8 +49,9 @@ import (
 // counters are shared by every worker of one run: load it again for
 // another run.
 type Scenario struct {
-	// File is the path it was loaded from; Name its name key.
+	// File is the path it was loaded from.
 	File string
+	// Name is the file's name key.
 	Name string
 	// Base is the origin (and path prefix) every step is sent to.
 	Base *url.URL
@@ -47,12 +59,15 @@ type Scenario struct {
 	Headers [][2]string
 	// Settings are the run's parameters from the file.
 	Settings Settings
-	// Steps in file order; Flows likewise.
+	// Steps are the load's steps, in file order.
 	Steps []*Step
+	// Flows are the flows, in file order.
 	Flows []*Flow
-	// Setup and Teardown are the steps run once, in order, on their own
-	// connection before the load and after it (phase.go).
-	Setup    []*Step
+	// Setup are the steps run once, in order, on their own connection
+	// before the load (runner.Setup, through a Walk).
+	Setup []*Step
+	// Teardown are the steps run once, in order, on their own connection
+	// after the load (runner.Teardown).
 	Teardown []*Step
 	// Pools of captured values, by index.
 	Pools []*values.Pool
@@ -109,8 +124,11 @@ type Settings struct {
 
 // Step is one kind of request of a scenario.
 type Step struct {
-	Name   string
+	// Name is the step's name (reports, flows and thresholds use it).
+	Name string
+	// Weight is its share of the weighted choice (0: in flows only).
 	Weight float64
+	// Method is the request's method (POST for a gRPC call).
 	Method string
 	// Target is the request target's template source (for reports).
 	Target string
@@ -147,7 +165,9 @@ type Step struct {
 // Flow is a sequence of steps one virtual user walks in order (login →
 // list → get), chosen by weight like a step.
 type Flow struct {
-	Name   string
+	// Name is the flow's name.
+	Name string
+	// Weight is its share of the weighted choice, beside the steps'.
 	Weight float64
 	steps  []int
 	think  thinkTime // the pause after each of its steps, unless the step has its own
