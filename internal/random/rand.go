@@ -19,7 +19,7 @@ import (
 // worker: no locking, no allocation. It is not for secrets.
 type Rand struct{ state uint64 }
 
-// NewRand returns a generator seeded with seed.
+// New returns a generator seeded with seed.
 func New(seed uint64) *Rand { return &Rand{state: SplitMix(seed)} }
 
 // Uint64 returns a uniformly distributed 64-bit value.
