@@ -14,11 +14,13 @@ import (
 // turn, unique uses each row once and then ends the run, random spreads
 // over the rows — on every engine, from CSV and from JSON Lines.
 func TestFeeds(t *testing.T) {
+	t.Parallel()
 	csvPath, jsonlPath := writeUsers(t, 50)
 	for _, order := range []string{"sequential", "unique", "random"} {
 		for _, file := range []string{csvPath, jsonlPath} {
 			for _, eng := range engines(t) {
 				t.Run(order+"/"+filepath.Ext(file)+"/"+eng, func(t *testing.T) {
+					t.Parallel()
 					rec, base := startRecorder(t)
 					src := fmt.Sprintf(`
 base: %s
@@ -86,6 +88,7 @@ flows:
 // A step of its own takes one row per request; when a unique feed is used
 // up, only the steps that need it stop (counted as yields), the others go on.
 func TestFeedUniqueEndsStep(t *testing.T) {
+	t.Parallel()
 	csvPath, _ := writeUsers(t, 20)
 	rec, base := startRecorder(t)
 	src := fmt.Sprintf(`

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
@@ -31,6 +32,23 @@ func engines(t *testing.T) []string {
 	return []string{"net", "uring"}
 }
 
+// uringTurn lets one run on the uring engine go at a time among this
+// package's parallel tests: each uring worker holds a P while it waits in
+// io_uring_enter, and the engine sizes GOMAXPROCS for one run per process,
+// so two uring runs in one process starve each other (seconds a run).
+// Runs on the net engine go side by side.
+var uringTurn sync.Mutex
+
+// turn waits for p's turn when it runs on the uring engine ("auto" may
+// choose it) and returns what ends the turn.
+func turn(p *plan.Plan) (done func()) {
+	if e, _, err := run.Select(p); err == nil && e.Name() == "uring" {
+		uringTurn.Lock()
+		return uringTurn.Unlock
+	}
+	return func() {}
+}
+
 // runFile loads src against base, lets adjust change its settings, and runs it.
 func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), observe func(*stats.Collector)) (*report.Result, *scenario.Scenario) {
 	t.Helper()
@@ -46,7 +64,9 @@ func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), ob
 	if err != nil {
 		t.Fatal(err)
 	}
+	done := turn(p)
 	res, err := run.Run(context.Background(), p, run.Options{Workload: Workload(s, sched), Observe: observe})
+	done()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 // that yield numbers, strings JSON-escaped, Content-Type set. hail serve
 // parses every body (400 for invalid JSON) and hands it back by id.
 func TestBodyJSON(t *testing.T) {
+	t.Parallel()
 	const src = `
 base: http://unused:1
 connections: 2
@@ -45,6 +46,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			base, srv := servetest.Start(t)
 			res, s := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
 			create, get := step(t, res, "create"), step(t, res, "get")

@@ -32,8 +32,10 @@ teardown:
 // reads; teardown runs once after it and takes every id left; neither is
 // in the load's numbers — on every engine of the load.
 func TestSetupTeardown(t *testing.T) {
+	t.Parallel()
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			base, srv := servetest.Start(t)
 			s, err := scenario.Parse("it.yaml", []byte(lifecycle), scenario.LoadOptions{Base: base})
 			if err != nil {
@@ -93,6 +95,7 @@ func mustPool(t *testing.T, s *scenario.Scenario, name string) int {
 // why: a status it does not expect, a failed check, a transport error, a
 // value it cannot get.
 func TestSetupFails(t *testing.T) {
+	t.Parallel()
 	base, srv := servetest.Start(t)
 	for _, c := range []struct{ name, setup, want string }{
 		{"status", "[{name: boom, path: '/?status=503'}]", "setup step boom failed: status 503"},
