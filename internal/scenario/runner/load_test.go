@@ -213,8 +213,8 @@ func near(t *testing.T, what string, got, want time.Duration) {
 }
 
 // Connection stages change the number of open connections within 100 ms
-// of the plan (closed model; timingSlack). The engines run side by side;
-// the timing tests of this package run before its parallel ones.
+// of the plan (closed model; timingSlack). The timing tests of this
+// package run one at a time, before its parallel ones.
 func TestConnectionStageBoundaries(t *testing.T) {
 	const src = `
 base: http://unused:1
@@ -228,7 +228,6 @@ stages:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
-			t.Parallel()
 			base, srv := servetest.Start(t)
 			sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
 			res, _ := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, observe)
