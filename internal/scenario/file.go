@@ -24,12 +24,13 @@ import (
 
 // Error is a problem in a scenario file, at a line and column (1-based).
 type Error struct {
-	File   string
-	Line   int
-	Column int
-	Msg    string
+	File   string // the file's path as given
+	Line   int    // 1-based
+	Column int    // 1-based
+	Msg    string // what was expected and what was found
 }
 
+// Error is the one line hail prints: FILE:LINE:COLUMN: message.
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg) }
 
 // LoadOptions are command-line values that change how a file compiles.

@@ -22,6 +22,7 @@ type PhaseError struct {
 	Why   string // what went wrong: a check, a status, a missing value, an error kind
 }
 
+// Error names the phase, the step and why, and says the load did not run.
 func (e *PhaseError) Error() string {
 	return fmt.Sprintf("%s step %s failed: %s; the load was not run", e.Phase, e.Step, e.Why)
 }

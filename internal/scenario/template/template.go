@@ -395,6 +395,7 @@ type Error struct {
 	Msg string
 }
 
+// Error is the message; the loader adds where the template is.
 func (e *Error) Error() string { return e.Msg }
 
 // Compile compiles src; esc says where it lands.
