@@ -35,16 +35,11 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	topt, err := p.TransportOptions(p.URL)
-	if err != nil {
+	var dialer *transport.Dialer
+	if o.Dialer != nil {
+		dialer = o.Dialer.Clone() // the run counts (and resumes) its own handshakes
+	} else if dialer, err = NewDialer(ctx, p); err != nil {
 		return nil, err
-	}
-	dialer, err := transport.NewDialer(ctx, topt)
-	if _, ok := err.(*transport.SocketPathError); ok {
-		return nil, err // it names the flag and the path
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
 	w := o.Workload
@@ -76,6 +71,25 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
+}
+
+// NewDialer builds the dialer of p's target: its TLS configuration (the
+// files it names read once) and, unless --no-pre-lookup, its addresses.
+// Runs of one target may share it (Options.Dialer). Its errors are phrased
+// for the user.
+func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
+	topt, err := p.TransportOptions(p.URL)
+	if err != nil {
+		return nil, err
+	}
+	dialer, err := transport.NewDialer(ctx, topt)
+	if _, ok := err.(*transport.SocketPathError); ok {
+		return nil, err // it names the flag and the path
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
+	}
+	return dialer, nil
 }
 
 // recorders makes one group of recorders per step: min(connections,

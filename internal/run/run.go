@@ -40,6 +40,12 @@ type Options struct {
 	// Workload, if set, replaces the plan's single request with steps (a
 	// scenario, or a list of URLs).
 	Workload *Workload
+	// Dialer, if set, is the plan's target's dialer (NewDialer), shared by
+	// the runs of one scenario (setup, load, teardown): its TLS
+	// configuration is built and its name looked up once. Each run counts
+	// and resumes its own handshakes (transport.Dialer.Clone). Nil: Run
+	// builds its own.
+	Dialer *transport.Dialer
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -13,18 +15,20 @@ import (
 // engine.Requests. Next picks a step (or walks its current flow), resolves
 // the pool values the step needs, and expands the step's templates into
 // the worker's own buffer; a step with nothing to expand returns its
-// pre-encoded bytes. Done runs the step's captures on the response,
-// copying the captured bytes out of the parser's buffer.
+// pre-encoded bytes. Done runs the step's checks and captures on the
+// response, copying the captured bytes out of the parser's buffer, and
+// draws the think time.
 //
 // A step that needs a value its pool does not have (or a {{last}} this
-// virtual user has not captured yet) yields: the choice falls to another
+// virtual user has not captured yet, or a row of a used-up unique feed)
+// yields: the choice falls to another
 // step by weight, the yield is counted, and no request is ever sent with a
 // missing value. Within a flow, such a step ends the flow early.
 type vu struct {
 	s       *Scenario
 	id      int
-	rng     *Rand
-	ctx     Ctx
+	rng     *random.Rand
+	ctx     template.Ctx
 	buf     []byte
 	body    []byte
 	scratch []byte
@@ -47,7 +51,7 @@ type vu struct {
 
 func newVU(s *Scenario, worker int) *vu {
 	v := &vu{s: s, id: worker, flow: -1,
-		rng:     NewRand(s.seed ^ splitmix(uint64(worker)+1)),
+		rng:     random.New(s.seed ^ random.SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
 		buf:     make([]byte, 0, 512),
@@ -133,10 +137,10 @@ func (v *vu) build(i int) ([]byte, bool) {
 		}
 	}
 	for k, ref := range st.refs {
-		p := v.s.Pools[ref.pool]
+		p := v.s.Pools[ref.Pool]
 		var val string
 		var ok bool
-		if ref.take {
+		if ref.Take {
 			val, ok = p.Take(v.rng)
 		} else {
 			val, ok = p.Pick(v.rng)
@@ -151,7 +155,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 		if v.ctx.Rows[f] >= 0 {
 			continue
 		}
-		row, ok := v.s.Feeds[f].row(v.rng)
+		row, ok := v.s.Feeds[f].Row(v.rng)
 		if !ok {
 			v.giveBack(st, len(st.refs))
 			return v.yield(st, len(st.refs)+len(st.lasts)+k)
@@ -206,8 +210,8 @@ func (v *vu) yield(st *Step, k int) ([]byte, bool) {
 // for a request that will not be sent.
 func (v *vu) giveBack(st *Step, k int) {
 	for j := range k {
-		if st.refs[j].take {
-			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+		if st.refs[j].Take {
+			v.s.Pools[st.refs[j].Pool].Put(v.ctx.Slots[j], v.id)
 		}
 	}
 }

@@ -93,6 +93,20 @@ func NewDialer(ctx context.Context, opt Options) (*Dialer, error) {
 	return d, nil
 }
 
+// Clone returns a Dialer to the same place, with d's TLS configuration and
+// looked-up addresses, but counters of its own and, when d resumes TLS
+// sessions, a session cache of its own: runs that share one set-up (a
+// scenario's setup, load and teardown) count and resume their handshakes
+// apart, as runs with dialers of their own do.
+func (d *Dialer) Clone() *Dialer {
+	c := &Dialer{opt: d.opt, ips: d.ips, dnsNS: d.dnsNS}
+	if t := d.opt.TLS; t != nil && t.ClientSessionCache != nil {
+		c.opt.TLS = t.Clone()
+		c.opt.TLS.ClientSessionCache = tls.NewLRUClientSessionCache(SessionCacheSize)
+	}
+	return c
+}
+
 func (d *Dialer) host() (string, int) {
 	if d.opt.Proxy != nil {
 		return proxyHostPort(d.opt.Proxy)

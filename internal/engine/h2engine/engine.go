@@ -1,5 +1,6 @@
-// Package h2engine is hail's HTTP/2 engine: c connections, each an
-// x/net/http2 ClientConn over a connection from the run's transport.Dialer
+// Package h2engine is hail's HTTP/2 engine: c connections, each hail's own
+// HTTP/2 client (client.go: x/net's Framer and HPACK decoder, no
+// http2.ClientConn) over a connection from the run's transport.Dialer
 // (TCP, TLS, unix socket, vsock, proxy tunnel), with p streams in flight on
 // each (-p), so c × p requests are outstanding at once.
 //

@@ -1,4 +1,8 @@
-package scenario
+// Package threshold judges a run by a scenario's pass/fail expressions
+// (p99 < 12ms, error_rate < 0.1%, rps > 4000), over the whole run or one
+// step: when the run has ended (Evaluate), and while it runs for those
+// that may stop it (AbortCheck, abort_on_fail).
+package threshold
 
 import (
 	"fmt"
@@ -20,15 +24,15 @@ import (
 // (0.001); rps (requests per second); errors and requests (counts).
 // Operators: < <= > >=.
 type Threshold struct {
-	Expr        string
-	Step        string // "" for the whole run
+	Expr        string // the expression as written
+	Step        string // the step it judges; "" for the whole run
 	step        int    // index, -1 for the whole run
 	metric      string // "p", "min", "max", "mean", "rps", "error_rate", "errors", "requests"
 	q           float64
 	op          string
-	limit       float64 // in the metric's unit (seconds for latencies)
-	AbortOnFail bool
-	AbortAfter  time.Duration
+	limit       float64       // in the metric's unit (seconds for latencies)
+	AbortOnFail bool          // stop the run as soon as it fails (abort_on_fail)
+	AbortAfter  time.Duration // how long the run goes before AbortOnFail may stop it
 }
 
 // DefaultAbortAfter is how long a run goes before an abort_on_fail
@@ -37,8 +41,8 @@ const DefaultAbortAfter = time.Second
 
 const abortMinRequests = 100
 
-// ParseThreshold parses an expression "METRIC OP VALUE".
-func ParseThreshold(expr string) (*Threshold, error) {
+// Parse parses an expression "METRIC OP VALUE".
+func Parse(expr string) (*Threshold, error) {
 	s := strings.TrimSpace(expr)
 	var op string
 	i := strings.IndexAny(s, "<>=!")
@@ -106,6 +110,10 @@ func ParseThreshold(expr string) (*Threshold, error) {
 	return t, nil
 }
 
+// OnStep makes t judge one step, name, whose index among the scenario's
+// steps is index, instead of the whole run.
+func (t *Threshold) OnStep(name string, index int) { t.Step, t.step = name, index }
+
 // pass reports whether v meets the threshold.
 func (t *Threshold) pass(v float64) bool {
 	switch t.op {
@@ -168,13 +176,13 @@ func (t *Threshold) midRun() bool {
 	return true
 }
 
-// Evaluate checks every threshold against the finished run's Result and
-// stores the outcomes in res.Hail.Thresholds. It returns how many failed.
-func (s *Scenario) Evaluate(res *report.Result) int {
+// Evaluate checks thresholds against the finished run's Result and stores
+// the outcomes in res.Hail.Thresholds. It returns how many failed.
+func Evaluate(thresholds []*Threshold, res *report.Result) int {
 	elapsed := time.Duration(res.Summary.Total * 1e9)
 	res.Hail.Thresholds = res.Hail.Thresholds[:0]
 	failed := 0
-	for _, t := range s.Thresholds {
+	for _, t := range thresholds {
 		var m report.Measure
 		if t.step < 0 {
 			m = res.Measure()
@@ -208,12 +216,12 @@ func (s *Scenario) Evaluate(res *report.Result) int {
 }
 
 // AbortCheck returns the check a run makes after each collector tick, or
-// nil when no threshold asks to abort: it returns why the run must stop
-// when a threshold with abort_on_fail already fails (after its
+// nil when none of thresholds asks to abort: it returns why the run must
+// stop when a threshold with abort_on_fail already fails (after its
 // abort_after delay and 100 requests in its scope).
-func (s *Scenario) AbortCheck() func(c *stats.Collector) string {
+func AbortCheck(thresholds []*Threshold) func(c *stats.Collector) string {
 	var ts []*Threshold
-	for _, t := range s.Thresholds {
+	for _, t := range thresholds {
 		if t.AbortOnFail && t.midRun() {
 			ts = append(ts, t)
 		}

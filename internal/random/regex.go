@@ -1,4 +1,4 @@
-package scenario
+package random
 
 import (
 	"fmt"
@@ -14,14 +14,14 @@ const DefaultMaxRepeat = 4
 // maxGenLen bounds the longest string a generator may produce.
 const maxGenLen = 1 << 20
 
-// RegexGen generates random strings that match a regular expression, as
+// Regex generates random strings that match a regular expression, as
 // oha's --rand-regex-url does with the rand_regex crate: x* repeats 0 to
 // max-repeat times, x+ 1 to 1+max-repeat, x{n,} n to n+max-repeat; bounded
 // repeats keep their bounds. Anchors and word boundaries generate nothing.
 // Classes that cover most of Unicode (., \W, \S, [^…]) generate printable
 // ASCII, so that generated URLs and headers stay usable. It is compiled
 // once; AppendTo allocates nothing beyond growing dst.
-type RegexGen struct {
+type Regex struct {
 	pattern string
 	root    *gnode
 }
@@ -40,9 +40,9 @@ type gnode struct {
 // printable is the class that stands in for "almost anything".
 var printable = []rune{0x20, 0x7e}
 
-// CompileRegexGen compiles pattern (Go/RE2 syntax, Perl flags) into a
+// CompileRegex compiles pattern (Go/RE2 syntax, Perl flags) into a
 // generator. maxRepeat is the extra repeat count of unbounded repeats.
-func CompileRegexGen(pattern string, maxRepeat int) (*RegexGen, error) {
+func CompileRegex(pattern string, maxRepeat int) (*Regex, error) {
 	if maxRepeat < 0 || maxRepeat > 1000 {
 		return nil, fmt.Errorf("max repeat %d: expected 0 to 1000", maxRepeat)
 	}
@@ -57,7 +57,7 @@ func CompileRegexGen(pattern string, maxRepeat int) (*RegexGen, error) {
 	if n := maxLen(root); n > maxGenLen {
 		return nil, fmt.Errorf("regex %q can generate strings of up to %d bytes: at most %d allowed (lower the repeat counts)", pattern, n, maxGenLen)
 	}
-	return &RegexGen{pattern: pattern, root: root}, nil
+	return &Regex{pattern: pattern, root: root}, nil
 }
 
 // regexMessage trims regexp/syntax's error into "what: where".
@@ -69,7 +69,7 @@ func regexMessage(err error) string {
 }
 
 // Pattern is the source regular expression.
-func (g *RegexGen) Pattern() string { return g.pattern }
+func (g *Regex) Pattern() string { return g.pattern }
 
 func buildGen(re *syntax.Regexp, maxRepeat int) (*gnode, error) {
 	n := &gnode{op: re.Op}
@@ -201,10 +201,10 @@ func maxLen(n *gnode) int {
 }
 
 // AppendTo appends one generated string to dst.
-func (g *RegexGen) AppendTo(dst []byte, r *Rand) []byte { return g.root.gen(dst, r) }
+func (g *Regex) AppendTo(dst []byte, r *Rand) []byte { return g.root.gen(dst, r) }
 
 // String returns one generated string (allocates; for tools and tests).
-func (g *RegexGen) String(r *Rand) string { return string(g.AppendTo(nil, r)) }
+func (g *Regex) String(r *Rand) string { return string(g.AppendTo(nil, r)) }
 
 func (n *gnode) gen(dst []byte, r *Rand) []byte {
 	switch n.op {

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -8,67 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
-	"github.com/hail-loadgen/hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
-
-// engines are the engines a test runs on: net always, uring where the
-// kernel allows it.
-func engines(t *testing.T) []string {
-	if err := uringengine.Available(); err != nil {
-		t.Logf("uring engine unavailable here: %v", err)
-		return []string{"net"}
-	}
-	return []string{"net", "uring"}
-}
-
-// runFile loads src against base, lets adjust change its settings, and runs it.
-func runFile(t *testing.T, src, base string, adjust func(*Scenario), observe func(*stats.Collector)) (*report.Result, *Scenario) {
-	t.Helper()
-	s, err := Parse("it.yaml", []byte(src), LoadOptions{Base: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if adjust != nil {
-		adjust(s)
-	}
-	sched := s.Settings.Schedule()
-	p, err := s.Plan(sched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := run.Run(context.Background(), p, run.Options{Workload: s.Workload(sched), Observe: observe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Annotate(res)
-	s.Evaluate(res)
-	return res, s
-}
-
-// runOn runs src on engine eng against a fresh hail serve target, and
-// returns the result, the scenario and the target.
-func runOn(t *testing.T, eng, src string) (*report.Result, *Scenario, *serve.Server) {
-	t.Helper()
-	base, srv := servetest.Start(t)
-	res, s := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, nil)
-	return res, s, srv
-}
-
-func step(t *testing.T, res *report.Result, name string) *report.Step {
-	t.Helper()
-	for i := range res.Hail.Steps {
-		if res.Hail.Steps[i].Name == name {
-			return &res.Hail.Steps[i]
-		}
-	}
-	t.Fatalf("no step %q in the result", name)
-	return nil
-}
 
 const vmMix = `
 base: http://unused:1
@@ -97,8 +43,10 @@ thresholds:
 // Captured ids really flow: the server sees GETs and DELETEs only of ids it
 // issued, never an empty one, and no id deleted twice — on every engine.
 func TestCapturedIDsFlow(t *testing.T) {
+	t.Parallel()
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			res, _, srv := runOn(t, eng, vmMix)
 			it := srv.Stats().Items
 			create, query, destroy := step(t, res, "create"), step(t, res, "query"), step(t, res, "destroy")
@@ -142,26 +90,29 @@ func TestCapturedIDsFlow(t *testing.T) {
 // The example file runs (shortened) against hail serve: its 3-stage
 // connection ramp, its thresholds, and its ids flowing.
 func TestExampleVMLifecycle(t *testing.T) {
+	t.Parallel()
 	base, srv := servetest.Start(t)
-	s, err := Load("../../examples/vm-lifecycle.yaml", LoadOptions{Base: base})
+	s, err := scenario.Load("../../../examples/vm-lifecycle.yaml", scenario.LoadOptions{Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Settings.Stages) != 3 || s.Settings.StageKind != "connections" || len(s.Thresholds) < 2 {
 		t.Fatalf("example: %d %s stages, %d thresholds", len(s.Settings.Stages), s.Settings.StageKind, len(s.Thresholds))
 	}
-	s.Settings.Duration = 2 * time.Second // cut the 15 s ramp short
+	s.Settings.Duration = time.Second // cut the 15 s ramp short
 	sched := s.Settings.Schedule()
 	p, err := s.Plan(sched)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := run.Run(context.Background(), p, run.Options{Workload: s.Workload(sched)})
+	done := turn(p)
+	res, err := run.Run(context.Background(), p, run.Options{Workload: Workload(s, sched)})
+	done()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Annotate(res)
-	s.Evaluate(res)
+	threshold.Evaluate(s.Thresholds, res)
 	it := srv.Stats().Items
 	if it.UnknownIDRequests != 0 || it.DeleteMisses != 0 || it.Created == 0 || it.Deleted == 0 {
 		t.Errorf("server items %+v", it)
@@ -181,6 +132,7 @@ func TestExampleVMLifecycle(t *testing.T) {
 // Each request picks a step by weight: 70/20/10 within ±2% over 20,000
 // requests, counted by the server and in the per-step report.
 func TestWeights(t *testing.T) {
+	t.Parallel()
 	const src = `
 base: http://unused:1
 connections: 8
@@ -192,6 +144,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			res, _, srv := runOn(t, eng, src)
 			if n := srv.Stats().Requests; n != 20000 {
 				t.Errorf("server counted %d requests, want 20000", n)
@@ -254,13 +207,14 @@ func (sp *sampler) first(from time.Duration, ok func(float64) bool) time.Duratio
 func near(t *testing.T, what string, got, want time.Duration) {
 	t.Helper()
 	t.Logf("%s at %v (plan %v)", what, got, want)
-	if got < 0 || got < want-100*time.Millisecond || got > want+100*time.Millisecond {
-		t.Errorf("%s at %v, want %v ± 100ms", what, got, want)
+	if got < 0 || got < want-timingSlack || got > want+timingSlack {
+		t.Errorf("%s at %v, want %v ± %v", what, got, want, timingSlack)
 	}
 }
 
 // Connection stages change the number of open connections within 100 ms
-// of the plan (closed model).
+// of the plan (closed model; timingSlack). The timing tests of this
+// package run one at a time, before its parallel ones.
 func TestConnectionStageBoundaries(t *testing.T) {
 	const src = `
 base: http://unused:1
@@ -268,19 +222,19 @@ seed: 1
 steps:
   - {name: get, path: /}
 stages:
-  - {duration: 1s, connections: 2, ramp: step}
-  - {duration: 1s, connections: 6, ramp: step}
-  - {duration: 1s, connections: 3, ramp: step}
+  - {duration: 500ms, connections: 2, ramp: step}
+  - {duration: 500ms, connections: 6, ramp: step}
+  - {duration: 500ms, connections: 3, ramp: step}
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
 			base, srv := servetest.Start(t)
 			sp, observe := sample(func() float64 { return float64(srv.Stats().ConnectionsOpen) })
-			res, _ := runFile(t, src, base, func(s *Scenario) { s.Settings.Engine = eng }, observe)
+			res, _ := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, observe)
 			close(sp.stop)
 			near(t, "2 connections open", sp.first(0, func(v float64) bool { return v == 2 }), 0)
-			near(t, "6 connections open", sp.first(0, func(v float64) bool { return v == 6 }), time.Second)
-			near(t, "back to 3 connections", sp.first(1500*time.Millisecond, func(v float64) bool { return v == 3 }), 2*time.Second)
+			near(t, "6 connections open", sp.first(0, func(v float64) bool { return v == 6 }), 500*time.Millisecond)
+			near(t, "back to 3 connections", sp.first(750*time.Millisecond, func(v float64) bool { return v == 3 }), time.Second)
 			if m := sp.first(0, func(v float64) bool { return v > 6 }); m >= 0 {
 				t.Errorf("more than 6 connections open at %v", m)
 			}
@@ -292,7 +246,8 @@ stages:
 }
 
 // Rate stages (open model) follow the plan: the requests of each stage are
-// sent within 100 ms of its boundaries, linear ramps included.
+// sent within 100 ms of its boundaries, linear ramps included
+// (timingSlack).
 func TestRateStageBoundaries(t *testing.T) {
 	const src = `
 base: http://unused:1
@@ -300,27 +255,29 @@ connections: 8
 steps:
   - {name: get, path: /}
 stages:
-  - {duration: 1s, rate: 200, ramp: step}
-  - {duration: 1s, rate: 1000, ramp: step}
-  - {duration: 1s, rate: 0}
+  - {duration: 500ms, rate: 200, ramp: step}
+  - {duration: 500ms, rate: 1000, ramp: step}
+  - {duration: 500ms, rate: 0}
 `
 	base, srv := servetest.Start(t)
 	sp, observe := sample(func() float64 { return float64(srv.Stats().Requests) })
 	res, _ := runFile(t, src, base, nil, observe)
 	close(sp.stop)
-	// Stage 1 sends 200 requests in [0, 1s); stage 2 1000 in [1s, 2s); the
-	// linear ramp 1000 → 0 sends 500 in [2s, 3s), 375 of them by 2.5 s.
-	near(t, "request 200 served", sp.first(0, func(v float64) bool { return v >= 200 }), time.Second)
-	near(t, "request 700 served", sp.first(0, func(v float64) bool { return v >= 700 }), 1500*time.Millisecond)
-	near(t, "request 1200 served", sp.first(0, func(v float64) bool { return v >= 1200 }), 2*time.Second)
-	near(t, "request 1575 served", sp.first(0, func(v float64) bool { return v >= 1575 }), 2500*time.Millisecond)
-	if res.Hail.Model != "open" || math.Abs(float64(res.Hail.Counts.Requests)-1700) > 2 {
-		t.Errorf("model %s, %d requests, want open and 1700", res.Hail.Model, res.Hail.Counts.Requests)
+	// Stage 1 sends 100 requests in [0, 0.5s); stage 2 500 in [0.5s, 1s);
+	// the linear ramp 1000 → 0 sends 250 in [1s, 1.5s), 187.5 of them by
+	// 1.25 s.
+	near(t, "request 100 served", sp.first(0, func(v float64) bool { return v >= 100 }), 500*time.Millisecond)
+	near(t, "request 350 served", sp.first(0, func(v float64) bool { return v >= 350 }), 750*time.Millisecond)
+	near(t, "request 600 served", sp.first(0, func(v float64) bool { return v >= 600 }), time.Second)
+	near(t, "request 788 served", sp.first(0, func(v float64) bool { return v >= 788 }), 1250*time.Millisecond)
+	if res.Hail.Model != "open" || math.Abs(float64(res.Hail.Counts.Requests)-850) > 2 {
+		t.Errorf("model %s, %d requests, want open and 850", res.Hail.Model, res.Hail.Counts.Requests)
 	}
 }
 
 // A threshold with abort_on_fail stops the run early, and says why.
 func TestAbortOnFail(t *testing.T) {
+	t.Parallel()
 	const src = `
 base: http://unused:1
 connections: 4
@@ -348,6 +305,7 @@ thresholds:
 // A flow walks one virtual user's steps in order (create → get → delete
 // its own item, via {{last}}), mixed with a weighted step.
 func TestFlowWithLast(t *testing.T) {
+	t.Parallel()
 	const src = `
 base: http://unused:1
 connections: 4
@@ -365,7 +323,10 @@ flows:
   - {name: lifecycle, weight: 1, steps: [create, get, delete]}
 `
 	for _, eng := range engines(t) {
-		t.Run(eng, func(t *testing.T) { flowWithLast(t, src, eng) })
+		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
+			flowWithLast(t, src, eng)
+		})
 	}
 }
 
@@ -388,6 +349,7 @@ func flowWithLast(t *testing.T, src, eng string) {
 // A header capture takes any response header: each POST /items answers
 // with Location: /items/<id>, and the GETs use exactly those paths.
 func TestHeaderCapture(t *testing.T) {
+	t.Parallel()
 	const src = `
 base: http://unused:1
 connections: 4
@@ -398,6 +360,7 @@ steps:
 `
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			res, _, srv := runOn(t, eng, src)
 			it := srv.Stats().Items
 			g := step(t, res, "get")

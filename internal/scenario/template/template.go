@@ -1,11 +1,22 @@
-package scenario
+// Package template is the template language of scenario files: text with
+// {{ … }} expressions (variables, counters, random values, pool values,
+// captures, feed columns), compiled once when the file is loaded and
+// expanded per request into a caller's buffer without allocating. Values
+// are made safe where they land (Escape): percent-encoded in a request
+// target, control bytes blanked in a header, JSON-escaped in a JSON body.
+// See Template for the expressions, docs/scenarios.md for the file.
+package template
 
 import (
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 // A Template is a string with {{ … }} expressions, compiled once into
@@ -25,14 +36,13 @@ import (
 //	{{int MIN MAX}}         a random integer in [MIN, MAX]
 //	{{uuid}}                a random UUID (version 4)
 //	{{choice A B "C D"}}    one of the words (or of a list variable: {{choice var.LIST}})
-//	{{regex "PATTERN"}}     a random string matching PATTERN (see RegexGen)
+//	{{regex "PATTERN"}}     a random string matching PATTERN (random.Regex)
 //	{{pick POOL}}           a random live value of POOL (it stays in the pool)
 //	{{take POOL}}           a random live value of POOL, removed from it (used once)
 //	{{last NAME}}           the value this virtual user captured last into NAME
 //	{{feed.NAME.COLUMN}}    a column of the request's row of feed NAME
 //	{{"text"}}              the text itself (write {{"{{"}} for a literal "{{")
 type Template struct {
-	src  string
 	segs []segment
 }
 
@@ -52,38 +62,46 @@ const (
 	segFeed // a column of the request's row of a feed
 )
 
-// escMode says how generated values are made safe where they land.
-type escMode uint8
+// Escape says how generated values are made safe where a template lands.
+type Escape uint8
 
+// Where templates land.
 const (
-	escNone      escMode = iota // bodies: as is
-	escTarget                   // request targets: percent-encode bytes outside visible ASCII
-	escHeader                   // header values: control bytes become spaces
-	escJSON                     // inside a JSON string (body_json): JSON-escaped
-	escJSONValue                // a whole JSON value (body_json): a number as is, anything else a JSON string
+	Raw       Escape = iota // bodies: as is
+	Target                  // request targets: percent-encode bytes outside visible ASCII
+	Header                  // header values: control bytes become spaces
+	JSON                    // inside a JSON string (body_json): JSON-escaped
+	JSONValue               // a whole JSON value (body_json): a number as is, anything else a JSON string
 )
 
 type segment struct {
 	kind    segKind
-	esc     escMode
+	esc     Escape
 	lit     []byte
 	lo      int64
 	span    uint64 // int: hi-lo+1 (0: the whole 64-bit range)
 	choices [][]byte
-	gen     *RegexGen
+	gen     *random.Regex
 	counter *atomic.Uint64
-	feed    *Feed
+	feed    *values.Feed
 	idx     int // slot, last or feed index
 	col     int // feed column
 }
 
 // Ctx is the per-request state a template expands with. One per worker.
 type Ctx struct {
-	Rand    *Rand
-	Hit     uint64
-	Slots   []string // pool values resolved for this request
-	Last    [][]byte // per capture name: the last value this virtual user captured
-	Rows    []int32  // per feed: the row this request (or flow iteration) uses; -1 none yet
+	// Rand draws the random values ({{int}}, {{uuid}}, {{choice}}, {{regex}}).
+	Rand *random.Rand
+	// Hit is the request's number in the run ({{request}}).
+	Hit uint64
+	// Slots are the pool values resolved for this request, in the order of
+	// the step's Env.Refs.
+	Slots []string
+	// Last is, per capture name, the value this virtual user captured last.
+	Last [][]byte
+	// Rows is, per feed, the row this request (or flow iteration) uses; -1
+	// none yet.
+	Rows    []int32
 	scratch []byte
 }
 
@@ -100,9 +118,6 @@ func (t *Template) Literal() []byte {
 	}
 	return t.segs[0].lit
 }
-
-// Source is the template's text.
-func (t *Template) Source() string { return t.src }
 
 // AppendTo appends the expansion of t to dst. Generated values are made
 // safe for where the template lands (percent-encoded in a request target,
@@ -136,7 +151,7 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 			continue
 		case segUUID:
 			dst = appendUUID(dst, c.Rand)
-			if s.esc != escJSONValue {
+			if s.esc != JSONValue {
 				continue
 			}
 		case segChoice:
@@ -148,20 +163,19 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 		case segLast:
 			dst = append(dst, c.Last[s.idx]...)
 		case segFeed:
-			dst = append(dst, s.feed.rows[c.Rows[s.idx]][s.col]...)
+			dst = append(dst, s.feed.Value(c.Rows[s.idx], s.col)...)
 		}
-		if s.esc != escNone {
+		if s.esc != Raw {
 			dst = c.escape(dst, start, s.esc)
 		}
 	}
 	return dst
 }
 
-// concat joins templates into one, merging adjacent literal bytes.
-func concat(parts ...*Template) *Template {
+// Concat joins templates into one, merging adjacent literal bytes.
+func Concat(parts ...*Template) *Template {
 	t := &Template{}
 	for _, p := range parts {
-		t.src += p.src
 		for _, s := range p.segs {
 			if n := len(t.segs); s.kind == segLit && n > 0 && t.segs[n-1].kind == segLit {
 				t.segs[n-1].lit = append(t.segs[n-1].lit[:len(t.segs[n-1].lit):len(t.segs[n-1].lit)], s.lit...)
@@ -173,21 +187,21 @@ func concat(parts ...*Template) *Template {
 	return t
 }
 
-// literal is a template of fixed text.
-func literal(s string) *Template {
+// Text is a template of fixed text.
+func Text(s string) *Template {
 	if s == "" {
 		return &Template{}
 	}
-	return &Template{src: s, segs: []segment{{kind: segLit, lit: []byte(s)}}}
+	return &Template{segs: []segment{{kind: segLit, lit: []byte(s)}}}
 }
 
 // escape makes dst[start:] safe for mode, in place when nothing needs it.
-func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
-	if mode == escJSON || mode == escJSONValue {
-		return c.escapeJSON(dst, start, mode == escJSONValue)
+func (c *Ctx) escape(dst []byte, start int, mode Escape) []byte {
+	if mode == JSON || mode == JSONValue {
+		return c.escapeJSON(dst, start, mode == JSONValue)
 	}
 	bad := func(b byte) bool {
-		if mode == escTarget {
+		if mode == Target {
 			return b <= 0x20 || b >= 0x7f
 		}
 		return b < 0x20 && b != '\t' || b == 0x7f
@@ -206,7 +220,7 @@ func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
 		switch {
 		case !bad(b):
 			dst = append(dst, b)
-		case mode == escTarget:
+		case mode == Target:
 			dst = append(dst, '%', hex[b>>4], hex[b&15])
 		default:
 			dst = append(dst, ' ')
@@ -220,7 +234,7 @@ func (c *Ctx) escape(dst []byte, start int, mode escMode) []byte {
 // quoted JSON string.
 func (c *Ctx) escapeJSON(dst []byte, start int, value bool) []byte {
 	v := dst[start:]
-	if value && isJSONNumber(v) {
+	if value && IsJSONNumber(v) {
 		return dst
 	}
 	i := 0
@@ -235,15 +249,15 @@ func (c *Ctx) escapeJSON(dst []byte, start int, value bool) []byte {
 	if value {
 		dst = append(dst, '"')
 	}
-	dst = appendJSONEscaped(dst, c.scratch)
+	dst = AppendJSONEscaped(dst, c.scratch)
 	if value {
 		dst = append(dst, '"')
 	}
 	return dst
 }
 
-// appendJSONEscaped appends s escaped for a JSON string (without quotes).
-func appendJSONEscaped(dst, s []byte) []byte {
+// AppendJSONEscaped appends s escaped for a JSON string (without quotes).
+func AppendJSONEscaped(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	for _, b := range s {
 		switch {
@@ -264,9 +278,9 @@ func appendJSONEscaped(dst, s []byte) []byte {
 	return dst
 }
 
-// isJSONNumber reports whether b is a number as JSON writes it:
+// IsJSONNumber reports whether b is a number as JSON writes it:
 // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(b []byte) bool {
+func IsJSONNumber(b []byte) bool {
 	i := 0
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -303,7 +317,7 @@ func isJSONNumber(b []byte) bool {
 	return i == len(b)
 }
 
-func appendUUID(dst []byte, r *Rand) []byte {
+func appendUUID(dst []byte, r *random.Rand) []byte {
 	const hex = "0123456789abcdef"
 	a, b := r.Uint64(), r.Uint64()
 	a = a&^(0xf<<12) | 4<<12   // version 4 (bits 48-51 of the first 8 bytes)
@@ -322,45 +336,71 @@ func appendUUID(dst []byte, r *Rand) []byte {
 	return dst
 }
 
-// value is a variable: a string, or a list (for choice).
-type value struct {
-	s    string
-	list []string
+// Value is a variable: a string, or a list (for choice).
+type Value struct {
+	// Text is a string variable's value.
+	Text string
+	// List is a list variable's values (nil for a string).
+	List []string
 }
 
-// poolRef is a pool value a step needs before it can be built.
-type poolRef struct {
-	pool int
-	take bool
+// PoolRef is a pool value a step needs before it can be built: {{pick
+// POOL}} or {{take POOL}}. The step resolves it into Ctx.Slots, in the
+// order of its references.
+type PoolRef struct {
+	// Pool is the pool's index (Env.Pools).
+	Pool int
+	// Take removes the value from the pool ({{take}}); else it stays.
+	Take bool
 }
 
-// tmplEnv is what templates compile against.
-type tmplEnv struct {
-	vars      map[string]value
-	env       func(string) (string, bool)
-	counters  map[string]*atomic.Uint64
-	maxRepeat int
-	pools     map[string]int // pools that are filled (by a capture or seeded)
-	captures  map[string]int // capture names, for {{last}}
-	refs      *[]poolRef     // the current step's pool references (nil: none allowed)
-	lasts     *[]int         // the current step's {{last}} references
-	feeds     map[string]int // feeds by name
-	feedList  []*Feed
-	feedRefs  *[]int // the current step's feeds (nil: none allowed)
-	where     string // what the template is, for messages ("a header", "the body")
+// Env is what templates compile against: the file's names, and where the
+// step being compiled records what it needs per request. A nil Refs,
+// Lasts or FeedRefs forbids that kind of expression (outside steps).
+type Env struct {
+	// Vars are the file's variables (and --var's), by name.
+	Vars map[string]Value
+	// LookupEnv reads an environment variable ({{env.NAME}}), at load.
+	LookupEnv func(string) (string, bool)
+	// Counters are the run's counters by name ("" for {{counter}}),
+	// shared by every template that names them; Compile adds new ones.
+	Counters map[string]*atomic.Uint64
+	// MaxRepeat bounds {{regex}}'s unbounded repeats (random.CompileRegex).
+	MaxRepeat int
+	// Pools are the pools that are filled (by a capture or seeded), by
+	// name: their index.
+	Pools map[string]int
+	// Captures are the capture names, for {{last}}: their index (Ctx.Last).
+	Captures map[string]int
+	// Refs collects the current step's pool references.
+	Refs *[]PoolRef
+	// Lasts collects the current step's {{last}} references (capture
+	// indexes).
+	Lasts *[]int
+	// Feeds are the feeds by name: their index in FeedList (and Ctx.Rows).
+	Feeds map[string]int
+	// FeedList are the feeds, by index.
+	FeedList []*values.Feed
+	// FeedRefs collects the feeds the current step needs a row of.
+	FeedRefs *[]int
+	// Where is what is being compiled, for messages ("step create").
+	Where string
 }
 
-// tmplError is a template problem at a byte offset of its source.
-type tmplError struct {
-	off int
-	msg string
+// Error is a template problem at a byte offset of its source.
+type Error struct {
+	// Offset is where in the source the problem is (bytes).
+	Offset int
+	// Msg says what was wrong and what was expected.
+	Msg string
 }
 
-func (e *tmplError) Error() string { return e.msg }
+// Error is the message; the loader adds where the template is.
+func (e *Error) Error() string { return e.Msg }
 
-// compileTemplate compiles src; esc says where it lands.
-func compileTemplate(src string, env *tmplEnv, esc escMode) (*Template, error) {
-	t := &Template{src: src}
+// Compile compiles src; esc says where it lands.
+func Compile(src string, env *Env, esc Escape) (*Template, error) {
+	t := &Template{}
 	var lit []byte
 	flush := func() {
 		if len(lit) > 0 {
@@ -373,7 +413,7 @@ func compileTemplate(src string, env *tmplEnv, esc escMode) (*Template, error) {
 		j := strings.Index(src[i:], "{{")
 		k := strings.Index(src[i:], "}}")
 		if k >= 0 && (j < 0 || k < j) {
-			return nil, &tmplError{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
+			return nil, &Error{i + k, "found \"}}\" without an opening \"{{\": write {{\"}}\"}} for the literal text"}
 		}
 		if j < 0 {
 			lit = append(lit, src[i:]...)
@@ -422,9 +462,77 @@ func exprEnd(src string, from int) (int, error) {
 		}
 	}
 	if quote != 0 {
-		return 0, &tmplError{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
+		return 0, &Error{from - 2, "unterminated quoted string in {{ … }}: expected a closing " + string(quote)}
 	}
-	return 0, &tmplError{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
+	return 0, &Error{from - 2, "unclosed \"{{\": expected \"}}\" after the expression"}
+}
+
+// Literals yields t's literal text piece by piece, in order: what lies
+// outside its expressions, variables folded in.
+func (t *Template) Literals() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for _, sg := range t.segs {
+			if sg.kind == segLit && !yield(sg.lit) {
+				return
+			}
+		}
+	}
+}
+
+// CompileJSON compiles src, a string of a JSON document (body_json, gRPC
+// data written as YAML), into its JSON text: a quoted string whose literal
+// text and generated values are JSON-escaped. With number, a src that is
+// one expression alone is a JSON number when what it yields is one.
+func CompileJSON(src string, env *Env, number bool) (*Template, error) {
+	t, err := Compile(src, env, JSON)
+	if err != nil {
+		return nil, err
+	}
+	if number && isOneExpr(src) {
+		if t.Static() {
+			if lit := t.Literal(); IsJSONNumber(lit) {
+				return Text(string(lit)), nil
+			}
+		} else {
+			t.segs[0].esc = JSONValue
+			return t, nil
+		}
+	}
+	for i := range t.segs {
+		if s := &t.segs[i]; s.kind == segLit {
+			s.lit = AppendJSONEscaped(nil, s.lit)
+		}
+	}
+	return Concat(Text(`"`), t, Text(`"`)), nil
+}
+
+// isOneExpr reports whether src is exactly one {{ … }} expression.
+func isOneExpr(src string) bool {
+	if !strings.HasPrefix(src, "{{") {
+		return false
+	}
+	end, err := exprEnd(src, 2)
+	return err == nil && end == len(src)-2
+}
+
+// Fixed expands src, which may use variables, environment variables and
+// quoted literals but nothing that varies per request: it returns src's
+// text, or the first expression that varies (nil when none does).
+func Fixed(src string, env *Env) (string, *Expr, error) {
+	for _, e := range Exprs(src) {
+		seg, err := compileExpr(e.Text, e.Offset, env)
+		if err != nil {
+			return "", nil, err
+		}
+		if seg.kind != segLit {
+			return "", &e, nil
+		}
+	}
+	t, err := Compile(src, env, Raw)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(t.Literal()), nil, nil
 }
 
 // keyList lists a map's keys for messages.

@@ -1,4 +1,4 @@
-package scenario
+package jsonpath
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// refLookup is jsonLookup's reference, built on encoding/json: the raw text of the value at path
-// in a valid document, the first of duplicate keys winning as in jsonLookup.
-func refLookup(doc []byte, path []pathSeg) (json.RawMessage, bool) {
+// refLookup is Lookup's reference, built on encoding/json: the raw text of the value at path
+// in a valid document, the first of duplicate keys winning as in Lookup.
+func refLookup(doc []byte, path Path) (json.RawMessage, bool) {
 	raw := json.RawMessage(bytes.TrimSpace(doc))
 	for _, seg := range path {
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -54,11 +54,11 @@ func refLookup(doc []byte, path []pathSeg) (json.RawMessage, bool) {
 	return raw, true
 }
 
-// FuzzJSONLookup feeds the capture scanner (which reads response bodies, so hostile input) any
+// FuzzLookup feeds the scanner (which reads response bodies, so hostile input) any
 // document and path. It must never panic or read out of bounds; on valid JSON it must find
 // exactly what encoding/json finds: strings unescaped (invalid UTF-8 compared as U+FFFD),
 // everything else as written.
-func FuzzJSONLookup(f *testing.F) {
+func FuzzLookup(f *testing.F) {
 	for _, s := range [][2]string{
 		{`{"id":"a1","data":{"items":[{"id":"x"},{"id":"y\u00e9"}]}}`, "data.items.1.id"},
 		{`{"a":1,"a":2}`, "a"},
@@ -71,12 +71,12 @@ func FuzzJSONLookup(f *testing.F) {
 		f.Add([]byte(s[0]), s[1])
 	}
 	f.Fuzz(func(t *testing.T, doc []byte, p string) {
-		path, err := parseJSONPath(p)
+		path, err := Parse(p)
 		if err != nil {
 			return
 		}
 		var scratch []byte
-		got, ok := jsonLookup(doc, path, &scratch)
+		got, ok := path.Lookup(doc, &scratch)
 		if !json.Valid(doc) {
 			return
 		}

@@ -1,8 +1,9 @@
-// The expressions inside {{ }}: splitting one into tokens, and compiling
-// each function (var., env., counter, request, timestamp, uuid, int,
-// choice, regex, pick, take, last) into a template segment.
+// The expressions inside {{ }}: splitting one into tokens, compiling each
+// function (var., env., feed., counter, request, timestamp, uuid, int,
+// choice, regex, pick, take, last) or quoted string into a template
+// segment, and listing a source's expressions (Exprs) for the loader.
 
-package scenario
+package template
 
 import (
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // token is one word of an expression, or a quoted string (unquoted).
@@ -63,7 +66,7 @@ const functions = `var.NAME, env.NAME, feed.NAME.COLUMN, counter, request, times
 
 // compileExpr compiles the expression inside one {{ }}; off is its offset
 // in the template, for errors.
-func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
+func compileExpr(expr string, off int, env *Env) (segment, error) {
 	c := &exprCall{expr: strings.TrimSpace(expr), off: off, env: env}
 	toks, _ := tokens(expr, off)
 	if len(toks) == 0 {
@@ -103,7 +106,7 @@ func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
 		if err := c.nargs(1, `regex "PATTERN"`); err != nil {
 			return segment{}, err
 		}
-		g, err := CompileRegexGen(c.args[0].s, env.maxRepeat)
+		g, err := random.CompileRegex(c.args[0].s, env.MaxRepeat)
 		if err != nil {
 			return c.fail("%v", err)
 		}
@@ -113,7 +116,7 @@ func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
 	case "last":
 		return c.last()
 	}
-	if _, ok := env.vars[name]; ok {
+	if _, ok := env.Vars[name]; ok {
 		return c.fail("unknown expression %q: did you mean {{var.%s}}?", name, name)
 	}
 	return c.fail("unknown expression %q: expected one of %s", name, functions)
@@ -124,14 +127,14 @@ func compileExpr(expr string, off int, env *tmplEnv) (segment, error) {
 type exprCall struct {
 	expr string
 	off  int
-	env  *tmplEnv
+	env  *Env
 	name string
 	args []token
 }
 
 // fail is an error at the expression's offset.
 func (c *exprCall) fail(format string, a ...any) (segment, error) {
-	return segment{}, &tmplError{c.off, fmt.Sprintf(format, a...)}
+	return segment{}, &Error{c.off, fmt.Sprintf(format, a...)}
 }
 
 // nargs checks the number of arguments; usage is the expected form.
@@ -157,14 +160,14 @@ func (c *exprCall) variable() (segment, error) {
 		return segment{}, err
 	}
 	name := c.name[4:]
-	v, ok := c.env.vars[name]
+	v, ok := c.env.Vars[name]
 	if !ok {
-		return c.fail("undefined variable %q: expected one of the file's variables (%s)", name, keyList(c.env.vars))
+		return c.fail("undefined variable %q: expected one of the file's variables (%s)", name, keyList(c.env.Vars))
 	}
-	if v.list != nil {
+	if v.List != nil {
 		return c.fail("variable %q is a list: use {{choice %s}} to pick one of its values", name, c.name)
 	}
-	return segment{kind: segLit, lit: []byte(v.s)}, nil
+	return segment{kind: segLit, lit: []byte(v.Text)}, nil
 }
 
 // environ is {{env.NAME}}: an environment variable read at load.
@@ -172,7 +175,7 @@ func (c *exprCall) environ() (segment, error) {
 	if err := c.nargs(0, c.name); err != nil {
 		return segment{}, err
 	}
-	v, ok := c.env.env(c.name[4:])
+	v, ok := c.env.LookupEnv(c.name[4:])
 	if !ok {
 		return c.fail("environment variable %s is not set: expected it to be defined when the scenario is loaded", c.name[4:])
 	}
@@ -189,10 +192,10 @@ func (c *exprCall) counter() (segment, error) {
 	if len(c.args) == 1 {
 		cname = c.args[0].s
 	}
-	n := c.env.counters[cname]
+	n := c.env.Counters[cname]
 	if n == nil {
 		n = new(atomic.Uint64)
-		c.env.counters[cname] = n
+		c.env.Counters[cname] = n
 	}
 	return segment{kind: segCounter, counter: n}, nil
 }
@@ -222,17 +225,17 @@ func (c *exprCall) choice() (segment, error) {
 	}
 	var cs [][]byte
 	if len(args) == 1 && !args[0].quoted && strings.HasPrefix(args[0].s, "var.") {
-		v, ok := c.env.vars[args[0].s[4:]]
+		v, ok := c.env.Vars[args[0].s[4:]]
 		if !ok {
-			return c.fail("undefined variable %q: expected one of the file's variables (%s)", args[0].s[4:], keyList(c.env.vars))
+			return c.fail("undefined variable %q: expected one of the file's variables (%s)", args[0].s[4:], keyList(c.env.Vars))
 		}
-		if v.list == nil {
-			return segment{kind: segLit, lit: []byte(v.s)}, nil
+		if v.List == nil {
+			return segment{kind: segLit, lit: []byte(v.Text)}, nil
 		}
-		if len(v.list) == 0 {
+		if len(v.List) == 0 {
 			return c.fail("variable %q is an empty list: {{choice}} needs at least one value", args[0].s[4:])
 		}
-		for _, s := range v.list {
+		for _, s := range v.List {
 			cs = append(cs, []byte(s))
 		}
 	} else {
@@ -252,15 +255,15 @@ func (c *exprCall) poolRef() (segment, error) {
 		return segment{}, err
 	}
 	env, pool := c.env, c.args[0].s
-	p, ok := env.pools[pool]
+	p, ok := env.Pools[pool]
 	if !ok {
-		return c.fail("undefined pool %q: no step captures into it and the file does not seed it (known pools: %s)", pool, keyList(env.pools))
+		return c.fail("undefined pool %q: no step captures into it and the file does not seed it (known pools: %s)", pool, keyList(env.Pools))
 	}
-	if env.refs == nil {
-		return c.fail("{{%s %s}} is not allowed in %s: pool values belong to steps", c.name, pool, env.where)
+	if env.Refs == nil {
+		return c.fail("{{%s %s}} is not allowed in %s: pool values belong to steps", c.name, pool, env.Where)
 	}
-	*env.refs = append(*env.refs, poolRef{pool: p, take: c.name == "take"})
-	return segment{kind: segSlot, idx: len(*env.refs) - 1}, nil
+	*env.Refs = append(*env.Refs, PoolRef{Pool: p, Take: c.name == "take"})
+	return segment{kind: segSlot, idx: len(*env.Refs) - 1}, nil
 }
 
 // feed is {{feed.NAME.COLUMN}}: a column of the request's row of a feed,
@@ -274,20 +277,20 @@ func (c *exprCall) feed() (segment, error) {
 	if !ok {
 		return c.fail("{{%s}}: expected {{feed.NAME.COLUMN}}, such as {{feed.users.email}}", c.expr)
 	}
-	i, ok := env.feeds[name]
+	i, ok := env.Feeds[name]
 	if !ok {
-		return c.fail("undefined feed %q: expected one of the file's feeds (%s)", name, keyList(env.feeds))
+		return c.fail("undefined feed %q: expected one of the file's feeds (%s)", name, keyList(env.Feeds))
 	}
-	f := env.feedList[i]
-	ci, ok := f.cols[col]
+	f := env.FeedList[i]
+	ci, ok := f.Column(col)
 	if !ok {
 		return c.fail("feed %q has no column %q: expected one of %s", name, col, strings.Join(f.Columns(), ", "))
 	}
-	if env.feedRefs == nil {
-		return c.fail("{{%s}} is not allowed in %s: feed rows belong to steps", c.name, env.where)
+	if env.FeedRefs == nil {
+		return c.fail("{{%s}} is not allowed in %s: feed rows belong to steps", c.name, env.Where)
 	}
-	if !slices.Contains(*env.feedRefs, i) {
-		*env.feedRefs = append(*env.feedRefs, i)
+	if !slices.Contains(*env.FeedRefs, i) {
+		*env.FeedRefs = append(*env.FeedRefs, i)
 	}
 	return segment{kind: segFeed, feed: f, idx: i, col: ci}, nil
 }
@@ -298,13 +301,51 @@ func (c *exprCall) last() (segment, error) {
 		return segment{}, err
 	}
 	env, name := c.env, c.args[0].s
-	idx, ok := env.captures[name]
+	idx, ok := env.Captures[name]
 	if !ok {
-		return c.fail("undefined capture %q: no step captures into it (known captures: %s)", name, keyList(env.captures))
+		return c.fail("undefined capture %q: no step captures into it (known captures: %s)", name, keyList(env.Captures))
 	}
-	if env.lasts == nil {
-		return c.fail("{{last %s}} is not allowed in %s: captured values belong to steps", name, env.where)
+	if env.Lasts == nil {
+		return c.fail("{{last %s}} is not allowed in %s: captured values belong to steps", name, env.Where)
 	}
-	*env.lasts = append(*env.lasts, idx)
+	*env.Lasts = append(*env.Lasts, idx)
 	return segment{kind: segLast, idx: idx}, nil
+}
+
+// Expr is one {{ … }} expression of a source string.
+type Expr struct {
+	// Offset is where its "{{" is in the source (bytes).
+	Offset int
+	// Text is what lies between "{{" and "}}".
+	Text string
+}
+
+// Exprs lists src's expressions, skipping quoted strings as Compile does;
+// a malformed template yields what precedes the fault (compiling it
+// reports the fault).
+func Exprs(src string) []Expr {
+	var out []Expr
+	for i := 0; i < len(src); {
+		j := strings.Index(src[i:], "{{")
+		if j < 0 {
+			break
+		}
+		open := i + j
+		end, err := exprEnd(src, open+2)
+		if err != nil {
+			break
+		}
+		out = append(out, Expr{open, src[open+2 : end]})
+		i = end + 2
+	}
+	return out
+}
+
+// VarRef is the variable e names ({{var.NAME}}), or "".
+func (e Expr) VarRef() string {
+	toks, _ := tokens(e.Text, 0)
+	if len(toks) == 1 && !toks[0].quoted && strings.HasPrefix(toks[0].s, "var.") {
+		return toks[0].s[len("var."):]
+	}
+	return ""
 }

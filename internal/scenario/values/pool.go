@@ -1,8 +1,10 @@
-package scenario
+package values
 
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // DefaultPoolMax is how many values a pool holds unless the file says
@@ -17,6 +19,7 @@ const poolShards = 16
 // own shard and picks from a random one, moving on to the next shard when
 // that one is empty, so workers rarely contend on a lock.
 type Pool struct {
+	// Name is the pool's name in the file (capture and template keys).
 	Name    string
 	max     int
 	dropped atomic.Int64
@@ -114,13 +117,13 @@ func (s *poolShard) grow() {
 }
 
 // Pick returns a random live value, or ok=false when the pool is empty.
-func (p *Pool) Pick(r *Rand) (string, bool) { return p.get(r, false) }
+func (p *Pool) Pick(r *random.Rand) (string, bool) { return p.get(r, false) }
 
 // Take removes and returns a random live value, or ok=false when the pool
 // is empty.
-func (p *Pool) Take(r *Rand) (string, bool) { return p.get(r, true) }
+func (p *Pool) Take(r *random.Rand) (string, bool) { return p.get(r, true) }
 
-func (p *Pool) get(r *Rand, remove bool) (string, bool) {
+func (p *Pool) get(r *random.Rand, remove bool) (string, bool) {
 	if p.count.Load() <= 0 {
 		return "", false
 	}

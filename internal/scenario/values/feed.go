@@ -1,4 +1,4 @@
-package scenario
+package values
 
 import (
 	"bufio"
@@ -8,12 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // Feed is a data file whose rows fill templates: {{feed.NAME.COLUMN}}.
@@ -23,9 +24,13 @@ import (
 // ends the steps that need it, and the run when nothing else can run.
 // A Feed is safe for every worker at once: taking a row is one atomic add.
 type Feed struct {
-	Name  string
-	Order string // sequential, random or unique
-	File  string
+	// Name is the feed's name in the file ({{feed.NAME.COLUMN}}).
+	Name string
+	// Order is how rows are handed out: FeedSequential, FeedRandom or
+	// FeedUnique.
+	Order string
+	// File is the path the file names (reports show it).
+	File string
 
 	cols    map[string]int
 	rows    [][][]byte
@@ -36,22 +41,22 @@ type Feed struct {
 	onOut   func()       // called once when a unique feed runs out
 }
 
-// Feed orders.
+// Feed orders: in file order (wrapping around), at random, each row once.
 const (
-	feedSequential = "sequential"
-	feedRandom     = "random"
-	feedUnique     = "unique"
+	FeedSequential = "sequential"
+	FeedRandom     = "random"
+	FeedUnique     = "unique"
 )
 
-// row hands out the index of the next row, or false when a unique feed is
+// Row hands out the index of the next row, or false when a unique feed is
 // used up.
-func (f *Feed) row(r *Rand) (int32, bool) {
+func (f *Feed) Row(r *random.Rand) (int32, bool) {
 	n := uint64(len(f.rows))
 	var i uint64
 	switch f.Order {
-	case feedRandom:
+	case FeedRandom:
 		i = r.Uint64n(n)
-	case feedUnique:
+	case FeedUnique:
 		if f.out.Load() {
 			f.refused.Add(1)
 			return 0, false
@@ -73,6 +78,27 @@ func (f *Feed) row(r *Rand) (int32, bool) {
 // Rows is the number of rows in the file.
 func (f *Feed) Rows() int { return len(f.rows) }
 
+// Value is column col of row (a Row's index).
+func (f *Feed) Value(row int32, col int) []byte { return f.rows[row][col] }
+
+// Column is the index of the column named name, for Value.
+func (f *Feed) Column(name string) (int, bool) {
+	c, ok := f.cols[name]
+	return c, ok
+}
+
+// Used is how many rows were handed out.
+func (f *Feed) Used() int64 { return f.drawn.Load() }
+
+// Refused is how many rows were asked of a used-up unique feed.
+func (f *Feed) Refused() int64 { return f.refused.Load() }
+
+// UsedUp reports whether a unique feed has run out.
+func (f *Feed) UsedUp() bool { return f.out.Load() }
+
+// OnUsedUp sets what to call, once, when a unique feed runs out.
+func (f *Feed) OnUsedUp(fn func()) { f.onOut = fn }
+
 // Columns are the column names, sorted.
 func (f *Feed) Columns() []string {
 	out := make([]string, 0, len(f.cols))
@@ -83,28 +109,35 @@ func (f *Feed) Columns() []string {
 	return out
 }
 
-// loadFeed reads a feed file: CSV with a header row, or JSON Lines (one
-// object per line; strings are unescaped, other values kept as JSON text).
-// format is "csv" or "jsonl"; limit bounds the file's size as for
-// body_file (bodyfile.Read).
-func loadFeed(path, format string, limit int64) (cols map[string]int, rows [][][]byte, err error) {
+// Read fills f with the rows of the feed file at path: CSV with a header
+// row, or JSON Lines (one object per line; strings are unescaped, other
+// values kept as JSON text). format is "csv" or "jsonl"; limit bounds the
+// file's size as for body_file (bodyfile.Read).
+func (f *Feed) Read(path, format string, limit int64) error {
 	data, err := bodyfile.Read(path, limit)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
+	var cols map[string]int
+	var rows [][][]byte
 	if format == "jsonl" {
 		cols, rows, err = parseJSONL(data)
 	} else {
 		cols, rows, err = parseCSV(data)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
+		return fmt.Errorf("%s: %v", path, err)
 	}
 	if len(rows) == 0 {
-		return nil, nil, fmt.Errorf("%s: expected at least one row of data, found none", path)
+		return fmt.Errorf("%s: expected at least one row of data, found none", path)
 	}
-	return cols, rows, nil
+	f.cols, f.rows = cols, rows
+	return nil
 }
+
+// columnName is what a column may be called: it is written
+// {{feed.NAME.COLUMN}}.
+var columnName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 func parseCSV(data []byte) (map[string]int, [][][]byte, error) {
 	r := csv.NewReader(bytes.NewReader(data))
@@ -119,7 +152,7 @@ func parseCSV(data []byte) (map[string]int, [][][]byte, error) {
 	cols := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		if !nameRE.MatchString(h) {
+		if !columnName.MatchString(h) {
 			return nil, nil, fmt.Errorf("line 1: column %d: expected a column name of letters, digits, _ . or -, found %q", i+1, h)
 		}
 		if _, dup := cols[h]; dup {
@@ -170,7 +203,7 @@ func parseJSONL(data []byte) (map[string]int, [][][]byte, error) {
 		}
 		for k := range obj {
 			if _, ok := cols[k]; !ok {
-				if !nameRE.MatchString(k) {
+				if !columnName.MatchString(k) {
 					return nil, nil, fmt.Errorf("line %d: key %q: expected letters, digits, _ . or - (it names a column)", ln, k)
 				}
 				cols[k] = len(cols)
@@ -200,69 +233,4 @@ func parseJSONL(data []byte) (map[string]int, [][][]byte, error) {
 		rows[i] = row
 	}
 	return cols, rows, nil
-}
-
-// feedEnd ends a run whose every activity needs a used-up unique feed.
-type feedEnd struct {
-	once  sync.Once
-	ch    chan struct{}
-	mu    sync.Mutex
-	why   string
-	needs [][]*Feed // per activity of the mix: the unique feeds its first step needs
-}
-
-// newFeedEnd watches the unique feeds of s: when the first steps of all its
-// activities need one that is used up, the run ends (nil without unique feeds).
-func newFeedEnd(s *Scenario) *feedEnd {
-	e := &feedEnd{ch: make(chan struct{})}
-	unique := false
-	for _, a := range s.mix.acts {
-		st := a.step
-		if a.flow >= 0 {
-			st = s.Flows[a.flow].steps[0]
-		}
-		var fs []*Feed
-		for _, i := range s.Steps[st].feeds {
-			if f := s.Feeds[i]; f.Order == feedUnique {
-				fs = append(fs, f)
-				unique = true
-			}
-		}
-		e.needs = append(e.needs, fs)
-	}
-	if !unique {
-		return nil
-	}
-	for _, f := range s.Feeds {
-		if f.Order == feedUnique {
-			f.onOut = func() { e.check(f) }
-		}
-	}
-	return e
-}
-
-// check closes the channel when no activity can run any more.
-func (e *feedEnd) check(f *Feed) {
-	for _, fs := range e.needs {
-		out := false
-		for _, x := range fs {
-			out = out || x.out.Load()
-		}
-		if !out {
-			return
-		}
-	}
-	e.once.Do(func() {
-		e.mu.Lock()
-		e.why = fmt.Sprintf("feed `%s` used up (order: unique, %d rows)", f.Name, len(f.rows))
-		e.mu.Unlock()
-		close(e.ch)
-	})
-}
-
-// reason is why the run ended early, or "".
-func (e *feedEnd) reason() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.why
 }

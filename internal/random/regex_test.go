@@ -1,4 +1,4 @@
-package scenario
+package random
 
 import (
 	"regexp"
@@ -8,13 +8,13 @@ import (
 	"unicode/utf8"
 )
 
-func TestRegexGen(t *testing.T) {
-	r := NewRand(7)
+func TestRegex(t *testing.T) {
+	r := New(7)
 	for _, pat := range []string{
 		`[a-z][a-z][0-9]`, `/items/[0-9a-f]{16}`, `(GET|PUT)-x?y*z+`, `(?i)abc`, `\d{3}-\w{2}`, `^/a(b|c){2,3}$`,
 		`[^/]{4}`, `.{5}`, `é+ü`, `\pL{3}`,
 	} {
-		g, err := CompileRegexGen(pat, DefaultMaxRepeat)
+		g, err := CompileRegex(pat, DefaultMaxRepeat)
 		if err != nil {
 			t.Fatalf("%q: %v", pat, err)
 		}
@@ -27,7 +27,7 @@ func TestRegexGen(t *testing.T) {
 		}
 	}
 	// Classes that cover most of Unicode generate printable ASCII.
-	g, _ := CompileRegexGen(`[^/]{20}`, 4)
+	g, _ := CompileRegex(`[^/]{20}`, 4)
 	for range 50 {
 		for _, c := range g.String(r) {
 			if c < 0x20 || c > 0x7e {
@@ -39,13 +39,13 @@ func TestRegexGen(t *testing.T) {
 
 // --max-repeat bounds x*, x+ and x{n,} as oha's does: at most max extra repeats.
 func TestRegexMaxRepeat(t *testing.T) {
-	r := NewRand(3)
+	r := New(3)
 	for _, tc := range []struct {
 		pat      string
 		max      int
 		min, top int
 	}{{`a*`, 4, 0, 4}, {`a+`, 4, 1, 5}, {`a{2,}`, 3, 2, 5}, {`a{2,3}`, 100, 2, 3}, {`a*`, 0, 0, 0}} {
-		g, err := CompileRegexGen(tc.pat, tc.max)
+		g, err := CompileRegex(tc.pat, tc.max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,13 +60,13 @@ func TestRegexMaxRepeat(t *testing.T) {
 	}
 }
 
-func TestRegexGenErrors(t *testing.T) {
+func TestRegexErrors(t *testing.T) {
 	for _, tc := range []struct{ pat, want string }{
 		{`a(`, "missing closing )"},
 		{`[^\x00-\x{10FFFF}]`, "matches nothing"},
 		{`(a{1000}){1000}`, ""}, // too long, or rejected by the parser
 	} {
-		_, err := CompileRegexGen(tc.pat, 4)
+		_, err := CompileRegex(tc.pat, 4)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to mention %q", tc.pat, err, tc.want)
 		}
@@ -76,12 +76,12 @@ func TestRegexGenErrors(t *testing.T) {
 // The generator never panics, never exceeds its length bound, and what it
 // generates matches the pattern (when the pattern has no anchors or word
 // boundaries, which generate nothing and may make a match impossible).
-func FuzzRegexGen(f *testing.F) {
+func FuzzRegex(f *testing.F) {
 	for _, s := range []string{`[a-z][a-z][0-9]`, `(a|b)*c+`, `\d{2,5}`, `(?i)héllo`, `.`, `[^a]`, `x{3,}`, `a|`, `()*`} {
 		f.Add(s, uint8(4))
 	}
 	f.Fuzz(func(t *testing.T, pat string, maxRep uint8) {
-		g, err := CompileRegexGen(pat, int(maxRep%16))
+		g, err := CompileRegex(pat, int(maxRep%16))
 		if err != nil {
 			return
 		}
@@ -94,7 +94,7 @@ func FuzzRegexGen(f *testing.F) {
 		if err != nil {
 			check = false
 		}
-		r := NewRand(uint64(len(pat)))
+		r := New(uint64(len(pat)))
 		for range 20 {
 			b := g.AppendTo(nil, r)
 			if len(b) > maxGenLen {

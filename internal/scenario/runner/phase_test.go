@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
@@ -31,10 +32,12 @@ teardown:
 // reads; teardown runs once after it and takes every id left; neither is
 // in the load's numbers — on every engine of the load.
 func TestSetupTeardown(t *testing.T) {
+	t.Parallel()
 	for _, eng := range engines(t) {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			base, srv := servetest.Start(t)
-			s, err := Parse("it.yaml", []byte(lifecycle), LoadOptions{Base: base})
+			s, err := scenario.Parse("it.yaml", []byte(lifecycle), scenario.LoadOptions{Base: base})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,17 +47,17 @@ func TestSetupTeardown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setup, err := s.RunSetup(context.Background(), p, nil)
+			setup, err := Setup(context.Background(), s, p, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if it := srv.Stats().Items; it.Created != 20 || it.Live != 20 {
 				t.Fatalf("after setup the server has %+v, want 20 items created", it)
 			}
-			res, _ := runFile(t, lifecycle, base, func(x *Scenario) {
+			res, _ := runFile(t, lifecycle, base, func(x *scenario.Scenario) {
 				*x = *s // the same pools
 			}, nil)
-			td, err := s.RunTeardown(context.Background(), p, nil)
+			td, err := Teardown(context.Background(), s, p, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,14 +74,14 @@ func TestSetupTeardown(t *testing.T) {
 			if len(td.Steps) != 1 || td.Steps[0].Counts.Requests != 20 || td.Steps[0].StatusCodeDistribution["204"] != 20 || td.Failed != "" {
 				t.Errorf("teardown report %+v", td)
 			}
-			if p := s.Pools[s.mustPool(t, "vms")]; p.Len() != 0 {
+			if p := s.Pools[mustPool(t, s, "vms")]; p.Len() != 0 {
 				t.Errorf("pool vms holds %d after teardown", p.Len())
 			}
 		})
 	}
 }
 
-func (s *Scenario) mustPool(t *testing.T, name string) int {
+func mustPool(t *testing.T, s *scenario.Scenario, name string) int {
 	for i, p := range s.Pools {
 		if p.Name == name {
 			return i
@@ -92,6 +95,7 @@ func (s *Scenario) mustPool(t *testing.T, name string) int {
 // why: a status it does not expect, a failed check, a transport error, a
 // value it cannot get.
 func TestSetupFails(t *testing.T) {
+	t.Parallel()
 	base, srv := servetest.Start(t)
 	for _, c := range []struct{ name, setup, want string }{
 		{"status", "[{name: boom, path: '/?status=503'}]", "setup step boom failed: status 503"},
@@ -105,7 +109,7 @@ func TestSetupFails(t *testing.T) {
 			if c.name == "refused" {
 				src = "requests: 10\nsetup: " + c.setup + "\nsteps: [{name: a, url: 'http://127.0.0.1:1/'}]\n"
 			}
-			s, err := Parse("it.yaml", []byte(src), LoadOptions{})
+			s, err := scenario.Parse("it.yaml", []byte(src), scenario.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +117,7 @@ func TestSetupFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ph, err := s.RunSetup(context.Background(), p, nil)
+			ph, err := Setup(context.Background(), s, p, nil, nil)
 			var pe *PhaseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) || ph == nil || ph.Failed == "" {
 				t.Fatalf("got %v (phase %+v), want a setup error with %q", err, ph, c.want)

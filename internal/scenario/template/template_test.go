@@ -1,4 +1,4 @@
-package scenario
+package template
 
 import (
 	"regexp"
@@ -7,23 +7,23 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
-func testEnv() *tmplEnv {
-	refs, lasts := []poolRef{}, []int{}
-	return &tmplEnv{
-		vars:     map[string]value{"tenant": {s: "acme"}, "zone": {s: "eu-1"}, "regions": {list: []string{"eu", "us", "ap"}}},
-		env:      func(k string) (string, bool) { v, ok := map[string]string{"HAIL_TOKEN": "s3cret"}[k]; return v, ok },
-		counters: map[string]*atomic.Uint64{}, maxRepeat: DefaultMaxRepeat,
-		pools: map[string]int{"vms": 0}, captures: map[string]int{"token": 0},
-		refs: &refs, lasts: &lasts, where: "a test",
+func testEnv() *Env {
+	refs, lasts := []PoolRef{}, []int{}
+	return &Env{
+		Vars:      map[string]Value{"tenant": {Text: "acme"}, "zone": {Text: "eu-1"}, "regions": {List: []string{"eu", "us", "ap"}}},
+		LookupEnv: func(k string) (string, bool) { v, ok := map[string]string{"HAIL_TOKEN": "s3cret"}[k]; return v, ok },
+		Counters:  map[string]*atomic.Uint64{}, MaxRepeat: random.DefaultMaxRepeat,
+		Pools: map[string]int{"vms": 0}, Captures: map[string]int{"token": 0},
+		Refs: &refs, Lasts: &lasts, Where: "a test",
 	}
 }
 
-func expand(t *testing.T, src string, env *tmplEnv, c *Ctx) string {
+func expand(t *testing.T, src string, env *Env, c *Ctx) string {
 	t.Helper()
-	tm, err := compileTemplate(src, env, escNone)
+	tm, err := Compile(src, env, Raw)
 	if err != nil {
 		t.Fatalf("%q: %v", src, err)
 	}
@@ -33,9 +33,9 @@ func expand(t *testing.T, src string, env *tmplEnv, c *Ctx) string {
 // Templates produce the values they promise.
 func TestTemplateValues(t *testing.T) {
 	env := testEnv()
-	c := &Ctx{Rand: NewRand(1), Hit: 41, Slots: []string{"id-7"}, Last: [][]byte{[]byte("tok")}}
+	c := &Ctx{Rand: random.New(1), Hit: 41, Slots: []string{"id-7"}, Last: [][]byte{[]byte("tok")}}
 	// Variables and environment variables are folded into literal bytes.
-	tm, err := compileTemplate(`{"t":"{{var.tenant}}","z":"{{ var.zone }}","k":"{{env.HAIL_TOKEN}}"}`, env, escNone)
+	tm, err := Compile(`{"t":"{{var.tenant}}","z":"{{ var.zone }}","k":"{{env.HAIL_TOKEN}}"}`, env, Raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestTemplateValues(t *testing.T) {
 		t.Errorf("variables: static %v, %q", tm.Static(), tm.Literal())
 	}
 	// Counters count from 1, shared by name; {{request}} is the request number.
-	cnt, _ := compileTemplate("vm-{{counter}}/{{counter other}}/{{request}}", env, escNone)
+	cnt, _ := Compile("vm-{{counter}}/{{counter other}}/{{request}}", env, Raw)
 	for i := 1; i <= 3; i++ {
 		if got, want := string(cnt.AppendTo(nil, c)), "vm-"+strconv.Itoa(i)+"/"+strconv.Itoa(i)+"/41"; got != want {
 			t.Errorf("counter: %q, want %q", got, want)
@@ -99,12 +99,12 @@ func TestTemplateValues(t *testing.T) {
 // request target, control bytes blanked in a header.
 func TestTemplateEscaping(t *testing.T) {
 	env := testEnv()
-	c := &Ctx{Rand: NewRand(1), Slots: []string{"a b\r\n%é"}}
-	tm, _ := compileTemplate("/x/{{pick vms}}", env, escTarget)
+	c := &Ctx{Rand: random.New(1), Slots: []string{"a b\r\n%é"}}
+	tm, _ := Compile("/x/{{pick vms}}", env, Target)
 	if got := string(tm.AppendTo(nil, c)); got != "/x/a%20b%0D%0A%%C3%A9" {
 		t.Errorf("target: %q", got)
 	}
-	tm, _ = compileTemplate("v={{pick vms}}", testEnv(), escHeader)
+	tm, _ = Compile("v={{pick vms}}", testEnv(), Header)
 	if got := string(tm.AppendTo(nil, c)); got != "v=a b  %é" {
 		t.Errorf("header: %q", got)
 	}
@@ -114,11 +114,11 @@ func TestTemplateEscaping(t *testing.T) {
 // costs no allocation once the buffer has grown.
 func TestTemplateAllocs(t *testing.T) {
 	env := testEnv()
-	tm, err := compileTemplate(`{"name":"vm-{{counter}}","tenant":"{{var.tenant}}","zone":"{{var.zone}}","cpus":{{int 1 8}},"id":"{{pick vms}}"}`, env, escNone)
+	tm, err := Compile(`{"name":"vm-{{counter}}","tenant":"{{var.tenant}}","zone":"{{var.zone}}","cpus":{{int 1 8}},"id":"{{pick vms}}"}`, env, Raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Ctx{Rand: NewRand(1), Slots: []string{"0123456789abcdef"}}
+	c := &Ctx{Rand: random.New(1), Slots: []string{"0123456789abcdef"}}
 	buf := make([]byte, 0, 256)
 	allocs := testing.AllocsPerRun(1000, func() { buf = tm.AppendTo(buf[:0], c) })
 	if allocs > 1 {
@@ -129,8 +129,8 @@ func TestTemplateAllocs(t *testing.T) {
 
 func BenchmarkTemplateBody(b *testing.B) {
 	env := testEnv()
-	tm, _ := compileTemplate(`{"name":"vm-{{counter}}","tenant":"{{var.tenant}}","zone":"{{var.zone}}","cpus":{{int 1 8}}}`, env, escNone)
-	c := &Ctx{Rand: NewRand(1)}
+	tm, _ := Compile(`{"name":"vm-{{counter}}","tenant":"{{var.tenant}}","zone":"{{var.zone}}","cpus":{{int 1 8}}}`, env, Raw)
+	c := &Ctx{Rand: random.New(1)}
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -155,27 +155,9 @@ func TestTemplateErrors(t *testing.T) {
 		{`{{regex "a}}`, "unterminated quoted string"},
 		{"{{}}", "empty {{ }}"},
 	} {
-		_, err := compileTemplate(tc.src, testEnv(), escNone)
+		_, err := Compile(tc.src, testEnv(), Raw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to mention %q", tc.src, err, tc.want)
-		}
-	}
-}
-
-// The per-request cost of the vm-lifecycle mix in the builder alone: pick a
-// step, build its request, capture from a 201's body.
-func BenchmarkVMLifecycleBuilder(b *testing.B) {
-	s, err := Load("../../examples/vm-lifecycle.yaml", LoadOptions{Base: "http://127.0.0.1:8080"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	v := newVU(s, 0)
-	p := &http1.Parser{Status: 201, Body: []byte(`{"id":"0123456789abcdef"}`)}
-	b.ReportAllocs()
-	for b.Loop() {
-		_, st, _, ok := v.Next(0)
-		if ok {
-			v.Done(st, p)
 		}
 	}
 }

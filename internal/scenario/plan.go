@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/run"
 )
 
-// Plan is the run.Plan a scenario runs by (after command-line overrides
+// Plan is the plan.Plan a scenario runs by (after command-line overrides
 // of its Settings): the origin, connections, length, rate, timeouts and
-// engine. The steps themselves come with Workload.
+// engine. The steps themselves go to run.Run as a run.Workload.
 func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	st := &s.Settings
 	if s.thinkErr != nil && (sched.Rate > 0 || sched.Pacer != nil) {
@@ -32,15 +31,4 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%s: %v", s.File, err)
 	}
 	return p, nil
-}
-
-// Workload is what run.Run needs to send the scenario's steps.
-func (s *Scenario) Workload(sched Schedule) *run.Workload {
-	var ended <-chan struct{}
-	if s.feedEnd != nil {
-		ended = s.feedEnd.ch
-	}
-	return &run.Workload{Ended: ended, Steps: s.StepNames(), NewRequests: s.NewRequests, BodyLimit: bodyLimit(s.Steps, s.Settings.BodyLimit),
-		PerConnection: s.perUser(), CaptureHeaders: captureHeaders(s.Steps),
-		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: s.AbortCheck()}
 }

@@ -1,9 +1,11 @@
-package scenario
+package values
 
 import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // Under concurrent puts, picks and takes, every value is taken at most
@@ -18,7 +20,7 @@ func TestPoolConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := NewRand(uint64(w))
+			r := random.New(uint64(w))
 			var mine []string
 			for i := range per {
 				p.Put(strconv.Itoa(w*per+i), w)
@@ -49,7 +51,7 @@ func TestPoolConcurrent(t *testing.T) {
 	if got, want := p.Len()+len(taken), workers*per; got != want {
 		t.Errorf("live %d + taken %d = %d, want %d", p.Len(), len(taken), got, want)
 	}
-	r := NewRand(1)
+	r := random.New(1)
 	rest := 0
 	for {
 		v, ok := p.Take(r)
@@ -76,7 +78,7 @@ func TestPoolCap(t *testing.T) {
 	if p.Len() != 10 || p.Dropped() != 90 {
 		t.Errorf("len %d dropped %d, want 10 and 90", p.Len(), p.Dropped())
 	}
-	r := NewRand(2)
+	r := random.New(2)
 	for range 10 {
 		v, ok := p.Take(r)
 		if n, _ := strconv.Atoi(v); !ok || n < 80 {

@@ -1,4 +1,4 @@
-package scenario
+package threshold
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-func TestThresholdParse(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		expr   string
 		metric string
@@ -27,7 +27,7 @@ func TestThresholdParse(t *testing.T) {
 		{"avg < 2ms", "mean", 0, "<", 0.002},
 		{"errors < 5", "errors", 0, "<", 5},
 	} {
-		th, err := ParseThreshold(tc.expr)
+		th, err := Parse(tc.expr)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.expr, err)
 		}
@@ -47,7 +47,7 @@ func TestThresholdParse(t *testing.T) {
 		{"p99 == 1ms", "operators"},
 		{"p99 <", "expected a value"},
 	} {
-		if _, err := ParseThreshold(tc.expr); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Parse(tc.expr); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to mention %q", tc.expr, err, tc.want)
 		}
 	}
@@ -61,7 +61,7 @@ func abs(x float64) float64 {
 }
 
 // Thresholds pass and fail both ways against a Result, overall and per step.
-func TestThresholdEvaluate(t *testing.T) {
+func TestEvaluate(t *testing.T) {
 	tot := []*stats.Totals{stats.NewTotals(), stats.NewTotals()}
 	for i := range 1000 { // step a: 1..1000 µs, all 200
 		_ = tot[0].LatencyOK.RecordValue(int64(i+1) * 1000)
@@ -82,14 +82,14 @@ func TestThresholdEvaluate(t *testing.T) {
 	all.Add(tot[1])
 	res := report.Build(report.Input{Totals: all, Elapsed: 2 * time.Second})
 	res.Hail.Steps = report.BuildSteps([]string{"a", "b"}, tot, nil, 2*time.Second)
-	s := &Scenario{}
+	var ts []*Threshold
 	add := func(expr, step string) {
-		th, err := ParseThreshold(expr)
+		th, err := Parse(expr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		th.Step, th.step = step, map[string]int{"": -1, "a": 0, "b": 1}[step]
-		s.Thresholds = append(s.Thresholds, th)
+		ts = append(ts, th)
 	}
 	pass := []bool{}
 	for _, tc := range []struct {
@@ -115,10 +115,10 @@ func TestThresholdEvaluate(t *testing.T) {
 		pass bool
 	}{{"p99 < 1s", false}, {"error_rate < 1%", false}, {"requests < 5", true}, {"errors < 1", true}} {
 		add(tc.expr, "idle")
-		s.Thresholds[len(s.Thresholds)-1].step = 2
+		ts[len(ts)-1].step = 2
 		pass = append(pass, tc.pass)
 	}
-	failed := s.Evaluate(res)
+	failed := Evaluate(ts, res)
 	want := 0
 	for i, th := range res.Hail.Thresholds {
 		if th.Pass != pass[i] {
