@@ -40,6 +40,10 @@ type Options struct {
 	// Workload, if set, replaces the plan's single request with steps (a
 	// scenario, or a list of URLs).
 	Workload *Workload
+	// Engine, if set, runs the plan on this engine instead of the one
+	// Select picks (the conformance suite, internal/enginetest, puts each
+	// engine through the same runs this way).
+	Engine engine.Engine
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
