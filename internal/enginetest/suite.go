@@ -13,6 +13,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -72,23 +73,15 @@ func (v *env) plan(s *Truth, rawURL string) *plan.Plan {
 // run runs p on the engine under test, bounded at 30 s whatever it says.
 func (v *env) run(p *plan.Plan, o run.Options) *report.Result {
 	v.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return v.runContext(ctx, p, o)
+	o.Engine = v.e.newEngine(p)
+	return runtest.RunWith(v.t, p, o)
 }
 
 // runContext runs p on the engine under test until ctx ends.
 func (v *env) runContext(ctx context.Context, p *plan.Plan, o run.Options) *report.Result {
 	v.t.Helper()
-	if err := p.Validate(); err != nil {
-		v.t.Fatal(err)
-	}
 	o.Engine = v.e.newEngine(p)
-	res, err := run.Run(ctx, p, o)
-	if err != nil {
-		v.t.Fatal(err)
-	}
-	return res
+	return runtest.RunContext(v.t, ctx, p, o)
 }
 
 // exact checks that every intended request is accounted for and that the
