@@ -72,6 +72,7 @@ func checkTrace(t *testing.T, what string, recs []stats.TraceRecord, res *report
 // Every engine hands every request to the per-request log exactly once,
 // with consistent times, its outcome and its connection.
 func TestTraceEveryRequest(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		for _, open := range []bool{false, true} {
@@ -91,6 +92,7 @@ func TestTraceEveryRequest(t *testing.T) {
 // resets, and the setup time of each connection on the first request that
 // used it.
 func TestTraceH2H3(t *testing.T) {
+	t.Parallel()
 	// h2c: every 10th request is a 503, every 25th is reset by the server.
 	var seen atomic.Int64
 	h := h3serve.Handler()

@@ -1,0 +1,36 @@
+// Package testtier gates the test suite's slow tiers. `go test ./...` is
+// the fast tier (under a minute); a test of a slow tier runs only when its
+// tier's environment variable is set, as .ci/run sets each in turn.
+package testtier
+
+import (
+	"os"
+	"testing"
+)
+
+// The slow tiers, by their environment variables.
+const (
+	// Timing holds strict timing bounds (latency percentiles, lateness
+	// against the kernel's receive times, full-length coordinated
+	// omission): they hold on a quiet machine without -race, so .ci/run
+	// runs them one package at a time after the race run.
+	Timing = "HAIL_TIMING"
+	// Soak holds long runs and many repetitions (a 2-minute run at a high
+	// rate, a hundred interrupted runs); HAIL_SOAK=<duration> sets the
+	// soak's length.
+	Soak = "HAIL_SOAK"
+	// Verdict holds the bottleneck verdict's kinds on this machine: it
+	// pins hail and a target to CPUs and needs nothing else running.
+	Verdict = "HAIL_VERDICT"
+)
+
+// On reports whether tier's variable is set.
+func On(tier string) bool { return os.Getenv(tier) != "" }
+
+// Require skips the test unless tier's variable is set, saying how to run it.
+func Require(tb testing.TB, tier string) {
+	tb.Helper()
+	if !On(tier) {
+		tb.Skipf("a slow tier: set %s=1 to run it (.ci/run does)", tier)
+	}
+}
