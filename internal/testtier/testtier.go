@@ -19,9 +19,6 @@ const (
 	// rate, a hundred interrupted runs); HAIL_SOAK=<duration> sets the
 	// soak's length.
 	Soak = "HAIL_SOAK"
-	// Verdict holds the bottleneck verdict's kinds on this machine: it
-	// pins hail and a target to CPUs and needs nothing else running.
-	Verdict = "HAIL_VERDICT"
 )
 
 // On reports whether tier's variable is set.
