@@ -109,6 +109,7 @@ func checkAll(t *testing.T, res *report.Result, n int64) {
 // h2c with prior knowledge: c connections carry c × p streams; every request
 // is counted once by the server and the report, and arrived as HTTP/2.
 func TestH2C(t *testing.T) {
+	t.Parallel()
 	s := startH2(t, listen(t), nil, nil)
 	p := h2plan(t, s.url+"/")
 	res := runtest.Run(t, p)
@@ -128,6 +129,7 @@ func TestH2C(t *testing.T) {
 // The open model over h2: requests go out at their intended times, no
 // matter the streams; latency counts from the intended time.
 func TestH2OpenModel(t *testing.T) {
+	t.Parallel()
 	s := startH2(t, listen(t), nil, nil)
 	p := h2plan(t, s.url+"/?delay=2ms")
 	p.Requests, p.Rate, p.Connections, p.Streams = 300, 600, 2, 4
@@ -147,6 +149,7 @@ func TestH2OpenModel(t *testing.T) {
 // h2 over TLS: ALPN negotiates h2, the connection count and handshakes
 // match, and reconnects (--disable-keepalive) resume the TLS session.
 func TestH2TLSResumption(t *testing.T) {
+	t.Parallel()
 	k := certtest.New(t, "hail test CA")
 	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}}, nil)
 	p := h2plan(t, s.url+"/")
@@ -169,6 +172,7 @@ func TestH2TLSResumption(t *testing.T) {
 
 // A TLS server that does not offer h2 ends the run with one clear error.
 func TestH2NotNegotiated(t *testing.T) {
+	t.Parallel()
 	k := certtest.New(t, "hail test CA")
 	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, NextProtos: []string{"http/1.1"}})
 	srv := &http.Server{Handler: h3serve.Handler(), ErrorLog: quietLog()}
@@ -188,6 +192,7 @@ func TestH2NotNegotiated(t *testing.T) {
 // Client certificates: accepted when signed by the server's CA; a missing
 // or unknown one is counted as "tls client certificate rejected".
 func TestH2ClientCert(t *testing.T) {
+	t.Parallel()
 	k := certtest.New(t, "hail test CA")
 	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, ClientCAs: k.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert}, nil)
@@ -210,6 +215,7 @@ func TestH2ClientCert(t *testing.T) {
 
 // A server that resets streams: each reset is one "http2 stream reset".
 func TestH2StreamReset(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%2 == 0 {
@@ -228,6 +234,7 @@ func TestH2StreamReset(t *testing.T) {
 
 // h2c over a unix socket.
 func TestH2CUnixSocket(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "h2.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -246,6 +253,7 @@ func TestH2CUnixSocket(t *testing.T) {
 
 // Redirects on the same connection, and the POST body carried over h2.
 func TestH2RedirectAndBody(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect)
@@ -264,6 +272,7 @@ func TestH2RedirectAndBody(t *testing.T) {
 // -t over h2: a stream that outlives it is reset and counted as a timeout;
 // the connection carries on.
 func TestH2Timeout(t *testing.T) {
+	t.Parallel()
 	s := startH2(t, listen(t), nil, nil)
 	p := h2plan(t, s.url+"/?delay=400ms")
 	p.Requests, p.Connections, p.Streams, p.Timeout = 8, 1, 4, 50*time.Millisecond
@@ -286,6 +295,7 @@ func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
 // exactly twice — whether the variants are converted ahead and shared by
 // the streams (a few) or in each stream's cache (more than a thousand).
 func TestH2BodyVariants(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{5, 1100} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			var mu sync.Mutex
