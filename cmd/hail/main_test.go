@@ -14,6 +14,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 var hailBin string
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 			os.Exit(m.Run())
 		}
 	}
+	testtier.WaitBound(8) // each test mostly waits on hail processes
 	dir, err := os.MkdirTemp("", "hail-cli-test")
 	if err != nil {
 		panic(err)

@@ -29,13 +29,18 @@ type Options struct {
 }
 
 // Run puts the engine newEngine makes through every case of the suite, one
-// subtest each, each against servers of its own. A new engine gets every
-// case from one line in its package's tests:
+// subtest each. A new engine gets every case from one line in its
+// package's tests:
 //
 //	enginetest.Run(t, func(*plan.Plan) engine.Engine { return myengine.Engine{} }, enginetest.Options{Proto: enginetest.HTTP1})
+//
+// The cases run in parallel with each other, each on servers of its own.
 func Run(t *testing.T, newEngine NewEngine, o Options) {
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, &env{t: t, e: underTest{Proto: o.Proto, newEngine: newEngine}}) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, &env{t: t, e: underTest{Proto: o.Proto, newEngine: newEngine}})
+		})
 	}
 }
 

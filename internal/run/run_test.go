@@ -157,7 +157,7 @@ func TestCoordinatedOmission(t *testing.T) {
 			res := mustRun(t, p, Options{})
 			want := int64(5000 * scale)
 			if n := res.Hail.Counts.Requests; n < want*98/100 || n > want {
-				return fmt.Errorf("requests = %d, want ~%d", n, want)
+				return fmt.Errorf("requests = %d, want ~%d (counts %+v, lag %+v, unsent %q)", n, want, res.Hail.Counts, res.Hail.Lag, res.Hail.UnsentReason)
 			}
 			if res.Hail.Counts.Queued == 0 {
 				return fmt.Errorf("no request was counted as queued although the stall held all 50 connections")

@@ -4,7 +4,9 @@
 package testtier
 
 import (
+	"flag"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -29,5 +31,16 @@ func Require(tb testing.TB, tier string) {
 	tb.Helper()
 	if !On(tier) {
 		tb.Skipf("a slow tier: set %s=1 to run it (.ci/run does)", tier)
+	}
+}
+
+// WaitBound lets n tests marked t.Parallel run at once, unless
+// -test.parallel says otherwise; call it from TestMain before m.Run. It is
+// for packages whose tests mostly wait (on loopback servers, timers, child
+// processes): the default, GOMAXPROCS, leaves such a package's tests
+// queueing two at a time behind each other's sleeps on a 2-core machine.
+func WaitBound(n int) {
+	if f := flag.Lookup("test.parallel"); f != nil && !flag.Parsed() {
+		f.Value.Set(strconv.Itoa(n))
 	}
 }

@@ -15,11 +15,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 var hailBin string // built by TestMain when tmux is there
 
 func TestMain(m *testing.M) {
+	testtier.WaitBound(8) // the end-to-end tests wait on tmux and hail
 	code := func() int {
 		if _, err := exec.LookPath("tmux"); err != nil {
 			return m.Run()

@@ -227,6 +227,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 }
 
 func TestUnixSocket(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	path := filepath.Join(t.TempDir(), "hail.sock")
 	s, base := startServe(t, "unix:"+path)
@@ -241,6 +242,7 @@ func TestUnixSocket(t *testing.T) {
 }
 
 func TestKeepAliveOffAndHTTP10(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct {
@@ -315,6 +317,7 @@ func rawServer(t testing.TB, resp func(head string) (string, bool)) string {
 // An HTTP/1.0 response without Content-Length ends at EOF (Parser.EOF on a
 // 0-byte receive).
 func TestEOFDelimitedBody(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	base := rawServer(t, func(string) (string, bool) { return "HTTP/1.0 200 OK\r\n\r\nhello, eof", true })
 	r := runJob(t, jobOpts{url: base, n: 200, c: 4, http10: true, close: true})
@@ -325,6 +328,7 @@ func TestEOFDelimitedBody(t *testing.T) {
 // parser can see: lines across buffers (carry), chunk framing across
 // buffers, and an empty buffer ring (ENOBUFS, re-armed).
 func TestTinyBuffers(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	for _, q := range []struct {
@@ -365,6 +369,7 @@ func (b *reusingBuilder) Done(step int, p *http1.Parser) engine.Verdict {
 }
 
 func TestReusingBuilderAndSteps(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	var builders []*reusingBuilder
@@ -397,6 +402,7 @@ func TestReusingBuilderAndSteps(t *testing.T) {
 // Thousands of connections: every one connects through the ring and the
 // count is exact.
 func TestManyConnections(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 4500 {
@@ -477,6 +483,7 @@ func TestAbortIsPrompt(t *testing.T) {
 }
 
 func TestSQPoll(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	r := runJob(t, jobOpts{url: base, n: 3000, c: 8, eng: &Engine{SQPoll: true}})
@@ -484,6 +491,7 @@ func TestSQPoll(t *testing.T) {
 }
 
 func TestRedirectOtherOrigin(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "elsewhere") }))
 	defer other.Close()
@@ -521,6 +529,7 @@ func TestOpenModelLag(t *testing.T) {
 }
 
 func TestExplainSetup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		errno    unix.Errno
 		disabled int
@@ -615,6 +624,7 @@ func fakeVMM(t *testing.T, target string) (path string, handshakes *atomic.Int64
 }
 
 func TestHybridVsock(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	path, handshakes := fakeVMM(t, strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"))
@@ -650,6 +660,7 @@ func TestHybridVsock(t *testing.T) {
 // A 4 MiB request body cannot go out in one send: the engine resumes short
 // sends until all of it is out (the echo proves every byte arrived).
 func TestLargeBodyAndHEAD(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	body := []byte(strings.Repeat("0123456789abcdef", 4<<20/16))
@@ -694,6 +705,7 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 // Connections spread unevenly over explicit workers (7 over 3 rings), and
 // more workers than connections collapse to one per connection.
 func TestWorkers(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct{ workers, conns int }{{3, 7}, {8, 2}} {
