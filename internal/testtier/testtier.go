@@ -21,6 +21,9 @@ const (
 	// rate, a hundred interrupted runs); HAIL_SOAK=<duration> sets the
 	// soak's length.
 	Soak = "HAIL_SOAK"
+	// Browser holds the HTML report rendered in headless chromium (some
+	// seconds a page, and a browser to install).
+	Browser = "HAIL_BROWSER"
 )
 
 // On reports whether tier's variable is set.
