@@ -42,7 +42,12 @@ func Require(tb testing.TB, tier string) {
 // for packages whose tests mostly wait (on loopback servers, timers, child
 // processes): the default, GOMAXPROCS, leaves such a package's tests
 // queueing two at a time behind each other's sleeps on a 2-core machine.
+// Under the race detector, which makes every test CPU-bound, it leaves the
+// default.
 func WaitBound(n int) {
+	if raceDetector {
+		return
+	}
 	if f := flag.Lookup("test.parallel"); f != nil && !flag.Parsed() {
 		f.Value.Set(strconv.Itoa(n))
 	}
