@@ -3,6 +3,7 @@
 package uringengine
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 	"unsafe"
@@ -141,8 +142,10 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 	w.busy++
 	if w.stable {
 		c.req = req
-	} else {
-		w.copyReq(c, req)
+	} else if err := w.copyReq(c, req); err != nil {
+		c.stamp = true
+		w.endErr(c, err) // nothing was sent; the connection is fine
+		return
 	}
 	c.chain.Reset(w.j, c.req)
 	c.stamp = true
@@ -156,27 +159,38 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 	}
 }
 
-// copyReq copies request bytes into c's arena send buffer.
-func (w *worker) copyReq(c *conn, req []byte) {
+// copyReq copies request bytes into c's arena send buffer. It fails only
+// when no memory could be mapped for the buffer (ENOMEM: the request ends
+// as "out of memory").
+func (w *worker) copyReq(c *conn, req []byte) error {
 	if cap(c.sendBuf) < len(req) {
-		c.sendBuf = w.allocSend(len(req))
+		b, err := w.allocSend(len(req))
+		if err != nil {
+			return err
+		}
+		c.sendBuf = b
 	}
 	c.req = c.sendBuf[:copy(c.sendBuf[:cap(c.sendBuf)], req)]
+	return nil
 }
 
-func (w *worker) allocSend(n int) []byte {
+// newArena maps send-buffer memory (a variable so that a test can make it
+// fail).
+var newArena = uring.NewArena
+
+func (w *worker) allocSend(n int) ([]byte, error) {
 	size := pow2(max(n, 256))
 	if k := len(w.sendMem); k > 0 {
 		if b := w.sendMem[k-1].Alloc(size); b != nil {
-			return b
+			return b, nil
 		}
 	}
-	a, err := uring.NewArena(max(size, 256<<10))
+	a, err := newArena(max(size, 256<<10))
 	if err != nil {
-		panic("uring engine: out of memory for request buffers: " + err.Error())
+		return nil, fmt.Errorf("uring engine: no memory for a request buffer of %d bytes: %w", size, err)
 	}
 	w.sendMem = append(w.sendMem, a)
-	return a.Alloc(size)
+	return a.Alloc(size), nil
 }
 
 // exchange sends c's current request, connecting first if needed.

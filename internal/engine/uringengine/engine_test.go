@@ -720,3 +720,26 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 }
+
+// When no memory can be mapped for a request's send buffer (requests that
+// must be copied: a builder that reuses its buffer), the request ends as
+// "out of memory" and the run goes on: no panic, every request counted,
+// nothing reaches the server. Not parallel: it replaces newArena.
+func TestSendBufferOutOfMemory(t *testing.T) {
+	needURing(t)
+	s, base := startServe(t, "127.0.0.1:0")
+	saved := newArena
+	t.Cleanup(func() { newArena = saved })
+	newArena = func(size int) (*uring.Arena, error) {
+		return nil, fmt.Errorf("uring: mmap arena of %d bytes: %w", size, unix.ENOMEM)
+	}
+	r := runJob(t, jobOpts{url: base, n: 50, c: 2, reqs: func(spec http1.RequestSpec) func(int) engine.Requests {
+		return func(int) engine.Requests { return &reusingBuilder{specs: []http1.RequestSpec{spec}, done: make([]atomic.Int64, 1)} }
+	}})
+	if got := r.t.Errors[stats.ErrOutOfMemory]; got != 50 || r.t.Requests() != 50 {
+		t.Errorf("%d requests, errors %v: want 50 × out of memory", r.t.Requests(), errorsOf(r.t))
+	}
+	if got := s.Stats().Requests; got != 0 {
+		t.Errorf("the server saw %d requests", got)
+	}
+}

@@ -358,6 +358,9 @@ func (w *worker) hop(c *conn) {
 		// still the kernel's. Go on over a new connection.
 		w.closeConn(c)
 	}
-	w.copyReq(c, c.chain.Req)
+	if err := w.copyReq(c, c.chain.Req); err != nil {
+		w.endErr(c, err)
+		return
+	}
 	w.exchange(c)
 }
