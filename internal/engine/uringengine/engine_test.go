@@ -734,7 +734,9 @@ func TestSendBufferOutOfMemory(t *testing.T) {
 		return nil, fmt.Errorf("uring: mmap arena of %d bytes: %w", size, unix.ENOMEM)
 	}
 	r := runJob(t, jobOpts{url: base, n: 50, c: 2, reqs: func(spec http1.RequestSpec) func(int) engine.Requests {
-		return func(int) engine.Requests { return &reusingBuilder{specs: []http1.RequestSpec{spec}, done: make([]atomic.Int64, 1)} }
+		return func(int) engine.Requests {
+			return &reusingBuilder{specs: []http1.RequestSpec{spec}, done: make([]atomic.Int64, 1)}
+		}
 	}})
 	if got := r.t.Errors[stats.ErrOutOfMemory]; got != 50 || r.t.Requests() != 50 {
 		t.Errorf("%d requests, errors %v: want 50 × out of memory", r.t.Requests(), errorsOf(r.t))
