@@ -1,10 +1,6 @@
 package run
 
 import (
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"sort"
@@ -164,18 +160,10 @@ func checkNoLeaks(t *testing.T, run func()) {
 // The HTTP/2 (h2c) and HTTP/3 engines leave nothing behind either: closed, open and aborted runs.
 // Not parallel, as TestNoLeaks.
 func TestNoLeaksH2H3(t *testing.T) {
-	h2 := &http.Server{Handler: h3serve.Handler(), ErrorLog: log.New(io.Discard, "", 0)}
-	h2.Protocols = new(http.Protocols)
-	h2.Protocols.SetUnencryptedHTTP2(true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go h2.Serve(ln)
-	t.Cleanup(func() { h2.Close() })
+	h2c := servetest.StartH2(t, nil, nil, nil)
 	_, h3base, ca := servetest.StartH3(t, h3serve.Config{})
 	for _, tc := range []struct{ version, base string }{
-		{"2", "http://" + ln.Addr().String()},
+		{"2", h2c.URL},
 		{"3", h3base},
 	} {
 		t.Run("http"+tc.version, func(t *testing.T) {
