@@ -70,7 +70,7 @@ func (e *Engine) Run(j *engine.Job) error {
 		}
 		w := newWorker(e, j, i, n)
 		w.connBase, base = int32(base), base+n
-		w.nworkers = nw
+		w.stages.nworkers = nw
 		workers[i] = w
 		wg.Add(1)
 		go func() {
