@@ -52,3 +52,10 @@ func WaitBound(n int) {
 		f.Value.Set(strconv.Itoa(n))
 	}
 }
+
+// Main is the TestMain of a package whose tests mostly wait: it runs them
+// 8 at a time (WaitBound) and exits with their result.
+func Main(m *testing.M) {
+	WaitBound(8)
+	os.Exit(m.Run())
+}

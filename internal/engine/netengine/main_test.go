@@ -1,14 +1,10 @@
 package netengine_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // Most of this package's tests wait on loopback servers and timers.
-func TestMain(m *testing.M) {
-	testtier.WaitBound(8)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testtier.Main(m) }
