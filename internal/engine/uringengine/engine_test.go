@@ -29,6 +29,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/uring"
 )
@@ -472,8 +473,13 @@ func TestAbortIsPrompt(t *testing.T) {
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	r := runJob(t, jobOpts{url: base + "?delay=10s", c: 8, dur: 300 * time.Millisecond})
-	// The loop's waits are bounded by 50 ms; the rest is teardown.
-	if r.afterAbort > 200*time.Millisecond {
+	// The loop's waits are bounded by 50 ms; the rest is teardown. 200 ms
+	// on a quiet machine (the timing tier), a second on a loaded one.
+	limit := time.Second
+	if testtier.On(testtier.Timing) {
+		limit = 200 * time.Millisecond
+	}
+	if r.afterAbort > limit {
 		t.Errorf("the engine took %v to return after the abort", r.afterAbort)
 	}
 	t.Logf("returned %v after the abort", r.afterAbort)
@@ -521,7 +527,9 @@ func TestOpenModelLag(t *testing.T) {
 	if n := r.t.Lag.TotalCount(); n != 400 {
 		t.Errorf("lag samples %d, want 400 (queued %d)", n, r.t.Queued)
 	}
-	if r.elapsed < 390*time.Millisecond || r.elapsed > 600*time.Millisecond {
+	// Not faster than the schedule; not much slower on a quiet machine
+	// (the timing tier's: a loaded one falls behind).
+	if r.elapsed < 390*time.Millisecond || testtier.On(testtier.Timing) && r.elapsed > 600*time.Millisecond {
 		t.Errorf("400 requests at 1000/s took %v", r.elapsed)
 	}
 	t.Logf("lag p50 %v p99 %v max %v", time.Duration(r.t.Lag.ValueAtQuantile(50)), time.Duration(r.t.Lag.ValueAtQuantile(99)),
