@@ -19,7 +19,7 @@ import (
 var protoSource []byte
 
 // ProtoFile is the name hail.proto is compiled under.
-const ProtoFile = "github.com/hail-loadgen/hail/v1/hail.proto"
+const ProtoFile = "hail/v1/hail.proto"
 
 // Proto is the source of the services' .proto file (for --proto).
 func Proto() []byte { return append([]byte(nil), protoSource...) }
