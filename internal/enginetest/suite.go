@@ -9,53 +9,51 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Engine is one engine under the suite: the protocol its target speaks and
-// what it sets in a plan to be chosen.
-type Engine struct {
-	Name  string
+// NewEngine makes the engine under test for one run of the suite, from the
+// run's plan (its streams per connection, say).
+type NewEngine func(p *plan.Plan) engine.Engine
+
+// Options say what the engine under test speaks.
+type Options struct {
+	// Proto is the protocol the engine speaks; the suite's servers speak it
+	// and its plans ask for it (HTTP/2 or HTTP/3).
 	Proto Proto
-	// Apply aims p at this engine.
-	Apply func(p *plan.Plan)
-	// Skip, if set, says why the engine cannot run here ("" when it can).
-	Skip func() string
 }
 
-// Engines are hail's four engines.
-var Engines = []Engine{
-	{Name: "net", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = plan.EngineNet }},
-	{Name: "uring", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = "uring" }, Skip: func() string {
-		if err := uringengine.Available(); err != nil {
-			return err.Error()
-		}
-		return ""
-	}},
-	{Name: "h2", Proto: H2C, Apply: func(p *plan.Plan) { p.HTTPVersion = "2" }},
-	{Name: "h3", Proto: H3, Apply: func(p *plan.Plan) { p.HTTPVersion = "3" }},
-}
-
-// Run puts e through the whole suite.
-func Run(t *testing.T, e Engine) {
-	if e.Skip != nil {
-		if why := e.Skip(); why != "" {
-			t.Skip(why)
-		}
-	}
+// Run puts the engine newEngine makes through every case of the suite, one
+// subtest each. A new engine gets every case from one line in its
+// package's tests:
+//
+//	enginetest.Run(t, func(*plan.Plan) engine.Engine { return myengine.Engine{} }, enginetest.Options{Proto: enginetest.HTTP1})
+//
+// The cases run in parallel with each other, each on servers of its own.
+func Run(t *testing.T, newEngine NewEngine, o Options) {
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, &env{t: t, e: e}) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, &env{t: t, e: underTest{Proto: o.Proto, newEngine: newEngine}})
+		})
 	}
+}
+
+// underTest is the engine under test and the protocol it speaks.
+type underTest struct {
+	Proto     Proto
+	newEngine NewEngine
 }
 
 // env runs plans of one engine for one case.
 type env struct {
 	t *testing.T
-	e Engine
+	e underTest
 }
 
 // truth starts a ground-truth server for the engine's protocol.
@@ -70,26 +68,25 @@ func (v *env) plan(s *Truth, rawURL string) *plan.Plan {
 	}
 	p := &plan.Plan{URL: u, Method: "GET", Connections: 4, KeepAlive: true, MaxRedirects: 10,
 		ConnectTimeout: 2 * time.Second, Engine: plan.EngineAuto}
-	v.e.Apply(p)
+	p.HTTPVersion = map[Proto]plan.Proto{H2C: plan.HTTP2, H3: plan.HTTP3}[v.e.Proto]
 	if s != nil {
 		p.CACert = s.CAFile
 	}
 	return p
 }
 
-// run runs p, bounded at 30 s whatever it says.
+// run runs p on the engine under test, bounded at 30 s whatever it says.
 func (v *env) run(p *plan.Plan, o run.Options) *report.Result {
 	v.t.Helper()
-	if err := p.Validate(); err != nil {
-		v.t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := run.Run(ctx, p, o)
-	if err != nil {
-		v.t.Fatal(err)
-	}
-	return res
+	o.Engine = v.e.newEngine(p)
+	return runtest.RunWith(v.t, p, o)
+}
+
+// runContext runs p on the engine under test until ctx ends.
+func (v *env) runContext(ctx context.Context, p *plan.Plan, o run.Options) *report.Result {
+	v.t.Helper()
+	o.Engine = v.e.newEngine(p)
+	return runtest.RunContext(v.t, ctx, p, o)
 }
 
 // exact checks that every intended request is accounted for and that the
@@ -439,14 +436,8 @@ var cases = []testCase{
 		p.Duration = 10 * time.Second
 		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 		defer cancel()
-		if err := p.Validate(); err != nil {
-			t.Fatal(err)
-		}
 		t0 := time.Now()
-		res, err := run.Run(ctx, p, run.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := v.runContext(ctx, p, run.Options{})
 		if el := time.Since(t0); el > 2*time.Second {
 			t.Errorf("the run took %v after its context ended at 400 ms", el)
 		}

@@ -12,6 +12,7 @@ import (
 // Every hostile server behaviour yields counted, named outcomes: never a
 // panic, a hang or a wrong count, and the run ends on time.
 func TestFaultSuite(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		mode    hostile.Mode
 		n       uint64
@@ -46,6 +47,7 @@ func TestFaultSuite(t *testing.T) {
 				name += "-timeout"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				srv, err := hostile.Start(tc.mode)
 				if err != nil {
 					t.Fatal(err)

@@ -31,7 +31,10 @@ type setup struct {
 // build makes the run's setup. Its errors are phrased for the user.
 func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	p := ShardShare(whole)
-	eng, reason, err := Select(p)
+	eng, reason, err := o.Engine, "the caller's engine (run.Options.Engine)", error(nil)
+	if eng == nil {
+		eng, reason, err = Select(p)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	// and resumes its own handshakes (transport.Dialer.Clone). Nil: Run
 	// builds its own.
 	Dialer *transport.Dialer
+	// Engine, if set, runs the plan on this engine instead of the one
+	// Select picks (the conformance suite, internal/enginetest, puts each
+	// engine through the same runs this way).
+	Engine engine.Engine
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario

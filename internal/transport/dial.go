@@ -201,18 +201,25 @@ func (d *Dialer) Endpoint(ctx context.Context) (ep Endpoint, dns time.Duration, 
 		ep.Unix, ep.Hybrid, ep.VsockPort = d.opt.VsockUDS, true, d.opt.VsockUDSPort
 		return ep, 0, nil
 	}
+	ep.Addr, dns, err = d.nextAddr(ctx)
+	return ep, dns, err
+}
+
+// nextAddr is the TCP or UDP address the next connection goes to: the
+// pre-looked-up addresses in turn, or the name looked up now (dns is how
+// long that took); --connect-to applies.
+func (d *Dialer) nextAddr(ctx context.Context) (ap netip.AddrPort, dns time.Duration, err error) {
 	ips := d.ips
 	if ips == nil {
 		t0 := time.Now()
 		ips, err = d.resolve(ctx)
 		dns = time.Since(t0)
 		if err != nil {
-			return ep, dns, err
+			return ap, dns, err
 		}
 	}
 	_, port := d.host()
-	ep.Addr = netip.AddrPortFrom(ips[int(d.next.Add(1))%len(ips)], uint16(port))
-	return ep, dns, nil
+	return netip.AddrPortFrom(ips[int(d.next.Add(1))%len(ips)], uint16(port)), dns, nil
 }
 
 // Dial opens one connection.
@@ -234,16 +241,11 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 	} else if d.opt.VsockUDS != "" {
 		c, err = dialHybridVsock(ctx, &nd, d.opt.VsockUDS, d.opt.VsockUDSPort)
 	} else {
-		ips := d.ips
-		if ips == nil {
-			if ips, err = d.resolve(ctx); err != nil {
-				return nil, tm, err
-			}
+		var ap netip.AddrPort
+		if ap, tm.DNS, err = d.nextAddr(ctx); err != nil {
+			return nil, tm, err
 		}
-		tm.DNS = time.Since(t0)
-		_, port := d.host()
-		ip := ips[int(d.next.Add(1))%len(ips)]
-		c, err = nd.DialContext(ctx, "tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+		c, err = nd.DialContext(ctx, "tcp", ap.String())
 		if err == nil {
 			if tc, ok := c.(*net.TCPConn); ok {
 				_ = tc.SetNoDelay(true)
