@@ -338,7 +338,7 @@ func (p *Plan) Specs() []http1.RequestSpec {
 		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"Accept-Encoding", "gzip, deflate, br"})
 	}
 	if !hasHeader(hdr, "User-Agent") {
-		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"User-Agent", "github.com/hail-loadgen/hail/" + Version})
+		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"User-Agent", "hail/" + Version})
 	}
 	bodies := p.Bodies
 	if len(bodies) == 0 {
