@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -237,23 +239,38 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 		}
 	}
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			err = &ConnectTimeoutError{Err: err}
-		}
-		return nil, tm, err
+		return nil, tm, setupErr(ctx, err)
 	}
 	if d.opt.Proxy != nil {
 		if c, err = d.viaProxy(ctx, c); err != nil {
-			return nil, tm, err
+			return nil, tm, setupErr(ctx, err)
 		}
 	}
 	if d.opt.TLS != nil {
 		if c, err = d.handshake(ctx, c); err != nil {
-			return nil, tm, err
+			return nil, tm, setupErr(ctx, err)
 		}
 	}
 	tm.Total = time.Since(t0)
 	return c, tm, nil
+}
+
+// setupErr names a connection setup that ran out of time a connect
+// timeout, whichever noticed first: the context's deadline, or the
+// socket's own deadline (the dialer sets it from the same deadline, and it
+// can fire before the context's timer does), or the kernel giving up
+// (ETIMEDOUT). A setup cancelled for another reason keeps its error.
+func setupErr(ctx context.Context, err error) error {
+	var cto *ConnectTimeoutError
+	if errors.As(err, &cto) {
+		return err
+	}
+	var ne net.Error
+	if ctx.Err() == context.DeadlineExceeded || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT) ||
+		errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.Canceled) {
+		return &ConnectTimeoutError{Err: err}
+	}
+	return err
 }
 
 // ConnectTimeoutError is a connection setup that ran out of time.
