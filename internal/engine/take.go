@@ -27,6 +27,7 @@ type Taker struct {
 	free  time.Duration // when the worker's previous request ended
 	call  *Call         // the worker's call (from Begin): its think time after it ends
 	until time.Duration // closed model: the virtual user thinks until then
+	ready time.Duration // closed model: when the connection was ready for the next request (-1: unknown)
 	timer *time.Timer   // think-time waits and waits while a stage keeps the connection inactive
 }
 
@@ -34,7 +35,7 @@ type Taker struct {
 // (nil in the closed model); idle is called once whenever connection
 // stages make the worker's connection inactive.
 func NewTaker(j *Job, alarm *schedule.Alarm, conn int, idle func()) *Taker {
-	return &Taker{j: j, alarm: alarm, conn: conn, idle: idle, wake: make(chan struct{}, 1)}
+	return &Taker{j: j, alarm: alarm, conn: conn, idle: idle, wake: make(chan struct{}, 1), ready: -1}
 }
 
 // Next waits for the worker's next request and returns its number and its
@@ -62,6 +63,7 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 		if never {
 			return 0, 0, false
 		}
+		t.ready = -1 // an inactive connection waits for its stage, not for hail
 		t.idle()
 		if !t.sleep(wait) {
 			return 0, 0, false
@@ -107,15 +109,22 @@ func (t *Taker) Begin(c *Call, shard, step int, hit uint64, at time.Duration, co
 	if t.alarm != nil && at < t.free {
 		c.Waited(at, t.free)
 	}
+	if t.ready >= 0 {
+		c.Ready(t.ready)
+	}
 }
 
-// End notes that the worker's request ended at now: the worker is free,
-// after the think time its call asked for.
-func (t *Taker) End(now time.Duration) {
-	t.free = now
-	if t.call != nil {
-		if d := t.call.Think(); d > 0 {
-			t.until = now + d
-		}
+// End notes that the worker's request ended: the worker is free, after
+// the think time its call asked for. The end is the call's own (its
+// response's arrival where the engine knows it).
+func (t *Taker) End() {
+	if t.call == nil {
+		return
+	}
+	now := t.call.EndTime()
+	t.free, t.ready = now, now
+	if d := t.call.Think(); d > 0 {
+		t.until = now + d
+		t.ready = t.until
 	}
 }

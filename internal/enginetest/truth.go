@@ -65,6 +65,8 @@ type Truth struct {
 	inflight atomic.Int64
 	peak     atomic.Int64
 	sem      chan struct{}
+	stopAt   atomic.Int64 // the arrival at which it stops accepting connections (0: never)
+	stop     func()       // closes its listener, once
 	mu       sync.Mutex
 	seen     []Seen
 	bodies   map[string]int // body → requests at /to that carried it
@@ -92,6 +94,15 @@ func (s *Truth) RedirectedBodies() map[string]int {
 	}
 	return m
 }
+
+// StopAccepting makes the server stop accepting connections once n
+// requests have arrived: the n-th request's handler closes its listener
+// (new connections are refused, or time out for HTTP/3) and, from then
+// on, every response closes its connection (HTTP/1 Connection: close, an
+// HTTP/2 GOAWAY), so clients must reconnect — and cannot. Connections are
+// only ever closed after the listener, so none waits in its backlog when
+// it closes: every request written on an established connection arrives.
+func (s *Truth) StopAccepting(n int64) { s.stopAt.Store(n) }
 
 // Cap is how many requests /cap serves at a time.
 const Cap = 10
@@ -141,6 +152,7 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 		}
 		go srv.Serve()
 		tb.Cleanup(func() { srv.Close() })
+		s.stop = sync.OnceFunc(func() { srv.StopAccepting() })
 		s.URL = "https://" + a.String()
 		s.CAFile = filepath.Join(tb.TempDir(), "ca.pem")
 		if err := os.WriteFile(s.CAFile, srv.CertPEM(), 0o600); err != nil {
@@ -163,13 +175,17 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	}
 	go srv.Serve(ln)
 	tb.Cleanup(func() { srv.Close() })
+	s.stop = sync.OnceFunc(func() { ln.Close() })
 	s.URL = "http://" + ln.Addr().String()
 	return s
 }
 
 // serve counts the request, then answers it as its path says (see Truth).
 func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
-	s.count(r)
+	if n, at := s.count(r), s.stopAt.Load(); at > 0 && n >= at {
+		s.stop()
+		w.Header().Set("Connection", "close") // HTTP/1 closes, HTTP/2 sends GOAWAY
+	}
 	q := r.URL.Query()
 	d, _ := time.ParseDuration(q.Get("d"))
 	switch r.URL.Path {
@@ -219,9 +235,10 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "ok")
 }
 
-// count counts a request's arrival, and whether it carried credentials.
-func (s *Truth) count(r *http.Request) {
-	s.arrivals.Add(1)
+// count counts a request's arrival, and whether it carried credentials,
+// and returns how many have arrived.
+func (s *Truth) count(r *http.Request) int64 {
+	n := s.arrivals.Add(1)
 	s.first.CompareAndSwap(0, time.Now().UnixNano())
 	if r.Header.Get("Authorization") != "" {
 		s.auth.Add(1)
@@ -229,6 +246,7 @@ func (s *Truth) count(r *http.Request) {
 	if r.Header.Get("Cookie") != "" {
 		s.cookie.Add(1)
 	}
+	return n
 }
 
 // sleep waits d, and reports false if the client went away first.

@@ -163,8 +163,8 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	totals := col.coll.Finish(finish)
 	elapsed := finish.Sub(s.job.Start) // as oha: the time the run took, not the nominal -z
 	why, stoppedAt := ctl.ending(elapsed)
-	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
-	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
+	counts := report.Intent{Sent: totals.Sent(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
+	counts.Intended = totals.Requests() + counts.Unsent + counts.Skipped
 	if s.pacer != nil {
 		end := stoppedAt
 		if p.Duration > 0 { // nothing is intended at or after -z
@@ -177,7 +177,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
-		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
+		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
 	})
 	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
@@ -194,6 +194,14 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return res
+}
+
+// stoppedIf is when the run stopped sending, or 0 when nothing stopped it.
+func stoppedIf(why string, at time.Duration) time.Duration {
+	if why == endDone {
+		return 0
+	}
+	return at
 }
 
 // transportName is how the run's connections travelled, for the report.

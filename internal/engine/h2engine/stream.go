@@ -78,7 +78,7 @@ func (s *stream) run() {
 		s.conn.inflight.Add(1)
 		s.do(raw, hit)
 		s.conn.inflight.Add(-1)
-		s.take.End(j.Since())
+		s.take.End()
 	}
 }
 
@@ -282,7 +282,7 @@ func causeOf(c *live, err error) error {
 func (s *stream) account(c *live) {
 	in, out := c.take()
 	s.parser.WireBytes = in
-	s.call.Wrote(out)
+	s.call.WroteBytes(out) // sent is marked by the exchange (MarkSent)
 }
 
 // readBody drains a response body, keeping its first BodyLimit bytes.
