@@ -267,6 +267,9 @@ type Verdict struct {
 	GeneratorLimited bool `json:"generator_limited"`
 	// Reasons are the evidence, sentences with numbers.
 	Reasons []string `json:"reasons"`
+	// TakenBy is "target" when the process that took hail's CPU
+	// (other-processes) was the target's own.
+	TakenBy string `json:"cpu_taken_by,omitempty"`
 }
 
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
@@ -322,6 +325,7 @@ func buildHail(r *Result, in Input) {
 	}
 	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
 	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
+	h.Target = in.Target
 	h.Verdict = verdict(in, r)
 	h.Hints = hints(t)
 	h.Series = in.Series

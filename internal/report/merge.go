@@ -76,6 +76,13 @@ type Target struct {
 	PeakCPU    float64 `json:"cpu_peak_cores"`
 	// Exited is set when the process ended during the run.
 	Exited bool `json:"exited,omitempty"`
+	// Source says how hail knew the process: "--target-pid", "hail demo"
+	// (its own server) or "loopback listener" (the process listening on a
+	// loopback target's port).
+	Source string `json:"source,omitempty"`
+	// OnHailCPUs is the share of hail's CPUs the target used (0 when it
+	// runs on other CPUs): the target's, never counted as other processes'.
+	OnHailCPUs float64 `json:"on_hail_cpus"`
 }
 
 // TotalsOf rebuilds the exact Totals a Result was made from: its decoded

@@ -135,6 +135,13 @@ type Input struct {
 	// in-flight requests finish (-w): the rest of Elapsed was its drain.
 	Stopped time.Duration
 	Wait    bool
+	// Addr is where connections went (host:port, a socket path), for the
+	// verdict's words about an unreachable target.
+	Addr string
+	// Target is the target's process on this machine, if hail knew it
+	// (--target-pid, hail demo's server, a loopback target's listener):
+	// its CPU on hail's CPUs is already left out of Machine.Others.
+	Target *Target
 }
 
 // Intent accounts for a run's intended requests: Intended = Sent +

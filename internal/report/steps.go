@@ -310,18 +310,26 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 		w = max(w, len(s.Name))
 	}
 	fmt.Fprintf(b, "Steps:\n")
-	fmt.Fprintf(b, "  %-*s %10s %6s %10s %8s %8s %14s %14s %14s %14s  %s\n", w, "step", "requests", "share", "req/s",
-		"failed", "err%", "p50", "p90", "p99", "max", "status codes")
-	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, codes map[string]int64) {
-		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
-			failed, 100*rate, d(l.P50), d(l.P90), d(l.P99), d(l.Max), codeList(codes, c))
+	fmt.Fprintf(b, "  %-*s %10s %6s %10s %8s %8s %14s %14s %14s %14s %14s  %s\n", w, "step", "requests", "share", "req/s",
+		"failed", "err%", "p50", "p90", "p99", "max", "all-sent p99", "status codes")
+	na := func(v float64, none bool) string {
+		if none {
+			return "n/a"
+		}
+		return d(v)
+	}
+	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, resp int64, all AllSent, codes map[string]int64) {
+		none := resp == 0
+		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
+			failed, 100*rate, na(l.P50, none), na(l.P90, none), na(l.P99, none), na(l.Max, none), na(all.P99, all.Requests == 0), codeList(codes, c))
 	}
 	for _, s := range steps {
-		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.StatusCodeDistribution)
+		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.Counts.Responses, s.AllSent, s.StatusCodeDistribution)
 	}
 	m := r.Measure()
 	total := StepLatency{P50: r.LatencyPercentiles.P50, P90: r.LatencyPercentiles.P90, P99: r.LatencyPercentiles.P99, Max: r.Summary.Slowest}
-	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, r.StatusCodeDistribution)
+	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, m.Responses, r.Hail.AllSent, r.StatusCodeDistribution)
+	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))

@@ -57,6 +57,9 @@ type Second struct {
 	// memory (bytes) and CPU use (cores) in this second (--target-pid).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU float64 `json:"target_cpu,omitempty"`
+	// TargetShare is the share of hail's CPUs the target's process used in
+	// this second (not in Others).
+	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
 
 // Collector periodically drains a run's recorders into running totals and a
