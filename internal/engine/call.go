@@ -46,6 +46,9 @@ type Call struct {
 
 	open, live, started, waited, delayed, wrote, tracing, retried bool
 	tr                                                            stats.TraceRecord
+	// token is what the request's builder reserved for it (Reserver); 0:
+	// nothing.
+	token uint32
 }
 
 // Begin takes request hit's place in the call: its step's recorder of
@@ -61,6 +64,27 @@ func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn
 	if c.tracing = rec.Tracing(); c.tracing {
 		c.tr = stats.TraceRecord{Hit: hit, Intended: int64(at), Conn: conn, Step: uint16(step)}
 	}
+}
+
+// Reserve notes what reqs, the builder that just built the call's request
+// (Next), reserved for it, so that it goes back to the builder if the
+// request is never sent. Engines call it right after Begin.
+func (c *Call) Reserve(reqs Requests) {
+	if r, ok := reqs.(Reserver); ok {
+		c.token = r.Reserved()
+	}
+}
+
+// release ends the call's reservation, giving back what it took when the
+// request was never sent.
+func (c *Call) release(reqs Requests, unsent bool) {
+	if c.token == 0 {
+		return
+	}
+	if r, ok := reqs.(Reserver); ok {
+		r.Release(c.token, unsent)
+	}
+	c.token = 0
 }
 
 // Live reports whether the call holds a request that has not ended.
@@ -232,6 +256,7 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	c.Start(now)
 	now = max(now, c.start)
 	c.sent()
+	c.release(reqs, false)
 	v := reqs.Done(c.step, p)
 	c.setThink(v.Think)
 	if c.tracing {
@@ -270,6 +295,7 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 		return
 	}
 	c.setThink(reqs.Done(c.step, nil).Think)
+	c.release(reqs, !c.wrote) // never sent: what it reserved goes back
 	if !c.wrote {
 		if k == stats.ErrAborted {
 			c.rec.Unsent()

@@ -353,10 +353,11 @@ var cases = []testCase{
 		// counted as not sent (never as sent, nor as requests in the
 		// per-second series); the server's count equals sent exactly.
 		s := v.truth()
-		s.StopAccepting(30)
-		p := v.plan(s, s.URL+"/")
+		p := v.plan(s, s.URL+"/delay?d=1ms") // every connection gets to carry requests before the stop
 		p.Requests, p.ConnectTimeout = 90, 200*time.Millisecond
+		s.StopAccepting(30, int64(p.Connections))
 		if v.e.Proto == H3 {
+			s.StopAccepting(30, 0)
 			// QUIC connections cannot be closed from a handler: a new
 			// one per request, one at a time (none waits in a backlog).
 			// quic-go's server still completes some handshakes after its

@@ -66,6 +66,8 @@ type Truth struct {
 	peak     atomic.Int64
 	sem      chan struct{}
 	stopAt   atomic.Int64 // the arrival at which it stops accepting connections (0: never)
+	stopConn atomic.Int64 // ... once it has accepted this many connections
+	conns    atomic.Int64 // connections accepted (HTTP/1, HTTP/2)
 	stop     func()       // closes its listener, once
 	mu       sync.Mutex
 	seen     []Seen
@@ -96,13 +98,15 @@ func (s *Truth) RedirectedBodies() map[string]int {
 }
 
 // StopAccepting makes the server stop accepting connections once n
-// requests have arrived: the n-th request's handler closes its listener
-// (new connections are refused, or time out for HTTP/3) and, from then
-// on, every response closes its connection (HTTP/1 Connection: close, an
-// HTTP/2 GOAWAY), so clients must reconnect — and cannot. Connections are
-// only ever closed after the listener, so none waits in its backlog when
-// it closes: every request written on an established connection arrives.
-func (s *Truth) StopAccepting(n int64) { s.stopAt.Store(n) }
+// requests have arrived over conns connections (HTTP/1, HTTP/2; 0 for
+// HTTP/3): that request's handler closes its listener (new connections are
+// refused, or time out for HTTP/3) and, from then on, every response
+// closes its connection (HTTP/1 Connection: close, an HTTP/2 GOAWAY), so
+// clients must reconnect — and cannot. Waiting for the client's every
+// connection, and closing connections only after the listener, leaves
+// none waiting unaccepted in its backlog when it closes (the kernel would
+// reset it, with a request in it that was sent but never arrived).
+func (s *Truth) StopAccepting(n, conns int64) { s.stopAt.Store(n); s.stopConn.Store(conns) }
 
 // Cap is how many requests /cap serves at a time.
 const Cap = 10
@@ -164,7 +168,12 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols)}
+	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				s.conns.Add(1)
+			}
+		}}
 	if len(idle) > 0 {
 		srv.IdleTimeout = idle[0]
 	}
@@ -182,7 +191,7 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 
 // serve counts the request, then answers it as its path says (see Truth).
 func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
-	if n, at := s.count(r), s.stopAt.Load(); at > 0 && n >= at {
+	if n, at := s.count(r), s.stopAt.Load(); at > 0 && n >= at && s.conns.Load() >= s.stopConn.Load() {
 		s.stop()
 		w.Header().Set("Connection", "close") // HTTP/1 closes, HTTP/2 sends GOAWAY
 	}

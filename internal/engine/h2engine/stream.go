@@ -74,6 +74,7 @@ func (s *stream) run() {
 			continue
 		}
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
+		s.call.Reserve(s.reqs)
 		s.call.Start(j.Since())
 		s.conn.inflight.Add(1)
 		s.do(raw, hit)

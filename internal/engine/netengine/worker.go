@@ -58,6 +58,7 @@ func (w *worker) run() {
 			continue
 		}
 		w.take.Begin(&w.call, w.shard, step, hit, at, int32(w.index))
+		w.call.Reserve(w.reqs)
 		w.call.Start(j.Since())
 		w.do(req, head)
 		w.take.End()

@@ -135,6 +135,7 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 		return
 	}
 	c.call.Begin(w.j, w.shard, step, hit, at, w.connBase+c.idx)
+	c.call.Reserve(c.reqs)
 	if waitFrom >= 0 {
 		// It waited until a connection was free: the moment its slot's
 		// last response arrived (the kernel's receive time), not the
