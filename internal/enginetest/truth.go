@@ -41,6 +41,7 @@ const (
 //	/                   200 "ok"
 //	/delay?d=D          200 after D (or when the client goes away)
 //	/cap?d=D            200 after D, serving at most Cap requests at a time
+//	/drop?every=N       200 "ok", but every N-th request here is never answered (Dropped counts them)
 //	/redirect?n=N&d=D   302 to /redirect?n=N-1 (after D) until N is 0, then 200 "landed"
 //	/away?to=URL        302 to URL (another origin)
 //	/loop               302 to itself
@@ -64,6 +65,8 @@ type Truth struct {
 	cookie   atomic.Int64
 	inflight atomic.Int64
 	peak     atomic.Int64
+	drops    atomic.Int64 // arrivals at /drop
+	dropped  atomic.Int64 // of them, left unanswered
 	sem      chan struct{}
 	stopAt   atomic.Int64 // the arrival at which it stops accepting connections (0: never)
 	stopConn atomic.Int64 // ... once it has accepted this many connections
@@ -125,6 +128,9 @@ func (s *Truth) FirstArrival() time.Time {
 // WithAuth and WithCookie count the requests that carried those headers.
 func (s *Truth) WithAuth() int64   { return s.auth.Load() }
 func (s *Truth) WithCookie() int64 { return s.cookie.Load() }
+
+// Dropped is how many requests /drop left unanswered.
+func (s *Truth) Dropped() int64 { return s.dropped.Load() }
 
 // Peak is the most requests /cap ever served at once.
 func (s *Truth) Peak() int64 { return s.peak.Load() }
@@ -204,6 +210,12 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/cap":
 		if !s.capped(r, d) {
+			return
+		}
+	case "/drop":
+		if every, _ := strconv.ParseInt(q.Get("every"), 10, 64); every > 0 && s.drops.Add(1)%every == 0 {
+			s.dropped.Add(1)
+			<-r.Context().Done() // never answered: the client gives up
 			return
 		}
 	case "/redirect":
