@@ -59,7 +59,11 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 		return 0, 0, false
 	}
 	if t.alarm != nil {
-		hit, at, ok = j.Source.Claim(j.Since())
+		now := j.Since()
+		hit, at, ok = j.Source.Claim(now)
+		if ok && at > now && t.occ != nil {
+			t.occ.idle() // a free connection with nothing due: no backlog
+		}
 		if !ok || !t.alarm.Wait(at, t.wake, j.Stop) {
 			return 0, 0, false
 		}

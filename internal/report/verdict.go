@@ -44,6 +44,9 @@ const (
 	quietOthers  = 0.1 // the machine is otherwise idle below these
 	quietSteal   = 0.05
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
+	// burstCapacity: a late hail whose target could serve this many times
+	// the rate asked filled the connections itself, with bursts of late sends.
+	burstCapacity = 2.0
 )
 
 // verdict names the run's bottleneck with its evidence.
@@ -93,6 +96,9 @@ type Evidence struct {
 	Queued, Sent, NotSent, Failed, Responses int64
 	// Rate is -q (0: none or ramped); Achieved the rate sent (0: unknown).
 	Rate, Achieved float64
+	// Capacity estimates what the target could serve at this concurrency:
+	// connections / its mean time to first byte (req/s; 0: unknown).
+	Capacity float64
 	// CPU is hail's CPU as a share of its cores.
 	CPU float64
 	// Machine is what happened on hail's CPUs; Others leaves the target
@@ -119,8 +125,11 @@ type Evidence struct {
 //     it cannot vouch for anything else);
 //  3. requests waited for a free connection (every one had a request in
 //     flight) longer than hail was late: the target's backpressure
-//     outranks everything below; in the closed model, a stall of a second
-//     or more that hail's own lateness does not explain: the target;
+//     outranks everything below — unless hail was late and the target
+//     could serve twice the rate asked (connections / mean time to first
+//     byte): then hail's late sends filled the connections in bursts; in
+//     the closed model, a stall of a second or more that hail's own
+//     lateness does not explain: the target;
 //  4. hail late (own lateness p99 > 1 ms): other processes if they took a
 //     fifth or more of its CPUs (or the hypervisor a tenth); the target's
 //     own process if it did — in the open model that is other processes
@@ -133,6 +142,11 @@ func Classify(e Evidence) string {
 	m := e.Machine
 	late := e.OwnSamples > 0 && e.OwnP99 > lateP99
 	backpressure := e.Open && (e.WaitP99 > lateP99 || (e.Sent > 0 && float64(e.Queued) > queuedShare*float64(e.Sent) && e.WaitP99 > e.OwnP99))
+	if backpressure && late && e.Rate > 0 && e.Capacity >= burstCapacity*e.Rate {
+		// The target could serve far more than was asked: its connections
+		// filled because hail's late sends left in bursts.
+		backpressure = false
+	}
 	switch {
 	case e.Responses == 0 && e.NotSent+e.Failed > 0:
 		return BottleneckTarget
@@ -169,6 +183,9 @@ func evidence(in Input, r *Result) Evidence {
 	if in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
 		e.Achieved = float64(h.Counts.Sent) / r.Summary.Total
 	}
+	if svc := r.Details.FirstByte.Average; svc > 0 && in.Connections > 0 {
+		e.Capacity = float64(in.Connections) / svc
+	}
 	if !in.Open {
 		_, e.Stalled = longestStall(in.Series)
 	}
@@ -188,6 +205,10 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 	if GeneratorSide(kind) && e.OwnSamples > 0 && e.OwnP99 > lateP99 {
 		if e.Open {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
+			if e.Queued > 0 && e.WaitP99 > lateP99 {
+				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s) because hail's late sends left in bursts: the target could serve about %.0f req/s at this concurrency, against -q %g",
+					e.Queued, fmtDur(wait.P99), e.Capacity, e.Rate))
+			}
 		} else {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99), fmtDur(own.Max)))
 		}

@@ -46,6 +46,8 @@ func TestVerdictKinds(t *testing.T) {
 			want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained", "raising -c raises the offered concurrency, not the target's capacity"}},
 		{name: "waiting for connections on a busy machine", open: true, lagNs: 110_000, waitNs: 1500_000_000, cpu: 100 * time.Millisecond, machine: busy,
 			kind: BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
+		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
+			kind: BottleneckOthers, want: []string{"exceeds 1ms", "because hail's late sends left in bursts: the target could serve about 9998 req/s"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
 			kind: BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found as loopback listener"}},
 		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"the target set the pace"}},
@@ -82,6 +84,7 @@ func TestVerdictKinds(t *testing.T) {
 				}
 				if tc.fail == "" {
 					_ = tot.LatencyOK.RecordValue(1e6 + wait)
+					_ = tot.FirstByte.RecordValue(1e6) // 10 connections / 1 ms: the target serves 10,000/s
 					tot.LatencySum += 1e6 + wait
 				}
 			}
