@@ -69,3 +69,27 @@ func TestFailuresInTheLatency(t *testing.T) {
 		})
 	}
 }
+
+// With -w, the requests that end after -z are counted and marked: how
+// many, over how long a drain, and that the rates include them.
+func TestDrainIsMarked(t *testing.T) {
+	t.Parallel()
+	s := enginetest.StartTruth(t, enginetest.HTTP1)
+	u, _ := url.Parse(s.URL + "/delay?d=300ms")
+	p := &plan.Plan{URL: u, Method: "GET", Duration: 500 * time.Millisecond, Connections: 4, KeepAlive: true, WaitOngoing: true,
+		ConnectTimeout: 2 * time.Second, Engine: plan.EngineNet}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Run(context.Background(), p, run.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, c := res.Hail.Drain, res.Hail.Counts
+	if d == nil || d.Requests != 4 || !d.InRates || d.Seconds < 0.05 || d.Seconds > 0.35 {
+		t.Fatalf("drain %+v: want the 4 requests in flight at -z, ended within its 300 ms", d)
+	}
+	if c.Responses != 8 || c.Aborted != 0 || res.Hail.Rates.RequestsPerSec != res.Summary.RequestsPerSec {
+		t.Errorf("responses %d (want 4 before -z and 4 in the drain), aborted %d; rates %+v", c.Responses, c.Aborted, res.Hail.Rates)
+	}
+}
