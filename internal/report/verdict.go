@@ -44,10 +44,20 @@ const (
 	quietOthers  = 0.1 // the machine is otherwise idle below these
 	quietSteal   = 0.05
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
-	// burstCapacity: a late hail whose target could serve this many times
-	// the rate asked filled the connections itself, with bursts of late sends.
-	burstCapacity = 2.0
+	// servedShare: with connections full, a late hail whose target turned
+	// them over at less than this share of what its service time allows
+	// (Little's law: connections / mean time to first byte) held them
+	// itself: the target served each request in under half a cycle.
+	servedShare = 0.5
 )
+
+// hailBound reports whether the requests sent fell well short of what the
+// target could serve over the connections in its service time (Capacity):
+// the connections were held longer by hail between a response and the next
+// send than by the target.
+func (e Evidence) hailBound() bool {
+	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity
+}
 
 // verdict names the run's bottleneck with its evidence.
 func verdict(in Input, r *Result) Verdict {
@@ -125,11 +135,13 @@ type Evidence struct {
 //     it cannot vouch for anything else);
 //  3. requests waited for a free connection (every one had a request in
 //     flight) longer than hail was late: the target's backpressure
-//     outranks everything below — unless hail was late and the target
-//     could serve twice the rate asked (connections / mean time to first
-//     byte): then hail's late sends filled the connections in bursts; in
-//     the closed model, a stall of a second or more that hail's own
-//     lateness does not explain: the target;
+//     outranks everything below — unless hail was late and fewer than
+//     half the requests went out that the target's service time allows
+//     over the connections (connections / mean time to first byte): then
+//     hail, not the target, held the connections (a backlog it was slow
+//     to send, or bursts of late sends); in the closed model, a stall of
+//     a second or more that hail's own lateness does not explain: the
+//     target;
 //  4. hail late (own lateness p99 > 1 ms): other processes if they took a
 //     fifth or more of its CPUs (or the hypervisor a tenth); the target's
 //     own process if it did — in the open model that is other processes
@@ -142,9 +154,10 @@ func Classify(e Evidence) string {
 	m := e.Machine
 	late := e.OwnSamples > 0 && e.OwnP99 > lateP99
 	backpressure := e.Open && (e.WaitP99 > lateP99 || (e.Sent > 0 && float64(e.Queued) > queuedShare*float64(e.Sent) && e.WaitP99 > e.OwnP99))
-	if backpressure && late && e.Rate > 0 && e.Capacity >= burstCapacity*e.Rate {
-		// The target could serve far more than was asked: its connections
-		// filled because hail's late sends left in bursts.
+	if backpressure && late && e.hailBound() {
+		// The target served each request in a fraction of the time its
+		// connections were held: hail's late sends, not the target, held
+		// them (a backlog, or bursts of late sends).
 		backpressure = false
 	}
 	switch {
@@ -205,9 +218,9 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 	if GeneratorSide(kind) && e.OwnSamples > 0 && e.OwnP99 > lateP99 {
 		if e.Open {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
-			if e.Queued > 0 && e.WaitP99 > lateP99 {
-				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s) because hail's late sends left in bursts: the target could serve about %.0f req/s at this concurrency, against -q %g",
-					e.Queued, fmtDur(wait.P99), e.Capacity, e.Rate))
+			if e.Queued > 0 && e.WaitP99 > lateP99 && e.hailBound() {
+				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s), but hail held the connections, not the target: it served each request in %s, enough for about %.0f req/s over %d connections, and %.1f req/s went out",
+					e.Queued, fmtDur(wait.P99), fmtDur(r.Details.FirstByte.Average), e.Capacity, in.Connections, e.Achieved))
 			}
 		} else {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99), fmtDur(own.Max)))

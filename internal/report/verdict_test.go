@@ -47,7 +47,7 @@ func TestVerdictKinds(t *testing.T) {
 		{name: "waiting for connections on a busy machine", open: true, lagNs: 110_000, waitNs: 1500_000_000, cpu: 100 * time.Millisecond, machine: busy,
 			kind: BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
 		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
-			kind: BottleneckOthers, want: []string{"exceeds 1ms", "because hail's late sends left in bursts: the target could serve about 9998 req/s"}},
+			kind: BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
 			kind: BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found as loopback listener"}},
 		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"the target set the pace"}},
