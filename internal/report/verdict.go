@@ -46,15 +46,16 @@ const (
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
 	// servedShare: with connections full, a late hail whose target turned
 	// them over at less than this share of what its service time allows
-	// (Little's law: connections / mean time to first byte) held them
-	// itself: the target served each request in under half a cycle.
-	servedShare = 0.5
+	// (Little's law: connections / mean time to first byte; a target that
+	// holds the connections turns them over at nearly all of it) held a
+	// part of every cycle itself.
+	servedShare = 0.8
 )
 
 // hailBound reports whether the requests sent fell well short of what the
 // target could serve over the connections in its service time (Capacity):
-// the connections were held longer by hail between a response and the next
-// send than by the target.
+// hail held the connections between a response and the next send for a
+// good part of every cycle.
 func (e Evidence) hailBound() bool {
 	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity
 }
@@ -135,13 +136,13 @@ type Evidence struct {
 //     it cannot vouch for anything else);
 //  3. requests waited for a free connection (every one had a request in
 //     flight) longer than hail was late: the target's backpressure
-//     outranks everything below — unless hail was late and fewer than
-//     half the requests went out that the target's service time allows
-//     over the connections (connections / mean time to first byte): then
-//     hail, not the target, held the connections (a backlog it was slow
-//     to send, or bursts of late sends); in the closed model, a stall of
-//     a second or more that hail's own lateness does not explain: the
-//     target;
+//     outranks everything below — unless hail was late and under 80% of
+//     the requests went out that the target's service time allows over
+//     the connections (connections / mean time to first byte): then hail,
+//     not the target, held the connections for part of every cycle (a
+//     backlog it was slow to send, or bursts of late sends); in the closed
+//     model, a stall of a second or more that hail's own lateness does not
+//     explain: the target;
 //  4. hail late (own lateness p99 > 1 ms): other processes if they took a
 //     fifth or more of its CPUs (or the hypervisor a tenth); the target's
 //     own process if it did — in the open model that is other processes
