@@ -175,7 +175,7 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 func slowestWhich(r *Result, d func(float64) string) string {
 	a := r.Hail.AllSent
 	switch {
-	case r.Hail.Counts.Responses == 0 && a.Requests == 0:
+	case a.Requests == 0: // nothing sent ended, or a result from before all_sent
 		return ""
 	case a.Failed == 0:
 		return " (responses; every sent request that ended had one)"
