@@ -64,8 +64,9 @@ type Data struct {
 	SentBytes        int64
 	// Queued counts requests that waited for a free connection.
 	Queued int64
-	// Unsent counts requests taken but never sent (the run stopped first).
-	Unsent int64
+	// Unsent counts requests taken but never sent (the run stopped first);
+	// NotSent requests that failed before they were sent (connect failures).
+	Unsent, NotSent int64
 	// Status is responses by status code, Failures errors by kind, both
 	// largest first.
 	Status   []Count
@@ -117,7 +118,7 @@ func (s *sampler) sample(src Source, d *Data) bool {
 		s.seen = len(series)
 		d.Requests, d.Errors = t.Requests(), t.ErrorCount()
 		d.BodyBytes, d.WireBytes, d.SentBytes = t.BodyBytes, t.WireBytes, t.SentBytes
-		d.Queued, d.Unsent = t.Queued, t.Unsent
+		d.Queued, d.Unsent, d.NotSent = t.Queued, t.Unsent, t.NotSent
 		d.Status = d.Status[:0]
 		for code, n := range t.Status {
 			if n > 0 {

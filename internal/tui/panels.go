@@ -224,6 +224,9 @@ func (m *Model) genPanel(w int, hl health) []string {
 	if m.data.Unsent > 0 {
 		out = append(out, m.kv("unsent", m.st.bad.Render(fmtInt(m.data.Unsent))))
 	}
+	if m.data.NotSent > 0 { // failed to connect: errors, never sent
+		out = append(out, m.kv("not sent", m.st.bad.Render(fmtInt(m.data.NotSent))))
+	}
 	badge := ""
 	switch {
 	case hl.Limited:

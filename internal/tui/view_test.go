@@ -352,9 +352,11 @@ func TestLatencyPanelAllSent(t *testing.T) {
 	}
 	src.totals.Errors[stats.ErrTimeout] += 5
 	src.totals.Errors[stats.ErrAborted] += 2
+	src.totals.Errors[stats.ErrConnectRefused] += 3
+	src.totals.NotSent += 3
 	m := newTestModel(t, baseConfig(), src, 120, 40, start.Add(3*time.Second))
 	s := checkScreen(t, m.View(), 120, 40)
-	for _, want := range []string{"all sent: p50", "max 500", "5 failed, 2 cut off"} {
+	for _, want := range []string{"all sent: p50", "max 500", "5 failed, 2 cut off", "not sent"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("%q missing:\n%s", want, s)
 		}
