@@ -41,8 +41,6 @@ const (
 	busyCPU      = 0.5 // under this, hail was not busy: lateness is not its load
 	othersShare  = 0.2 // others' share of hail's CPUs that counts as contention
 	stealShare   = 0.1 // stolen share that counts as contention
-	quietOthers  = 0.1 // the machine is otherwise idle below these
-	quietSteal   = 0.05
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
 	// servedShare: with connections full, a late hail whose target turned
 	// them over at less than this share of what its service time allows
@@ -148,8 +146,8 @@ type Evidence struct {
 //     own process if it did — in the open model that is other processes
 //     too (its latencies carry hail's lateness), in the closed model the
 //     target (the rate is what the two reach together on shared CPUs); the
-//     operating system's wake-ups if hail was mostly idle on an otherwise
-//     idle machine; else hail's own work: the generator;
+//     operating system's wake-ups if hail was mostly idle (under half its
+//     CPU) and nobody took its CPUs; else hail's own work: the generator;
 //  5. otherwise none: what limited the test was the load asked for.
 func Classify(e Evidence) string {
 	m := e.Machine
@@ -178,8 +176,8 @@ func Classify(e Evidence) string {
 		return BottleneckOthers // the target's own process took the CPU hail needed to send on time
 	case e.TargetCPU >= othersShare:
 		return BottleneckTarget // closed: the rate is what the target and hail reach together on CPUs they share
-	case e.CPU < busyCPU && m.Known && m.Others < quietOthers && m.Steal < quietSteal && e.TargetCPU < quietOthers:
-		return BottleneckWakeup
+	case e.CPU < busyCPU && m.Known:
+		return BottleneckWakeup // hail mostly idle, no one else took its CPUs: the OS woke it late
 	}
 	return BottleneckGenerator
 }
@@ -270,7 +268,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		}
 		out = append(out, msg)
 	case BottleneckWakeup:
-		out = append(out, fmt.Sprintf("with its CPU %.0f%% busy and the machine otherwise idle (others %.0f%% of its CPUs, steal %.0f%%), this is the OS waking an idle generator late (idle wake-up latency, common in VMs at low rates), not load; latencies count from intended send times, so they include it",
+		out = append(out, fmt.Sprintf("with its CPU %.0f%% busy and nobody taking its CPUs (others %.0f%% of them, steal %.0f%%), this is the OS waking an idle generator late (idle wake-up latency, common in VMs at low rates), not load; latencies count from intended send times, so they include it",
 			100*e.CPU, 100*m.Others, 100*m.Steal))
 	case BottleneckNone:
 		switch {

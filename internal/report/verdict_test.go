@@ -33,7 +33,9 @@ func TestVerdictKinds(t *testing.T) {
 	}{
 		{name: "on time", open: true, lagNs: 200_000, cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"hail sent on time"}},
 		{name: "late and idle", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, kind: BottleneckWakeup,
-			want: []string{"exceeds 1ms", "10% busy", "the OS waking an idle generator late"}},
+			want: []string{"exceeds 1ms", "10% busy and nobody taking its CPUs", "the OS waking an idle generator late"}},
+		{name: "late, idle, the machine a little busy", open: true, lagNs: 2_000_000, cpu: 10 * time.Millisecond, machine: stats.MachineUse{Known: true, CPUs: 1, Others: 0.16, Pressure: 0.01},
+			kind: BottleneckWakeup, want: []string{"0% busy and nobody taking its CPUs (others 16%"}},
 		{name: "late and busy", open: true, lagNs: 3_000_000, cpu: 7 * time.Second, machine: quiet, kind: BottleneckGenerator,
 			want: []string{"exceeds 1ms", "70% of its 1 core", "its own work delayed sends"}},
 		{name: "late and saturated", open: true, lagNs: 3_000_000, cpu: 9500 * time.Millisecond, machine: quiet, kind: BottleneckGenerator,
