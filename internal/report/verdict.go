@@ -38,9 +38,9 @@ const (
 	lateP99      = float64(Late) / float64(time.Second) // Late in seconds, as Evidence has it
 	rateShort    = 0.95                                 // achieved under this share of -q falls short
 	saturatedCPU = SaturatedCPU
-	busyCPU      = 0.5 // under this, hail was not busy: lateness is not its load
-	othersShare  = 0.2 // others' share of hail's CPUs that counts as contention
-	stealShare   = 0.1 // stolen share that counts as contention
+	busyCPU      = 0.5  // under this, hail was not busy: lateness is not its load
+	othersShare  = 0.2  // others' share of hail's CPUs that counts as contention
+	stealShare   = 0.1  // stolen share that counts as contention
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
 	// servedShare: with connections full, a late hail whose target turned
 	// them over at less than this share of what its service time allows
