@@ -315,7 +315,20 @@ func sharing(in Input, e Evidence) string {
 	if t.OnHailCPUs > 0 || e.TargetCPU > 0 {
 		where = fmt.Sprintf("and used %.0f%% of hail's CPUs (the target's, not counted as other processes)", 100*t.OnHailCPUs)
 	}
-	return fmt.Sprintf("the target (pid %d, %s, found as %s) runs on hail's machine %s; it used %.2f cores on average", t.PID, t.Command, t.Source, where, t.MeanCPU)
+	return fmt.Sprintf("the target (pid %d, %s, %s) runs on hail's machine %s; it used %.2f cores on average", t.PID, t.Command, sourceWords(t.Source), where, t.MeanCPU)
+}
+
+// sourceWords says how hail knew the target's process, for a sentence.
+func sourceWords(source string) string {
+	switch source {
+	case "hail demo":
+		return "hail demo's own server"
+	case "loopback listener":
+		return "found listening on the target's port"
+	case "":
+		return "given"
+	}
+	return "given by " + source
 }
 
 // unreachable explains a run none of whose requests could be sent, with

@@ -51,7 +51,7 @@ func TestVerdictKinds(t *testing.T) {
 		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
 			kind: BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
-			kind: BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found as loopback listener"}},
+			kind: BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found listening on the target's port"}},
 		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"the target set the pace"}},
 		{name: "closed, on time on a busy machine", lagNs: 300_000, cpu: 200 * time.Millisecond, machine: busy, kind: BottleneckNone,
 			want: []string{"hail sent each next request on time (own lateness p99 300.0µs", "but hail was not slowed"}},
