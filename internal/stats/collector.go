@@ -22,6 +22,8 @@ type Second struct {
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`
 	NotSent  int64 `json:"not_sent,omitempty"`
+	// CutOff of the Errors were requests the run's end aborted.
+	CutOff int64 `json:"cut_off,omitempty"`
 	// BodyBytes received in this second; WireBytes all bytes read, SentBytes all written.
 	BodyBytes int64 `json:"body_bytes"`
 	WireBytes int64 `json:"wire_bytes"`
@@ -230,7 +232,7 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 	lat.Merge(s.LatencyBad)
 	sec := Second{
 		Index: index, Span: span,
-		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
+		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
