@@ -273,10 +273,13 @@ func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload)
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 }
 
-// scenarioExit is how a reported scenario run ends: exit 2 when it stopped
-// early or when failed of its thresholds failed (each named with what it
-// measured), else success.
+// scenarioExit is how a reported scenario run ends: exit 3 when no
+// request succeeded, 2 when it stopped early or when failed of its
+// thresholds failed (each named with what it measured), else success.
 func scenarioExit(res *report.Result, failed int) error {
+	if err := noSuccess(res); err != nil {
+		return err
+	}
 	switch {
 	case res.Hail.StoppedBy != "":
 		return &exitError{code: 2, msg: "stopped early: " + res.Hail.StoppedBy}

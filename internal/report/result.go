@@ -130,10 +130,23 @@ type Input struct {
 	Machine stats.MachineUse
 	// Connections is -c (for the target's sustained rate in the verdict).
 	Connections int
+	// Stopped is when the run stopped sending (-z, an interrupt), since
+	// its start; 0 when it ran out of requests. Wait says it then let
+	// in-flight requests finish (-w): the rest of Elapsed was its drain.
+	Stopped time.Duration
+	Wait    bool
+	// Addr is where connections went (host:port, a socket path), for the
+	// verdict's words about an unreachable target.
+	Addr string
+	// Target is the target's process on this machine, if hail knew it
+	// (--target-pid, hail demo's server, a loopback target's listener):
+	// its CPU on hail's CPUs is already left out of Machine.Others.
+	Target *Target
 }
 
-// Intent accounts for a run's intended requests: Intended = Sent + Unsent
-// + Skipped.
+// Intent accounts for a run's intended requests: Intended = Sent +
+// NotSent + Unsent + Skipped (Build counts Sent and NotSent from the
+// totals).
 type Intent struct {
 	Intended, Sent, Unsent, Skipped int64
 	// Reason is why requests were left unsent ("" when the run ran out).
@@ -293,8 +306,8 @@ func SortedKeys(m map[string]int64) []string {
 func rps(series []stats.Second, requests, total float64) RPS {
 	var xs []float64
 	for _, s := range series {
-		if s.Span >= 0.999 {
-			xs = append(xs, float64(s.Requests)/s.Span)
+		if s.Span >= 0.999 { // oha's count: requests that failed before they were sent too
+			xs = append(xs, float64(s.Requests+s.NotSent)/s.Span)
 		}
 	}
 	if len(xs) == 0 {

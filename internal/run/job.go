@@ -26,6 +26,7 @@ type setup struct {
 	groups       [][]*stats.Recorder
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
+	target       *targetProc // the target's process, if known
 }
 
 // build makes the run's setup. Its errors are phrased for the user.
@@ -45,6 +46,9 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
+	if s.target, err = findTarget(o, dialer); err != nil {
+		return nil, err
+	}
 	w := o.Workload
 	if w != nil {
 		s.steps = w.Steps

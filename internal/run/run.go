@@ -50,6 +50,16 @@ type Options struct {
 	// Select picks (the conformance suite, internal/enginetest, puts each
 	// engine through the same runs this way).
 	Engine engine.Engine
+	// TargetPID is the target's process on this machine (--target-pid;
+	// hail demo's server): its memory and CPU are sampled once a second
+	// into the report (Result.Hail.Target), and its CPU on hail's CPUs is
+	// the target's, never other processes'. TargetSource says how it was
+	// known ("" is --target-pid).
+	TargetPID    int
+	TargetSource string
+	// FindTarget, when TargetPID is 0, looks for the process listening on
+	// a loopback target's port (/proc) and treats it as TargetPID.
+	FindTarget bool
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
@@ -132,8 +142,13 @@ type collecting struct {
 // workload's Check and the progress callback after every tick.
 func startCollecting(s *setup, o Options) *collecting {
 	c := &collecting{coll: stats.NewStepCollector(s.groups, s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
-	if o.OnSecond != nil {
-		c.coll.OnSecond(o.OnSecond)
+	switch on, t := o.OnSecond, s.target; {
+	case t != nil && on != nil:
+		c.coll.OnSecond(func(sec *stats.Second) { t.fill(sec); on(sec) })
+	case t != nil:
+		c.coll.OnSecond(t.fill)
+	case on != nil:
+		c.coll.OnSecond(on)
 	}
 	if o.Observe != nil {
 		o.Observe(c.coll)
@@ -173,8 +188,8 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	totals := col.coll.Finish(finish)
 	elapsed := finish.Sub(s.job.Start) // as oha: the time the run took, not the nominal -z
 	why, stoppedAt := ctl.ending(elapsed)
-	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
-	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
+	counts := report.Intent{Sent: totals.Sent(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
+	counts.Intended = totals.Requests() + counts.Unsent + counts.Skipped
 	if s.pacer != nil {
 		end := stoppedAt
 		if p.Duration > 0 { // nothing is intended at or after -z
@@ -182,12 +197,18 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		}
 		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, end)))
 	}
+	machine := col.coll.Machine()
+	var tgt *report.Target
+	if s.target != nil {
+		tgt, machine = s.target.summary(elapsed, machine)
+	}
 	res := report.Build(report.Input{
 		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
-		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
+		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
+		Addr: s.dialer.Target(), Target: tgt,
 	})
 	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
@@ -204,6 +225,14 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return res
+}
+
+// stoppedIf is when the run stopped sending, or 0 when nothing stopped it.
+func stoppedIf(why string, at time.Duration) time.Duration {
+	if why == endDone {
+		return 0
+	}
+	return at
 }
 
 // transportName is how the run's connections travelled, for the report.

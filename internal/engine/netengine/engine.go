@@ -33,9 +33,16 @@ func (Engine) Run(j *engine.Job) error {
 		defer alarm.Close()
 	}
 	workers := make([]*worker, j.Connections)
+	var occ *engine.Occupancy
+	if alarm != nil {
+		occ = engine.NewOccupancy(j.Connections)
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := newWorker(j, i, alarm)
+		if occ != nil {
+			w.take.Share(occ)
+		}
 		workers[i] = w
 		wg.Add(1)
 		go func() {

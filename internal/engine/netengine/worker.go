@@ -35,6 +35,7 @@ func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
 	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i)}
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
+	w.wire.Epoch = j.Start.UnixNano() // responses end at the kernel's receive time
 	j.InitParser(&w.parser)
 	return w
 }
@@ -57,9 +58,10 @@ func (w *worker) run() {
 			continue
 		}
 		w.take.Begin(&w.call, w.shard, step, hit, at, int32(w.index))
+		w.call.Reserve(w.reqs)
 		w.call.Start(j.Since())
 		w.do(req, head)
-		w.take.End(j.Since())
+		w.take.End()
 	}
 }
 
@@ -88,7 +90,7 @@ func (w *worker) do(req []byte, head bool) {
 			w.fail(err)
 			return
 		case !follow:
-			w.call.Respond(j.Since(), &w.parser, w.reqs)
+			w.call.Respond(w.wire.Last, &w.parser, w.reqs) // when its last bytes arrived
 			return
 		case !same:
 			if err := j.FollowAway(&w.call, &w.chain, &w.parser, deadline, j.Abort); err != nil {

@@ -104,8 +104,10 @@ func (w *worker) end(c *conn) {
 // finish frees c's slot after its call ended (after the think time the
 // call asked for).
 func (w *worker) finish(c *conn) {
+	c.readyAt = c.call.EndTime()
 	if d := c.call.Think(); d > 0 {
 		c.thinkUntil = w.now + d
+		c.readyAt += d
 	}
 	c.stamp = false
 	w.unlist(listRequest, c)

@@ -60,7 +60,11 @@ func errnoOf(res int32) error { return syscall.Errno(-res) }
 func (w *worker) onConnect(c *conn, res int32) {
 	w.setConnecting(c, false)
 	if res < 0 {
-		w.fail(c, errnoOf(res))
+		err := errnoOf(res)
+		if res == -int32(unix.ETIMEDOUT) { // the kernel gave up on the handshake
+			err = &transport.ConnectTimeoutError{Err: err}
+		}
+		w.fail(c, err)
 		return
 	}
 	c.connected = true

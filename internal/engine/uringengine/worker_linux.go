@@ -227,7 +227,7 @@ func (w *worker) setup() error {
 	w.rx.wallStart = w.j.Start.UnixNano()
 	for i := range w.conns {
 		c := &w.conns[i]
-		c.idx, c.fd = int32(i), -1
+		c.idx, c.fd, c.readyAt = int32(i), -1, -1
 		for l := range c.dl {
 			c.dl[l] = link{prev: -1, next: -1}
 		}
