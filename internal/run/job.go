@@ -50,7 +50,7 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	w := o.Workload
-	if w != nil {
+	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
 	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
@@ -74,7 +74,8 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		if w.Connections != nil {
 			s.job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
 		}
-	} else {
+	}
+	if s.job.NewRequests == nil {
 		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
