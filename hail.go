@@ -15,13 +15,11 @@ package hail
 import (
 	"context"
 	"errors"
-	"io"
 	"net/url"
 	"sort"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
@@ -97,24 +95,6 @@ const (
 	EngineURing Engine = "uring"
 )
 
-// Result is a run's outcome, exactly as the JSON report holds it: oha's
-// keys (Summary, LatencyPercentiles, StatusCodeDistribution, …) and Hail,
-// hail's own (exact Counts, SendDelay, Verdict, the per-second Series).
-type Result = report.Result
-
-// Verdict names the run's bottleneck (Result.Hail.Verdict.Bottleneck is one
-// of the Bottleneck constants) with the evidence as sentences.
-type Verdict = report.Verdict
-
-// The bottleneck kinds of a Verdict.
-const (
-	BottleneckNone      = report.BottleneckNone
-	BottleneckTarget    = report.BottleneckTarget
-	BottleneckGenerator = report.BottleneckGenerator
-	BottleneckOthers    = report.BottleneckOthers
-	BottleneckWakeup    = report.BottleneckWakeup
-)
-
 // FieldError is a Plan that cannot run: Field names the Plan field at
 // fault, and Error says what is wrong and what to do.
 type FieldError = plan.FieldError
@@ -168,7 +148,8 @@ func Run(ctx context.Context, p Plan, opts ...Option) (*Result, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return run.Run(ctx, ip, o)
+	res, err := run.Run(ctx, ip, o)
+	return fromReport(res), err
 }
 
 // Validate reports what is wrong with p, as a *FieldError, or nil.
@@ -179,15 +160,6 @@ func (p Plan) Validate() error {
 	}
 	return public(ip.Validate())
 }
-
-// WriteJSON writes r as the JSON report (oha's keys and hail's).
-func WriteJSON(w io.Writer, r *Result) error { return report.WriteJSON(w, r) }
-
-// WriteText writes r as the text report.
-func WriteText(w io.Writer, r *Result) error { return report.WriteText(w, r, report.TextOptions{}) }
-
-// ReadJSON reads a Result written by WriteJSON (or by hail -j).
-func ReadJSON(rd io.Reader) (*Result, error) { return report.ReadJSON(rd) }
 
 // internal turns p into the internal plan, with the command's defaults.
 func (p Plan) internal() (*plan.Plan, error) {
