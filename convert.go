@@ -142,3 +142,8 @@ func jsonKey(f reflect.StructField) string {
 	}
 	return k
 }
+
+// convertValue sets *dst (a pointer) to src's value, as convert does.
+func convertValue(dst, src any) {
+	convert(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src), "")
+}

@@ -95,7 +95,7 @@ func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
 		return nil, err // it names the flag and the path
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
+		return nil, fmt.Errorf("%w: check the URL's host name or use --connect-to", err)
 	}
 	return dialer, nil
 }
