@@ -16,7 +16,8 @@ import (
 // A brand-new module requires github.com/hail-loadgen/hail (through a
 // replace to this checkout, as a user trying a clone would), builds a
 // small program with it and runs a load test against a server this test
-// started: the server counts every request the program said it sent.
+// started (the server counts every request the program said it sent), and
+// runs README's "Use from Go" test as a test of its own.
 func TestUseFromAnotherModule(t *testing.T) {
 	t.Parallel()
 	root, err := os.Getwd()
@@ -57,6 +58,12 @@ func main() {
 }
 `,
 	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["readme_test.go"] = "package main\n\nimport (\n\t\"context\"\n\t\"testing\"\n\n\t\"github.com/hail-loadgen/hail\"\n" +
+		"\t\"github.com/hail-loadgen/hail/hailtest\"\n)\n\n" + readmeExample(t, string(readme))
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -82,4 +89,22 @@ func main() {
 	if n := srv.Stats().Requests; n != 500 {
 		t.Errorf("the server answered %d requests, want 500", n)
 	}
+	test := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", ".")
+	test.Dir, test.Env = dir, cmd.Env
+	if out, err := test.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestUnderLoad") {
+		t.Errorf("README's example, as a test of a module that requires hail: %v\n%s", err, out)
+	}
+}
+
+// readmeExample is the Go code of README's "Use from Go".
+func readmeExample(t *testing.T, readme string) string {
+	_, sec, ok := strings.Cut(readme, "## Use from Go\n")
+	if ok {
+		_, sec, ok = strings.Cut(sec, "```go\n")
+	}
+	code, _, closed := strings.Cut(sec, "```")
+	if !ok || !closed || !strings.Contains(code, "func Test") {
+		t.Fatal("README.md has no Go test under \"## Use from Go\"")
+	}
+	return code
 }
