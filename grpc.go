@@ -106,8 +106,7 @@ func (g *GRPCCall) prepare(j *job, p Plan, connect bool) error {
 // when it names a GRPC field, the command's flags in the Plan's words
 // otherwise.
 func grpcError(err error) error {
-	msg := apiWords(err).Error()
-	msg = strings.Replace(msg, "--call ", grpcNames.Method+" ", 1)
+	msg := grpcWords.Replace(apiWords(err).Error())
 	if !strings.HasPrefix(msg, "GRPC.") {
 		return errors.New(msg)
 	}
@@ -140,4 +139,8 @@ var flagWords = strings.NewReplacer(
 	"trust its CA with --cacert FILE, or skip verification with --skipTLS", "trust its CA with Plan.CACert, or skip verification with Plan.Insecure",
 	"(and trust its CA with --cacert FILE, or use --skipTLS)", "(and trust its CA with Plan.CACert, or set Plan.Insecure)",
 	"--cacert", "Plan.CACert", "--cert", "Plan.Cert", "--key", "Plan.Key", "--unix-socket", "Plan.UnixSocket",
-	"--connect-to", "Plan.ConnectTo", "--engine", "Plan.Engine", "--proxy", "Plan.Proxy", "--call", "GRPC.Method")
+	"--connect-to", "Plan.ConnectTo", "--engine", "Plan.Engine", "--proxy", "Plan.Proxy")
+
+// grpcWords are the gRPC flags in GRPCCall's words.
+var grpcWords = strings.NewReplacer("--call ", grpcNames.Method+" ", "(add the directories of imported files with -i)",
+	"(add the directories of imported files to "+grpcNames.ImportPaths+")", "--protoset", grpcNames.Protoset, "--proto", grpcNames.Protos)

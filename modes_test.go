@@ -155,6 +155,7 @@ func TestBadPlanField(t *testing.T) {
 		{hail.Plan{URL: "http://127.0.0.1:1/x", GRPC: &hail.GRPCCall{Method: "a.B/C"}}, "URL"},
 		{hail.Plan{URL: "http://127.0.0.1:1", GRPC: &hail.GRPCCall{Method: "nomethod"}}, "GRPC.Method"},
 		{hail.Plan{URL: "http://127.0.0.1:1", GRPC: &hail.GRPCCall{Method: "a.B/C", Metadata: map[string]string{"grpc-x": "1"}}}, "GRPC.Metadata"},
+		{hail.Plan{URL: "http://127.0.0.1:1", GRPC: &hail.GRPCCall{Method: "a.B/C", Protos: []string{"/nonexistent/x.proto"}}}, "GRPC.Protos"},
 	} {
 		_, err := hail.Run(context.Background(), c.p)
 		var fe *hail.FieldError

@@ -14,9 +14,11 @@ import (
 
 // AssertExact checks res against the server's own counts: the server sent
 // exactly the responses res counts, status by status (a scenario's setup
-// and teardown included), and res counts no response it did not send. It
-// reports each difference with tb.Errorf and returns whether there was
-// none.
+// and teardown included), and res counts no response it did not send. A
+// response that failed a scenario step's check is an error in res (of
+// kind "check failed: …"), its status unrecorded: such responses make up
+// the statuses the server sent beyond res's. AssertExact reports each
+// difference with tb.Errorf and returns whether there was none.
 //
 // The counts are exact for a run that ended by itself (Plan.Requests) or
 // let its requests finish (Plan.WaitOngoing): a request the run's end cut
@@ -26,29 +28,38 @@ func AssertExact(tb testing.TB, srv *Server, res *hail.Result) bool {
 	tb.Helper()
 	st := srv.Stats()
 	c := res.Hail.Counts
-	responses, status := c.Responses, maps.Clone(res.StatusCodeDistribution)
+	responses, checked, status := c.Responses, checkFailures(res.ErrorDistribution), maps.Clone(res.StatusCodeDistribution)
 	for _, ph := range []*hail.Phase{res.Hail.Setup, res.Hail.Teardown} {
 		if ph == nil {
 			continue
 		}
 		for _, s := range ph.Steps {
 			responses += s.Counts.Responses
+			checked += checkFailures(s.ErrorDistribution)
 			for k, n := range s.StatusCodeDistribution {
 				status[k] += n
 			}
 		}
 	}
 	var diffs []string
-	if uint64(responses) != st.Requests {
-		diffs = append(diffs, fmt.Sprintf("the server sent %d responses, the run counted %d", st.Requests, responses))
+	if uint64(responses+checked) != st.Requests {
+		diffs = append(diffs, fmt.Sprintf("the server sent %d responses, the run counted %d%s", st.Requests, responses+checked, checkedWords(checked)))
 	}
 	codes := map[string]bool{}
+	var beyond int64 // responses of a status beyond the run's: those that failed a check
 	for code, n := range st.ByStatus {
 		k := strconv.Itoa(code)
 		codes[k] = true
-		if got := status[k]; uint64(got) != n {
+		got := status[k]
+		switch {
+		case checked == 0 && uint64(got) != n, uint64(got) > n:
 			diffs = append(diffs, fmt.Sprintf("status %s: the server sent %d, the run counted %d", k, n, got))
+		default:
+			beyond += int64(n) - got
 		}
+	}
+	if checked > 0 && beyond != checked {
+		diffs = append(diffs, fmt.Sprintf("the server sent %d responses beyond the statuses the run counted, and %d failed a check", beyond, checked))
 	}
 	for k, n := range status {
 		if !codes[k] && n > 0 {
@@ -65,6 +76,24 @@ func AssertExact(tb testing.TB, srv *Server, res *hail.Result) bool {
 	}
 	tb.Errorf("hailtest: the run's counts differ from the server's%s:\n\t%s", hint, strings.Join(diffs, "\n\t"))
 	return false
+}
+
+// checkFailures counts the responses that failed a check, among errors.
+func checkFailures(errs map[string]int64) int64 {
+	var n int64
+	for k, c := range errs {
+		if strings.HasPrefix(k, "check failed: ") {
+			n += c
+		}
+	}
+	return n
+}
+
+func checkedWords(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them responses that failed a check)", n)
 }
 
 // AssertVerdict checks that res's verdict names one of kinds (the
