@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -382,5 +384,52 @@ func TestDurationsAreExact(t *testing.T) {
 	mean := float64(res.Hail.Counts.LatencySum) / float64(res.Hail.Counts.Responses)
 	if math.Abs(float64(res.Summary.Average)-mean) > 1 {
 		t.Errorf("average %v, latency sum / responses %.1f ns", res.Summary.Average, mean)
+	}
+}
+
+// LoadScenario reads a file; ScenarioVars, ScenarioEnv and ScenarioBase
+// are hail run's --var, the environment and --base; ScenarioFileLimit
+// bounds what it reads.
+func TestLoadScenarioOptions(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	src := "requests: 20\nconnections: 2\nsteps:\n  - {name: a, path: '/?status={{var.code}}', headers: {X-Env: '{{env.HAIL_X}}'}}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(name string) (string, bool) { return "from-env", name == "HAIL_X" }
+	sc, err := hail.LoadScenario(path, hail.ScenarioVars(map[string]string{"code": "404"}), hail.ScenarioEnv(env), hail.ScenarioBase(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hail.Run(context.Background(), hail.Plan{Scenario: sc})
+	var ne *hail.NoSuccessError
+	if !errors.As(err, &ne) || res.StatusCodeDistribution["404"] != 20 {
+		t.Errorf("error %v, statuses %v: want 20 of the variable's 404", err, res.StatusCodeDistribution)
+	}
+	if _, err := hail.LoadScenario(path); err == nil || !strings.Contains(err.Error(), "(or ScenarioBase, or Plan.URL)") {
+		t.Errorf("without a base: %v", err)
+	}
+	if _, err := hail.LoadScenario(path, hail.ScenarioBase(srv.URL)); err == nil || !strings.Contains(err.Error(), `undefined variable "code"`) {
+		t.Errorf("without the variable: %v", err)
+	}
+	if _, err := hail.LoadScenario(path, hail.ScenarioFileLimit(10)); err == nil || !strings.Contains(err.Error(), "raise it with ScenarioFileLimit") {
+		t.Errorf("a file over the limit: %v", err)
+	}
+}
+
+// WithTargetPID samples the target's process: here this one, which runs
+// the built-in target.
+func TestTargetPID(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Rate: 100, Duration: 1200 * time.Millisecond},
+		hail.WithTargetPID(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg := res.Hail.Target; tg == nil || tg.PID != os.Getpid() || tg.Samples < 1 || tg.PeakRSSBytes <= 0 {
+		t.Errorf("target %+v, want this process sampled", tg)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -68,7 +69,7 @@ func LoadScenario(path string, opts ...ScenarioOption) (*Scenario, error) {
 	s := newScenario(path, opts)
 	data, err := bodyfile.Read(path, s.limit)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(scenarioWords.Replace(err.Error()))
 	}
 	s.data = data
 	return s.checked()
@@ -141,13 +142,18 @@ func (s *Scenario) compile(base string, lengthGiven, insecure bool) (*iscenario.
 func (s *Scenario) error(err error) error {
 	var se *iscenario.Error
 	if !errors.As(err, &se) {
-		return apiWords(err)
+		return errors.New(scenarioWords.Replace(apiWords(err).Error()))
 	}
+	msg := scenarioWords.Replace(se.Msg)
 	if s.built == nil {
-		return &ScenarioError{File: s.file, Line: se.Line, Column: se.Column, Problem: se.Msg}
+		return &ScenarioError{File: s.file, Line: se.Line, Column: se.Column, Problem: msg}
 	}
-	return &ScenarioError{File: s.file, Path: pathAt(s.built, se.Line, se.Column), Problem: se.Msg}
+	return &ScenarioError{File: s.file, Path: pathAt(s.built, se.Line, se.Column), Problem: msg}
 }
+
+// scenarioWords are hail run's flags in the Go API's words.
+var scenarioWords = strings.NewReplacer("(or --base)", "(or ScenarioBase, or Plan.URL)", "--base ", "the base URL ",
+	"raise it with --body-file-limit", "raise it with ScenarioFileLimit")
 
 // compileScenario is the job of a Plan that runs a Scenario: the
 // scenario compiled afresh, its settings with the Plan's overrides (as hail
