@@ -433,3 +433,56 @@ func TestTargetPID(t *testing.T) {
 		t.Errorf("target %+v, want this process sampled", tg)
 	}
 }
+
+// A setup step that fails stops the run before the load: a *SetupError
+// naming the step, and the teardown has cleaned up.
+func TestSetupError(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	sc, err := hail.ReadScenario("s.yaml", strings.NewReader(`
+requests: 10
+setup:
+  - {name: make, method: POST, path: /items, capture: {items: {json: id}}, expect: {status: 201}}
+  - {name: fail, path: '/?status=503', expect: {status: 200}}
+steps:
+  - {name: a, path: /}
+teardown:
+  - {name: cleanup, method: DELETE, path: '/items/{{take items}}', repeat: all}
+`), hail.ScenarioBase(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hail.Run(context.Background(), hail.Plan{Scenario: sc})
+	var se *hail.SetupError
+	if !errors.As(err, &se) || res != nil || se.Step != "fail" || se.Setup == nil || se.Teardown == nil || se.Teardown.Steps[0].Counts.Responses != 1 {
+		t.Fatalf("error %v (%+v), result %v: want a *SetupError for step fail, the teardown run", err, se, res)
+	}
+	if st := srv.Stats(); st.Items.Live != 0 || st.ByStatus[200] != 0 {
+		t.Errorf("after the failed setup: %+v (no load request, no item left)", st)
+	}
+}
+
+// Progress has a scenario's steps.
+func TestProgressSteps(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	sc, err := hail.NewScenario(&scenario.File{Base: srv.URL, Rate: 200, Duration: 1200 * time.Millisecond,
+		Steps: []scenario.Step{{Name: "one", Path: "/"}, {Name: "two", Path: "/?status=404", Expect: &scenario.Expect{Status: []string{"200"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []hail.StepProgress
+	_, err = hail.Run(context.Background(), hail.Plan{Scenario: sc}, hail.WithProgress(func(p hail.Progress) {
+		if steps == nil {
+			steps = p.Steps
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// two's responses fail its check: errors of the step
+	if len(steps) != 2 || steps[0].Name != "one" || steps[1].Name != "two" || steps[0].Requests+steps[1].Requests < 150 ||
+		steps[1].Errors != steps[1].Requests || steps[0].Errors != 0 || steps[0].P99 <= 0 {
+		t.Errorf("steps at 1 s: %+v", steps)
+	}
+}

@@ -442,8 +442,11 @@ func (p Plan) configOf(ip *plan.Plan, j *job) map[string]any {
 		"requests": ip.Requests, "duration_seconds": ip.Duration.Seconds(), "rate": ip.Rate, "model": model(ip, j.workload),
 		"burst_delay_seconds": ip.BurstEvery.Seconds(), "burst_rate": ip.BurstSize, "wait_ongoing": ip.WaitOngoing,
 		"timeout_seconds": ip.Timeout.Seconds(), "connect_timeout_seconds": ip.ConnectTimeout.Seconds(), "redirects": ip.MaxRedirects,
-		"keepalive": ip.KeepAlive, "http_version": p.HTTPVersion, "streams_per_connection": ip.StreamsPerConn(), "engine": ip.Engine,
+		"keepalive": ip.KeepAlive, "http_version": httpVersion(ip), "streams_per_connection": ip.StreamsPerConn(), "engine": ip.Engine,
 		"bodies": len(ip.Bodies), "api": "go"}
+	if j.grpcName != "" {
+		c["call"], c["kind"] = j.grpcName, j.grpcKind
+	}
 	if len(p.RateStages) > 0 {
 		c["rate_stages"] = stagesConfig(p.RateStages)
 	}
@@ -458,6 +461,17 @@ func (p Plan) configOf(ip *plan.Plan, j *job) map[string]any {
 		c["thresholds"] = ths
 	}
 	return c
+}
+
+// httpVersion is the HTTP version p speaks, as configurations write it.
+func httpVersion(p *plan.Plan) string {
+	switch {
+	case p.HTTPVersion != plan.HTTP1:
+		return string(p.HTTPVersion)
+	case p.HTTP10:
+		return "1.0"
+	}
+	return "1.1"
 }
 
 func stagesConfig(ss []Stage) []map[string]any {
