@@ -170,8 +170,10 @@ const (
 )
 
 // Validate reports what is wrong with p (a *FieldError, or for a
-// Scenario a *ScenarioError), or nil. It sends nothing: a GRPC call's
-// method and data are checked against the schema by Run, before the load.
+// Scenario a *ScenarioError), or nil. It sends no request: a GRPC call's
+// method and data are checked against its schema by Run, before the load
+// (a scenario's gRPC steps without a schema ask their server by
+// reflection, as LoadScenario does).
 func (p Plan) Validate() error {
 	j, err := p.compile(false)
 	if err != nil {
