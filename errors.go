@@ -55,6 +55,7 @@ type SetupError struct {
 	Setup, Teardown *Phase
 }
 
+// Error names the step and why it failed, and says the load did not run.
 func (e *SetupError) Error() string {
 	return fmt.Sprintf("setup step %s failed: %s; the load was not run", e.Step, e.Reason)
 }
@@ -73,6 +74,7 @@ type UnreachableError struct {
 	Reason string
 }
 
+// Error is "target unreachable: " and the reason.
 func (e *UnreachableError) Error() string { return "target unreachable: " + e.Reason }
 
 // NoSuccessError says that requests were sent but none succeeded: every
@@ -83,6 +85,7 @@ type NoSuccessError struct {
 	Reason string
 }
 
+// Error is "no request succeeded: " and the reason.
 func (e *NoSuccessError) Error() string { return "no request succeeded: " + e.Reason }
 
 // ThresholdError says that thresholds failed, or that one with
@@ -96,6 +99,8 @@ type ThresholdError struct {
 	StoppedBy string
 }
 
+// Error names each failed threshold with what it measured, and why the
+// run stopped early if it did.
 func (e *ThresholdError) Error() string {
 	var names []string
 	for _, t := range e.Failed {
