@@ -104,6 +104,7 @@ type LatencyMetrics struct {
 // Percentiles of a latency: P999 is the 99.9th, P9999 the 99.99th. Exact
 // to HdrHistogram's three significant digits.
 type Percentiles struct {
+	// P10 to P9999 are the 10th to the 99.99th percentile.
 	P10   time.Duration `json:"p10"`
 	P25   time.Duration `json:"p25"`
 	P50   time.Duration `json:"p50"`
@@ -131,6 +132,7 @@ type RPS struct {
 
 // RatePercentiles are percentiles of a rate, in requests per second.
 type RatePercentiles struct {
+	// P10 to P9999 are the 10th to the 99.99th percentile.
 	P10   float64 `json:"p10"`
 	P25   float64 `json:"p25"`
 	P50   float64 `json:"p50"`
@@ -154,6 +156,7 @@ type Details struct {
 
 // MinAvgMax are the mean and extremes of a time.
 type MinAvgMax struct {
+	// Average is the mean, Fastest the least and Slowest the greatest.
 	Average time.Duration `json:"average"`
 	Fastest time.Duration `json:"fastest"`
 	Slowest time.Duration `json:"slowest"`

@@ -97,6 +97,8 @@ type HailSection struct {
 // Intended = Sent + NotSent + Unsent + Skipped; Requests = Sent + NotSent =
 // Responses + Errors.
 type Counts struct {
+	// Intended, Sent, NotSent, Unsent and Skipped account for every
+	// intended request, as above.
 	Intended int64 `json:"intended"`
 	Sent     int64 `json:"sent"`
 	NotSent  int64 `json:"not_sent"`
@@ -220,6 +222,7 @@ type SendDelay struct {
 
 // LagStats describe a delay over its samples.
 type LagStats struct {
+	// Samples is how many requests it covers; P50 to Max are over them.
 	Samples int64         `json:"samples"`
 	P50     time.Duration `json:"p50"`
 	P90     time.Duration `json:"p90"`
@@ -337,6 +340,7 @@ type Second struct {
 // TLSCounts are a run's TLS handshakes (QUIC's included) and how many
 // resumed a session.
 type TLSCounts struct {
+	// Handshakes are full and resumed ones; Resumptions the resumed.
 	Handshakes  int64 `json:"handshakes"`
 	Resumptions int64 `json:"resumptions"`
 }

@@ -70,6 +70,8 @@ type StepCounts struct {
 
 // StepLatency summarises a step's response latency.
 type StepLatency struct {
+	// Min, Mean and Max are the fastest, mean and slowest response; P50
+	// to P999 percentiles.
 	Min  time.Duration `json:"min"`
 	Mean time.Duration `json:"mean"`
 	P50  time.Duration `json:"p50"`
