@@ -2,11 +2,13 @@ package hail
 
 import (
 	"errors"
+	"net"
 	"strings"
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
 	"github.com/hail-loadgen/hail/internal/grpcload"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // GRPCCall is a gRPC load, what hail grpc sends: Method called with Data
@@ -95,11 +97,23 @@ func (g *GRPCCall) prepare(j *job, p Plan, connect bool) error {
 	}
 	load, err := grpcload.Prepare(ip, c)
 	if err != nil {
+		if unreachable(err) {
+			return &UnreachableError{Addr: ip.URL.Host, Reason: apiWords(err).Error()}
+		}
 		return grpcError(grpcload.SchemeHint(err, "Plan.URL as ", ip.URL))
 	}
 	j.workload, j.grpcName = load.Workload, load.Method.Name()
 	j.grpcKind = load.Method.Kind()
 	return nil
+}
+
+// unreachable reports whether err is a connection that could not be made
+// or a name that did not resolve.
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	var op *net.OpError
+	var timeout *transport.ConnectTimeoutError
+	return errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial" || errors.As(err, &timeout)
 }
 
 // grpcError is a preparation error as the Go API says it: a *FieldError

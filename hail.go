@@ -38,7 +38,6 @@ package hail
 import (
 	"context"
 	"errors"
-	"net"
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
@@ -51,9 +50,9 @@ import (
 // Run carries out p and returns its Result.
 //
 // Before anything is sent, a Plan that cannot run is a *FieldError (a
-// *ScenarioError for a scenario's file) and a target whose name does not
-// resolve an *UnreachableError; a scenario's failed setup step is a
-// *SetupError. After the run, the Result is complete and the error says
+// *ScenarioError for a scenario's file), and a target whose name does not
+// resolve (or a gRPC server that cannot be reached) an *UnreachableError;
+// a scenario's failed setup step is a *SetupError. After the run, the Result is complete and the error says
 // how it went: nil; *UnreachableError (no request could be sent: every
 // connection failed); *NoSuccessError (requests were sent, none
 // succeeded); *ThresholdError (a threshold failed, or one stopped the
@@ -185,8 +184,7 @@ func (j *job) teardown(ctx context.Context, d *transport.Dialer) *report.Phase {
 // startError is an error that kept a run from starting, in the API's
 // words: a name that does not resolve is an *UnreachableError.
 func (j *job) startError(err error) error {
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
+	if unreachable(err) {
 		return &UnreachableError{Addr: j.plan.URL.Host, Reason: apiWords(err).Error()}
 	}
 	return apiWords(err)

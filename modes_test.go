@@ -367,6 +367,11 @@ func TestGRPC(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "GRPC.Data" || fe.Value != "[1]" || !strings.Contains(fe.Problem, "payload") {
 		t.Errorf("bad data: %v (%+v), want a *FieldError for GRPC.Data [1]", err, fe)
 	}
+	_, err = hail.Run(context.Background(), hail.Plan{URL: "http://127.0.0.1:1", Requests: 1, GRPC: &hail.GRPCCall{Method: "hail.v1.Target/Echo"}})
+	var ue *hail.UnreachableError
+	if !errors.As(err, &ue) || ue.Addr != "127.0.0.1:1" {
+		t.Errorf("no gRPC server: %v, want an *UnreachableError", err)
+	}
 	_, err = hail.Run(context.Background(), hail.Plan{URL: "https://" + addr.String(), Requests: 1, GRPC: &hail.GRPCCall{Method: "hail.v1.Target/Echo"}})
 	if err == nil || !strings.Contains(err.Error(), "http://"+addr.String()) || strings.Contains(err.Error(), "--") {
 		t.Errorf("TLS to a plaintext server: %v, want advice to write an http:// URL", err)
