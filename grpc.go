@@ -1,6 +1,7 @@
 package hail
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strings"
@@ -54,7 +55,7 @@ var grpcNames = grpcload.Names{Method: "GRPC.Method", Data: "GRPC.Data", Binary:
 // path. With connect it finds the schema (asking the server when it must),
 // resolves the method and encodes the data; without, it checks what it
 // can alone.
-func (g *GRPCCall) prepare(j *job, p Plan, connect bool) error {
+func (g *GRPCCall) prepare(ctx context.Context, j *job, p Plan, connect bool) error {
 	ip := j.plan
 	switch {
 	case p.Method != "" && p.Method != "POST":
@@ -95,7 +96,7 @@ func (g *GRPCCall) prepare(j *job, p Plan, connect bool) error {
 	if g.Data != "" {
 		c.Data = []byte(g.Data)
 	}
-	load, err := grpcload.Prepare(ip, c)
+	load, err := grpcload.Prepare(ctx, ip, c)
 	if err != nil {
 		if unreachable(err) {
 			return &UnreachableError{Addr: ip.URL.Host, Reason: apiWords(err).Error()}

@@ -64,7 +64,7 @@ func Run(ctx context.Context, p Plan, opts ...Option) (*Result, error) {
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
-	j, err := p.compile(true)
+	j, err := p.compile(ctx, true)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package hail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -175,7 +176,7 @@ const (
 // (a scenario's gRPC steps without a schema ask their server by
 // reflection, as LoadScenario does).
 func (p Plan) Validate() error {
-	j, err := p.compile(false)
+	j, err := p.compile(context.Background(), false)
 	if err != nil {
 		return err
 	}
@@ -194,8 +195,9 @@ type job struct {
 }
 
 // compile turns p into a job. connect says it may talk to a server (to
-// ask a gRPC server for its schema); Validate compiles without.
-func (p Plan) compile(connect bool) (*job, error) {
+// ask a gRPC server for its schema; ctx bounds it); Validate compiles
+// without.
+func (p Plan) compile(ctx context.Context, connect bool) (*job, error) {
 	switch {
 	case p.Scenario != nil && p.GRPC != nil:
 		return nil, &FieldError{Field: "GRPC", Problem: "a Plan runs a Scenario or a gRPC call: give one"}
@@ -208,7 +210,7 @@ func (p Plan) compile(connect bool) (*job, error) {
 	}
 	j := &job{plan: ip}
 	if p.GRPC != nil {
-		if err := p.GRPC.prepare(j, p, connect); err != nil {
+		if err := p.GRPC.prepare(ctx, j, p, connect); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -66,7 +67,7 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		}
 		c.Binary = append([]byte{}, c.Binary...) // an empty file is an empty request, not none
 	}
-	if g.Load, err = grpcload.Prepare(p, c); err != nil {
+	if g.Load, err = grpcload.Prepare(context.Background(), p, c); err != nil {
 		return nil, err
 	}
 	return g, nil

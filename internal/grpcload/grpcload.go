@@ -73,8 +73,9 @@ type Load struct {
 // Prepare checks everything before a call is sent: the schema, the
 // method and the data against the method's input message. p is the
 // run's plan (its URL the server and the method's path, HTTP/2, POST);
-// Prepare sets its gRPC headers and bodies. Each problem is one line.
-func Prepare(p *plan.Plan, c Call) (*Load, error) {
+// Prepare sets its gRPC headers and bodies. Cancelling ctx stops the
+// probe and the reflection. Each problem is one line.
+func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 	n := c.Names
 	if _, _, err := grpccall.ParseCall(c.Method); err != nil && c.Method != "" {
 		return nil, renamed(err, n)
@@ -108,13 +109,13 @@ func Prepare(p *plan.Plan, c Call) (*Load, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.ConnectTimeout+5*time.Second)
+	probe, cancel := context.WithTimeout(ctx, p.ConnectTimeout+5*time.Second)
 	defer cancel()
-	if err := grpccall.Probe(ctx, topt, target); err != nil {
+	if err := grpccall.Probe(probe, topt, target); err != nil {
 		return nil, err
 	}
 	if g.Source == nil {
-		if g.Source, err = ReflectionSource(p, target, c.ReflectMetadata); err != nil {
+		if g.Source, err = ReflectionSource(ctx, p, target, c.ReflectMetadata); err != nil {
 			return nil, err
 		}
 	}

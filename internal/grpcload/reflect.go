@@ -16,13 +16,13 @@ import (
 )
 
 // ReflectionSource connects for server reflection through hail's own
-// transport, sending rm with each question.
-func ReflectionSource(p *plan.Plan, target string, rm [][2]string) (grpccall.Source, error) {
+// transport, sending rm with each question; ctx bounds the name lookup.
+func ReflectionSource(ctx context.Context, p *plan.Plan, target string, rm [][2]string) (grpccall.Source, error) {
 	topt, err := p.TransportOptions(p.URL)
 	if err != nil {
 		return nil, err
 	}
-	d, err := transport.NewDialer(context.Background(), topt)
+	d, err := transport.NewDialer(ctx, topt)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func ScenarioSource(base *url.URL, insecure bool) (grpccall.Source, error) {
 	if err := grpccall.Probe(ctx, topt, base.Host); err != nil {
 		return nil, SchemeHint(err, "base: ", base)
 	}
-	return ReflectionSource(p, base.Host, nil)
+	return ReflectionSource(context.Background(), p, base.Host, nil)
 }
 
 // SchemeHint rephrases a probe's advice about --insecure for a target
