@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/grpcload"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
@@ -123,7 +124,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
-			return scenarioGRPCSource(base, insecure || f.insecure)
+			return grpcload.ScenarioSource(base, insecure || f.insecure)
 		}})
 	if err != nil {
 		return nil, none, nil, err

@@ -318,7 +318,7 @@ func buildHail(r *Result, in Input) {
 	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
 	g.Cores = in.Cores
 	if requests > 0 {
-		g.CPUPerRequestUS = in.Usage.CPU().Seconds() * 1e6 / float64(requests)
+		g.CPUPerRequestUS = float64(meanNS(int64(in.Usage.CPU()), requests)) / 1e3 // whole ns, in µs
 	}
 	if total > 0 && in.Cores > 0 {
 		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)
@@ -344,7 +344,7 @@ func allSent(t *stats.Totals) AllSent {
 		return a
 	}
 	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
-	a.Mean = sec(t.LatencySum+t.FailedSum) / float64(a.Requests)
+	a.Mean = sec(meanNS(t.LatencySum+t.FailedSum, a.Requests))
 	a.P50, a.P90, a.P99, a.P999, a.P9999, a.Max = q(50), q(90), q(99), q(99.9), q(99.99), sec(h.Max())
 	return a
 }

@@ -159,7 +159,13 @@ type TLSCounts struct {
 	Resumptions int64 `json:"resumptions"`
 }
 
-func sec(ns int64) float64 { return float64(ns) / 1e9 }
+// sec is ns nanoseconds in seconds, as time.Duration.Seconds gives them:
+// every time in a Result is a whole number of nanoseconds in seconds (so
+// the public package's time.Duration fields read back exactly).
+func sec(ns int64) float64 { return time.Duration(ns).Seconds() }
+
+// meanNS is sum / n rounded to the nanosecond (n > 0).
+func meanNS(sum, n int64) int64 { return (sum + n/2) / n }
 
 // Build makes the Result of a run.
 func Build(in Input) *Result {
@@ -186,7 +192,7 @@ func buildOha(r *Result, in Input) {
 	if responses > 0 {
 		s.Slowest = sec(lat.Max())
 		s.Fastest = sec(lat.Min())
-		s.Average = sec(t.LatencySum) / float64(responses)
+		s.Average = sec(meanNS(t.LatencySum, responses))
 		s.SizePerRequest = t.BodyBytes / responses
 	}
 	if total > 0 {
@@ -210,11 +216,11 @@ func buildOha(r *Result, in Input) {
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
 	r.RPS = rps(in.Series, float64(requests), total)
 	if t.Connects > 0 {
-		r.Details.DNSDialup = MinAvgMax{Average: sec(t.ConnectSum) / float64(t.Connects), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
-		r.Details.DNSLookup = MinAvgMax{Average: sec(t.DNSSum) / float64(t.Connects), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
+		r.Details.DNSDialup = MinAvgMax{Average: sec(meanNS(t.ConnectSum, t.Connects)), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
+		r.Details.DNSLookup = MinAvgMax{Average: sec(meanNS(t.DNSSum, t.Connects)), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
 	}
 	if n := t.FirstByte.TotalCount(); n > 0 {
-		r.Details.FirstByte = MinAvgMax{Average: t.FirstByte.Mean() / 1e9, Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
+		r.Details.FirstByte = MinAvgMax{Average: sec(int64(math.Round(t.FirstByte.Mean()))), Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
 	}
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {

@@ -280,7 +280,7 @@ func (m *Measure) Value(metric string, q float64) float64 {
 		if n == 0 {
 			return 0
 		}
-		return sec(sum) / float64(n)
+		return sec(meanNS(sum, n))
 	case "rps":
 		if m.Elapsed <= 0 {
 			return 0

@@ -50,7 +50,7 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	w := o.Workload
-	if w != nil {
+	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
 	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
@@ -74,7 +74,8 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		if w.Connections != nil {
 			s.job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
 		}
-	} else {
+	}
+	if s.job.NewRequests == nil {
 		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
@@ -94,7 +95,7 @@ func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
 		return nil, err // it names the flag and the path
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
+		return nil, fmt.Errorf("%w: check the URL's host name or use --connect-to", err)
 	}
 	return dialer, nil
 }

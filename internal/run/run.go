@@ -66,10 +66,13 @@ type Options struct {
 // file's, or a list of URLs (--urls-from-file, --rand-regex-url). The plan
 // still gives the target, connections, duration and transport.
 type Workload struct {
-	// Steps name the steps (Job.Steps); one "" for a single unnamed step.
-	// A run with named steps reports each in Result.Hail.Steps.
+	// Steps name the steps (Job.Steps); one "" (or none) for a single
+	// unnamed step. A run with named steps reports each in
+	// Result.Hail.Steps.
 	Steps []string
-	// NewRequests returns a worker's request builder (Job.NewRequests).
+	// NewRequests returns a worker's request builder (Job.NewRequests);
+	// nil sends the plan's own request (a plain URL with stages, or with
+	// a Check).
 	NewRequests func(worker int) engine.Requests
 	// BodyLimit is how many response body bytes the builders need kept.
 	BodyLimit int

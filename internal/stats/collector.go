@@ -151,7 +151,7 @@ func (c *Collector) Run(stop <-chan struct{}, onTick func()) {
 func (c *Collector) Tick(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	span := now.Sub(c.start).Seconds() - float64(c.next)
+	span := c.span(now)
 	if span <= 0 {
 		return
 	}
@@ -163,13 +163,19 @@ func (c *Collector) Tick(now time.Time) {
 func (c *Collector) Finish(end time.Time) *Totals {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	span := end.Sub(c.start).Seconds() - float64(c.next)
+	span := c.span(end)
 	if span < 0 {
 		span = 0
 	}
 	c.closeSecond(min(span, 1), end)
 	c.mreader.Close()
 	return c.total
+}
+
+// span is the seconds from the start of the current second to now: a
+// whole number of nanoseconds, as every time in a Result is.
+func (c *Collector) span(now time.Time) float64 {
+	return (now.Sub(c.start) - time.Duration(c.next)*time.Second).Seconds()
 }
 
 func (c *Collector) closeSecond(span float64, now time.Time) {

@@ -38,8 +38,9 @@ func (Engine) Run(j *engine.Job) error {
 		occ = engine.NewOccupancy(j.Connections)
 	}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, dialSlots)
 	for i := range workers {
-		w := newWorker(j, i, alarm)
+		w := newWorker(j, i, alarm, slots)
 		if occ != nil {
 			w.take.Share(occ)
 		}

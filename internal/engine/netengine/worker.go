@@ -23,7 +23,8 @@ type worker struct {
 	take  *engine.Taker
 	rec   *stats.Recorder // where the connection's setups and closes are counted
 
-	guard engine.Guard // lets the abort end wire's connection and a dial; taken per connection, not per request
+	slots chan struct{} // the run's dial slots (dialSlots)
+	guard engine.Guard  // lets the abort end wire's connection and a dial; taken per connection, not per request
 	wire  engine.Wire
 
 	call   engine.Call
@@ -31,8 +32,8 @@ type worker struct {
 	parser http1.Parser
 }
 
-func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
-	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i)}
+func newWorker(j *engine.Job, i int, alarm *schedule.Alarm, slots chan struct{}) *worker {
+	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), slots: slots}
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
 	w.wire.Epoch = j.Start.UnixNano() // responses end at the kernel's receive time
@@ -150,10 +151,12 @@ func (w *worker) end(k stats.ErrorKind) {
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 
-// dialSlots bounds the connections being set up at once, so a large -c
+// dialSlots bounds the connections a run sets up at once, so a large -c
 // neither overflows the server's accept backlog (SYN retries cost a second
-// each) nor piles up thousands of half-built connections in memory.
-var dialSlots = make(chan struct{}, 256)
+// each) nor piles up thousands of half-built connections in memory. Each
+// run has its own slots: runs side by side in one process (a library's
+// callers) never wait for each other's dials.
+const dialSlots = 256
 
 type dialResult struct {
 	c   net.Conn
@@ -168,11 +171,11 @@ type dialResult struct {
 func (w *worker) dial() (net.Conn, transport.Timing, error) {
 	ctx := w.guard.Ctx()
 	select {
-	case dialSlots <- struct{}{}:
+	case w.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, transport.Timing{}, ctx.Err()
 	}
-	defer func() { <-dialSlots }()
+	defer func() { <-w.slots }()
 	ch := make(chan dialResult, 1)
 	go func() {
 		c, tm, err := w.j.Dialer.Dial(ctx)
