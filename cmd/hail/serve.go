@@ -38,7 +38,7 @@ func newServeCmd() *cobra.Command {
 With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hail.v1.Target
 (Echo, Collect, Expand, Chat: delay, status mix, size, count in the request), hail.v1.Items
 (Create, Get, Delete) and grpc.health.v1.Health. See docs/grpc.md.
-`+openaiHelp,
+` + openaiHelp,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
