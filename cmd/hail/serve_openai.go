@@ -38,6 +38,7 @@ type openaiFlags struct {
 	itl        string
 	stagger    bool
 	perChunk   int
+	tick       time.Duration
 	usage      bool
 	defaultMax int
 	eos        float64
@@ -56,6 +57,7 @@ func addOpenAIFlags(fs *pflag.FlagSet) *openaiFlags {
 	fs.DurationVar(&o.prefill, "prefill-per-token", 100*time.Microsecond, "--openai: prefill time per prompt token (prompt tokens = whitespace-separated pieces)")
 	fs.StringVar(&o.itl, "itl", "20ms", "--openai: time between output tokens: 20ms, uniform:MIN,MAX, normal:MEAN,SD or lognormal:MEAN,SD")
 	fs.BoolVar(&o.stagger, "stagger", true, "--openai: delay each first token by a uniform part of one mean ITL, so that streams do not tick together (on; --stagger=false: off)")
+	fs.DurationVar(&o.tick, "tick", 0, "--openai: the scheduler wakes at most once per tick; chunks due in between go out together, up to a tick late (0: ITL's mean ÷ 20, at most 1ms)")
 	fs.IntVar(&o.perChunk, "tokens-per-chunk", 1, "--openai: tokens per streamed chunk after the first")
 	fs.BoolVar(&o.usage, "usage", true, "--openai: report token usage when asked (on; --usage=false: never, whatever the request asks)")
 	fs.IntVar(&o.defaultMax, "default-max-tokens", llmserve.DefaultMaxTokens, "--openai: output tokens of a request without max_tokens")
@@ -68,7 +70,7 @@ func addOpenAIFlags(fs *pflag.FlagSet) *openaiFlags {
 }
 
 // openaiOnly are the flags that mean nothing without --openai.
-var openaiOnly = []string{"model", "slots", "prefill-per-token", "itl", "stagger", "tokens-per-chunk", "usage",
+var openaiOnly = []string{"model", "slots", "prefill-per-token", "itl", "stagger", "tick", "tokens-per-chunk", "usage",
 	"default-max-tokens", "eos", "fault", "request-log", "send-time", "seed"}
 
 // checkOpenAIFlags rejects --openai settings given without --openai.
@@ -88,7 +90,7 @@ func checkOpenAIFlags(cmd *cobra.Command, o *openaiFlags) error {
 func (o *openaiFlags) config(addr string) (llmserve.Config, error) {
 	cfg := llmserve.Config{
 		Addr: addr, Model: o.model, Slots: o.slots, PrefillPerToken: o.prefill, Stagger: o.stagger,
-		TokensPerChunk: o.perChunk, NoUsage: !o.usage, DefaultMaxTokens: o.defaultMax, EOSPercent: o.eos,
+		Tick: o.tick, TokensPerChunk: o.perChunk, NoUsage: !o.usage, DefaultMaxTokens: o.defaultMax, EOSPercent: o.eos,
 		SendTime: o.sendTime, Seed: o.seed,
 	}
 	var err error
@@ -105,6 +107,8 @@ func (o *openaiFlags) config(addr string) (llmserve.Config, error) {
 	switch {
 	case o.slots < 1:
 		return cfg, fmt.Errorf("--slots %d: at least 1", o.slots)
+	case o.tick < 0:
+		return cfg, fmt.Errorf("--tick %v: 0 (automatic) or more", o.tick)
 	case o.perChunk < 1:
 		return cfg, fmt.Errorf("--tokens-per-chunk %d: at least 1", o.perChunk)
 	case o.defaultMax < 1:

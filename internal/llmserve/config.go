@@ -57,6 +57,13 @@ type Config struct {
 	// all send their tokens at the same instants.
 	Stagger bool
 
+	// Tick is the scheduler's granularity: it wakes at most once per Tick
+	// and sends everything due by then, so a chunk goes out up to Tick
+	// late (its timeline stays absolute: lateness does not add up). Fewer
+	// wake-ups is what keeps the mock's CPU per chunk low. Zero picks
+	// DefaultTick(ITL); a negative Tick wakes for every chunk.
+	Tick time.Duration
+
 	// TokensPerChunk is how many tokens each streamed chunk after the first
 	// carries (the first carries one), default 1.
 	TokensPerChunk int
@@ -96,6 +103,13 @@ type Config struct {
 	Seed uint64
 }
 
+// maxTick caps the automatic tick.
+const maxTick = time.Millisecond
+
+// DefaultTick is the tick used when Config.Tick is zero: a twentieth of the
+// mean inter-token time, at most 1 ms.
+func DefaultTick(itl Dist) time.Duration { return min(itl.Mean()/20, maxTick) }
+
 // check validates the configuration.
 func (c *Config) check() error {
 	if c.Slots < 0 || c.Slots > maxSlots {
@@ -123,6 +137,9 @@ func (c *Config) check() error {
 	if sum > 100+1e-9 {
 		return fmt.Errorf("the fault percentages add up to %g%%, more than 100%%", sum)
 	}
+	if c.Tick > maxDuration {
+		return fmt.Errorf("tick %v: at most %v", c.Tick, maxDuration)
+	}
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("max body bytes %d: must be positive", c.MaxBodyBytes)
 	}
@@ -145,6 +162,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DefaultMaxTokens == 0 {
 		c.DefaultMaxTokens = DefaultMaxTokens
+	}
+	switch {
+	case c.Tick == 0:
+		c.Tick = DefaultTick(c.ITL)
+	case c.Tick < 0:
+		c.Tick = 0
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes

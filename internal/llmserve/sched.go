@@ -67,41 +67,47 @@ func (s *Server) release(at time.Duration) {
 }
 
 // shard advances its streams: one goroutine per CPU keeps its streams in a
-// heap by their next event and sleeps on the server's Alarm until the
-// earliest is due, then sends everything due. Token times are each
-// stream's own (from its admission and its draws), so streams tick apart;
-// no goroutine or timer exists per stream.
+// heap by their next event and sleeps on its timer until the earliest is
+// due (at most once per Config.Tick), then sends everything due. Token
+// times are each stream's own (from its admission and its draws), so
+// streams tick apart; no goroutine or timer exists per stream.
 type shard struct {
-	s    *Server
-	mu   sync.Mutex
-	in   []*stream // admitted, not yet in the heap
-	spar []*stream // the other inbox buffer
-	wake chan struct{}
-	heap schedule.TimeHeap[*stream]
+	s     *Server
+	mu    sync.Mutex
+	in    []*stream // admitted, not yet in the heap
+	spar  []*stream // the other inbox buffer
+	timer *shardTimer
+	heap  schedule.TimeHeap[*stream]
 }
 
-// add hands an admitted stream to the shard.
+// add hands an admitted stream to the shard, waking it.
 func (sh *shard) add(st *stream) {
 	sh.mu.Lock()
 	sh.in = append(sh.in, st)
 	sh.mu.Unlock()
-	notify(sh.wake)
+	sh.timer.arm(0)
+}
+
+// take moves the inbox into the heap; false when it was empty.
+func (sh *shard) take() bool {
+	sh.mu.Lock()
+	in := sh.in
+	sh.in = sh.spar[:0]
+	sh.mu.Unlock()
+	for i, st := range in {
+		sh.heap.Push(st.next, st)
+		in[i] = nil
+	}
+	sh.spar = in[:0]
+	return len(in) > 0
 }
 
 func (sh *shard) run() {
 	s := sh.s
 	defer s.wg.Done()
-	armed := time.Duration(-1) // the wake-up asked of the alarm; -1: none
+	woke := -s.cfg.Tick
 	for {
-		sh.mu.Lock()
-		in := sh.in
-		sh.in = sh.spar[:0]
-		sh.mu.Unlock()
-		for i, st := range in {
-			sh.heap.Push(st.next, st)
-			in[i] = nil
-		}
-		sh.spar = in[:0]
+		sh.take()
 		now := s.since()
 		for sh.heap.Len() > 0 && sh.heap.Next() <= now {
 			_, st := sh.heap.Pop()
@@ -109,23 +115,25 @@ func (sh *shard) run() {
 				sh.heap.Push(st.next, st)
 			}
 		}
+		at := never
 		if sh.heap.Len() > 0 {
-			next := sh.heap.Next()
-			if next <= s.since() {
-				continue
-			}
-			if armed < 0 || armed <= now || next < armed {
-				s.alarm.At(next, sh.wake)
-				armed = next
-			}
+			at = max(sh.heap.Next(), woke+s.cfg.Tick)
 		}
-		select {
-		case <-sh.wake:
-		case <-s.done:
+		sh.timer.arm(at)
+		// An add between take and arm armed the timer first, and arm just
+		// replaced that: look again (an add after this sees its own arm).
+		if sh.take() {
+			continue
+		}
+		if !sh.timer.wait() {
 			return
 		}
+		woke = s.since()
 	}
 }
+
+// never is the time of a shard timer with nothing to wait for.
+const never = time.Duration(1<<63 - 1)
 
 // closeAll ends (and logs) the shard's streams once the server's
 // goroutines have stopped.

@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // ErrServerClosed is returned by Listen after Close.
@@ -41,7 +39,6 @@ type Server struct {
 
 	slots  slots
 	shards []*shard
-	alarm  *schedule.Alarm
 
 	h2   *http.Server
 	h2ln *chanListener
@@ -107,7 +104,6 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, start: time.Now(), conns: make(map[net.Conn]struct{}), done: make(chan struct{})}
 	s.wallBase = s.start.UnixNano()
 	s.slots.free = cfg.Slots
-	s.alarm = schedule.NewAlarm(s.start, 0)
 	models, _ := json.Marshal(map[string]any{"object": "list", "data": []map[string]any{
 		{"id": cfg.Model, "object": "model", "created": s.wallBase / 1e9, "owned_by": "hail", "max_model_len": maxOutputTokens},
 	}})
@@ -116,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 		s.log = newReqLog(cfg.Log)
 	}
 	for range runtime.GOMAXPROCS(0) {
-		sh := &shard{s: s, wake: make(chan struct{}, 1)}
+		sh := &shard{s: s, timer: newShardTimer(s.start)}
 		s.shards = append(s.shards, sh)
 		s.wg.Add(1)
 		go sh.run()
@@ -273,8 +269,10 @@ func (s *Server) close() error {
 		err = ln.Close()
 	}
 	s.h2.Close()
+	for _, sh := range s.shards {
+		sh.timer.close()
+	}
 	s.wg.Wait()
-	s.alarm.Close()
 	now := s.since()
 	for _, st := range s.slots.queue[s.slots.head:] {
 		st.finish(now, outUnfinished)

@@ -2,7 +2,10 @@
 
 package llmserve
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 // sysConn writes to and peeks at an HTTP/1 connection's socket without
 // blocking, through its RawConn. The functions handed to the RawConn are
@@ -12,26 +15,35 @@ type sysConn struct {
 	wbuf    []byte
 	wn      int
 	werr    error
-	writeFn func(fd uintptr) bool
+	writeFn func(fd uintptr)
 	pn      int
 	perr    error
 	peek    [1]byte
-	peekFn  func(fd uintptr) bool
+	peekFn  func(fd uintptr)
 }
 
 func (y *sysConn) init(c *conn) {
 	y.c = c
-	y.writeFn = func(fd uintptr) bool {
+	// Raw system calls (see shardTimer): the socket is non-blocking, so
+	// neither call can block.
+	y.writeFn = func(fd uintptr) {
 		for {
-			y.wn, y.werr = syscall.Write(int(fd), y.wbuf)
-			if y.werr != syscall.EINTR {
-				return true
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(y.wbuf))), uintptr(len(y.wbuf)))
+			y.wn, y.werr = int(n), nil
+			if e != 0 {
+				y.wn, y.werr = 0, e
+			}
+			if e != syscall.EINTR {
+				return
 			}
 		}
 	}
-	y.peekFn = func(fd uintptr) bool {
-		y.pn, _, y.perr = syscall.Recvfrom(int(fd), y.peek[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
+	y.peekFn = func(fd uintptr) {
+		n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&y.peek[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		y.pn, y.perr = int(n), nil
+		if e != 0 {
+			y.pn, y.perr = 0, e
+		}
 	}
 }
 
@@ -42,7 +54,7 @@ func (y *sysConn) tryWrite(p []byte) (int, error) {
 		return 0, nil // the owner writes
 	}
 	y.wbuf = p
-	err := y.c.rc.Write(y.writeFn)
+	err := y.c.rc.Control(y.writeFn) // Control: no poller preparation, which Write does each time
 	y.wbuf = nil
 	switch {
 	case err != nil:
@@ -61,7 +73,7 @@ func (y *sysConn) peerGone() bool {
 	if y.c.rc == nil {
 		return false
 	}
-	if err := y.c.rc.Read(y.peekFn); err != nil {
+	if err := y.c.rc.Control(y.peekFn); err != nil {
 		return true
 	}
 	return y.perr == nil && y.pn == 0 || y.perr != nil && y.perr != syscall.EAGAIN
