@@ -208,4 +208,3 @@ func TestFaultMix(t *testing.T) {
 		t.Errorf("the same seed drew different faults:\n%s\n%s", seq1, seq2)
 	}
 }
-

@@ -302,7 +302,9 @@ func TestClientGoneWhileQueued(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, Config{Slots: 1, ITL: mustDist(t, "20ms"), Tick: -1})
 	long := make(chan *rawResponse)
-	go func() { long <- rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":6,"stream":true}`) }()
+	go func() {
+		long <- rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":6,"stream":true}`)
+	}()
 	waitFor(t, func() bool { return ts.Stats().Running == 1 })
 	c, err := net.Dial("tcp", ts.addr)
 	if err != nil {
@@ -313,7 +315,9 @@ func TestClientGoneWhileQueued(t *testing.T) {
 	waitFor(t, func() bool { return ts.Stats().Queued == 1 })
 	c.Close()
 	third := make(chan *rawResponse)
-	go func() { third <- rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`) }()
+	go func() {
+		third <- rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`)
+	}()
 	waitFor(t, func() bool { return ts.Stats().Queued == 2 })
 	<-long
 	<-third
@@ -370,4 +374,3 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
-
