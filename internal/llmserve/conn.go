@@ -204,7 +204,7 @@ func (c *conn) route(body []byte, arrivalUnix int64, kernel bool) bool {
 	method := string(c.h.method)
 	if allow, ok := rt.allows(method); !ok {
 		c.respondError(405, "method "+method+" not allowed on "+string(c.h.path)+" (allowed: "+allow+")", "invalid_request_error", "Allow: "+allow+"\r\n")
-		return c.keepAlive
+		return c.keepAlive && c.flush()
 	}
 	switch rt {
 	case routeNotFound:

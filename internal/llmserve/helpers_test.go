@@ -187,6 +187,9 @@ func (r *rawResponse) read(br *bufio.Reader) error {
 	if _, err := fmt.Sscanf(head, "HTTP/1.1 %d", &r.status); err != nil {
 		return fmt.Errorf("status line %q", head)
 	}
+	if r.status < 200 {
+		return nil // an interim response: the final one follows
+	}
 	if cl := headerValue(head, "Content-Length"); cl != "" {
 		n, _ := strconv.Atoi(cl)
 		b := make([]byte, n)

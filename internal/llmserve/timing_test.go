@@ -150,7 +150,11 @@ func TestSlotsQueue(t *testing.T) {
 	for i := range reqs {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * 3 * time.Millisecond) // arrive in order
-			x := rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":5,"stream":true}`)
+			x, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":5,"stream":true}`)
+			if err != nil || len(x.events) == 0 {
+				t.Errorf("request %d: %v", i+1, err)
+				return
+			}
 			ttft[i] = x.events[0].at.Sub(x.started)
 		})
 	}
@@ -207,7 +211,11 @@ func TestStagger(t *testing.T) {
 			const n = 30
 			var wg sync.WaitGroup
 			for range n {
-				wg.Go(func() { rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`) })
+				wg.Go(func() {
+					if _, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`); err != nil {
+						t.Error(err)
+					}
+				})
 			}
 			wg.Wait()
 			var waits []time.Duration
@@ -301,9 +309,10 @@ func TestLogArrivalIsKernelTime(t *testing.T) {
 func TestClientGoneWhileQueued(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, Config{Slots: 1, ITL: mustDist(t, "20ms"), Tick: -1})
-	long := make(chan *rawResponse)
+	long := make(chan error)
 	go func() {
-		long <- rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":6,"stream":true}`)
+		_, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":6,"stream":true}`)
+		long <- err
 	}()
 	waitFor(t, func() bool { return ts.Stats().Running == 1 })
 	c, err := net.Dial("tcp", ts.addr)
@@ -314,13 +323,18 @@ func TestClientGoneWhileQueued(t *testing.T) {
 	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	waitFor(t, func() bool { return ts.Stats().Queued == 1 })
 	c.Close()
-	third := make(chan *rawResponse)
+	third := make(chan error)
 	go func() {
-		third <- rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`)
+		_, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`)
+		third <- err
 	}()
 	waitFor(t, func() bool { return ts.Stats().Queued == 2 })
-	<-long
-	<-third
+	if err := <-long; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-third; err != nil {
+		t.Fatal(err)
+	}
 	lines := ts.lines(t, 3)
 	if lines[2]["outcome"] != "client_gone" || lines[2]["admit_ns"] != "0" || lines[2]["tokens_sent"] != "0" {
 		t.Errorf("the abandoned request: %v", lines[2])
