@@ -204,7 +204,7 @@ func (c *conn) route(body []byte, arrivalUnix int64, kernel bool) bool {
 	method := string(c.h.method)
 	if allow, ok := rt.allows(method); !ok {
 		c.respondError(405, "method "+method+" not allowed on "+string(c.h.path)+" (allowed: "+allow+")", "invalid_request_error", "Allow: "+allow+"\r\n")
-		return c.keepAlive && c.flush()
+		return c.flush() && c.keepAlive
 	}
 	switch rt {
 	case routeNotFound:
@@ -218,7 +218,7 @@ func (c *conn) route(body []byte, arrivalUnix int64, kernel bool) bool {
 	default:
 		return c.generate(rt, body, arrivalUnix, kernel)
 	}
-	return c.keepAlive && c.flush()
+	return c.flush() && c.keepAlive
 }
 
 // generate answers a completions or chat request.
@@ -233,7 +233,7 @@ func (c *conn) generate(rt route, body []byte, arrivalUnix int64, kernel bool) b
 	if err != nil {
 		s.c.badRequests.Add(1)
 		c.respondError(400, err.Error(), "invalid_request_error", "")
-		return c.keepAlive && c.flush()
+		return c.flush() && c.keepAlive
 	}
 	if c.st == nil {
 		c.st = newStream(s, c, s.shards[c.seq%uint64(len(s.shards))])
@@ -247,7 +247,7 @@ func (c *conn) generate(rt route, body []byte, arrivalUnix int64, kernel bool) b
 		}
 		c.respondError(st.status, "mock fault: "+http.StatusText(st.status), "server_busy", "Retry-After: "+strconv.FormatInt(f.retryAfter(), 10)+"\r\n")
 		st.finish(arrival, outRejected)
-		return c.keepAlive && c.flush()
+		return c.flush() && c.keepAlive
 	}
 	if req.stream {
 		c.out = append(c.out, headSSE...)

@@ -183,6 +183,19 @@ func TestHTTP1(t *testing.T) {
 		if r.status != 200 || len(r.events) != 4 || headerValue(r.head, "Connection") != "close" || !cv.closed() {
 			t.Fatalf("%d, %d events, Connection %q", r.status, len(r.events), headerValue(r.head, "Connection"))
 		}
+		for _, req := range []string{
+			"GET /stats HTTP/1.1\r\nConnection: close\r\n\r\n",
+			"POST /v1/completions HTTP/1.1\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}",
+			"GET /v1/completions HTTP/1.1\r\nConnection: close\r\n\r\n",
+			"POST /v1/completions HTTP/1.1\r\nConnection: close\r\nContent-Length: 29\r\n\r\n{\"prompt\":\"a\",\"max_tokens\":2}",
+		} {
+			cv := dial(t, ts)
+			cv.send(req)
+			r := cv.response()
+			if r.status == 0 || headerValue(r.head, "Connection") != "close" || r.body == "" || !cv.closed() {
+				t.Fatalf("%q: status %d, head %q, body %q", req, r.status, r.head, r.body)
+			}
+		}
 	})
 	t.Run("HTTP/1.0", func(t *testing.T) {
 		cv := dial(t, ts)
