@@ -57,7 +57,7 @@ func addOpenAIFlags(fs *pflag.FlagSet) *openaiFlags {
 	fs.DurationVar(&o.prefill, "prefill-per-token", 100*time.Microsecond, "--openai: prefill time per prompt token (prompt tokens = whitespace-separated pieces)")
 	fs.StringVar(&o.itl, "itl", "20ms", "--openai: time between output tokens: 20ms, uniform:MIN,MAX, normal:MEAN,SD or lognormal:MEAN,SD")
 	fs.BoolVar(&o.stagger, "stagger", true, "--openai: delay each first token by a uniform part of one mean ITL, so that streams do not tick together (on; --stagger=false: off)")
-	fs.DurationVar(&o.tick, "tick", 0, "--openai: the scheduler wakes at most once per tick; chunks due in between go out together, up to a tick late (0: ITL's mean ÷ 20, at most 1ms)")
+	fs.DurationVar(&o.tick, "tick", 0, "--openai: the scheduler wakes at most once per tick; chunks due in between go out together, up to a tick late (0: ITL's mean ÷ 25, at most 2ms)")
 	fs.IntVar(&o.perChunk, "tokens-per-chunk", 1, "--openai: tokens per streamed chunk after the first")
 	fs.BoolVar(&o.usage, "usage", true, "--openai: report token usage when asked (on; --usage=false: never, whatever the request asks)")
 	fs.IntVar(&o.defaultMax, "default-max-tokens", llmserve.DefaultMaxTokens, "--openai: output tokens of a request without max_tokens")

@@ -104,11 +104,11 @@ type Config struct {
 }
 
 // maxTick caps the automatic tick.
-const maxTick = time.Millisecond
+const maxTick = 2 * time.Millisecond
 
-// DefaultTick is the tick used when Config.Tick is zero: a twentieth of the
-// mean inter-token time, at most 1 ms.
-func DefaultTick(itl Dist) time.Duration { return min(itl.Mean()/20, maxTick) }
+// DefaultTick is the tick used when Config.Tick is zero: a 25th of the mean
+// inter-token time (4%), at most 2 ms.
+func DefaultTick(itl Dist) time.Duration { return min(itl.Mean()/25, maxTick) }
 
 // check validates the configuration.
 func (c *Config) check() error {

@@ -47,7 +47,10 @@
 // joining a running batch waits for the decode step in progress — so that
 // streams arriving together do not tick together. Each stream has its own
 // timeline; the times are absolute (a late send does not delay the tokens
-// after it). A streamed response sends its first token alone, then
+// after it). The scheduler wakes at most once per Config.Tick (default: the
+// mean ITL ÷ 25, at most 2 ms) and sends everything due by then, so a chunk
+// may go out up to a tick late: fewer wake-ups are what keep the mock's CPU
+// per chunk low (a negative Tick wakes for every chunk). A streamed response sends its first token alone, then
 // TokensPerChunk tokens per chunk (the last chunk may carry fewer), each
 // chunk when its last token is due. The output length is max_tokens; with
 // EOSPercent > 0 and without ignore_eos, each token after min_tokens ends
