@@ -141,7 +141,6 @@ func (sh *shard) closeAll() {
 	now := sh.s.since()
 	for sh.heap.Len() > 0 {
 		_, st := sh.heap.Pop()
-		st.admitted = false // no slot to hand on
 		st.finish(now, outUnfinished)
 	}
 	sh.mu.Lock()
@@ -149,7 +148,6 @@ func (sh *shard) closeAll() {
 	sh.in = nil
 	sh.mu.Unlock()
 	for _, st := range in {
-		st.admitted = false
 		st.finish(now, outUnfinished)
 	}
 }

@@ -274,7 +274,11 @@ func (s *Server) close() error {
 	}
 	s.wg.Wait()
 	now := s.since()
-	for _, st := range s.slots.queue[s.slots.head:] {
+	s.slots.mu.Lock()
+	queued := s.slots.queue[s.slots.head:]
+	s.slots.queue, s.slots.head = nil, 0
+	s.slots.mu.Unlock()
+	for _, st := range queued {
 		st.finish(now, outUnfinished)
 	}
 	for _, sh := range s.shards {

@@ -372,6 +372,9 @@ func (st *stream) drop() {
 // it afterwards.
 func (st *stream) finish(at time.Duration, o outcome) {
 	s := st.s
+	if o == outComplete && st.dead.Load() {
+		o = outClientGone // its last write failed
+	}
 	st.endAt, st.out = at, o
 	s.c.outcomes[o].Add(1)
 	if s.log != nil {

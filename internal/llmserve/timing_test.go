@@ -388,3 +388,47 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A client that leaves mid-stream frees its slot at the next chunk, and is
+// logged as gone; Close logs the requests still generating or queued as
+// unfinished, the generating ones with their admission time.
+func TestLeavingAndClosing(t *testing.T) {
+	t.Parallel()
+	log := &syncBuffer{}
+	s, err := New(Config{Addr: "127.0.0.1:0", Slots: 1, ITL: mustDist(t, "5ms"), Tick: -1, Log: log, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	ts := &testServer{Server: s, addr: a.String(), log: log}
+	leave := dial(t, ts)
+	leave.send(post11("/v1/completions", `{"prompt":"p","max_tokens":1000,"stream":true}`))
+	if _, err := readHead(leave.br); err != nil { // the head; then the client leaves
+		t.Fatal(err)
+	}
+	leave.c.Close()
+	l := ts.lines(t, 1)[1]
+	if l["outcome"] != "client_gone" || l["tokens_sent"] == "1000" {
+		t.Errorf("the client that left: %v", l)
+	}
+	waitFor(t, func() bool { return s.Stats().Running == 0 })
+	running, queued := dial(t, ts), dial(t, ts)
+	running.send(post11("/v1/completions", `{"prompt":"p","max_tokens":1000,"stream":true}`))
+	waitFor(t, func() bool { return s.Stats().Running == 1 })
+	queued.send(post11("/v1/completions", `{"prompt":"p","max_tokens":1000,"stream":true}`))
+	waitFor(t, func() bool { return s.Stats().Queued == 1 })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := ts.lines(t, 3)
+	if l := lines[2]; l["outcome"] != "unfinished" || l["admit_ns"] == "0" || l["tokens_sent"] == "0" {
+		t.Errorf("the generating request at Close: %v", l)
+	}
+	if l := lines[3]; l["outcome"] != "unfinished" || l["admit_ns"] != "0" {
+		t.Errorf("the queued request at Close: %v", l)
+	}
+}
