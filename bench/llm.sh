@@ -10,7 +10,8 @@
 #   cpu5    the same with a token every 5 ms
 #   lag     $LAG_STREAMS streams (1000) at 20 tokens/s each (--itl 50ms), with --send-time: each chunk carries
 #           the Unix time the mock wrote it, and each client reports its read lag (when it read the event minus
-#           that time; the loopback's own delay, a few µs, is in it) as p50/p99/max
+#           that time; the loopback's own delay, a few µs, is in it) as p50/p99/max, from 2 s into the run on
+#           (before, a client is still opening its connections and reads nothing)
 # Clients ($TOOLS):
 #   floor     bench/ssefloor.c: a minimal C epoll client counting "data: {" without decoding JSON (gcc -O2)
 #   aiohttp   bench/sse_aiohttp.py: a client of vLLM's benchmark kind on Debian's python3-aiohttp (one asyncio

@@ -10,7 +10,8 @@ functions do. It is not vLLM's code.
     python3 sse_aiohttp.py PORT STREAMS SECONDS TOKENS [lag]
 
 With "lag" (hail serve --openai --send-time) it also measures its read lag: time.time_ns() when an event is
-decoded minus the event's "hail_sent_ns". Prints one line, like bench/ssefloor.c:
+decoded minus the event's "hail_sent_ns", from WARMUP (2 s) on, as bench/ssefloor.c does. Prints one line, like
+bench/ssefloor.c:
     events N requests M seconds S lag_p50_us A lag_p99_us B lag_max_us C
 """
 
@@ -21,8 +22,10 @@ import time
 
 import aiohttp
 
+WARMUP = 2.0  # seconds: lag samples before this are left out (the client is still starting its streams)
 
-async def stream_loop(session, url, payload, deadline, stats, lags):
+
+async def stream_loop(session, url, payload, warm, deadline, stats, lags):
     while time.perf_counter() < deadline:
         start = time.perf_counter()
         ttft, last, itl = 0.0, start, []
@@ -38,7 +41,7 @@ async def stream_loop(session, url, payload, deadline, stats, lags):
                     continue
                 event = json.loads(data)
                 now = time.perf_counter()
-                if lags is not None and "hail_sent_ns" in event:
+                if lags is not None and "hail_sent_ns" in event and now >= warm:
                     lags.append(time.time_ns() - event["hail_sent_ns"])
                 choices = event.get("choices")
                 if choices and choices[0].get("text"):
@@ -62,7 +65,7 @@ async def main():
     connector = aiohttp.TCPConnector(limit=streams, keepalive_timeout=600)
     timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-        tasks = [asyncio.create_task(stream_loop(session, url, payload, deadline, stats, lags)) for _ in range(streams)]
+        tasks = [asyncio.create_task(stream_loop(session, url, payload, start + WARMUP, deadline, stats, lags)) for _ in range(streams)]
         done, pending = await asyncio.wait(tasks, timeout=secs)
         for t in pending:
             t.cancel()

@@ -7,7 +7,8 @@
 // TOKENS) and, when the response's last chunk ("0\r\n\r\n") has come, the next request on the same connection.
 // Events are counted by matching "data: {" byte by byte across reads; no JSON is decoded. With "lag" it also reads
 // the 19 digits after "hail_sent_ns": in each event (hail serve --openai --send-time) and histograms the read lag:
-// CLOCK_REALTIME when the read returned minus when the mock wrote the event. One epoll_wait for all connections,
+// CLOCK_REALTIME when the read returned minus when the mock wrote the event, from WARMUP_S (2 s) on (before, the
+// client is still connecting and sending its first requests, and reads nothing). One epoll_wait for all connections,
 // level-triggered, one read of up to 64 KiB per ready connection. Prints one line:
 //   events N requests M seconds S lag_p50_us A lag_p99_us B lag_max_us C
 #include <arpa/inet.h>
@@ -51,6 +52,7 @@ struct conn {
 
 static const char EVENT[] = "data: {", END[] = "\r\n0\r\n\r\n", STAMP[] = "\"hail_sent_ns\":";
 
+#define WARMUP_S 2.0
 #define LAG_BUCKETS 100000  // 10 µs buckets up to 1 s; the last collects the rest
 static uint64_t lag_hist[LAG_BUCKETS + 1];
 static int64_t lag_max;
@@ -128,6 +130,7 @@ int main(int argc, char **argv) {
 				return 1;
 			}
 			int64_t now = lag ? realtime_ns() : 0;
+			int measure = lag && mono() - start >= WARMUP_S;
 			for (ssize_t i = 0; i < r; i++) {
 				char ch = buf[i];
 				events += step(&c->event, ch);
@@ -147,10 +150,12 @@ int main(int argc, char **argv) {
 					}
 					int64_t d = now - c->sent;
 					if (d < 0) d = 0;
-					int b = d / 10000;
-					lag_hist[b < LAG_BUCKETS ? b : LAG_BUCKETS]++;
-					if (d > lag_max) lag_max = d;
-					lag_n++;
+					if (measure) {
+						int b = d / 10000;
+						lag_hist[b < LAG_BUCKETS ? b : LAG_BUCKETS]++;
+						if (d > lag_max) lag_max = d;
+						lag_n++;
+					}
 					c->digits = -1;
 				}
 				if (step(&c->stamp, ch)) {
