@@ -13,6 +13,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/grpcserve"
 	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/llmserve"
 	"github.com/hail-loadgen/hail/internal/serve"
 )
 
@@ -52,6 +53,9 @@ With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hai
 				}
 			}
 			if openai.on {
+				if !cmd.Flags().Changed("addr") {
+					addr = llmserve.DefaultAddr
+				}
 				return runOpenAI(openai, addr, grpcAddr, h3addr)
 			}
 			if !serve.IsLoopback(addr) {

@@ -17,7 +17,7 @@ import (
 // openaiHelp is the --openai part of hail serve --help.
 const openaiHelp = `
 With --openai it serves a mock OpenAI-compatible inference server at --addr instead
-(HTTP/1.1 and h2c on one port; docs/llm.md):
+(default 127.0.0.1:8000, vLLM's port; HTTP/1.1 and h2c on one port; docs/llm.md):
 
   POST /v1/completions, /v1/chat/completions   streaming (SSE) or not
   GET /v1/models, /health, /stats
@@ -51,7 +51,7 @@ type openaiFlags struct {
 // addOpenAIFlags registers the --openai flags on hail serve.
 func addOpenAIFlags(fs *pflag.FlagSet) *openaiFlags {
 	o := &openaiFlags{}
-	fs.BoolVar(&o.on, "openai", false, "serve a mock OpenAI-compatible inference server at --addr instead of the built-in target")
+	fs.BoolVar(&o.on, "openai", false, "serve a mock OpenAI-compatible inference server at --addr (default 127.0.0.1:8000) instead of the built-in target")
 	fs.StringVar(&o.model, "model", llmserve.DefaultModel, "--openai: the model name /v1/models lists (requests naming another get theirs back)")
 	fs.IntVar(&o.slots, "slots", llmserve.DefaultSlots, "--openai: batch slots (requests generating at once); further requests queue")
 	fs.DurationVar(&o.prefill, "prefill-per-token", 100*time.Microsecond, "--openai: prefill time per prompt token (prompt tokens = whitespace-separated pieces)")

@@ -327,31 +327,42 @@ func streamClient(t testing.TB, h2 bool) *http.Client {
 
 // httpResponse is a response read with net/http.
 type httpResponse struct {
-	status int
-	header http.Header
-	proto  int
-	events []event
-	body   string
-	err    error // reading the body failed (a reset stream, a cut connection)
+	status  int
+	header  http.Header
+	proto   int
+	events  []event
+	body    string
+	err     error // reading the body failed (a reset stream, a cut connection)
+	started time.Time
 }
 
 // httpRequest POSTs body with client and reads the response; an event
 // stream is split into events as they arrive.
 func httpRequest(t testing.TB, client *http.Client, url, body string) *httpResponse {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
-	resp, err := client.Do(req)
+	r, err := doHTTP(client, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// doHTTP is httpRequest returning the request's error.
+func doHTTP(client *http.Client, url, body string) (*httpResponse, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
 	defer resp.Body.Close()
-	r := &httpResponse{status: resp.StatusCode, header: resp.Header, proto: resp.ProtoMajor}
+	r := &httpResponse{status: resp.StatusCode, header: resp.Header, proto: resp.ProtoMajor, started: start}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, err := io.ReadAll(resp.Body)
 		r.body, r.err = string(b), err
-		return r
+		return r, nil
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -364,5 +375,5 @@ func httpRequest(t testing.TB, client *http.Client, url, body string) *httpRespo
 	if r.err == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		r.err = ctx.Err()
 	}
-	return r
+	return r, nil
 }

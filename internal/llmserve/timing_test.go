@@ -140,18 +140,30 @@ func TestTimeline(t *testing.T) {
 
 // With all slots busy, requests queue first in first out, and a queued
 // request takes its slot exactly when a running one ends; at no time do more
-// than Slots generate.
+// than Slots generate. Every other request comes over h2c: one queue for
+// both protocols.
 func TestSlotsQueue(t *testing.T) {
 	t.Parallel()
-	const slots, reqs = 2, 7
+	const slots, reqs = 2, 8
 	ts := startServer(t, Config{Slots: slots, ITL: mustDist(t, "10ms"), Tick: -1})
+	h2 := streamClient(t, true)
 	var wg sync.WaitGroup
 	ttft := make([]time.Duration, reqs)
 	for i := range reqs {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * 3 * time.Millisecond) // arrive in order
-			x, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":5,"stream":true}`)
-			if err != nil || len(x.events) == 0 {
+			body := `{"prompt":"p","max_tokens":5,"stream":true}`
+			if i%2 == 1 {
+				r, err := doHTTP(h2, "http://"+ts.addr+"/v1/completions", body)
+				if err != nil || r.err != nil || r.proto != 2 || len(r.events) != 6 {
+					t.Errorf("request %d (h2c): %v %+v", i+1, err, r)
+					return
+				}
+				ttft[i] = r.events[0].at.Sub(r.started)
+				return
+			}
+			x, err := sendRaw(ts.addr, "/v1/completions", body)
+			if err != nil || len(x.events) != 6 {
 				t.Errorf("request %d: %v", i+1, err)
 				return
 			}
