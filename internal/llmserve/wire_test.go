@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -232,5 +233,37 @@ func TestWholeShapes(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// Many streams at once on one HTTP/2 connection each get all their tokens.
+func TestH2ConcurrentStreams(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, Config{ITL: mustDist(t, "1ms"), Stagger: true})
+	client := streamClient(t, true)
+	const streams, tokens = 64, 40
+	httpRequest(t, client, "http://"+ts.addr+"/v1/completions", `{"prompt":"warm","max_tokens":1}`) // the connection, up first
+	var wg sync.WaitGroup
+	for i := range streams {
+		wg.Go(func() {
+			r, err := doHTTP(client, "http://"+ts.addr+"/v1/chat/completions", fmt.Sprintf(`{"messages":[{"role":"user","content":"s%d"}],"max_tokens":%d,"stream":true,"stream_options":{"include_usage":true}}`, i, tokens))
+			if err != nil || r.err != nil || r.proto != 2 {
+				t.Errorf("stream %d: %v", i, err)
+				return
+			}
+			got := strings.Count(strings.Join(func() (d []string) {
+				for _, e := range r.events {
+					d = append(d, e.data)
+				}
+				return d
+			}(), "\n"), `"content":"`+tokenText+`"`)
+			if got != tokens || r.events[len(r.events)-1].data != "[DONE]" {
+				t.Errorf("stream %d: %d tokens", i, got)
+			}
+		})
+	}
+	wg.Wait()
+	if st := ts.Stats(); st.Connections != 1 || st.Completed != streams+1 || st.Tokens != streams*tokens+1 {
+		t.Errorf("stats %+v", st)
 	}
 }
