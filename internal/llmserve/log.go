@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // logHeader is the log's first line; the package documentation describes
@@ -51,8 +52,10 @@ func (st *stream) record() record {
 // not hold up the shards; a full queue (4096 records) makes them wait
 // rather than lose a line.
 type reqLog struct {
-	ch   chan record
-	done chan error
+	mu     sync.RWMutex // closed, against an HTTP/2 handler still running at Close
+	closed bool
+	ch     chan record
+	done   chan error
 }
 
 func newReqLog(w io.Writer) *reqLog {
@@ -61,11 +64,21 @@ func newReqLog(w io.Writer) *reqLog {
 	return l
 }
 
-func (l *reqLog) add(r record) { l.ch <- r }
+// add queues a record; after close it is dropped (the server has stopped).
+func (l *reqLog) add(r record) {
+	l.mu.RLock()
+	if !l.closed {
+		l.ch <- r
+	}
+	l.mu.RUnlock()
+}
 
 // close writes what is queued, flushes and returns the first write error.
 func (l *reqLog) close() error {
+	l.mu.Lock()
+	l.closed = true
 	close(l.ch)
+	l.mu.Unlock()
 	return <-l.done
 }
 
