@@ -233,29 +233,31 @@ func TestStagger(t *testing.T) {
 	for _, stagger := range []bool{false, true} {
 		t.Run(fmt.Sprint(stagger), func(t *testing.T) {
 			t.Parallel()
-			ts := startServer(t, Config{ITL: mustDist(t, "40ms"), Stagger: stagger, Tick: -1})
-			const n = 30
-			var wg sync.WaitGroup
-			for range n {
-				wg.Go(func() {
-					if _, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`); err != nil {
-						t.Error(err)
-					}
-				})
-			}
-			wg.Wait()
-			var waits []time.Duration
-			for _, l := range ts.lines(t, n) {
-				waits = append(waits, time.Duration(l.int("first_token_ns")-l.int("admit_ns")))
-			}
-			slices.Sort(waits)
-			spread := waits[n-1] - waits[0]
-			switch {
-			case !stagger && waits[n-1] > 5*time.Millisecond:
-				t.Errorf("without stagger: first tokens up to %v after admission", waits[n-1])
-			case stagger && (spread < 20*time.Millisecond || waits[n-1] > 45*time.Millisecond):
-				t.Errorf("with stagger: first tokens %v to %v after admission, want spread over [0, 40ms)", waits[0], waits[n-1])
-			}
+			timing(t, func() error {
+				ts := startServer(t, Config{ITL: mustDist(t, "40ms"), Stagger: stagger, Tick: -1})
+				const n = 30
+				var wg sync.WaitGroup
+				for range n {
+					wg.Go(func() {
+						if _, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":2,"stream":true}`); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+				var waits []time.Duration
+				for _, l := range ts.lines(t, n) {
+					waits = append(waits, time.Duration(l.int("first_token_ns")-l.int("admit_ns")))
+				}
+				slices.Sort(waits)
+				switch spread := waits[n-1] - waits[0]; {
+				case !stagger && waits[n-1] > 5*time.Millisecond:
+					return fmt.Errorf("without stagger: first tokens up to %v after admission", waits[n-1])
+				case stagger && (spread < 20*time.Millisecond || waits[n-1] > 45*time.Millisecond):
+					return fmt.Errorf("with stagger: first tokens %v to %v after admission, want spread over [0, 40ms)", waits[0], waits[n-1])
+				}
+				return nil
+			})
 		})
 	}
 }
