@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // timing runs a timing check up to three times: the machine is shared and
@@ -24,6 +26,12 @@ func timing(t *testing.T, check func() error) {
 			return
 		}
 		t.Logf("attempt %d: %v", attempt, err)
+	}
+	if !testtier.On(testtier.Timing) {
+		// The fast tier runs beside other packages' tests: three slow
+		// moments in a row happen there. The timing tier (.ci/run, one
+		// package at a time) holds the bound.
+		t.Skipf("timing missed three times on a busy machine (%v); %s=1 enforces it", err, testtier.Timing)
 	}
 	t.Error(err)
 }
