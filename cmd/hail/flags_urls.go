@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/reqgen"
-	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // urlFlags are oha's flags for many URLs in one run without a scenario:
@@ -25,7 +25,7 @@ type urlFlags struct {
 }
 
 func addURLFlags(fl *pflag.FlagSet, u *urlFlags) {
-	u.maxRepeat = scenario.DefaultMaxRepeat
+	u.maxRepeat = random.DefaultMaxRepeat
 	fl.BoolVar(&u.regex, "rand-regex-url", false,
 		"the URL is a regular expression (dots are literal) each request's URL is generated from: 'http://127.0.0.1:8080/[a-z]{3}'")
 	fl.BoolVar(&u.fromFile, "urls-from-file", false, "the URL is a file of URLs, one per line: each request goes to a random one")

@@ -12,10 +12,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/grpcload"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/scenario/runner"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
 
@@ -120,7 +124,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
-			return scenarioGRPCSource(base, insecure || f.insecure)
+			return grpcload.ScenarioSource(base, insecure || f.insecure)
 		}})
 	if err != nil {
 		return nil, none, nil, err
@@ -193,25 +197,31 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer out.Discard()
 	interrupt, stop, release := handleSignals(out)
 	defer release()
-	setup, err := runSetup(sc, p, interrupt)
+	// One dialer for the setup, the load and the teardown: the TLS files
+	// are read and the target's name is looked up once.
+	dialer, err := run.NewDialer(context.Background(), p)
 	if err != nil {
 		return err
 	}
-	workload := sc.Workload(sched)
+	setup, err := runSetup(sc, p, dialer, interrupt)
+	if err != nil {
+		return err
+	}
+	workload := runner.Workload(sc, sched)
 	results, err := prepareResults(&f.results, f.format, p, workload, out, requestURLs{})
 	if err != nil {
 		return err
 	}
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: scenarioConfig(sc, p, workload),
-		Workload: workload}
+		Workload: workload, Dialer: dialer}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, liveScenario(sc))
 	if err != nil {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	teardown := runTeardown(sc, p, interrupt)
+	teardown := runTeardown(sc, p, dialer, interrupt)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
-	failed := sc.Evaluate(res)
+	failed := threshold.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
@@ -226,11 +236,11 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 
 // runSetup runs the scenario's setup. When a setup step fails, the
 // teardown cleans up what the setup made before the error is returned.
-func runSetup(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*report.Phase, error) {
-	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return sc.RunSetup(context.Background(), p, interrupt) })
+func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, error) {
+	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(context.Background(), sc, p, d, interrupt) })
 	if err != nil {
-		if _, failed := err.(*scenario.PhaseError); failed && len(sc.Teardown) > 0 {
-			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, nil) }); td != nil && td.Failed != "" {
+		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
+			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, nil) }); td != nil && td.Failed != "" {
 				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
 			}
 		}
@@ -243,13 +253,13 @@ func runSetup(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) (*
 // when Ctrl-C stopped the load (a second one exits at once); after a load
 // that ended by itself, Ctrl-C stops the teardown and the report is
 // written. A teardown that could not run is said on stderr.
-func runTeardown(sc *scenario.Scenario, p *plan.Plan, interrupt <-chan struct{}) *report.Phase {
+func runTeardown(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) *report.Phase {
 	select {
 	case <-interrupt:
 		interrupt = nil
 	default:
 	}
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return sc.RunTeardown(context.Background(), p, interrupt) })
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, interrupt) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}
@@ -264,10 +274,13 @@ func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload)
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 }
 
-// scenarioExit is how a reported scenario run ends: exit 2 when it stopped
-// early or when failed of its thresholds failed (each named with what it
-// measured), else success.
+// scenarioExit is how a reported scenario run ends: exit 3 when no
+// request succeeded, 2 when it stopped early or when failed of its
+// thresholds failed (each named with what it measured), else success.
 func scenarioExit(res *report.Result, failed int) error {
+	if err := noSuccess(res); err != nil {
+		return err
+	}
 	switch {
 	case res.Hail.StoppedBy != "":
 		return &exitError{code: 2, msg: "stopped early: " + res.Hail.StoppedBy}

@@ -27,13 +27,22 @@ type Wire struct {
 	// Guard is the abort's hold on Conn; a streaming response's idle
 	// timeout sets its read deadline through it.
 	Guard *Guard
-	// RxBase is the job's start as Unix ns, when Conn's reads take the
-	// kernel's receive times (transport.RxTime): response bytes are then
-	// stamped with their arrival, and a stream's read lag is measured.
-	RxBase int64
-	buf    []byte
-	r, w   int           // unconsumed response bytes are buf[r:w]
-	idle   time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
+	// Epoch is the job's start, Unix ns: with it, reads of a plain TCP or
+	// unix socket (or of a connection the dialer stamped, under TLS say:
+	// transport.RxTime) carry the kernel's receive time (Linux). 0:
+	// hail's clock stamps every read.
+	Epoch int64
+	// Last is when the bytes last read arrived, as a time since the job's
+	// start: their kernel receive time where known, else the read's.
+	Last time.Duration
+	// readAt is when hail read them; -1 when Last is hail's clock too (a
+	// stream's read lag is then not known).
+	readAt  time.Duration
+	buf     []byte
+	r, w    int           // unconsumed response bytes are buf[r:w]
+	idle    time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
+	rx      transport.RxReader
+	stamped bool // reads go through rx
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
@@ -50,6 +59,7 @@ func (x *Wire) Attach(c net.Conn) {
 	if x.buf == nil {
 		x.buf = make([]byte, minWireBuf)
 	}
+	x.stamped = x.Epoch != 0 && x.rx.Attach(c)
 }
 
 // Detach forgets the connection (without closing it) and returns it.
@@ -129,9 +139,9 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadl
 		if x.idle == 0 {
 			x.armIdle(call, now, deadline)
 		}
-		n, err := x.Conn.Read(x.buf[x.w:])
+		n, err := x.readConn(now)
 		if n > 0 {
-			x.received(call, now())
+			call.Received(max(x.Last, call.StartTime()), x.readAt)
 			x.w += n
 			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
 				x.buf = append(x.buf, make([]byte, len(x.buf))...)
@@ -162,19 +172,6 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadl
 	}
 }
 
-// received stamps bytes just read at now: with their kernel receive time
-// as their arrival (and now as when hail read them) where the connection
-// gives it, else now as both.
-func (x *Wire) received(call *Call, now time.Duration) {
-	if x.RxBase != 0 {
-		if rx := transport.RxTime(x.Conn); rx > 0 {
-			call.Received(min(max(time.Duration(rx-x.RxBase), call.StartTime()), now), now)
-			return
-		}
-	}
-	call.Received(now, -1)
-}
-
 // armIdle sets the connection's read deadline to the stream's idle
 // deadline, when the response is a stream with one that comes before the
 // request's own deadline. It is set again only when it passes (read then
@@ -199,6 +196,32 @@ func (x *Wire) endIdle(deadline time.Time) {
 		x.idle = 0
 		x.Guard.SetDeadline(deadline)
 	}
+}
+
+// readConn reads what the connection has into the buffer and stamps the
+// bytes' arrival in x.Last: the kernel's receive time (never later than
+// now) when the read carries one, else now; x.readAt is then now (else -1).
+func (x *Wire) readConn(now func() time.Duration) (int, error) {
+	var n int
+	var err error
+	var rx int64
+	if x.stamped {
+		n, err = x.rx.Read(x.buf[x.w:])
+		rx = x.rx.Rx
+	} else {
+		n, err = x.Conn.Read(x.buf[x.w:])
+		if x.Epoch != 0 && n > 0 {
+			rx = transport.RxTime(x.Conn)
+		}
+	}
+	if n > 0 {
+		t := now()
+		x.Last, x.readAt = t, -1
+		if rx != 0 {
+			x.Last, x.readAt = min(time.Duration(rx-x.Epoch), t), t
+		}
+	}
+	return n, err
 }
 
 // compact makes room at the end of the buffer for the next read.

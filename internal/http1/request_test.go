@@ -181,7 +181,7 @@ var benchSpec = RequestSpec{
 	Target: "/api/v1/items?limit=10",
 	Host:   "api.example.com:8080",
 	Header: [][2]string{
-		{"User-Agent", "github.com/hail-loadgen/hail/1.0"},
+		{"User-Agent", "hail/1.0"},
 		{"Accept", "application/json"},
 		{"Content-Type", "application/json"},
 	},

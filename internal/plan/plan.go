@@ -377,7 +377,7 @@ func (p *Plan) Specs() []http1.RequestSpec {
 		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"Accept-Encoding", "gzip, deflate, br"})
 	}
 	if !hasHeader(hdr, "User-Agent") {
-		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"User-Agent", "github.com/hail-loadgen/hail/" + Version})
+		hdr = append(hdr[:len(hdr):len(hdr)], [2]string{"User-Agent", "hail/" + Version})
 	}
 	bodies := p.Bodies
 	if len(bodies) == 0 {
@@ -450,7 +450,7 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 		// SNI follows --host; --connect-to changes only where connections go.
 		name, _, _ := strings.Cut(u.Hostname(), "%") // an IPv6 zone is not part of the name
 		to := transport.TLSOptions{ServerName: name, Insecure: p.Insecure, CACert: p.CACert,
-			Cert: p.Cert, Key: p.Key, NextProtos: []string{"http/1.1"}, Sessions: tls.NewLRUClientSessionCache(64)}
+			Cert: p.Cert, Key: p.Key, NextProtos: []string{"http/1.1"}, Sessions: tls.NewLRUClientSessionCache(transport.SessionCacheSize)}
 		switch p.HTTPVersion {
 		case HTTP2:
 			to.NextProtos = []string{"h2"}

@@ -6,6 +6,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -173,8 +174,8 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 		return n / secs
 	}
 	l := &LLM{Truncated: s.Truncated, OtherLength: t.OtherLength, TokenSource: map[string]int64{},
-		TTFT: dist(t.TTFT, 1e9), TTFTFromSend: dist(t.TTFTSent, 1e9), TPOT: dist(t.TPOT, 1e9), ITL: dist(t.ITL, 1e9),
-		ChunkGap: dist(t.ChunkGap, 1e9), E2E: dist(t.E2E, 1e9), E2EFromSend: dist(t.E2ESent, 1e9),
+		TTFT: timeDist(t.TTFT), TTFTFromSend: timeDist(t.TTFTSent), TPOT: timeDist(t.TPOT), ITL: timeDist(t.ITL),
+		ChunkGap: timeDist(t.ChunkGap), E2E: timeDist(t.E2E), E2EFromSend: timeDist(t.E2ESent),
 		OutputTokens: dist(t.Out, 1), InputTokens: dist(t.In, 1), RequestRate: dist(t.PerRequestRate, 1e3),
 		Goodput: Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(float64(t.Good)), TokensPerSec: per(float64(t.GoodTokens))},
 		Histograms: LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
@@ -186,7 +187,7 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 		}
 	}
 	v := &l.VLLM
-	v.Duration, v.Completed = secs, s.Completed
+	v.Duration, v.Completed = sec(int64(in.Elapsed)), s.Completed
 	v.Failed = max(in.Totals.Requests()-s.Completed-s.Truncated-in.Totals.Errors[stats.ErrAborted], 0) // not hail's own cuts
 	v.TotalInputTokens, v.TotalOutputTokens = t.InSum, t.OutSum
 	v.RequestThroughput, v.OutputThroughput = per(float64(s.Completed)), per(float64(t.OutSum))
@@ -201,8 +202,9 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 		if h.TotalCount() == 0 {
 			return [7]float64{}
 		}
-		q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1e6 }
-		return [7]float64{h.Mean() / 1e6, q(50), h.StdDev() / 1e6, q(90), q(95), q(99), q(99.9)}
+		ms := func(ns int64) float64 { return float64(ns) / 1e6 } // a whole number of ns, as every time in a Result
+		q := func(p float64) float64 { return ms(h.ValueAtQuantile(p)) }
+		return [7]float64{ms(int64(math.Round(h.Mean()))), q(50), ms(int64(math.Round(h.StdDev()))), q(90), q(95), q(99), q(99.9)}
 	}
 	x := ms(t.TTFTSent)
 	v.MeanTTFTMs, v.MedianTTFTMs, v.StdTTFTMs, v.P90TTFTMs, v.P95TTFTMs, v.P99TTFTMs, v.P999TTFTMs = x[0], x[1], x[2], x[3], x[4], x[5], x[6]

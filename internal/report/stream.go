@@ -7,6 +7,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -76,6 +77,18 @@ func dist(h *hdr.Histogram, scale float64) Dist {
 		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: float64(h.Max()) / scale}
 }
 
+// timeDist summarises h, a histogram of ns, in seconds: every value a
+// whole number of nanoseconds (the mean and deviation rounded), as every
+// time in a Result is.
+func timeDist(h *hdr.Histogram) Dist {
+	if h.TotalCount() == 0 {
+		return Dist{}
+	}
+	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
+	return Dist{Samples: h.TotalCount(), Mean: sec(int64(math.Round(h.Mean()))), Stddev: sec(int64(math.Round(h.StdDev()))), Min: sec(h.Min()),
+		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: sec(h.Max())}
+}
+
 // buildStream fills r's stream sections from the run's totals.
 func buildStream(r *Result, in Input) {
 	s := in.Totals.Stream
@@ -85,7 +98,7 @@ func buildStream(r *Result, in Input) {
 	secs := in.Elapsed.Seconds()
 	st := &Stream{Streams: s.Streams, Completed: s.Completed, Truncated: s.Truncated,
 		Failed: max(s.Streams-s.Completed-s.Truncated, 0), Events: s.Events,
-		FirstEvent: dist(s.FirstEvent, 1e9), Gap: dist(s.Gap, 1e9), LongestStall: dist(s.Stall, 1e9), ReadLag: dist(s.ReadLag, 1e9),
+		FirstEvent: timeDist(s.FirstEvent), Gap: timeDist(s.Gap), LongestStall: timeDist(s.Stall), ReadLag: timeDist(s.ReadLag),
 		Histograms: StreamHistograms{FirstEvent: encode(s.FirstEvent), Gap: encode(s.Gap), LongestStall: encode(s.Stall), ReadLag: encode(s.ReadLag)}}
 	if secs > 0 {
 		st.EventsPerSec = float64(s.Events) / secs

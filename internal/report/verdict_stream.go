@@ -2,45 +2,49 @@ package report
 
 import "fmt"
 
-// The verdict's stream evidence: hail's own read lag (from an event's
-// arrival in the kernel to hail reading it). When it is large against the
-// gaps between events, the gaps hail measured include its own delay — the
-// symptom of a client that cannot keep up with its streams — so the
-// verdict names the generator and inter-token latency is marked affected.
-// It adds to the verdict Classify made; it does not change Classify.
+// The verdict's stream evidence: hail's own read lag, from an event's
+// arrival in the kernel to hail reading it. It is the streams' measure of
+// whether hail itself was slowed, beside its own send lateness: when it is
+// large against the gaps between events, the gaps hail measured include
+// its own delay — the symptom of a client that cannot keep up with its
+// streams — so Classify counts it as evidence for the generator-side
+// kinds, and inter-token latency is marked affected whatever the kind.
 
 // Thresholds of the stream evidence.
 const (
-	readLagP99    = 0.001 // seconds: hail's read lag p99 above this is late...
-	readLagShare  = 0.1   // ...when it is also this share of the median gap between events
-	readLagEvents = 100   // fewer events prove nothing
+	readLagP99    = lateP99 // seconds: hail's read lag p99 above this is late...
+	readLagShare  = 0.1     // ...when it is also this share of the median gap between events
+	readLagEvents = 100     // fewer events prove nothing
 )
 
-// streamVerdict adds the stream evidence to r's verdict.
-func streamVerdict(r *Result) {
+// ReadLate reports whether hail read its streams' events late: a read lag
+// p99 above 1 ms (Late) and above a tenth of the median gap between events,
+// over 100 events or more.
+func (e Evidence) ReadLate() bool {
+	return e.ReadLagSamples >= readLagEvents && e.ReadLagP99 > readLagP99 && e.ReadLagP99 > readLagShare*e.ReadGap
+}
+
+// readLagEvidence fills e's read lag from r's streams (absent: none): the
+// gap it is judged against is the median inter-token latency of hail llm's
+// streams, else the median gap between events.
+func readLagEvidence(e *Evidence, r *Result) {
 	s := r.Hail.Stream
-	if s == nil || s.ReadLag.Samples < readLagEvents {
+	if s == nil {
 		return
 	}
-	gap, what := s.Gap.P50, "events"
+	e.ReadLagP99, e.ReadLagMax, e.ReadLagSamples, e.ReadGap = s.ReadLag.P99, s.ReadLag.Max, s.ReadLag.Samples, s.Gap.P50
 	if l := r.Hail.LLM; l != nil && l.ITL.Samples > 0 {
-		gap, what = l.ITL.P50, "tokens (ITL)"
+		e.ReadGap, e.readTokens = l.ITL.P50, true
 	}
-	lag := s.ReadLag.P99
-	if lag <= readLagP99 || lag <= readLagShare*gap {
-		return
+}
+
+// readLagReason is the verdict's sentence about a late read.
+func readLagReason(e Evidence) string {
+	what := "events"
+	if e.readTokens {
+		what = "tokens (ITL)"
 	}
-	v := &r.Hail.Verdict
-	why := fmt.Sprintf("hail read stream events late: its read lag (kernel arrival to hail reading the event) p99 %s, max %s, against a median gap of %s between %s; "+
+	return fmt.Sprintf("hail read the stream late: its read lag (kernel arrival to hail reading the event) p99 %s, max %s, against a median gap of %s between %s; "+
 		"the gaps it measured include its own delay, so inter-token latency is affected — give hail more CPU (or fewer streams per core)",
-		fmtDur(lag), fmtDur(s.ReadLag.Max), fmtDur(gap), what)
-	if !GeneratorSide(v.Bottleneck) {
-		v.Bottleneck, v.GeneratorLimited = BottleneckGenerator, true
-		v.Reasons = append([]string{why}, v.Reasons...)
-	} else {
-		v.Reasons = append(v.Reasons, why)
-	}
-	if l := r.Hail.LLM; l != nil {
-		l.ITLAffected = true
-	}
+		fmtDur(e.ReadLagP99), fmtDur(e.ReadLagMax), fmtDur(e.ReadGap), what)
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/run"
-	"github.com/hail-loadgen/hail/internal/scenario"
 )
 
 // preLimit bounds how many (URL, body) variants are encoded before the run;
@@ -126,7 +126,7 @@ func (g *Gen) appendTarget(dst []byte, c choice) []byte {
 	case g.urls.gen == nil:
 		return append(dst, g.urls.targets[c.target]...)
 	}
-	r := *scenario.NewRand(c.x)
+	r := *random.New(c.x)
 	start := len(dst)
 	dst = g.urls.gen.AppendTo(dst, &r)
 	// Keep the path and query of the generated URL (its origin is the run's).

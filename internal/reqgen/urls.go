@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/random"
 )
 
 // URLSet is oha's --urls-from-file (one URL per line, a random one per
@@ -18,7 +18,7 @@ type URLSet struct {
 	origin  *url.URL
 	first   string   // a URL of the set, for the plan
 	targets []string // --urls-from-file: the request targets
-	gen     *scenario.RegexGen
+	gen     *random.Regex
 	prefix  string // --rand-regex-url: the generated origin, checked on samples
 	pattern string // what the user gave: the file's path or the regular expression
 }
@@ -68,14 +68,14 @@ func LoadURLs(path string) (*URLSet, error) {
 // a literal dot ("almost every URL has dots in its host"), and x*, x+ and
 // x{n,} repeat at most maxRepeat extra times.
 func RegexURLs(pattern string, maxRepeat int) (*URLSet, error) {
-	g, err := scenario.CompileRegexGen(strings.ReplaceAll(pattern, ".", `\.`), maxRepeat)
+	g, err := random.CompileRegex(strings.ReplaceAll(pattern, ".", `\.`), maxRepeat)
 	if err != nil {
 		return nil, fmt.Errorf("--rand-regex-url: %v", err)
 	}
 	set := &URLSet{gen: g, pattern: pattern}
-	var r scenario.Rand
+	var r random.Rand
 	for i := range 200 {
-		r = *scenario.NewRand(uint64(i))
+		r = *random.New(uint64(i))
 		s := g.String(&r)
 		origin := originOf(s)
 		u, err := url.Parse(origin)

@@ -27,27 +27,29 @@ type setup struct {
 	groups       [][]*stats.Recorder
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
+	target       *targetProc // the target's process, if known
 }
 
 // build makes the run's setup. Its errors are phrased for the user.
 func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	p := ShardShare(whole)
-	eng, reason, err := Select(p)
+	eng, reason, err := o.Engine, "the caller's engine (run.Options.Engine)", error(nil)
+	if eng == nil {
+		eng, reason, err = Select(p)
+	}
 	if err != nil {
 		return nil, err
 	}
-	topt, err := p.TransportOptions(p.URL)
-	if err != nil {
+	var dialer *transport.Dialer
+	if o.Dialer != nil {
+		dialer = o.Dialer.Clone() // the run counts (and resumes) its own handshakes
+	} else if dialer, err = NewDialer(ctx, p); err != nil {
 		return nil, err
-	}
-	dialer, err := transport.NewDialer(ctx, topt)
-	if _, ok := err.(*transport.SocketPathError); ok {
-		return nil, err // it names the flag and the path
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
+	if s.target, err = findTarget(o, dialer); err != nil {
+		return nil, err
+	}
 	w := o.Workload
 	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
@@ -68,15 +70,15 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		},
 	}
 	s.job.Stream = streamConfig(p, w)
-	s.job.NewRequests = staticRequests(p)
 	if w != nil {
-		if w.NewRequests != nil {
-			s.job.NewRequests = w.NewRequests
-		}
-		s.job.BodyLimit, s.job.CaptureHeaders, s.job.PerConnection = w.BodyLimit, w.CaptureHeaders, w.PerConnection
+		s.job.NewRequests, s.job.BodyLimit, s.job.CaptureHeaders, s.job.PerConnection =
+			w.NewRequests, w.BodyLimit, w.CaptureHeaders, w.PerConnection
 		if w.Connections != nil {
 			s.job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
 		}
+	}
+	if s.job.NewRequests == nil {
+		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
 }
@@ -91,6 +93,25 @@ func streamConfig(p *plan.Plan, w *Workload) *stream.Config {
 	}
 	c.All, c.Idle, c.Drain = p.SSE, p.Idle(), p.Drain()
 	return c
+}
+
+// NewDialer builds the dialer of p's target: its TLS configuration (the
+// files it names read once) and, unless --no-pre-lookup, its addresses.
+// Runs of one target may share it (Options.Dialer). Its errors are phrased
+// for the user.
+func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
+	topt, err := p.TransportOptions(p.URL)
+	if err != nil {
+		return nil, err
+	}
+	dialer, err := transport.NewDialer(ctx, topt)
+	if _, ok := err.(*transport.SocketPathError); ok {
+		return nil, err // it names the flag and the path
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: check the URL's host name or use --connect-to", err)
+	}
+	return dialer, nil
 }
 
 // recorders makes one group of recorders per step: min(connections,

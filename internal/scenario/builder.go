@@ -6,6 +6,8 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -13,18 +15,20 @@ import (
 // engine.Requests. Next picks a step (or walks its current flow), resolves
 // the pool values the step needs, and expands the step's templates into
 // the worker's own buffer; a step with nothing to expand returns its
-// pre-encoded bytes. Done runs the step's captures on the response,
-// copying the captured bytes out of the parser's buffer.
+// pre-encoded bytes. Done runs the step's checks and captures on the
+// response, copying the captured bytes out of the parser's buffer, and
+// draws the think time.
 //
 // A step that needs a value its pool does not have (or a {{last}} this
-// virtual user has not captured yet) yields: the choice falls to another
+// virtual user has not captured yet, or a row of a used-up unique feed)
+// yields: the choice falls to another
 // step by weight, the yield is counted, and no request is ever sent with a
 // missing value. Within a flow, such a step ends the flow early.
 type vu struct {
 	s       *Scenario
 	id      int
-	rng     *Rand
-	ctx     Ctx
+	rng     *random.Rand
+	ctx     template.Ctx
 	buf     []byte
 	body    []byte
 	scratch []byte
@@ -43,11 +47,27 @@ type vu struct {
 	// yielded is the reason (an index of the step's reasons) of the
 	// last build that yielded.
 	yielded int
+	// took are the values the last build took from pools (take refs);
+	// held are the reservations of requests built and not yet ended
+	// (engine.Reserver), free the reusable ones.
+	took []taken
+	held []reservation
+	free []uint32
 }
+
+// taken is one value a request took from a pool.
+type taken struct {
+	pool int
+	val  string
+}
+
+// reservation is what one request took from pools: it goes back if the
+// request is never sent.
+type reservation struct{ vals []taken }
 
 func newVU(s *Scenario, worker int) *vu {
 	v := &vu{s: s, id: worker, flow: -1,
-		rng:     NewRand(s.seed ^ splitmix(uint64(worker)+1)),
+		rng:     random.New(s.seed ^ random.SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
 		buf:     make([]byte, 0, 512),
@@ -65,6 +85,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := v.s
 	v.ctx.Hit = hit
 	v.flowThink = thinkTime{}
+	v.took = v.took[:0]
 	if v.flow < 0 {
 		v.newRows()
 	}
@@ -133,10 +154,10 @@ func (v *vu) build(i int) ([]byte, bool) {
 		}
 	}
 	for k, ref := range st.refs {
-		p := v.s.Pools[ref.pool]
+		p := v.s.Pools[ref.Pool]
 		var val string
 		var ok bool
-		if ref.take {
+		if ref.Take {
 			val, ok = p.Take(v.rng)
 		} else {
 			val, ok = p.Pick(v.rng)
@@ -151,7 +172,7 @@ func (v *vu) build(i int) ([]byte, bool) {
 		if v.ctx.Rows[f] >= 0 {
 			continue
 		}
-		row, ok := v.s.Feeds[f].row(v.rng)
+		row, ok := v.s.Feeds[f].Row(v.rng)
 		if !ok {
 			v.giveBack(st, len(st.refs))
 			return v.yield(st, len(st.refs)+len(st.lasts)+k)
@@ -188,10 +209,51 @@ func (v *vu) build(i int) ([]byte, bool) {
 	b = append(b, "\r\n"...)
 	b = append(b, body...)
 	v.buf = b
-	for k := range st.refs {
+	v.took = v.took[:0]
+	for k, ref := range st.refs {
+		if ref.Take {
+			v.took = append(v.took, taken{ref.Pool, v.ctx.Slots[k]})
+		}
 		v.ctx.Slots[k] = ""
 	}
 	return b, true
+}
+
+// Reserved implements engine.Reserver: a token for the values the request
+// built last took from pools (0 when it took none).
+func (v *vu) Reserved() uint32 {
+	if len(v.took) == 0 {
+		return 0
+	}
+	var i uint32
+	if n := len(v.free); n > 0 {
+		i, v.free = v.free[n-1], v.free[:n-1]
+	} else {
+		v.held = append(v.held, reservation{})
+		i = uint32(len(v.held))
+	}
+	r := &v.held[i-1]
+	r.vals = append(r.vals[:0], v.took...)
+	v.took = v.took[:0]
+	return i
+}
+
+// Release implements engine.Reserver: a request that was never sent puts
+// the values it took back into their pools (a DELETE that never left must
+// not lose the id it was to delete).
+func (v *vu) Release(token uint32, unsent bool) {
+	if token == 0 || int(token) > len(v.held) {
+		return
+	}
+	r := &v.held[token-1]
+	if unsent {
+		for _, t := range r.vals {
+			v.s.Pools[t.pool].Put(t.val, v.id)
+		}
+	}
+	clear(r.vals)
+	r.vals = r.vals[:0]
+	v.free = append(v.free, token)
 }
 
 // yield counts a build of st that cannot go on for its reason k, and
@@ -206,8 +268,8 @@ func (v *vu) yield(st *Step, k int) ([]byte, bool) {
 // for a request that will not be sent.
 func (v *vu) giveBack(st *Step, k int) {
 	for j := range k {
-		if st.refs[j].take {
-			v.s.Pools[st.refs[j].pool].Put(v.ctx.Slots[j], v.id)
+		if st.refs[j].Take {
+			v.s.Pools[st.refs[j].Pool].Put(v.ctx.Slots[j], v.id)
 		}
 	}
 }

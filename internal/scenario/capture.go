@@ -1,14 +1,12 @@
 package scenario
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 // A capture takes one value from a response into a pool (and into the
@@ -18,8 +16,8 @@ type capture struct {
 	kind   captureKind
 	name   string
 	id     int // index among the scenario's capture names
-	pool   *Pool
-	path   []pathSeg
+	pool   *values.Pool
+	path   jsonpath.Path
 	re     *regexp.Regexp
 	group  int
 	header string // lower case
@@ -33,35 +31,6 @@ const (
 	capRegex
 	capStatus
 )
-
-// pathSeg is one step of a JSON path: an object key, or an array index
-// (a numeric segment also matches an object key spelled that way).
-type pathSeg struct {
-	key   string
-	index int // -1: not a number
-}
-
-// parseJSONPath parses "id", "data.items.0.id", "$.data.items[0].id".
-func parseJSONPath(s string) ([]pathSeg, error) {
-	p := strings.TrimPrefix(strings.TrimPrefix(s, "$"), ".")
-	p = strings.ReplaceAll(strings.ReplaceAll(p, "[", "."), "]", "")
-	p = strings.TrimPrefix(p, ".")
-	if p == "" {
-		return nil, fmt.Errorf("JSON path %q is empty: expected keys separated by dots, such as id or data.items.0.id", s)
-	}
-	var out []pathSeg
-	for _, part := range strings.Split(p, ".") {
-		if part == "" {
-			return nil, fmt.Errorf("JSON path %q has an empty segment: expected keys separated by single dots, such as data.items.0.id", s)
-		}
-		idx := -1
-		if n, err := strconv.Atoi(part); err == nil && n >= 0 {
-			idx = n
-		}
-		out = append(out, pathSeg{key: part, index: idx})
-	}
-	return out, nil
-}
 
 // extract returns the captured value (valid until the next call with the
 // same scratch) and whether there was one.
@@ -88,241 +57,5 @@ func (c *capture) extract(p *http1.Parser, scratch *[]byte) ([]byte, bool) {
 		}
 		return p.Body[m[2*c.group]:m[2*c.group+1]], true
 	}
-	return jsonLookup(p.Body, c.path, scratch)
-}
-
-// jsonLookup finds the value at path in the JSON document b. Strings are
-// returned unescaped (into scratch when they hold escapes), numbers and
-// booleans as written, objects and arrays as their JSON text; null and
-// absent values are not found. It scans b without building anything.
-func jsonLookup(b []byte, path []pathSeg, scratch *[]byte) ([]byte, bool) {
-	i := skipWS(b, 0)
-	for _, seg := range path {
-		if i >= len(b) {
-			return nil, false
-		}
-		var ok bool
-		switch b[i] {
-		case '{':
-			i, ok = jsonMember(b, i, seg.key)
-		case '[':
-			i, ok = jsonElement(b, i, seg.index)
-		}
-		if !ok {
-			return nil, false
-		}
-	}
-	if i >= len(b) {
-		return nil, false
-	}
-	if b[i] == '"' {
-		end, esc, ok := scanString(b, i)
-		if !ok {
-			return nil, false
-		}
-		raw := b[i+1 : end-1]
-		if !esc {
-			return raw, true
-		}
-		u, ok := unescapeJSON((*scratch)[:0], raw)
-		*scratch = u
-		return u, ok
-	}
-	end, ok := skipValue(b, i)
-	if !ok || string(b[i:end]) == "null" {
-		return nil, false
-	}
-	return b[i:end], true
-}
-
-// jsonMember finds key in the object starting at b[i] ('{') and returns
-// where its value starts.
-func jsonMember(b []byte, i int, key string) (int, bool) {
-	i = skipWS(b, i+1)
-	for i < len(b) && b[i] != '}' {
-		if b[i] != '"' {
-			return 0, false
-		}
-		end, esc, ok := scanString(b, i)
-		if !ok {
-			return 0, false
-		}
-		match := keyEquals(b[i+1:end-1], esc, key)
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return 0, false
-		}
-		i = skipWS(b, i+1)
-		if match {
-			return i, true
-		}
-		if i, ok = skipValue(b, i); !ok {
-			return 0, false
-		}
-		i = skipWS(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
-		}
-	}
-	return 0, false
-}
-
-// jsonElement finds element index (< 0: none) of the array starting at
-// b[i] ('[') and returns where it starts.
-func jsonElement(b []byte, i, index int) (int, bool) {
-	if index < 0 {
-		return 0, false
-	}
-	i = skipWS(b, i+1)
-	for n := 0; ; n++ {
-		if i >= len(b) || b[i] == ']' {
-			return 0, false
-		}
-		if n == index {
-			return i, true
-		}
-		var ok bool
-		if i, ok = skipValue(b, i); !ok {
-			return 0, false
-		}
-		i = skipWS(b, i)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
-		}
-	}
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// scanString scans the string starting at b[i] == '"'; end is the index
-// after its closing quote.
-func scanString(b []byte, i int) (end int, esc bool, ok bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			esc = true
-			j++
-		case '"':
-			return j + 1, esc, true
-		}
-	}
-	return 0, false, false
-}
-
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		end, _, ok := scanString(b, i)
-		return end, ok
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, _, ok := scanString(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return 0, false
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	return j, j > i
-}
-
-func keyEquals(raw []byte, esc bool, key string) bool {
-	if !esc {
-		return string(raw) == key
-	}
-	var buf [64]byte
-	u, ok := unescapeJSON(buf[:0], raw)
-	return ok && string(u) == key
-}
-
-// unescapeJSON appends the unescaped JSON string body raw to dst.
-func unescapeJSON(dst, raw []byte) ([]byte, bool) {
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		if i >= len(raw) {
-			return dst, false
-		}
-		switch raw[i] {
-		case '"', '\\', '/':
-			dst = append(dst, raw[i])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(raw, i+1)
-			if !ok {
-				return dst, false
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(raw, i+3); ok && i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-						i += 6
-					}
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		default:
-			return dst, false
-		}
-	}
-	return dst, true
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	return c.path.Lookup(p.Body, scratch)
 }

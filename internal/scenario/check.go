@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -21,7 +22,7 @@ type check struct {
 	desc   string   // for reports: "status 201, 202", "json id = \"x\"", …
 	codes  [][2]int // status: inclusive ranges
 	needle []byte   // body_contains
-	path   []pathSeg
+	path   jsonpath.Path
 	want   jsonWant
 	header string // lower case
 	value  []byte
@@ -79,7 +80,7 @@ func (c *check) pass(p *http1.Parser, scratch *[]byte) bool {
 		}
 		return false
 	}
-	got, ok := jsonLookup(p.Body, c.path, scratch)
+	got, ok := c.path.Lookup(p.Body, scratch)
 	if !ok {
 		return c.want.kind == '0'
 	}

@@ -18,16 +18,19 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/random"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 )
 
 // Error is a problem in a scenario file, at a line and column (1-based).
 type Error struct {
-	File   string
-	Line   int
-	Column int
-	Msg    string
+	File   string // the file's path as given
+	Line   int    // 1-based
+	Column int    // 1-based
+	Msg    string // what was expected and what was found
 }
 
+// Error is the one line hail prints: FILE:LINE:COLUMN: message.
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg) }
 
 // LoadOptions are command-line values that change how a file compiles.
@@ -46,7 +49,8 @@ type LoadOptions struct {
 	// (or --insecure's) TLS verification setting.
 	GRPC func(base *url.URL, insecure bool) (grpccall.Source, error)
 	// FileLimit bounds the files read into memory: the scenario, body_file,
-	// body_lines and pool files (--body-file-limit; 0: bodyfile.DefaultLimit).
+	// body_lines, pool, feed and protoset files (--body-file-limit; 0:
+	// bodyfile.DefaultLimit).
 	FileLimit int64
 }
 
@@ -87,7 +91,7 @@ type loader struct {
 	src   []string // the file's lines, for positions inside block scalars
 	o     LoadOptions
 	s     *Scenario
-	env   *tmplEnv
+	env   *template.Env
 	nodes map[string]*yaml.Node // top-level values by key
 	keys  map[string]*yaml.Node // top-level keys by key
 	root  *yaml.Node
@@ -149,8 +153,8 @@ func (l *loader) load() error {
 	if err != nil {
 		return err
 	}
-	l.env = &tmplEnv{vars: map[string]value{}, env: l.o.Env, counters: map[string]*atomic.Uint64{}, maxRepeat: maxRepeat,
-		pools: l.poolIdx, captures: l.capIdx, feeds: map[string]int{}}
+	l.env = &template.Env{Vars: map[string]template.Value{}, LookupEnv: l.o.Env, Counters: map[string]*atomic.Uint64{}, MaxRepeat: maxRepeat,
+		Pools: l.poolIdx, Captures: l.capIdx, Feeds: map[string]int{}}
 	if err := l.variables(); err != nil {
 		return err
 	}
@@ -166,7 +170,7 @@ func (l *loader) load() error {
 	if err := l.feeds(); err != nil {
 		return err
 	}
-	l.env.feedList = l.s.Feeds
+	l.env.FeedList = l.s.Feeds
 	if err := l.steps(); err != nil {
 		return err
 	}
@@ -192,7 +196,7 @@ func (l *loader) settings() (connSet bool, maxRepeat int, err error) {
 	s := l.s
 	st := &s.Settings
 	st.KeepAlive, st.Engine, st.BodyLimit, st.Connections = true, "auto", defaultBodyLimit, 50
-	maxRepeat = DefaultMaxRepeat
+	maxRepeat = random.DefaultMaxRepeat
 	for _, key := range topKeys {
 		v, ok := l.nodes[key]
 		if !ok {
@@ -301,7 +305,7 @@ func (l *loader) finish() error {
 			s.reported = append(s.reported, p)
 		}
 	}
-	for _, c := range l.env.counters {
+	for _, c := range l.env.Counters {
 		c.Store(0) // the sample requests checked at load count from 1 too
 	}
 	s.mix = newMix(s.Steps, s.Flows)
@@ -309,7 +313,7 @@ func (l *loader) finish() error {
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
-		s.seed = randomSeed()
+		s.seed = random.Seed()
 	}
 	hs, _ := l.fileHeaders()
 	for _, h := range hs {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -27,7 +28,7 @@ func (l *loader) capture(what string, n *yaml.Node) (*capture, error) {
 				return err
 			}
 			c.kind = capJSON
-			if c.path, err = parseJSONPath(p); err != nil {
+			if c.path, err = jsonpath.Parse(p); err != nil {
 				return l.errAt(v, "%s.json: %v", what, err)
 			}
 		case "header":

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -118,7 +119,7 @@ func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 // expectJSON reads one json check: a path (as captures write it) and the
 // value it must hold.
 func (l *loader) expectJSON(path string, k, v *yaml.Node, what string) (*check, error) {
-	segs, err := parseJSONPath(path)
+	segs, err := jsonpath.Parse(path)
 	if err != nil {
 		return nil, l.errAt(k, "%s: %v", what, err)
 	}

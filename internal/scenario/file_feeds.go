@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +24,7 @@ func (l *loader) feeds() error {
 			return l.errAt(k, "feeds: name %q: expected letters, digits, _ or - (it is written {{feed.%s.COLUMN}})", name, name)
 		}
 		what := "feeds." + name
-		f := &Feed{Name: name, Order: feedSequential}
+		f := &values.Feed{Name: name, Order: values.FeedSequential}
 		var fileN *yaml.Node
 		format := ""
 		if err := l.fields(v, what, feedKeys, func(key string, k, v *yaml.Node) error {
@@ -34,7 +35,7 @@ func (l *loader) feeds() error {
 				f.File, err = l.str(v, what+".file")
 			case "order":
 				f.Order, err = l.str(v, what+".order")
-				if err == nil && f.Order != feedSequential && f.Order != feedRandom && f.Order != feedUnique {
+				if err == nil && f.Order != values.FeedSequential && f.Order != values.FeedRandom && f.Order != values.FeedUnique {
 					err = l.errAt(v, "%s.order: expected sequential, random or unique, found %s", what, describe(v))
 				}
 			case "format":
@@ -60,12 +61,10 @@ func (l *loader) feeds() error {
 				return l.errAt(fileN, "%s.file: cannot tell the format of %q from its name: expected a .csv or .jsonl file, or format: csv|jsonl", what, f.File)
 			}
 		}
-		cols, rows, err := loadFeed(l.path(f.File), format, l.o.FileLimit)
-		if err != nil {
+		if err := f.Read(l.path(f.File), format, l.o.FileLimit); err != nil {
 			return l.errAt(fileN, "%s.file: %v", what, err)
 		}
-		f.cols, f.rows = cols, rows
-		l.env.feeds[name] = len(l.s.Feeds)
+		l.env.Feeds[name] = len(l.s.Feeds)
 		l.s.Feeds = append(l.s.Feeds, f)
 		return nil
 	})

@@ -5,6 +5,9 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -67,7 +70,7 @@ func (l *loader) flows() error {
 				}
 				idx, ok := l.stepIdx[name]
 				if !ok {
-					return l.errAt(sn, "%s.steps: undefined step %q: expected one of %s", what, name, keyList(l.stepIdx))
+					return l.errAt(sn, "%s.steps: undefined step %q: expected one of %s", what, name, strings.Join(slices.Sorted(maps.Keys(l.stepIdx)), ", "))
 				}
 				f.steps = append(f.steps, idx)
 				l.stepInFlow[idx] = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 )
 
 var (
@@ -102,7 +103,7 @@ func (l *loader) strings(n *yaml.Node, what string) ([]string, error) {
 // grpcRequest compiles a gRPC step's request: a POST to the method's path
 // with gRPC's headers, the file's and the step's headers, the metadata, and
 // the data as the body (encoded now when it is static, per call otherwise).
-func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *tmplEnv) error {
+func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *template.Env) error {
 	what := st.Name + ".grpc"
 	for _, k := range httpOnlyKeys {
 		if n.keys[k] != nil {
@@ -160,12 +161,12 @@ func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *tmplEnv
 // grpcHead compiles the request head: the method's path, gRPC's headers,
 // the deadline (the file's timeout, as grpc-timeout), the headers and the
 // metadata (lower-case keys; templates allowed).
-func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) error {
+func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *template.Env) error {
 	hdr := "Content-Type: application/grpc\r\nTE: trailers\r\n"
 	if t := l.s.Settings.Timeout; t > 0 {
 		hdr += "grpc-timeout: " + grpccall.Timeout(t) + "\r\n"
 	}
-	parts := []*Template{literal("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
+	parts := []*template.Template{template.Text("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
 	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], st.Name + ".headers"}, headerSource{md, st.Name + ".grpc.metadata"})
 	if err != nil {
 		return err
@@ -177,14 +178,14 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) e
 		}
 	}
 	for _, h := range hs {
-		t, err := compileTemplate(h.v.Value, env, escHeader)
+		t, err := template.Compile(h.v.Value, env, template.Header)
 		if err != nil {
 			return l.errIn(h.v, err, st.Name+".grpc.metadata."+h.name)
 		}
-		parts = append(parts, literal(strings.ToLower(h.name)+": "), t, literal("\r\n"))
+		parts = append(parts, template.Text(strings.ToLower(h.name)+": "), t, template.Text("\r\n"))
 	}
-	parts = append(parts, literal("User-Agent: hail/"+plan.Version+"\r\n"))
-	st.head = concat(parts...)
+	parts = append(parts, template.Text("User-Agent: hail/"+plan.Version+"\r\n"))
+	st.head = template.Concat(parts...)
 	return nil
 }
 
@@ -193,18 +194,18 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *tmplEnv) e
 // their generated values JSON-escaped (bodyJSON, strings kept strings).
 // Static data is encoded (and checked) now; templated data is checked on
 // a sample expansion and encoded per call.
-func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *tmplEnv) error {
+func (l *loader) grpcData(st *Step, gs *grpcStep, n *yaml.Node, env *template.Env) error {
 	what := st.Name + ".grpc.data"
-	var t *Template
+	var t *template.Template
 	switch {
 	case n == nil:
-		t = literal("{}")
+		t = template.Text("{}")
 	case n.Kind == yaml.ScalarNode:
 		src, err := l.str(n, what)
 		if err != nil {
 			return err
 		}
-		if t, err = compileTemplate(src, env, escNone); err != nil {
+		if t, err = template.Compile(src, env, template.Raw); err != nil {
 			return l.errIn(n, err, what)
 		}
 	default:

@@ -7,8 +7,8 @@ package scenario
 
 import (
 	"strconv"
-	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -17,9 +17,9 @@ import (
 // template alone becomes a JSON number when what it yields is a number
 // (body_json); without, strings stay strings (gRPC data: a proto string
 // field takes no JSON number, and an integer field takes a string).
-func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv, guess bool) (*Template, error) {
-	var parts []*Template
-	add := func(s string) { parts = append(parts, literal(s)) }
+func (l *loader) bodyJSON(n *yaml.Node, what string, env *template.Env, guess bool) (*template.Template, error) {
+	var parts []*template.Template
+	add := func(s string) { parts = append(parts, template.Text(s)) }
 	var walk func(n *yaml.Node, what string) error
 	walk = func(n *yaml.Node, what string) error {
 		n = resolve(n)
@@ -32,7 +32,7 @@ func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv, guess bool) (
 					add(",")
 				}
 				first = false
-				add(`"` + string(appendJSONEscaped(nil, []byte(key))) + `":`)
+				add(`"` + string(template.AppendJSONEscaped(nil, []byte(key))) + `":`)
 				return walk(v, what+"."+key)
 			}); err != nil {
 				return err
@@ -63,59 +63,34 @@ func (l *loader) bodyJSON(n *yaml.Node, what string, env *tmplEnv, guess bool) (
 	if err := walk(n, what); err != nil {
 		return nil, err
 	}
-	return concat(parts...), nil
+	return template.Concat(parts...), nil
 }
 
 // jsonScalar compiles one scalar of a body_json value; guess is
 // bodyJSON's. Without guess, a timestamp (2024-05-01) is a string too.
-func (l *loader) jsonScalar(n *yaml.Node, what string, env *tmplEnv, guess bool) (*Template, error) {
+func (l *loader) jsonScalar(n *yaml.Node, what string, env *template.Env, guess bool) (*template.Template, error) {
 	tagged := n.Style&yaml.TaggedStyle != 0 || !guess && n.Tag == "!!timestamp"
 	switch {
 	case n.Tag == "!!null":
-		return literal("null"), nil
+		return template.Text("null"), nil
 	case n.Tag == "!!bool":
 		b, err := l.boolean(n, what)
-		return literal(strconv.FormatBool(b)), err
+		return template.Text(strconv.FormatBool(b)), err
 	case n.Tag == "!!int" || n.Tag == "!!float":
-		if isJSONNumber([]byte(n.Value)) {
-			return literal(n.Value), nil
+		if template.IsJSONNumber([]byte(n.Value)) {
+			return template.Text(n.Value), nil
 		}
 		var f float64
 		if err := n.Decode(&f); err != nil || f != f || f > 1e308 || f < -1e308 {
 			return nil, l.errAt(n, "%s: expected a number JSON can hold, found %s", what, n.Value)
 		}
-		return literal(strconv.FormatFloat(f, 'g', -1, 64)), nil
+		return template.Text(strconv.FormatFloat(f, 'g', -1, 64)), nil
 	case n.Tag != "!!str" && !tagged:
 		return nil, l.errAt(n, "%s: expected a string, number, true, false or null, found %s", what, describe(n))
 	}
-	src := n.Value
-	t, err := compileTemplate(src, env, escJSON)
+	t, err := template.CompileJSON(n.Value, env, guess && !tagged)
 	if err != nil {
 		return nil, l.errIn(n, err, what)
 	}
-	if guess && !tagged && isOneExpr(src) {
-		if t.Static() {
-			if lit := t.Literal(); isJSONNumber(lit) {
-				return literal(string(lit)), nil
-			}
-		} else {
-			t.segs[0].esc = escJSONValue
-			return t, nil
-		}
-	}
-	for i := range t.segs {
-		if s := &t.segs[i]; s.kind == segLit {
-			s.lit = appendJSONEscaped(nil, s.lit)
-		}
-	}
-	return concat(literal(`"`), t, literal(`"`)), nil
-}
-
-// isOneExpr reports whether src is exactly one {{ … }} expression.
-func isOneExpr(src string) bool {
-	if !strings.HasPrefix(src, "{{") {
-		return false
-	}
-	end, err := exprEnd(src, 2)
-	return err == nil && end == len(src)-2
+	return t, nil
 }

@@ -44,7 +44,7 @@ func (l *loader) stepRepeat(st *Step, n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.Value == "all" {
 		takes := false
 		for _, r := range st.refs {
-			takes = takes || r.take
+			takes = takes || r.Take
 		}
 		if !takes {
 			return l.errAt(n, "%s: all repeats the step until a pool it takes from is empty, but it has no {{take POOL}}: expected a count such as 100", what)

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
 )
 
 func (l *loader) addPool(name string) int {
@@ -16,7 +17,7 @@ func (l *loader) addPool(name string) int {
 		return i
 	}
 	l.poolIdx[name] = len(l.s.Pools)
-	l.s.Pools = append(l.s.Pools, NewPool(name, 0))
+	l.s.Pools = append(l.s.Pools, values.NewPool(name, 0))
 	l.poolUsed = append(l.poolUsed, false)
 	l.seeded = append(l.seeded, false)
 	return len(l.s.Pools) - 1
@@ -77,7 +78,7 @@ func (l *loader) pools() error {
 			return l.errAt(k, "pools.%s: nothing fills this pool: expected values or a file, or a step that captures into %s", name, name)
 		}
 		i := l.addPool(name)
-		l.s.Pools[i] = NewPool(name, max)
+		l.s.Pools[i] = values.NewPool(name, max)
 		for j, s := range vals {
 			l.s.Pools[i].Put(s, j)
 		}

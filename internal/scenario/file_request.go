@@ -15,6 +15,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 )
 
 func isToken(s string) bool {
@@ -135,10 +136,10 @@ func splitURL(raw string) (origin, target string) {
 // stepTarget compiles the step's request target: a path under base, or a
 // URL of the run's origin (the first such URL sets the origin when there
 // is no base). It returns the target and the Host it is sent to.
-func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *tmplEnv) (*Template, string, error) {
+func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *template.Env) (*template.Template, string, error) {
 	what := st.Name
 	urlN, pathN := n.vals["url"], n.vals["path"]
-	var target *Template
+	var target *template.Template
 	var targetNode *yaml.Node
 	var host string
 	var err error
@@ -157,19 +158,16 @@ func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *tmplEnv)
 	if err != nil {
 		return nil, "", err
 	}
-	for _, sg := range target.segs {
-		if sg.kind != segLit {
-			continue
-		}
-		if i := bytes.IndexFunc(sg.lit, func(r rune) bool { return r <= 0x20 || r >= 0x7f }); i >= 0 {
-			return nil, "", l.errAt(targetNode, "%s: the request target may not contain %q: expected it percent-encoded (%%%02X)", what, sg.lit[i], sg.lit[i])
+	for lit := range target.Literals() {
+		if i := bytes.IndexFunc(lit, func(r rune) bool { return r <= 0x20 || r >= 0x7f }); i >= 0 {
+			return nil, "", l.errAt(targetNode, "%s: the request target may not contain %q: expected it percent-encoded (%%%02X)", what, lit[i], lit[i])
 		}
 	}
 	return target, host, nil
 }
 
 // stepPath compiles a path under the base URL.
-func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *tmplEnv) (*Template, string, error) {
+func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *template.Env) (*template.Template, string, error) {
 	s, what := l.s, st.Name
 	p, err := l.str(pathN, what+".path")
 	if err != nil {
@@ -181,17 +179,17 @@ func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *tmplEnv) (*Template, 
 	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "{{") {
 		return nil, "", l.errAt(pathN, "%s.path: expected a path starting with /, found %q", what, p)
 	}
-	t, err := compileTemplate(p, env, escTarget)
+	t, err := template.Compile(p, env, template.Target)
 	if err != nil {
 		return nil, "", l.errIn(pathN, err, what+".path")
 	}
 	st.Target = p
-	return concat(literal(strings.TrimSuffix(s.Base.EscapedPath(), "/")), t), s.Base.Host, nil
+	return template.Concat(template.Text(strings.TrimSuffix(s.Base.EscapedPath(), "/")), t), s.Base.Host, nil
 }
 
 // stepURL compiles a full URL, whose origin must be written out and be
 // the run's.
-func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *tmplEnv) (*Template, string, error) {
+func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *template.Env) (*template.Template, string, error) {
 	s, what := l.s, st.Name
 	raw, err := l.str(urlN, what+".url")
 	if err != nil {
@@ -210,10 +208,10 @@ func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *tmplEnv) (*Template, st
 	} else if u.Scheme != s.Base.Scheme || u.Host != s.Base.Host {
 		return nil, "", l.errAt(urlN, "%s.url: expected the origin %s://%s of the run (one origin per run), found %s://%s", what, s.Base.Scheme, s.Base.Host, u.Scheme, u.Host)
 	}
-	t, err := compileTemplate(rest, env, escTarget)
+	t, err := template.Compile(rest, env, template.Target)
 	if err != nil {
-		te := err.(*tmplError)
-		te.off += len(origin)
+		te := err.(*template.Error)
+		te.Offset += len(origin)
 		return nil, "", l.errIn(urlN, te, what+".url")
 	}
 	st.Target = raw
@@ -223,23 +221,23 @@ func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *tmplEnv) (*Template, st
 // stepHeaders compiles the request head: the request line, Host unless
 // given, the file's headers then the step's (a step's header replaces the
 // file's of the same name), then User-Agent unless given.
-func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host string, env *tmplEnv) error {
+func (l *loader) stepHeaders(st *Step, n stepFields, target *template.Template, host string, env *template.Env) error {
 	what := st.Name
 	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], what + ".headers"})
 	if err != nil {
 		return err
 	}
-	parts := []*Template{literal(st.Method + " "), target, literal(" HTTP/1.1\r\n")}
+	parts := []*template.Template{template.Text(st.Method + " "), target, template.Text(" HTTP/1.1\r\n")}
 	hasHost, hasUA := false, false
 	for _, h := range hs {
 		hasHost = hasHost || strings.EqualFold(h.name, "host")
 		hasUA = hasUA || strings.EqualFold(h.name, "user-agent")
 	}
 	if !hasHost {
-		parts = append(parts, literal("Host: "+http1.StripZone(host)+"\r\n"))
+		parts = append(parts, template.Text("Host: "+http1.StripZone(host)+"\r\n"))
 	}
 	for _, h := range hs {
-		t, err := compileTemplate(h.v.Value, env, escHeader)
+		t, err := template.Compile(h.v.Value, env, template.Header)
 		if err != nil {
 			w := what + ".headers." + h.name
 			if h.global {
@@ -247,22 +245,22 @@ func (l *loader) stepHeaders(st *Step, n stepFields, target *Template, host stri
 			}
 			return l.errIn(h.v, err, w)
 		}
-		parts = append(parts, literal(h.name+": "), t, literal("\r\n"))
+		parts = append(parts, template.Text(h.name+": "), t, template.Text("\r\n"))
 	}
 	if !hasUA {
-		parts = append(parts, literal("User-Agent: hail/"+plan.Version+"\r\n"))
+		parts = append(parts, template.Text("User-Agent: hail/"+plan.Version+"\r\n"))
 	}
 	if n.vals["body_json"] != nil && !slices.ContainsFunc(hs, func(h headerNode) bool { return strings.EqualFold(h.name, "content-type") }) {
-		parts = append(parts, literal("Content-Type: application/json\r\n"))
+		parts = append(parts, template.Text("Content-Type: application/json\r\n"))
 	}
-	st.head = concat(parts...)
+	st.head = template.Concat(parts...)
 	return nil
 }
 
 // stepBody reads the step's body: at most one of body (a template),
 // body_file (bytes as they are) and body_lines (one body per line, used in
 // turn).
-func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
+func (l *loader) stepBody(st *Step, n stepFields, env *template.Env) error {
 	what := st.Name
 	nb := 0
 	for _, k := range []string{"body", "body_json", "body_file", "body_lines"} {
@@ -295,7 +293,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *tmplEnv) error {
 		if err != nil {
 			return err
 		}
-		t, err := compileTemplate(b, env, escNone)
+		t, err := template.Compile(b, env, template.Raw)
 		if err != nil {
 			return l.errIn(v, err, what+".body")
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"gopkg.in/yaml.v3"
 )
 
@@ -67,9 +68,9 @@ func (l *loader) stages(connSet bool) error {
 
 // stage reads one stage: a duration and a target of connections or rate,
 // the same kind as the stages before it; it returns the stage and its kind.
-func (l *loader) stage(what string, it *yaml.Node) (Stage, string, error) {
+func (l *loader) stage(what string, it *yaml.Node) (schedule.Stage, string, error) {
 	st := &l.s.Settings
-	var sg Stage
+	var sg schedule.Stage
 	var durN *yaml.Node
 	kind := ""
 	if err := l.fields(it, what, stageKeys, func(key string, k, v *yaml.Node) error {

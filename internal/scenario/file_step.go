@@ -149,8 +149,8 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 		return nil, err
 	}
 	env := *l.env
-	env.refs, env.lasts, env.feedRefs = &st.refs, &st.lasts, &st.feeds
-	env.where = "step " + st.Name
+	env.Refs, env.Lasts, env.FeedRefs = &st.refs, &st.lasts, &st.feeds
+	env.Where = "step " + st.Name
 	host := ""
 	if n.vals["grpc"] != nil {
 		if err := l.grpcRequest(st, it, n, &env); err != nil {
@@ -251,8 +251,8 @@ func (l *loader) stepCaptures(st *Step, n *yaml.Node) error {
 func (l *loader) stepWaits(st *Step) {
 	s := l.s
 	for _, r := range st.refs {
-		l.poolUsed[r.pool] = true
-		st.reasons = append(st.reasons, fmt.Sprintf("pool `%s` empty", s.Pools[r.pool].Name))
+		l.poolUsed[r.Pool] = true
+		st.reasons = append(st.reasons, fmt.Sprintf("pool `%s` empty", s.Pools[r.Pool].Name))
 	}
 	for _, c := range st.lasts {
 		st.reasons = append(st.reasons, fmt.Sprintf("no `%s` captured yet by this virtual user", s.captures[c]))
@@ -267,7 +267,7 @@ func (l *loader) stepWaits(st *Step) {
 	s.maxSlots = max(s.maxSlots, len(st.refs))
 	needs := len(st.lasts) > 0
 	for _, r := range st.refs {
-		needs = needs || !l.seeded[r.pool]
+		needs = needs || !l.seeded[r.Pool]
 	}
 	if !l.phase {
 		l.firstNeeds = append(l.firstNeeds, needs)

@@ -255,7 +255,7 @@ func TestBuildMatchesAppendRequest(t *testing.T) {
 	}
 	got, _ = v.build(1)
 	want = http1.AppendRequest(nil, &http1.RequestSpec{Method: "POST", Target: "/e?4", Host: "127.0.0.1:8080",
-		Header: [][2]string{{"User-Agent", "github.com/hail-loadgen/hail/" + plan.Version}}, Close: true})
+		Header: [][2]string{{"User-Agent", "hail/" + plan.Version}}, Close: true})
 	if string(got) != string(want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}

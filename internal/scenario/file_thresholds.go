@@ -5,7 +5,11 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"gopkg.in/yaml.v3"
 )
 
@@ -22,19 +26,19 @@ func (l *loader) thresholds() error {
 	}
 	for i, it := range items {
 		what := fmt.Sprintf("thresholds[%d]", i)
-		var t *Threshold
+		var t *threshold.Threshold
 		if it.Kind == yaml.ScalarNode {
 			expr, err := l.str(it, what)
 			if err != nil {
 				return err
 			}
-			if t, err = ParseThreshold(expr); err != nil {
+			if t, err = threshold.Parse(expr); err != nil {
 				return l.errAt(it, "%s: %v", what, err)
 			}
 		} else {
 			var exprN, stepN *yaml.Node
 			abort := false
-			after := DefaultAbortAfter
+			after := threshold.DefaultAbortAfter
 			if err := l.fields(it, what, thresholdKeys, func(key string, k, v *yaml.Node) error {
 				var err error
 				switch key {
@@ -58,7 +62,7 @@ func (l *loader) thresholds() error {
 			if err != nil {
 				return err
 			}
-			if t, err = ParseThreshold(expr); err != nil {
+			if t, err = threshold.Parse(expr); err != nil {
 				return l.errAt(exprN, "%s: %v", what, err)
 			}
 			t.AbortOnFail, t.AbortAfter = abort, after
@@ -69,9 +73,9 @@ func (l *loader) thresholds() error {
 				}
 				idx, ok := l.stepIdx[name]
 				if !ok {
-					return l.errAt(stepN, "%s.step: undefined step %q: expected one of %s", what, name, keyList(l.stepIdx))
+					return l.errAt(stepN, "%s.step: undefined step %q: expected one of %s", what, name, strings.Join(slices.Sorted(maps.Keys(l.stepIdx)), ", "))
 				}
-				t.Step, t.step = name, idx
+				t.OnStep(name, idx)
 			}
 		}
 		l.s.Thresholds = append(l.s.Thresholds, t)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -148,7 +149,7 @@ func (l *loader) variables() error {
 				if v.Tag == "!!null" {
 					return l.errAt(v, "variables.%s: expected a value (string, number or list), found nothing", key)
 				}
-				l.env.vars[key] = value{s: v.Value}
+				l.env.Vars[key] = template.Value{Text: v.Value}
 			case yaml.SequenceNode:
 				items, _ := l.list(v, "variables."+key)
 				vals := []string{}
@@ -158,7 +159,7 @@ func (l *loader) variables() error {
 					}
 					vals = append(vals, it.Value)
 				}
-				l.env.vars[key] = value{list: vals}
+				l.env.Vars[key] = template.Value{List: vals}
 			default:
 				return l.errAt(v, "variables.%s: expected a string, a number or a list, found %s", key, describe(v))
 			}
@@ -168,7 +169,7 @@ func (l *loader) variables() error {
 		}
 	}
 	for k, v := range l.o.Vars {
-		l.env.vars[k] = value{s: v}
+		l.env.Vars[k] = template.Value{Text: v}
 	}
 	return l.resolveVars()
 }

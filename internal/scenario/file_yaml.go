@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -128,13 +129,13 @@ func (l *loader) errAt(n *yaml.Node, format string, a ...any) error {
 
 // errIn positions a template error at its offset inside the scalar n.
 func (l *loader) errIn(n *yaml.Node, err error, what string) error {
-	te, ok := err.(*tmplError)
+	te, ok := err.(*template.Error)
 	if !ok {
 		return l.errAt(n, "%s: %v", what, err)
 	}
 	line, col := n.Line, n.Column
 	v := n.Value
-	off := min(te.off, len(v))
+	off := min(te.Offset, len(v))
 	if nl := strings.LastIndexByte(v[:off], '\n'); nl >= 0 || n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 		line += strings.Count(v[:off], "\n")
 		if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
@@ -147,7 +148,7 @@ func (l *loader) errIn(n *yaml.Node, err error, what string) error {
 			col++
 		}
 	}
-	return &Error{l.file, line, col, what + ": " + te.msg}
+	return &Error{l.file, line, col, what + ": " + te.Msg}
 }
 
 // describe names what a node holds, for "found …".

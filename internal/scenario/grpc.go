@@ -58,9 +58,9 @@ func indexed(err error, i, n int) error {
 	return fmt.Errorf("[%d] %v", i, err)
 }
 
-// grpcCaptureBody is what a gRPC step's captures read: its first response
-// message as protojson (JSON names), in buf. ok is false when the response
-// has no complete message or it does not decode.
+// captureBody puts into buf what a gRPC step's checks and captures read:
+// its first response message as protojson (JSON names). It reports false
+// when the response has no complete message or it does not decode.
 func (g *grpcStep) captureBody(p *http1.Parser, buf *bytes.Buffer) bool {
 	payload, ok := grpccall.FirstMessage(p.Body)
 	if !ok {

@@ -54,11 +54,10 @@ func (s *Scenario) StageAt(elapsed time.Duration) (index, of int, now, target fl
 	if len(st.Stages) == 0 {
 		return 0, 0, 0, 0, ""
 	}
-	r := schedule.Ramp{}
+	r := schedule.Ramp{Stages: st.Stages}
 	index = len(st.Stages)
 	var begin time.Duration
 	for i, sg := range st.Stages {
-		r.Stages = append(r.Stages, schedule.Stage{Duration: sg.Duration, Target: sg.Target, Step: sg.Step})
 		if elapsed >= begin && elapsed < begin+sg.Duration && index == len(st.Stages) {
 			index = i + 1
 		}

@@ -1,6 +1,10 @@
 package scenario
 
-import "math"
+import (
+	"math"
+
+	"github.com/hail-loadgen/hail/internal/random"
+)
 
 // mix is the weighted choice among a scenario's activities: each step with
 // a weight, and each flow (a sequence of steps walked by one virtual user).
@@ -54,7 +58,7 @@ func newMix(steps []*Step, flows []*Flow) mix {
 }
 
 // pick chooses an activity by weight.
-func (m *mix) pick(r *Rand) int {
+func (m *mix) pick(r *random.Rand) int {
 	x := r.Uint64n(m.total)
 	lo, hi := 0, len(m.cum)-1
 	for lo < hi {
@@ -70,7 +74,7 @@ func (m *mix) pick(r *Rand) int {
 
 // pickExcluding chooses by weight among the activities not excluded, or
 // returns -1 when every one is.
-func (m *mix) pickExcluding(r *Rand, excluded []bool) int {
+func (m *mix) pickExcluding(r *random.Rand, excluded []bool) int {
 	var total uint64
 	for i, w := range m.weights {
 		if !excluded[i] {

@@ -1,21 +1,32 @@
-// Package scenario runs hail's declarative load scenarios: a YAML file of
-// steps (requests with templates), picked by weight or walked as flows per
-// virtual user, with values captured from responses into pools, stages
-// that ramp connections or rates, and thresholds that pass or fail the run.
+// Package scenario holds hail's declarative load scenarios and reads them:
+// a YAML file of steps (requests with templates), picked by weight or
+// walked as flows per virtual user, with values captured from responses
+// into pools, data feeds, checks, think times, stages that ramp
+// connections or rates, thresholds, and setup and teardown steps.
 //
 // Load parses and checks a file completely before anything is sent (every
 // problem is reported as FILE:LINE:COLUMN: what was expected, what was
 // found). The Scenario then hands the engines one engine.Requests per
-// worker (a virtual user): Next picks a step and builds its request into
-// the worker's own buffer; Done runs the step's captures on the response.
-// See docs/scenarios.md for the file format.
+// worker (a virtual user, builder.go): Next picks a step and builds its
+// request into the worker's own buffer; Done runs the step's checks and
+// captures on the response and draws its think time. See
+// docs/scenarios.md for the file format.
+//
+// Its parts live in packages of their own beneath it: template (the {{ }}
+// language), values (pools and data feeds), jsonpath (the JSON lookup of
+// captures and checks), threshold (pass/fail expressions) and runner
+// (which carries a Scenario through internal/run: the load's workload,
+// the setup and teardown runs). internal/random generates random values.
 //
 // The loader is file.go (the document: top-level keys, settings, the order
 // of the sections, final checks) and one file per concern beside it:
 // file_yaml.go (nodes, positions, key checks), file_values.go (scalar
-// readers, variables, base), file_pools.go, file_step.go (one step),
-// file_request.go (its target, headers and body), file_capture.go,
-// file_flows.go, file_stages.go and file_thresholds.go.
+// readers, variables, base), vars.go (variables that use each other),
+// file_pools.go, file_feeds.go, file_step.go (one step), file_request.go
+// (its target, headers and body), file_json.go (body_json), file_grpc.go
+// (gRPC steps), file_capture.go, file_expect.go, file_flows.go,
+// file_phase.go (setup and teardown), file_stages.go and
+// file_thresholds.go.
 package scenario
 
 import (
@@ -28,14 +39,19 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/scenario/template"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/internal/scenario/values"
+	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
 // Scenario is a loaded, compiled scenario file. Its steps, pools and
 // counters are shared by every worker of one run: load it again for
 // another run.
 type Scenario struct {
-	// File is the path it was loaded from; Name its name key.
+	// File is the path it was loaded from.
 	File string
+	// Name is the file's name key.
 	Name string
 	// Base is the origin (and path prefix) every step is sent to.
 	Base *url.URL
@@ -43,22 +59,25 @@ type Scenario struct {
 	Headers [][2]string
 	// Settings are the run's parameters from the file.
 	Settings Settings
-	// Steps in file order; Flows likewise.
+	// Steps are the load's steps, in file order.
 	Steps []*Step
+	// Flows are the flows, in file order.
 	Flows []*Flow
-	// Setup and Teardown are the steps run once, in order, on their own
-	// connection before the load and after it (phase.go).
-	Setup    []*Step
+	// Setup are the steps run once, in order, on their own connection
+	// before the load (runner.Setup, through a Walk).
+	Setup []*Step
+	// Teardown are the steps run once, in order, on their own connection
+	// after the load (runner.Teardown).
 	Teardown []*Step
 	// Pools of captured values, by index.
-	Pools []*Pool
+	Pools []*values.Pool
 	// Thresholds in file order.
-	Thresholds []*Threshold
+	Thresholds []*threshold.Threshold
 	// Feeds are the data files whose rows fill templates.
-	Feeds []*Feed
+	Feeds []*values.Feed
 
-	captures []string // capture names, by id
-	reported []*Pool  // the pools steps pick from or take from
+	captures []string       // capture names, by id
+	reported []*values.Pool // the pools steps pick from or take from
 	mix      mix
 	maxSlots int
 	seed     uint64
@@ -79,11 +98,14 @@ type Settings struct {
 	Requests uint64
 	// Rate is a constant open-model rate (requests/s); 0 for none.
 	Rate float64
-	// Stages ramp connections (StageKind "connections") or the rate ("rate").
-	Stages    []Stage
+	// Stages ramp connections or the rate, as StageKind says; a stage's
+	// Target is connections or requests/s, from 0 before the first.
+	Stages []schedule.Stage
+	// StageKind is what the stages ramp: "connections" or "rate".
 	StageKind string
-	// Request and connection timeouts.
-	Timeout        time.Duration
+	// Timeout bounds each request (0: none).
+	Timeout time.Duration
+	// ConnectTimeout bounds DNS, connect and TLS (0: 5 s).
 	ConnectTimeout time.Duration
 	// KeepAlive reuses connections (default true).
 	KeepAlive bool
@@ -95,31 +117,26 @@ type Settings struct {
 	Insecure bool
 	// Seed fixes the random choices (0: a new seed each run).
 	Seed uint64
-	// BodyLimit is how many body bytes of each response captures see.
+	// BodyLimit is how many body bytes of each response captures and
+	// checks see.
 	BodyLimit int
-}
-
-// Stage is one stage of a ramp: over Duration, move to Target (connections
-// or requests/s) linearly from the previous stage's target (0 before the
-// first), or at once when Step is set.
-type Stage struct {
-	Duration time.Duration
-	Target   float64
-	Step     bool
 }
 
 // Step is one kind of request of a scenario.
 type Step struct {
-	Name   string
+	// Name is the step's name (reports, flows and thresholds use it).
+	Name string
+	// Weight is its share of the weighted choice (0: in flows only).
 	Weight float64
+	// Method is the request's method (POST for a gRPC call).
 	Method string
 	// Target is the request target's template source (for reports).
 	Target string
 
-	head     *Template // request line, Host and headers up to the framing headers
-	body     *Template // templated body; nil otherwise
-	bodyLit  []byte    // a fixed body (body or body_file)
-	lines    [][]byte  // body_lines: one body per line, used in turn
+	head     *template.Template // request line, Host and headers up to the framing headers
+	body     *template.Template // templated body; nil otherwise
+	bodyLit  []byte             // a fixed body (body or body_file)
+	lines    [][]byte           // body_lines: one body per line, used in turn
 	lineNext atomic.Uint64
 	variants [][]byte // fully pre-encoded requests when nothing varies (one per line with body_lines)
 	sendsCL  bool     // POST, PUT, PATCH: Content-Length even when empty
@@ -127,10 +144,10 @@ type Step struct {
 	isHead   bool
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
 
-	grpc     *grpcStep // a gRPC call (grpc.go); nil for HTTP
-	refs     []poolRef // pool values to resolve before building, slot order
-	lasts    []int     // {{last}} capture ids needed
-	feeds    []int     // feeds whose row the request needs
+	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
+	refs     []template.PoolRef // pool values to resolve before building, slot order
+	lasts    []int              // {{last}} capture ids needed
+	feeds    []int              // feeds whose row the request needs
 	captures []*capture
 	checks   []*check       // expect: a response failing one is recorded as its error kind
 	think    thinkTime      // the pause after this step's requests (closed model)
@@ -148,24 +165,27 @@ type Step struct {
 // Flow is a sequence of steps one virtual user walks in order (login →
 // list → get), chosen by weight like a step.
 type Flow struct {
-	Name   string
+	// Name is the flow's name.
+	Name string
+	// Weight is its share of the weighted choice, beside the steps'.
 	Weight float64
 	steps  []int
 	think  thinkTime // the pause after each of its steps, unless the step has its own
 }
 
-// StepNames are the names of the steps, in order: the run's Job.Steps.
-func (s *Scenario) StepNames() []string {
-	out := make([]string, len(s.Steps))
-	for i, st := range s.Steps {
+// Names are the names of steps, in order: a run's Job.Steps.
+func Names(steps []*Step) []string {
+	out := make([]string, len(steps))
+	for i, st := range steps {
 		out[i] = st.Name
 	}
 	return out
 }
 
-// bodyLimit is how many response body bytes captures and checks need
-// kept (0: none).
-func bodyLimit(steps []*Step, limit int) int {
+// BodyLimit is how many response body bytes the captures and checks of
+// steps need kept: limit (the file's body_limit), or 0 when none reads
+// the body.
+func BodyLimit(steps []*Step, limit int) int {
 	for _, st := range steps {
 		for _, c := range st.captures {
 			if c.kind == capJSON || c.kind == capRegex {
@@ -181,9 +201,9 @@ func bodyLimit(steps []*Step, limit int) int {
 	return 0
 }
 
-// captureHeaders are the response headers (lower case) the captures and
+// ResponseHeaders are the response headers (lower case) the captures and
 // checks of steps read, for the engine's parser (http1.Parser.WantHeaders).
-func captureHeaders(steps []*Step) []string {
+func ResponseHeaders(steps []*Step) []string {
 	var out []string
 	add := func(h string) {
 		if !slices.Contains(out, h) {
@@ -212,14 +232,14 @@ func (s *Scenario) NewRequests(worker int) engine.Requests { return newVU(s, wor
 // each step's yields, captures and check failures, and the pools' and
 // feeds' state.
 func (s *Scenario) Annotate(res *report.Result) {
-	annotateSteps(s.Steps, res.Hail.Steps)
+	AnnotateSteps(s.Steps, res.Hail.Steps)
 	info := &report.ScenarioInfo{Name: s.Name, File: s.File}
 	for _, p := range s.reported {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
 	}
 	sort.Slice(info.Pools, func(i, j int) bool { return info.Pools[i].Name < info.Pools[j].Name })
 	for _, f := range s.Feeds {
-		info.Feeds = append(info.Feeds, report.FeedInfo{Name: f.Name, Order: f.Order, Rows: len(f.rows), Used: f.drawn.Load(), Refused: f.refused.Load()})
+		info.Feeds = append(info.Feeds, report.FeedInfo{Name: f.Name, Order: f.Order, Rows: f.Rows(), Used: f.Used(), Refused: f.Refused()})
 	}
 	if s.feedEnd != nil {
 		info.EndedBy = s.feedEnd.reason()
@@ -227,11 +247,11 @@ func (s *Scenario) Annotate(res *report.Result) {
 	res.Hail.Scenario = info
 }
 
-// perUser reports whether the scenario keeps state per virtual user (flows walk one user's
+// PerUser reports whether the scenario keeps state per virtual user (flows walk one user's
 // requests in order; {{last}} reads a user's own captured value), so that every connection needs
 // its own request builder. The net engine's workers are one connection each anyway; the uring
 // engine then gives every connection its own builder (Job.PerConnection).
-func (s *Scenario) perUser() bool {
+func (s *Scenario) PerUser() bool {
 	if len(s.Flows) > 0 {
 		return true
 	}
@@ -288,7 +308,7 @@ func (s *Scenario) Config() map[string]any {
 	}
 	var feeds []map[string]any
 	for _, f := range s.Feeds {
-		feeds = append(feeds, map[string]any{"name": f.Name, "file": f.File, "order": f.Order, "rows": len(f.rows)})
+		feeds = append(feeds, map[string]any{"name": f.Name, "file": f.File, "order": f.Order, "rows": f.Rows()})
 	}
 	if feeds != nil {
 		cfg["feeds"] = feeds
@@ -325,9 +345,18 @@ func (s *Scenario) CheckLines() []string {
 		}
 	}
 	for _, f := range s.Feeds {
-		out = append(out, fmt.Sprintf("feed     %-16s %s: %d rows, %s", f.Name, f.File, len(f.rows), f.Order))
+		out = append(out, fmt.Sprintf("feed     %-16s %s: %d rows, %s", f.Name, f.File, f.Rows(), f.Order))
 	}
 	return out
+}
+
+// Ended is closed when the unique data feeds leave no step that can run
+// (nil without unique feeds): the run then ends (run.Workload.Ended).
+func (s *Scenario) Ended() <-chan struct{} {
+	if s.feedEnd == nil {
+		return nil
+	}
+	return s.feedEnd.ch
 }
 
 // Reseed fixes the seed of the random choices (--seed).
@@ -336,9 +365,9 @@ func (s *Scenario) Reseed(seed uint64) {
 	s.seed = seed
 }
 
-// annotateSteps adds each step's yields, captures and check failures to
+// AnnotateSteps adds each step's yields, captures and check failures to
 // its entry of rs (by name).
-func annotateSteps(steps []*Step, rs []report.Step) {
+func AnnotateSteps(steps []*Step, rs []report.Step) {
 	for i := range rs {
 		r := &rs[i]
 		var st *Step

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/schedule"
@@ -35,10 +36,9 @@ func (st *Settings) Schedule() Schedule {
 	if len(st.Stages) == 0 {
 		return sc
 	}
-	r := schedule.Ramp{}
+	r := schedule.Ramp{Stages: slices.Clone(st.Stages)}
 	var peak float64
 	for _, s := range st.Stages {
-		r.Stages = append(r.Stages, schedule.Stage{Duration: s.Duration, Target: s.Target, Step: s.Step})
 		peak = math.Max(peak, s.Target)
 	}
 	total := r.Total()

@@ -1,6 +1,10 @@
 package scenario
 
-import "time"
+import (
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/random"
+)
 
 // thinkTime is a virtual user's pause after a request before its next one
 // (closed model): fixed (lo == hi) or uniform in [lo, hi]. A step's own
@@ -11,7 +15,7 @@ type thinkTime struct {
 }
 
 // draw returns one pause.
-func (t thinkTime) draw(r *Rand) time.Duration {
+func (t thinkTime) draw(r *random.Rand) time.Duration {
 	if t.hi <= t.lo {
 		return t.lo
 	}

@@ -4,45 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"gopkg.in/yaml.v3"
 )
-
-// varExpr is one {{ … }} expression of a source string: its offset (of the
-// "{{") and its text.
-type varExpr struct {
-	off  int
-	expr string
-}
-
-// exprs lists src's expressions, skipping quoted strings as compileTemplate
-// does; a malformed template yields what precedes the fault (compiling it
-// reports the fault).
-func exprs(src string) []varExpr {
-	var out []varExpr
-	for i := 0; i < len(src); {
-		j := strings.Index(src[i:], "{{")
-		if j < 0 {
-			break
-		}
-		open := i + j
-		end, err := exprEnd(src, open+2)
-		if err != nil {
-			break
-		}
-		out = append(out, varExpr{open, src[open+2 : end]})
-		i = end + 2
-	}
-	return out
-}
-
-// varRef is the variable an expression names ({{var.NAME}}), or "".
-func varRef(expr string) string {
-	toks, _ := tokens(expr, 0)
-	if len(toks) == 1 && !toks[0].quoted && strings.HasPrefix(toks[0].s, "var.") {
-		return toks[0].s[len("var."):]
-	}
-	return ""
-}
 
 // resolveVars expands the file's variables whose values are templates —
 // {{var.OTHER}}, {{env.NAME}} and {{"text"}} — once, at load time, each
@@ -84,14 +48,14 @@ func (l *loader) resolveVars() error {
 		state[name] = 1
 		path = append(path, name)
 		n := scalars[name]
-		for _, e := range exprs(n.Value) {
-			ref := varRef(e.expr)
+		for _, e := range template.Exprs(n.Value) {
+			ref := e.VarRef()
 			if _, ok := scalars[ref]; !ok {
 				continue
 			}
 			switch state[ref] {
 			case 1:
-				return l.errIn(n, &tmplError{e.off, cycleMsg(path, ref)}, "variables."+name)
+				return l.errIn(n, &template.Error{Offset: e.Offset, Msg: cycleMsg(path, ref)}, "variables."+name)
 			case 0:
 				if err := visit(ref); err != nil {
 					return err
@@ -102,7 +66,7 @@ func (l *loader) resolveVars() error {
 		if err != nil {
 			return err
 		}
-		l.env.vars[name] = value{s: s}
+		l.env.Vars[name] = template.Value{Text: s}
 		state[name] = 2
 		path = path[:len(path)-1]
 		return nil
@@ -115,7 +79,7 @@ func (l *loader) resolveVars() error {
 		}
 	}
 	for _, name := range listOrder {
-		vals := l.env.vars[name].list
+		vals := l.env.Vars[name].List
 		for i, it := range lists[name] {
 			if !strings.Contains(it.Value, "{{") {
 				continue
@@ -134,7 +98,7 @@ func (l *loader) resolveVars() error {
 // fixed at load time.
 func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
 	return l.fixedText(n, src, what, func(expr string, off int) error {
-		return l.errIn(n, &tmplError{off, fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
+		return l.errIn(n, &template.Error{Offset: off, Msg: fmt.Sprintf("{{%s}} changes with every request, and variables are fixed when the file is loaded: write it where the variable is used",
 			strings.TrimSpace(expr))}, what)
 	})
 }
@@ -145,21 +109,15 @@ func (l *loader) fixedValue(src, what string, n *yaml.Node) (string, error) {
 // of src) that does.
 func (l *loader) fixedText(n *yaml.Node, src, what string, varies func(expr string, off int) error) (string, error) {
 	env := *l.env
-	env.refs, env.lasts, env.where = nil, nil, what
-	for _, e := range exprs(src) {
-		seg, err := compileExpr(e.expr, e.off, &env)
-		if err != nil {
-			return "", l.errIn(n, err, what)
-		}
-		if seg.kind != segLit {
-			return "", varies(e.expr, e.off)
-		}
-	}
-	t, err := compileTemplate(src, &env, escNone)
+	env.Refs, env.Lasts, env.Where = nil, nil, what
+	s, e, err := template.Fixed(src, &env)
 	if err != nil {
 		return "", l.errIn(n, err, what)
 	}
-	return string(t.Literal()), nil
+	if e != nil {
+		return "", varies(e.Text, e.Offset)
+	}
+	return s, nil
 }
 
 // cycleMsg describes the cycle that a reference to ref closes, path being

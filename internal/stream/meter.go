@@ -11,6 +11,8 @@
 package stream
 
 import (
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +62,21 @@ type SLO struct {
 
 // Any reports whether any objective is set.
 func (s SLO) Any() bool { return s.TTFT > 0 || s.TPOT > 0 || s.E2E > 0 }
+
+// String writes the objectives set as --slo takes them
+// ("ttft=500ms,tpot=50ms"; "" for none).
+func (s SLO) String() string {
+	var parts []string
+	for _, o := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttft", s.TTFT}, {"tpot", s.TPOT}, {"e2e", s.E2E}} {
+		if o.d > 0 {
+			parts = append(parts, o.name+"="+o.d.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 // Meter measures one request slot's streams, one at a time. Its methods
 // are called by the goroutine that reads the slot's responses, except
@@ -151,6 +168,9 @@ func (m *Meter) StreamHead() {
 	m.failed, m.done = false, false
 	m.chunks, m.usageOut, m.usageIn, m.prevCum, m.cumAll, m.counted = 0, -1, -1, 0, true, 0
 	m.gaps, m.ks = m.gaps[:0], m.ks[:0]
+	if m.evGaps == nil { // the slot's first stream: room for a batch, once
+		m.evGaps, m.lags = make([]int64, 0, flushAt), make([]int64, 0, flushAt)
+	}
 	m.evGaps, m.lags, m.chunkGaps = m.evGaps[:0], m.lags[:0], 0
 	m.sc.Reset()
 	if m.cfg.Idle > 0 {
@@ -247,13 +267,13 @@ func (m *Meter) chunk(t time.Duration, cum int64) {
 		m.firstTok = t
 	} else {
 		gap = int64(t - m.lastTok)
-		m.gaps = append(m.gaps, gap)
+		m.gaps = appendDoubling(m.gaps, gap)
 	}
 	k := int64(1)
 	if cum >= 0 && m.cumAll {
 		k = max(cum-m.prevCum, 0)
 		m.prevCum = cum
-		m.ks = append(m.ks, k)
+		m.ks = appendDoubling(m.ks, k)
 	} else {
 		m.cumAll = false
 	}
@@ -261,6 +281,17 @@ func (m *Meter) chunk(t time.Duration, cum int64) {
 	m.counted += k
 	m.lastTok = t
 	m.chunks++
+}
+
+// appendDoubling appends v to s, doubling its room when it is full (append
+// grows a long slice by a quarter): a stream's per-chunk values are kept to
+// its end, and a long stream then costs a few allocations, not one every
+// few hundred chunks.
+func appendDoubling(s []int64, v int64) []int64 {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 64))
+	}
+	return append(s, v)
 }
 
 // Finish ends the stream at now, when its response ended (at and start are

@@ -13,85 +13,134 @@ import (
 	"github.com/hail-loadgen/hail/internal/uring"
 )
 
-// stampConn is a TCP connection whose reads also take the kernel's receive
-// time of the bytes read (SO_TIMESTAMPNS): hail's read lag of a stream's
-// events is the time from then to its reading them. Reads are recvmsg
-// calls through the runtime's poller (deadlines work as on any TCP
-// connection), allocating nothing.
-type stampConn struct {
-	*net.TCPConn
-	rc   syscall.RawConn
-	read func(fd uintptr) bool // recvmsg into buf, made once
-	buf  []byte
-	n    int
-	err  error
-	last int64 // the last read's receive time, Unix ns; 0: unknown
-	msg  unix.Msghdr
-	iov  unix.Iovec
-	oob  [64]byte
+// RxReader reads a plain TCP or unix socket with recvmsg(2), asking the
+// kernel for each read's receive time (SO_TIMESTAMPNS): the time the
+// latest bytes read reached the machine. A response then ends when its
+// last bytes arrived, not when hail got round to reading them — as on the
+// io_uring engine — so time hail lost before reading (another process on
+// its CPU, a stop) counts as hail's lateness, never as the target's, and
+// a stream's read lag is measured. Reads go through the runtime's poller
+// (deadlines work as on any connection); its buffers live in the reader
+// (one per connection slot), so a read allocates nothing.
+type RxReader struct {
+	rc  syscall.RawConn
+	fn  func(fd uintptr) bool // recv, bound once
+	msg unix.Msghdr
+	iov unix.Iovec
+	oob [32]byte // one SCM_TIMESTAMPNS: unix.CmsgSpace(16)
+	p   []byte   // the read's destination
+	n   int
+	err syscall.Errno
+	// Rx is the receive time of the bytes last read, Unix ns; 0: none.
+	Rx int64
 }
 
-// stamp turns c into a stampConn when the kernel gives receive times;
-// otherwise c stays as it is.
-func stamp(c *net.TCPConn) net.Conn {
-	rc, err := c.SyscallConn()
+// Attach sets r up for c, a *net.TCPConn or *net.UnixConn (TLS, proxies
+// and vsock are read as net.Conns, stamped by hail's clock, or through a
+// connection the dialer stamped: RxTime). It reports whether r reads c.
+func (r *RxReader) Attach(c net.Conn) bool {
+	r.rc, r.Rx = nil, 0
+	var sc syscall.Conn
+	switch t := c.(type) {
+	case *net.TCPConn:
+		sc = t
+	case *net.UnixConn:
+		sc = t
+	default:
+		return false
+	}
+	rc, err := sc.SyscallConn()
 	if err != nil {
-		return c
+		return false
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	}); err != nil || serr != nil {
+		return false
+	}
+	if r.fn == nil {
+		r.fn = r.recv
+	}
+	r.rc = rc
+	return true
+}
+
+// Read reads into p as net.Conn.Read does (io.EOF at the peer's end; a
+// deadline or a closed connection is the poller's error, a failed receive
+// its errno) and keeps the bytes' receive time in r.Rx (0 when the kernel
+// gave none).
+func (r *RxReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.p, r.n, r.err = p, 0, 0
+	if err := r.rc.Read(r.fn); err != nil {
+		return 0, err
+	}
+	switch {
+	case r.err != 0:
+		return 0, r.err
+	case r.n == 0:
+		return 0, io.EOF
+	}
+	return r.n, nil
+}
+
+// recv is one recvmsg on fd; false (wait for the socket to be readable)
+// when no bytes are there yet.
+func (r *RxReader) recv(fd uintptr) bool {
+	r.iov.Base = &r.p[0]
+	r.iov.SetLen(len(r.p))
+	r.msg.Iov = &r.iov
+	r.msg.SetIovlen(1)
+	r.msg.Control = &r.oob[0]
+	r.msg.SetControllen(len(r.oob))
+	for {
+		n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), unix.MSG_DONTWAIT)
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		case 0:
+			r.n = int(n)
+			r.Rx = 0
+			if n > 0 {
+				r.Rx = uring.RxTime(r.oob[:r.msg.Controllen])
+			}
+		default:
+			r.err = e
+		}
+		return true
+	}
+}
+
+// stampConn is a TCP connection whose reads also take the kernel's receive
+// time of the bytes read (an RxReader): for connections read through
+// another layer (TLS, HTTP/2's framer), where RxTime finds it.
+type stampConn struct {
+	*net.TCPConn
+	rx RxReader
+}
+
+// stamp turns c into a stampConn when the kernel gives receive times;
+// otherwise c stays as it is.
+func stamp(c *net.TCPConn) net.Conn {
+	s := &stampConn{TCPConn: c}
+	if !s.rx.Attach(c) {
 		return c
 	}
-	s := &stampConn{TCPConn: c, rc: rc}
-	s.read = s.recvmsg
 	return s
 }
 
 // Read reads as net.Conn's Read does, noting the bytes' receive time.
 func (s *stampConn) Read(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
+	n, err := s.rx.Read(b)
+	if errno, ok := err.(syscall.Errno); ok {
+		err = &net.OpError{Op: "read", Net: "tcp", Source: s.LocalAddr(), Addr: s.RemoteAddr(), Err: errno}
 	}
-	s.buf, s.n, s.err = b, 0, nil
-	if err := s.rc.Read(s.read); err != nil {
-		return 0, err
-	}
-	switch {
-	case s.err != nil:
-		return 0, &net.OpError{Op: "read", Net: "tcp", Source: s.LocalAddr(), Addr: s.RemoteAddr(), Err: s.err}
-	case s.n == 0:
-		return 0, io.EOF
-	}
-	return s.n, nil
-}
-
-// recvmsg is one non-blocking recvmsg into s.buf; false asks the poller to
-// wait until the socket is readable.
-func (s *stampConn) recvmsg(fd uintptr) bool {
-	s.iov.Base = &s.buf[0]
-	s.iov.SetLen(len(s.buf))
-	s.msg.Iov, s.msg.Iovlen = &s.iov, 1
-	s.msg.Control = &s.oob[0]
-	s.msg.SetControllen(len(s.oob))
-	for {
-		n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), unix.MSG_DONTWAIT)
-		switch errno {
-		case 0:
-			s.n = int(n)
-			if rx := uring.RxTime(s.oob[:s.msg.Controllen]); rx > 0 {
-				s.last = rx
-			}
-			return true
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return false
-		}
-		s.err = errno
-		return true
-	}
+	return n, err
 }
 
 // RxTime is the kernel's receive time (Unix ns) of the bytes c's last read
@@ -102,7 +151,7 @@ func RxTime(c net.Conn) int64 {
 	for {
 		switch x := c.(type) {
 		case *stampConn:
-			return x.last
+			return x.rx.Rx
 		case interface{ NetConn() net.Conn }:
 			c = x.NetConn()
 		default:

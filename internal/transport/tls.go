@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// SessionCacheSize is how many TLS sessions a run keeps to resume them
+// (TLSOptions.Sessions).
+const SessionCacheSize = 64
+
 // TLSOptions describe the client side of TLS for a run.
 type TLSOptions struct {
 	// ServerName is the SNI and the name the certificate must match: the

@@ -79,11 +79,12 @@ func (s *stream) run() {
 			continue
 		}
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
+		s.call.Reserve(s.reqs)
 		s.call.Start(j.Since())
 		s.conn.inflight.Add(1)
 		s.do(raw, hit)
 		s.conn.inflight.Add(-1)
-		s.take.End(j.Since())
+		s.take.End()
 	}
 }
 
@@ -297,7 +298,7 @@ func causeOf(c *live, err error) error {
 func (s *stream) account(c *live) {
 	in, out := c.take()
 	s.parser.WireBytes = in
-	s.call.Wrote(out)
+	s.call.WroteBytes(out) // sent is marked by the exchange (MarkSent)
 }
 
 // readBody drains a response body, keeping its first BodyLimit bytes.

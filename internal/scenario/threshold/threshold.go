@@ -1,0 +1,277 @@
+// Package threshold judges a run by a scenario's pass/fail expressions
+// (p99 < 12ms, error_rate < 0.1%, rps > 4000), over the whole run or one
+// step: when the run has ended (Evaluate), and while it runs for those
+// that may stop it (AbortCheck, abort_on_fail).
+package threshold
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+// Threshold is a pass/fail check such as "p99 < 12ms", "error_rate <
+// 0.1%" or "rps > 4000", over the whole run or one step.
+//
+// Metrics: pN (a latency percentile: p50, p90, p99, p99.9, any N in
+// [0, 100]), min, max, mean (avg), compared with durations (12ms, 1.5s,
+// 800us): they judge every sent request, a failed one (a timeout) at its
+// elapsed time; with _ok (p99_ok, max_ok, …) the responses only.
+// error_rate, compared with a percentage (0.1%) or a fraction (0.001); rps
+// (requests per second); errors and requests (counts). Operators: < <= >
+// >=.
+type Threshold struct {
+	Expr        string // the expression as written
+	Step        string // the step it judges; "" for the whole run
+	step        int    // index, -1 for the whole run
+	metric      string // "p", "min", "max", "mean" (each with "_ok": responses only), "rps", "error_rate", "errors", "requests"
+	q           float64
+	op          string
+	limit       float64       // in the metric's unit (seconds for latencies)
+	AbortOnFail bool          // stop the run as soon as it fails (abort_on_fail)
+	AbortAfter  time.Duration // how long the run goes before AbortOnFail may stop it
+}
+
+// DefaultAbortAfter is how long a run goes before an abort_on_fail
+// threshold may stop it (and it needs 100 requests in its scope too).
+const DefaultAbortAfter = time.Second
+
+const abortMinRequests = 100
+
+// Parse parses an expression "METRIC OP VALUE".
+func Parse(expr string) (*Threshold, error) {
+	s := strings.TrimSpace(expr)
+	var op string
+	i := strings.IndexAny(s, "<>=!")
+	if i < 0 {
+		return nil, fmt.Errorf("threshold %q: expected METRIC OP VALUE such as \"p99 < 12ms\", found no comparison operator", expr)
+	}
+	for _, o := range []string{"<=", ">=", "<", ">"} {
+		if strings.HasPrefix(s[i:], o) {
+			op = o
+			break
+		}
+	}
+	if op == "" {
+		return nil, fmt.Errorf("threshold %q: expected one of the operators < <= > >=, found %q", expr, s[i:min(len(s), i+2)])
+	}
+	name := strings.TrimSpace(s[:i])
+	val := strings.TrimSpace(s[i+len(op):])
+	t := &Threshold{Expr: s, op: op, step: -1, AbortAfter: DefaultAbortAfter}
+	name, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
+	switch {
+	case ok && (name == "" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests"):
+		return nil, fmt.Errorf("threshold %q: _ok (responses only) goes with a latency: p99_ok, min_ok, max_ok or mean_ok", expr)
+	case name == "":
+		return nil, fmt.Errorf("threshold %q: expected a metric before %s (p99, error_rate, rps, …)", expr, op)
+	case name == "avg" || name == "mean":
+		t.metric = "mean"
+	case name == "min" || name == "max" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests":
+		t.metric = name
+	case name[0] == 'p':
+		q, err := strconv.ParseFloat(name[1:], 64)
+		if err != nil || q < 0 || q > 100 || math.IsNaN(q) {
+			return nil, fmt.Errorf("threshold %q: metric %q: expected a percentile p0 to p100 such as p99 or p99.9", expr, name)
+		}
+		t.metric, t.q = "p", q
+	default:
+		return nil, fmt.Errorf("threshold %q: unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", expr, name)
+	}
+	latency := t.metric == "p" || t.metric == "min" || t.metric == "max" || t.metric == "mean"
+	if ok {
+		t.metric += "_ok"
+	}
+	if val == "" {
+		return nil, fmt.Errorf("threshold %q: expected a value after %s", expr, op)
+	}
+	switch {
+	case latency:
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			return nil, fmt.Errorf("threshold %q: %s is a latency: expected a duration such as 12ms, 1.5s or 800us, found %q", expr, name, val)
+		}
+		t.limit = d.Seconds()
+	case t.metric == "error_rate":
+		f, pct := strings.CutSuffix(val, "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("threshold %q: error_rate is a rate: expected a percentage such as 0.1%% or a fraction such as 0.001, found %q", expr, val)
+		}
+		if pct {
+			v /= 100
+		}
+		if v > 1 {
+			return nil, fmt.Errorf("threshold %q: error_rate is at most 100%%: found %q (write 0.5%% or 0.005)", expr, val)
+		}
+		t.limit = v
+	default:
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("threshold %q: %s: expected a number such as 4000, found %q", expr, name, val)
+		}
+		t.limit = v
+	}
+	return t, nil
+}
+
+// OnStep makes t judge one step, name, whose index among the scenario's
+// steps is index, instead of the whole run.
+func (t *Threshold) OnStep(name string, index int) { t.Step, t.step = name, index }
+
+// pass reports whether v meets the threshold.
+func (t *Threshold) pass(v float64) bool {
+	switch t.op {
+	case "<":
+		return v < t.limit
+	case "<=":
+		return v <= t.limit
+	case ">":
+		return v > t.limit
+	}
+	return v >= t.limit
+}
+
+// format prints a measured value in the metric's unit.
+func (t *Threshold) format(v float64) string {
+	switch strings.TrimSuffix(t.metric, "_ok") {
+	case "p", "min", "max", "mean":
+		return fmtSeconds(v)
+	case "error_rate":
+		return fmt.Sprintf("%.3f%%", 100*v)
+	case "rps":
+		return strconv.FormatFloat(v, 'f', 1, 64) + "/s"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+func fmtSeconds(s float64) string {
+	switch {
+	case s < 1e-3:
+		return strconv.FormatFloat(s*1e6, 'f', 1, 64) + "µs"
+	case s < 1:
+		return strconv.FormatFloat(s*1e3, 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(s, 'f', 3, 64) + "s"
+}
+
+// noData says why m holds nothing for t to judge ("" when it does):
+// latencies need a sent request that was not cut off (with _ok, a
+// response), error_rate a request that was not aborted.
+func (t *Threshold) noData(m *report.Measure) string {
+	switch t.metric {
+	case "p", "min", "max", "mean":
+		if m.AllSent == nil || m.AllSent.TotalCount() == 0 {
+			return "no requests sent"
+		}
+	case "p_ok", "min_ok", "max_ok", "mean_ok":
+		if m.Responses == 0 {
+			return "no responses"
+		}
+	case "error_rate":
+		if m.Requests-m.Aborted == 0 {
+			return "no requests"
+		}
+	}
+	return ""
+}
+
+// midRun reports whether t can be judged before the run ends: a throughput
+// or a request count that has not been reached yet may still be.
+func (t *Threshold) midRun() bool {
+	switch t.metric {
+	case "rps", "requests":
+		return t.op == "<" || t.op == "<="
+	}
+	return true
+}
+
+// Evaluate checks thresholds against the finished run's Result and stores
+// the outcomes in res.Hail.Thresholds. It returns how many failed.
+func Evaluate(thresholds []*Threshold, res *report.Result) int {
+	elapsed := time.Duration(res.Summary.Total * 1e9)
+	res.Hail.Thresholds = res.Hail.Thresholds[:0]
+	failed := 0
+	for _, t := range thresholds {
+		var m report.Measure
+		if t.step < 0 {
+			m = res.Measure()
+		} else {
+			idx := -1
+			for i := range res.Hail.Steps {
+				if res.Hail.Steps[i].Name == t.Step {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				m = report.Measure{Latency: stats.NewHist(), Elapsed: elapsed}
+			} else {
+				m = res.Hail.Steps[idx].Measure(elapsed)
+			}
+		}
+		v := m.Value(t.metric, t.q)
+		ok, measured := t.pass(v), t.format(v)
+		if empty := t.noData(&m); empty != "" {
+			// A check over nothing is not a pass: a step that never ran
+			// must not let a pipeline through.
+			ok, measured = false, empty
+		}
+		if !ok {
+			failed++
+		}
+		res.Hail.Thresholds = append(res.Hail.Thresholds, report.Threshold{Expr: t.Expr, Step: t.Step, Value: v,
+			Measured: measured, Pass: ok, AbortOnFail: t.AbortOnFail})
+	}
+	return failed
+}
+
+// AbortCheck returns the check a run makes after each collector tick, or
+// nil when none of thresholds asks to abort: it returns why the run must
+// stop when a threshold with abort_on_fail already fails (after its
+// abort_after delay and 100 requests in its scope).
+func AbortCheck(thresholds []*Threshold) func(c *stats.Collector) string {
+	var ts []*Threshold
+	for _, t := range thresholds {
+		if t.AbortOnFail && t.midRun() {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	return func(c *stats.Collector) string {
+		elapsed := time.Since(c.Start())
+		var ms []report.Measure
+		var total report.Measure
+		c.Steps(func(totals []*stats.Totals, _ [][]stats.Second) {
+			for _, t := range totals {
+				ms = append(ms, report.MeasureTotals(t, elapsed))
+			}
+		})
+		c.View(func(t *stats.Totals, _ []stats.Second) { total = report.MeasureTotals(t, elapsed) })
+		for _, t := range ts {
+			if elapsed < t.AbortAfter {
+				continue
+			}
+			m := total
+			if t.step >= 0 && t.step < len(ms) {
+				m = ms[t.step]
+			}
+			if m.Requests < abortMinRequests {
+				continue
+			}
+			if v := m.Value(t.metric, t.q); !t.pass(v) {
+				scope := ""
+				if t.Step != "" {
+					scope = " (step " + t.Step + ")"
+				}
+				return fmt.Sprintf("threshold %q%s failed at %.1fs with %s (abort_on_fail)", t.Expr, scope, elapsed.Seconds(), t.format(v))
+			}
+		}
+		return ""
+	}
+}

@@ -1,0 +1,134 @@
+package threshold
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		expr   string
+		metric string
+		q      float64
+		op     string
+		limit  float64
+	}{
+		{"p99 < 12ms", "p", 99, "<", 0.012},
+		{"p99.9<=1.5s", "p", 99.9, "<=", 1.5},
+		{"p50 > 800us", "p", 50, ">", 0.0008},
+		{"error_rate < 0.1%", "error_rate", 0, "<", 0.001},
+		{"error_rate <= 0.02", "error_rate", 0, "<=", 0.02},
+		{"rps > 4000", "rps", 0, ">", 4000},
+		{"max < 1s", "max", 0, "<", 1},
+		{"avg < 2ms", "mean", 0, "<", 0.002},
+		{"errors < 5", "errors", 0, "<", 5},
+	} {
+		th, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.expr, err)
+		}
+		if th.metric != tc.metric || th.q != tc.q || th.op != tc.op || abs(th.limit-tc.limit) > 1e-12 {
+			t.Errorf("%q: %s %g %s %g", tc.expr, th.metric, th.q, th.op, th.limit)
+		}
+	}
+	for _, tc := range []struct{ expr, want string }{
+		{"p99 12ms", "no comparison operator"},
+		{"p99 < 12", "expected a duration"},
+		{"p101 < 1ms", "p0 to p100"},
+		{"latency < 1ms", `unknown metric "latency"`},
+		{"error_rate < 5 percent", "percentage"},
+		{"error_rate < 150%", "at most 100%"},
+		{"rps > fast", "expected a number"},
+		{"< 1ms", "expected a metric"},
+		{"p99 == 1ms", "operators"},
+		{"p99 <", "expected a value"},
+	} {
+		if _, err := Parse(tc.expr); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to mention %q", tc.expr, err, tc.want)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Thresholds pass and fail both ways against a Result, overall and per step.
+func TestEvaluate(t *testing.T) {
+	tot := []*stats.Totals{stats.NewTotals(), stats.NewTotals()}
+	for i := range 1000 { // step a: 1..1000 µs, all 200
+		_ = tot[0].LatencyOK.RecordValue(int64(i+1) * 1000)
+		tot[0].Status[200]++
+		tot[0].LatencySum += int64(i+1) * 1000
+	}
+	for i := range 100 { // step b: 10 ms, 5% 500s
+		code := 200
+		if i < 5 {
+			code = 500
+		}
+		_ = tot[1].LatencyOK.RecordValue(10_000_000)
+		tot[1].Status[code]++
+		tot[1].LatencySum += 10_000_000
+	}
+	all := stats.NewTotals()
+	all.Add(tot[0])
+	all.Add(tot[1])
+	res := report.Build(report.Input{Totals: all, Elapsed: 2 * time.Second})
+	res.Hail.Steps = report.BuildSteps([]string{"a", "b"}, tot, nil, 2*time.Second)
+	var ts []*Threshold
+	add := func(expr, step string) {
+		th, err := Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th.Step, th.step = step, map[string]int{"": -1, "a": 0, "b": 1}[step]
+		ts = append(ts, th)
+	}
+	pass := []bool{}
+	for _, tc := range []struct {
+		expr, step string
+		pass       bool
+	}{
+		{"p50 < 1ms", "a", true}, {"p50 > 1ms", "a", false},
+		{"p99 < 2ms", "a", true}, {"p99 < 900us", "a", false},
+		{"p99 < 11ms", "", true}, {"p99 < 5ms", "", false},
+		{"error_rate < 1%", "a", true}, {"error_rate < 1%", "b", false}, {"error_rate <= 5%", "b", true},
+		{"error_rate < 0.5%", "", true}, {"error_rate < 0.4%", "", false},
+		{"rps > 500", "", true}, {"rps > 600", "", false},
+		{"rps >= 50", "b", true}, {"requests < 1000", "a", false},
+		{"max < 10.1ms", "", true}, {"mean < 1ms", "a", true}, {"mean < 500us", "a", false},
+		{"errors < 5", "b", false}, {"errors <= 5", "b", true},
+	} {
+		add(tc.expr, tc.step)
+		pass = append(pass, tc.pass)
+	}
+	res.Hail.Steps = append(res.Hail.Steps, report.BuildSteps([]string{"idle"}, []*stats.Totals{stats.NewTotals()}, nil, 2*time.Second)...)
+	for _, tc := range []struct {
+		expr string
+		pass bool
+	}{{"p99 < 1s", false}, {"error_rate < 1%", false}, {"requests < 5", true}, {"errors < 1", true}} {
+		add(tc.expr, "idle")
+		ts[len(ts)-1].step = 2
+		pass = append(pass, tc.pass)
+	}
+	failed := Evaluate(ts, res)
+	want := 0
+	for i, th := range res.Hail.Thresholds {
+		if th.Pass != pass[i] {
+			t.Errorf("%s [%s]: pass %v (measured %s), want %v", th.Expr, th.Step, th.Pass, th.Measured, pass[i])
+		}
+		if !pass[i] {
+			want++
+		}
+	}
+	if failed != want || res.ThresholdsFailed() != want {
+		t.Errorf("%d failed, want %d", failed, want)
+	}
+}
