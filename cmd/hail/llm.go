@@ -111,18 +111,18 @@ func runLLM(cmd *cobra.Command, f *llmFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
-	results, err := prepareResults(&f.results, f.format, p, l.workload, out, requestURLs{})
+	results, err := prepareResults(&f.results, f.format, p, l.Workload, out, requestURLs{})
 	if err != nil {
 		return err
 	}
 	interrupt, stop, release := handleSignals(out)
 	defer release()
-	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: l.config(f), Workload: l.workload}
+	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: l.config(), Workload: l.Workload}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, nil)
 	if err != nil {
 		return err
 	}
-	l.describe(res)
+	l.Describe(res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}

@@ -132,8 +132,8 @@ func TestBuilder(t *testing.T) {
 			t.Errorf("%s: %v allocations per request", api, a)
 		}
 	}
-	if err := (&Spec{Extra: "[1]"}).Init(); err == nil || !strings.Contains(err.Error(), "--extra-body") {
-		t.Errorf("--extra-body [1]: %v", err)
+	if err := (&Spec{Extra: "[1]"}).Init(); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		t.Errorf("Extra [1]: %v", err)
 	}
 }
 

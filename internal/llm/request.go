@@ -69,7 +69,8 @@ type Spec struct {
 	extra []byte // Extra's members, without the braces
 }
 
-// Init checks the spec and prepares its fixed parts.
+// Init checks the spec and prepares its fixed parts. Its error is about
+// Extra (the caller names it: --extra-body, LLM.ExtraBody).
 func (s *Spec) Init() error {
 	m, err := json.Marshal(s.Model)
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Spec) Init() error {
 	if e := strings.TrimSpace(s.Extra); e != "" {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(e), &obj); err != nil {
-			return fmt.Errorf("--extra-body %q: not a JSON object (%v): give members to add to every request, e.g. '{\"temperature\":0}'", s.Extra, err)
+			return fmt.Errorf("%q: not a JSON object (%v): give members to add to every request, e.g. '{\"temperature\":0}'", s.Extra, err)
 		}
 		inner := bytes.TrimSpace([]byte(e))
 		s.extra = bytes.TrimSpace(inner[1 : len(inner)-1])
