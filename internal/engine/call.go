@@ -315,6 +315,7 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 		if k, failed := m.Finish(now, c.at, c.start); failed {
 			v.Failed, v.Kind = true, k
 		}
+		c.tr.FirstToken = int64(m.FirstToken())
 	}
 	c.rec.Ended()
 	if v.Failed {
@@ -367,6 +368,7 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 			// hail cut the stream: truncated, cut off but not an error
 			// (the log marks it aborted); its first token counts
 			m.Truncate(now, c.at, c.start)
+			c.tr.FirstToken = int64(m.FirstToken())
 		case streaming:
 			m.Abandon()
 			fallthrough

@@ -14,6 +14,9 @@ type TraceRecord struct {
 	Start     int64  // actual send time
 	End       int64  // last byte received, or the failure
 	FirstByte int64  // first response byte, since the run's start; 0: none arrived
+	// FirstToken is when a token stream's first content token arrived
+	// (hail llm), since the run's start; 0: none.
+	FirstToken int64
 	Connect   int64  // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
 	DNS       int64  // the DNS part of Connect (ns)
 	Body      int64  // body bytes received

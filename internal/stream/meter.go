@@ -180,6 +180,16 @@ func (m *Meter) StreamHead() {
 	m.rec.StreamBegin(m.cfg.Tokens)
 }
 
+// FirstToken is when the current (or last) stream's first content token
+// arrived, since the job's start; 0 when none did (or tokens are not
+// read).
+func (m *Meter) FirstToken() time.Duration {
+	if !m.cfg.Tokens || m.chunks == 0 {
+		return 0
+	}
+	return m.firstTok
+}
+
 // IdleAt is when the current stream fails for want of an event, as a time
 // since the job's start; 0 when no idle timeout applies (not a stream, or
 // none configured).
