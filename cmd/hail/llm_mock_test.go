@@ -5,6 +5,8 @@ package main
 // kernel arrival, the slot it took, its first token's send time.
 
 import (
+	"cmp"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -150,55 +152,107 @@ func llmEngines(t *testing.T) []string {
 	return engines
 }
 
-// In a quiet run hail's time to first token from the actual send agrees
-// with the mock's own log (its kernel arrival to its first token's send,
-// a loopback's few µs apart): p10, p50, p90 and p99 of the two within
-// 0.5 ms in the timing tier (3 ms in the fast tier, which catches a
-// TTFT measured to the wrong event: the response head comes at once, the
-// first token after a prefill of 0.8 to 26 ms, the last 7 tokens later),
-// on both HTTP/1 engines. Every request's tokens are counted.
+// In a quiet run each request's time to first token from the actual send
+// agrees with the mock's own log (its kernel arrival to its first token's
+// send, a loopback's few µs apart): the per-request log's first_token_ns −
+// start_ns (less connect_ns, a connection's setup, for a request that
+// opened one) against the log's first_token_ns − arrival_ns, request by
+// request, on both HTTP/1 engines. The timing tier holds the p99 of the
+// differences within 0.5 ms (three tries: the machine is shared); the fast
+// tier their median within 0.5 ms and p90 within 5 ms, which still catches
+// a TTFT taken at the wrong event or the wrong read (the response head
+// comes at once, the first token after a prefill of 0.8 to 26 ms, the
+// next ones 2 ms apart). Every request's tokens are counted, and TTFT from
+// the intended send differs from it by hail's lateness only.
 func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 	t.Parallel()
-	bound := 0.003
-	if testtier.On(testtier.Timing) {
-		bound = 0.0005
-	}
+	strict := testtier.On(testtier.Timing)
 	for _, engine := range llmEngines(t) {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			base, logOf := startMock(t, llmserve.Config{Slots: 64, PrefillPerToken: 50 * time.Microsecond, ITL: fixedITL(t, "2ms"), Stagger: true})
-			res, _ := llmMockRun(t, "--engine", engine, "-q", "40", "-n", "60", "-c", "8", "--input-tokens", "16-512", "--output-tokens", "8",
-				base+"/v1/completions")
-			log := logOf()
-			var ttft []int64
-			tokens := 0
-			for _, r := range log {
-				if r.outcome == "complete" && r.kernel {
-					ttft = append(ttft, r.first-r.arrival)
+			tries := 1
+			if strict {
+				tries = 3
+			}
+			var why string
+			for range tries {
+				if why = ttftAgreement(t, engine, strict); why == "" {
+					return
 				}
-				tokens += r.tokens
+				t.Log(why)
 			}
-			slices.Sort(ttft)
-			l := res["hail"].(map[string]any)["llm"].(map[string]any)
-			hailTTFT := dist(t, l, "ttft_from_send")
-			if len(ttft) != 60 || hailTTFT["samples"] != 60 || l["total_output_tokens"] != float64(tokens) {
-				t.Fatalf("the mock logged %d complete requests with kernel arrival times and %d tokens; hail %v TTFT samples, %v tokens",
-					len(ttft), tokens, hailTTFT["samples"], l["total_output_tokens"])
-			}
-			for _, q := range []struct {
-				key string
-				p   float64
-			}{{"p50", 50}, {"p90", 90}, {"p99", 99}} {
-				if d := hailTTFT[q.key] - quantile(ttft, q.p); math.Abs(d) > bound {
-					t.Errorf("TTFT from send %s: hail %.3f ms, the mock's log %.3f ms: %+.3f ms apart (bound %.1f ms)",
-						q.key, 1e3*hailTTFT[q.key], 1e3*quantile(ttft, q.p), 1e3*d, 1e3*bound)
-				}
-			}
-			if tt := dist(t, l, "ttft"); tt["p50"] < hailTTFT["p50"] || tt["p50"]-hailTTFT["p50"] > bound {
-				t.Errorf("quiet run: TTFT from the intended send p50 %.3f ms, from the actual send %.3f ms", 1e3*tt["p50"], 1e3*hailTTFT["p50"])
-			}
+			t.Error(why)
 		})
 	}
+}
+
+// ttftAgreement runs the agreement check once: "" when it holds, else why
+// not (a count that does not add up fails t at once).
+func ttftAgreement(t *testing.T, engine string, strict bool) string {
+	base, logOf := startMock(t, llmserve.Config{Slots: 64, PrefillPerToken: 50 * time.Microsecond, ITL: fixedITL(t, "2ms")})
+	db := filepath.Join(t.TempDir(), "requests.db")
+	res, _ := llmMockRun(t, "--engine", engine, "-q", "40", "--arrivals", "constant", "-n", "60", "-c", "4",
+		"--input-tokens", "16-512", "--output-tokens", "8", "--db-url", db, base+"/v1/completions")
+	log := logOf()
+	slices.SortFunc(log, func(a, b mockRequest) int { return cmp.Compare(a.arrival, b.arrival) })
+	mine := hailRequests(t, db)
+	l := res["hail"].(map[string]any)["llm"].(map[string]any)
+	tokens := 0
+	for _, r := range log {
+		tokens += r.tokens
+	}
+	if len(log) != 60 || len(mine) != 60 || l["total_output_tokens"] != float64(tokens) {
+		t.Fatalf("the mock logged %d requests and sent %d tokens; hail logged %d, counted %v tokens", len(log), tokens, len(mine), l["total_output_tokens"])
+	}
+	var diffs []int64
+	for i, r := range log {
+		h := mine[i]
+		if r.outcome != "complete" || !r.kernel || h.firstToken == 0 {
+			t.Fatalf("request %d: the mock's outcome %s (kernel arrival time %v), hail's first token at %d ns", i, r.outcome, r.kernel, h.firstToken)
+		}
+		d := (h.firstToken - h.start - h.connect) - (r.first - r.arrival)
+		diffs = append(diffs, max(d, -d))
+	}
+	slices.Sort(diffs)
+	p50, p90, p99 := quantile(diffs, 50), quantile(diffs, 90), quantile(diffs, 99)
+	t.Logf("TTFT from send against the mock's log, request by request: differences p50 %.3f ms, p90 %.3f ms, p99 %.3f ms", 1e3*p50, 1e3*p90, 1e3*p99)
+	switch {
+	case strict && p99 > 0.0005:
+		return fmt.Sprintf("differences p99 %.3f ms > 0.5 ms", 1e3*p99)
+	case p50 > 0.0005 || p90 > 0.005:
+		return fmt.Sprintf("differences p50 %.3f ms (bound 0.5), p90 %.3f ms (bound 5)", 1e3*p50, 1e3*p90)
+	}
+	if tt, ts := dist(t, l, "ttft"), dist(t, l, "ttft_from_send"); tt["samples"] != 60 || tt["p50"] < ts["p50"] || tt["p50"]-ts["p50"] > 0.001 {
+		return fmt.Sprintf("quiet run: %v TTFTs; from the intended send p50 %.3f ms, from the actual send %.3f ms", tt["samples"], 1e3*tt["p50"], 1e3*ts["p50"])
+	}
+	return ""
+}
+
+// hailRequest is a row of hail's per-request log, ns since the run's start.
+type hailRequest struct{ start, connect, firstToken int64 }
+
+// hailRequests reads hail's per-request log (--db-url) in send order.
+func hailRequests(t *testing.T, path string) []hailRequest {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT start_ns, coalesce(connect_ns, 0), coalesce(first_token_ns, 0) FROM requests ORDER BY start_ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []hailRequest
+	for rows.Next() {
+		var r hailRequest
+		if err := rows.Scan(&r.start, &r.connect, &r.firstToken); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // fixedITL is the mock's inter-token time d.

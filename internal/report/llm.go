@@ -260,8 +260,12 @@ func writeLLMText(b *strings.Builder, r *Result, c colorer) {
 	}
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "  Tokens:\t%d output (%s), %d input\n", l.TotalOutputTokens, sourceText(l.TokenSource), l.TotalInputTokens)
-	fmt.Fprintf(b, "  Throughput:\t%.2f requests/s, %.1f output tokens/s (peak second %.0f), %.1f tokens/s in all\n",
-		l.RequestThroughput, l.OutputThroughput, l.MaxOutputTokensPerS, l.TotalTokenThroughput)
+	peak := "" // the busiest whole second; none in a run shorter than one
+	if l.MaxOutputTokensPerS > 0 {
+		peak = fmt.Sprintf(" (peak second %.0f)", l.MaxOutputTokensPerS)
+	}
+	fmt.Fprintf(b, "  Throughput:\t%.2f requests/s, %.1f output tokens/s%s, %.1f tokens/s in all\n",
+		l.RequestThroughput, l.OutputThroughput, peak, l.TotalTokenThroughput)
 	if s := l.SLO; s != nil {
 		var obj []string
 		for _, o := range []struct {

@@ -207,7 +207,7 @@ func evidence(in Input, r *Result) Evidence {
 	if in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
 		e.Achieved = float64(h.Counts.Sent) / r.Summary.Total
 	}
-	if svc := r.Details.FirstByte.Average; svc > 0 && in.Connections > 0 {
+	if svc := serviceTime(r); svc > 0 && in.Connections > 0 {
 		e.Capacity = float64(in.Connections) / svc
 	}
 	if !in.Open {
@@ -215,6 +215,21 @@ func evidence(in Input, r *Result) Evidence {
 	}
 	readLagEvidence(&e, r) // verdict_stream.go
 	return e
+}
+
+// serviceTime is the mean time a request held its connection, seconds (0:
+// unknown): from its send to its first response byte — or, for streams,
+// whose head comes at once and whose events follow for as long as the
+// server generates them, to the stream's end (hail llm's E2E from the
+// send; unknown for other streams).
+func serviceTime(r *Result) float64 {
+	if s := r.Hail.Stream; s != nil && s.Streams > 0 {
+		if l := r.Hail.LLM; l != nil {
+			return l.E2EFromSend.Mean
+		}
+		return 0
+	}
+	return r.Details.FirstByte.Average
 }
 
 // reasons are the sentences, with numbers, behind a verdict of kind.
@@ -232,7 +247,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
 			if e.Queued > 0 && e.WaitP99 > lateP99 && e.hailBound() {
 				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s), but hail held the connections, not the target: it served each request in %s, enough for about %.0f req/s over %d connections, and %.1f req/s went out",
-					e.Queued, fmtDur(wait.P99), fmtDur(r.Details.FirstByte.Average), e.Capacity, in.Connections, e.Achieved))
+					e.Queued, fmtDur(wait.P99), fmtDur(serviceTime(r)), e.Capacity, in.Connections, e.Achieved))
 			}
 		} else {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99), fmtDur(own.Max)))
@@ -419,9 +434,7 @@ func sustained(in Input, r *Result) string {
 	}
 	msg := fmt.Sprintf("the target sustained %.1f req/s at this concurrency", rate)
 	if in.Connections > 0 {
-		// Service time: from a request's send to its first response byte.
-		svc := r.Details.FirstByte.Average
-		if svc > 0 {
+		if svc := serviceTime(r); svc > 0 {
 			msg += fmt.Sprintf(" (≈ %d connections / %s mean service time = %.1f req/s)", in.Connections, fmtDur(svc), float64(in.Connections)/svc)
 		}
 	}
