@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/llmserve"
 	"github.com/hail-loadgen/hail/internal/testtier"
-	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 )
 
 // mockRequest is one line of the mock's request log, times in ns.
