@@ -243,7 +243,7 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 
 // secondOf summarises one tick's totals s as entry index of a series.
 func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, open int64) Second {
-	lat.Reset()
+	resetHist(lat)
 	lat.Merge(s.LatencyOK)
 	lat.Merge(s.LatencyBad)
 	var events, tokens int64

@@ -288,7 +288,7 @@ func (s *Streams) add(o *Streams) {
 // reset empties s, keeping its histograms' memory.
 func (s *Streams) reset() {
 	for _, h := range s.Hists() {
-		h.Reset()
+		resetHist(h)
 	}
 	s.Streams, s.Completed, s.Truncated, s.Events = 0, 0, 0, 0
 	if t := s.Tokens; t != nil {

@@ -156,7 +156,7 @@ func (t *Totals) Add(o *Totals) {
 func (t *Totals) reset() {
 	hs := [6]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
 	for _, h := range hs {
-		h.Reset()
+		resetHist(h)
 	}
 	st := t.Stream
 	if st != nil {
