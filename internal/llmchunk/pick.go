@@ -14,8 +14,6 @@
 // data was a JSON object at all.
 package llmchunk
 
-import "bytes"
-
 // Fields are what one event's data says.
 type Fields struct {
 	// Done is set for the stream's terminator, the data "[DONE]".
@@ -118,18 +116,15 @@ func (c *cursor) str() (s []byte, ok bool) {
 	}
 	start := c.i
 	for c.i < len(c.b) {
-		// The closing quote and any backslash before it, found a word at a
-		// time: most strings have no escapes.
-		q := bytes.IndexByte(c.b[c.i:], '"')
-		if q < 0 {
-			break
+		switch c.b[c.i] {
+		case '"':
+			c.i++
+			return c.b[start : c.i-1], true
+		case '\\':
+			c.i += 2
+		default:
+			c.i++
 		}
-		if e := bytes.IndexByte(c.b[c.i:c.i+q], '\\'); e >= 0 {
-			c.i += e + 2 // an escape: the byte after the backslash is its
-			continue
-		}
-		c.i += q + 1
-		return c.b[start : c.i-1], true
 	}
 	c.i = len(c.b)
 	return c.b[start:], true
