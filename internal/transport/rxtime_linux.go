@@ -35,13 +35,16 @@ type RxReader struct {
 	Rx int64
 }
 
-// Attach sets r up for c, a *net.TCPConn or *net.UnixConn (TLS, proxies
-// and vsock are read as net.Conns, stamped by hail's clock, or through a
-// connection the dialer stamped: RxTime). It reports whether r reads c.
+// Attach sets r up for c, a *net.TCPConn or *net.UnixConn, or a TCP
+// connection the dialer stamped (TLS, proxies and vsock are read as
+// net.Conns, stamped by hail's clock, or through a connection under them
+// the dialer stamped: RxTime). It reports whether r reads c.
 func (r *RxReader) Attach(c net.Conn) bool {
 	r.rc, r.Rx = nil, 0
 	var sc syscall.Conn
 	switch t := c.(type) {
+	case *stampConn:
+		sc = t.TCPConn
 	case *net.TCPConn:
 		sc = t
 	case *net.UnixConn:
@@ -97,7 +100,10 @@ func (r *RxReader) recv(fd uintptr) bool {
 	r.msg.Control = &r.oob[0]
 	r.msg.SetControllen(len(r.oob))
 	for {
-		n, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), unix.MSG_DONTWAIT)
+		// A raw call: the socket is non-blocking (MSG_DONTWAIT too), so the
+		// scheduler need not know of it (entering and leaving a system
+		// call costs it a few hundred ns a read).
+		n, _, e := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&r.msg)), unix.MSG_DONTWAIT)
 		switch e {
 		case unix.EINTR:
 			continue
