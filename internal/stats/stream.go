@@ -110,18 +110,19 @@ func (r *Recorder) StreamChunk(k int64) { atomic.AddInt64(&r.streams.Load().toke
 
 // StreamGaps records a stream's per-event values, batched (a meter keeps
 // them while its stream runs: values of one stream fall in few buckets,
-// so recording them together touches few cache lines): gaps between
-// events, read lags, and (token streams) gaps between content chunks, ns;
-// negative values are skipped.
-func (r *Recorder) StreamGaps(gaps, lags, chunkGaps []int64) {
+// so recording them together touches few cache lines): each event's gap
+// since the previous one and its read lag, side by side in events, and
+// (token streams) gaps between content chunks, ns; negative values are
+// skipped.
+func (r *Recorder) StreamGaps(events, chunkGaps []int64) {
 	s := r.streams.Load()
-	for _, v := range gaps {
-		if v >= 0 {
+	for i := 0; i+1 < len(events); i += 2 {
+		if v := events[i]; v >= 0 {
 			s.gap.record(v)
 		}
 	}
-	for _, v := range lags {
-		if v >= 0 {
+	for i := 1; i < len(events); i += 2 {
+		if v := events[i]; v >= 0 {
 			s.readLag.record(v)
 		}
 	}

@@ -10,7 +10,7 @@ func TestStreamRecording(t *testing.T) {
 	r.StreamChunk(1)
 	r.StreamEvent()
 	r.StreamChunk(1)
-	r.StreamGaps([]int64{-1, 5000}, []int64{1000, 2000}, []int64{5000})
+	r.StreamGaps([]int64{-1, 1000, 5000, 2000}, []int64{5000})
 	r.StreamITL(2500, 2)
 	r.StreamEnd(&StreamSample{FirstEvent: 7000, Stall: 5000, Tokens: true, TTFT: 7000, TTFTSent: 6000, TPOT: 2500,
 		E2E: 20000, E2ESent: 19000, Out: 3, In: 10, Counted: 2, Source: FromSpread, Good: true})
@@ -72,7 +72,7 @@ func TestStreamNoAllocs(t *testing.T) {
 		r.StreamBegin(true)
 		r.StreamEvent()
 		r.StreamChunk(1)
-		r.StreamGaps(x.gaps, x.gaps, x.gaps)
+		r.StreamGaps(x.gaps, x.gaps)
 		r.StreamITL(50, 2)
 		r.StreamEnd(&x.StreamSample)
 	})
