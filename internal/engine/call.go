@@ -141,7 +141,7 @@ func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unp
 		return false
 	}
 	switch k {
-	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn:
+	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn, stats.ErrHTTP2GoAway:
 	default:
 		return false
 	}

@@ -23,7 +23,8 @@ var hintFor = map[stats.ErrorKind]string{
 	stats.ErrVsockRefused:     "the VMM refused the vsock port: check that the guest listens on the PORT given in --vsock-uds PATH:PORT",
 	stats.ErrVsockGarbled:     "the VMM's unix socket did not answer CONNECT with OK <port>: check that PATH in --vsock-uds is the VMM's vsock socket (Firecracker's uds_path)",
 	stats.ErrVsockUnavailable: "AF_VSOCK is not available here: load the vhost_vsock module on a host, or use --vsock-uds for Firecracker/Cloud Hypervisor",
-	stats.ErrHTTP2Conn:        "HTTP/2 connections failed (GOAWAY or a protocol error): on http:// the server must accept h2c with prior knowledge; use https:// (h2 by ALPN) or drop --http2 if it does not",
+	stats.ErrHTTP2Conn:        "HTTP/2 connections failed (a protocol error): on http:// the server must accept h2c with prior knowledge; use https:// (h2 by ALPN) or drop --http2 if it does not",
+	stats.ErrHTTP2GoAway:      "the server sent GOAWAY and did not process these requests (each was sent again once on a new connection when that was safe): it is closing connections, perhaps after a number of requests or a maximum connection age",
 }
 
 // hints returns the advice for the error kinds that occurred, once each.

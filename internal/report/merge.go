@@ -503,6 +503,7 @@ func mergeGRPC(results []*Result) *GRPC {
 				out = &GRPC{Call: g.Call, Kind: g.Kind}
 			}
 			out.Calls += g.Calls
+			out.Retries += g.Retries
 			out.MessagesSent += g.MessagesSent
 			out.MessagesReceived += g.MessagesReceived
 		}

@@ -197,7 +197,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	}
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
-		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return res
 }

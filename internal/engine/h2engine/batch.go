@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // batchConn is a connection whose writes are queued and written by one
@@ -26,14 +27,17 @@ type batchConn struct {
 	mu      sync.Mutex
 	queue   []byte
 	spare   []byte
+	acks    int // acknowledgements (of the server's PING and SETTINGS) in queue
+	writing int // acknowledgements in the write under way
 	werr    error
 	closed  bool
 	pending chan struct{} // one token while a flush is due
+	wrote   chan struct{} // one token after a write completed
 	done    chan struct{}
 }
 
 func newBatchConn(c net.Conn) *batchConn {
-	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), wrote: make(chan struct{}, 1), done: make(chan struct{})}
 	go b.writer()
 	return b
 }
@@ -54,7 +58,41 @@ func (b *batchConn) cause() error {
 	return nil
 }
 
-func (b *batchConn) Write(p []byte) (int, error) {
+func (b *batchConn) Write(p []byte) (int, error) { return b.write(p, 0) }
+
+// writeAcks queues p, which holds acks acknowledgements of the server's
+// PING or SETTINGS frames. When more than max acknowledgements are waiting
+// to be written it waits, up to patience, for the writer to bring them
+// under max/2 (the server reads them), and reports false if it did not: a
+// server that sends such frames and never reads the answers would
+// otherwise grow the queue without end.
+func (b *batchConn) writeAcks(p []byte, acks, max int, patience time.Duration) bool {
+	b.write(p, acks)
+	if b.unsentAcks() <= max {
+		return true
+	}
+	timer := time.NewTimer(patience)
+	defer timer.Stop()
+	for b.unsentAcks() > max/2 {
+		select {
+		case <-b.wrote:
+		case <-b.done:
+			return true // closed: the reader ends anyway
+		case <-timer.C:
+			return false
+		}
+	}
+	return true
+}
+
+// unsentAcks are the acknowledgements queued or being written.
+func (b *batchConn) unsentAcks() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.acks + b.writing
+}
+
+func (b *batchConn) write(p []byte, acks int) (int, error) {
 	b.mu.Lock()
 	if b.werr != nil || b.closed {
 		err := b.werr
@@ -65,6 +103,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	b.queue = append(b.queue, p...)
+	b.acks += acks
 	b.mu.Unlock()
 	select {
 	case b.pending <- struct{}{}:
@@ -83,6 +122,7 @@ func (b *batchConn) writer() {
 		b.mu.Lock()
 		q := b.queue
 		b.queue, b.spare = b.spare[:0], nil
+		b.writing, b.acks = b.acks, 0
 		b.mu.Unlock()
 		if len(q) == 0 {
 			continue
@@ -91,10 +131,15 @@ func (b *batchConn) writer() {
 		b.out.Add(int64(n))
 		b.mu.Lock()
 		b.spare = q[:0]
+		b.writing = 0
 		if err != nil && b.werr == nil {
 			b.werr = err
 		}
 		b.mu.Unlock()
+		select {
+		case b.wrote <- struct{}{}:
+		default:
+		}
 		if err != nil {
 			return
 		}

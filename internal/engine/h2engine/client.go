@@ -44,17 +44,25 @@ type client struct {
 	drained     chan struct{}
 	wbuf        []byte
 
-	br      *bufio.Reader // what the framer reads from
-	preface chan struct{} // closed once the server's first frame is read, or the reader ended
-	notH2   *NotH2CError  // the server's first bytes were not a SETTINGS frame (set before preface closes)
+	br       *bufio.Reader // what the framer reads from
+	preface  chan struct{} // closed once the server's first frame is read, or the reader ended
+	notH2    *NotH2CError  // the server's first bytes were not a SETTINGS frame (set before preface closes)
+	settings *time.Timer   // fails the connection when the server's SETTINGS do not come in time (nil: no limit)
+	slow     *SettingsTimeoutError
 
 	// the header block being decoded (reader goroutine only)
 	dec     *hpack.Decoder
 	hStream uint32 // its stream
 	hEnd    bool   // it ends the stream
 	hStatus int
-	hGRPC   int // grpc-status; -1 when the block has none
+	hGRPC   int  // grpc-status; -1 when the block has none
+	hIsGRPC bool // content-type application/grpc (or application/grpc+…)
+	hEnc    bool // a grpc-encoding other than identity
 	hLoc    []byte
+	hBytes  int // the block's encoded bytes so far
+	hSize   int // its decoded size so far (RFC 9113 §6.5.2: name + value + 32 per field)
+
+	maxHeaderList int // the header list size hail announced: a larger block fails the connection
 }
 
 // call is one request in flight; each stream slot reuses its own.
@@ -92,8 +100,10 @@ const (
 var clientPreface = []byte(http2.ClientPreface)
 
 // newClient starts HTTP/2 on nc: the preface, our SETTINGS and connection
-// window, and the reader goroutine.
-func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*client, error) {
+// window, and the reader goroutine. A server whose SETTINGS (its preface)
+// have not arrived within settingsWithin (> 0; what is left of the connect
+// timeout, connectTimeout) fails the connection with a *SettingsTimeoutError.
+func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration, settingsWithin, connectTimeout time.Duration) (*client, error) {
 	c := &client{nc: nc, since: since, nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
 		maxFrame: 16384, initWin: 65535, connWin: 65535}
 	c.cond = sync.NewCond(&c.mu)
@@ -111,13 +121,40 @@ func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*
 	b = appendFrameHeader(b, 18, http2.FrameSettings, 0, 0)
 	b = appendSetting(b, http2.SettingEnablePush, 0)
 	b = appendSetting(b, http2.SettingInitialWindowSize, streamWindow)
-	b = appendSetting(b, http2.SettingMaxHeaderListSize, uint32(max(maxHeaderBytes, 16<<10)))
+	c.maxHeaderList = max(maxHeaderBytes, 16<<10)
+	b = appendSetting(b, http2.SettingMaxHeaderListSize, uint32(c.maxHeaderList))
 	b = appendWindowUpdate(b, 0, connWindow-65535)
 	if _, err := nc.Write(b); err != nil {
 		return nil, err
 	}
+	if settingsWithin > 0 {
+		c.settings = time.AfterFunc(settingsWithin, func() { c.settingsLate(connectTimeout) })
+	}
 	go c.readLoop()
 	return c, nil
+}
+
+// SettingsTimeoutError is a connection whose server did not send its
+// HTTP/2 SETTINGS (the server's preface) within the connect timeout: it
+// accepted the connection and stayed silent, or sent them too slowly.
+type SettingsTimeoutError struct{ After time.Duration }
+
+func (e *SettingsTimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %v waiting for the server's HTTP/2 settings (--connect-timeout): it accepted the connection but did not answer the HTTP/2 preface", e.After)
+}
+
+// settingsLate fails the connection if the server's preface has not come.
+func (c *client) settingsLate(after time.Duration) {
+	select {
+	case <-c.preface:
+		return
+	default:
+	}
+	c.mu.Lock()
+	c.slow = &SettingsTimeoutError{After: after}
+	c.failLocked(c.slow)
+	c.mu.Unlock()
+	c.nc.Close()
 }
 
 // GoAwayError is a request that a GOAWAY frame from the server turned away
@@ -293,10 +330,15 @@ func (c *client) WaitPreface(ctx context.Context) error {
 	select {
 	case <-c.preface:
 	case <-ctx.Done():
-		return nil // slow to answer is not an answer in HTTP/1: the requests will tell
+		return nil // the run stopped first
 	}
-	if c.notH2 != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.notH2 != nil:
 		return c.notH2
+	case c.slow != nil:
+		return c.slow
 	}
 	return nil
 }

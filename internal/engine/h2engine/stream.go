@@ -38,8 +38,10 @@ type stream struct {
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
 	grpc    grpcResult // a gRPC call's messages and status, reused
-	// gRPC calls sent and their messages, added to Job.Messages at the end
-	calls, sent, received int64
+	// gRPC calls sent, their retries and messages, added to Job.Messages at the end
+	calls, retries, sent, received int64
+	callSent                       bool // the call in progress was counted as sent
+	retrying                       bool // the attempt in progress sends the call again after RetryStale
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
@@ -59,6 +61,7 @@ func (s *stream) run() {
 	defer func() {
 		if s.calls > 0 {
 			j.Messages.Calls.Add(s.calls)
+			j.Messages.Retries.Add(s.retries)
 			j.Messages.Sent.Add(s.sent)
 			j.Messages.Received.Add(s.received)
 		}
@@ -93,6 +96,7 @@ func (s *stream) do(raw []byte, hit uint64) {
 		defer cancel()
 	}
 	s.chain.Reset(j, raw)
+	s.callSent, s.retrying = false, false
 	var away *live // the connection to another origin, once the chain left the run's
 	defer func() {
 		if away != nil {
@@ -125,6 +129,7 @@ func (s *stream) do(raw []byte, hit uint64) {
 			var ga *GoAwayError
 			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
 			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
 			s.call.Fail(j.Since(), k, s.reqs)
@@ -254,12 +259,21 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 }
 
 // endGRPC counts a gRPC call's messages and stamps its first byte: the
-// first response message.
+// first response message. A call is counted once, when its first attempt
+// is sent; an attempt that sends it again after a stale connection or a
+// GOAWAY (RetryStale) is a retry, counted apart.
 func (s *stream) endGRPC(tp *template) {
 	if s.h2call.wrote {
-		s.calls++
-		s.sent += tp.msgs
+		switch {
+		case !s.callSent:
+			s.calls++
+			s.sent += tp.msgs
+			s.callSent = true
+		case s.retrying:
+			s.retries++
+		}
 	}
+	s.retrying = false
 	s.received += s.grpc.msgs
 	if s.grpc.fb > 0 {
 		s.call.FirstByte(s.grpc.fb)
