@@ -46,8 +46,8 @@ func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	f.connTimeout = plan.DefaultConnectTimeout
 	fl.StringVarP(&f.method, "method", "m", f.method, "HTTP method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra `HEADER` 'Name: value' (repeatable)")
-	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout (default: none)")
-	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
+	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "per-request timeout (default: none; 0 for none)")
+	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
 	fl.StringVarP(&f.accept, "accept-header", "A", "", "Accept header (default */*)")
 	fl.StringVarP(&f.body, "body-string", "d", "", "request `BODY`")
 	fl.StringVarP(&f.bodyFile, "body-path", "D", "", "request body from a `FILE`")
