@@ -122,6 +122,11 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 }
 
 func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
+	out, err := openOutput(f.output) // checked before the server is asked anything
+	if err != nil {
+		return err
+	}
+	defer out.Discard()
 	g, err := prepareGRPC(cmd, f, args)
 	if err != nil {
 		return err
@@ -131,11 +136,6 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := openOutput(f.output)
-	if err != nil {
-		return err
-	}
-	defer out.Discard()
 	results, err := prepareResults(&f.results, f.format, p, g.workload, out, requestURLs{})
 	if err != nil {
 		return err
@@ -147,6 +147,7 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	release() // the output phase (signals.go)
 	if res.Hail.GRPC == nil {
 		res.Hail.GRPC = &report.GRPC{}
 	}

@@ -81,7 +81,7 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.ConnectTimeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(setupContext(), p.ConnectTimeout+5*time.Second)
 	defer cancel()
 	if err := grpccall.Probe(ctx, topt, target); err != nil {
 		return nil, err
@@ -345,7 +345,7 @@ func reflectionSource(p *plan.Plan, target string, rm [][2]string) (grpccall.Sou
 	if err != nil {
 		return nil, err
 	}
-	d, err := transport.NewDialer(context.Background(), topt)
+	d, err := transport.NewDialer(setupContext(), topt)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func reflectionSource(p *plan.Plan, target string, rm [][2]string) (grpccall.Sou
 	for _, kv := range rm {
 		md.Append(kv[0], kv[1])
 	}
-	return grpccall.FromReflection(conn, md, target, p.ConnectTimeout+10*time.Second), nil
+	return grpccall.FromReflection(setupContext(), conn, md, target, p.ConnectTimeout+10*time.Second), nil
 }
 
 // scenarioGRPCSource is hail run's schema for gRPC steps of a file that
@@ -373,7 +373,7 @@ func scenarioGRPCSource(base *url.URL, insecure bool) (grpccall.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(setupContext(), 10*time.Second)
 	defer cancel()
 	if err := grpccall.Probe(ctx, topt, base.Host); err != nil {
 		return nil, schemeHint(err, base)

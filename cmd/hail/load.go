@@ -175,6 +175,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	release() // the output phase (signals.go)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}

@@ -51,6 +51,11 @@ func main() {
 	if err == nil {
 		return
 	}
+	if setupInterrupted() { // the signal stopped what the run could not start without
+		restoreTerminal()
+		fmt.Fprintln(os.Stderr, "hail: interrupted during setup: nothing was sent")
+		os.Exit(130)
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {

@@ -93,6 +93,9 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 		return nil
 	}
 	first, err := prefaceAnswer(ctx, c, start, opt.Timeout)
+	if ctx.Err() != nil {
+		return fmt.Errorf("probing %s: %w", target, ctx.Err())
+	}
 	var ne net.Error
 	switch {
 	case len(first) == 0 && errors.As(err, &ne) && ne.Timeout():
@@ -127,6 +130,8 @@ func prefaceAnswer(ctx context.Context, c net.Conn, start time.Time, timeout tim
 		deadline = d
 	}
 	_ = c.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) }) // ctx ends the wait too
+	defer stop()
 	msg := append([]byte(http2.ClientPreface), 0, 0, 0, byte(http2.FrameSettings), 0, 0, 0, 0, 0)
 	if _, err := c.Write(msg); err != nil {
 		return nil, err
