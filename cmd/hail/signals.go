@@ -100,7 +100,7 @@ var signals struct {
 	at        time.Time // when it arrived
 	stop      func()    // stops the setup and the load (closes interrupt)
 	interrupt chan struct{}
-	tdStop    func() // stops the teardown while it runs
+	tdStop    func()  // stops the teardown while it runs
 	out       *output // discarded when exiting at once
 	setupCtx  context.Context
 }
