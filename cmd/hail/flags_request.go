@@ -139,8 +139,9 @@ func (f *requestFlags) bodies(cmd *cobra.Command, p *plan.Plan) (string, error) 
 		p.Bodies = [][]byte{[]byte(f.body)}
 	case f.bodyFile != "":
 		// bodyfile bounds every read: a file over --body-file-limit, or
-		// beyond the memory left, is one line naming it, never a crash.
-		b, err := bodyfile.Read(f.bodyFile, f.bodyFileLimit)
+		// beyond the memory left, is one line naming it, never a crash. A
+		// large file is mapped, and its requests share it (engine.SharedBody).
+		b, err := bodyfile.Map(f.bodyFile, f.bodyFileLimit, 0)
 		if err != nil {
 			return "", fmt.Errorf("-D %v", err)
 		}

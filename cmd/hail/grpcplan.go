@@ -180,13 +180,19 @@ func (g *grpcRun) resolve(f *grpcFlags, data []byte) error {
 		return fmt.Errorf("-d/-D and -B each give the request: use one")
 	}
 	if f.binFile != "" {
-		b, err := bodyfile.Read(f.binFile, f.bodyFileLimit)
+		// Mapped when large, with room for the message's 5-byte prefix
+		// before it: one message is then framed where it is, not copied.
+		b, err := bodyfile.Map(f.binFile, f.bodyFileLimit, grpccall.PrefixLen)
 		if err != nil {
 			return fmt.Errorf("-B %v", err)
 		}
-		msgs, err := grpccall.SplitBinary(m.Desc.Input(), b)
+		msgs, err := grpccall.SplitBinary(m.Desc.Input(), b[grpccall.PrefixLen:])
 		if err != nil {
 			return fmt.Errorf("-B %s: %v", f.binFile, err)
+		}
+		if len(msgs) == 1 && (!m.ClientStreams() || f.streamCount <= 1) {
+			p.Bodies, g.messages = [][]byte{grpccall.FrameInPlace(b)}, 1
+			return p.Validate()
 		}
 		p.Bodies, g.messages = grpcBodies(msgs, m.ClientStreams(), f.streamCount)
 		return p.Validate()

@@ -190,12 +190,24 @@ func (v *vu) build(i int) ([]byte, bool) {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	b = append(b, body...)
+	if !st.shared() { // a shared body follows from where it is (Body)
+		b = append(b, body...)
+	}
 	v.buf = b
 	for k := range st.refs {
 		v.ctx.Slots[k] = ""
 	}
 	return b, true
+}
+
+// Body implements engine.SharedBody: a step's body_file of
+// engine.SplitAt or more follows its head from where it is, never copied
+// into a virtual user's request.
+func (v *vu) Body(_ uint64, step int) []byte {
+	if st := v.s.Steps[step]; st.shared() {
+		return st.bodyLit
+	}
+	return nil
 }
 
 // yield counts a build of st that cannot go on for its reason k, and

@@ -135,7 +135,7 @@ type Step struct {
 
 	head     *template.Template // request line, Host and headers up to the framing headers
 	body     *template.Template // templated body; nil otherwise
-	bodyLit  []byte             // a fixed body (body or body_file)
+	bodyLit  []byte             // a fixed body (body or body_file); from engine.SplitAt bytes, shared (shared)
 	lines    [][]byte           // body_lines: one body per line, used in turn
 	lineNext atomic.Uint64
 	variants [][]byte // fully pre-encoded requests when nothing varies (one per line with body_lines)

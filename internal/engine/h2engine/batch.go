@@ -1,6 +1,7 @@
 package h2engine
 
 import (
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -16,28 +17,34 @@ import (
 // read error (the connection's cause of death).
 //
 // Write never blocks: what it can queue is bounded by HTTP/2 itself (DATA
-// by the server's flow-control windows, HEADERS by its stream limit), and a
-// writer that waited for room while the server waited for the client to
-// read would deadlock both.
+// by the server's flow-control windows, HEADERS by its stream limit) and by
+// the client, which waits (drain) before it queues more of a large body
+// than maxQueued; a writer that waited for room while the server waited for
+// the client to read would deadlock both.
 type batchConn struct {
 	net.Conn
 	in, out atomic.Int64
 	rerr    atomic.Pointer[error]
 
-	mu      sync.Mutex
-	queue   []byte
-	spare   []byte
-	acks    int // acknowledgements (of the server's PING and SETTINGS) in queue
-	writing int // acknowledgements in the write under way
-	werr    error
-	closed  bool
-	pending chan struct{} // one token while a flush is due
-	wrote   chan struct{} // one token after a write completed
-	done    chan struct{}
+	mu       sync.Mutex
+	queue    []byte
+	spare    []byte
+	acks     int // acknowledgements (of the server's PING and SETTINGS) in queue
+	writing  int // acknowledgements in the write under way
+	werr     error
+	closed   bool
+	pending  chan struct{} // one token while a flush is due
+	writeLen int           // bytes in the write under way
+	progress chan struct{} // closed when a write completes; made only while someone waits (wait)
+	done     chan struct{}
 }
 
+// maxSpare bounds the queue buffer kept for reuse: a larger one (a burst of
+// request bodies) is left to the collector.
+const maxSpare = 1 << 20
+
 func newBatchConn(c net.Conn) *batchConn {
-	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), wrote: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), done: make(chan struct{})}
 	go b.writer()
 	return b
 }
@@ -73,16 +80,19 @@ func (b *batchConn) writeAcks(p []byte, acks, max int, patience time.Duration) b
 	}
 	timer := time.NewTimer(patience)
 	defer timer.Stop()
-	for b.unsentAcks() > max/2 {
+	for {
+		ch, n := b.wait()
+		if n.acks <= max/2 {
+			return true
+		}
 		select {
-		case <-b.wrote:
+		case <-ch:
 		case <-b.done:
 			return true // closed: the reader ends anyway
 		case <-timer.C:
 			return false
 		}
 	}
-	return true
 }
 
 // unsentAcks are the acknowledgements queued or being written.
@@ -90,6 +100,45 @@ func (b *batchConn) unsentAcks() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.acks + b.writing
+}
+
+// backlog is what is queued or being written: bytes and acknowledgements.
+type backlog struct{ bytes, acks int }
+
+// wait returns a channel closed when the write under way (or the next)
+// completes, and the backlog now.
+func (b *batchConn) wait() (<-chan struct{}, backlog) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.progress == nil {
+		b.progress = make(chan struct{})
+	}
+	return b.progress, backlog{len(b.queue) + b.writeLen, b.acks + b.writing}
+}
+
+// queued is the bytes queued or being written.
+func (b *batchConn) queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) + b.writeLen
+}
+
+// drain waits until at most n bytes are queued or being written; it gives
+// up when ctx ends (its error) or the connection closes (net.ErrClosed).
+func (b *batchConn) drain(ctx context.Context, n int) error {
+	for {
+		ch, q := b.wait()
+		if q.bytes <= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-b.done:
+			return net.ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (b *batchConn) write(p []byte, acks int) (int, error) {
@@ -123,6 +172,7 @@ func (b *batchConn) writer() {
 		q := b.queue
 		b.queue, b.spare = b.spare[:0], nil
 		b.writing, b.acks = b.acks, 0
+		b.writeLen = len(q)
 		b.mu.Unlock()
 		if len(q) == 0 {
 			continue
@@ -130,16 +180,18 @@ func (b *batchConn) writer() {
 		n, err := b.Conn.Write(q)
 		b.out.Add(int64(n))
 		b.mu.Lock()
-		b.spare = q[:0]
-		b.writing = 0
+		if cap(q) <= maxSpare {
+			b.spare = q[:0]
+		}
+		b.writing, b.writeLen = 0, 0
 		if err != nil && b.werr == nil {
 			b.werr = err
 		}
-		b.mu.Unlock()
-		select {
-		case b.wrote <- struct{}{}:
-		default:
+		if b.progress != nil {
+			close(b.progress)
+			b.progress = nil
 		}
+		b.mu.Unlock()
 		if err != nil {
 			return
 		}

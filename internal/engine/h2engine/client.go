@@ -173,9 +173,16 @@ func (e *GoAwayError) Error() string {
 // errConnClosed is a request on a connection that was closed.
 var errConnClosed = errors.New("http2: client connection closed")
 
-// exchange sends tp and waits for its response, which the reader writes
-// into r. ctx cancels the stream.
-func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpResult) error {
+// maxQueued bounds the request bytes a stream hands the connection's
+// writer ahead of what it wrote: a large body (a server that opened a
+// window of a GB) goes out in pieces of this size, so that its frames
+// never make a copy of it.
+const maxQueued = 512 << 10
+
+// exchange sends tp with body (tp's own, or a shared one: SharedBody) and
+// waits for its response, which the reader writes into r. ctx cancels the
+// stream.
+func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *call, r *httpResult) error {
 	block := tp.h2Block()
 	select { // a token left by a call that ended as it was cancelled
 	case <-cl.done:
@@ -208,9 +215,22 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
 	c.streams[id] = cl
 	c.active++
-	body := tp.body
 	c.wbuf = appendHeaders(c.wbuf[:0], id, block, len(body) == 0, int(c.maxFrame))
 	for len(body) > 0 && c.err == nil && c.streams[id] == cl {
+		if len(c.wbuf) >= maxQueued/2 { // a large body: hand it over in pieces
+			c.write(cl)
+			if c.nc.queued() > maxQueued { // the writer is behind: wait for it, not holding c.mu
+				c.mu.Unlock()
+				err := c.nc.drain(ctx, maxQueued/2)
+				c.mu.Lock()
+				if err != nil {
+					c.resetLocked(cl)
+					c.mu.Unlock()
+					return err
+				}
+				continue
+			}
+		}
 		n := min(int64(len(body)), int64(c.maxFrame), c.connWin, cl.sendWin)
 		if n <= 0 {
 			if len(c.wbuf) > 0 {

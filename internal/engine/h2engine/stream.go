@@ -29,6 +29,7 @@ type stream struct {
 	connIdx int // connection number, for connection stages
 	shard   int
 	reqs    engine.Requests
+	sb      engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	take    *engine.Taker
 	tmpl    templates
 	parser  http1.Parser
@@ -47,6 +48,7 @@ type stream struct {
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
 	s := &stream{m: m, j: j, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
+	s.sb = engine.SharedBodies(s.reqs)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
@@ -78,16 +80,20 @@ func (s *stream) run() {
 		}
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
 		s.call.Start(j.Since())
+		var body []byte
+		if s.sb != nil {
+			body = s.sb.Body(hit, step)
+		}
 		s.conn.inflight.Add(1)
-		s.do(raw, hit)
+		s.do(raw, body, hit)
 		s.conn.inflight.Add(-1)
 		s.take.End(j.Since())
 	}
 }
 
-// do performs one request (raw, for hit), following redirects, and ends
-// its call.
-func (s *stream) do(raw []byte, hit uint64) {
+// do performs one request (raw, and its shared body if not nil, for hit),
+// following redirects, and ends its call.
+func (s *stream) do(raw, body []byte, hit uint64) {
 	j := s.j
 	ctx := s.ctx
 	if j.Timeout > 0 { // -t bounds the whole request, redirects included
@@ -95,7 +101,7 @@ func (s *stream) do(raw []byte, hit uint64) {
 		ctx, cancel = context.WithDeadline(ctx, j.Start.Add(s.call.StartTime()+j.Timeout))
 		defer cancel()
 	}
-	s.chain.Reset(j, raw)
+	s.chain.Reset(j, raw, body)
 	s.callSent, s.retrying = false, false
 	var away *live // the connection to another origin, once the chain left the run's
 	defer func() {
@@ -198,7 +204,14 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.grpc.reset()
 		r.grpc = &s.grpc
 	}
-	err = hc.exchange(ctx, tp, &s.h2call, r)
+	body, msgs := tp.body, tp.msgs
+	if s.chain.Body != nil {
+		body = s.chain.Body
+		if tp.grpc {
+			msgs = countFrames(body)
+		}
+	}
+	err = hc.exchange(ctx, tp, body, &s.h2call, r)
 	if s.h2call.wrote {
 		s.call.MarkSent()
 	}
@@ -206,7 +219,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.call.FirstByte(r.fb)
 	}
 	if tp.grpc {
-		s.endGRPC(tp)
+		s.endGRPC(msgs)
 	}
 	s.account(c)
 	if err != nil {
@@ -226,7 +239,9 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 // response head had arrived when it failed.
 func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
 	req := tp.req.WithContext(ctx)
-	if len(tp.body) > 0 {
+	if body := s.chain.Body; body != nil {
+		req.Body, req.ContentLength = &bodyReader{b: body}, int64(len(body))
+	} else if len(tp.body) > 0 {
 		req.Body = &bodyReader{b: tp.body}
 	}
 	// A request handed to the round tripper is on its way: the QUIC stack
@@ -258,16 +273,16 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 	return false, nil
 }
 
-// endGRPC counts a gRPC call's messages and stamps its first byte: the
+// endGRPC counts a gRPC call (of msgs request messages) and stamps its first byte: the
 // first response message. A call is counted once, when its first attempt
 // is sent; an attempt that sends it again after a stale connection or a
 // GOAWAY (RetryStale) is a retry, counted apart.
-func (s *stream) endGRPC(tp *template) {
+func (s *stream) endGRPC(msgs int64) {
 	if s.h2call.wrote {
 		switch {
 		case !s.callSent:
 			s.calls++
-			s.sent += tp.msgs
+			s.sent += msgs
 			s.callSent = true
 		case s.retrying:
 			s.retries++

@@ -70,7 +70,7 @@ func (w *worker) fail(c *conn, err error) {
 		err, c.sendErr = c.sendErr, nil
 	}
 	mid := c.parser.WireBytes > 0
-	reused, wrote := c.served > 0, c.sent > 0 && !w.isHandshakeLine(c)
+	reused, wrote := c.served > 0, (c.sent > 0 || c.inBody) && !w.isHandshakeLine(c)
 	w.closeConn(c)
 	if !c.active() {
 		return

@@ -144,7 +144,11 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 	} else {
 		w.copyReq(c, req)
 	}
-	c.chain.Reset(w.j, c.req)
+	c.body = nil
+	if c.sb != nil {
+		c.body = c.sb.Body(hit, step) // stable: sent from where it is, never copied
+	}
+	c.chain.Reset(w.j, c.req, c.body)
 	c.stamp = true
 	w.exchange(c)
 	if c.stamp {
@@ -253,7 +257,7 @@ func (w *worker) armRecv(c *conn) {
 
 // send queues c's request on its open connection.
 func (w *worker) send(c *conn) {
-	c.sending, c.sent, c.out = true, 0, c.req
+	c.sending, c.sent, c.out, c.inBody = true, 0, c.req, false
 	w.queueSend(c)
 	if len(c.carry) > 0 {
 		w.feedCarry(c)
