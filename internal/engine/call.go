@@ -195,6 +195,14 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	c.end(now)
 }
 
+// Received records wire bytes of a response that failed part way, before
+// Fail: they count in the run's wire bytes as a complete response's do.
+func (c *Call) Received(wire int64) {
+	if c.live && wire > 0 {
+		c.rec.Received(wire)
+	}
+}
+
 // Fail ends the request at now as error kind k and hands it to reqs.Done
 // without a response. A request aborted (k == stats.ErrAborted) before any
 // of its bytes was written was never sent: it is counted as unsent, not as

@@ -138,6 +138,7 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
+			s.call.Received(s.parser.WireBytes) // what arrived of a response cut short
 			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}

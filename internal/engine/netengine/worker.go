@@ -153,6 +153,7 @@ func (w *worker) fail(err error) { w.end(w.j.Kind(err, w.parser.WireBytes > 0)) 
 // end ends the request as error kind k, closing the connection.
 func (w *worker) end(k stats.ErrorKind) {
 	w.closeConn()
+	w.call.Received(w.parser.WireBytes) // what arrived of a response cut short
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 

@@ -89,6 +89,7 @@ func (w *worker) endErr(c *conn, err error) { w.endKind(c, engine.Classify(err, 
 
 func (w *worker) endKind(c *conn, k stats.ErrorKind) {
 	w.stampNow(c)
+	c.call.Received(c.parser.WireBytes) // what arrived of a response cut short
 	c.call.Fail(w.now, k, c.reqs)
 	w.finish(c)
 }
