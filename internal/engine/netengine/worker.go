@@ -91,8 +91,9 @@ func (w *worker) do(req, body []byte, head bool) {
 		}
 		follow, same, err := w.chain.Follow(j, &w.parser)
 		switch {
-		case err != nil:
-			w.fail(err)
+		case err != nil: // a redirect that cannot be followed: the connection itself is fine
+			w.call.Received(w.parser.WireBytes)
+			w.call.Fail(j.Since(), engine.Classify(err, false), w.reqs)
 			return
 		case !follow:
 			w.call.Respond(j.Since(), &w.parser, w.reqs)
