@@ -248,7 +248,7 @@ func buildHail(r *Result, in Input) {
 	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
 	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
 	h.Verdict = verdict(in, r)
-	h.Hints = hints(t)
+	h.Hints = hints(t, in.Mismatch)
 	h.Series = in.Series
 	if h.Series == nil {
 		h.Series = []stats.Second{}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hail-loadgen/hail/internal/stats"
 )
@@ -28,14 +29,28 @@ var hintFor = map[stats.ErrorKind]string{
 }
 
 // hints returns the advice for the error kinds that occurred, once each.
-func hints(t *stats.Totals) []string {
+// mismatch, when not nil, is the certificate met that was not issued for
+// the name hail checked: the name-mismatch hint names its names.
+func hints(t *stats.Totals, mismatch *CertNames) []string {
 	out := []string{}
 	for k := range stats.NumErrorKinds {
 		if n := t.Errors[k]; n > 0 {
-			if h, ok := hintFor[stats.ErrorKind(k)]; ok {
+			h, ok := hintFor[stats.ErrorKind(k)]
+			if stats.ErrorKind(k) == stats.ErrTLSHostname && mismatch != nil && len(mismatch.Names) > 0 {
+				h, ok = fmt.Sprintf("the server's certificate is issued for %s, not for %s (the name hail checks: the URL's host, or --host): use one of its names, with --connect-to to keep the address (--insecure skips verification)",
+					strings.Join(mismatch.Names, ", "), mismatch.Host), true
+			}
+			if ok {
 				out = append(out, fmt.Sprintf("%s (%d × %s)", h, n, stats.ErrorKind(k)))
 			}
 		}
 	}
 	return out
+}
+
+// CertNames are the names a server certificate was issued for, and the
+// name hail checked it against.
+type CertNames struct {
+	Host  string
+	Names []string
 }

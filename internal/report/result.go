@@ -130,6 +130,9 @@ type Input struct {
 	Machine stats.MachineUse
 	// Connections is -c (for the target's sustained rate in the verdict).
 	Connections int
+	// Mismatch is the first server certificate not issued for the name
+	// hail checked, for the hint (nil: none).
+	Mismatch *CertNames
 }
 
 // Intent accounts for a run's intended requests: Intended = Sent + Unsent

@@ -183,7 +183,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
-		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
+		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections, Mismatch: certNames(s.dialer),
 	})
 	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
@@ -217,4 +217,13 @@ func tlsCounts(d *transport.Dialer) *report.TLSCounts {
 		return nil
 	}
 	return &report.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
+}
+
+// certNames is the dialer's first certificate issued for other names than
+// the one checked, for the report's hint; nil when none was met.
+func certNames(d *transport.Dialer) *report.CertNames {
+	if m := d.Mismatch(); m != nil {
+		return &report.CertNames{Host: m.Host, Names: m.Names}
+	}
+	return nil
 }
