@@ -88,6 +88,11 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	}
 	m := &s.mix
 	a := m.pick(v.rng)
+	if s.feedEnd.exclude(a, v.excl) { // its unique feed is used up: it is no longer chosen
+		if a = m.pickExcluding(v.rng, v.excl); a < 0 {
+			return nil, 0, false, false
+		}
+	}
 	for tries := 0; ; tries++ {
 		act := m.acts[a]
 		st := act.step
@@ -103,7 +108,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			}
 			return req, st, s.Steps[st].isHead, true
 		}
-		if tries == 0 {
+		if tries == 0 && !s.feedEnd.exclude(a, v.excl) {
 			clear(v.excl)
 		}
 		v.excl[a] = true
