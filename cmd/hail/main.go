@@ -83,6 +83,11 @@ func oneLine(s string) string {
 
 // flagError rewrites pflag's messages into hail's one-line form.
 func flagError(cmd *cobra.Command, err error) error {
+	if cmd == cmd.Root() && len(os.Args) > 1 { // hail sevre --addr …: the command was mistyped, not the flag
+		if e := mistypedCommand(cmd, os.Args[1]); e != nil {
+			return e
+		}
+	}
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "unknown flag: "), strings.HasPrefix(msg, "unknown shorthand flag: "):
