@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // exitError carries an exit code other than 1.
@@ -51,7 +52,12 @@ func main() {
 	if err == nil {
 		return
 	}
-	if setupInterrupted() { // the signal stopped what the run could not start without
+	var early *run.StartInterruptedError
+	switch {
+	case errors.As(err, &early): // the signal table's setup phase: the wait for --start-at
+		fmt.Fprintln(os.Stderr, "hail: "+early.Error())
+		os.Exit(130)
+	case setupInterrupted(): // the signal stopped what the run could not start without
 		restoreTerminal()
 		fmt.Fprintln(os.Stderr, "hail: interrupted during setup: nothing was sent")
 		os.Exit(130)

@@ -276,6 +276,26 @@ func TestSignalPhases(t *testing.T) {
 		})
 	}
 
+	// Setup: a shard waiting for --start-at. Nothing can be sent any more:
+	// exit 130 with one line, nothing written. The signal is sent once
+	// hail's metrics endpoint answers: it is then waiting.
+	t.Run("setup/start-at", func(t *testing.T) {
+		t.Parallel()
+		a := startArrivals(t)
+		dir := t.TempDir()
+		metrics := freeAddr(t)
+		at := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+		h := startHail(t, "--start-at", at, "--metrics-addr", metrics, "-n", "5", "--no-tui", "-j", "-o", filepath.Join(dir, "out.json"), a.url+"/load")
+		waitServing(t, "http://"+metrics+"/metrics")
+		h.signal(syscall.SIGTERM)
+		if code := h.exit(t, 5*time.Second); code != 130 || !strings.Contains(h.stderr.String(), "interrupted while waiting for --start-at") {
+			t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 || a.count("/load") != 0 {
+			t.Errorf("left %v; %d requests sent", entries, a.count("/load"))
+		}
+	})
+
 	// Drain: -w after -z waits for requests the server holds; a signal
 	// aborts them and the report is written.
 	t.Run("drain/first", func(t *testing.T) {
@@ -384,4 +404,29 @@ func TestOutputCheckedFirst(t *testing.T) {
 	if st, err := os.Stat(os.DevNull); err != nil || st.Mode().IsRegular() {
 		t.Fatalf("%s is now %v (%v)", os.DevNull, st.Mode(), err)
 	}
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitServing waits until url answers (failing the test after 15 s).
+func waitServing(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never answered", url)
 }

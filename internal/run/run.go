@@ -6,7 +6,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -95,7 +94,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		return nil, err
 	}
 	if !waitStart(ctx, p.StartAt, o.Interrupt) {
-		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
+		return nil, &StartInterruptedError{At: p.StartAt}
 	}
 	s.job.Start = time.Now()
 	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
