@@ -37,8 +37,8 @@ func hints(t *stats.Totals, mismatch *CertNames) []string {
 		if n := t.Errors[k]; n > 0 {
 			h, ok := hintFor[stats.ErrorKind(k)]
 			if stats.ErrorKind(k) == stats.ErrTLSHostname && mismatch != nil && len(mismatch.Names) > 0 {
-				h, ok = fmt.Sprintf("the server's certificate is issued for %s, not for %s (the name hail checks: the URL's host, or --host): use one of its names, with --connect-to to keep the address (--insecure skips verification)",
-					strings.Join(mismatch.Names, ", "), mismatch.Host), true
+				h, ok = fmt.Sprintf("the server's certificate is not issued for the name hail checks, %s (the URL's host, or --host): it is issued for %s; use one of those, with --connect-to to keep the address (--insecure skips verification)",
+					mismatch.Host, strings.Join(mismatch.Names, ", ")), true
 			}
 			if ok {
 				out = append(out, fmt.Sprintf("%s (%d × %s)", h, n, stats.ErrorKind(k)))

@@ -39,7 +39,7 @@ func TestTLSRejectionNamed(t *testing.T) {
 		}{
 			{name: "unknown-authority", kind: "tls unknown certificate authority", hint: []string{"--cacert FILE"}},
 			{name: "name-mismatch", ca: pki.CAFile, server: "other.test", kind: "tls certificate name mismatch",
-				hint: []string{"issued for api.example.test, www.example.test, 127.0.0.1, not for other.test"}},
+				hint: []string{"not issued for the name hail checks, other.test", "it is issued for api.example.test, www.example.test, 127.0.0.1"}},
 		} {
 			t.Run(tc.name+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
