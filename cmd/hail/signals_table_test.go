@@ -397,12 +397,26 @@ func TestOutputCheckedFirst(t *testing.T) {
 	if n := a.count("/load"); n != 0 {
 		t.Errorf("%d requests were sent", n)
 	}
-	// A device is written in place, never replaced by a file.
-	if _, errOut, code := hail(t, "-n", "3", "--no-tui", "-j", "-o", os.DevNull, a.url+"/load"); code != 0 {
-		t.Fatalf("-o %s: exit %d, %s", os.DevNull, code, errOut)
+	// A FIFO (or a device: /dev/null, /dev/stdout) is written in place,
+	// never replaced by a file: renaming over /dev/null replaced the
+	// machine's /dev/null with a regular file.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
 	}
-	if st, err := os.Stat(os.DevNull); err != nil || st.Mode().IsRegular() {
-		t.Fatalf("%s is now %v (%v)", os.DevNull, st.Mode(), err)
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // opens when hail does, reads to its close
+		got <- b
+	}()
+	if _, errOut, code := hail(t, "-n", "3", "--no-tui", "-j", "-o", fifo, a.url+"/load"); code != 0 {
+		t.Fatalf("-o %s: exit %d, %s", fifo, code, errOut)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("%s is now %v (%v)", fifo, st.Mode(), err)
+	}
+	if b := <-got; !json.Valid(b) {
+		t.Errorf("the FIFO carried %d bytes that are not JSON", len(b))
 	}
 }
 
