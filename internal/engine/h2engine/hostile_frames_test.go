@@ -363,9 +363,6 @@ func flooding(grpc, read bool, write func(fr *http2.Framer, i int) error) func(r
 	return func(r *rawConn) {
 		r.do(func(fr *http2.Framer) error { return fr.WriteSettings() })
 		if !read {
-			if tc, ok := r.c.(*net.TCPConn); ok {
-				tc.SetReadBuffer(4096) // the client's acks fill the connection soon
-			}
 			for i := 0; r.do(func(fr *http2.Framer) error { return write(fr, i) }) == nil; i++ {
 			}
 			return
