@@ -9,10 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -91,16 +92,44 @@ func (s *sink) got() map[string][]int64 {
 }
 
 // peakRSS runs hail with args and returns its exit code and peak resident
-// set (getrusage's ru_maxrss of the child, in bytes).
+// set: its VmHWM (/proc/PID/status), read every few milliseconds while it
+// runs — the last reading is the peak, since the high-water mark only
+// rises. (getrusage's ru_maxrss of a child is no measure here: Go starts
+// children with vfork, and exec folds the parent's high-water mark into
+// the child's, so a large test process, under -race, shows as the child's
+// peak.)
 func peakRSS(t *testing.T, args ...string) (int, int64, string) {
 	t.Helper()
 	cmd := exec.Command(hailBin, args...)
-	_, errOut, code := runBounded(t, cmd)
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Skip("no rusage on this system")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	return code, ru.Maxrss << 10, errOut
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	var peak int64
+	status := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
+	deadline := time.After(60 * time.Second)
+	for {
+		if raw, err := os.ReadFile(status); err == nil {
+			for line := range strings.Lines(string(raw)) {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+					peak = max(peak, kb<<10)
+				}
+			}
+		}
+		select {
+		case <-done:
+			return cmd.ProcessState.ExitCode(), peak, stderr.String()
+		case <-deadline:
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("hail %v did not end", args)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }
 
 // bodyFile makes a file of n bytes (sparse: zeros), optionally starting
