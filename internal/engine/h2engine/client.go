@@ -347,6 +347,11 @@ func (c *client) failLocked(err error) {
 // that does not speak HTTP/2 at all. The mux asks it of a run's first connection only, so that
 // such a run ends with one clear error instead of a count of failed requests.
 func (c *client) WaitPreface(ctx context.Context) error {
+	if c.settings == nil { // no connect timeout bounds the wait: as long as one would by default
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+	}
 	select {
 	case <-c.preface:
 	case <-ctx.Done():
