@@ -23,6 +23,7 @@ func underVMLimit(t *testing.T, kib int, args ...string) (string, int) {
 // exit 1, under a memory cap that os.ReadFile would have crashed against
 // ("fatal error: out of memory" and a goroutine dump before this fix).
 func TestBodyFileLimitUnderUlimit(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small")

@@ -13,6 +13,7 @@ import (
 // A rate whose -n requests could not be sent in any sensible time is
 // refused at once, naming both flags and -z.
 func TestScheduleTooLong(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	_, se, code := hail(t, "-q", "1e-9", "-n", "5", "--no-tui", "http://127.0.0.1:1/")
 	if code != 1 || !strings.Contains(se, "hail: -q 1e-09: with -n 5 the last request would be due after 127 years") || strings.Count(se, "\n") != 1 {
@@ -39,6 +40,7 @@ func TestScheduleTooLong(t *testing.T) {
 // costs no more memory than the requests need (a million connections'
 // state was 986 MB), on both engines.
 func TestConnectionsFitRequests(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	for _, engine := range []string{"net", "uring"} {
 		t.Run(engine, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 // Every metric the Grafana dashboard queries is one hail serves.
 func TestGrafanaDashboard(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../deploy/grafana/hail.json")
 	if err != nil {
 		t.Fatal(err)

@@ -136,13 +136,13 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	results, err := prepareResults(&f.results, f.format, p, g.workload, out, requestURLs{})
+	results, err := prepareResults(&f.results, f.format, p, g.Workload, out, requestURLs{})
 	if err != nil {
 		return err
 	}
 	interrupt, stop, release := handleSignals(out)
 	defer release()
-	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: g.config(f), Workload: g.workload}
+	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: g.config(f), Workload: g.Workload}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, nil)
 	if err != nil {
 		return err
@@ -151,9 +151,12 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if res.Hail.GRPC == nil {
 		res.Hail.GRPC = &report.GRPC{}
 	}
-	res.Hail.GRPC.Call, res.Hail.GRPC.Kind = g.method.Name(), g.method.Kind()
+	res.Hail.GRPC.Call, res.Hail.GRPC.Kind = g.Method.Name(), g.Method.Kind()
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
-	return out.Commit()
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	return noSuccess(res)
 }

@@ -15,6 +15,7 @@ import (
 // the response message as protojson. Header checks are refused: the run
 // speaks HTTP/2.
 func TestGRPCScenarioChecks(t *testing.T) {
+	t.Parallel()
 	addr, _ := startGRPCServer(t, grpcserve.Config{})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "checks.yaml")

@@ -36,6 +36,7 @@ func runScenarioJSON(t *testing.T, src string) map[string]any {
 // response messages are used by the same virtual user, so every Get and
 // Delete finds its item and nothing is left.
 func TestGRPCScenarioFlow(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	r := runScenarioJSON(t, `
 name: grpc-flow
@@ -82,6 +83,7 @@ requests: 300
 // that routes gRPC beside REST, as grpc-gateway setups do): REST creates,
 // gRPC calls the same server.
 func TestGRPCScenarioMixedWithHTTP(t *testing.T) {
+	t.Parallel()
 	g, err := grpcserve.New(grpcserve.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +131,7 @@ connections: 2
 
 // A scenario's gRPC step problems are FILE:LINE:COL lines.
 func TestGRPCScenarioErrors(t *testing.T) {
+	t.Parallel()
 	addr, _ := startGRPCServer(t, grpcserve.Config{})
 	dir := t.TempDir()
 	for _, tc := range []struct{ step, want string }{
@@ -151,6 +154,7 @@ func TestGRPCScenarioErrors(t *testing.T) {
 // The example file runs against hail serve --grpc's services: destroy
 // takes each id once, so it never misses.
 func TestGRPCExampleScenario(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	out, errOut, code := hail(t, "run", "../../examples/vm-lifecycle-grpc.yaml", "--base", "http://"+addr, "-z", "1s", "-c", "4", "--no-tui", "-j")
 	if code != 0 && code != 2 { // 2: a latency threshold failed on a busy machine

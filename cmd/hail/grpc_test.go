@@ -42,7 +42,7 @@ func startGRPCServer(t *testing.T, cfg grpcserve.Config) (string, *grpcserve.Ser
 func grpcJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
 	out, errOut, code := hail(t, append([]string{"grpc", "--no-tui", "-j"}, args...)...)
-	if code != 0 {
+	if code != 0 && code != exitNoSuccess { // a run with no successful call writes its report too
 		t.Fatalf("hail grpc %v: exit %d: %s", args, code, errOut)
 	}
 	var r map[string]any
@@ -60,6 +60,7 @@ func num(v any) int64 {
 // Every kind of call: the server's own count of calls and messages equals
 // -n and hail's counts, exactly.
 func TestGRPCExactCounts(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	const n = 400
 	for _, tc := range []struct {
@@ -98,6 +99,7 @@ func TestGRPCExactCounts(t *testing.T) {
 
 // gRPC status codes are reported by name; the status mix's shares show.
 func TestGRPCStatusNames(t *testing.T) {
+	t.Parallel()
 	addr, _ := startGRPCServer(t, grpcserve.Config{})
 	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target.Echo", "-d", `{"status":"Unavailable:30,NOT_FOUND:20"}`, "-n", "600", "-c", "2", addr)
 	dist := r["statusCodeDistribution"].(map[string]any)
@@ -122,6 +124,7 @@ func TestGRPCStatusNames(t *testing.T) {
 // Without reflection the schema comes from --proto or --protoset; without
 // either, one line says which flag to add, and no call is made.
 func TestGRPCProtoAndProtoset(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{NoReflection: true})
 	dir := t.TempDir()
 	protoDir := filepath.Join(dir, "protos", "hail", "v1")
@@ -168,6 +171,7 @@ func TestGRPCProtoAndProtoset(t *testing.T) {
 // Metadata reaches the server on every call, templated values expanded
 // per call.
 func TestGRPCMetadata(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"x-tenant":"blue","Authorization":"Bearer t"}`, "-n", "30", addr)
 	if got := srv.Metadata("x-tenant"); got["blue"] != 30 || len(got) != 1 {
@@ -193,6 +197,7 @@ func TestGRPCMetadata(t *testing.T) {
 // A call past its deadline (-t, sent as grpc-timeout) is DeadlineExceeded,
 // and its latency is the deadline, not the server's delay.
 func TestGRPCDeadline(t *testing.T) {
+	t.Parallel()
 	addr, _ := startGRPCServer(t, grpcserve.Config{})
 	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"delay":"2s"}`, "-t", "100ms", "-n", "8", "-c", "2", "-p", "4", addr)
 	if d := r["statusCodeDistribution"].(map[string]any); num(d["DeadlineExceeded"]) != 8 {
@@ -205,6 +210,7 @@ func TestGRPCDeadline(t *testing.T) {
 
 // Bad input: one line, exit 1, nothing on stdout, no call made.
 func TestGRPCBadInput(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	pki := certtest.New(t, "localhost", "localhost", "127.0.0.1")
 	tlsAddr, tlsSrv := startGRPCServer(t, grpcserve.Config{TLS: &tls.Config{Certificates: []tls.Certificate{pki.Server}, NextProtos: []string{"h2"}}})
@@ -253,6 +259,7 @@ func TestGRPCBadInput(t *testing.T) {
 // gRPC results go through report, compare and merge as HTTP ones do: the
 // status names survive, counts add exactly, and the HTML shows them.
 func TestGRPCResultsToolkit(t *testing.T) {
+	t.Parallel()
 	addr, _ := startGRPCServer(t, grpcserve.Config{})
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
@@ -297,12 +304,17 @@ func TestGRPCResultsToolkit(t *testing.T) {
 // The open model: calls at their intended times, the same verdict and
 // schedule-lag accounting as HTTP.
 func TestGRPCOpenModel(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	r := grpcJSON(t, "--insecure", "--call", "grpc.health.v1.Health/Check", "-q", "200", "-z", "1s", "-c", "2", addr)
 	h := r["hail"].(map[string]any)
 	calls := srv.Calls("/grpc.health.v1.Health/Check")
-	if h["model"] != "open" || calls < 180 || calls > 201 || num(r["statusCodeDistribution"].(map[string]any)["OK"]) != calls {
-		t.Errorf("model %v, %d calls at the server, report %v", h["model"], calls, r["statusCodeDistribution"])
+	// 200 intended; those a loaded machine could not send in time are
+	// unsent, and one still in flight at the deadline is aborted.
+	c := h["counts"].(map[string]any)
+	if h["model"] != "open" || num(c["intended"]) < 199 || num(c["intended"]) > 201 || num(c["sent"]) != calls || calls < 100 ||
+		num(r["statusCodeDistribution"].(map[string]any)["OK"])+num(c["aborted"]) != calls {
+		t.Errorf("model %v, counts %v, %d calls at the server, report %v", h["model"], c, calls, r["statusCodeDistribution"])
 	}
 	if lag := h["schedule_lag"].(map[string]any); num(lag["samples"]) != calls {
 		t.Errorf("schedule lag samples %v, want one per call (%d)", lag["samples"], calls)
@@ -312,6 +324,7 @@ func TestGRPCOpenModel(t *testing.T) {
 // -B takes serialized messages (length-delimited, as ghz), -d @ reads
 // stdin, -x bounds -n by time.
 func TestGRPCBinaryStdinMaxDuration(t *testing.T) {
+	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
 	dir := t.TempDir()
 	pf := filepath.Join(dir, "hail.proto")
@@ -358,6 +371,7 @@ func TestGRPCBinaryStdinMaxDuration(t *testing.T) {
 // Calls go where hail's transports take them: here a unix socket, with
 // HOST:PORT naming only the :authority.
 func TestGRPCUnixSocket(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "g.sock")
 	_, srv := startGRPCServer(t, grpcserve.Config{Addr: "unix:" + sock})
 	r := grpcJSON(t, "--insecure", "--unix-socket", sock, "--call", "hail.v1.Target/Echo", "-n", "25", "vm.local:9090")

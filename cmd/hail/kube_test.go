@@ -184,6 +184,7 @@ func contextViolations(who string, sc *securityContext) []string {
 // The checker catches what the restricted profile forbids (it must be
 // able to fail).
 func TestRestrictedViolations(t *testing.T) {
+	t.Parallel()
 	yes, no, root := true, false, 0
 	good := func() podSpec {
 		return podSpec{SecurityContext: &securityContext{RunAsNonRoot: &yes, SeccompProfile: &struct {
@@ -286,6 +287,7 @@ func expand(s string, vars map[string]string) string {
 // Security Standard, and give hail only flags it takes (parsed by hail's
 // own commands, as Kubernetes expands them).
 func TestDeployManifests(t *testing.T) {
+	t.Parallel()
 	load := []string{"-z", "10s", "-q", "900", "-c", "8", "-H", `X-Note: a "quoted" $(HOME) \ value`}
 	before := time.Now().Unix()
 	objs := renderManifests(t, []string{"LEAD=45"}, append([]string{"--shards", "3", "--target", "http://10.88.0.9:8080/", "--cpu", "250m",
@@ -372,6 +374,7 @@ func TestDeployManifests(t *testing.T) {
 // run.sh refuses bad settings with one line naming the setting, before it
 // touches a cluster.
 func TestDeployRunBadSettings(t *testing.T) {
+	t.Parallel()
 	trackDeployFiles(t)
 	for _, tc := range []struct {
 		args []string
@@ -419,6 +422,7 @@ esac
 // merges the others with hail merge --failed, writes the result and the
 // report marked incomplete, and exits 2.
 func TestDeployRunFailedShard(t *testing.T) {
+	t.Parallel()
 	trackDeployFiles(t)
 	base := startServe(t)
 	stub := t.TempDir()

@@ -4,9 +4,10 @@
 // flags), serve.go (the built-in target), demo.go, runcmd.go (hail run, a
 // scenario file). main.go maps errors to exit codes: 0 when the run
 // completed, 1 for bad input or a run that could not start (one line on
-// stderr, nothing written), 2 when a scenario's threshold failed (the
-// report is written in full first; an exitError carries the code), 130
-// when a second interrupt ended the process at once.
+// stderr, nothing written), 2 when a scenario's threshold failed, 3 when
+// no request succeeded (for both, the report is written in full first; an
+// exitError carries the code), 130 when a second interrupt ended the
+// process at once.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 )
 
@@ -29,6 +31,20 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.msg }
+
+// exitNoSuccess is the exit code of a run in which no request succeeded:
+// a deliberate difference from oha, which exits 0 (a pipeline must not
+// read "Requests/sec" of a target that was never there as a result).
+const exitNoSuccess = 3
+
+// noSuccess is the exit error of a finished run in which no request
+// succeeded (its report is written already), or nil.
+func noSuccess(res *report.Result) error {
+	if f := res.Failure(); f != "" {
+		return &exitError{code: exitNoSuccess, msg: "no request succeeded: " + f}
+	}
+	return nil
+}
 
 func main() {
 	if os.Getenv("GOGC") == "" {

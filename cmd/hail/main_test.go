@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 var hailBin string
@@ -21,11 +23,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv(netnsHelperEnv) != "" { // this process is the network-namespace helper
 		os.Exit(netnsHelper())
 	}
+	if os.Getenv(burnServerEnv) != "" { // this process is a target that burns CPU per request
+		os.Exit(burnServer())
+	}
 	for _, a := range os.Args[1:] {
 		if strings.HasPrefix(a, "-test.fuzzworker") { // fuzz workers run only the pure fuzz targets
 			os.Exit(m.Run())
 		}
 	}
+	testtier.WaitBound(8) // each test mostly waits on hail processes
 	dir, err := os.MkdirTemp("", "hail-cli-test")
 	if err != nil {
 		panic(err)
@@ -43,6 +49,17 @@ func TestMain(m *testing.M) {
 func startServe(t *testing.T) string {
 	u, _ := servetest.Start(t)
 	return u
+}
+
+// waitArrivals waits until s has seen n requests in all (the run under test
+// is under way), failing the test after 20 s.
+func waitArrivals(t *testing.T, s *serve.Server, n uint64) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); s.Stats().Requests < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the server saw %d requests in 20 s, waiting for %d", s.Stats().Requests, n)
+		}
+	}
 }
 
 // hail runs the binary with a time bound and returns stdout, stderr and the exit code.
@@ -83,6 +100,7 @@ func runBounded(t *testing.T, cmd *exec.Cmd) (string, string, int) {
 // Bad input gets one clear line on stderr naming what was wrong, exit code
 // 1, nothing on stdout and no file written.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	for _, tc := range []struct {
@@ -172,6 +190,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestJSONToFile(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := hail(t, "-n", "1k", "-c", "8", "-j", "-o", out, "-H", "Authorization: Bearer s3cret", base+"/")
@@ -202,7 +221,8 @@ func TestJSONToFile(t *testing.T) {
 
 // SIGINT mid-run stops within a second and leaves a complete, valid report.
 func TestSIGINTLeavesValidJSON(t *testing.T) {
-	base := startServe(t)
+	t.Parallel()
+	base, srv := servetest.Start(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(hailBin, "-z", "60s", "-c", "4", "--output-format", "json", "-o", out, base+"/?delay=1ms")
 	var se bytes.Buffer
@@ -210,7 +230,7 @@ func TestSIGINTLeavesValidJSON(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1200 * time.Millisecond)
+	waitArrivals(t, srv, 100)
 	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
@@ -246,6 +266,7 @@ func TestSIGINTLeavesValidJSON(t *testing.T) {
 }
 
 func TestDebugRedacts(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	stdout, _, code := hail(t, "--debug", "-H", "Cookie: session=abc123", "-a", "user:pw", base+"/echo?headers=1")
 	if code != 0 {
@@ -266,6 +287,7 @@ func TestDebugRedacts(t *testing.T) {
 }
 
 func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := hail(t, "--version")
 	if code != 0 || !strings.HasPrefix(stdout, "hail ") {
 		t.Errorf("--version: %d %q", code, stdout)
@@ -283,6 +305,7 @@ func TestVersionAndHelp(t *testing.T) {
 }
 
 func TestCSVAndQuiet(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	stdout, _, code := hail(t, "-z", "1500ms", "-c", "2", "--output-format", "csv-seconds", base+"/")
 	if code != 0 || !strings.HasPrefix(stdout, "second,span,requests,") || strings.Count(stdout, "\n") < 2 {
@@ -301,6 +324,7 @@ func TestCSVAndQuiet(t *testing.T) {
 
 // Hitting the open-file limit is counted under its kind and explained once.
 func TestOpenFileLimitHint(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit not installed")
 	}
@@ -321,6 +345,7 @@ func TestOpenFileLimitHint(t *testing.T) {
 
 // --redact hides a custom header and a query parameter in reports and --debug.
 func TestRedactFlag(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, code := hail(t, "-n", "5", "-j", "-o", out, "--redact", "X-Api-Key", "--redact", "token",
@@ -348,6 +373,7 @@ func TestRedactFlag(t *testing.T) {
 // URL credentials; the redaction marker is there instead, and with --show-secrets the values
 // come back (so the check can fail).
 func TestSecretsInNoOutput(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	basic := base64.StdEncoding.EncodeToString([]byte("alice:s3cr3tpw"))
 	for _, tc := range []struct {

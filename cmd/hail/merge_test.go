@@ -64,6 +64,7 @@ func exactQuantile(xs []int64, q float64) int64 {
 // equal one process's totals: counts exactly; percentiles equal, within
 // HdrHistogram's precision, those of every request the shards logged.
 func TestShardsMergeEqualOneProcess(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	dir := t.TempDir()
 	const n = 3000
@@ -151,6 +152,7 @@ func TestShardsMergeEqualOneProcess(t *testing.T) {
 
 // A merge of results that are not one run's shards fails naming the field.
 func TestMergeMismatch(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
@@ -171,6 +173,7 @@ func TestMergeMismatch(t *testing.T) {
 
 // Bad results-toolkit flags: one line naming the flag, nothing written.
 func TestResultsBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	past := fmt.Sprint(time.Now().Add(-time.Hour).Unix())
 	for _, tc := range []struct {
@@ -214,6 +217,7 @@ func jsonField(t *testing.T, raw []byte, v any) {
 // how much; hail merge marks the run incomplete, names the shard, writes
 // the result and exits 2. A failed shard is merged the same way.
 func TestMergeLateAndFailedShard(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	dir := t.TempDir()
 	s0, s1 := filepath.Join(dir, "s0.json"), filepath.Join(dir, "s1.json")

@@ -10,6 +10,7 @@ import (
 // Item by item, the one-line messages of bad input: exit 1, one "hail: "
 // line naming the value and what to do, nothing on stdout, no file left.
 func TestMessages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)

@@ -125,6 +125,7 @@ func inNetns(t *testing.T, ports string, args ...string) (stdout, stderr string,
 // attempts are counted as "no free local ports", the report says how to fix it once, the other
 // connections carry on, and every request is accounted for.
 func TestEphemeralPortsExhausted(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"net", "uring"} {
 		t.Run(engine, func(t *testing.T) {
 			stdout, stderr, code := inNetns(t, "40000 40009", "--engine", engine, "-c", "20", "-n", "400",

@@ -86,6 +86,7 @@ func parseHelp(t *testing.T, help string) map[string]*helpFlag {
 // names, a value where oha takes one, oha's default, and every value oha
 // accepts; the help fits 100 columns and lists the groups in oha's order.
 func TestOhaFlags(t *testing.T) {
+	t.Parallel()
 	facts := readOhaFacts(t)
 	help, _, code := hail(t, "--help")
 	if code != 0 {
@@ -149,6 +150,7 @@ func TestOhaFlags(t *testing.T) {
 
 // oha's hidden --completions and its --disable-color alias.
 func TestOhaHiddenAndAliases(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		stdout, stderr, code := hail(t, "--completions", shell)
 		if code != 0 || len(stdout) < 100 || !strings.Contains(stdout, "hail") {
@@ -170,6 +172,7 @@ func TestOhaHiddenAndAliases(t *testing.T) {
 // oha's conflicting and dependent options, each decided: an error as in
 // oha, or accepted with a meaning (README's oha column says which).
 func TestOhaConflicts(t *testing.T) {
+	t.Parallel()
 	facts := readOhaFacts(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "body")
@@ -220,6 +223,7 @@ func TestOhaConflicts(t *testing.T) {
 // hail's JSON has oha's keys in oha's order, and its text report oha's
 // headings and lines, against a real run.
 func TestOhaJSONAndText(t *testing.T) {
+	t.Parallel()
 	facts := readOhaFacts(t)
 	base := startServe(t)
 	stdout, stderr, code := hail(t, "-n", "200", "-c", "4", "--stats-success-breakdown", "--output-format", "json", base+"/?status=503:20")

@@ -58,7 +58,7 @@ func startRecorder(t *testing.T, check func(r *http.Request, body []byte) error)
 func statusCounts(t *testing.T, env []string, args ...string) map[string]int64 {
 	t.Helper()
 	stdout, stderr, code := hailEnv(t, env, append([]string{"--output-format", "json"}, args...)...)
-	if code != 0 {
+	if code != 0 && code != exitNoSuccess { // a run with no successful request writes its report too
 		t.Fatalf("hail %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 	var res struct {
@@ -77,6 +77,7 @@ func statusCounts(t *testing.T, env []string, args ...string) map[string]int64 {
 // --aws-sigv4: every request of a run carries a signature an AWS service
 // accepts, on both HTTP/1.1 engines; keys from -a or the environment.
 func TestSigV4Run(t *testing.T) {
+	t.Parallel()
 	keys := [2]string{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG"}
 	base, rec := startRecorder(t, func(r *http.Request, body []byte) error {
 		return sigv4test.Verify(r, body, keys, "TOKEN", "eu-west-1", "execute-api")
@@ -99,6 +100,7 @@ func TestSigV4Run(t *testing.T) {
 
 // -F: curl's multipart form, POST, parsed by Go's server.
 func TestFormRun(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "data.txt")
 	os.WriteFile(file, []byte("file content"), 0o644)
 	base, rec := startRecorder(t, func(r *http.Request, body []byte) error {
@@ -132,6 +134,7 @@ func (e errString) Error() string { return string(e) }
 // to (the server's count of each URL equals the log's), oha's view has
 // them, and hail.config.url keeps the pattern so two runs of it compare.
 func TestDBURLNamesEachRequest(t *testing.T) {
+	t.Parallel()
 	base, rec := startRecorder(t, nil)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")

@@ -11,6 +11,7 @@ import (
 // os.CreateTemp's 0600), a replaced file keeps its permissions, and nothing
 // is at the final path before Commit.
 func TestOutputFileMode(t *testing.T) {
+	t.Parallel()
 	old := syscall.Umask(0o027)
 	defer syscall.Umask(old)
 	dir := t.TempDir()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -146,7 +147,6 @@ func (u requestURLs) appendURL(dst []byte, r *stats.TraceRecord) []byte {
 type resultsRun struct {
 	writer   *reqlog.Writer
 	tracer   *stats.Tracer
-	sampler  *target.Sampler
 	exporter *metrics.Exporter
 	server   *metrics.Server
 	meta     reqlog.Meta
@@ -193,14 +193,13 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		sinks = append(sinks, reqlog.NewCSV(out, rr.meta.Steps))
 	}
 	if r.targetPID != 0 {
-		s, err := target.New(r.targetPID)
-		if err != nil {
+		if _, err := target.New(r.targetPID); err != nil { // checked now: nothing is written for a pid that is not there
 			for _, k := range sinks {
 				k.Abort()
 			}
 			return nil, err
 		}
-		rr.sampler, rr.pid = s, r.targetPID
+		rr.pid = r.targetPID
 	}
 	if r.metricsAddr != "" {
 		labels := prometheus.Labels{}
@@ -227,9 +226,9 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 // wire hooks the results features into the run's options.
 func (rr *resultsRun) wire(o *run.Options) {
 	o.Tracer = rr.tracer
-	if rr.sampler != nil {
-		o.OnSecond = rr.sampler.Fill
-	}
+	// The run samples the target's process: --target-pid's, or the one
+	// listening on a loopback target's port.
+	o.TargetPID, o.FindTarget = rr.pid, true
 	if rr.exporter != nil {
 		prev := o.Observe
 		o.Observe = func(c *stats.Collector) {
@@ -242,15 +241,12 @@ func (rr *resultsRun) wire(o *run.Options) {
 }
 
 // finish completes the results features after a run: every traced request
-// is written and the SQLite file closed cleanly, and the target's summary
-// goes into the Result.
+// is written and the SQLite file closed cleanly.
 func (rr *resultsRun) finish(res *report.Result) error {
-	if rr.sampler != nil {
-		res.Hail.Target = rr.sampler.Summary(time.Duration(res.Summary.Total * 1e9))
-	}
 	if rr.writer != nil {
 		m := rr.meta
 		m.Start = time.Unix(0, res.Hail.StartUnixNano)
+		m.Latency = latencySummary(res)
 		if err := rr.writer.Finish(m); err != nil {
 			return err
 		}
@@ -260,6 +256,25 @@ func (rr *resultsRun) finish(res *report.Result) error {
 		}
 	}
 	return nil
+}
+
+// latencySummary is the request log's summary of res's latency: the
+// responses' (oha's) and every sent request's.
+func latencySummary(res *report.Result) []reqlog.Latency {
+	ns := func(s float64, none bool) int64 {
+		if none {
+			return -1
+		}
+		return int64(math.Round(s * 1e9))
+	}
+	c, a, p := res.Hail.Counts, res.Hail.AllSent, res.LatencyPercentiles
+	none := c.Responses == 0
+	return []reqlog.Latency{
+		{Scope: "responses", Requests: c.Responses, P50: ns(p.P50, none), P90: ns(p.P90, none), P99: ns(p.P99, none), Max: ns(res.Summary.Slowest, none),
+			CutOff: a.CutOff, NotSent: a.NotSent},
+		{Scope: "all_sent", Requests: a.Requests, Failed: a.Failed, CutOff: a.CutOff, NotSent: a.NotSent,
+			P50: ns(a.P50, a.Requests == 0), P90: ns(a.P90, a.Requests == 0), P99: ns(a.P99, a.Requests == 0), Max: ns(a.Max, a.Requests == 0)},
+	}
 }
 
 // abort releases everything after a run that could not start.

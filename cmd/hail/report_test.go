@@ -16,11 +16,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
 
 // hail report re-renders a saved result in every format; hail compare
 // reads several results per side.
 func TestReportAndCompare(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
@@ -51,6 +54,7 @@ func TestReportAndCompare(t *testing.T) {
 
 // --output-format html works directly on a run.
 func TestHTMLFromRun(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	stdout, se, code := hail(t, "-n", "200", "-c", "2", "--output-format", "html", base+"/")
 	if code != 0 || !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !strings.Contains(stdout, `id="chart-histogram"`) {
@@ -81,7 +85,8 @@ func countRows(t *testing.T, path string) (n, complete, records int64) {
 // and closes the file cleanly; a second Ctrl-C exits at once and leaves a
 // file that is not corrupt.
 func TestDBURLAndInterrupts(t *testing.T) {
-	base := startServe(t)
+	t.Parallel()
+	base, srv := servetest.Start(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
 	out := filepath.Join(dir, "r.json")
@@ -98,7 +103,7 @@ func TestDBURLAndInterrupts(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	waitArrivals(t, srv, 2000+100)
 	cmd.Process.Signal(syscall.SIGINT)
 	waitExit(t, cmd, 0)
 	raw, _ := os.ReadFile(out)
@@ -120,13 +125,33 @@ func TestDBURLAndInterrupts(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	waitRows(t, db3)
 	cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(signalWindow + 100*time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)
 	waitExit(t, cmd, 130, 0)
 	if n, _, _ := countRows(t, db3); n == 0 {
-		t.Error("no row survived a double Ctrl-C after 1.5 s")
+		t.Error("no row survived a double Ctrl-C after the first batch was written")
+	}
+}
+
+// waitRows waits until a run logging to the SQLite file at path has
+// committed its first batch of rows, failing the test after 20 s.
+func waitRows(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int64
+		if db.QueryRow("SELECT count(*) FROM requests").Scan(&n) == nil && n > 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no row in %s after 20 s", path)
+		}
 	}
 }
 
@@ -159,6 +184,7 @@ func freePort(t *testing.T) string {
 // --metrics-addr serves Prometheus/OpenMetrics metrics during the run;
 // --target-pid samples a process (this test process serves the target).
 func TestMetricsAndTarget(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	addr := freePort(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -169,25 +195,31 @@ func TestMetricsAndTarget(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
-	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
-	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatalf("scrape: %v (%s)", err, se.String())
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	text := string(body)
-	if !strings.Contains(resp.Header.Get("Content-Type"), "openmetrics") {
-		t.Errorf("content type %q", resp.Header.Get("Content-Type"))
-	}
-	for _, want := range []string{"hail_requests_total ", `hail_responses_total{code="200"}`, `hail_request_duration_seconds_bucket{le="0.001"}`,
-		"hail_in_flight_requests ", "hail_schedule_lag_seconds_count ", "hail_target_rss_bytes ", "hail_run_info{"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("metrics lack %q", want)
+	// Scrape until the first target sample is in (a second into the run).
+	wants := []string{"hail_requests_total ", `hail_responses_total{code="200"}`, `hail_request_duration_seconds_bucket{le="0.001"}`,
+		"hail_in_flight_requests ", "hail_schedule_lag_seconds_count ", "hail_target_rss_bytes ", "hail_run_info{"}
+	var text, ctype string
+	var lack []string
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		text, ctype, lack = scrape(addr), "", nil
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			ctype, text = text[:i], text[i+1:]
 		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				lack = append(lack, want)
+			}
+		}
+		if len(lack) == 0 || time.Now().After(end) {
+			break
+		}
+	}
+	if len(lack) > 0 {
+		cmd.Process.Kill()
+		t.Fatalf("metrics lack %q (%s)\n%s", lack, se.String(), text)
+	}
+	if !strings.Contains(ctype, "openmetrics") {
+		t.Errorf("content type %q", ctype)
 	}
 	waitExit(t, cmd, 0)
 	r := readResultFile(t, out)
@@ -204,10 +236,25 @@ func TestMetricsAndTarget(t *testing.T) {
 	}
 }
 
+// scrape returns the OpenMetrics scrape of addr's /metrics, its content
+// type on the first line; "" until it answers.
+func scrape(addr string) string {
+	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.Header.Get("Content-Type") + "\n" + string(body)
+}
+
 // Two implementations of a service under the same load: hail compare names
 // the sides (--label, or NAME=FILE), notes the different targets instead of
 // calling the runs not comparable, and does not judge throughput.
 func TestCompareLabelsTwoTargets(t *testing.T) {
+	t.Parallel()
 	one, two := startServe(t), startServe(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "py.json"), filepath.Join(dir, "go.json")

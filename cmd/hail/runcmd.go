@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/grpcload"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
@@ -123,7 +124,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
-			return scenarioGRPCSource(base, insecure || f.insecure)
+			return grpcload.ScenarioSource(setupContext(), base, insecure || f.insecure)
 		}})
 	if err != nil {
 		return nil, none, nil, err
@@ -285,10 +286,13 @@ func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload)
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
 }
 
-// scenarioExit is how a reported scenario run ends: exit 2 when it stopped
-// early or when failed of its thresholds failed (each named with what it
-// measured), else success.
+// scenarioExit is how a reported scenario run ends: exit 3 when no
+// request succeeded, 2 when it stopped early or when failed of its
+// thresholds failed (each named with what it measured), else success.
 func scenarioExit(res *report.Result, failed int) error {
+	if err := noSuccess(res); err != nil {
+		return err
+	}
 	switch {
 	case res.Hail.StoppedBy != "":
 		return &exitError{code: 2, msg: "stopped early: " + res.Hail.StoppedBy}

@@ -45,6 +45,7 @@ thresholds:
 // Thresholds pass (exit 0) and fail (exit 2, the report written in full
 // first, one line on stderr naming the failed threshold and its value).
 func TestRunThresholdExitCodes(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	path := writeScenario(t, cliScenario)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -106,6 +107,7 @@ func TestRunThresholdExitCodes(t *testing.T) {
 
 // --abort-on-fail stops the run early and exits 2.
 func TestRunAbortOnFail(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	path := writeScenario(t, "base: http://x:1\nconnections: 2\nduration: 30s\nsteps:\n  - {name: a, path: '/?delay=1ms'}\nthresholds:\n  - p50 < 1ns\n")
 	stdout, stderr, code := hail(t, "run", path, "--base", base, "--no-tui", "--abort-on-fail")
@@ -116,6 +118,7 @@ func TestRunAbortOnFail(t *testing.T) {
 
 // A bad file: exit 1, one line FILE:LINE:COLUMN: …, nothing sent or written.
 func TestRunBadFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ body, want string }{
 		{"base: http://127.0.0.1:1\nduration: 1s\nsteps:\n  - name: a\n    path: /{{take ids}}\n", `:5:12: a.path: undefined pool "ids"`},
 		{"base: http://127.0.0.1:1\nduration: 1s\nsteps:\n  - name: a\n    paht: /\n", `:5:5: steps[0]: unknown key "paht": did you mean "path"?`},
@@ -135,6 +138,7 @@ func TestRunBadFile(t *testing.T) {
 
 // --check validates and describes; flags override the file.
 func TestRunCheckAndOverrides(t *testing.T) {
+	t.Parallel()
 	path := writeScenario(t, "base: http://127.0.0.1:1\nsteps:\n  - {name: a, weight: 3, path: /}\n  - {name: b, path: /b}\nstages:\n  - {duration: 2s, connections: 10}\n  - {duration: 1s, connections: 40}\nthresholds:\n  - rps > 10\n")
 	stdout, stderr, code := hail(t, "run", path, "--check")
 	if code != 0 || !strings.Contains(stdout, "closed model, connection stages up to 40, 3s") || !strings.Contains(stdout, "step a") || !strings.Contains(stdout, "(75.0% of choices)") {
@@ -152,6 +156,7 @@ func TestRunCheckAndOverrides(t *testing.T) {
 
 // oha's --urls-from-file, --rand-regex-url, --max-repeat and --dump-urls.
 func TestURLFlags(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	list := filepath.Join(t.TempDir(), "urls.txt")
 	os.WriteFile(list, []byte(base+"/a\n\n"+base+"/b?x=1\n"), 0o644)
@@ -215,6 +220,7 @@ steps:
 // its step (the steps table names them), and --output-format csv writes one
 // row per request with the step's name.
 func TestRunDBURLSteps(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	path := writeScenario(t, stepsScenario)
 	dir := t.TempDir()
@@ -287,6 +293,7 @@ func TestRunDBURLSteps(t *testing.T) {
 // same requests, responses and per-step counts. One connection walks a
 // two-step flow, so the step counts are exact in every run.
 func TestRunShardsMerge(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	path := writeScenario(t, `
 base: http://127.0.0.1:1
@@ -347,6 +354,7 @@ flows:
 // --redact hides a query parameter written into a step's target, in the report and the SQLite
 // log; the other parameters stay.
 func TestRunRedact(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	path := writeScenario(t, `
 base: http://127.0.0.1:1
@@ -376,6 +384,7 @@ steps:
 // load; a failing setup step exits 1 naming the step, sends none of the
 // load and leaves no output file.
 func TestRunSetupTeardown(t *testing.T) {
+	t.Parallel()
 	base, srv := servetest.Start(t)
 	path := writeScenario(t, `
 base: http://127.0.0.1:1
@@ -446,6 +455,7 @@ teardown:
 // is named: the report's configuration and the request log's runs.model
 // (whose start_latency_correction is then filled).
 func TestRunRateStagesModel(t *testing.T) {
+	t.Parallel()
 	base := startServe(t)
 	path := writeScenario(t, "base: http://127.0.0.1:1\nconnections: 4\nsteps:\n  - {name: a, path: /}\nstages:\n  - {duration: 300ms, rate: 50}\n  - {duration: 300ms, rate: 100}\n")
 	dir := t.TempDir()

@@ -13,6 +13,7 @@ import (
 // Cookie and Proxy-Authorization reach the first origin and its own hops,
 // never the other one. On every HTTP/1 engine.
 func TestSecretsDoNotCrossOrigins(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		mu      sync.Mutex
 		headers []http.Header

@@ -296,35 +296,47 @@ func TestSignalPhases(t *testing.T) {
 		}
 	})
 
-	// Drain: -w after -z waits for requests the server holds; a signal
-	// aborts them and the report is written.
+	// Drain: -w after -z waits for a request the server holds; a signal
+	// aborts it and the report is written (the others' responses in it).
 	t.Run("drain/first", func(t *testing.T) {
 		t.Parallel()
-		a := startArrivals(t)
+		base, _, idleClosed := stallServer(t)
 		dir := t.TempDir()
 		out := filepath.Join(dir, "out.json")
-		h := startHail(t, "-z", "300ms", "-w", "-c", "2", "--no-tui", "-j", "-o", out, a.url+"/hold/load")
-		a.wait(t, "/hold/load")
-		time.Sleep(400 * time.Millisecond) // past -z: settling, which only the held requests keep going
+		// The closed model: the connection that is not held sends until -z
+		// ends, then closes (in the open model it would close after the last
+		// request due, before -z ends).
+		h := startHail(t, "-z", "300ms", "-w", "-c", "2", "--no-tui", "-j", "-o", out, base+"/")
+		select { // past -z: settling, which only the held request keeps going
+		case <-idleClosed:
+		case <-time.After(15 * time.Second):
+			t.Fatal("the load did not end")
+		}
 		h.signal(syscall.SIGINT)
 		if code := h.exit(t, 5*time.Second); code != 0 {
 			t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
 		}
 		if r := result(t, out); field(r, "errorDistribution", "aborted due to deadline") == nil {
-			t.Errorf("errors %v: want the held requests aborted", field(r, "errorDistribution"))
+			t.Errorf("errors %v: want the held request aborted", field(r, "errorDistribution"))
 		}
 	})
 
 	// Drain: a further signal while -w settles exits at once with 130, and
-	// nothing is left.
+	// nothing is left. It is sent the window after hail took the first (it
+	// closed its idle connection): a new signal, not the same one twice.
 	t.Run("drain/further", func(t *testing.T) {
 		t.Parallel()
-		a := startArrivals(t)
+		base, answered, idleClosed := stallServer(t)
 		dir := t.TempDir()
-		h := startHail(t, "-z", "60s", "-w", "-c", "2", "--no-tui", "-j", "-o", filepath.Join(dir, "out.json"), a.url+"/hold/load")
-		a.wait(t, "/hold/load")
+		h := startHail(t, "-z", "60s", "-w", "-c", "2", "-q", "4", "--no-tui", "-j", "-o", filepath.Join(dir, "out.json"), base+"/")
+		<-answered
 		h.signal(syscall.SIGTERM)
-		time.Sleep(signalWindow + 100*time.Millisecond) // a new signal, not the same one twice
+		select {
+		case <-idleClosed:
+		case <-time.After(15 * time.Second):
+			t.Fatal("hail did not stop the load within 15 s of the signal")
+		}
+		time.Sleep(signalWindow + 100*time.Millisecond)
 		h.signal(syscall.SIGTERM)
 		if code := h.exit(t, 3*time.Second); code != 130 {
 			t.Fatalf("exit %d, stderr %q", code, h.stderr.String())

@@ -73,6 +73,8 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 		return stats.ErrTooManyOpenFiles
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return stats.ErrNoLocalPorts
+	case errors.Is(err, syscall.ENOMEM), errors.Is(err, syscall.ENOBUFS):
+		return stats.ErrOutOfMemory
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return stats.ErrUnreachable
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):

@@ -52,6 +52,8 @@ func TestClassify(t *testing.T) {
 		{op(syscall.EMFILE), false, stats.ErrTooManyOpenFiles},
 		{op(syscall.ENFILE), false, stats.ErrTooManyOpenFiles},
 		{op(syscall.EADDRNOTAVAIL), false, stats.ErrNoLocalPorts},
+		{op(syscall.ENOMEM), false, stats.ErrOutOfMemory},
+		{op(syscall.ENOBUFS), false, stats.ErrOutOfMemory},
 		{op(syscall.ENETUNREACH), false, stats.ErrUnreachable},
 		{op(syscall.EHOSTUNREACH), false, stats.ErrUnreachable},
 		{os.ErrDeadlineExceeded, false, stats.ErrTimeout},

@@ -26,6 +26,19 @@ type Requests interface {
 	Done(step int, p *http1.Parser) Verdict
 }
 
+// Reserver is a Requests that reserves shared state for a request it
+// builds — a scenario's take of a pooled id — which must go back if the
+// request is never sent (its connection failed, or the run ended first).
+// Engines hand it to the request's Call (Call.Reserve) right after Next.
+type Reserver interface {
+	// Reserved returns a token for what the request Next built last
+	// reserved, or 0 when it reserved nothing.
+	Reserved() uint32
+	// Release ends the reservation: the request was sent (what it took is
+	// its to use), or never sent (unsent): what it took goes back.
+	Release(token uint32, unsent bool)
+}
+
 // Verdict is what Requests.Done made of a request's end. The zero Verdict
 // records a response as it is and sends the next request at once.
 type Verdict struct {

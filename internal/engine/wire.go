@@ -22,10 +22,19 @@ type Wire struct {
 	// connection that served others may find it closed by the server
 	// (Call.RetryStale).
 	Served int
-	buf    []byte
-	r, w   int         // unconsumed response bytes are buf[r:w]
-	vec    [2][]byte   // a head and its shared body, for one writev
-	bufs   net.Buffers // over vec (WriteTo consumes it)
+	// Epoch is the job's start, Unix ns: with it, reads of a plain TCP or
+	// unix socket carry the kernel's receive time (Linux). 0: hail's
+	// clock stamps every read.
+	Epoch int64
+	// Last is when the bytes last read arrived, as a time since the job's
+	// start: their kernel receive time where known, else the read's.
+	Last    time.Duration
+	buf     []byte
+	r, w    int         // unconsumed response bytes are buf[r:w]
+	vec     [2][]byte   // a head and its shared body, for one writev
+	bufs    net.Buffers // over vec (WriteTo consumes it)
+	rx      rxReader
+	stamped bool // reads go through rx
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
@@ -42,6 +51,7 @@ func (x *Wire) Attach(c net.Conn) {
 	if x.buf == nil {
 		x.buf = make([]byte, minWireBuf)
 	}
+	x.stamped = x.Epoch != 0 && x.rx.attach(c)
 }
 
 // Detach forgets the connection (without closing it) and returns it.
@@ -126,9 +136,9 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			}
 		}
 		x.compact()
-		n, err := x.Conn.Read(x.buf[x.w:])
+		n, err := x.readConn(now)
 		if n > 0 {
-			call.FirstByte(now())
+			call.FirstByte(x.Last)
 			x.w += n
 			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
 				x.buf = append(x.buf, make([]byte, len(x.buf))...)
@@ -149,6 +159,27 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			return false, err
 		}
 	}
+}
+
+// readConn reads what the connection has into the buffer and stamps the
+// bytes' arrival in x.Last: the kernel's receive time (never later than
+// now) when the read carries one, else now.
+func (x *Wire) readConn(now func() time.Duration) (int, error) {
+	if !x.stamped {
+		n, err := x.Conn.Read(x.buf[x.w:])
+		if n > 0 {
+			x.Last = now()
+		}
+		return n, err
+	}
+	n, err := x.rx.read(x.buf[x.w:])
+	if n > 0 {
+		x.Last = now()
+		if x.rx.rx != 0 {
+			x.Last = min(time.Duration(x.rx.rx-x.Epoch), x.Last)
+		}
+	}
+	return n, err
 }
 
 // compact makes room at the end of the buffer for the next read.

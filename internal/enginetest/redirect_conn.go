@@ -10,8 +10,8 @@ import (
 // its request as a bad redirect, but the connection it came on is fine:
 // the next request reuses it (the net engine closed it, 10 connections for
 // 12 requests; the others kept one).
-func init() {
-	cases = append(cases, testCase{"redirects/bad-keeps-connection", func(t *testing.T, v *env) {
+var redirectConnCases = []testCase{
+	{"redirects/bad-keeps-connection", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/badloc")
 		p.Requests, p.Connections = 12, 1
@@ -21,5 +21,5 @@ func init() {
 		if c := res.Hail.Counts.Connects; c != 1 {
 			t.Errorf("%d connections for 12 requests on one: the good keep-alive connection was closed", c)
 		}
-	}})
+	}},
 }

@@ -4,58 +4,57 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/engine/uringengine"
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Engine is one engine under the suite: the protocol its target speaks and
-// what it sets in a plan to be chosen.
-type Engine struct {
-	Name  string
+// NewEngine makes the engine under test for one run of the suite, from the
+// run's plan (its streams per connection, say).
+type NewEngine func(p *plan.Plan) engine.Engine
+
+// Options say what the engine under test speaks.
+type Options struct {
+	// Proto is the protocol the engine speaks; the suite's servers speak it
+	// and its plans ask for it (HTTP/2 or HTTP/3).
 	Proto Proto
-	// Apply aims p at this engine.
-	Apply func(p *plan.Plan)
-	// Skip, if set, says why the engine cannot run here ("" when it can).
-	Skip func() string
 }
 
-// Engines are hail's four engines.
-var Engines = []Engine{
-	{Name: "net", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = plan.EngineNet }},
-	{Name: "uring", Proto: HTTP1, Apply: func(p *plan.Plan) { p.Engine = "uring" }, Skip: func() string {
-		if err := uringengine.Available(); err != nil {
-			return err.Error()
-		}
-		return ""
-	}},
-	{Name: "h2", Proto: H2C, Apply: func(p *plan.Plan) { p.HTTPVersion = "2" }},
-	{Name: "h3", Proto: H3, Apply: func(p *plan.Plan) { p.HTTPVersion = "3" }},
-}
-
-// Run puts e through the whole suite.
-func Run(t *testing.T, e Engine) {
-	if e.Skip != nil {
-		if why := e.Skip(); why != "" {
-			t.Skip(why)
-		}
-	}
+// Run puts the engine newEngine makes through every case of the suite, one
+// subtest each. A new engine gets every case from one line in its
+// package's tests:
+//
+//	enginetest.Run(t, func(*plan.Plan) engine.Engine { return myengine.Engine{} }, enginetest.Options{Proto: enginetest.HTTP1})
+//
+// The cases run in parallel with each other, each on servers of its own.
+func Run(t *testing.T, newEngine NewEngine, o Options) {
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, &env{t: t, e: e}) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, &env{t: t, e: underTest{Proto: o.Proto, newEngine: newEngine}})
+		})
 	}
+}
+
+// underTest is the engine under test and the protocol it speaks.
+type underTest struct {
+	Proto     Proto
+	newEngine NewEngine
 }
 
 // env runs plans of one engine for one case.
 type env struct {
 	t *testing.T
-	e Engine
+	e underTest
 }
 
 // truth starts a ground-truth server for the engine's protocol.
@@ -70,26 +69,25 @@ func (v *env) plan(s *Truth, rawURL string) *plan.Plan {
 	}
 	p := &plan.Plan{URL: u, Method: "GET", Connections: 4, KeepAlive: true, MaxRedirects: 10,
 		ConnectTimeout: 2 * time.Second, Engine: plan.EngineAuto}
-	v.e.Apply(p)
+	p.HTTPVersion = map[Proto]plan.Proto{H2C: plan.HTTP2, H3: plan.HTTP3}[v.e.Proto]
 	if s != nil {
 		p.CACert = s.CAFile
 	}
 	return p
 }
 
-// run runs p, bounded at 30 s whatever it says.
+// run runs p on the engine under test, bounded at 30 s whatever it says.
 func (v *env) run(p *plan.Plan, o run.Options) *report.Result {
 	v.t.Helper()
-	if err := p.Validate(); err != nil {
-		v.t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := run.Run(ctx, p, o)
-	if err != nil {
-		v.t.Fatal(err)
-	}
-	return res
+	o.Engine = v.e.newEngine(p)
+	return runtest.RunWith(v.t, p, o)
+}
+
+// runContext runs p on the engine under test until ctx ends.
+func (v *env) runContext(ctx context.Context, p *plan.Plan, o run.Options) *report.Result {
+	v.t.Helper()
+	o.Engine = v.e.newEngine(p)
+	return runtest.RunContext(v.t, ctx, p, o)
 }
 
 // exact checks that every intended request is accounted for and that the
@@ -100,11 +98,18 @@ func (v *env) exact(res *report.Result, arrivals int64) {
 	if c.Sent != arrivals {
 		v.t.Errorf("sent %d, but the server received %d (errors %v)", c.Sent, arrivals, res.ErrorDistribution)
 	}
-	if c.Sent != c.Requests || c.Requests != c.Responses+c.Errors {
-		v.t.Errorf("sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.Requests, c.Responses, c.Errors)
+	if c.Sent+c.NotSent != c.Requests || c.Requests != c.Responses+c.Errors {
+		v.t.Errorf("sent %d + not sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.NotSent, c.Requests, c.Responses, c.Errors)
 	}
-	if c.Intended != c.Sent+c.Unsent+c.Skipped {
-		v.t.Errorf("intended %d != sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.Unsent, c.Skipped)
+	if c.Intended != c.Sent+c.NotSent+c.Unsent+c.Skipped {
+		v.t.Errorf("intended %d != sent %d + not sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.NotSent, c.Unsent, c.Skipped)
+	}
+	var perSecond int64
+	for _, s := range res.Hail.Series {
+		perSecond += s.Requests
+	}
+	if perSecond != c.Sent {
+		v.t.Errorf("the per-second series counts %d requests, %d were sent", perSecond, c.Sent)
 	}
 }
 
@@ -122,7 +127,11 @@ type testCase struct {
 	run  func(t *testing.T, v *env)
 }
 
-var cases = []testCase{
+// cases are the suite: the table below, then the families that have a
+// file of their own (shared_body.go, wire_bytes.go, redirect_conn.go).
+var cases = slices.Concat(table, sharedBodyCases, wireBytesCases, redirectConnCases)
+
+var table = []testCase{
 	{"exact/closed", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/")
@@ -335,8 +344,40 @@ var cases = []testCase{
 		}
 		res := v.run(p, run.Options{})
 		got := res.ErrorDistribution[stats.ErrConnectRefused.String()] + res.ErrorDistribution[stats.ErrConnectTimeout.String()]
-		if got != 6 || res.Hail.Counts.Requests != 6 {
-			t.Errorf("refused or connect timeouts %d of %d requests, want 6 (errors %v)", got, res.Hail.Counts.Requests, res.ErrorDistribution)
+		if c := res.Hail.Counts; got != 6 || c.Requests != 6 || c.NotSent != 6 || c.Sent != 0 {
+			t.Errorf("refused or connect timeouts %d of %d requests, %d not sent, %d sent: want 6, each not sent (errors %v)", got, c.Requests, c.NotSent, c.Sent, res.ErrorDistribution)
+		}
+	}},
+	{"stops-accepting", func(t *testing.T, v *env) {
+		// The target stops accepting connections after 30 requests and
+		// closes each connection after its next response: every request
+		// after that fails to connect. Those are errors of their own kind,
+		// counted as not sent (never as sent, nor as requests in the
+		// per-second series); the server's count equals sent exactly.
+		s := v.truth()
+		p := v.plan(s, s.URL+"/delay?d=1ms") // every connection gets to carry requests before the stop
+		p.Requests, p.ConnectTimeout = 90, 200*time.Millisecond
+		s.StopAccepting(30, int64(p.Connections))
+		if v.e.Proto == H3 {
+			s.StopAccepting(30, 0)
+			// QUIC connections cannot be closed from a handler: a new
+			// one per request, one at a time (none waits in a backlog).
+			// quic-go's server still completes some handshakes after its
+			// listener closed (and then fails those requests), so only
+			// the accounting is checked.
+			p.Requests, p.Connections, p.KeepAlive = 36, 1, false
+		}
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		c := res.Hail.Counts
+		connect := res.ErrorDistribution[stats.ErrConnectRefused.String()] + res.ErrorDistribution[stats.ErrConnectTimeout.String()] +
+			res.ErrorDistribution[stats.ErrQUICHandshake.String()]
+		if c.Sent < 30 || connect != c.NotSent || c.Sent+c.NotSent != int64(p.Requests) || (v.e.Proto != H3 && c.NotSent == 0) {
+			t.Errorf("sent %d (want ≥ 30), not sent %d, connect errors %d (want all the rest, each not sent): errors %v, arrivals %d, statuses %v",
+				c.Sent, c.NotSent, connect, res.ErrorDistribution, s.Arrivals(), res.StatusCodeDistribution)
+		}
+		if a := res.Hail.AllSent; a.NotSent != c.NotSent || a.Requests+a.CutOff != c.Sent {
+			t.Errorf("all sent: %d requests, %d cut off, %d not sent; want the %d sent and %d not sent", a.Requests, a.CutOff, a.NotSent, c.Sent, c.NotSent)
 		}
 	}},
 	{"errors/cut", func(t *testing.T, v *env) {
@@ -439,14 +480,8 @@ var cases = []testCase{
 		p.Duration = 10 * time.Second
 		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 		defer cancel()
-		if err := p.Validate(); err != nil {
-			t.Fatal(err)
-		}
 		t0 := time.Now()
-		res, err := run.Run(ctx, p, run.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := v.runContext(ctx, p, run.Options{})
 		if el := time.Since(t0); el > 2*time.Second {
 			t.Errorf("the run took %v after its context ended at 400 ms", el)
 		}

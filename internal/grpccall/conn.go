@@ -69,7 +69,7 @@ func (insecureInfo) AuthType() string { return "insecure" }
 func Probe(ctx context.Context, opt transport.Options, target string) error {
 	d, err := transport.NewDialer(ctx, opt)
 	if err != nil {
-		return fmt.Errorf("%v: check the host name", err)
+		return fmt.Errorf("%w: check the host name", err)
 	}
 	start := time.Now()
 	c, _, err := d.Dial(ctx)
@@ -83,7 +83,7 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 		case errors.As(err, &te):
 			return fmt.Errorf("TLS with %s failed: %v: trust its CA with --cacert FILE, or skip verification with --skipTLS", target, te.Err)
 		}
-		return fmt.Errorf("cannot connect to %s: %v", target, err)
+		return fmt.Errorf("cannot connect to %s: %w", target, err)
 	}
 	defer c.Close()
 	if tc, ok := c.(*tls.Conn); ok {

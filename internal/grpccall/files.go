@@ -73,19 +73,42 @@ func FromProto(protoFiles, importPaths []string) (Source, error) {
 		}
 		names = append(names, name)
 	}
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: paths})}
+	files, err := Compile(protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: paths}), names...)
+	var ce *CompileError
+	if errors.As(err, &ce) {
+		return nil, fmt.Errorf("--proto: %v (add the directories of imported files with -i)", firstLine(ce.Err.Error()))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--proto: %v", err)
+	}
+	return &filesSource{files: files, what: "--proto " + strings.Join(protoFiles, ",")}, nil
+}
+
+// Compile compiles the .proto files names, found by r, with protocompile,
+// and returns them with every file they import in a registry of their
+// own: the one way hail loads .proto sources (--proto, a scenario's
+// grpc.proto, hail serve --grpc's own hail.proto).
+func Compile(r protocompile.Resolver, names ...string) (*protoregistry.Files, error) {
+	c := protocompile.Compiler{Resolver: r}
 	compiled, err := c.Compile(context.Background(), names...)
 	if err != nil {
-		return nil, fmt.Errorf("--proto: %v (add the directories of imported files with -i)", firstLine(err.Error()))
+		return nil, &CompileError{Err: err}
 	}
 	files := &protoregistry.Files{}
 	for _, fd := range compiled {
 		if err := registerWithDeps(files, fd); err != nil {
-			return nil, fmt.Errorf("--proto: %v", err)
+			return nil, err
 		}
 	}
-	return &filesSource{files: files, what: "--proto " + strings.Join(protoFiles, ",")}, nil
+	return files, nil
 }
+
+// CompileError is a .proto source that did not compile (a syntax error, an
+// import not found).
+type CompileError struct{ Err error }
+
+func (e *CompileError) Error() string { return e.Err.Error() }
+func (e *CompileError) Unwrap() error { return e.Err }
 
 // relativeTo names file f as the compiler looks it up: relative to the
 // first import path that holds it; otherwise by its base name, with its

@@ -2,7 +2,6 @@ package grpcserve
 
 import (
 	"bytes"
-	"context"
 	_ "embed"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/hail-loadgen/hail/internal/grpccall"
 )
 
 //go:embed hail.proto
@@ -101,24 +102,23 @@ var (
 // loadSchema compiles hail.proto once.
 func loadSchema() (*schema, error) {
 	schemaOnce.Do(func() {
-		c := protocompile.Compiler{Resolver: &protocompile.SourceResolver{
+		files, err := grpccall.Compile(&protocompile.SourceResolver{
 			Accessor: func(path string) (io.ReadCloser, error) {
 				if path != ProtoFile {
 					return nil, protoregistry.NotFound
 				}
 				return io.NopCloser(bytes.NewReader(protoSource)), nil
-			}}}
-		fds, err := c.Compile(context.Background(), ProtoFile)
+			}}, ProtoFile)
 		if err != nil {
 			schemaErr = err
 			return
 		}
-		files := &protoregistry.Files{}
-		if err := files.RegisterFile(fds[0]); err != nil {
+		file, err := files.FindFileByPath(ProtoFile)
+		if err != nil {
 			schemaErr = err
 			return
 		}
-		sch := &schema{files: files, file: fds[0]}
+		sch := &schema{files: files, file: file}
 		if err := sch.lookUp(); err != nil {
 			schemaErr = err
 			return

@@ -49,7 +49,7 @@ func (p *Parser) header(s []byte) error {
 	}
 	for i, want := range p.WantHeaders {
 		if len(want) == colon && EqualFoldLower(name, want) {
-			p.HeaderValues[i] = append(p.HeaderValues[i][:0], trimOWS(s[colon+1:])...)
+			p.HeaderValues[i] = append(p.HeaderValues[i][:0], TrimOWS(s[colon+1:])...)
 		}
 	}
 	// Names are compared in their usual spelling first: a plain memory
@@ -57,7 +57,7 @@ func (p *Parser) header(s []byte) error {
 	switch colon {
 	case len("location"):
 		if p.WantLocation && (string(name) == "Location" || EqualFoldLower(name, "location")) {
-			p.Location = append(p.Location[:0], trimOWS(s[colon+1:])...)
+			p.Location = append(p.Location[:0], TrimOWS(s[colon+1:])...)
 		}
 	case len("connection"):
 		if string(name) == "Connection" || EqualFoldLower(name, "connection") {
@@ -78,9 +78,9 @@ func (p *Parser) header(s []byte) error {
 // nextElem splits the first element off a comma-separated list and trims it.
 func nextElem(v []byte) (elem, rest []byte) {
 	if i := bytes.IndexByte(v, ','); i >= 0 {
-		return trimOWS(v[:i]), v[i+1:]
+		return TrimOWS(v[:i]), v[i+1:]
 	}
-	return trimOWS(v), nil
+	return TrimOWS(v), nil
 }
 
 // connection records the close and keep-alive options of a Connection header.

@@ -63,8 +63,8 @@ func equalFoldLowerString(s, lower string) bool {
 	return true
 }
 
-// trimOWS removes optional whitespace (SP and HTAB) at both ends of b.
-func trimOWS(b []byte) []byte {
+// TrimOWS removes optional whitespace (SP and HTAB) at both ends of b.
+func TrimOWS(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 		b = b[1:]
 	}

@@ -8,21 +8,22 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Comparison is hail compare's table: the metrics of side A and side B
 // (each one or several runs), the change, and whether it is better, worse
 // or noise.
 type Comparison struct {
-	A, B     Side
-	Rows     []CompareRow
-	Steps    []StepComparison
+	A, B  Side
+	Rows  []CompareRow
+	Steps []StepComparison
+	// Warnings say why the runs are unlike (a different offered rate or
+	// connection count, a side the generator limited): printed before any
+	// change.
 	Warnings []string
 	// Notes are information that does not make the runs incomparable:
-	// different targets (two implementations compared), requests/s
-	// counted without a -w drain.
+	// different targets (two implementations compared), a -w drain in
+	// requests/s, what target memory at full throughput compares.
 	Notes []string
 }
 
@@ -77,13 +78,20 @@ func errorRate(r *Result) float64 {
 }
 
 var runMetrics = []metricDef{
-	{"requests/s", "rps", true, func(r *Result) (float64, bool) { return runRPS(r), true }},
+	// requests/s is the report's: every request that ended over the run's
+	// whole time (oha's summary.requestsPerSec).
+	{"requests/s", "rps", true, func(r *Result) (float64, bool) { return r.Summary.RequestsPerSec, true }},
+	{"successful/s", "rps", true, func(r *Result) (float64, bool) {
+		return r.Hail.Rates.SuccessfulPerSec, r.Hail.Rates.RequestsPerSec > 0 || r.Hail.Counts.Requests == 0
+	}},
 	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average, true }},
 	{"p50", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P50, true }},
 	{"p90", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P90, true }},
 	{"p99", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P99, true }},
 	{"p99.9", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P999, true }},
 	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest, true }},
+	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99, r.Hail.AllSent.Requests > 0 }},
+	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max, r.Hail.AllSent.Requests > 0 }},
 	{"error rate", "ratio", false, func(r *Result) (float64, bool) { return errorRate(r), true }},
 	{"throughput", "Bps", true, func(r *Result) (float64, bool) { return r.Summary.SizePerSec, true }},
 	{"generator CPU/request", "us", false, func(r *Result) (float64, bool) {
@@ -133,7 +141,7 @@ func stepMetrics(name string) []metricDef {
 			if s == nil {
 				return 0, false
 			}
-			return drainedRPS(r, s.Series, s.RPS), true
+			return s.RPS, true
 		}},
 		{"mean", "s", false, lat(func(l StepLatency) float64 { return l.Mean })},
 		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50 })},
@@ -281,7 +289,14 @@ func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []stri
 		diffs = append([]string{"url differs " + urlDiff}, diffs...)
 	}
 	for _, d := range diffs {
-		warns = append(warns, "not comparable: "+d)
+		switch {
+		case strings.HasPrefix(d, "rate "):
+			warns = append(warns, "unlike runs, the offered rate (-q) "+strings.TrimPrefix(d, "rate ")+": latency and throughput depend on it")
+		case strings.HasPrefix(d, "connections "):
+			warns = append(warns, "unlike runs, the connection count (-c) "+strings.TrimPrefix(d, "connections ")+": latency and throughput depend on it")
+		default:
+			warns = append(warns, "not comparable: "+d)
+		}
 	}
 	engines := map[string]bool{}
 	for _, r := range all {
@@ -291,6 +306,7 @@ func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []stri
 		warns = append(warns, "the runs used different engines: generator CPU is not comparable")
 	}
 	var limited, why []string
+	closed := false
 	for i, r := range all {
 		if r.Hail.Verdict.GeneratorLimited {
 			limited = append(limited, label(i))
@@ -299,55 +315,28 @@ func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []stri
 		if r.Hail.Interrupted {
 			warns = append(warns, fmt.Sprintf("%s was interrupted: it covers only part of the planned run", label(i)))
 		}
-		if d, ok := drained(r); ok {
-			notes = append(notes, fmt.Sprintf("%s: requests/s counts the %gs it ran, not the %.2fs it then waited for in-flight requests (-w)", label(i), d, r.Summary.Total-d))
+		if d := r.Hail.Drain; d != nil {
+			notes = append(notes, fmt.Sprintf("%s: requests/s counts its -w drain too (%d requests ended in the %.2fs after it stopped sending), as the report does", label(i), d.Requests, d.Seconds))
 		}
+		closed = closed || r.Hail.Model == "closed"
 	}
 	if len(limited) > 0 {
 		warns = append(warns, fmt.Sprintf("the generator, not the target, limited %s: those numbers describe hail's limits (%s)", strings.Join(limited, ", "), strings.Join(why, " · ")))
 	}
+	if allWatchTarget(all) && (closed || slices.ContainsFunc(diffs, func(d string) bool { return strings.HasPrefix(d, "rate ") })) {
+		notes = append(notes, "target memory is compared at each run's own throughput (the closed model, or different -q): a server that serves more requests at once holds more, so the RSS compares throughput as much as memory; for memory alone compare runs at one fixed -q")
+	}
 	return warns, notes
 }
 
-// drained reports whether r waited for in-flight requests past its
-// planned duration (-w), and that duration in seconds.
-func drained(r *Result) (float64, bool) {
-	d, _ := r.Hail.Config["duration_seconds"].(float64)
-	w, _ := r.Hail.Config["wait_ongoing"].(bool)
-	if !w || d <= 0 || r.Summary.Total <= d+0.001 || len(r.Hail.Series) == 0 {
-		return 0, false
-	}
-	return d, true
-}
-
-// runRPS is a run's requests/s: over its planned duration when it waited
-// for in-flight requests after it (-w), else the report's.
-func runRPS(r *Result) float64 { return drainedRPS(r, r.Hail.Series, r.Summary.RequestsPerSec) }
-
-// drainedRPS is the requests/s of series (the run's, or a step's) over r's
-// planned duration when r waited for in-flight requests after it (-w),
-// else reported.
-func drainedRPS(r *Result, series []stats.Second, reported float64) float64 {
-	if d, ok := drained(r); ok {
-		return requestsWithin(series, d) / d
-	}
-	return reported
-}
-
-// requestsWithin counts the requests of series that ended in the first d
-// seconds (a second cut by d in proportion).
-func requestsWithin(series []stats.Second, d float64) float64 {
-	var n float64
-	for _, s := range series {
-		from := float64(s.Index)
-		switch {
-		case from+s.Span <= d+1e-9:
-			n += float64(s.Requests)
-		case from < d && s.Span > 0:
-			n += float64(s.Requests) * (d - from) / s.Span
+// allWatchTarget reports whether every result monitored its target's process.
+func allWatchTarget(rs []*Result) bool {
+	for _, r := range rs {
+		if r.Hail.Target == nil {
+			return false
 		}
 	}
-	return n
+	return len(rs) > 0
 }
 
 // formatValue formats a metric value in its unit.
@@ -400,6 +389,13 @@ func sideHeader(s Side) string {
 func WriteCompareText(w io.Writer, c *Comparison) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s: %s\n%s: %s\n\n", c.A.Label, strings.Join(c.A.Names, ", "), c.B.Label, strings.Join(c.B.Names, ", "))
+	if len(c.Warnings) > 0 { // before any change is read
+		fmt.Fprintf(b, "WARNING:\n")
+		for _, w := range c.Warnings {
+			fmt.Fprintf(b, "  - %s\n", w)
+		}
+		fmt.Fprintln(b)
+	}
 	table := func(rows []CompareRow) {
 		cells := [][]string{{"metric", sideHeader(c.A), sideHeader(c.B), "change", ""}}
 		for _, r := range rows {
@@ -446,12 +442,6 @@ func writeCompareNotes(b *strings.Builder, c *Comparison, bullet string) {
 	for _, n := range c.Notes {
 		fmt.Fprintf(b, "%sNote: %s\n", bullet, n)
 	}
-	if len(c.Warnings) > 0 {
-		fmt.Fprintf(b, "\nWARNING:\n")
-		for _, w := range c.Warnings {
-			fmt.Fprintf(b, "  - %s\n", w)
-		}
-	}
 }
 
 var verdictMark = map[string]string{"better": "✅ better", "worse": "❌ worse", "noise": "〰️ noise", "same": "same", "": "(not judged)"}
@@ -461,6 +451,13 @@ var verdictMark = map[string]string{"better": "✅ better", "worse": "❌ worse"
 func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "**%s**: %s  \n**%s**: %s\n\n", mdEscape(c.A.Label), mdCode(c.A.Names), mdEscape(c.B.Label), mdCode(c.B.Names))
+	if len(c.Warnings) > 0 { // before any change is read
+		fmt.Fprintf(b, "> **Warning**\n")
+		for _, w := range c.Warnings {
+			fmt.Fprintf(b, "> - %s\n", mdEscape(w))
+		}
+		fmt.Fprintln(b)
+	}
 	table := func(rows []CompareRow) {
 		fmt.Fprintf(b, "| metric | %s | %s | change |\n| --- | ---: | ---: | --- |\n", sideHeader(c.A), sideHeader(c.B))
 		for _, r := range rows {
@@ -479,12 +476,6 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(b, "\n_Note: %s_\n", mdEscape(n))
-	}
-	if len(c.Warnings) > 0 {
-		fmt.Fprintf(b, "\n> **Warning**\n")
-		for _, w := range c.Warnings {
-			fmt.Fprintf(b, "> - %s\n", mdEscape(w))
-		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -94,7 +94,7 @@ func TestCompareWarnsNotComparable(t *testing.T) {
 	b.Hail.Config["connections"] = 64.0
 	c := Compare([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
 	joined := strings.Join(c.Warnings, "\n")
-	if !strings.Contains(joined, "not comparable: url differs") || !strings.Contains(joined, "connections differs") || len(c.Notes) != 0 {
+	if !strings.Contains(joined, "not comparable: url differs") || !strings.Contains(joined, "the connection count (-c) differs") || len(c.Notes) != 0 {
 		t.Errorf("warnings %q, notes %q: with more than the URL different, the URL is a warning too", joined, c.Notes)
 	}
 }
@@ -149,26 +149,59 @@ func TestCompareTwoImplementations(t *testing.T) {
 	}
 }
 
-// A run made with -w is compared over its planned duration: the seconds it
-// then spent waiting for in-flight requests do not lower its requests/s,
-// and a note says so.
+// requests/s is the report's own (every ended request over the run's whole
+// time, a -w drain included), never a figure of compare's own; a note
+// says what a drain added.
 func TestCompareWaitDrain(t *testing.T) {
 	mk := func(drain bool) *Result {
 		r := runWith(time.Millisecond, 3000, "u")
 		r.Hail.Config["duration_seconds"], r.Hail.Config["wait_ongoing"] = 3.0, drain
-		r.Hail.Series = []stats.Second{{Index: 0, Span: 1, Requests: 1000}, {Index: 1, Span: 1, Requests: 1000}, {Index: 2, Span: 1, Requests: 1000}}
 		r.Summary.Total, r.Summary.RequestsPerSec = 3, 1000
 		if drain {
-			r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 3, Span: 0.5, Requests: 10})
 			r.Summary.Total, r.Summary.RequestsPerSec = 3.5, 3010/3.5
+			r.Hail.Drain = &Drain{Seconds: 0.5, Requests: 10, InRates: true}
 		}
 		return r
 	}
 	c := Compare([]*Result{mk(false)}, []*Result{mk(true)}, []string{"a.json"}, []string{"b.json"})
-	if r := row(c, "requests/s"); r.B.Median != 1000 || r.Verdict != "same" {
-		t.Errorf("requests/s %+v: want 1000 on both sides", r)
+	if r := row(c, "requests/s"); r.A.Median != 1000 || r.B.Median != 3010/3.5 {
+		t.Errorf("requests/s %+v: want each report's own", r)
 	}
-	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "b.json: requests/s counts the 3s it ran, not the 0.50s") {
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "b.json: requests/s counts its -w drain too (10 requests ended in the 0.50s") {
 		t.Errorf("notes %q", c.Notes)
+	}
+}
+
+// Unlike runs are warned about before any change is printed: another
+// offered rate, another connection count, a side the generator limited;
+// target memory at each run's own throughput gets a note.
+func TestCompareUnlikeRunsFirst(t *testing.T) {
+	a, b := runWith(time.Millisecond, 1000, "u"), runWith(time.Millisecond, 1000, "u")
+	a.Hail.Config["rate"], b.Hail.Config["rate"] = 1000.0, 2000.0
+	b.Hail.Config["connections"] = 128.0
+	b.Hail.Verdict = Verdict{Bottleneck: BottleneckOthers, GeneratorLimited: true, Reasons: []string{"own lateness p99 3ms"}}
+	for _, r := range []*Result{a, b} {
+		r.Hail.Target = &Target{PID: 1, PeakRSSBytes: 1 << 20}
+	}
+	c := Compare([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	var txt, md bytes.Buffer
+	_ = WriteCompareText(&txt, c)
+	_ = WriteCompareMarkdown(&md, c)
+	for _, out := range []string{txt.String(), md.String()} {
+		first := strings.Index(out, "%")
+		for _, want := range []string{"the offered rate (-q) differs (a.json has 1000; b.json has 2000)", "the connection count (-c) differs",
+			"the generator, not the target, limited b.json"} {
+			if i := strings.Index(out, want); i < 0 || i > first {
+				t.Errorf("%q missing or after the first percentage (at %d):\n%s", want, first, out)
+			}
+		}
+		if !strings.Contains(out, "for memory alone compare runs at one fixed -q") {
+			t.Errorf("no note on target memory at different throughputs:\n%s", out)
+		}
+	}
+	// A side whose verdict is not generator-side is never said to show hail's limits.
+	b.Hail.Verdict = Verdict{Bottleneck: BottleneckTarget, Reasons: []string{"waited for a free connection"}}
+	if c := Compare([]*Result{a}, []*Result{b}, nil, nil); strings.Contains(strings.Join(c.Warnings, " "), "hail's limits") {
+		t.Errorf("warnings %q: the target's limit attributed to hail", c.Warnings)
 	}
 }

@@ -12,6 +12,7 @@ import (
 var hintFor = map[stats.ErrorKind]string{
 	stats.ErrTooManyOpenFiles: "the open-file limit is lower than -c needs: raise it (ulimit -n 65536) or lower -c",
 	stats.ErrNoLocalPorts:     "the local ephemeral ports ran out (more connections than ports, or connections opened and closed too fast): keep connections alive, lower -c, or widen net.ipv4.ip_local_port_range",
+	stats.ErrOutOfMemory:      "hail could not get memory for request or socket buffers: lower -c or the request bodies' size, or give hail more memory (ulimit -v, the container's limit)",
 	stats.ErrDNS:              "the host name did not resolve: check it, or use --connect-to / an IP address",
 	stats.ErrTLS:              "the TLS handshake failed (the server ended it, or it shares no protocol version or cipher with hail): check that this port serves TLS to clients like hail",
 	stats.ErrTLSExpired:       "the server's certificate has expired or is not valid yet: renew it, or check the clocks (--insecure skips verification)",

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // richResult is a scenario run with ten seconds of series, two steps, a
@@ -80,16 +81,15 @@ func chromium() string {
 	return ""
 }
 
-// needChromium returns the headless browser, or skips the test without
-// one (CI must have it).
+// needChromium returns the headless browser. The browser tests are a slow
+// tier (testtier.Browser): skipped unless it is set, and then failing
+// without chromium.
 func needChromium(t *testing.T) string {
 	t.Helper()
+	testtier.Require(t, testtier.Browser)
 	bin := chromium()
 	if bin == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed (CI installs Debian's chromium package)")
-		}
-		t.Skip("chromium not installed")
+		t.Fatal("chromium is not installed (.ci/run installs Debian's chromium package)")
 	}
 	return bin
 }

@@ -76,6 +76,13 @@ type Target struct {
 	PeakCPU    float64 `json:"cpu_peak_cores"`
 	// Exited is set when the process ended during the run.
 	Exited bool `json:"exited,omitempty"`
+	// Source says how hail knew the process: "--target-pid", "hail demo"
+	// (its own server) or "loopback listener" (the process listening on a
+	// loopback target's port).
+	Source string `json:"source,omitempty"`
+	// OnHailCPUs is the share of hail's CPUs the target used (0 when it
+	// runs on other CPUs): the target's, never counted as other processes'.
+	OnHailCPUs float64 `json:"on_hail_cpus"`
 }
 
 // TotalsOf rebuilds the exact Totals a Result was made from: its decoded
@@ -86,9 +93,9 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	for _, x := range []struct {
 		enc string
 		dst *hdr.Histogram
-	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.ConnWait, t.ConnWait}} {
-		if x.enc == "" && x.dst == t.ConnWait {
-			continue // a result from before the connection wait was recorded
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.ConnWait, t.ConnWait}, {h.Failed, t.Failed}} {
+		if x.enc == "" && (x.dst == t.ConnWait || x.dst == t.Failed) {
+			continue // a result from before the connection wait or the failed requests were recorded
 		}
 		d, err := DecodeHist(x.enc)
 		if err != nil {
@@ -102,7 +109,11 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	c := r.Hail.Counts
 	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
 	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped, c.Reconnects
-	t.Expected = c.Expected
+	t.Expected, t.NotSent = c.Expected, c.NotSent
+	t.FailedSum = c.FailedSumNS
+	if r.Hail.Drain != nil {
+		t.Drained = r.Hail.Drain.Requests
+	}
 	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
@@ -135,7 +146,7 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 	for _, x := range []struct {
 		enc string
 		dst *hdr.Histogram
-	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}} {
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.Failed, t.Failed}} {
 		d, err := DecodeHist(x.enc)
 		if err != nil {
 			return nil, fmt.Errorf("bad histogram in step %q: %v", s.Name, err)
@@ -146,7 +157,8 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 		return nil, err
 	}
 	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
-	t.Expected = s.Counts.Expected
+	t.Expected, t.NotSent = s.Counts.Expected, s.Counts.NotSent
+	t.FailedSum = s.Counts.FailedSumNS
 	return t, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // arrivalServer answers every request with a tiny 200 and logs the kernel's
@@ -103,8 +104,10 @@ func rxTime(oob []byte) int64 {
 
 // In a quiet run, hail's own lateness p99 agrees with what the server saw:
 // the kernel's receive time of each request minus its intended time, within
-// 0.5 ms (the rest of the difference is the loopback's own delay).
+// 0.5 ms (the rest of the difference is the loopback's own delay). A
+// timing bound: it runs in the timing tier.
 func TestOwnLatenessMatchesArrivals(t *testing.T) {
+	testtier.Require(t, testtier.Timing)
 	if raceDetector {
 		t.Skip("a timing comparison: .ci/run runs it without -race")
 	}

@@ -35,6 +35,7 @@ type controller struct {
 	reason  string        // why the run stopped (endDone until it did)
 	at      time.Duration // when it stopped, since the job's start
 	ended   bool
+	waited  bool // it stopped sending and let in-flight requests finish (-w)
 	aborted bool
 	done    chan struct{} // closed when the engine returned
 }
@@ -96,8 +97,16 @@ func (c *controller) end(reason string, wait bool) {
 		c.mu.Unlock()
 		return
 	}
-	c.ended, c.reason, c.at = true, reason, c.job.Since()
+	c.ended, c.reason, c.at, c.waited = true, reason, c.job.Since(), wait
 	c.mu.Unlock()
+	if wait {
+		// What ends from now on ends in the drain: counted and marked.
+		for _, recs := range c.job.Recorders {
+			for _, r := range recs {
+				r.Drain()
+			}
+		}
+	}
 	c.job.Source.Stop()
 	close(c.stop)
 	if !wait {
@@ -114,6 +123,15 @@ func (c *controller) abortNow() {
 		c.job.MarkAborting()
 		close(c.abort)
 	}
+}
+
+// drained reports whether the run stopped sending and then let in-flight
+// requests finish (-w, or a workload that ran out of data): the time after
+// the stop was a drain.
+func (c *controller) drained() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended && c.waited
 }
 
 // finished tells the watcher that the engine returned.

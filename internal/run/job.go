@@ -26,12 +26,16 @@ type setup struct {
 	groups       [][]*stats.Recorder
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
+	target       *targetProc // the target's process, if known
 }
 
 // build makes the run's setup. Its errors are phrased for the user.
 func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	p := ShardShare(whole)
-	eng, reason, err := Select(p)
+	eng, reason, err := o.Engine, "the caller's engine (run.Options.Engine)", error(nil)
+	if eng == nil {
+		eng, reason, err = Select(p)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -42,8 +46,11 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
+	if s.target, err = findTarget(o, dialer); err != nil {
+		return nil, err
+	}
 	w := o.Workload
-	if w != nil {
+	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
 	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
@@ -67,7 +74,8 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		if w.Connections != nil {
 			s.job.Source.SetConnections(ShardRamp(*w.Connections, whole.ShardCount))
 		}
-	} else {
+	}
+	if s.job.NewRequests == nil {
 		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
@@ -87,7 +95,7 @@ func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
 		return nil, err // it names the flag and the path
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%v: check the URL's host name or use --connect-to", err)
+		return nil, fmt.Errorf("%w: check the URL's host name or use --connect-to", err)
 	}
 	return dialer, nil
 }

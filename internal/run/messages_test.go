@@ -68,6 +68,7 @@ func tlsServer(t *testing.T, cert tls.Certificate) string {
 // A failed handshake is named by its cause, with a hint for that cause
 // (every failure hinted at --cacert before, even with --cacert given).
 func TestTLSFailureCauses(t *testing.T) {
+	t.Parallel()
 	pki := certtest.New(t, "hail test CA")
 	good := tlsServer(t, pki.Server)
 	expired, expiredCA := expiredCert(t)
@@ -109,6 +110,7 @@ func TestTLSFailureCauses(t *testing.T) {
 // before it starts, naming the path (every request was "other i/o error",
 // exit 0, before).
 func TestMissingSocketPath(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		dir := t.TempDir()
 		for _, set := range []func(p *plan.Plan){
@@ -172,6 +174,7 @@ func rawServer(t *testing.T, network, addr, resp string) (string, func() []strin
 
 // A Content-Length with leading zeros is a valid length.
 func TestContentLengthLeadingZeros(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		addr, _ := rawServer(t, "tcp", "127.0.0.1:0", "HTTP/1.1 200 OK\r\nContent-Length: 0000000000000000000000000005\r\n\r\nhello")
 		p := newPlan(t, "http://"+addr+"/", engine)
@@ -186,6 +189,7 @@ func TestContentLengthLeadingZeros(t *testing.T) {
 // An IPv6 zone in the URL ([::1%25lo]) chooses the interface and stays
 // out of the Host header.
 func TestIPv6ZoneNotInHost(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		addr, hosts := rawServer(t, "tcp6", "[::1]:0", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		_, port, _ := net.SplitHostPort(addr)

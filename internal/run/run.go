@@ -45,16 +45,33 @@ type Options struct {
 	// and resumes its own handshakes (transport.Dialer.Clone). Nil: Run
 	// builds its own.
 	Dialer *transport.Dialer
+	// Engine, if set, runs the plan on this engine instead of the one
+	// Select picks (the conformance suite, internal/enginetest, puts each
+	// engine through the same runs this way).
+	Engine engine.Engine
+	// TargetPID is the target's process on this machine (--target-pid;
+	// hail demo's server): its memory and CPU are sampled once a second
+	// into the report (Result.Hail.Target), and its CPU on hail's CPUs is
+	// the target's, never other processes'. TargetSource says how it was
+	// known ("" is --target-pid).
+	TargetPID    int
+	TargetSource string
+	// FindTarget, when TargetPID is 0, looks for the process listening on
+	// a loopback target's port (/proc) and treats it as TargetPID.
+	FindTarget bool
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
 // file's, or a list of URLs (--urls-from-file, --rand-regex-url). The plan
 // still gives the target, connections, duration and transport.
 type Workload struct {
-	// Steps name the steps (Job.Steps); one "" for a single unnamed step.
-	// A run with named steps reports each in Result.Hail.Steps.
+	// Steps name the steps (Job.Steps); one "" (or none) for a single
+	// unnamed step. A run with named steps reports each in
+	// Result.Hail.Steps.
 	Steps []string
-	// NewRequests returns a worker's request builder (Job.NewRequests).
+	// NewRequests returns a worker's request builder (Job.NewRequests);
+	// nil sends the plan's own request (a plain URL with stages, or with
+	// a Check).
 	NewRequests func(worker int) engine.Requests
 	// BodyLimit is how many response body bytes the builders need kept.
 	BodyLimit int
@@ -127,8 +144,13 @@ type collecting struct {
 // workload's Check and the progress callback after every tick.
 func startCollecting(s *setup, o Options) *collecting {
 	c := &collecting{coll: stats.NewStepCollector(s.groups, s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
-	if o.OnSecond != nil {
-		c.coll.OnSecond(o.OnSecond)
+	switch on, t := o.OnSecond, s.target; {
+	case t != nil && on != nil:
+		c.coll.OnSecond(func(sec *stats.Second) { t.fill(sec); on(sec) })
+	case t != nil:
+		c.coll.OnSecond(t.fill)
+	case on != nil:
+		c.coll.OnSecond(on)
 	}
 	if o.Observe != nil {
 		o.Observe(c.coll)
@@ -168,8 +190,8 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	totals := col.coll.Finish(finish)
 	elapsed := finish.Sub(s.job.Start) // as oha: the time the run took, not the nominal -z
 	why, stoppedAt := ctl.ending(elapsed)
-	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
-	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
+	counts := report.Intent{Sent: totals.Sent(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
+	counts.Intended = totals.Requests() + counts.Unsent + counts.Skipped
 	if s.pacer != nil {
 		end := stoppedAt
 		if p.Duration > 0 { // nothing is intended at or after -z
@@ -177,12 +199,18 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		}
 		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, end)))
 	}
+	machine := col.coll.Machine()
+	var tgt *report.Target
+	if s.target != nil {
+		tgt, machine = s.target.summary(elapsed, machine)
+	}
 	res := report.Build(report.Input{
 		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
-		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections, Mismatch: certNames(s.dialer),
+		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
+		Addr: s.dialer.Target(), Target: tgt, Mismatch: certNames(s.dialer),
 	})
 	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
@@ -199,6 +227,14 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return res
+}
+
+// stoppedIf is when the run stopped sending, or 0 when nothing stopped it.
+func stoppedIf(why string, at time.Duration) time.Duration {
+	if why == endDone {
+		return 0
+	}
+	return at
 }
 
 // transportName is how the run's connections travelled, for the report.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // testEngines are the engines every behavioural test runs against.
@@ -43,7 +42,19 @@ func mustRun(t *testing.T, p *plan.Plan, o Options) *report.Result {
 	return res
 }
 
+// forEngines runs f on each engine, the engines in parallel.
 func forEngines(t *testing.T, f func(t *testing.T, engine string)) {
+	for _, e := range testEngines {
+		t.Run(e, func(t *testing.T) {
+			t.Parallel()
+			f(t, e)
+		})
+	}
+}
+
+// forEnginesInTurn runs f on each engine, one after the other: for tests
+// that measure the whole process (goroutines, file descriptors, memory).
+func forEnginesInTurn(t *testing.T, f func(t *testing.T, engine string)) {
 	for _, e := range testEngines {
 		t.Run(e, func(t *testing.T) { f(t, e) })
 	}
@@ -51,6 +62,7 @@ func forEngines(t *testing.T, f func(t *testing.T, engine string)) {
 
 // The server counts exactly -n requests and the report agrees, in both models.
 func TestExactCount(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		for _, tc := range []struct {
 			name string
@@ -59,6 +71,7 @@ func TestExactCount(t *testing.T) {
 			rate float64
 		}{{"closed", 5000, 16, 0}, {"closed-one-conn", 777, 1, 0}, {"open", 1500, 8, 3000}, {"more-conns-than-requests", 5, 50, 0}} {
 			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
 				base, s := servetest.Start(t)
 				p := newPlan(t, base+"/", engine)
 				p.Requests, p.Connections, p.Rate = tc.n, tc.c, tc.rate
@@ -84,8 +97,9 @@ func TestExactCount(t *testing.T) {
 }
 
 // A fixed 5 ms server delay shows at p50 between 5 and 5.5 ms (5 and 6 ms under the race
-// detector; .ci/run also runs this test without it).
+// detector). A timing bound: it runs in the timing tier.
 func TestFixedDelay(t *testing.T) {
+	testtier.Require(t, testtier.Timing)
 	slack := 0.0005
 	if raceDetector {
 		slack = 0.001
@@ -124,19 +138,26 @@ func timing(t *testing.T, check func() error) {
 // Coordinated omission: at -q 500 a 2 s stall 3 s into a 10 s run must show
 // in p90 and p99. Requests intended during the stall [3s, 5s) all complete
 // at 5 s, so their latencies are spread evenly over (0, 2 s]; they are 20% of
-// the run, so p90 (the top 10%) is ~1.0 s and p99 (the top 1%) ~1.9 s.
+// the run, so p90 (the top 10%) is ~1.0 s and p99 (the top 1%) ~1.9 s. The
+// fast tier runs it at a quarter of the length (a 0.5 s stall 0.75 s into
+// 2.5 s: p90 ~0.25 s, p99 ~0.475 s) within ±30%; the timing tier at full
+// length within ±15%.
 func TestCoordinatedOmission(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10 s run")
+	t.Parallel()
+	scale, tol := 0.25, 0.30
+	if testtier.On(testtier.Timing) {
+		scale, tol = 1, 0.15
 	}
+	at := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
 	forEngines(t, func(t *testing.T, engine string) {
 		timing(t, func() error {
 			base, _ := servetest.Start(t) // a new server: the stall starts with its first request
-			p := newPlan(t, base+"/?stall=2s@3s", engine)
-			p.Duration, p.Rate, p.Connections, p.WaitOngoing, p.Timeout = 10*time.Second, 500, 50, true, 5*time.Second
+			p := newPlan(t, fmt.Sprintf("%s/?stall=%v@%v", base, at(2*time.Second), at(3*time.Second)), engine)
+			p.Duration, p.Rate, p.Connections, p.WaitOngoing, p.Timeout = at(10*time.Second), 500, 50, true, 5*time.Second
 			res := mustRun(t, p, Options{})
-			if n := res.Hail.Counts.Requests; n < 4900 || n > 5000 {
-				return fmt.Errorf("requests = %d, want ~5000", n)
+			want := int64(5000 * scale)
+			if n := res.Hail.Counts.Requests; n < want*98/100 || n > want {
+				return fmt.Errorf("requests = %d, want ~%d (counts %+v, lag %+v, unsent %q)", n, want, res.Hail.Counts, res.Hail.Lag, res.Hail.UnsentReason)
 			}
 			if res.Hail.Counts.Queued == 0 {
 				return fmt.Errorf("no request was counted as queued although the stall held all 50 connections")
@@ -144,9 +165,9 @@ func TestCoordinatedOmission(t *testing.T) {
 			for _, c := range []struct {
 				name      string
 				want, got float64
-			}{{"p90", 1.0, res.LatencyPercentiles.P90}, {"p99", 1.9, res.LatencyPercentiles.P99}} {
-				if c.got < c.want*0.85 || c.got > c.want*1.15 {
-					return fmt.Errorf("%s = %.3f s, want %.2f s ±15%%", c.name, c.got, c.want)
+			}{{"p90", 1.0 * scale, res.LatencyPercentiles.P90}, {"p99", 1.9 * scale, res.LatencyPercentiles.P99}} {
+				if c.got < c.want*(1-tol) || c.got > c.want*(1+tol) {
+					return fmt.Errorf("%s = %.3f s, want %.3f s ±%.0f%%", c.name, c.got, c.want, 100*tol)
 				}
 			}
 			return nil
@@ -155,6 +176,7 @@ func TestCoordinatedOmission(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=2s", engine)
@@ -171,12 +193,13 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/b", http.StatusFound) })
 	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "landed") })
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
 	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	forEngines(t, func(t *testing.T, engine string) {
 		for _, tc := range []struct {
 			path   string
@@ -201,6 +224,7 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +245,7 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 func TestChunkedAndSizes(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		for _, q := range []string{"size=10k&chunked=1", "size=10k", "size=0", "size=1m&chunked=1"} {
@@ -238,6 +263,7 @@ func TestChunkedAndSizes(t *testing.T) {
 
 // The status mix shows in the distribution and the success breakdown.
 func TestStatusMix(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?status=503:30", engine)
@@ -256,6 +282,7 @@ func TestStatusMix(t *testing.T) {
 // At the -z deadline in-flight requests are aborted and counted as such,
 // and the run ends on time.
 func TestDeadlineAborts(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=10s", engine)
@@ -278,6 +305,7 @@ func TestDeadlineAborts(t *testing.T) {
 
 // An interrupt mid-run stops it within a second and still reports everything.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, s := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=1ms", engine)
@@ -302,44 +330,8 @@ func TestInterrupt(t *testing.T) {
 	})
 }
 
-// The engine's hot path allocates nothing per request in steady state:
-// allocations between two progress ticks, a second apart, are the
-// collector's per-tick work only.
-func TestNoAllocationsPerRequest(t *testing.T) {
-	forEngines(t, func(t *testing.T, engine string) {
-		for _, rate := range []float64{0, 5000} { // the closed model, and the open model's pacing
-			base, _ := servetest.Start(t)
-			p := newPlan(t, base+"/", engine)
-			p.Duration, p.Connections, p.Rate = 2500*time.Millisecond, 4, rate
-			var marks []runtime.MemStats
-			var reqs []int64
-			mustRun(t, p, Options{Progress: func(s stats.Snapshot) {
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				marks = append(marks, m)
-				reqs = append(reqs, s.Requests)
-			}})
-			if len(marks) < 2 {
-				t.Fatalf("rate %v: only %d progress ticks", rate, len(marks))
-			}
-			n := reqs[1] - reqs[0]
-			allocs := marks[1].Mallocs - marks[0].Mallocs
-			t.Logf("rate %v: %d requests, %d allocations between ticks", rate, n, allocs)
-			// Goroutine engines park a worker per paced request; the runtime
-			// now and then allocates a waiter record (sudog) for that, about
-			// one request in a hundred. Nothing of hail's allocates.
-			bound := 0.01
-			if rate > 0 && engine == "net" {
-				bound = 0.02
-			}
-			if n < 1000 || float64(allocs)/float64(n) > bound {
-				t.Errorf("rate %v: %d allocations for %d requests", rate, allocs, n)
-			}
-		}
-	})
-}
-
 func TestOpenModelLagReported(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/", engine)
@@ -348,7 +340,9 @@ func TestOpenModelLagReported(t *testing.T) {
 		if res.Hail.Model != "open" || res.Hail.Lag.Samples != 1000 {
 			t.Errorf("model %s, lag samples %d (queued %d), want 1000: every sent request has its own lateness", res.Hail.Model, res.Hail.Lag.Samples, res.Hail.Counts.Queued)
 		}
-		if res.Summary.Total < 0.45 || res.Summary.Total > 0.7 {
+		// Not faster than the schedule; not much slower on a quiet machine
+		// (the timing tier's: a loaded one falls behind).
+		if res.Summary.Total < 0.45 || testtier.On(testtier.Timing) && res.Summary.Total > 0.7 {
 			t.Errorf("1000 requests at 2000/s took %v s, want ~0.5", res.Summary.Total)
 		}
 		if !strings.Contains(fmt.Sprint(res.Hail.Series), "") || len(res.Hail.Series) == 0 {
@@ -360,6 +354,7 @@ func TestOpenModelLagReported(t *testing.T) {
 // A new connection for every request (--disable-keepalive, and HTTP/1.0
 // without keep-alive) still counts exactly, on every engine.
 func TestConnectionPerRequest(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, s := servetest.Start(t)
 		for _, http10 := range []bool{false, true} {
@@ -382,6 +377,7 @@ func TestConnectionPerRequest(t *testing.T) {
 
 // The report names the engine that ran and why it was chosen.
 func TestEngineReported(t *testing.T) {
+	t.Parallel()
 	base, _ := servetest.Start(t)
 	p := newPlan(t, base+"/", "auto")
 	p.Requests = 10
@@ -397,6 +393,7 @@ func TestEngineReported(t *testing.T) {
 
 // With -w, an interrupt lets in-flight requests finish instead of aborting them.
 func TestInterruptWaitsWithW(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/?delay=400ms", engine)
@@ -407,8 +404,8 @@ func TestInterruptWaitsWithW(t *testing.T) {
 		if n := res.ErrorDistribution["aborted due to deadline"]; n != 0 {
 			t.Errorf("%d requests aborted although -w was given", n)
 		}
-		if res.StatusCodeDistribution["200"] < 8 {
-			t.Errorf("statuses %v: the in-flight requests should have completed", res.StatusCodeDistribution)
+		if c := res.Hail.Counts; c.Responses != c.Requests || res.StatusCodeDistribution["200"] < 4 {
+			t.Errorf("counts %+v, statuses %v: the requests in flight at the interrupt should have completed", c, res.StatusCodeDistribution)
 		}
 	})
 }

@@ -19,6 +19,7 @@ func selectPlan(t *testing.T, raw, eng string) *plan.Plan {
 	return &plan.Plan{URL: u, Method: "GET", Connections: 4, Requests: 1, KeepAlive: true, Engine: plan.EngineName(eng)}
 }
 
+// Not parallel: it replaces uringAvailable, which every run reads.
 func TestSelect(t *testing.T) {
 	blocked := &uringengine.UnavailableError{Cause: "io_uring_setup is blocked by a seccomp filter (Docker's default profile blocks it)",
 		Fix: "run the container with --security-opt seccomp=unconfined"}
@@ -84,6 +85,7 @@ func TestSelect(t *testing.T) {
 // The real probe: on a machine where io_uring works, Select picks it; where
 // it does not, the error names the cause and wraps uring.ErrUnavailable.
 func TestSelectRealProbe(t *testing.T) {
+	t.Parallel()
 	err := uringengine.Available()
 	e, reason, _ := Select(selectPlan(t, "http://127.0.0.1:1/", "auto"))
 	if err == nil {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestShardShare(t *testing.T) {
+	t.Parallel()
 	whole := &plan.Plan{Requests: 10, Connections: 5, Rate: 900, ShardCount: 3}
 	var reqs uint64
 	var conns int
@@ -40,6 +41,7 @@ func TestShardShare(t *testing.T) {
 // The shards' schedules interleave into exactly the whole run's schedule,
 // for a constant rate and for ramped rate stages.
 func TestShardPacerInterleaves(t *testing.T) {
+	t.Parallel()
 	ramp := schedule.NewRampRate(schedule.Ramp{Stages: []schedule.Stage{{Duration: 2 * time.Second, Target: 1000}}})
 	for _, tc := range []struct {
 		name  string
@@ -74,6 +76,7 @@ func TestShardPacerInterleaves(t *testing.T) {
 }
 
 func TestCheckStartAt(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	for _, tc := range []struct {
 		at time.Time

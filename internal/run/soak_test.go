@@ -1,10 +1,6 @@
 package run
 
 import (
-	"io"
-	"log"
-	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"sort"
@@ -17,6 +13,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // rssBytes reads this process's resident set size.
@@ -58,15 +55,12 @@ func procCount(t *testing.T, what string) int {
 // takes two minutes, so it runs when HAIL_SOAK is set (.ci/run sets it);
 // HAIL_SOAK=1h gives the one-hour soak of docs/reliability.md.
 func TestSoak(t *testing.T) {
-	d := os.Getenv("HAIL_SOAK")
-	if d == "" {
-		t.Skip("set HAIL_SOAK=1 (2 minutes) or HAIL_SOAK=<duration> to run")
-	}
+	testtier.Require(t, testtier.Soak)
 	dur := 2 * time.Minute
-	if parsed, err := time.ParseDuration(d); err == nil {
+	if parsed, err := time.ParseDuration(os.Getenv(testtier.Soak)); err == nil {
 		dur = parsed
 	}
-	forEngines(t, func(t *testing.T, engine string) {
+	forEnginesInTurn(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		p := newPlan(t, base+"/", engine)
 		p.Duration, p.Rate, p.Connections = dur, 10000, 64
@@ -110,9 +104,10 @@ func median(xs []int64) int64 {
 	return ys[len(ys)/2]
 }
 
-// Runs leave no goroutine, file descriptor or OS thread behind.
+// Runs leave no goroutine, file descriptor or OS thread behind. Not
+// parallel: it counts the whole process's.
 func TestNoLeaks(t *testing.T) {
-	forEngines(t, func(t *testing.T, engine string) {
+	forEnginesInTurn(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		run := func() {
 			for _, rate := range []float64{0, 2000} {
@@ -130,7 +125,7 @@ func TestNoLeaks(t *testing.T) {
 	})
 }
 
-// checkNoLeaks runs run once to warm up (the runtime keeps its threads), then three times, and
+// checkNoLeaks runs run once to warm up (the runtime keeps its threads), then twice, and
 // checks that goroutines and file descriptors return to their counts after the warm-up and OS
 // threads do not grow beyond a few.
 func checkNoLeaks(t *testing.T, run func()) {
@@ -138,7 +133,7 @@ func checkNoLeaks(t *testing.T, run func()) {
 	run() // warm up: the runtime keeps its threads
 	runtime.GC()
 	g0, f0, t0 := runtime.NumGoroutine(), procCount(t, "fds"), procCount(t, "threads")
-	for range 3 {
+	for range 2 {
 		run()
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -163,19 +158,12 @@ func checkNoLeaks(t *testing.T, run func()) {
 }
 
 // The HTTP/2 (h2c) and HTTP/3 engines leave nothing behind either: closed, open and aborted runs.
+// Not parallel, as TestNoLeaks.
 func TestNoLeaksH2H3(t *testing.T) {
-	h2 := &http.Server{Handler: h3serve.Handler(), ErrorLog: log.New(io.Discard, "", 0)}
-	h2.Protocols = new(http.Protocols)
-	h2.Protocols.SetUnencryptedHTTP2(true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go h2.Serve(ln)
-	t.Cleanup(func() { h2.Close() })
+	h2c := servetest.StartH2(t, nil, nil, nil)
 	_, h3base, ca := servetest.StartH3(t, h3serve.Config{})
 	for _, tc := range []struct{ version, base string }{
-		{"2", "http://" + ln.Addr().String()},
+		{"2", h2c.URL},
 		{"3", h3base},
 	} {
 		t.Run("http"+tc.version, func(t *testing.T) {

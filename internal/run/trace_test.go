@@ -1,7 +1,6 @@
 package run
 
 import (
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,6 +71,7 @@ func checkTrace(t *testing.T, what string, recs []stats.TraceRecord, res *report
 // Every engine hands every request to the per-request log exactly once,
 // with consistent times, its outcome and its connection.
 func TestTraceEveryRequest(t *testing.T) {
+	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		for _, open := range []bool{false, true} {
@@ -91,10 +91,11 @@ func TestTraceEveryRequest(t *testing.T) {
 // resets, and the setup time of each connection on the first request that
 // used it.
 func TestTraceH2H3(t *testing.T) {
+	t.Parallel()
 	// h2c: every 10th request is a 503, every 25th is reset by the server.
 	var seen atomic.Int64
 	h := h3serve.Handler()
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h2c := servetest.StartH2(t, nil, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := seen.Add(1)
 		if n%25 == 0 {
 			panic(http.ErrAbortHandler)
@@ -103,15 +104,7 @@ func TestTraceH2H3(t *testing.T) {
 			r.URL.RawQuery = "status=503"
 		}
 		h.ServeHTTP(w, r)
-	})}
-	srv.Protocols = new(http.Protocols)
-	srv.Protocols.SetUnencryptedHTTP2(true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	}))
 
 	h3 := h3serve.New(h3serve.Config{Addr: "127.0.0.1:0"})
 	a, err := h3.Listen()
@@ -126,7 +119,7 @@ func TestTraceH2H3(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, url, version, ca string }{
-		{"h2c", "http://" + ln.Addr().String() + "/", "2", ""},
+		{"h2c", h2c.URL + "/", "2", ""},
 		{"h3", "https://" + a.String() + "/", "3", ca},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -289,14 +289,14 @@ func (r *request) parseHeaderLine(b []byte, pos int) (int, *httpError) {
 	if err != nil {
 		return 0, err
 	}
-	return next, r.header(b[pos:i], trimOWS(b[vs:j]))
+	return next, r.header(b[pos:i], http1.TrimOWS(b[vs:j]))
 }
 
 // header records the fields the server acts on.
 func (r *request) header(name, value []byte) *httpError {
 	switch len(name) {
 	case len("content-length"):
-		if !equalFold(name, "content-length") {
+		if !http1.EqualFoldLower(name, "content-length") {
 			return nil
 		}
 		n, ok := parseContentLength(value)
@@ -308,40 +308,40 @@ func (r *request) header(name, value []byte) *httpError {
 		}
 		r.contentLength = n
 	case len("transfer-encoding"):
-		if !equalFold(name, "transfer-encoding") {
+		if !http1.EqualFoldLower(name, "transfer-encoding") {
 			return nil
 		}
-		if !equalFold(value, "chunked") {
+		if !http1.EqualFoldLower(value, "chunked") {
 			return errUnsupportedTE
 		}
 		r.chunked = true
 	case len("connection"):
-		if !equalFold(name, "connection") {
+		if !http1.EqualFoldLower(name, "connection") {
 			return nil
 		}
 		for len(value) > 0 {
 			var tok []byte
 			if i := bytes.IndexByte(value, ','); i >= 0 {
-				tok, value = trimOWS(value[:i]), value[i+1:]
+				tok, value = http1.TrimOWS(value[:i]), value[i+1:]
 			} else {
-				tok, value = trimOWS(value), nil
+				tok, value = http1.TrimOWS(value), nil
 			}
-			if equalFold(tok, "close") {
+			if http1.EqualFoldLower(tok, "close") {
 				r.connClose = true
-			} else if equalFold(tok, "keep-alive") {
+			} else if http1.EqualFoldLower(tok, "keep-alive") {
 				r.connKeepAlive = true
 			}
 		}
 	case len("expect"):
-		if !equalFold(name, "expect") {
+		if !http1.EqualFoldLower(name, "expect") {
 			return nil
 		}
-		if !equalFold(value, "100-continue") {
+		if !http1.EqualFoldLower(value, "100-continue") {
 			return errExpect
 		}
 		r.expectContinue = true
 	case len("content-type"):
-		if equalFold(name, "content-type") {
+		if http1.EqualFoldLower(name, "content-type") {
 			r.contentType = value
 		}
 	}
@@ -390,7 +390,7 @@ done:
 	if i == 0 {
 		return 0, false
 	}
-	rest := trimOWS(line[i:])
+	rest := http1.TrimOWS(line[i:])
 	if len(rest) > 0 && rest[0] != ';' {
 		return 0, false
 	}
@@ -404,34 +404,6 @@ done:
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// equalFold reports whether b equals the lower-case ASCII string s, ignoring
-// ASCII case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func hasPrefixFold(b []byte, s string) bool {
-	return len(b) >= len(s) && equalFold(b[:len(s)], s)
+	return len(b) >= len(s) && http1.EqualFoldLower(b[:len(s)], s)
 }

@@ -15,9 +15,15 @@ type Second struct {
 	Index int `json:"t"`
 	// Span is the seconds this entry covers: 1, or less for the last one.
 	Span float64 `json:"span"`
-	// Requests ended in this second (responses + errors), Errors of them failed.
+	// Requests are the sent requests that ended in this second (responses
+	// + errors), Errors of them failed (cut off by the run's end
+	// included). NotSent are requests that failed in this second before a
+	// byte was written (connect failures): errors, but never sent.
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`
+	NotSent  int64 `json:"not_sent,omitempty"`
+	// CutOff of the Errors were requests the run's end aborted.
+	CutOff int64 `json:"cut_off,omitempty"`
 	// BodyBytes received in this second; WireBytes all bytes read, SentBytes all written.
 	BodyBytes int64 `json:"body_bytes"`
 	WireBytes int64 `json:"wire_bytes"`
@@ -28,8 +34,15 @@ type Second struct {
 	P99  int64 `json:"p99_ns"`
 	P999 int64 `json:"p999_ns"`
 	Max  int64 `json:"max_ns"`
-	// LagP99 is the p99 of hail's own send lateness in this second, ns
-	// (open model).
+	// AllP50, AllP99 and AllMax are over every sent request that ended in
+	// this second, failures at their elapsed time (cut-off requests
+	// excluded), ns.
+	AllP50 int64 `json:"all_sent_p50_ns"`
+	AllP99 int64 `json:"all_sent_p99_ns"`
+	AllMax int64 `json:"all_sent_max_ns"`
+	// LagP99 is the p99 of hail's own lateness in this second, ns (open
+	// model: its send lateness; closed: from a response's arrival to the
+	// next send on its connection).
 	LagP99 int64 `json:"lag_p99_ns"`
 	// WaitP99 is the p99 of the time requests waited for a free connection
 	// in this second, ns (open model): the target's backpressure.
@@ -46,6 +59,9 @@ type Second struct {
 	// memory (bytes) and CPU use (cores) in this second (--target-pid).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU float64 `json:"target_cpu,omitempty"`
+	// TargetShare is the share of hail's CPUs the target's process used in
+	// this second (not in Others).
+	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
 
 // Collector periodically drains a run's recorders into running totals and a
@@ -135,7 +151,7 @@ func (c *Collector) Run(stop <-chan struct{}, onTick func()) {
 func (c *Collector) Tick(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	span := now.Sub(c.start).Seconds() - float64(c.next)
+	span := c.span(now)
 	if span <= 0 {
 		return
 	}
@@ -147,13 +163,19 @@ func (c *Collector) Tick(now time.Time) {
 func (c *Collector) Finish(end time.Time) *Totals {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	span := end.Sub(c.start).Seconds() - float64(c.next)
+	span := c.span(end)
 	if span < 0 {
 		span = 0
 	}
 	c.closeSecond(min(span, 1), end)
 	c.mreader.Close()
 	return c.total
+}
+
+// span is the seconds from the start of the current second to now: a
+// whole number of nanoseconds, as every time in a Result is.
+func (c *Collector) span(now time.Time) float64 {
+	return (now.Sub(c.start) - time.Duration(c.next)*time.Second).Seconds()
 }
 
 func (c *Collector) closeSecond(span float64, now time.Time) {
@@ -214,13 +236,16 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 	lat.Reset()
 	lat.Merge(s.LatencyOK)
 	lat.Merge(s.LatencyBad)
-	return Second{
+	sec := Second{
 		Index: index, Span: span,
-		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
+		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
 	}
+	lat.Merge(s.Failed)
+	sec.AllP50, sec.AllP99, sec.AllMax = lat.ValueAtQuantile(50), lat.ValueAtQuantile(99), lat.Max()
+	return sec
 }
 
 // Steps calls f with each step's totals and series so far (series are

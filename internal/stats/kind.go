@@ -33,6 +33,7 @@ const (
 	ErrRedirect
 	ErrTooManyOpenFiles
 	ErrNoLocalPorts
+	ErrOutOfMemory
 	ErrUnreachable
 	ErrVsockRefused
 	ErrVsockGarbled
@@ -77,6 +78,7 @@ var kindNames = [numErrorKinds]string{
 	ErrRedirect:             "bad redirect",
 	ErrTooManyOpenFiles:     "too many open files",
 	ErrNoLocalPorts:         "no free local ports",
+	ErrOutOfMemory:          "out of memory",
 	ErrUnreachable:          "network unreachable",
 	ErrVsockRefused:         "vsock handshake refused",
 	ErrVsockGarbled:         "vsock handshake garbled",

@@ -13,15 +13,5 @@ import (
 // its own sockets and performs the TLS handshake itself with Options().TLS,
 // counting it with NoteTLS.
 func (d *Dialer) QUICAddr(ctx context.Context) (ap netip.AddrPort, dns time.Duration, err error) {
-	ips := d.ips
-	if ips == nil {
-		t0 := time.Now()
-		ips, err = d.resolve(ctx)
-		dns = time.Since(t0)
-		if err != nil {
-			return ap, dns, err
-		}
-	}
-	_, port := d.host()
-	return netip.AddrPortFrom(ips[int(d.next.Add(1))%len(ips)], uint16(port)), dns, nil
+	return d.nextAddr(ctx)
 }

@@ -153,8 +153,11 @@ func testHybridVsock(t *testing.T, engine string) {
 	if c := res.Hail.Counts; c.Responses != 300 || res.StatusCodeDistribution["200"] != 300 {
 		t.Fatalf("responses %d, errors %v", c.Responses, res.ErrorDistribution)
 	}
-	if got := v.ok.Load(); got != 3 {
-		t.Errorf("%d handshakes for 3 kept-alive connections", got)
+	// One handshake per connection, not per request. (The net engine dials
+	// when a worker first claims a request: on a loaded machine two workers
+	// may send all 300 before the third starts.)
+	if got := v.ok.Load(); got != res.Hail.Counts.Connects || got < 1 || got > 3 {
+		t.Errorf("%d handshakes for %d kept-alive connections (-c 3)", got, res.Hail.Counts.Connects)
 	}
 	if v.oneWrite.Load() != v.connects.Load() {
 		t.Errorf("%d of %d CONNECT lines arrived in one read", v.oneWrite.Load(), v.connects.Load())

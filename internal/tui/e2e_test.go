@@ -15,11 +15,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 var hailBin string // built by TestMain when tmux is there
 
 func TestMain(m *testing.M) {
+	testtier.WaitBound(8) // the end-to-end tests wait on tmux and hail
 	code := func() int {
 		if _, err := exec.LookPath("tmux"); err != nil {
 			return m.Run()
@@ -148,6 +150,7 @@ var (
 // The live view shows its panels with moving numbers, q stops the run,
 // and the final report prints as with --no-tui.
 func TestTUIInTmux(t *testing.T) {
+	t.Parallel()
 	x := newTmux(t)
 	url := startServer(t)
 	x.start("big", 120, 40, hailLine("-z", "20s", "-c", "4", url+"/?delay=1ms"))
@@ -155,8 +158,16 @@ func TestTUIInTmux(t *testing.T) {
 		"Connections & I/O", "Generator health", "CPU", "lag p99", "queued", "p50", "p90", "p99", "p99.9", "max", "q stop"}
 	// Wait for the first collector tick, so the panels hold numbers.
 	first := x.waitFor("big", false, 15*time.Second, append(panels, "total ")...)
-	time.Sleep(1500 * time.Millisecond)
-	second := x.capture("big", false)
+	// Then for the next, which moves the numbers.
+	second := first
+	moved := func(re *regexp.Regexp) bool {
+		a, b := re.FindStringSubmatch(first), re.FindStringSubmatch(second)
+		return a != nil && b != nil && a[1] != b[1]
+	}
+	for end := time.Now().Add(10 * time.Second); !(moved(elapsedRe) && moved(totalRe)) && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		second = x.capture("big", false)
+	}
 	for _, p := range panels {
 		if !strings.Contains(second, p) {
 			t.Errorf("second capture lacks %q:\n%s", p, second)
@@ -195,6 +206,7 @@ func TestTUIInTmux(t *testing.T) {
 // A tiny terminal gets the compact view, survives resizes, and the report
 // still prints when the run ends by itself.
 func TestTUITinyTerminal(t *testing.T) {
+	t.Parallel()
 	x := newTmux(t)
 	url := startServer(t)
 	x.start("tiny", 40, 12, hailLine("-z", "4s", "-c", "2", url+"/?delay=1ms"))
@@ -222,6 +234,7 @@ func TestTUITinyTerminal(t *testing.T) {
 // q twice exits at once (code 130, no report), as a second SIGINT does.
 // Both presses arrive together, before the stopped run can end by itself.
 func TestTUIQuitTwice(t *testing.T) {
+	t.Parallel()
 	x := newTmux(t)
 	url := startServer(t)
 	x.start("twice", 80, 24, hailLine("-z", "20s", "-c", "2", url+"/?delay=10s"))
@@ -239,6 +252,7 @@ func TestTUIQuitTwice(t *testing.T) {
 // With stdout not a terminal hail runs as with --no-tui: no live view, and
 // not one escape code in what it writes to stdout.
 func TestTUINotOnAPipe(t *testing.T) {
+	t.Parallel()
 	x := newTmux(t)
 	url := startServer(t)
 	out := filepath.Join(t.TempDir(), "out.txt")
@@ -266,6 +280,7 @@ var stepsHeadRe = regexp.MustCompile(`step +requests +req/s +errors +checks +p50
 // checks, latency with its unit, status codes, misses and yields; the
 // Target panel shows --target-pid's RSS and CPU, now and over time.
 func TestTUIScenarioInTmux(t *testing.T) {
+	t.Parallel()
 	x := newTmux(t)
 	url := startServer(t)
 	file := filepath.Join(t.TempDir(), "mix.yaml")

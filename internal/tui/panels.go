@@ -59,6 +59,15 @@ func (m *Model) latPanel(w, h int) []string {
 		tok(m.st.p999, "p99.9", last.P999), tok(m.st.pmax, "max", last.Max),
 		m.st.dim.Render("run p99 ") + fmtLat(m.data.RunP99, u),
 	}, w)
+	if dd := &m.data; dd.Failed+dd.CutOff > 0 {
+		// Responses only above (as oha); every sent request here, a
+		// failure at its elapsed time, so failures cannot hide.
+		head = append(head, flow([]string{
+			m.st.dim.Render("all sent: p50 ") + fmtLat(dd.AllP50, u), m.st.dim.Render("p99 ") + fmtLat(dd.AllP99, u),
+			m.st.dim.Render("max ") + fmtLat(dd.AllMax, u),
+			m.st.bad.Render(fmt.Sprintf("%s failed, %s cut off", fmtInt(dd.Failed), fmtInt(dd.CutOff))),
+		}, w)...)
+	}
 	ns := func(f func(s stats.Second) int64) func(s stats.Second) float64 {
 		return func(s stats.Second) float64 { return float64(f(s)) / d }
 	}
@@ -214,6 +223,9 @@ func (m *Model) genPanel(w int, hl health) []string {
 	out = append(out, m.kv("queued", v(fmtInt(m.data.Queued))))
 	if m.data.Unsent > 0 {
 		out = append(out, m.kv("unsent", m.st.bad.Render(fmtInt(m.data.Unsent))))
+	}
+	if m.data.NotSent > 0 { // failed to connect: errors, never sent
+		out = append(out, m.kv("not sent", m.st.bad.Render(fmtInt(m.data.NotSent))))
 	}
 	badge := ""
 	switch {

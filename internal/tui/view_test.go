@@ -339,3 +339,29 @@ func TestScenarioViewSizes(t *testing.T) {
 		}
 	}
 }
+
+// Requests that were sent and failed (timeouts) show in the latency
+// panel: every sent request's p50, p99 and max beside the responses', with
+// how many failed and how many the run's end cut off.
+func TestLatencyPanelAllSent(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1_700_000_000, 0)
+	src := newFakeSource(3, start)
+	for range 5 {
+		src.totals.Failed.RecordValue(500_000_000) // timed out at -t 500ms
+	}
+	src.totals.Errors[stats.ErrTimeout] += 5
+	src.totals.Errors[stats.ErrAborted] += 2
+	src.totals.Errors[stats.ErrConnectRefused] += 3
+	src.totals.NotSent += 3
+	m := newTestModel(t, baseConfig(), src, 120, 40, start.Add(3*time.Second))
+	s := checkScreen(t, m.View(), 120, 40)
+	for _, want := range []string{"all sent: p50", "max 500", "5 failed, 2 cut off", "not sent"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%q missing:\n%s", want, s)
+		}
+	}
+	if m.data.AllMax < 500_000_000 || m.data.AllP99 >= 500_000_000 || m.data.Failed != 5 {
+		t.Errorf("all sent p99 %d, max %d, failed %d: want the 5 timeouts (of ~600) above p99, at the max", m.data.AllP99, m.data.AllMax, m.data.Failed)
+	}
+}

@@ -1,8 +1,9 @@
 // Package h2engine is hail's HTTP/2 engine: c connections, each hail's own
-// HTTP/2 client (client.go: x/net's Framer and HPACK decoder, no
-// http2.ClientConn) over a connection from the run's transport.Dialer
-// (TCP, TLS, unix socket, vsock, proxy tunnel), with p streams in flight on
-// each (-p), so c × p requests are outstanding at once.
+// HTTP/2 client (client: pre-encoded HEADERS blocks, batched writes, one
+// reader on x/net's Framer and HPACK decoder) over a connection from the
+// run's transport.Dialer (TCP, TLS, unix socket, vsock, proxy tunnel), with
+// p streams in flight on each (-p), so c × p requests are outstanding at
+// once.
 //
 // https:// targets negotiate "h2" by ALPN (a server that picks anything else
 // ends the run with one clear error); http:// targets speak h2c with prior

@@ -17,6 +17,7 @@ func frame(payload int) []byte {
 // The reader counts response messages whatever the DATA frames' split,
 // and stamps the first byte when the first message is complete.
 func TestGRPCFeedSplits(t *testing.T) {
+	t.Parallel()
 	var body []byte
 	for _, n := range []int{0, 3, 70000, 1, 0} {
 		body = append(body, frame(n)...)
@@ -39,6 +40,7 @@ func TestGRPCFeedSplits(t *testing.T) {
 }
 
 func TestGRPCCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status, http, partial int
 		want                  int

@@ -23,51 +23,8 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
-
-// h2server is an HTTP/2 server in the test process: h2c with prior
-// knowledge on plain listeners, h2 by ALPN with TLS. It counts requests,
-// those that arrived over HTTP/2, and connections.
-type h2server struct {
-	srv   *http.Server
-	url   string
-	reqs  atomic.Int64
-	h2    atomic.Int64
-	conns atomic.Int64
-}
-
-func startH2(t *testing.T, ln net.Listener, tlsConf *tls.Config, h http.Handler) *h2server {
-	t.Helper()
-	s := &h2server{}
-	if h == nil {
-		h = h3serve.Handler()
-	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.reqs.Add(1)
-		if r.ProtoMajor == 2 {
-			s.h2.Add(1)
-		}
-		h.ServeHTTP(w, r)
-	}), ConnState: func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			s.conns.Add(1)
-		}
-	}, ErrorLog: quietLog()}
-	s.srv.Protocols = new(http.Protocols)
-	if tlsConf != nil {
-		s.srv.Protocols.SetHTTP2(true)
-		s.srv.Protocols.SetHTTP1(true)
-		s.srv.TLSConfig = tlsConf
-		s.url = "https://" + ln.Addr().String()
-		go s.srv.ServeTLS(ln, "", "")
-	} else {
-		s.srv.Protocols.SetUnencryptedHTTP2(true)
-		s.url = "http://" + ln.Addr().String()
-		go s.srv.Serve(ln)
-	}
-	t.Cleanup(func() { s.srv.Close() })
-	return s
-}
 
 func listen(t *testing.T) net.Listener {
 	t.Helper()
@@ -109,14 +66,15 @@ func checkAll(t *testing.T, res *report.Result, n int64) {
 // h2c with prior knowledge: c connections carry c × p streams; every request
 // is counted once by the server and the report, and arrived as HTTP/2.
 func TestH2C(t *testing.T) {
-	s := startH2(t, listen(t), nil, nil)
-	p := h2plan(t, s.url+"/")
+	t.Parallel()
+	s := servetest.StartH2(t, listen(t), nil, nil)
+	p := h2plan(t, s.URL+"/")
 	res := runtest.Run(t, p)
 	checkAll(t, res, 2000)
-	if s.reqs.Load() != 2000 || s.h2.Load() != 2000 {
-		t.Errorf("server saw %d requests, %d over HTTP/2; want 2000", s.reqs.Load(), s.h2.Load())
+	if s.Requests.Load() != 2000 || s.H2.Load() != 2000 {
+		t.Errorf("server saw %d requests, %d over HTTP/2; want 2000", s.Requests.Load(), s.H2.Load())
 	}
-	if got := s.conns.Load(); got != 4 {
+	if got := s.Conns.Load(); got != 4 {
 		t.Errorf("server saw %d connections, want 4 (-c)", got)
 	}
 	h := res.Hail
@@ -128,8 +86,9 @@ func TestH2C(t *testing.T) {
 // The open model over h2: requests go out at their intended times, no
 // matter the streams; latency counts from the intended time.
 func TestH2OpenModel(t *testing.T) {
-	s := startH2(t, listen(t), nil, nil)
-	p := h2plan(t, s.url+"/?delay=2ms")
+	t.Parallel()
+	s := servetest.StartH2(t, listen(t), nil, nil)
+	p := h2plan(t, s.URL+"/?delay=2ms")
 	p.Requests, p.Rate, p.Connections, p.Streams = 300, 600, 2, 4
 	res := runtest.Run(t, p)
 	checkAll(t, res, 300)
@@ -147,9 +106,10 @@ func TestH2OpenModel(t *testing.T) {
 // h2 over TLS: ALPN negotiates h2, the connection count and handshakes
 // match, and reconnects (--disable-keepalive) resume the TLS session.
 func TestH2TLSResumption(t *testing.T) {
+	t.Parallel()
 	k := certtest.New(t, "hail test CA")
-	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}}, nil)
-	p := h2plan(t, s.url+"/")
+	s := servetest.StartH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}}, nil)
+	p := h2plan(t, s.URL+"/")
 	p.CACert = k.CAFile
 	res := runtest.Run(t, p)
 	checkAll(t, res, 2000)
@@ -158,7 +118,7 @@ func TestH2TLSResumption(t *testing.T) {
 		t.Fatalf("protocol %q alpn %q transport %q tls %+v", h.Protocol, h.ALPN, h.Transport, h.TLS)
 	}
 
-	p = h2plan(t, s.url+"/")
+	p = h2plan(t, s.URL+"/")
 	p.CACert, p.KeepAlive, p.Streams, p.Connections, p.Requests = k.CAFile, false, 1, 1, 30
 	res = runtest.Run(t, p)
 	checkAll(t, res, 30)
@@ -169,6 +129,7 @@ func TestH2TLSResumption(t *testing.T) {
 
 // A TLS server that does not offer h2 ends the run with one clear error.
 func TestH2NotNegotiated(t *testing.T) {
+	t.Parallel()
 	k := certtest.New(t, "hail test CA")
 	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, NextProtos: []string{"http/1.1"}})
 	srv := &http.Server{Handler: h3serve.Handler(), ErrorLog: quietLog()}
@@ -188,18 +149,19 @@ func TestH2NotNegotiated(t *testing.T) {
 // Client certificates: accepted when signed by the server's CA; a missing
 // or unknown one is counted as "tls client certificate rejected".
 func TestH2ClientCert(t *testing.T) {
+	t.Parallel()
 	k := certtest.New(t, "hail test CA")
-	s := startH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, ClientCAs: k.Pool,
+	s := servetest.StartH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, ClientCAs: k.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert}, nil)
 	cert, key := certtest.ClientCert(t, &k.CA)
-	p := h2plan(t, s.url+"/")
+	p := h2plan(t, s.URL+"/")
 	p.CACert, p.Cert, p.Key, p.Requests = k.CAFile, cert, key, 200
 	checkAll(t, runtest.Run(t, p), 200)
 
 	other, _, _ := h3serve.Issue(nil, "stranger CA", nil, nil, true)
 	badCert, badKey := certtest.ClientCert(t, &other)
 	for name, files := range map[string][2]string{"none": {"", ""}, "unknown-ca": {badCert, badKey}} {
-		p := h2plan(t, s.url+"/")
+		p := h2plan(t, s.URL+"/")
 		p.CACert, p.Cert, p.Key, p.Requests, p.Connections, p.Streams = k.CAFile, files[0], files[1], 20, 2, 2
 		res := runtest.Run(t, p)
 		if got := res.ErrorDistribution["tls client certificate rejected"]; got != 20 {
@@ -210,6 +172,7 @@ func TestH2ClientCert(t *testing.T) {
 
 // A server that resets streams: each reset is one "http2 stream reset".
 func TestH2StreamReset(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%2 == 0 {
@@ -217,8 +180,8 @@ func TestH2StreamReset(t *testing.T) {
 		}
 		h3serve.Handler().ServeHTTP(w, r)
 	})
-	s := startH2(t, listen(t), nil, h)
-	p := h2plan(t, s.url+"/")
+	s := servetest.StartH2(t, listen(t), nil, h)
+	p := h2plan(t, s.URL+"/")
 	p.Requests, p.Connections, p.Streams = 100, 1, 1
 	res := runtest.Run(t, p)
 	if res.Hail.Counts.Responses != 50 || res.ErrorDistribution["http2 stream reset"] != 50 {
@@ -228,44 +191,47 @@ func TestH2StreamReset(t *testing.T) {
 
 // h2c over a unix socket.
 func TestH2CUnixSocket(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "h2.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startH2(t, ln, nil, nil)
+	s := servetest.StartH2(t, ln, nil, nil)
 	_ = s
 	p := h2plan(t, "http://localhost/")
 	p.UnixSocket, p.Requests = path, 500
 	res := runtest.Run(t, p)
 	checkAll(t, res, 500)
-	if res.Hail.Transport != "unix" || s.h2.Load() != 500 {
-		t.Errorf("transport %q, server saw %d h2 requests", res.Hail.Transport, s.h2.Load())
+	if res.Hail.Transport != "unix" || s.H2.Load() != 500 {
+		t.Errorf("transport %q, server saw %d h2 requests", res.Hail.Transport, s.H2.Load())
 	}
 }
 
 // Redirects on the same connection, and the POST body carried over h2.
 func TestH2RedirectAndBody(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect)
 	})
 	mux.Handle("/", h3serve.Handler())
-	s := startH2(t, listen(t), nil, mux)
-	p := h2plan(t, s.url+"/old")
+	s := servetest.StartH2(t, listen(t), nil, mux)
+	p := h2plan(t, s.URL+"/old")
 	p.Method, p.Bodies, p.Requests = "POST", [][]byte{[]byte("0123456789ab")}, 100
 	res := runtest.Run(t, p)
 	checkAll(t, res, 100)
-	if s.reqs.Load() != 200 {
-		t.Errorf("server saw %d requests, want 200 (100 redirected)", s.reqs.Load())
+	if s.Requests.Load() != 200 {
+		t.Errorf("server saw %d requests, want 200 (100 redirected)", s.Requests.Load())
 	}
 }
 
 // -t over h2: a stream that outlives it is reset and counted as a timeout;
 // the connection carries on.
 func TestH2Timeout(t *testing.T) {
-	s := startH2(t, listen(t), nil, nil)
-	p := h2plan(t, s.url+"/?delay=400ms")
+	t.Parallel()
+	s := servetest.StartH2(t, listen(t), nil, nil)
+	p := h2plan(t, s.URL+"/?delay=400ms")
 	p.Requests, p.Connections, p.Streams, p.Timeout = 8, 1, 4, 50*time.Millisecond
 	res := runtest.Run(t, p)
 	if got := res.ErrorDistribution["request timeout"]; got != 8 {
@@ -286,18 +252,19 @@ func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
 // exactly twice — whether the variants are converted ahead and shared by
 // the streams (a few) or in each stream's cache (more than a thousand).
 func TestH2BodyVariants(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{5, 1100} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string]int{}
-			s := startH2(t, listen(t), nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := servetest.StartH2(t, listen(t), nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				b, _ := io.ReadAll(r.Body)
 				mu.Lock()
 				seen[string(b)]++
 				mu.Unlock()
 				io.WriteString(w, "hello world\n")
 			}))
-			p := h2plan(t, s.url+"/")
+			p := h2plan(t, s.URL+"/")
 			p.Method, p.Requests = "POST", uint64(2*n)
 			for i := range n {
 				p.Bodies = append(p.Bodies, []byte(fmt.Sprintf("body %d", i)))

@@ -122,6 +122,7 @@ func runBounded(t *testing.T, p *plan.Plan, limit time.Duration) *report.Result 
 // Hostile HTTP/2 servers: each misbehaviour ends as a counted, named error, every request is
 // accounted for, and the run ends within its bounds.
 func TestH2Hostile(t *testing.T) {
+	t.Parallel()
 	settings := func(s ...http2.Setting) func(fr *http2.Framer, c net.Conn) {
 		return func(fr *http2.Framer, c net.Conn) {
 			fr.WriteSettings(s...)
@@ -224,6 +225,7 @@ func TestH2Hostile(t *testing.T) {
 // An HTTP/1-only server behind an http:// URL with --http2: the run ends at once with one clear
 // error saying so (as TLS's ALPN case does), nothing counted as sent.
 func TestH2CNotSpoken(t *testing.T) {
+	t.Parallel()
 	base := hostileH2(t, func(fr *http2.Framer, c net.Conn) {
 		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
 		io.Copy(io.Discard, c) // an HTTP/1 server that keeps the connection open

@@ -115,9 +115,16 @@ func (m *Mux) Run(j *engine.Job) error {
 		defer alarm.Close()
 	}
 	shared := staticTemplates(j)
+	var occ *engine.Occupancy
+	if alarm != nil {
+		occ = engine.NewOccupancy(n)
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, alarm, shared)
+		if occ != nil {
+			s.take.Share(occ)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

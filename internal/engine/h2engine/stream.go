@@ -79,6 +79,7 @@ func (s *stream) run() {
 			continue
 		}
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
+		s.call.Reserve(s.reqs)
 		s.call.Start(j.Since())
 		var body []byte
 		if s.sb != nil {
@@ -87,7 +88,7 @@ func (s *stream) run() {
 		s.conn.inflight.Add(1)
 		s.do(raw, body, hit)
 		s.conn.inflight.Add(-1)
-		s.take.End(j.Since())
+		s.take.End()
 	}
 }
 
@@ -138,7 +139,7 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
-			s.call.Received(s.parser.WireBytes) // what arrived of a response cut short
+			s.call.CutShort(s.parser.WireBytes) // what arrived of a response cut short
 			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}
@@ -312,7 +313,7 @@ func causeOf(c *live, err error) error {
 func (s *stream) account(c *live) {
 	in, out := c.take()
 	s.parser.WireBytes = in
-	s.call.Wrote(out)
+	s.call.WroteBytes(out) // sent is marked by the exchange (MarkSent)
 }
 
 // readBody drains a response body, keeping its first BodyLimit bytes.

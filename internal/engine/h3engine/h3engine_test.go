@@ -31,6 +31,7 @@ func h3plan(t *testing.T, rawURL, ca string) *plan.Plan {
 // HTTP/3 against the in-repo quic-go server: every request counted once by
 // both sides, c QUIC connections with their handshakes timed and counted.
 func TestH3(t *testing.T) {
+	t.Parallel()
 	s, base, ca := servetest.StartH3(t, h3serve.Config{})
 	res := runtest.Run(t, h3plan(t, base+"/", ca))
 	c := res.Hail.Counts
@@ -51,6 +52,7 @@ func TestH3(t *testing.T) {
 
 // Reconnects resume the TLS session over QUIC too.
 func TestH3Resumption(t *testing.T) {
+	t.Parallel()
 	s, base, ca := servetest.StartH3(t, h3serve.Config{})
 	p := h3plan(t, base+"/", ca)
 	p.KeepAlive, p.Streams, p.Connections, p.Requests = false, 1, 1, 20
@@ -67,6 +69,7 @@ func TestH3Resumption(t *testing.T) {
 // A server that requires a client certificate: without one every request
 // is a named rejection.
 func TestH3ClientCertRejected(t *testing.T) {
+	t.Parallel()
 	ca, caPEM, err := h3serve.Issue(nil, "client CA", nil, nil, true)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +88,7 @@ func TestH3ClientCertRejected(t *testing.T) {
 
 // A QUIC server that does not offer h3 ends the run with one clear error.
 func TestH3NotOffered(t *testing.T) {
+	t.Parallel()
 	cert, _, err := h3serve.SelfSigned()
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +112,7 @@ func TestH3NotOffered(t *testing.T) {
 // A slow HTTP/3 server: -t ends each request as "request timeout" and the run ends soon after;
 // a run whose server never answers ends at -z with its requests aborted, not hanging.
 func TestH3Timeouts(t *testing.T) {
+	t.Parallel()
 	_, base, ca := servetest.StartH3(t, h3serve.Config{})
 	p := h3plan(t, base+"/?delay=3s", ca)
 	p.Requests, p.Streams, p.Timeout = 8, 2, 200*time.Millisecond
@@ -135,6 +140,7 @@ func TestH3Timeouts(t *testing.T) {
 // Nothing listens on the UDP port: every connect fails within --connect-timeout as a named
 // error, and the run ends.
 func TestH3NoServer(t *testing.T) {
+	t.Parallel()
 	s, base, ca := servetest.StartH3(t, h3serve.Config{})
 	s.Close() // a port that was just closed: nothing answers there
 	p := h3plan(t, base+"/", ca)
@@ -159,6 +165,7 @@ func TestH3NoServer(t *testing.T) {
 // request as a bad redirect, the kind every engine gives a redirect to an
 // origin it cannot follow (engine.ErrOtherOrigin).
 func TestH3RedirectToPlainOrigin(t *testing.T) {
+	t.Parallel()
 	_, base, ca := servetest.StartH3(t, h3serve.Config{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
 	})})

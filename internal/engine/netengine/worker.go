@@ -24,7 +24,8 @@ type worker struct {
 	take  *engine.Taker
 	rec   *stats.Recorder // where the connection's setups and closes are counted
 
-	guard engine.Guard // lets the abort end wire's connection and a dial; taken per connection, not per request
+	slots chan struct{} // the run's dial slots (dialSlots)
+	guard engine.Guard  // lets the abort end wire's connection and a dial; taken per connection, not per request
 	wire  engine.Wire
 
 	call   engine.Call
@@ -32,11 +33,12 @@ type worker struct {
 	parser http1.Parser
 }
 
-func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
-	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i)}
+func newWorker(j *engine.Job, i int, alarm *schedule.Alarm, slots chan struct{}) *worker {
+	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), slots: slots}
 	w.body = engine.SharedBodies(w.reqs)
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
+	w.wire.Epoch = j.Start.UnixNano() // responses end at the kernel's receive time
 	j.InitParser(&w.parser)
 	return w
 }
@@ -59,13 +61,14 @@ func (w *worker) run() {
 			continue
 		}
 		w.take.Begin(&w.call, w.shard, step, hit, at, int32(w.index))
+		w.call.Reserve(w.reqs)
 		w.call.Start(j.Since())
 		var body []byte
 		if w.body != nil {
 			body = w.body.Body(hit, step)
 		}
 		w.do(req, body, head)
-		w.take.End(j.Since())
+		w.take.End()
 	}
 }
 
@@ -92,11 +95,11 @@ func (w *worker) do(req, body []byte, head bool) {
 		follow, same, err := w.chain.Follow(j, &w.parser)
 		switch {
 		case err != nil: // a redirect that cannot be followed: the connection itself is fine
-			w.call.Received(w.parser.WireBytes)
+			w.call.CutShort(w.parser.WireBytes)
 			w.call.Fail(j.Since(), engine.Classify(err, false), w.reqs)
 			return
 		case !follow:
-			w.call.Respond(j.Since(), &w.parser, w.reqs)
+			w.call.Respond(w.wire.Last, &w.parser, w.reqs) // when its last bytes arrived
 			return
 		case !same:
 			if err := j.FollowAway(&w.call, &w.chain, &w.parser, deadline, j.Abort); err != nil {
@@ -154,14 +157,16 @@ func (w *worker) fail(err error) { w.end(w.j.Kind(err, w.parser.WireBytes > 0)) 
 // end ends the request as error kind k, closing the connection.
 func (w *worker) end(k stats.ErrorKind) {
 	w.closeConn()
-	w.call.Received(w.parser.WireBytes) // what arrived of a response cut short
+	w.call.CutShort(w.parser.WireBytes) // what arrived of a response cut short
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 
-// dialSlots bounds the connections being set up at once, so a large -c
+// dialSlots bounds the connections a run sets up at once, so a large -c
 // neither overflows the server's accept backlog (SYN retries cost a second
-// each) nor piles up thousands of half-built connections in memory.
-var dialSlots = make(chan struct{}, 256)
+// each) nor piles up thousands of half-built connections in memory. Each
+// run has its own slots: runs side by side in one process (a library's
+// callers) never wait for each other's dials.
+const dialSlots = 256
 
 type dialResult struct {
 	c   net.Conn
@@ -176,11 +181,11 @@ type dialResult struct {
 func (w *worker) dial() (net.Conn, transport.Timing, error) {
 	ctx := w.guard.Ctx()
 	select {
-	case dialSlots <- struct{}{}:
+	case w.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, transport.Timing{}, ctx.Err()
 	}
-	defer func() { <-dialSlots }()
+	defer func() { <-w.slots }()
 	ch := make(chan dialResult, 1)
 	go func() {
 		c, tm, err := w.j.Dialer.Dial(ctx)

@@ -32,19 +32,19 @@ type awayResult struct {
 
 // goAway hands the rest of c's redirect chain to a helper goroutine.
 func (w *worker) goAway(c *conn) {
-	if w.wake < 0 {
+	if w.away.wake < 0 {
 		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 		if err != nil {
 			w.endKind(c, engine.Classify(err, false))
 			return
 		}
-		w.wake = int32(fd)
-		w.helperAbort = make(chan struct{})
+		w.away.wake = int32(fd)
+		w.away.abort = make(chan struct{})
 	}
 	w.stampNow(c)
 	w.unlist(listRequest, c) // the helper keeps the deadline itself
 	c.away = true
-	w.awayN++
+	w.away.n++
 	w.armWake()
 	var deadline time.Time
 	if w.j.Timeout > 0 {
@@ -52,32 +52,32 @@ func (w *worker) goAway(c *conn) {
 	}
 	r := &awayResult{idx: c.idx, call: c.call, chain: c.chain, p: new(http1.Parser)}
 	w.j.InitParser(r.p)
-	w.helpers.Add(1)
+	w.away.helpers.Add(1)
 	go func() {
-		defer w.helpers.Done()
-		r.err = w.j.FollowAway(&r.call, &r.chain, r.p, deadline, w.helperAbort)
+		defer w.away.helpers.Done()
+		r.err = w.j.FollowAway(&r.call, &r.chain, r.p, deadline, w.away.abort)
 		r.end = w.j.Since() // the request's end, not the moment the worker collects it
-		w.mu.Lock()
-		w.results = append(w.results, *r)
-		w.mu.Unlock()
+		w.away.mu.Lock()
+		w.away.results = append(w.away.results, *r)
+		w.away.mu.Unlock()
 		w.poke()
 	}()
 }
 
 // collectAway ends the requests whose helpers are done.
 func (w *worker) collectAway() {
-	if w.awayN == 0 {
+	if w.away.n == 0 {
 		return
 	}
-	w.mu.Lock()
-	results := w.results
-	w.results = w.spare[:0]
-	w.mu.Unlock()
+	w.away.mu.Lock()
+	results := w.away.results
+	w.away.results = w.away.spare[:0]
+	w.away.mu.Unlock()
 	for i := range results {
 		r := &results[i]
 		c := &w.conns[r.idx]
 		c.away, c.call, c.chain = false, r.call, r.chain
-		w.awayN--
+		w.away.n--
 		if r.err != nil {
 			w.endKind(c, w.j.Kind(r.err, r.p.WireBytes > 0))
 			continue
@@ -86,47 +86,47 @@ func (w *worker) collectAway() {
 		w.finish(c)
 	}
 	clear(results)
-	w.spare = results
-	if w.awayN > 0 {
+	w.away.spare = results
+	if w.away.n > 0 {
 		w.armWake()
 	}
 }
 
 // armWake arms the read of the eventfd that helpers write when done.
 func (w *worker) armWake() {
-	if w.wakeArmed || w.wake < 0 {
+	if w.away.wakeArmed || w.away.wake < 0 {
 		return
 	}
 	sqe := w.sqe()
-	sqe.PrepRead(w.wake, unsafe.Pointer(&w.wakeBuf[0]), 8, ^uint64(0))
+	sqe.PrepRead(w.away.wake, unsafe.Pointer(&w.away.wakeBuf[0]), 8, ^uint64(0))
 	sqe.SetUserData(uint64(opWake))
-	w.outstanding++
-	w.wakeArmed = true
+	w.count.outstanding++
+	w.away.wakeArmed = true
 }
 
 // poke wakes the worker's ring (a helper is done, or the teardown ends the
 // pending read).
 func (w *worker) poke() {
 	one := [8]byte{1}
-	_, _ = unix.Write(int(w.wake), one[:])
+	_, _ = unix.Write(int(w.away.wake), one[:])
 }
 
 // stopHelpers tells running helpers to give up (the run is aborting).
 func (w *worker) stopHelpers() {
-	if w.helperAbort != nil && !w.helpersStopped {
-		w.helpersStopped = true
-		close(w.helperAbort)
+	if w.away.abort != nil && !w.away.stopped {
+		w.away.stopped = true
+		close(w.away.abort)
 	}
 }
 
 // waitAway waits for every helper to return (a helper that delivered its
 // result may still be writing the eventfd) and ends their requests.
 func (w *worker) waitAway() {
-	if w.helperAbort == nil {
+	if w.away.abort == nil {
 		return // no helper ever ran
 	}
 	w.stopHelpers()
-	w.helpers.Wait()
+	w.away.helpers.Wait()
 	w.now = w.j.Since()
 	w.collectAway()
 }

@@ -23,12 +23,12 @@ func (w *worker) queueClose(c *conn, closeOp uint8) {
 		sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
 		sqe.SetFlags(uring.SQEIOHardlink)
 		sqe.SetUserData(ud(c, opShutdown))
-		w.outstanding++
+		w.count.outstanding++
 	}
 	sqe := w.sqe()
 	sqe.PrepClose(c.fd)
 	sqe.SetUserData(ud(c, closeOp))
-	w.outstanding++
+	w.count.outstanding++
 }
 
 // closeConn closes c's socket through the ring: a shutdown, which wakes
@@ -89,7 +89,7 @@ func (w *worker) endErr(c *conn, err error) { w.endKind(c, engine.Classify(err, 
 
 func (w *worker) endKind(c *conn, k stats.ErrorKind) {
 	w.stampNow(c)
-	c.call.Received(c.parser.WireBytes) // what arrived of a response cut short
+	c.call.CutShort(c.parser.WireBytes) // what arrived of a response cut short
 	c.call.Fail(w.now, k, c.reqs)
 	w.finish(c)
 }
@@ -105,12 +105,14 @@ func (w *worker) end(c *conn) {
 // finish frees c's slot after its call ended (after the think time the
 // call asked for).
 func (w *worker) finish(c *conn) {
+	c.readyAt = c.call.EndTime()
 	if d := c.call.Think(); d > 0 {
 		c.thinkUntil = w.now + d
+		c.readyAt += d
 	}
 	c.stamp = false
 	w.unlist(listRequest, c)
-	w.busy--
+	w.count.busy--
 	if !c.sending {
 		w.release(c)
 	}
@@ -122,8 +124,8 @@ func (w *worker) finish(c *conn) {
 // bytes left (then it was sent and is counted as aborted; else unsent): its
 // socket is shut down, which ends a send still waiting for room.
 func (w *worker) abortAll(kind stats.ErrorKind) {
-	w.aborted, w.abortAt = true, w.now
-	w.exhausted, w.hasNext = true, false
+	w.sched.aborted, w.sched.abortAt = true, w.now
+	w.sched.exhausted, w.sched.hasNext = true, false
 	w.stopHelpers()
 	for i := range w.conns {
 		c := &w.conns[i]
@@ -137,7 +139,7 @@ func (w *worker) abortAll(kind stats.ErrorKind) {
 			sqe := w.sqe()
 			sqe.PrepShutdown(c.fd, unix.SHUT_RDWR)
 			sqe.SetUserData(uint64(opShutdown))
-			w.outstanding++
+			w.count.outstanding++
 		default:
 			w.closeConn(c)
 			w.endKind(c, kind)
@@ -149,7 +151,7 @@ func (w *worker) abortAll(kind stats.ErrorKind) {
 // abort, for its send's completion.
 func (w *worker) onDrain(c *conn, op uint8, cqe *uring.CQE) {
 	if cqe.HasBuffer() {
-		w.br.Add(cqe.BufferID())
+		w.mem.br.Add(cqe.BufferID())
 	}
 	if op == opRecv && !cqe.More() {
 		c.recvArmed = false
@@ -203,12 +205,12 @@ func (w *worker) teardown() {
 			}
 			w.queueClose(c, opTeardownClose)
 		}
-		if w.wakeArmed {
+		if w.away.wakeArmed {
 			// The eventfd's read is pending: a write ends it.
 			w.poke()
 		}
 		deadline := time.Now().Add(drainTimeout)
-		for w.outstanding > 0 {
+		for w.count.outstanding > 0 {
 			left := time.Until(deadline)
 			if left <= 0 {
 				break
@@ -227,15 +229,15 @@ func (w *worker) teardown() {
 			c.fd = -1
 		}
 	}
-	if w.wake >= 0 {
-		unix.Close(int(w.wake))
-		w.wake = -1
+	if w.away.wake >= 0 {
+		unix.Close(int(w.away.wake))
+		w.away.wake = -1
 	}
-	if w.arena != nil {
-		w.arena.Close()
+	if w.mem.arena != nil {
+		w.mem.arena.Close()
 	}
-	for _, a := range w.sendMem {
+	for _, a := range w.mem.sendMem {
 		a.Close()
 	}
-	w.sendMem = nil
+	w.mem.sendMem = nil
 }

@@ -39,6 +39,11 @@ type conn struct {
 	connStart  time.Duration
 	dns        time.Duration
 	thinkUntil time.Duration // closed model: when its ended request's think time is over (think_linux.go)
+	// readyAt is when the slot was ready for its next request: its last
+	// request's end (the response's kernel receive time), plus that
+	// request's think time; -1 before its first request or after it was
+	// parked.
+	readyAt time.Duration
 
 	req     []byte // the current hop's request: stable memory
 	body    []byte // the current hop's shared body, sent after req from where it is (nil: none)

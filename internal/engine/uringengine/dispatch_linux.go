@@ -3,6 +3,7 @@
 package uringengine
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 	"unsafe"
@@ -23,33 +24,33 @@ func (w *worker) dispatch() {
 		return
 	}
 	for w.free.len() > 0 {
-		if !w.hasNext {
-			if w.exhausted {
+		if !w.sched.hasNext {
+			if w.sched.exhausted {
 				break
 			}
 			hit, at, ok := w.j.Source.Claim(w.now)
 			if !ok {
-				w.exhausted = true
+				w.sched.exhausted = true
 				break
 			}
-			w.next, w.hasNext = pending{hit, at}, true
+			w.sched.next, w.sched.hasNext = pending{hit, at}, true
 		}
-		if w.next.at > w.now {
+		if w.sched.next.at > w.now {
 			break
 		}
-		w.hasNext, w.paced = false, w.now
+		w.sched.hasNext, w.sched.paced = false, w.now
 		waitFrom := time.Duration(-1)
-		if w.satSince >= 0 && w.next.at < w.now {
-			waitFrom = max(w.next.at, w.satSince)
+		if w.sched.satSince >= 0 && w.sched.next.at < w.now {
+			waitFrom = max(w.sched.next.at, w.sched.satSince)
 		}
-		w.start(w.popFree(), w.next.hit, w.next.at, waitFrom)
+		w.start(w.popFree(), w.sched.next.hit, w.sched.next.at, waitFrom)
 	}
 	if w.free.len() == 0 {
-		if w.satSince < 0 {
-			w.satSince = w.now
+		if w.sched.satSince < 0 {
+			w.sched.satSince = w.now
 		}
 	} else {
-		w.satSince = -1
+		w.sched.satSince = -1
 	}
 }
 
@@ -59,11 +60,11 @@ func (w *worker) dispatch() {
 // it, so parking and unparking cost nothing per request.
 func (w *worker) dispatchClosed() {
 	active := w.j.Source.ActiveConns(w.now)
-	if active > w.unparkedTo && len(w.parked) > 0 {
+	if active > w.stages.unparkedTo && len(w.stages.parked) > 0 {
 		w.unpark(active)
 	}
-	w.unparkedTo = active
-	for !w.exhausted && w.free.len() > 0 {
+	w.stages.unparkedTo = active
+	for !w.sched.exhausted && w.free.len() > 0 {
 		c := w.popFree()
 		if active >= 0 && w.stageIndex(c) >= active {
 			w.park(c)
@@ -71,7 +72,7 @@ func (w *worker) dispatchClosed() {
 		}
 		hit, _, ok := w.j.Source.Claim(w.now)
 		if !ok {
-			w.exhausted = true
+			w.sched.exhausted = true
 			w.release(c)
 			break
 		}
@@ -82,28 +83,29 @@ func (w *worker) dispatchClosed() {
 // stageIndex numbers c among all the run's connections for connection
 // stages, interleaving the workers so that a ramp spreads its active
 // connections evenly over the rings.
-func (w *worker) stageIndex(c *conn) int { return int(c.idx)*w.nworkers + w.id }
+func (w *worker) stageIndex(c *conn) int { return int(c.idx)*w.stages.nworkers + w.id }
 
 // park sets aside an idle connection that the stages have made inactive,
 // closing its socket so the server sees the ramp down too.
 func (w *worker) park(c *conn) {
 	w.closeConn(c)
-	w.parked = append(w.parked, c.idx)
+	c.readyAt = -1 // when it is active again, it waited for its stage, not for hail
+	w.stages.parked = append(w.stages.parked, c.idx)
 }
 
 // unpark returns the parked connections that the stages made active again
 // (numbers below active) to the idle queue (the event loop wakes at least
 // every 50 ms to look).
 func (w *worker) unpark(active int) {
-	kept := w.parked[:0]
-	for _, idx := range w.parked {
+	kept := w.stages.parked[:0]
+	for _, idx := range w.stages.parked {
 		if c := &w.conns[idx]; w.stageIndex(c) < active {
 			w.release(c)
 		} else {
 			kept = append(kept, idx)
 		}
 	}
-	w.parked = kept
+	w.stages.parked = kept
 }
 
 func (w *worker) popFree() *conn {
@@ -134,15 +136,29 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 		return
 	}
 	c.call.Begin(w.j, w.shard, step, hit, at, w.connBase+c.idx)
+	c.call.Reserve(c.reqs)
 	if waitFrom >= 0 {
-		c.call.Waited(waitFrom, w.now)
+		// It waited until a connection was free: the moment its slot's
+		// last response arrived (the kernel's receive time), not the
+		// moment the loop got to it — that part is hail's own lateness.
+		ready := w.now
+		if c.readyAt >= 0 {
+			ready = min(max(c.readyAt, waitFrom), w.now)
+		}
+		c.call.Waited(waitFrom, ready)
+	}
+	if c.readyAt >= 0 {
+		c.call.Ready(c.readyAt) // closed model: hail's lateness counts from there
 	}
 	c.head = head
-	w.busy++
+	w.count.busy++
 	if w.stable {
 		c.req = req
-	} else {
-		w.copyReq(c, req)
+	} else if err := w.copyReq(c, req); err != nil {
+		c.stamp = true
+		c.parser.Reset(head) // no response of this request's to count (CutShort)
+		w.endErr(c, err)     // nothing was sent; the connection is fine
+		return
 	}
 	c.body = nil
 	if c.sb != nil {
@@ -160,27 +176,38 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 	}
 }
 
-// copyReq copies request bytes into c's arena send buffer.
-func (w *worker) copyReq(c *conn, req []byte) {
+// copyReq copies request bytes into c's arena send buffer. It fails only
+// when no memory could be mapped for the buffer (ENOMEM: the request ends
+// as "out of memory").
+func (w *worker) copyReq(c *conn, req []byte) error {
 	if cap(c.sendBuf) < len(req) {
-		c.sendBuf = w.allocSend(len(req))
+		b, err := w.allocSend(len(req))
+		if err != nil {
+			return err
+		}
+		c.sendBuf = b
 	}
 	c.req = c.sendBuf[:copy(c.sendBuf[:cap(c.sendBuf)], req)]
+	return nil
 }
 
-func (w *worker) allocSend(n int) []byte {
+// newArena maps send-buffer memory (a variable so that a test can make it
+// fail).
+var newArena = uring.NewArena
+
+func (w *worker) allocSend(n int) ([]byte, error) {
 	size := pow2(max(n, 256))
-	if k := len(w.sendMem); k > 0 {
-		if b := w.sendMem[k-1].Alloc(size); b != nil {
-			return b
+	if k := len(w.mem.sendMem); k > 0 {
+		if b := w.mem.sendMem[k-1].Alloc(size); b != nil {
+			return b, nil
 		}
 	}
-	a, err := uring.NewArena(max(size, 256<<10))
+	a, err := newArena(max(size, 256<<10))
 	if err != nil {
-		panic("uring engine: out of memory for request buffers: " + err.Error())
+		return nil, fmt.Errorf("uring engine: no memory for a request buffer of %d bytes: %w", size, err)
 	}
-	w.sendMem = append(w.sendMem, a)
-	return a.Alloc(size)
+	w.mem.sendMem = append(w.mem.sendMem, a)
+	return a.Alloc(size), nil
 }
 
 // exchange sends c's current request, connecting first if needed.
@@ -203,7 +230,7 @@ func (w *worker) connect(c *conn) {
 	w.ep = ep
 	if ep.Hybrid && w.hsLine == nil {
 		line := "CONNECT " + strconv.FormatUint(uint64(ep.VsockPort), 10) + "\n"
-		w.hsLine = w.arena.Alloc(len(line))
+		w.hsLine = w.mem.arena.Alloc(len(line))
 		copy(w.hsLine, line)
 	}
 	saLen, family, err := putSockaddr(c.sa, ep)
@@ -226,7 +253,7 @@ func (w *worker) connect(c *conn) {
 	sqe := w.sqe()
 	sqe.PrepConnect(c.fd, unsafe.Pointer(&c.sa[0]), saLen)
 	sqe.SetUserData(ud(c, opConnect))
-	w.outstanding++
+	w.count.outstanding++
 	if !c.stamp {
 		c.connStart = w.now
 		if ep.Timeout > 0 {
@@ -240,18 +267,18 @@ func (w *worker) setConnecting(c *conn, v bool) {
 	if c.connecting != v {
 		c.connecting = v
 		if v {
-			w.connecting++
+			w.count.connecting++
 		} else {
-			w.connecting--
+			w.count.connecting--
 		}
 	}
 }
 
 func (w *worker) armRecv(c *conn) {
 	sqe := w.sqe()
-	sqe.PrepRecvmsgMultishot(c.fd, w.msg, w.br.Group())
+	sqe.PrepRecvmsgMultishot(c.fd, w.rx.msg, w.mem.br.Group())
 	sqe.SetUserData(ud(c, opRecv))
-	w.outstanding++
+	w.count.outstanding++
 	c.recvArmed = true
 }
 
@@ -268,5 +295,5 @@ func (w *worker) queueSend(c *conn) {
 	sqe := w.sqe()
 	sqe.PrepSend(c.fd, unsafe.Pointer(&c.out[c.sent]), uint32(len(c.out)-c.sent), unix.MSG_NOSIGNAL)
 	sqe.SetUserData(ud(c, opSend))
-	w.outstanding++
+	w.count.outstanding++
 }

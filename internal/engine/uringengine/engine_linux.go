@@ -57,10 +57,7 @@ func (e *Engine) Run(j *engine.Job) error {
 	// rest of hail (collector, live view, signals) run without taking a
 	// worker's P while it waits in io_uring_enter: on one core that hand-off
 	// cost ~10% CPU per request with the live view on.
-	if prev := runtime.GOMAXPROCS(0); prev < nw+1 {
-		runtime.GOMAXPROCS(nw + 1)
-		defer runtime.GOMAXPROCS(prev)
-	}
+	defer holdProcs(nw)()
 	workers := make([]*worker, nw)
 	ready := make(chan error, nw)
 	start := make(chan bool)
@@ -73,7 +70,7 @@ func (e *Engine) Run(j *engine.Job) error {
 		}
 		w := newWorker(e, j, i, n)
 		w.connBase, base = int32(base), base+n
-		w.nworkers = nw
+		w.stages.nworkers = nw
 		workers[i] = w
 		wg.Add(1)
 		go func() {

@@ -29,6 +29,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/uring"
 )
@@ -227,6 +228,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 }
 
 func TestUnixSocket(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	path := filepath.Join(t.TempDir(), "hail.sock")
 	s, base := startServe(t, "unix:"+path)
@@ -241,6 +243,7 @@ func TestUnixSocket(t *testing.T) {
 }
 
 func TestKeepAliveOffAndHTTP10(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct {
@@ -315,6 +318,7 @@ func rawServer(t testing.TB, resp func(head string) (string, bool)) string {
 // An HTTP/1.0 response without Content-Length ends at EOF (Parser.EOF on a
 // 0-byte receive).
 func TestEOFDelimitedBody(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	base := rawServer(t, func(string) (string, bool) { return "HTTP/1.0 200 OK\r\n\r\nhello, eof", true })
 	r := runJob(t, jobOpts{url: base, n: 200, c: 4, http10: true, close: true})
@@ -325,6 +329,7 @@ func TestEOFDelimitedBody(t *testing.T) {
 // parser can see: lines across buffers (carry), chunk framing across
 // buffers, and an empty buffer ring (ENOBUFS, re-armed).
 func TestTinyBuffers(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	for _, q := range []struct {
@@ -365,6 +370,7 @@ func (b *reusingBuilder) Done(step int, p *http1.Parser) engine.Verdict {
 }
 
 func TestReusingBuilderAndSteps(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	var builders []*reusingBuilder
@@ -397,6 +403,7 @@ func TestReusingBuilderAndSteps(t *testing.T) {
 // Thousands of connections: every one connects through the ring and the
 // count is exact.
 func TestManyConnections(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 4500 {
@@ -466,8 +473,13 @@ func TestAbortIsPrompt(t *testing.T) {
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	r := runJob(t, jobOpts{url: base + "?delay=10s", c: 8, dur: 300 * time.Millisecond})
-	// The loop's waits are bounded by 50 ms; the rest is teardown.
-	if r.afterAbort > 200*time.Millisecond {
+	// The loop's waits are bounded by 50 ms; the rest is teardown. 200 ms
+	// on a quiet machine (the timing tier), a second on a loaded one.
+	limit := time.Second
+	if testtier.On(testtier.Timing) {
+		limit = 200 * time.Millisecond
+	}
+	if r.afterAbort > limit {
 		t.Errorf("the engine took %v to return after the abort", r.afterAbort)
 	}
 	t.Logf("returned %v after the abort", r.afterAbort)
@@ -477,6 +489,7 @@ func TestAbortIsPrompt(t *testing.T) {
 }
 
 func TestSQPoll(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	r := runJob(t, jobOpts{url: base, n: 3000, c: 8, eng: &Engine{SQPoll: true}})
@@ -484,6 +497,7 @@ func TestSQPoll(t *testing.T) {
 }
 
 func TestRedirectOtherOrigin(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "elsewhere") }))
 	defer other.Close()
@@ -513,7 +527,9 @@ func TestOpenModelLag(t *testing.T) {
 	if n := r.t.Lag.TotalCount(); n != 400 {
 		t.Errorf("lag samples %d, want 400 (queued %d)", n, r.t.Queued)
 	}
-	if r.elapsed < 390*time.Millisecond || r.elapsed > 600*time.Millisecond {
+	// Not faster than the schedule; not much slower on a quiet machine
+	// (the timing tier's: a loaded one falls behind).
+	if r.elapsed < 390*time.Millisecond || testtier.On(testtier.Timing) && r.elapsed > 600*time.Millisecond {
 		t.Errorf("400 requests at 1000/s took %v", r.elapsed)
 	}
 	t.Logf("lag p50 %v p99 %v max %v", time.Duration(r.t.Lag.ValueAtQuantile(50)), time.Duration(r.t.Lag.ValueAtQuantile(99)),
@@ -521,6 +537,7 @@ func TestOpenModelLag(t *testing.T) {
 }
 
 func TestExplainSetup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		errno    unix.Errno
 		disabled int
@@ -615,6 +632,7 @@ func fakeVMM(t *testing.T, target string) (path string, handshakes *atomic.Int64
 }
 
 func TestHybridVsock(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	path, handshakes := fakeVMM(t, strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"))
@@ -650,6 +668,7 @@ func TestHybridVsock(t *testing.T) {
 // A 4 MiB request body cannot go out in one send: the engine resumes short
 // sends until all of it is out (the echo proves every byte arrived).
 func TestLargeBodyAndHEAD(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
 	body := []byte(strings.Repeat("0123456789abcdef", 4<<20/16))
@@ -694,6 +713,7 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 // Connections spread unevenly over explicit workers (7 over 3 rings), and
 // more workers than connections collapse to one per connection.
 func TestWorkers(t *testing.T) {
+	t.Parallel()
 	needURing(t)
 	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct{ workers, conns int }{{3, 7}, {8, 2}} {
@@ -706,5 +726,30 @@ func TestWorkers(t *testing.T) {
 		if got := s.Stats().Requests - before; got != 700 {
 			t.Errorf("server saw %d requests", got)
 		}
+	}
+}
+
+// When no memory can be mapped for a request's send buffer (requests that
+// must be copied: a builder that reuses its buffer), the request ends as
+// "out of memory" and the run goes on: no panic, every request counted,
+// nothing reaches the server. Not parallel: it replaces newArena.
+func TestSendBufferOutOfMemory(t *testing.T) {
+	needURing(t)
+	s, base := startServe(t, "127.0.0.1:0")
+	saved := newArena
+	t.Cleanup(func() { newArena = saved })
+	newArena = func(size int) (*uring.Arena, error) {
+		return nil, fmt.Errorf("uring: mmap arena of %d bytes: %w", size, unix.ENOMEM)
+	}
+	r := runJob(t, jobOpts{url: base, n: 50, c: 2, reqs: func(spec http1.RequestSpec) func(int) engine.Requests {
+		return func(int) engine.Requests {
+			return &reusingBuilder{specs: []http1.RequestSpec{spec}, done: make([]atomic.Int64, 1)}
+		}
+	}})
+	if got := r.t.Errors[stats.ErrOutOfMemory]; got != 50 || r.t.Requests() != 50 {
+		t.Errorf("%d requests, errors %v: want 50 × out of memory", r.t.Requests(), errorsOf(r.t))
+	}
+	if got := s.Stats().Requests; got != 0 {
+		t.Errorf("the server saw %d requests", got)
 	}
 }

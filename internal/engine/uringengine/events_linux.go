@@ -20,11 +20,11 @@ func (w *worker) handle(cqe *uring.CQE) {
 	u := cqe.UserData
 	op := uint8(u)
 	if op != opRecv || !cqe.More() {
-		w.outstanding--
+		w.count.outstanding--
 	}
 	switch op {
 	case opWake:
-		w.wakeArmed = false
+		w.away.wakeArmed = false
 		return
 	case opShutdown, opClose:
 		return
@@ -37,7 +37,7 @@ func (w *worker) handle(cqe *uring.CQE) {
 	c := &w.conns[u>>32]
 	if uint32(u>>8)&genMask != c.gen&genMask {
 		if cqe.HasBuffer() {
-			w.br.Add(cqe.BufferID())
+			w.mem.br.Add(cqe.BufferID())
 		}
 		return
 	}
@@ -60,7 +60,11 @@ func errnoOf(res int32) error { return syscall.Errno(-res) }
 func (w *worker) onConnect(c *conn, res int32) {
 	w.setConnecting(c, false)
 	if res < 0 {
-		w.fail(c, errnoOf(res))
+		err := errnoOf(res)
+		if res == -int32(unix.ETIMEDOUT) { // the kernel gave up on the handshake
+			err = &transport.ConnectTimeoutError{Err: err}
+		}
+		w.fail(c, err)
 		return
 	}
 	c.connected = true
@@ -180,24 +184,24 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 	switch res := cqe.Res; {
 	case res > 0:
 		bid := cqe.BufferID()
-		control, payload, ok := uring.Recvmsg(w.br.Buf(bid)[:res], w.msg)
+		control, payload, ok := uring.Recvmsg(w.mem.br.Buf(bid)[:res], w.rx.msg)
 		switch {
 		case !ok:
-			w.br.Add(bid)
+			w.mem.br.Add(bid)
 			w.fail(c, errGarbledRecv)
 			return
 		case len(payload) == 0 && !cqe.More(): // the peer's end
-			w.br.Add(bid)
-			w.evt = w.now
+			w.mem.br.Add(bid)
+			w.rx.evt = w.now
 			w.onEOF(c)
 			return
 		}
 		w.receivedAt(uring.RxTime(control))
 		w.onData(c, payload)
-		w.br.Add(bid)
+		w.mem.br.Add(bid)
 	case res == 0:
 		if cqe.HasBuffer() {
-			w.br.Add(cqe.BufferID())
+			w.mem.br.Add(cqe.BufferID())
 		}
 		w.onEOF(c)
 		return
@@ -223,16 +227,16 @@ func (w *worker) onRecv(c *conn, cqe *uring.CQE) {
 // receive time when they carry one, else now.
 func (w *worker) receivedAt(rx int64) {
 	if rx == 0 {
-		w.evt, w.stamped = w.now, false
+		w.rx.evt, w.rx.stamped = w.now, false
 		return
 	}
-	w.evt, w.stamped = min(time.Duration(rx-w.wallStart), w.now), true
+	w.rx.evt, w.rx.stamped = min(time.Duration(rx-w.rx.wallStart), w.now), true
 }
 
 // at is the time of the bytes being handled, never before c's request
 // started (the receive time is the wall clock's, the start the monotonic
 // one's).
-func (w *worker) at(c *conn) time.Duration { return max(w.evt, c.call.StartTime()) }
+func (w *worker) at(c *conn) time.Duration { return max(w.rx.evt, c.call.StartTime()) }
 
 // onData feeds received bytes to c's parser.
 func (w *worker) onData(c *conn, data []byte) {
@@ -289,7 +293,7 @@ func (w *worker) onData(c *conn, data []byte) {
 
 // feedCarry parses bytes that arrived before the current exchange began.
 func (w *worker) feedCarry(c *conn) {
-	w.evt = w.now
+	w.rx.evt = w.now
 	c.call.FirstByte(w.at(c))
 	if done, ok := w.parseCarry(c); ok && done {
 		w.responseDone(c)
@@ -310,7 +314,7 @@ func (w *worker) parseCarry(c *conn) (done, ok bool) {
 }
 
 func (w *worker) onEOF(c *conn) {
-	w.evt = w.now
+	w.rx.evt = w.now
 	c.eof = true
 	if c.handshaking {
 		w.handshakeFailed(c, nil)
@@ -363,7 +367,10 @@ func (w *worker) hop(c *conn) {
 		// still the kernel's. Go on over a new connection.
 		w.closeConn(c)
 	}
-	w.copyReq(c, c.chain.Req)
+	if err := w.copyReq(c, c.chain.Req); err != nil {
+		w.endErr(c, err)
+		return
+	}
 	c.body = c.chain.Body
 	w.exchange(c)
 }

@@ -15,7 +15,7 @@ import "time"
 // thinks reports whether c, becoming idle, must first think: then it is
 // put in the think heap instead of the idle queue.
 func (w *worker) thinks(c *conn) bool {
-	if c.thinkUntil <= w.now || w.stopped || w.aborted {
+	if c.thinkUntil <= w.now || w.sched.stopped || w.sched.aborted {
 		c.thinkUntil = 0
 		return false
 	}

@@ -69,20 +69,48 @@ type worker struct {
 	err    error
 	rec    *stats.Recorder // connection closes and skipped request numbers are counted here
 
-	connBase   int32   // the run-wide number of this worker's first connection (per-request log)
-	nworkers   int     // workers in the run: connection stages count connections across them, interleaved
-	parked     []int32 // closed-model stages: idle slots whose connection is not active now
-	unparkedTo int     // the active-connection count the parked slots were last checked against
+	connBase int32 // the run-wide number of this worker's first connection (per-request log)
+	stages   stageState
 
-	ring    *uring.Ring
-	br      *uring.BufRing // provided receive buffers (multishot receives)
-	arena   *uring.Arena   // sockaddrs, the wake-up counter
-	sendMem []*uring.Arena // chunks for copied request bytes
+	ring *uring.Ring
+	mem  buffers
 
 	conns    []conn
 	free     fifo[int32]              // idle connection slots
 	thinking schedule.TimeHeap[int32] // closed model: slots pausing before their next request
 
+	sched schedState
+	now   time.Duration // since j.Start, read once per batch
+	rx    rxTimes
+	// stampList holds the requests started in this batch, stamped together
+	// just before the submission that sends them.
+	stampList []int32
+	count     inFlight
+	lists     [numLists]dlist
+	ep        transport.Endpoint // the last endpoint (for the vsock handshake)
+	hsLine    []byte             // hybrid vsock "CONNECT <port>\n", arena memory
+	cqes      [512]uring.CQE
+	scratch   uring.SQE
+
+	away awayState
+}
+
+// stageState is the worker's part in connection stages (closed model).
+type stageState struct {
+	nworkers   int     // workers in the run: connection stages count connections across them, interleaved
+	parked     []int32 // idle slots whose connection is not active now
+	unparkedTo int     // the active-connection count the parked slots were last checked against
+}
+
+// buffers is the memory the worker shares with the kernel.
+type buffers struct {
+	br      *uring.BufRing // provided receive buffers (multishot receives)
+	arena   *uring.Arena   // sockaddrs, the wake-up counter
+	sendMem []*uring.Arena // chunks for copied request bytes
+}
+
+// schedState is where the worker stands in the run's schedule.
+type schedState struct {
 	exhausted bool // no more requests will be claimed
 	stopped   bool
 	aborted   bool // the abort was seen: in-flight requests are ending
@@ -94,46 +122,47 @@ type worker struct {
 	// free). A request that falls due while they all are waits for the
 	// target, not for hail: the open model splits its send delay there.
 	satSince time.Duration
+}
 
-	now time.Duration // since j.Start, read once per batch
-	// Receive times: every socket asks for the kernel's receive time of
-	// its bytes (SO_TIMESTAMPNS) and receives them with a multishot
-	// recvmsg, so a response ends when its last bytes reached the machine,
-	// not when the loop got to them. evt is the time of the bytes being
-	// handled; stamped says the last bytes carried one (the kernel turns
-	// timestamps on in the background, and not every socket has them).
-	msg         *unix.Msghdr // arena memory: the recvmsg the receives are armed with
-	wallStart   int64        // j.Start, Unix ns (receive times are CLOCK_REALTIME)
-	evt         time.Duration
-	stamped     bool
-	stampList   []int32
+// rxTimes are the receive times of response bytes: every socket asks for
+// the kernel's receive time of its bytes (SO_TIMESTAMPNS) and receives them
+// with a multishot recvmsg, so a response ends when its last bytes reached
+// the machine, not when the loop got to them. evt is the time of the bytes
+// being handled; stamped says the last bytes carried one (the kernel turns
+// timestamps on in the background, and not every socket has them).
+type rxTimes struct {
+	msg       *unix.Msghdr // arena memory: the recvmsg the receives are armed with
+	wallStart int64        // j.Start, Unix ns (receive times are CLOCK_REALTIME)
+	evt       time.Duration
+	stamped   bool
+}
+
+// inFlight counts what the worker has started and not yet seen end.
+type inFlight struct {
 	outstanding int // operations whose last completion has not been reaped
 	connecting  int // connects in flight
 	busy        int // requests in progress
-	lists       [numLists]dlist
-	ep          transport.Endpoint // the last endpoint (for the vsock handshake)
-	hsLine      []byte             // hybrid vsock "CONNECT <port>\n", arena memory
-	cqes        [512]uring.CQE
-	scratch     uring.SQE
+}
 
-	// Redirect chains that left the origin run on helper goroutines
-	// (away.go); their results come back through results and a write to
-	// the eventfd wake, whose read is armed on the ring.
-	wake           int32
-	wakeBuf        []byte // arena memory for the eventfd's counter
-	wakeArmed      bool
-	awayN          int // requests with a helper
-	helpers        sync.WaitGroup
-	helperAbort    chan struct{} // closed when the run aborts
-	helpersStopped bool
-	mu             sync.Mutex
-	results        []awayResult // guarded by mu
-	spare          []awayResult
+// awayState runs the redirect chains that left the origin on helper
+// goroutines (away_linux.go); their results come back through results and
+// a write to the eventfd wake, whose read is armed on the ring.
+type awayState struct {
+	wake      int32
+	wakeBuf   []byte // arena memory for the eventfd's counter
+	wakeArmed bool
+	n         int // requests with a helper
+	helpers   sync.WaitGroup
+	abort     chan struct{} // closed when the run aborts
+	stopped   bool
+	mu        sync.Mutex
+	results   []awayResult // guarded by mu
+	spare     []awayResult
 }
 
 func newWorker(e *Engine, j *engine.Job, id, n int) *worker {
 	return &worker{e: e, j: j, id: id, shard: id % len(j.Recorders[0]), open: j.Source.Open(), conns: make([]conn, n),
-		ctx: context.Background(), rec: j.Recorders[0][id%len(j.Recorders[0])], satSince: -1, wake: -1}
+		ctx: context.Background(), rec: j.Recorders[0][id%len(j.Recorders[0])], sched: schedState{satSince: -1}, away: awayState{wake: -1}}
 }
 
 // main runs on its own goroutine: it locks the thread, sets the ring up,
@@ -186,23 +215,23 @@ func (w *worker) setup() error {
 	}
 	// Each buffer also holds the recvmsg header and the receive time ahead
 	// of its payload.
-	if w.br, err = r.NewBufRing(0, uint32(pow2(count)), size+recvOverhead); err != nil {
+	if w.mem.br, err = r.NewBufRing(0, uint32(pow2(count)), size+recvOverhead); err != nil {
 		return err
 	}
-	if w.arena, err = uring.NewArena(n*sockaddrSize + 256); err != nil {
+	if w.mem.arena, err = uring.NewArena(n*sockaddrSize + 256); err != nil {
 		return err
 	}
-	w.wakeBuf = w.arena.Alloc(8)
-	w.msg = (*unix.Msghdr)(unsafe.Pointer(&w.arena.Alloc(int(unsafe.Sizeof(unix.Msghdr{})))[0]))
-	w.msg.Controllen = uint64(unix.CmsgSpace(16))
-	w.wallStart = w.j.Start.UnixNano()
+	w.away.wakeBuf = w.mem.arena.Alloc(8)
+	w.rx.msg = (*unix.Msghdr)(unsafe.Pointer(&w.mem.arena.Alloc(int(unsafe.Sizeof(unix.Msghdr{})))[0]))
+	w.rx.msg.Controllen = uint64(unix.CmsgSpace(16))
+	w.rx.wallStart = w.j.Start.UnixNano()
 	for i := range w.conns {
 		c := &w.conns[i]
-		c.idx, c.fd = int32(i), -1
+		c.idx, c.fd, c.readyAt = int32(i), -1, -1
 		for l := range c.dl {
 			c.dl[l] = link{prev: -1, next: -1}
 		}
-		c.sa = w.arena.Alloc(sockaddrSize)
+		c.sa = w.mem.arena.Alloc(sockaddrSize)
 		w.j.InitParser(&c.parser)
 	}
 	for i := range w.lists {
@@ -252,27 +281,27 @@ func (w *worker) loop() {
 		w.now = w.j.Since()
 		w.reap()
 		w.collectAway()
-		if w.err != nil && !w.aborted {
+		if w.err != nil && !w.sched.aborted {
 			w.abortAll(stats.ErrOther)
 		}
-		if !w.aborted && w.abortSignalled() {
+		if !w.sched.aborted && w.abortSignalled() {
 			w.abortAll(stats.ErrAborted)
 		}
-		if w.aborted {
-			if w.busy == 0 {
+		if w.sched.aborted {
+			if w.count.busy == 0 {
 				return
 			}
-			if w.now-w.abortAt > drainTimeout {
+			if w.now-w.sched.abortAt > drainTimeout {
 				w.forceEnd()
 				return
 			}
 		} else {
-			if !w.stopped && w.stopSignalled() {
-				w.stopped, w.exhausted, w.hasNext = true, true, false
+			if !w.sched.stopped && w.stopSignalled() {
+				w.sched.stopped, w.sched.exhausted, w.sched.hasNext = true, true, false
 			}
 			w.expire()
 			w.dispatch()
-			if w.exhausted && !w.hasNext && w.busy == 0 {
+			if w.sched.exhausted && !w.sched.hasNext && w.count.busy == 0 {
 				return
 			}
 		}
@@ -295,7 +324,7 @@ func (w *worker) reap() {
 			w.handle(&w.cqes[i])
 		}
 	}
-	w.br.Advance()
+	w.mem.br.Advance()
 }
 
 // submitWait starts the calls begun in this batch, then submits everything
@@ -314,12 +343,12 @@ func (w *worker) submitWait() error {
 	if e := w.earliest(); e >= 0 {
 		d = min(d, e-t)
 	}
-	if w.hasNext && !w.aborted && w.free.len() > 0 {
+	if w.sched.hasNext && !w.sched.aborted && w.free.len() > 0 {
 		// Wake for the next intended time, but not sooner than the pacing
 		// granularity after the last wake-up that sent: requests due in
 		// between leave together (each at most that late, as own lateness),
 		// and at high rates a batch costs one wake-up instead of one each.
-		d = min(d, max(w.next.at, w.paced+w.j.Pacing)-t)
+		d = min(d, max(w.sched.next.at, w.sched.paced+w.j.Pacing)-t)
 	}
 	_, err := w.ring.SubmitAndWaitTimeout(w.waitFor(), max(d, 0))
 	if err != nil && !errors.Is(err, uring.ErrTimeout) {
@@ -338,8 +367,8 @@ func (w *worker) submitWait() error {
 // the end, in-flight requests are reaped as they finish), no connect is in
 // flight, no redirect is followed and no helper is out.
 func (w *worker) waitFor() uint32 {
-	if w.open && w.stamped && !w.aborted && !w.exhausted && w.free.len() > 0 && w.connecting == 0 &&
-		w.j.MaxRedirects == 0 && w.awayN == 0 {
+	if w.open && w.rx.stamped && !w.sched.aborted && !w.sched.exhausted && w.free.len() > 0 && w.count.connecting == 0 &&
+		w.j.MaxRedirects == 0 && w.away.n == 0 {
 		return 1 << 20
 	}
 	return 1
@@ -377,7 +406,7 @@ func (w *worker) sqe() *uring.SQE {
 		if s := w.ring.GetSQE(); s != nil {
 			return s
 		}
-		w.br.Advance()
+		w.mem.br.Advance()
 		if _, err := w.ring.Submit(); err != nil || spins > 0 {
 			runtime.Gosched()
 		}
@@ -385,7 +414,7 @@ func (w *worker) sqe() *uring.SQE {
 	if w.err == nil {
 		w.err = errors.New("the submission queue stays full")
 	}
-	w.exhausted = true
+	w.sched.exhausted = true
 	w.scratch = uring.SQE{}
 	return &w.scratch
 }

@@ -16,12 +16,24 @@ import (
 // bounded by 30 seconds whatever p says, so a broken engine cannot hang the test.
 func Run(tb testing.TB, p *plan.Plan) *report.Result {
 	tb.Helper()
+	return RunWith(tb, p, run.Options{})
+}
+
+// RunWith is Run with options (an engine under test in o.Engine, a tracer).
+func RunWith(tb testing.TB, p *plan.Plan, o run.Options) *report.Result {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return RunContext(tb, ctx, p, o)
+}
+
+// RunContext validates p and runs it with o until ctx ends, failing tb on any error.
+func RunContext(tb testing.TB, ctx context.Context, p *plan.Plan, o run.Options) *report.Result {
+	tb.Helper()
 	if err := p.Validate(); err != nil {
 		tb.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := run.Run(ctx, p, run.Options{})
+	res, err := run.Run(ctx, p, o)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -20,14 +20,16 @@ import (
 //
 // Metrics: pN (a latency percentile: p50, p90, p99, p99.9, any N in
 // [0, 100]), min, max, mean (avg), compared with durations (12ms, 1.5s,
-// 800us); error_rate, compared with a percentage (0.1%) or a fraction
-// (0.001); rps (requests per second); errors and requests (counts).
-// Operators: < <= > >=.
+// 800us): they judge every sent request, a failed one (a timeout) at its
+// elapsed time; with _ok (p99_ok, max_ok, …) the responses only.
+// error_rate, compared with a percentage (0.1%) or a fraction (0.001); rps
+// (requests per second); errors and requests (counts). Operators: < <= >
+// >=.
 type Threshold struct {
 	Expr        string // the expression as written
 	Step        string // the step it judges; "" for the whole run
 	step        int    // index, -1 for the whole run
-	metric      string // "p", "min", "max", "mean", "rps", "error_rate", "errors", "requests"
+	metric      string // "p", "min", "max", "mean" (each with "_ok": responses only), "rps", "error_rate", "errors", "requests"
 	q           float64
 	op          string
 	limit       float64       // in the metric's unit (seconds for latencies)
@@ -61,7 +63,10 @@ func Parse(expr string) (*Threshold, error) {
 	name := strings.TrimSpace(s[:i])
 	val := strings.TrimSpace(s[i+len(op):])
 	t := &Threshold{Expr: s, op: op, step: -1, AbortAfter: DefaultAbortAfter}
+	name, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
 	switch {
+	case ok && (name == "" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests"):
+		return nil, fmt.Errorf("threshold %q: _ok (responses only) goes with a latency: p99_ok, min_ok, max_ok or mean_ok", expr)
 	case name == "":
 		return nil, fmt.Errorf("threshold %q: expected a metric before %s (p99, error_rate, rps, …)", expr, op)
 	case name == "avg" || name == "mean":
@@ -75,19 +80,23 @@ func Parse(expr string) (*Threshold, error) {
 		}
 		t.metric, t.q = "p", q
 	default:
-		return nil, fmt.Errorf("threshold %q: unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean, rps, error_rate, errors or requests", expr, name)
+		return nil, fmt.Errorf("threshold %q: unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", expr, name)
+	}
+	latency := t.metric == "p" || t.metric == "min" || t.metric == "max" || t.metric == "mean"
+	if ok {
+		t.metric += "_ok"
 	}
 	if val == "" {
 		return nil, fmt.Errorf("threshold %q: expected a value after %s", expr, op)
 	}
-	switch t.metric {
-	case "p", "min", "max", "mean":
+	switch {
+	case latency:
 		d, err := time.ParseDuration(val)
 		if err != nil {
 			return nil, fmt.Errorf("threshold %q: %s is a latency: expected a duration such as 12ms, 1.5s or 800us, found %q", expr, name, val)
 		}
 		t.limit = d.Seconds()
-	case "error_rate":
+	case t.metric == "error_rate":
 		f, pct := strings.CutSuffix(val, "%")
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -129,7 +138,7 @@ func (t *Threshold) pass(v float64) bool {
 
 // format prints a measured value in the metric's unit.
 func (t *Threshold) format(v float64) string {
-	switch t.metric {
+	switch strings.TrimSuffix(t.metric, "_ok") {
 	case "p", "min", "max", "mean":
 		return fmtSeconds(v)
 	case "error_rate":
@@ -151,10 +160,15 @@ func fmtSeconds(s float64) string {
 }
 
 // noData says why m holds nothing for t to judge ("" when it does):
-// latencies need a response, error_rate a request that was not aborted.
+// latencies need a sent request that was not cut off (with _ok, a
+// response), error_rate a request that was not aborted.
 func (t *Threshold) noData(m *report.Measure) string {
 	switch t.metric {
 	case "p", "min", "max", "mean":
+		if m.AllSent == nil || m.AllSent.TotalCount() == 0 {
+			return "no requests sent"
+		}
+	case "p_ok", "min_ok", "max_ok", "mean_ok":
 		if m.Responses == 0 {
 			return "no responses"
 		}

@@ -1,0 +1,175 @@
+package netengine_test
+
+import (
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/engine/netengine"
+	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
+	"github.com/hail-loadgen/hail/internal/hostile"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+// newPlan is a plan for rawURL: 4 kept-alive connections.
+func newPlan(t *testing.T, rawURL string) *plan.Plan {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plan.Plan{URL: u, Method: "GET", Connections: 4, KeepAlive: true, ConnectTimeout: 2 * time.Second, Engine: plan.EngineNet}
+}
+
+// runNet runs p on the net engine.
+func runNet(t *testing.T, p *plan.Plan) *report.Result {
+	t.Helper()
+	return runtest.RunWith(t, p, run.Options{Engine: netengine.Engine{}})
+}
+
+// TLS connections are the net engine's alone: every request is answered,
+// and a handshake is made per connection (kept alive) or per request
+// (--disable-keepalive, where sessions are resumed).
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	pki := certtest.New(t, "netengine test CA")
+	var served atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	for _, keepAlive := range []bool{true, false} {
+		served.Store(0)
+		p := newPlan(t, srv.URL+"/")
+		p.Requests, p.KeepAlive, p.CACert = 200, keepAlive, pki.CAFile
+		res := runNet(t, p)
+		c := res.Hail.Counts
+		if res.StatusCodeDistribution["200"] != 200 || served.Load() != 200 {
+			t.Errorf("keep-alive %v: 200s %d, served %d, want 200 (errors %v)", keepAlive, res.StatusCodeDistribution["200"], served.Load(), res.ErrorDistribution)
+		}
+		if res.Hail.TLS == nil || res.Hail.TLS.Handshakes != c.Connects {
+			t.Fatalf("keep-alive %v: TLS %+v for %d connections", keepAlive, res.Hail.TLS, c.Connects)
+		}
+		switch {
+		case keepAlive && (c.Connects < 1 || c.Connects > 4):
+			t.Errorf("kept alive: %d connections, want at most 4", c.Connects)
+		case !keepAlive && (c.Connects != 200 || res.Hail.TLS.Resumptions < 190):
+			t.Errorf("a connection per request: %d connections, %d resumed, want 200 and nearly all", c.Connects, res.Hail.TLS.Resumptions)
+		}
+	}
+}
+
+// More connections than dial slots (256 set up at once) all connect and
+// serve exactly their share.
+func TestManyConnections(t *testing.T) {
+	t.Parallel()
+	base, s := servetest.Start(t)
+	p := newPlan(t, base+"/")
+	p.Requests, p.Connections = 2000, 600
+	res := runNet(t, p)
+	if c := res.Hail.Counts; c.Connects != 600 || c.Responses != 2000 || s.Stats().Requests != 2000 {
+		t.Errorf("%d connects, %d responses, the server saw %d: want 600, 2000, 2000 (errors %v)", c.Connects, c.Responses,
+			s.Stats().Requests, res.ErrorDistribution)
+	}
+}
+
+// Over a unix socket, as over TCP.
+func TestUnixSocket(t *testing.T) {
+	t.Parallel()
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	s := serve.New(serve.Config{Addr: "unix:" + sock})
+	if _, err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	p := newPlan(t, "http://localhost/")
+	p.Requests, p.UnixSocket = 300, sock
+	res := runNet(t, p)
+	if res.StatusCodeDistribution["200"] != 300 || s.Stats().Requests != 300 || res.Hail.Transport != "unix" {
+		t.Errorf("200s %d, served %d, transport %q: want 300, 300, unix (errors %v)", res.StatusCodeDistribution["200"],
+			s.Stats().Requests, res.Hail.Transport, res.ErrorDistribution)
+	}
+}
+
+// The deadline's abort ends every worker at once, wherever it is blocked:
+// in a dial that the server never accepts (a connect timeout of 10 s), in a
+// read from a server that never answers, in a write to one that never reads.
+func TestAbortWhereverBlocked(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []hostile.Mode{hostile.NoAccept, hostile.NeverRead, hostile.HalfThenHang} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			srv, err := hostile.Start(mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			p := newPlan(t, srv.URL())
+			p.Duration, p.ConnectTimeout, p.Timeout = 300*time.Millisecond, 10*time.Second, 10*time.Second
+			if mode == hostile.NeverRead {
+				p.Method, p.Bodies = "POST", [][]byte{make([]byte, 8<<20)} // fills the socket buffers: the write blocks
+			}
+			t0 := time.Now()
+			res := runNet(t, p)
+			if el := time.Since(t0); el > 2*time.Second {
+				t.Errorf("the run took %v with a 300 ms deadline", el)
+			}
+			// A request still in its dial was never sent: it is unsent.
+			c := res.Hail.Counts
+			if c.Sent+c.Unsent != c.Intended || c.Intended != 4 || c.Aborted != c.Sent || c.Errors != c.Sent || (mode == hostile.NoAccept) != (c.Unsent == 4) {
+				t.Errorf("counts %+v, errors %v: every request sent ends aborted, the rest unsent", c, res.ErrorDistribution)
+			}
+		})
+	}
+}
+
+// The engine allocates nothing per request in steady state: allocations
+// between two progress ticks, a second apart, are the collector's per-tick
+// work only (a few), in the closed and the open model.
+func TestNoAllocationsPerRequest(t *testing.T) {
+	base, _ := servetest.Start(t)
+	for _, rate := range []float64{0, 5000} {
+		p := newPlan(t, base+"/")
+		p.Duration, p.Rate = 2300*time.Millisecond, rate
+		var marks []runtime.MemStats
+		var reqs []int64
+		runtest.RunWith(t, p, run.Options{Engine: netengine.Engine{}, Progress: func(s stats.Snapshot) {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			marks = append(marks, m)
+			reqs = append(reqs, s.Requests)
+		}})
+		if len(marks) < 2 {
+			t.Fatalf("rate %v: only %d progress ticks", rate, len(marks))
+		}
+		n, allocs := reqs[1]-reqs[0], marks[1].Mallocs-marks[0].Mallocs
+		t.Logf("rate %v: %d requests, %d allocations between ticks", rate, n, allocs)
+		// A worker parks for each paced request; the runtime now and then
+		// allocates a waiter record (sudog) for that, about one request in
+		// a hundred. Nothing of hail's allocates.
+		const perTick = 10
+		bound := 0.01
+		if rate > 0 {
+			bound = 0.02
+		}
+		if n < 300 || float64(allocs) > bound*float64(n)+perTick {
+			t.Errorf("rate %v: %d allocations for %d requests", rate, allocs, n)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !race
+
+package testtier
+
+// raceDetector is false without -race: the race detector makes every test
+// CPU-bound (several times slower), so WaitBound leaves the default then.
+const raceDetector = false

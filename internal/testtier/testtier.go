@@ -1,0 +1,61 @@
+// Package testtier gates the test suite's slow tiers. `go test ./...` is
+// the fast tier (under a minute); a test of a slow tier runs only when its
+// tier's environment variable is set, as .ci/run sets each in turn.
+package testtier
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// The slow tiers, by their environment variables.
+const (
+	// Timing holds strict timing bounds (latency percentiles, lateness
+	// against the kernel's receive times, full-length coordinated
+	// omission): they hold on a quiet machine without -race, so .ci/run
+	// runs them one package at a time after the race run.
+	Timing = "HAIL_TIMING"
+	// Soak holds long runs and many repetitions (a 2-minute run at a high
+	// rate, a hundred interrupted runs); HAIL_SOAK=<duration> sets the
+	// soak's length.
+	Soak = "HAIL_SOAK"
+	// Browser holds the HTML report rendered in headless chromium (some
+	// seconds a page, and a browser to install).
+	Browser = "HAIL_BROWSER"
+)
+
+// On reports whether tier's variable is set.
+func On(tier string) bool { return os.Getenv(tier) != "" }
+
+// Require skips the test unless tier's variable is set, saying how to run it.
+func Require(tb testing.TB, tier string) {
+	tb.Helper()
+	if !On(tier) {
+		tb.Skipf("a slow tier: set %s=1 to run it (.ci/run does)", tier)
+	}
+}
+
+// WaitBound lets n tests marked t.Parallel run at once, unless
+// -test.parallel says otherwise; call it from TestMain before m.Run. It is
+// for packages whose tests mostly wait (on loopback servers, timers, child
+// processes): the default, GOMAXPROCS, leaves such a package's tests
+// queueing two at a time behind each other's sleeps on a 2-core machine.
+// Under the race detector, which makes every test CPU-bound, it leaves the
+// default.
+func WaitBound(n int) {
+	if raceDetector {
+		return
+	}
+	if f := flag.Lookup("test.parallel"); f != nil && !flag.Parsed() {
+		f.Value.Set(strconv.Itoa(n))
+	}
+}
+
+// Main is the TestMain of a package whose tests mostly wait: it runs them
+// 8 at a time (WaitBound) and exits with their result.
+func Main(m *testing.M) {
+	WaitBound(8)
+	os.Exit(m.Run())
+}
