@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/grpcserve"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // The gRPC path soaks as the HTTP one does (TestSoak, internal/run): hail
@@ -25,12 +26,9 @@ import (
 // (.ci/run sets it: a minute in all); HAIL_SOAK=<duration> runs each kind
 // that long.
 func TestSoakGRPC(t *testing.T) {
-	d := os.Getenv("HAIL_SOAK")
-	if d == "" {
-		t.Skip("set HAIL_SOAK=1 (30 s per streaming kind) or HAIL_SOAK=<duration> to run")
-	}
+	testtier.Require(t, testtier.Soak)
 	dur := 30 * time.Second
-	if parsed, err := time.ParseDuration(d); err == nil {
+	if parsed, err := time.ParseDuration(os.Getenv(testtier.Soak)); err == nil {
 		dur = parsed
 	}
 	addr, srv := startGRPCServer(t, grpcserve.Config{})

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // sink is a server on every protocol hail speaks that reads each request's
@@ -162,7 +163,7 @@ func bodyFile(t *testing.T, n int64, head []byte) string {
 func TestBodyMemory(t *testing.T) {
 	t.Parallel()
 	size, all := int64(32<<20), false
-	if os.Getenv("HAIL_MEMORY") != "" {
+	if testtier.On(testtier.Memory) {
 		size, all = 256<<20, true
 	}
 	s := startSink(t)
