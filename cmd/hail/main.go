@@ -6,8 +6,9 @@
 // completed, 1 for bad input or a run that could not start (one line on
 // stderr, nothing written), 2 when a scenario's threshold failed, 3 when
 // no request succeeded (for both, the report is written in full first; an
-// exitError carries the code), 130 when a second interrupt ended the
-// process at once.
+// exitError carries the code), 130 when a further signal ended the
+// process at once or one stopped a setup the run cannot start without
+// (the signal table: signals.go).
 package main
 
 import (

@@ -35,8 +35,9 @@ import (
 // after the one that stopped the current phase, or the previous phases but
 // the teardown's: the teardown, which runs after a load stopped by a
 // signal too, can be stopped by a signal of its own. Exiting at once
-// removes the unfinished -o file; exit 0 becomes 2 when a scenario's
-// threshold failed, as after any run.
+// removes the unfinished -o file. Exit 0 is then the run's outcome, as
+// after any run (main.go): 3 when no request succeeded (a signal before
+// the first response came back), 2 when a scenario's threshold failed.
 
 // phase is where a run is, as the signal table knows it.
 type phase int
