@@ -343,7 +343,7 @@ func ExampleReadJSON() {
 // grpcTarget starts hail's built-in gRPC target (hail serve --grpc) on a
 // free loopback port.
 func grpcTarget() (addr string, stop func()) {
-	g, err := grpcserve.New(grpcserve.Config{})
+	g, err := grpcserve.New(grpcserve.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
 		panic(err)
 	}

@@ -202,7 +202,7 @@ func (p Plan) compile(ctx context.Context, connect bool) (*job, error) {
 	case p.Scenario != nil && p.GRPC != nil:
 		return nil, &FieldError{Field: "GRPC", Problem: "a Plan runs a Scenario or a gRPC call: give one"}
 	case p.Scenario != nil:
-		return p.compileScenario(connect)
+		return p.compileScenario(ctx, connect)
 	}
 	ip, err := p.internal()
 	if err != nil {

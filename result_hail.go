@@ -353,9 +353,14 @@ type GRPCStats struct {
 	// streaming", "bidi streaming"); empty for a scenario's several.
 	Call string `json:"call,omitempty"`
 	Kind string `json:"kind,omitempty"`
-	// Calls were sent; MessagesSent and MessagesReceived are their
-	// request and response messages.
-	Calls            int64 `json:"calls"`
+	// Calls were sent, each counted once however many attempts it took;
+	// MessagesSent and MessagesReceived are their request and response
+	// messages.
+	Calls int64 `json:"calls"`
+	// Retries are attempts that sent a call again on a new connection
+	// (the first went stale, or a GOAWAY turned it away unprocessed); each
+	// is also among Counts.Reconnects.
+	Retries          int64 `json:"retries"`
 	MessagesSent     int64 `json:"messages_sent"`
 	MessagesReceived int64 `json:"messages_received"`
 }

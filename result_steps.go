@@ -32,6 +32,9 @@ type StepResult struct {
 	// YieldReasons breaks them down.
 	Yields       int64            `json:"yields"`
 	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
+	// Stopped says why the step was no longer chosen before the run
+	// ended: a unique feed it needs was used up ("" when it was not).
+	Stopped string `json:"stopped,omitempty"`
 	// Captures counts values captured from the step's responses;
 	// CaptureMisses responses where a capture found nothing.
 	Captures      int64 `json:"captures"`

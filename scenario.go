@@ -1,6 +1,7 @@
 package hail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -110,7 +111,7 @@ func newScenario(file string, opts []ScenarioOption) *Scenario {
 
 // checked returns s once it compiles (a Plan may still bound its run).
 func (s *Scenario) checked() (*Scenario, error) {
-	if _, err := s.compile("", true, false); err != nil {
+	if _, err := s.compile(context.Background(), "", true, false); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -118,14 +119,15 @@ func (s *Scenario) checked() (*Scenario, error) {
 
 // compile compiles s for one run: base replaces the file's (""), the
 // run's length is given by the Plan or not, insecure skips TLS
-// verification for the reflection that finds gRPC steps' schema.
-func (s *Scenario) compile(base string, lengthGiven, insecure bool) (*iscenario.Scenario, error) {
+// verification for the reflection that finds gRPC steps' schema;
+// cancelling ctx stops that reflection.
+func (s *Scenario) compile(ctx context.Context, base string, lengthGiven, insecure bool) (*iscenario.Scenario, error) {
 	if base == "" {
 		base = s.base
 	}
 	o := iscenario.LoadOptions{Vars: s.vars, Base: base, Env: s.env, LengthGiven: lengthGiven, FileLimit: s.limit,
 		GRPC: func(b *url.URL, ins bool) (grpccall.Source, error) {
-			return grpcload.ScenarioSource(b, ins || insecure)
+			return grpcload.ScenarioSource(ctx, b, ins || insecure)
 		}}
 	file := s.file
 	if s.built != nil {
@@ -157,8 +159,9 @@ var scenarioWords = strings.NewReplacer("(or --base)", "(or ScenarioBase, or Pla
 
 // compileScenario is the job of a Plan that runs a Scenario: the
 // scenario compiled afresh, its settings with the Plan's overrides (as hail
-// run's flags override a file's), its plan and workload.
-func (p Plan) compileScenario(connect bool) (*job, error) {
+// run's flags override a file's), its plan and workload. Cancelling ctx
+// stops the reflection that finds gRPC steps' schema.
+func (p Plan) compileScenario(ctx context.Context, connect bool) (*job, error) {
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -171,7 +174,7 @@ func (p Plan) compileScenario(connect bool) (*job, error) {
 		}
 	}
 	lengthGiven := p.Duration > 0 || p.Requests > 0 || len(p.RateStages)+len(p.ConnectionStages) > 0
-	sc, err := p.Scenario.compile(p.URL, lengthGiven, p.Insecure)
+	sc, err := p.Scenario.compile(ctx, p.URL, lengthGiven, p.Insecure)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,9 @@
 // completed, 1 for bad input or a run that could not start (one line on
 // stderr, nothing written), 2 when a scenario's threshold failed, 3 when
 // no request succeeded (for both, the report is written in full first; an
-// exitError carries the code), 130 when a second interrupt ended the
-// process at once.
+// exitError carries the code), 130 when a further signal ended the
+// process at once or one stopped a setup the run cannot start without
+// (the signal table: signals.go).
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // exitError carries an exit code other than 1.
@@ -67,6 +69,16 @@ func main() {
 	if err == nil {
 		return
 	}
+	var early *run.StartInterruptedError
+	switch {
+	case errors.As(err, &early): // the signal table's setup phase: the wait for --start-at
+		fmt.Fprintln(os.Stderr, "hail: "+early.Error())
+		os.Exit(130)
+	case setupInterrupted(): // the signal stopped what the run could not start without
+		restoreTerminal()
+		fmt.Fprintln(os.Stderr, "hail: interrupted during setup: nothing was sent")
+		os.Exit(130)
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
@@ -94,6 +106,11 @@ func oneLine(s string) string {
 
 // flagError rewrites pflag's messages into hail's one-line form.
 func flagError(cmd *cobra.Command, err error) error {
+	if cmd == cmd.Root() && len(os.Args) > 1 { // hail sevre --addr …: the command was mistyped, not the flag
+		if e := mistypedCommand(cmd, os.Args[1]); e != nil {
+			return e
+		}
+	}
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "unknown flag: "), strings.HasPrefix(msg, "unknown shorthand flag: "):

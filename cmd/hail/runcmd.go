@@ -84,12 +84,12 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "connections (replaces the file's connections and connection stages)")
-	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
+	fl.VarP(durationValue{&f.z, zeroRun}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages; 0: no limit)")
 	addPacingFlag(fl, &f.pacing)
-	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout")
-	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
+	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "per-request timeout (replaces the file's; 0 for none)")
+	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net, uring or auto (the file's engine unless given)")
 	fl.StringVar(&f.base, "base", "", "base URL to send the steps to (replaces the file's base)")
@@ -124,7 +124,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
-			return grpcload.ScenarioSource(base, insecure || f.insecure)
+			return grpcload.ScenarioSource(setupContext(), base, insecure || f.insecure)
 		}})
 	if err != nil {
 		return nil, none, nil, err
@@ -195,15 +195,13 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
-	interrupt, stop, release := handleSignals(out)
-	defer release()
 	// One dialer for the setup, the load and the teardown: the TLS files
 	// are read and the target's name is looked up once.
-	dialer, err := run.NewDialer(context.Background(), p)
+	dialer, err := run.NewDialer(setupContext(), p)
 	if err != nil {
 		return err
 	}
-	setup, err := runSetup(sc, p, dialer, interrupt)
+	setup, err := runSetup(sc, p, dialer)
 	if err != nil {
 		return err
 	}
@@ -212,6 +210,8 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	interrupt, stop, release := handleSignals(out) // a signal during the setup stops the load as it starts
+	defer release()
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: scenarioConfig(sc, p, workload),
 		Workload: workload, Dialer: dialer}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, liveScenario(sc))
@@ -219,7 +219,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	teardown := runTeardown(sc, p, dialer, interrupt)
+	teardown := runTeardown(sc, p, dialer)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
 	failed := threshold.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
@@ -235,12 +235,24 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 }
 
 // runSetup runs the scenario's setup. When a setup step fails, the
-// teardown cleans up what the setup made before the error is returned.
-func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, error) {
-	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(context.Background(), sc, p, d, interrupt) })
+// teardown cleans up what the setup made before the error is returned. A
+// signal stops the setup (its step in flight aborted): that is no error,
+// the load then stops as it starts and the report shows the setup as
+// interrupted (the signal table, signals.go).
+func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer) (*report.Phase, error) {
+	ctx := setupContext()
+	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(ctx, sc, p, d, ctx.Done()) })
+	if pe, failed := err.(*runner.PhaseError); failed && pe.Why == runner.Interrupted {
+		return setup, nil
+	}
 	if err != nil {
 		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
-			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, nil) }); td != nil && td.Failed != "" {
+			interrupt, end := teardownSignals()
+			td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) {
+				return runner.Teardown(context.Background(), sc, p, d, interrupt)
+			})
+			end()
+			if td != nil && td.Failed != "" {
 				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
 			}
 		}
@@ -249,17 +261,17 @@ func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrup
 	return setup, nil
 }
 
-// runTeardown runs the scenario's teardown after the load. It runs even
-// when Ctrl-C stopped the load (a second one exits at once); after a load
-// that ended by itself, Ctrl-C stops the teardown and the report is
-// written. A teardown that could not run is said on stderr.
-func runTeardown(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) *report.Phase {
-	select {
-	case <-interrupt:
-		interrupt = nil
-	default:
-	}
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, interrupt) })
+// runTeardown runs the scenario's teardown after the load, also when a
+// signal stopped the load (or the setup); a signal during the teardown
+// stops it, its step in flight aborted, and the report is written (the
+// signal table, signals.go). A teardown that could not run is said on
+// stderr.
+func runTeardown(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer) *report.Phase {
+	interrupt, end := teardownSignals()
+	defer end()
+	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) {
+		return runner.Teardown(context.Background(), sc, p, d, interrupt)
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}

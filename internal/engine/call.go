@@ -23,7 +23,9 @@ import (
 //	Respond      it ended in a response (redirects already followed), or
 //	Fail         it ended in one named error kind; a request none of whose
 //	             bytes was written was not sent: aborted, it ends as
-//	             unsent, else as an error counted as not sent
+//	             unsent, else as an error counted as not sent; CutShort,
+//	             just before Fail, counts what arrived of a response cut
+//	             short in the wire bytes
 //
 // Respond and Fail end the call exactly once: a second end is ignored.
 // Times are durations since the job's start. A Call allocates nothing.
@@ -220,7 +222,7 @@ func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unp
 		return false
 	}
 	switch k {
-	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn:
+	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn, stats.ErrHTTP2GoAway:
 	default:
 		return false
 	}
@@ -281,6 +283,17 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 		c.rec.Expected()
 	}
 	c.end(now)
+}
+
+// CutShort records the wire bytes that arrived of a response cut short
+// (the connection failed or closed mid-response, a redirect that cannot be
+// followed): call it just before Fail, so that they count in the run's
+// wire bytes as a complete response's do (Respond records those). It only
+// counts bytes; it marks no time (FirstByte does).
+func (c *Call) CutShort(wire int64) {
+	if c.live && wire > 0 {
+		c.rec.CutShort(wire)
+	}
 }
 
 // Fail ends the request at now as error kind k and hands it to reqs.Done

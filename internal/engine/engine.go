@@ -86,9 +86,12 @@ type Job struct {
 }
 
 // Messages counts gRPC calls (those that were sent) and the messages they
-// carried: a call is one request, whatever its streaming kind.
+// carried: a call is one request, whatever its streaming kind, counted
+// once however many attempts it took. Retries are the attempts that sent
+// a call again on a new connection (a stale connection, a GOAWAY); they
+// are also among the run's reconnects.
 type Messages struct {
-	Calls, Sent, Received atomic.Int64
+	Calls, Retries, Sent, Received atomic.Int64
 }
 
 // MarkAborting records that the run is aborting; call it before closing Abort.

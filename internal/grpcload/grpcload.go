@@ -35,6 +35,11 @@ type Call struct {
 	// Binary is the request as serialized protobuf: length-delimited
 	// messages, or one message. At most one of Data and Binary.
 	Binary []byte
+	// BinaryRoom says Binary begins with grpccall.PrefixLen bytes of room
+	// (bodyfile.Map's) before the serialized messages: one message sent
+	// alone is then framed where it is, never copied (a -B file of
+	// hundreds of MB costs its size once).
+	BinaryRoom bool
 	// Metadata is sent with every call (pairs from CheckMetadata);
 	// ReflectMetadata with the reflection requests.
 	Metadata        [][2]string
@@ -165,9 +170,17 @@ func (g *Load) resolve(p *plan.Plan, c Call) error {
 	}
 	p.Headers = Headers(p, c.Metadata)
 	if c.Binary != nil {
-		msgs, err := grpccall.SplitBinary(m.Desc.Input(), c.Binary)
+		b := c.Binary
+		if c.BinaryRoom {
+			b = b[grpccall.PrefixLen:]
+		}
+		msgs, err := grpccall.SplitBinary(m.Desc.Input(), b)
 		if err != nil {
 			return fmt.Errorf("%s: %v", n.Binary, err)
+		}
+		if c.BinaryRoom && len(msgs) == 1 && (!m.ClientStreams() || c.StreamCount <= 1) {
+			p.Bodies, g.Messages = [][]byte{grpccall.FrameInPlace(c.Binary)}, 1
+			return p.Validate()
 		}
 		p.Bodies, g.Messages = bodies(msgs, m.ClientStreams(), c.StreamCount)
 		return p.Validate()

@@ -96,9 +96,14 @@ type GRPC struct {
 	// streaming", "bidi streaming"); absent for a scenario's several.
 	Call string `json:"call,omitempty"`
 	Kind string `json:"kind,omitempty"`
-	// Calls were sent; MessagesSent and MessagesReceived are their
-	// request and response messages.
-	Calls            int64 `json:"calls"`
+	// Calls were sent, each counted once however many attempts it took;
+	// MessagesSent and MessagesReceived are their request and response
+	// messages.
+	Calls int64 `json:"calls"`
+	// Retries are attempts that sent a call again on a new connection
+	// (the first went stale, or a GOAWAY turned it away unprocessed); each
+	// is also among counts.reconnects.
+	Retries          int64 `json:"retries"`
 	MessagesSent     int64 `json:"messages_sent"`
 	MessagesReceived int64 `json:"messages_received"`
 }
@@ -327,7 +332,7 @@ func buildHail(r *Result, in Input) {
 	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
 	h.Target = in.Target
 	h.Verdict = verdict(in, r)
-	h.Hints = hints(t)
+	h.Hints = hints(t, in.Mismatch)
 	h.Series = in.Series
 	if h.Series == nil {
 		h.Series = []stats.Second{}

@@ -388,6 +388,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	reasons := make([]map[string]int64, len(names))
 	captures, misses := make([]int64, len(names)), make([]int64, len(names))
 	checks := make([]map[string]int64, len(names))
+	stopped := make([]string, len(names))
 	for i, n := range names {
 		totals[i] = stats.NewTotals()
 		var parts []*Result
@@ -407,6 +408,9 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 				misses[i] += s.CaptureMisses
 				reasons[i] = addCounts(reasons[i], s.YieldReasons)
 				checks[i] = addCounts(checks[i], s.CheckFailures)
+				if stopped[i] == "" {
+					stopped[i] = s.Stopped // each shard's feed is its own; the first stop says which
+				}
 				parts = append(parts, &Result{Hail: Hail{StartUnixNano: r.Hail.StartUnixNano, Series: s.Series}})
 			}
 		}
@@ -416,7 +420,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	for i := range out.Hail.Steps {
 		s := &out.Hail.Steps[i]
 		s.Yields, s.YieldReasons, s.Captures, s.CaptureMisses = yields[i], reasons[i], captures[i], misses[i]
-		s.CheckFailures = checks[i]
+		s.CheckFailures, s.Stopped = checks[i], stopped[i]
 	}
 	failed, checked := 0, 0
 	for _, r := range results {
@@ -515,6 +519,7 @@ func mergeGRPC(results []*Result) *GRPC {
 				out = &GRPC{Call: g.Call, Kind: g.Kind}
 			}
 			out.Calls += g.Calls
+			out.Retries += g.Retries
 			out.MessagesSent += g.MessagesSent
 			out.MessagesReceived += g.MessagesReceived
 		}

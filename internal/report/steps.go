@@ -39,6 +39,9 @@ type Step struct {
 	// YieldReasons breaks them down.
 	Yields       int64            `json:"yields"`
 	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
+	// Stopped says why the step was no longer chosen before the run
+	// ended: a unique feed it needs was used up.
+	Stopped string `json:"stopped,omitempty"`
 	// Captures counts values captured from this step's responses;
 	// CaptureMisses responses where a capture found nothing.
 	Captures      int64 `json:"captures"`
@@ -333,6 +336,9 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	for _, s := range steps {
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))
+		}
+		if s.Stopped != "" {
+			fmt.Fprintf(b, "  %s: stopped after %d requests: %s\n", s.Name, s.Counts.Requests, s.Stopped)
 		}
 		if s.Yields > 0 {
 			var parts []string

@@ -278,7 +278,11 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c
 		fmt.Fprintf(b, "  Connection:\t%s\n", conn)
 	}
 	if rg := h.GRPC; rg != nil {
-		fmt.Fprintf(b, "  gRPC:\t%s%d calls, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, rg.MessagesSent, rg.MessagesReceived)
+		retries := ""
+		if rg.Retries > 0 {
+			retries = fmt.Sprintf(" (%d sent again on a new connection)", rg.Retries)
+		}
+		fmt.Fprintf(b, "  gRPC:\t%s%d calls%s, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, retries, rg.MessagesSent, rg.MessagesReceived)
 	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",

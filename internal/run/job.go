@@ -141,14 +141,24 @@ func pacerOf(p *plan.Plan, w *Workload) schedule.Pacer {
 	return nil
 }
 
-// staticRequests serves the plan's own request variants, encoded once.
+// staticRequests serves the plan's own request variants, encoded once. A
+// body of engine.SplitAt or more is not copied into its variant: the
+// variant is its head, and the body is shared (engine.SharedBody).
 func staticRequests(p *plan.Plan) func(int) engine.Requests {
 	specs := p.Specs()
 	reqs := make([][]byte, len(specs))
+	var bodies [][]byte
 	for i := range specs {
-		reqs[i] = http1.AppendRequest(nil, &specs[i])
+		if len(specs[i].Body) < engine.SplitAt {
+			reqs[i] = http1.AppendRequest(nil, &specs[i])
+			continue
+		}
+		if bodies == nil {
+			bodies = make([][]byte, len(specs))
+		}
+		reqs[i], bodies[i] = http1.AppendHead(nil, &specs[i]), specs[i].Body
 	}
-	static := &engine.Static{Variants: reqs, Head: specs[0].Method == "HEAD"}
+	static := &engine.Static{Variants: reqs, Bodies: bodies, Head: specs[0].Method == "HEAD"}
 	return func(int) engine.Requests { return static }
 }
 

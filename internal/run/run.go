@@ -6,7 +6,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -112,7 +111,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		return nil, err
 	}
 	if !waitStart(ctx, p.StartAt, o.Interrupt) {
-		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
+		return nil, &StartInterruptedError{At: p.StartAt}
 	}
 	s.job.Start = time.Now()
 	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
@@ -211,7 +210,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
 		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
-		Addr: s.dialer.Target(), Target: tgt,
+		Addr: s.dialer.Target(), Target: tgt, Mismatch: certNames(s.dialer),
 	})
 	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
@@ -225,7 +224,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	}
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
-		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return res
 }
@@ -253,4 +252,13 @@ func tlsCounts(d *transport.Dialer) *report.TLSCounts {
 		return nil
 	}
 	return &report.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
+}
+
+// certNames is the dialer's first certificate issued for other names than
+// the one checked, for the report's hint; nil when none was met.
+func certNames(d *transport.Dialer) *report.CertNames {
+	if m := d.Mismatch(); m != nil {
+		return &report.CertNames{Host: m.Host, Names: m.Names}
+	}
+	return nil
 }

@@ -105,6 +105,11 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	}
 	m := &s.mix
 	a := m.pick(v.rng)
+	if s.feedEnd.exclude(a, v.excl) { // its unique feed is used up: it is no longer chosen
+		if a = m.pickExcluding(v.rng, v.excl); a < 0 {
+			return nil, 0, false, false
+		}
+	}
 	for tries := 0; ; tries++ {
 		act := m.acts[a]
 		st := act.step
@@ -120,7 +125,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			}
 			return req, st, s.Steps[st].isHead, true
 		}
-		if tries == 0 {
+		if tries == 0 && !s.feedEnd.exclude(a, v.excl) {
 			clear(v.excl)
 		}
 		v.excl[a] = true
@@ -207,7 +212,9 @@ func (v *vu) build(i int) ([]byte, bool) {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	b = append(b, body...)
+	if !st.shared() { // a shared body follows from where it is (Body)
+		b = append(b, body...)
+	}
 	v.buf = b
 	v.took = v.took[:0]
 	for k, ref := range st.refs {
@@ -217,6 +224,16 @@ func (v *vu) build(i int) ([]byte, bool) {
 		v.ctx.Slots[k] = ""
 	}
 	return b, true
+}
+
+// Body implements engine.SharedBody: a step's body_file of
+// engine.SplitAt or more follows its head from where it is, never copied
+// into a virtual user's request.
+func (v *vu) Body(_ uint64, step int) []byte {
+	if st := v.s.Steps[step]; st.shared() {
+		return st.bodyLit
+	}
+	return nil
 }
 
 // Reserved implements engine.Reserver: a token for the values the request

@@ -72,6 +72,9 @@ func (w *Walk) Next(hit uint64) ([]byte, int, bool, bool) {
 	return nil, 0, false, false
 }
 
+// Body implements engine.SharedBody (vu.Body).
+func (w *Walk) Body(hit uint64, step int) []byte { return w.v.Body(hit, step) }
+
 // Done implements engine.Requests: the step's checks and captures run as
 // in the load; a failed request, check or unexpected status ≥ 400 stops
 // the walk.

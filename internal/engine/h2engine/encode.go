@@ -97,8 +97,8 @@ func (tp *template) h2Block() []byte {
 			b = appendString(b, v)
 		}
 	}
-	if len(tp.body) > 0 && !tp.grpc {
-		b = appendLiteralIndexed(b, 28, strconv.Itoa(len(tp.body)))
+	if n := tp.req.ContentLength; n > 0 && !tp.grpc { // the body's length, its own or a shared one's
+		b = appendLiteralIndexed(b, 28, strconv.FormatInt(n, 10))
 	}
 	tp.block = b
 	return b

@@ -44,10 +44,16 @@ func parse(raw []byte, scheme string) (*template, error) {
 	}
 	var body []byte
 	end := bytes.Index(raw, []byte("\r\n\r\n")) + 4
-	if r.ContentLength == int64(len(raw)-end) && len(r.TransferEncoding) == 0 {
+	switch {
+	case end == len(raw) && r.ContentLength > 0 && len(r.TransferEncoding) == 0:
+		// The head alone: its shared body (engine.SharedBody) follows
+		// with each request.
+	case r.ContentLength == int64(len(raw)-end) && len(r.TransferEncoding) == 0:
 		body = raw[end:len(raw):len(raw)] // the body as sent: no copy of a large one
-	} else if body, err = io.ReadAll(r.Body); err != nil {
-		return nil, fmt.Errorf("request body: %v", err)
+	default:
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, fmt.Errorf("request body: %v", err)
+		}
 	}
 	target := r.RequestURI
 	var u *url.URL
@@ -70,11 +76,15 @@ func parse(raw []byte, scheme string) (*template, error) {
 	if te == "trailers" { // the one TE HTTP/2 allows; gRPC requires it
 		r.Header.Set("Te", te)
 	}
+	length := int64(len(body))
+	if body == nil && end == len(raw) {
+		length = max(r.ContentLength, 0) // a shared body's
+	}
 	req := &http.Request{
 		Method: r.Method, URL: u, Host: r.Host, Header: r.Header,
-		Proto: "HTTP/2.0", ProtoMajor: 2, ContentLength: int64(len(body)),
+		Proto: "HTTP/2.0", ProtoMajor: 2, ContentLength: length,
 	}
-	if len(body) == 0 {
+	if length == 0 {
 		req.Body = http.NoBody
 	}
 	tp := &template{raw: raw, req: req, body: body, head: r.Method == http.MethodHead, grpc: grpc}

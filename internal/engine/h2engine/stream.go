@@ -29,6 +29,7 @@ type stream struct {
 	connIdx int // connection number, for connection stages
 	shard   int
 	reqs    engine.Requests
+	sb      engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	take    *engine.Taker
 	tmpl    templates
 	parser  http1.Parser
@@ -38,13 +39,16 @@ type stream struct {
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
 	grpc    grpcResult // a gRPC call's messages and status, reused
-	// gRPC calls sent and their messages, added to Job.Messages at the end
-	calls, sent, received int64
+	// gRPC calls sent, their retries and messages, added to Job.Messages at the end
+	calls, retries, sent, received int64
+	callSent                       bool // the call in progress was counted as sent
+	retrying                       bool // the attempt in progress sends the call again after RetryStale
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
 	s := &stream{m: m, j: j, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
+	s.sb = engine.SharedBodies(s.reqs)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
@@ -59,6 +63,7 @@ func (s *stream) run() {
 	defer func() {
 		if s.calls > 0 {
 			j.Messages.Calls.Add(s.calls)
+			j.Messages.Retries.Add(s.retries)
 			j.Messages.Sent.Add(s.sent)
 			j.Messages.Received.Add(s.received)
 		}
@@ -76,16 +81,20 @@ func (s *stream) run() {
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
 		s.call.Reserve(s.reqs)
 		s.call.Start(j.Since())
+		var body []byte
+		if s.sb != nil {
+			body = s.sb.Body(hit, step)
+		}
 		s.conn.inflight.Add(1)
-		s.do(raw, hit)
+		s.do(raw, body, hit)
 		s.conn.inflight.Add(-1)
 		s.take.End()
 	}
 }
 
-// do performs one request (raw, for hit), following redirects, and ends
-// its call.
-func (s *stream) do(raw []byte, hit uint64) {
+// do performs one request (raw, and its shared body if not nil, for hit),
+// following redirects, and ends its call.
+func (s *stream) do(raw, body []byte, hit uint64) {
 	j := s.j
 	ctx := s.ctx
 	if j.Timeout > 0 { // -t bounds the whole request, redirects included
@@ -93,7 +102,8 @@ func (s *stream) do(raw []byte, hit uint64) {
 		ctx, cancel = context.WithDeadline(ctx, j.Start.Add(s.call.StartTime()+j.Timeout))
 		defer cancel()
 	}
-	s.chain.Reset(j, raw)
+	s.chain.Reset(j, raw, body)
+	s.callSent, s.retrying = false, false
 	var away *live // the connection to another origin, once the chain left the run's
 	defer func() {
 		if away != nil {
@@ -126,8 +136,10 @@ func (s *stream) do(raw []byte, hit uint64) {
 			var ga *GoAwayError
 			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
 			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
+			s.call.CutShort(s.parser.WireBytes) // what arrived of a response cut short
 			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}
@@ -194,7 +206,14 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.grpc.reset()
 		r.grpc = &s.grpc
 	}
-	err = hc.exchange(ctx, tp, &s.h2call, r)
+	body, msgs := tp.body, tp.msgs
+	if s.chain.Body != nil {
+		body = s.chain.Body
+		if tp.grpc {
+			msgs = countFrames(body)
+		}
+	}
+	err = hc.exchange(ctx, tp, body, &s.h2call, r)
 	if s.h2call.wrote {
 		s.call.MarkSent()
 	}
@@ -202,7 +221,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.call.FirstByte(r.fb)
 	}
 	if tp.grpc {
-		s.endGRPC(tp)
+		s.endGRPC(msgs)
 	}
 	s.account(c)
 	if err != nil {
@@ -222,7 +241,9 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 // response head had arrived when it failed.
 func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
 	req := tp.req.WithContext(ctx)
-	if len(tp.body) > 0 {
+	if body := s.chain.Body; body != nil {
+		req.Body, req.ContentLength = &bodyReader{b: body}, int64(len(body))
+	} else if len(tp.body) > 0 {
 		req.Body = &bodyReader{b: tp.body}
 	}
 	// A request handed to the round tripper is on its way: the QUIC stack
@@ -254,13 +275,22 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 	return false, nil
 }
 
-// endGRPC counts a gRPC call's messages and stamps its first byte: the
-// first response message.
-func (s *stream) endGRPC(tp *template) {
+// endGRPC counts a gRPC call (of msgs request messages) and stamps its first byte: the
+// first response message. A call is counted once, when its first attempt
+// is sent; an attempt that sends it again after a stale connection or a
+// GOAWAY (RetryStale) is a retry, counted apart.
+func (s *stream) endGRPC(msgs int64) {
 	if s.h2call.wrote {
-		s.calls++
-		s.sent += tp.msgs
+		switch {
+		case !s.callSent:
+			s.calls++
+			s.sent += msgs
+			s.callSent = true
+		case s.retrying:
+			s.retries++
+		}
 	}
+	s.retrying = false
 	s.received += s.grpc.msgs
 	if s.grpc.fb > 0 {
 		s.call.FirstByte(s.grpc.fb)

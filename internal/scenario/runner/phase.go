@@ -15,6 +15,10 @@ import (
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
+// Interrupted is PhaseError.Why for a phase that a signal (its interrupt
+// channel, or its context) stopped.
+const Interrupted = "interrupted"
+
 // PhaseError is a setup step that failed: the load is not run.
 type PhaseError struct {
 	Phase string // "setup"
@@ -67,7 +71,9 @@ func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []
 	walk := sc.NewWalk(steps)
 	q := *p
 	q.Connections, q.Requests, q.Duration, q.Rate, q.BurstEvery, q.BurstSize = 1, 0, 0, 0, 0, 0
-	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
+	// Not WaitOngoing: a signal aborts the step in flight at once (a silent
+	// server would otherwise hold the phase for the whole grace).
+	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, false, time.Time{}, 0, 0
 	w := &run.Workload{Steps: scenario.Names(steps), NewRequests: func(int) engine.Requests { return walk },
 		BodyLimit: scenario.BodyLimit(steps, sc.Settings.BodyLimit), CaptureHeaders: scenario.ResponseHeaders(steps), Ended: walk.Ended()}
 	res, err := run.Run(ctx, &q, run.Options{Workload: w, Interrupt: interrupt, Dialer: d})
@@ -81,6 +87,8 @@ func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []
 	}
 	var failed *PhaseError
 	switch step, why, transport := walk.Failure(); {
+	case res.Hail.Interrupted: // the step in flight was aborted: that is no failure of its own
+		failed = &PhaseError{Step: steps[min(walk.At(), len(steps)-1)].Name, Why: Interrupted}
 	case why != "":
 		if transport && step < len(res.Hail.Steps) {
 			kinds := make([]string, 0, 1)
@@ -91,8 +99,6 @@ func runPhase(ctx context.Context, sc *scenario.Scenario, p *plan.Plan, steps []
 			why = strings.Join(kinds, ", ")
 		}
 		failed = &PhaseError{Step: steps[step].Name, Why: why}
-	case res.Hail.Interrupted:
-		failed = &PhaseError{Step: steps[min(walk.At(), len(steps)-1)].Name, Why: "interrupted"}
 	}
 	if failed != nil {
 		ph.Failed = failed.Step + ": " + failed.Why
