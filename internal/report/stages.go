@@ -369,3 +369,89 @@ func writeAligned(b *strings.Builder, rows [][]string, left int) {
 		fmt.Fprintln(b, "  "+strings.TrimRight(line, " "))
 	}
 }
+
+// mergeStages merges the per-stage results of shards of one run, stage by
+// stage (by number): counts and histograms add exactly, each stage's
+// figures are rebuilt from the sums over its longest measured time, and
+// its connections and target from the merged series.
+func mergeStages(out *Result, results []*Result, name func(int) string) error {
+	n := -1
+	for i, r := range results {
+		if n >= 0 && len(r.Hail.Stages) != n {
+			return fmt.Errorf("%s has %d stages, %s %d: the results are not shards of one run", name(i), len(r.Hail.Stages), name(0), n)
+		}
+		n = len(r.Hail.Stages)
+	}
+	if n <= 0 {
+		return nil
+	}
+	out.Hail.Stages = make([]Stage, n)
+	for k := range n {
+		s := &out.Hail.Stages[k]
+		*s = results[0].Hail.Stages[k]
+		total := stats.NewTotals()
+		var seconds float64
+		var warm *StageWarmup
+		for i, r := range results {
+			rs := &r.Hail.Stages[k]
+			t, err := stepTotals(&Step{Name: rs.Label(), Counts: rs.Counts, Histograms: rs.Histograms,
+				StatusCodeDistribution: rs.StatusCodeDistribution, ErrorDistribution: rs.ErrorDistribution})
+			if err != nil {
+				return fmt.Errorf("%s: %v", name(i), err)
+			}
+			total.Add(t)
+			seconds = max(seconds, rs.Seconds)
+			if w := rs.Warmup; w != nil {
+				if warm == nil {
+					warm = &StageWarmup{Seconds: w.Seconds}
+				}
+				if err := addWarmup(warm, w); err != nil {
+					return fmt.Errorf("%s: %v", name(i), err)
+				}
+			}
+		}
+		span := time.Duration(math.Round(seconds * 1e9))
+		s.Seconds = span.Seconds()
+		fillStage(s, total, span)
+		s.Warmup = warm
+		from := s.Start + warmupOf(s)
+		s.Load, s.Process = stageSeries(out.Hail.Series, from, from+s.Seconds, s.Counts.Requests)
+	}
+	return nil
+}
+
+// addWarmup adds warmup w's counts and histograms into into.
+func addWarmup(into, w *StageWarmup) error {
+	c, o := &into.Counts, w.Counts
+	c.Requests += o.Requests
+	c.NotSent += o.NotSent
+	c.Responses += o.Responses
+	c.Errors += o.Errors
+	c.Aborted += o.Aborted
+	c.Expected += o.Expected
+	c.Failed += o.Failed
+	c.BodyBytes += o.BodyBytes
+	c.SentBytes += o.SentBytes
+	c.LatencySumNS += o.LatencySumNS
+	c.FailedSumNS += o.FailedSumNS
+	into.Seconds = max(into.Seconds, w.Seconds)
+	hs := []struct{ dst, src *string }{
+		{&into.Histograms.LatencyOK, &w.Histograms.LatencyOK}, {&into.Histograms.LatencyBad, &w.Histograms.LatencyBad},
+		{&into.Histograms.FirstByte, &w.Histograms.FirstByte}, {&into.Histograms.Lag, &w.Histograms.Lag}, {&into.Histograms.Failed, &w.Histograms.Failed},
+	}
+	for _, h := range hs {
+		sum := stats.NewHist()
+		for _, enc := range []string{*h.dst, *h.src} {
+			if enc == "" {
+				continue
+			}
+			d, err := DecodeHist(enc)
+			if err != nil {
+				return fmt.Errorf("bad histogram in a stage's warmup: %v", err)
+			}
+			sum.Merge(d)
+		}
+		*h.dst = encode(sum)
+	}
+	return nil
+}
