@@ -255,6 +255,17 @@ func FindStage(r *Result, ref string) *Stage {
 	return nil
 }
 
+// stageAt is the number of the stage in progress at t seconds into the
+// run (0: none, or no stages).
+func stageAt(stages []Stage, t float64) int {
+	for _, s := range stages {
+		if t >= s.Start && t < s.End {
+			return s.Stage
+		}
+	}
+	return 0
+}
+
 // writeStagesText writes the per-stage table: a row per stage, the
 // warmups left out, and the sum that ties the stages to the run.
 func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
@@ -262,10 +273,7 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 	if len(stages) == 0 {
 		return
 	}
-	proc := false
-	for _, s := range stages {
-		proc = proc || s.Process != nil
-	}
+	proc := stagesHaveProcess(stages)
 	fmt.Fprintln(b, c.heading("Stages (a request counts in the stage of its intended send time; warmups are left out):"))
 	head := []string{"stage", "load", "measured", "requests", "req/s", "successful/s", "err%", "p50", "p99", "all-sent p99", "conns"}
 	if proc {
@@ -279,26 +287,12 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 		return d(v)
 	}
 	for _, s := range stages {
-		from := s.Start + warmupOf(&s)
-		measured := fmt.Sprintf("%s–%s s", trimFloat(from), trimFloat(from+s.Seconds))
-		switch {
-		case s.End == s.Start:
-			measured = "a jump (0 s)"
-		case s.Seconds == 0:
-			measured = "not reached"
-		}
-		row := []string{s.Label(), s.LoadText(), measured, fmt.Sprint(s.Counts.Requests), fmt.Sprintf("%.1f", s.Rates.RequestsPerSec),
+		row := []string{s.Label(), s.LoadText(), measuredText(&s), fmt.Sprint(s.Counts.Requests), fmt.Sprintf("%.1f", s.Rates.RequestsPerSec),
 			fmt.Sprintf("%.1f", s.Rates.SuccessfulPerSec), fmt.Sprintf("%.2f%%", 100*s.ErrorRate),
-			na(s.Latency.P50, s.Counts.Responses == 0), na(s.Latency.P99, s.Counts.Responses == 0), na(s.AllSent.P99, s.AllSent.Requests == 0), "n/a"}
-		if s.Load != nil {
-			row[10] = fmt.Sprintf("%.0f", s.Load.ConnsOpenMean)
-		}
+			na(s.Latency.P50, s.Counts.Responses == 0), na(s.Latency.P99, s.Counts.Responses == 0), na(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s)}
 		if proc {
-			if p := s.Process; p != nil {
-				row = append(row, bytesHuman(float64(p.PeakRSSBytes)), fmt.Sprintf("%.2f cores", p.MeanCPU))
-			} else {
-				row = append(row, "n/a", "n/a")
-			}
+			rss, cpu := processText(&s)
+			row = append(row, rss, cpu)
 		}
 		rows = append(rows, row)
 	}

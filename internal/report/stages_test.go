@@ -106,3 +106,54 @@ func TestStagesMergeExactly(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// The HTML report charts connections and requests in flight with each
+// stage's start, its warmup and the -w drain marked, and tables the
+// stages; Markdown and csv-seconds carry them too.
+func TestStagesRendered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	r := stagedShard(t, 0, []*stats.Totals{randomTotals(rng, 400), randomTotals(rng, 600), randomTotals(rng, 200)})
+	r.Hail.Drain = &Drain{Seconds: 0.5, Requests: 7, InRates: true}
+	r.Summary.Total = 4.5
+	r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 4, Span: 0.5, Drained: 7, InFlight: 1})
+	var h strings.Builder
+	if err := WriteHTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	page := h.String()
+	load := page[strings.Index(page, `id="chart-load"`):]
+	load = load[:strings.Index(load, "</svg>")]
+	for _, want := range []string{`class="boundary"`, `<text class="stagelabel"`, `>1</text>`, `>2</text>`, `class="warmup"`, `class="drain"`,
+		"in flight", "ended in the drain"} {
+		if !strings.Contains(load, want) && !strings.Contains(page, want) {
+			t.Errorf("the load chart lacks %q", want)
+		}
+	}
+	if strings.Count(load, `class="boundary"`) != 2 || strings.Count(load, `class="warmup"`) != 1 {
+		t.Errorf("%d stage boundaries and %d warmups drawn, want 2 and 1", strings.Count(load, `class="boundary"`), strings.Count(load, `class="warmup"`))
+	}
+	for _, want := range []string{"<h2>Stages</h2>", "stage 2 (peak)", "100→300 req/s", "1–2 s"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	r.Hail.Stages[0].Kind, r.Hail.Stages[1].Kind = "connections", "connections"
+	h.Reset()
+	if err := WriteHTML(&h, r); err != nil || !strings.Contains(h.String(), "planned connections") {
+		t.Errorf("connection stages: the load chart has no planned connections (%v)", err)
+	}
+	var md, csv strings.Builder
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| stage 2 (peak) | 100→300 conns |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if err := WriteCSV(&csv, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
+	if !strings.HasSuffix(lines[0], ",drained,stage") || !strings.HasSuffix(lines[1], ",0,1") || !strings.HasSuffix(lines[3], ",0,2") || !strings.HasSuffix(lines[5], ",7,0") {
+		t.Errorf("csv-seconds:\n%s", csv.String())
+	}
+}
