@@ -63,32 +63,15 @@ func Parse(expr string) (*Threshold, error) {
 	if op == "" {
 		return nil, fmt.Errorf("threshold %q: expected one of the operators < <= > >=, found %q", expr, s[i:min(len(s), i+2)])
 	}
-	name := strings.TrimSpace(s[:i])
+	full := strings.TrimSpace(s[:i])
 	val := strings.TrimSpace(s[i+len(op):])
 	t := &Threshold{Expr: s, op: op, step: -1, stage: -1, AbortAfter: DefaultAbortAfter}
-	name, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
-	switch {
-	case ok && (name == "" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests"):
-		return nil, fmt.Errorf("threshold %q: _ok (responses only) goes with a latency: p99_ok, min_ok, max_ok or mean_ok", expr)
-	case name == "":
-		return nil, fmt.Errorf("threshold %q: expected a metric before %s (p99, error_rate, rps, …)", expr, op)
-	case name == "avg" || name == "mean":
-		t.metric = "mean"
-	case name == "min" || name == "max" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests":
-		t.metric = name
-	case name[0] == 'p':
-		q, err := strconv.ParseFloat(name[1:], 64)
-		if err != nil || q < 0 || q > 100 || math.IsNaN(q) {
-			return nil, fmt.Errorf("threshold %q: metric %q: expected a percentile p0 to p100 such as p99 or p99.9", expr, name)
-		}
-		t.metric, t.q = "p", q
-	default:
-		return nil, fmt.Errorf("threshold %q: unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", expr, name)
+	var err error
+	if t.metric, t.q, err = parseMetric(full, op); err != nil {
+		return nil, fmt.Errorf("threshold %q: %v", expr, err)
 	}
-	latency := t.metric == "p" || t.metric == "min" || t.metric == "max" || t.metric == "mean"
-	if ok {
-		t.metric += "_ok"
-	}
+	name := strings.TrimSuffix(full, "_ok")
+	latency := isLatency(t.metric)
 	if val == "" {
 		return nil, fmt.Errorf("threshold %q: expected a value after %s", expr, op)
 	}
@@ -120,6 +103,46 @@ func Parse(expr string) (*Threshold, error) {
 		t.limit = v
 	}
 	return t, nil
+}
+
+// parseMetric reads a threshold's metric name (op follows it, for
+// messages): "p" with its percentile, "min", "max", "mean" (each with
+// "_ok" for the responses only), "rps", "error_rate", "errors",
+// "requests".
+func parseMetric(name, op string) (string, float64, error) {
+	base, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
+	metric, q := "", 0.0
+	switch {
+	case ok && (base == "" || base == "rps" || base == "error_rate" || base == "errors" || base == "requests"):
+		return "", 0, fmt.Errorf("_ok (responses only) goes with a latency: p99_ok, min_ok, max_ok or mean_ok")
+	case base == "":
+		return "", 0, fmt.Errorf("expected a metric before %s (p99, error_rate, rps, …)", op)
+	case base == "avg" || base == "mean":
+		metric = "mean"
+	case base == "min" || base == "max" || base == "rps" || base == "error_rate" || base == "errors" || base == "requests":
+		metric = base
+	case base[0] == 'p':
+		v, err := strconv.ParseFloat(base[1:], 64)
+		if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
+			return "", 0, fmt.Errorf("metric %q: expected a percentile p0 to p100 such as p99 or p99.9", base)
+		}
+		metric, q = "p", v
+	default:
+		return "", 0, fmt.Errorf("unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", base)
+	}
+	if ok {
+		metric += "_ok"
+	}
+	return metric, q, nil
+}
+
+// isLatency reports whether metric (as parseMetric names it) is a latency.
+func isLatency(metric string) bool {
+	switch strings.TrimSuffix(metric, "_ok") {
+	case "p", "min", "max", "mean":
+		return true
+	}
+	return false
 }
 
 // OnStep makes t judge one step, name, whose index among the scenario's
