@@ -87,12 +87,9 @@ open connections are shown, not judged better or worse.`,
 			if err != nil {
 				return err
 			}
-			c := report.Compare(sides, names, base)
+			c := report.Compare(sides, names, sideLabels, base)
 			seen := map[string]int{}
 			for i := range c.Sides {
-				if sideLabels[i] != "" {
-					c.Sides[i].Label = sideLabels[i]
-				}
 				if j, ok := seen[c.Sides[i].Label]; ok {
 					return fmt.Errorf("--label: sides %d and %d are both named %q: give them different names", j+1, i+1, c.Sides[i].Label)
 				}

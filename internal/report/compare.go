@@ -8,7 +8,6 @@ package report
 // finds the differing settings, compare_text.go and compare_html.go render.
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -335,12 +334,15 @@ func Judge(base, value Spread, higher bool) string {
 func Noisy(base, value Spread) bool { return base.N > 1 || value.N > 1 }
 
 // Compare builds the comparison of sides (each one or several runs; names
-// are their files), against side base. The sides are labelled A, B, C, …
-// until the caller names them.
-func Compare(sides [][]*Result, names [][]string, base int) *Comparison {
+// are their files), against side base. labels name the sides ("" or none:
+// A, B, C, …).
+func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Comparison {
 	c := &Comparison{Baseline: base}
 	for i := range sides {
 		s := Side{Label: sideLetter(i)}
+		if i < len(labels) && labels[i] != "" {
+			s.Label = labels[i]
+		}
 		if i < len(names) {
 			s.Names = names[i]
 		}
@@ -388,7 +390,7 @@ func Compare(sides [][]*Result, names [][]string, base int) *Comparison {
 		}
 	}
 	c.Settings = settingDiffs(sides)
-	c.Warnings, c.Notes = comparability(all, files, c.Settings)
+	c.Warnings, c.Notes = comparability(all, files, c.Sides, c.Settings)
 	c.Warnings = append(c.Warnings, stagePlans(sides, c.Sides)...)
 	return c
 }
@@ -452,39 +454,36 @@ var comparedKeys = []string{"url", "method", "model", "rate", "connections", "re
 // comparability says what makes the runs measure different things
 // (warnings) and what is worth knowing but does not (notes): a different
 // URL alone is the normal case of comparing implementations. A difference
-// whose values are short is spelt out; a long one (a scenario) points at
-// the table of differing settings.
-func comparability(all []*Result, names []string, settings []SettingDiff) (warns, notes []string) {
+// in a setting is spelt out side by side; one in a structure (a scenario)
+// points at the table of the settings that differ.
+func comparability(all []*Result, names []string, sides []Side, settings []SettingDiff) (warns, notes []string) {
 	label := func(i int) string {
 		if i < len(names) {
 			return names[i]
 		}
 		return fmt.Sprintf("run %d", i+1)
 	}
-	ref := all[0]
 	var diffs []string
 	urlDiff := ""
 	for _, k := range comparedKeys {
-		want, _ := json.Marshal(ref.Hail.Config[k])
-		var differ []string
-		long := len(want) > 60
-		for i, r := range all[1:] {
-			got, _ := json.Marshal(r.Hail.Config[k])
-			if string(got) != string(want) {
-				differ = append(differ, fmt.Sprintf("%s has %s", label(i+1), got))
-				long = long || len(got) > 60
+		d := ""
+		for _, sd := range settings {
+			if sd.Field == k {
+				var parts []string
+				for i, v := range sd.Values {
+					parts = append(parts, sides[i].Label+" has "+v)
+				}
+				d = "(" + strings.Join(parts, "; ") + ")"
 			}
 		}
-		if len(differ) == 0 {
-			continue
+		if n := countPrefixed(settings, k); d == "" && n > 0 {
+			d = fmt.Sprintf("(%d fields of it: see the settings that differ)", n)
 		}
-		d := fmt.Sprintf("(%s has %s; %s)", label(0), want, strings.Join(differ, "; "))
-		if long {
-			d = fmt.Sprintf("(%d fields of it: see the settings that differ)", countPrefixed(settings, k))
-		}
-		if k == "url" {
+		switch {
+		case d == "":
+		case k == "url":
 			urlDiff = d
-		} else {
+		default:
 			diffs = append(diffs, k+" differs "+d)
 		}
 	}
@@ -514,9 +513,16 @@ func comparability(all []*Result, names []string, settings []SettingDiff) (warns
 	var limited, why []string
 	closed := false
 	for i, r := range all {
-		if r.Hail.Verdict.GeneratorLimited {
+		if v := r.Hail.Verdict; v.GeneratorLimited && !slices.Contains(limited, label(i)) {
 			limited = append(limited, label(i))
-			why = append(why, label(i)+": "+strings.Join(r.Hail.Verdict.Reasons, "; "))
+			line := label(i)
+			if head, _ := v.Headline(); strings.Contains(head, "(") {
+				line += " (" + head[strings.Index(head, "(")+1:strings.LastIndex(head, ")")] + ")"
+			}
+			if len(v.Reasons) > 0 {
+				line += ": " + v.Reasons[0]
+			}
+			why = append(why, line)
 		}
 		if r.Hail.Interrupted {
 			warns = append(warns, fmt.Sprintf("%s was interrupted: it covers only part of the planned run", label(i)))

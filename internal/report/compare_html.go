@@ -22,7 +22,11 @@ func WriteCompareHTML(w io.Writer, c *Comparison, o CompareOutput, version strin
 	fmt.Fprintf(b, "<header><h1>hail compare</h1><div class=\"sub\">%s</div></header>\n<main>\n", esc(strings.Join(labels, " · ")))
 	b.WriteString("<table class=\"kv\">")
 	for i, s := range c.Sides {
-		fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td></tr>", esc(c.sideHeader(i)), esc(strings.Join(s.Names, ", ")))
+		runs := ""
+		if len(s.Names) > 1 {
+			runs = fmt.Sprintf(" (%d runs: their median, and min–max)", len(s.Names))
+		}
+		fmt.Fprintf(b, "<tr><th>%s</th><td>%s%s</td></tr>", esc(c.sideHeader(i)), esc(strings.Join(s.Names, ", ")), esc(runs))
 	}
 	b.WriteString("</table>\n")
 	if len(c.Warnings) > 0 {

@@ -48,8 +48,7 @@ func TestCompareThreeSides(t *testing.T) {
 	py := stagedRun(2*time.Millisecond, 40*time.Millisecond, 300<<20, "http://127.0.0.1:5000", "/vms")
 	goREST := stagedRun(time.Millisecond, 4*time.Millisecond, 40<<20, "http://127.0.0.1:8080", "/vms")
 	grpc := stagedRun(800*time.Microsecond, 3*time.Millisecond, 30<<20, "grpc://127.0.0.1:9090", "vm.v1.VMs/Create")
-	c := Compare([][]*Result{{py}, {goREST}, {grpc}}, [][]string{{"py.json"}, {"go.json"}, {"grpc.json"}}, 0)
-	c.Sides[0].Label, c.Sides[1].Label, c.Sides[2].Label = "Python REST", "Go REST", "Go gRPC"
+	c := Compare([][]*Result{{py}, {goREST}, {grpc}}, [][]string{{"py.json"}, {"go.json"}, {"grpc.json"}}, []string{"Python REST", "Go REST", "Go gRPC"}, 0)
 	if len(c.Stages) != 2 || c.Stages[1].Label != "stage 2 (peak)" || c.Stages[1].Load != "5000 conns" {
 		t.Fatalf("stages %+v", c.Stages)
 	}
@@ -94,7 +93,7 @@ func TestCompareThreeSides(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 	// Another baseline: the changes are against it.
-	c = Compare([][]*Result{{py}, {goREST}, {grpc}}, nil, 1)
+	c = Compare([][]*Result{{py}, {goREST}, {grpc}}, nil, nil, 1)
 	if r := p99(c.Stages[1].Rows); r.Cells[1].Verdict != "" || r.Cells[0].Verdict != "worse" || r.Cells[2].Verdict != "better" {
 		t.Errorf("against Go REST: %+v", r.Cells)
 	}
@@ -114,7 +113,7 @@ func TestCompareWarnsOtherStages(t *testing.T) {
 	a := stagedRun(time.Millisecond, time.Millisecond, 1<<20, "u", "/")
 	b := stagedRun(time.Millisecond, time.Millisecond, 1<<20, "u", "/")
 	b.Hail.Stages[1].Target = 2000
-	c := Compare([][]*Result{{a}, {b}}, nil, 0)
+	c := Compare([][]*Result{{a}, {b}}, nil, nil, 0)
 	if w := strings.Join(c.Warnings, "\n"); !strings.Contains(w, "the stages differ (A: 500 conns over 2 s, 5000 conns over 2 s; B: 500 conns over 2 s, 2000 conns over 2 s)") {
 		t.Errorf("warnings %q", c.Warnings)
 	}

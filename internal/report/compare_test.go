@@ -36,7 +36,7 @@ func row(c *Comparison, metric string) CompareRow {
 
 // two compares side a with side b (the baseline).
 func two(a, b []*Result, an, bn []string) *Comparison {
-	return Compare([][]*Result{a, b}, [][]string{an, bn}, 0)
+	return Compare([][]*Result{a, b}, [][]string{an, bn}, nil, 0)
 }
 
 // cell is side i's cell of metric in c.
@@ -101,10 +101,10 @@ func TestCompareSpreadAndNoise(t *testing.T) {
 		t.Errorf("clear regression called %s", r.Verdict)
 	}
 	txt, md := text(t, c, CompareOutput{})
-	if !strings.Contains(txt, "noise") || !strings.Contains(txt, "A (baseline, median of 3, min–max)") {
+	if !strings.Contains(txt, "noise") || !strings.Contains(txt, "A (baseline): a1, a2, a3 (3 runs: their median, and min–max)") {
 		t.Errorf("text:\n%s", txt)
 	}
-	if !strings.Contains(md, "| metric | A (baseline, median of 3, min–max) | B (median of 3, min–max) |") || !strings.Contains(md, "〰️ noise") {
+	if !strings.Contains(md, "| metric | A (baseline) | B |") || !strings.Contains(md, "〰️ noise") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
@@ -146,9 +146,8 @@ func TestCompareTwoImplementations(t *testing.T) {
 		r.Hail.Verdict.GeneratorLimited = true
 		r.Hail.Verdict.Reasons = []string{"CPU at 95% of its cores"}
 	}
-	c := two([]*Result{a}, []*Result{b}, []string{"py.json"}, []string{"go.json"})
-	c.Sides[0].Label, c.Sides[1].Label = "Python VMM", "Go VMM"
-	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "different targets") || !strings.Contains(c.Notes[0], "http://127.0.0.1:5000/") {
+	c := Compare([][]*Result{{a}, {b}}, [][]string{{"py.json"}, {"go.json"}}, []string{"Python VMM", "Go VMM"}, 0)
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "different targets") || !strings.Contains(c.Notes[0], "Python VMM has http://127.0.0.1:5000/; Go VMM has http://127.0.0.1:8080/") {
 		t.Errorf("notes %q", c.Notes)
 	}
 	if len(c.Warnings) != 3 || !strings.Contains(c.Warnings[0], "limited py.json, go.json") || !strings.HasPrefix(c.Warnings[1], "py.json: CPU at 95%") || !strings.HasPrefix(c.Warnings[2], "go.json: CPU at 95%") {
@@ -158,7 +157,7 @@ func TestCompareTwoImplementations(t *testing.T) {
 		t.Errorf("throughput %+v: shown with its change, not judged", r)
 	}
 	txt, md := text(t, c, CompareOutput{})
-	for _, want := range []string{"Python VMM: py.json", "Go VMM: go.json", "metric", "Python VMM", "Go VMM", "Note: different targets"} {
+	for _, want := range []string{"Python VMM (baseline): py.json", "Go VMM: go.json", "metric", "Python VMM", "Go VMM", "Note: different targets"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("text lacks %q:\n%s", want, txt)
 		}
@@ -206,7 +205,7 @@ func TestCompareUnlikeRunsFirst(t *testing.T) {
 	txt, md := text(t, c, CompareOutput{})
 	for _, out := range []string{txt, md} {
 		first := strings.Index(out, "%")
-		for _, want := range []string{"the offered rate (-q) differs (a.json has 1000; b.json has 2000)", "the connection count (-c) differs",
+		for _, want := range []string{"the offered rate (-q) differs (A has 1000; B has 2000)", "the connection count (-c) differs",
 			"the generator, not the target, limited b.json"} {
 			if i := strings.Index(out, want); i < 0 || i > first {
 				t.Errorf("%q missing or after the first percentage (at %d):\n%s", want, first, out)

@@ -36,32 +36,31 @@ var verdictWord = map[string]string{"better": "better", "worse": "worse", "noise
 
 var verdictMark = map[string]string{"better": "✅ better", "worse": "❌ worse", "noise": "〰️ noise", "same": "same", "": "(not judged)"}
 
-// sideHeader names side i as a column: its label, "(baseline)", and for
-// several runs "median of N, min–max".
+// sideHeader names side i as a column: its label, and "(baseline)".
 func (c *Comparison) sideHeader(i int) string {
-	s := c.Sides[i]
-	var tags []string
 	if i == c.Baseline && len(c.Sides) > 1 {
-		tags = append(tags, "baseline")
+		return c.Sides[i].Label + " (baseline)"
 	}
+	return c.Sides[i].Label
+}
+
+// sideLine introduces side i above the tables: its label, whether it is
+// the baseline, its files and, for several, that its values are their
+// median and range.
+func (c *Comparison) sideLine(i int) string {
+	s := c.Sides[i]
+	line := c.sideHeader(i) + ": " + strings.Join(s.Names, ", ")
 	if len(s.Names) > 1 {
-		tags = append(tags, fmt.Sprintf("median of %d, min–max", len(s.Names)))
+		line += fmt.Sprintf(" (%d runs: their median, and min–max)", len(s.Names))
 	}
-	if len(tags) == 0 {
-		return s.Label
-	}
-	return s.Label + " (" + strings.Join(tags, ", ") + ")"
+	return line
 }
 
 // WriteCompareText writes the comparison as aligned text tables.
 func WriteCompareText(w io.Writer, c *Comparison, o CompareOutput) error {
 	b := &strings.Builder{}
-	for i, s := range c.Sides {
-		tag := ""
-		if i == c.Baseline && len(c.Sides) > 2 {
-			tag = " (baseline)"
-		}
-		fmt.Fprintf(b, "%s%s: %s\n", s.Label, tag, strings.Join(s.Names, ", "))
+	for i := range c.Sides {
+		fmt.Fprintln(b, c.sideLine(i))
 	}
 	fmt.Fprintln(b)
 	if len(c.Warnings) > 0 { // before any change is read
@@ -158,10 +157,14 @@ func WriteCompareMarkdown(w io.Writer, c *Comparison, o CompareOutput) error {
 	b := &strings.Builder{}
 	for i, s := range c.Sides {
 		tag := ""
-		if i == c.Baseline && len(c.Sides) > 2 {
+		if i == c.Baseline && len(c.Sides) > 1 {
 			tag = " (baseline)"
 		}
-		fmt.Fprintf(b, "**%s**%s: %s  \n", mdEscape(s.Label), tag, mdCode(s.Names))
+		runs := ""
+		if len(s.Names) > 1 {
+			runs = fmt.Sprintf(" (%d runs: their median, and min–max)", len(s.Names))
+		}
+		fmt.Fprintf(b, "**%s**%s: %s%s  \n", mdEscape(s.Label), tag, mdCode(s.Names), runs)
 	}
 	fmt.Fprintln(b)
 	if len(c.Warnings) > 0 { // before any change is read
