@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hail-loadgen/hail/internal/grpcserve"
 )
 
 // hail compare takes three sides and more, against the first or a chosen
@@ -58,5 +61,47 @@ func TestCompareThreeWayAndGate(t *testing.T) {
 	}
 	if _, se, code := hail(t, "compare", fast1); code != 1 || !strings.Contains(se, "expected two or more sides") {
 		t.Errorf("one side: exit %d, %s", code, se)
+	}
+}
+
+// The worked example's scenarios (examples/controlplane) run against the
+// built-in REST and gRPC servers; cut by -z before the peak plateau, the
+// stages it reached are reported (the first with its warmup) and the peak's
+// threshold fails as a check over nothing.
+func TestControlPlaneExamples(t *testing.T) {
+	t.Parallel()
+	rest := startServe(t)
+	grpcAddr, _ := startGRPCServer(t, grpcserve.Config{})
+	for _, tc := range []struct{ file, base string }{{"rest.yaml", rest}, {"grpc.yaml", "http://" + grpcAddr}} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			controlPlaneExample(t, tc.file, tc.base)
+		})
+	}
+}
+
+// controlPlaneExample runs one of examples/controlplane against base.
+func controlPlaneExample(t *testing.T, file, base string) {
+	out, se, code := hail(t, "run", "../../examples/controlplane/"+file, "--base", base, "-z", "2500ms", "--no-tui", "-j")
+	if code != 2 || !strings.Contains(se, "no such stage in this run") {
+		t.Fatalf("%s: exit %d, %s", file, code, se)
+	}
+	var r struct {
+		Hail struct {
+			Counts struct{ Requests int64 }
+			Stages []struct {
+				Stage  int
+				Name   string
+				Counts struct{ Requests int64 }
+				Warmup *struct{ Counts struct{ Requests int64 } }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Hail.Stages
+	if len(st) != 1 || st[0].Name != "low" || st[0].Warmup == nil || st[0].Counts.Requests+st[0].Warmup.Counts.Requests != r.Hail.Counts.Requests {
+		t.Errorf("%s: stages %+v, %d requests in the run", file, st, r.Hail.Counts.Requests)
 	}
 }
