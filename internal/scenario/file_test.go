@@ -223,6 +223,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add("base: http://h:1\nduration: 1s\nsteps:\n  - {name: a, path: '/{{regex \"[a-z]{3}\"}}'}\nstages:\n  - {duration: 1s, rate: 10}\n")
 	f.Add("steps: [{name: a, url: 'http://h/{{choice a b}}'}]\nflows: [{name: f, steps: [a, a]}]\nrequests: 3\n")
 	f.Add("a: &x [1, *x]\n")
+	f.Add("base: http://h:1\nsteps: [{name: a, path: /}]\nstages:\n  - {duration: 2s, connections: 3, ramp: step, warmup: 1s, name: low}\n" +
+		"  - {duration: 1s, connections: 1}\nthresholds:\n  - {expr: p99 < 1s, stage: low}\n  - {expr: rps > 1, stage: 2}\n")
 	f.Add("base: http://h:1\nrequests: 2\nthink: 1ms..2ms\nsetup: [{name: s, path: /, capture: {p: {json: id}}, repeat: 2}]\n" +
 		"steps: [{name: a, method: POST, path: '/{{pick p}}', body_json: {n: '{{int 1 2}}', s: 'x{{uuid}}'}, expect: {status: [200, 2xx], json: {a.b: 1}}}]\n" +
 		"teardown: [{name: t, path: '/{{take p}}', repeat: all}]\n")

@@ -101,6 +101,9 @@ func ParseChange(expr string) (*Change, error) {
 	if err := c.parseLimit(val); err != nil {
 		return nil, fmt.Errorf("--fail-on %q: %v", expr, err)
 	}
+	if math.IsInf(c.limit, 0) {
+		return nil, fmt.Errorf("--fail-on %q: the change %s is too large to compare with", expr, val)
+	}
 	return c, nil
 }
 

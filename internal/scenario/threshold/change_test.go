@@ -122,3 +122,9 @@ func TestJudgeChanges(t *testing.T) {
 		t.Errorf("no target: %+v", k)
 	}
 }
+
+func TestParseChangeTooLarge(t *testing.T) {
+	if _, err := ParseChange("rss>+1e308GiB"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("error %v", err)
+	}
+}
