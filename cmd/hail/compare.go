@@ -80,9 +80,7 @@ open connections are shown, not judged better or worse.`,
 				}
 				sides, names, sideLabels[i] = append(sides, rs), append(names, ns), l
 			}
-			for i, l := range labels {
-				sideLabels[i] = l
-			}
+			copy(sideLabels, labels) // --label wins over NAME=FILE
 			base, err := baselineIndex(baseline, sideLabels)
 			if err != nil {
 				return err
