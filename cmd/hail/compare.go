@@ -20,7 +20,7 @@ func newCompareCmd() *cobra.Command {
 	format = "text"
 	cmd := &cobra.Command{
 		Use:   "compare [NAME=]A.json[,A2.json,...] [NAME=]B.json[,B2.json,...] [[NAME=]C.json ...]",
-		Short: "compare runs side by side (each side one run or several): the before/after table for a review, a gate for CI",
+		Short: "compare runs side by side (one or several each): the table for a review, a gate for CI",
 		Long: `hail compare prints two or more sides against a baseline (the first, or --baseline): requests/s,
 successful/s, mean, p50, p90, p99, p99.9, max, p99 and max of every sent request, error rate,
 throughput, generator CPU and (when recorded with --target-pid) the target's RSS and CPU, each

@@ -229,9 +229,16 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		})
 	}
 	if s.stages != nil {
+		// The stages' requests were all taken by stoppedAt; an open-model
+		// schedule that ran out by itself (not at -n) covered its stages
+		// to their end, however early the last response came.
+		sent := stoppedAt
+		if why == endDone && s.pacer != nil && (p.Requests == 0 || counts.Intended < int64(p.Requests)) {
+			sent = max(sent, p.Duration)
+		}
 		col.coll.Stages(func(t []*stats.Totals) {
 			res.Hail.Stages = report.BuildStages(report.StageInput{Clock: s.stages, Kind: stageKind(o.Workload), Totals: t,
-				Series: res.Hail.Series, Stopped: stoppedAt})
+				Series: res.Hail.Series, Stopped: sent})
 		})
 	}
 	res.Hail.StoppedBy = col.stoppedBy
