@@ -36,8 +36,8 @@ func WriteCompareHTML(w io.Writer, c *Comparison, o CompareOutput, version strin
 		}
 		b.WriteString("</ul></div>\n")
 	}
-	head := func(first string) {
-		fmt.Fprintf(b, "<table class=\"num cmp\"><tr><th>%s</th>", esc(first))
+	head := func(class, first string) {
+		fmt.Fprintf(b, "<table class=\"%s\"><tr><th>%s</th>", class, esc(first))
 		for i := range c.Sides {
 			fmt.Fprintf(b, "<th>%s</th>", esc(c.sideHeader(i)))
 		}
@@ -45,7 +45,7 @@ func WriteCompareHTML(w io.Writer, c *Comparison, o CompareOutput, version strin
 	}
 	if len(c.Settings) > 0 {
 		section(b, "Settings that differ", "Each run's configuration, field by field, where the runs differ.")
-		head("field")
+		head("cmp", "field")
 		for _, d := range c.Settings {
 			fmt.Fprintf(b, "<tr><th><code>%s</code></th>", esc(d.Field))
 			for _, v := range d.Values {
@@ -56,7 +56,7 @@ func WriteCompareHTML(w io.Writer, c *Comparison, o CompareOutput, version strin
 		b.WriteString("</table>\n")
 	}
 	table := func(rows []CompareRow) {
-		head("metric")
+		head("num cmp", "metric")
 		for _, r := range rows {
 			fmt.Fprintf(b, "<tr><th>%s</th>", esc(r.Metric))
 			base := r.Cells[c.Baseline].Spread
@@ -65,8 +65,12 @@ func WriteCompareHTML(w io.Writer, c *Comparison, o CompareOutput, version strin
 					fmt.Fprintf(b, "<td>%s</td>", esc(cell.format(r.Unit)))
 					continue
 				}
+				word := verdictWord[cell.Verdict]
+				if word == "" {
+					word = "(not judged)"
+				}
 				fmt.Fprintf(b, "<td class=\"%s\">%s<br><span class=\"chg\">%s %s</span></td>", verdictClass(cell.Verdict), esc(cell.format(r.Unit)),
-					esc(cell.changeText(base)), esc(verdictMark[cell.Verdict]))
+					esc(cell.changeText(base)), esc(word))
 			}
 			b.WriteString("</tr>")
 		}
@@ -124,6 +128,7 @@ func verdictClass(v string) string {
 // compareCSS styles the comparison's tables.
 const compareCSS = `
 table.cmp td{white-space:nowrap}
+table.cmp td code,table.cmp th code{font-size:12px}
 table.cmp .chg{font-size:12px}
 table.cmp td.better .chg{color:#15803d;font-weight:600}
 table.cmp td.worse .chg{color:#b91c1c;font-weight:600}
