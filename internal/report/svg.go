@@ -167,6 +167,7 @@ type chart struct {
 	left, right    float64
 	top, bottom    float64
 	xLabel, yLabel string
+	markEnd        float64 // where the last stage label ends (boundary)
 }
 
 // newChart starts a chart: the figure, title, grid, ticks, axes and labels.
@@ -313,11 +314,13 @@ func (c *chart) band(x0, x1 float64, cls, label string) {
 }
 
 // boundary draws a vertical dashed line at x with label beside its top:
-// the start of a stage.
+// the start of a stage. A label that would run into the previous one is
+// left out (its line stays; its tooltip names it).
 func (c *chart) boundary(x float64, label string) {
 	px := c.x.pos(x, c.left, c.right)
-	fmt.Fprintf(c.b, "<line class=\"boundary\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", px, px, c.top, c.bottom)
-	if label != "" {
+	fmt.Fprintf(c.b, "<line class=\"boundary\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>%s</title></line>", px, px, c.top, c.bottom, esc(label))
+	if label != "" && px+3 >= c.markEnd+4 {
 		fmt.Fprintf(c.b, "<text class=\"stagelabel\" x=\"%.1f\" y=\"%.1f\">%s</text>", px+3, c.top+11, esc(label))
+		c.markEnd = px + 3 + textWidth(label, 11)
 	}
 }
