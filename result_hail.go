@@ -64,6 +64,9 @@ type HailSection struct {
 	TLS *TLSCounts `json:"tls,omitempty"`
 	// Steps are a scenario's per-step results (nil for a single request).
 	Steps []StepResult `json:"steps,omitempty"`
+	// Stages are the per-stage results of a run with rate or connection
+	// stages (nil without stages).
+	Stages []StageResult `json:"stages,omitempty"`
 	// Thresholds are the run's pass/fail checks, each with what it
 	// measured.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
@@ -303,6 +306,9 @@ type Second struct {
 	Errors   int64 `json:"errors"`
 	NotSent  int64 `json:"not_sent,omitempty"`
 	CutOff   int64 `json:"cut_off,omitempty"`
+	// Drained of the Requests ended in the drain (Plan.WaitOngoing),
+	// after the run stopped sending.
+	Drained int64 `json:"drained,omitempty"`
 	// BodyBytes are response body bytes received, WireBytes every byte
 	// read, SentBytes every byte written.
 	BodyBytes int64 `json:"body_bytes"`

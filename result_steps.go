@@ -91,6 +91,9 @@ type ThresholdResult struct {
 	Expr string `json:"expr"`
 	// Step is the step it judged; "" for the whole run.
 	Step string `json:"step,omitempty"`
+	// Stage is the stage it judged, as it was named (its number from 1,
+	// or its name); "" for none.
+	Stage string `json:"stage,omitempty"`
 	// Value is the measured value in the metric's unit: seconds for
 	// latencies, a fraction for error_rate, requests per second for rps,
 	// a count for errors and requests.

@@ -188,12 +188,18 @@ type Flow struct {
 
 // Stage is one segment of a ramp: over Duration the target moves
 // linearly from the previous stage's (0 before the first) to Target, or
-// with Step jumps to it at the start.
+// with Step jumps to it at the start. Each stage is reported on its own.
 type Stage struct {
 	Duration time.Duration
 	// Target is connections or requests per second.
 	Target float64
 	Step   bool
+	// Warmup is the stage's first part, left out of its results (shorter
+	// than Duration; warmup:).
+	Warmup time.Duration
+	// Name names the stage in results and thresholds ("": its number;
+	// name:).
+	Name string
 }
 
 // Threshold is a pass/fail check: Expr is METRIC OP VALUE ("p99 < 12ms",
@@ -202,6 +208,9 @@ type Threshold struct {
 	Expr string `yaml:"expr"`
 	// Step is the step it judges ("": the whole run).
 	Step string `yaml:"step,omitempty"`
+	// Stage is the stage it judges instead: its number from 1 or its
+	// name ("": none).
+	Stage string `yaml:"stage,omitempty"`
 	// AbortOnFail stops the run as soon as it fails, after AbortAfter
 	// (0: 1 s) and 100 requests.
 	AbortOnFail bool          `yaml:"abort_on_fail,omitempty"`
@@ -299,6 +308,12 @@ func (s Stage) yaml(kind string) map[string]any {
 	m := map[string]any{"duration": s.Duration.String(), kind: s.Target}
 	if s.Step {
 		m["ramp"] = "step"
+	}
+	if s.Warmup > 0 {
+		m["warmup"] = s.Warmup.String()
+	}
+	if s.Name != "" {
+		m["name"] = s.Name
 	}
 	return m
 }

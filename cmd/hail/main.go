@@ -4,7 +4,8 @@
 // flags), serve.go (the built-in target), demo.go, runcmd.go (hail run, a
 // scenario file). main.go maps errors to exit codes: 0 when the run
 // completed, 1 for bad input or a run that could not start (one line on
-// stderr, nothing written), 2 when a scenario's threshold failed, 3 when
+// stderr, nothing written), 2 when a scenario's threshold failed (or hail
+// compare's --fail-on found a significant regression), 3 when
 // no request succeeded (for both, the report is written in full first; an
 // exitError carries the code), 130 when a further signal ended the
 // process at once or one stopped a setup the run cannot start without

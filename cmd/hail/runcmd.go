@@ -19,6 +19,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/runner"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
@@ -378,6 +379,11 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	default:
 		fmt.Fprintf(b, "  closed model, %d connections\n", sched.Connections)
 	}
+	var at time.Duration
+	for i, sg := range sched.Stages {
+		fmt.Fprintf(b, "  %s\n", stageLine(i, sg, at, sc.Settings.StageKind))
+		at += sg.Duration
+	}
 	if sched.Duration > 0 && sched.ConnRamp == nil && sched.Pacer == nil {
 		fmt.Fprintf(b, "  duration %s\n", sched.Duration)
 	}
@@ -386,8 +392,11 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	}
 	for _, t := range sc.Thresholds {
 		scope := ""
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			scope = " (step " + t.Step + ")"
+		case t.Stage != "":
+			scope = " (stage " + t.Stage + ")"
 		}
 		abort := ""
 		if t.AbortOnFail {
@@ -397,4 +406,25 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	}
 	_, err := os.Stdout.WriteString(b.String())
 	return err
+}
+
+// stageLine describes stage i of a schedule for --check: when it runs, its
+// target and ramp, its warmup and name.
+func stageLine(i int, sg schedule.Stage, at time.Duration, kind string) string {
+	unit := " connections"
+	if kind == "rate" {
+		unit = " requests/s"
+	}
+	ramp := "ramp to"
+	if sg.Step {
+		ramp = "step to"
+	}
+	line := fmt.Sprintf("stage %d: %s–%s, %s %g%s", i+1, at, at+sg.Duration, ramp, sg.Target, unit)
+	if sg.Warmup > 0 {
+		line += fmt.Sprintf(", warmup %s left out of its results", sg.Warmup)
+	}
+	if sg.Name != "" {
+		line += " (" + sg.Name + ")"
+	}
+	return line
 }

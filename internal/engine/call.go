@@ -54,13 +54,14 @@ type Call struct {
 }
 
 // Begin takes request hit's place in the call: its step's recorder of
-// shard, its intended time at (open model; in the closed model the time it
+// shard (of the stage its intended time falls in: Job.Group), its intended
+// time at (open model; in the closed model the time it
 // was claimed) and conn, the connection number for the per-request log,
 // which also keeps hit (the number Requests.Next built the request from:
 // the log names the request's URL from it). The request counts as in
 // flight from here.
 func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn int32) {
-	rec := j.Recorders[step][shard]
+	rec := j.Recorders[j.Group(step, at)][shard]
 	*c = Call{rec: rec, step: step, at: at, fb: -1, ready: -1, open: j.Source.Open(), live: true}
 	rec.InFlight(1)
 	if c.tracing = rec.Tracing(); c.tracing {

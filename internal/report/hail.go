@@ -67,6 +67,9 @@ type Hail struct {
 	TLS *TLSCounts `json:"tls,omitempty"`
 	// Steps are a scenario's per-step results (absent for a plain run).
 	Steps []Step `json:"steps,omitempty"`
+	// Stages are the per-stage results of a run with rate or connection
+	// stages (stages.go; absent without stages).
+	Stages []Stage `json:"stages,omitempty"`
 	// Thresholds are a scenario's checks, each with its measured value.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// StoppedBy says why a scenario run stopped early (a failed threshold

@@ -15,6 +15,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	writeSummaryMarkdown(b, r)
 	writeOutcomesMarkdown(b, r)
 	writeStepsMarkdown(b, r)
+	writeStagesMarkdown(b, r) // stages.go
 	writePhasesMarkdown(b, r)
 	writeThresholdsMarkdown(b, r)
 	writeResourcesMarkdown(b, r)
@@ -130,8 +131,11 @@ func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
 			mark = "❌ fail"
 		}
 		expr := t.Expr
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			expr = t.Step + ": " + expr
+		case t.Stage != "":
+			expr = "stage " + t.Stage + ": " + expr
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s |\n", expr, mdEscape(t.Measured), mark)
 	}

@@ -231,6 +231,9 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
 		return nil, err
 	}
+	if err := mergeStages(out, results, name); err != nil { // stages.go
+		return nil, err
+	}
 	out.Hail.Target = mergeTarget(results, info)
 	out.Hail.GRPC = mergeGRPC(results)
 	out.Hail.Merged = info
@@ -343,6 +346,9 @@ func alignSeries(results []*Result, start int64, get func(*Result) []stats.Secon
 			m.Span = max(m.Span, s.Span)
 			m.Requests += s.Requests
 			m.Errors += s.Errors
+			m.NotSent += s.NotSent
+			m.CutOff += s.CutOff
+			m.Drained += s.Drained
 			m.BodyBytes += s.BodyBytes
 			m.WireBytes += s.WireBytes
 			m.SentBytes += s.SentBytes

@@ -85,6 +85,9 @@ type Threshold struct {
 	Expr string `json:"expr"`
 	// Step is the step checked; "" for the whole run.
 	Step string `json:"step,omitempty"`
+	// Stage is the stage checked, as the threshold named it (its number
+	// from 1, or its name); "" for none.
+	Stage string `json:"stage,omitempty"`
 	// Value is the measured value in the metric's unit: seconds for
 	// latencies, a fraction for error_rate, requests/s for rps, a count.
 	Value float64 `json:"value"`
@@ -405,8 +408,11 @@ func writeThresholds(b *strings.Builder, r *Result, c colorer) {
 			failed++
 		}
 		scope := "all steps"
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			scope = "step " + t.Step
+		case t.Stage != "":
+			scope = "stage " + t.Stage
 		}
 		fmt.Fprintf(b, "  %s  %-28s %-16s measured %s\n", verdict, t.Expr, "("+scope+")", t.Measured)
 	}

@@ -23,7 +23,8 @@ type setup struct {
 	reason       string
 	dialer       *transport.Dialer
 	steps        []string
-	groups       [][]*stats.Recorder
+	groups       [][]*stats.Recorder // per step and stage slot: groups[slot*len(steps)+step]
+	stages       *schedule.StageClock
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
 	target       *targetProc // the target's process, if known
@@ -53,11 +54,14 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
-	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
+	if w != nil && len(w.Stages) > 0 {
+		s.stages = schedule.NewStageClock(w.Stages, p.Duration)
+	}
+	s.groups = recorders(p.Connections, len(s.steps), slotsOf(s.stages), o.Tracer)
 	s.pacer = shardPacer(whole, pacerOf(p, w))
 	s.job = &engine.Job{
 		Source: schedule.NewSource(s.pacer, p.Requests, p.Duration),
-		Steps:  s.steps, Recorders: s.groups, Connections: p.Connections, URL: p.URL,
+		Steps:  s.steps, Recorders: s.groups, Stages: s.stages, Connections: p.Connections, URL: p.URL,
 		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive, Pacing: p.Pacing(),
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10,
 		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {
@@ -100,15 +104,34 @@ func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
 	return dialer, nil
 }
 
-// recorders makes one group of recorders per step: min(connections,
-// 2 × cores) each, fewer per step when there are many steps (a Recorder
-// holds ~1 MB of histograms). A tracer, if any, is attached to all.
-func recorders(connections, steps int, tr *stats.Tracer) [][]*stats.Recorder {
+// maxStageRecorders bounds the recorders of a run with stages: only one
+// stage slot records at a time (two at a boundary), so the recorders of
+// the others cost memory (a Recorder holds ~1.6 MB of histograms, mostly
+// never touched) and the collector's time, not contention.
+const maxStageRecorders = 64
+
+// slotsOf is how many stage slots a run has: one without stages.
+func slotsOf(c *schedule.StageClock) int {
+	if c == nil {
+		return 1
+	}
+	return c.Slots()
+}
+
+// recorders makes one group of recorders per step and stage slot
+// (groups[slot*steps+step]): min(connections, 2 × cores) each, fewer per
+// step when there are many steps (a Recorder holds ~1 MB of histograms),
+// and fewer when the stage slots would make them more than
+// maxStageRecorders. A tracer, if any, is attached to all.
+func recorders(connections, steps, slots int, tr *stats.Tracer) [][]*stats.Recorder {
 	n := min(connections, 2*stats.Cores())
 	if steps > 4 {
 		n = max(1, n*4/steps)
 	}
-	groups := make([][]*stats.Recorder, steps)
+	if slots > 1 {
+		n = max(1, min(n, maxStageRecorders/(steps*slots)))
+	}
+	groups := make([][]*stats.Recorder, steps*slots)
 	for g := range groups {
 		groups[g] = make([]*stats.Recorder, n)
 		for i := range groups[g] {

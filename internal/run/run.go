@@ -87,6 +87,11 @@ type Workload struct {
 	// Connections, if set, makes the number of active connections follow a
 	// ramp (closed-model stages); the plan's Connections is its maximum.
 	Connections *schedule.Ramp
+	// Stages, if set, are the stages of the ramp (of Connections or of
+	// Pacer's rate) that each get results of their own (Result.Hail.Stages):
+	// a request belongs to the stage of its intended send time, and a
+	// stage's warmup is left out of its figures.
+	Stages []schedule.Stage
 	// Ended, if set, is closed by the workload when it has nothing left to
 	// send (a scenario's unique data feed is used up): the run then stops
 	// sending and lets in-flight requests finish (within the -w grace).
@@ -143,7 +148,7 @@ type collecting struct {
 // startCollecting drains the recorders once a second, calling the
 // workload's Check and the progress callback after every tick.
 func startCollecting(s *setup, o Options) *collecting {
-	c := &collecting{coll: stats.NewStepCollector(s.groups, s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
+	c := &collecting{coll: stats.NewStageCollector(s.groups, len(s.steps), s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
 	switch on, t := o.OnSecond, s.target; {
 	case t != nil && on != nil:
 		c.coll.OnSecond(func(sec *stats.Second) { t.fill(sec); on(sec) })
@@ -222,11 +227,32 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 			res.Hail.Steps = report.BuildSteps(s.steps, t, ser, elapsed)
 		})
 	}
+	if s.stages != nil {
+		// The stages' requests were all taken by stoppedAt; an open-model
+		// schedule that ran out by itself (not at -n) covered its stages
+		// to their end, however early the last response came.
+		sent := stoppedAt
+		if why == endDone && s.pacer != nil && (p.Requests == 0 || counts.Intended < int64(p.Requests)) {
+			sent = max(sent, p.Duration)
+		}
+		col.coll.Stages(func(t []*stats.Totals) {
+			res.Hail.Stages = report.BuildStages(report.StageInput{Clock: s.stages, Kind: stageKind(o.Workload), Totals: t,
+				Series: res.Hail.Series, Stopped: sent})
+		})
+	}
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
 		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return res
+}
+
+// stageKind is what a workload's stages ramp: "connections" or "rate".
+func stageKind(w *Workload) string {
+	if w.Connections != nil {
+		return "connections"
+	}
+	return "rate"
 }
 
 // stoppedIf is when the run stopped sending, or 0 when nothing stopped it.

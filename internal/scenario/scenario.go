@@ -284,13 +284,23 @@ func (s *Scenario) Config() map[string]any {
 		if sg.Step {
 			ramp = "step"
 		}
-		stages = append(stages, map[string]any{"duration_seconds": sg.Duration.Seconds(), s.Settings.StageKind: sg.Target, "ramp": ramp})
+		c := map[string]any{"duration_seconds": sg.Duration.Seconds(), s.Settings.StageKind: sg.Target, "ramp": ramp}
+		if sg.Warmup > 0 {
+			c["warmup_seconds"] = sg.Warmup.Seconds()
+		}
+		if sg.Name != "" {
+			c["name"] = sg.Name
+		}
+		stages = append(stages, c)
 	}
 	var ths []string
 	for _, t := range s.Thresholds {
 		e := t.Expr
 		if t.Step != "" {
 			e += " [step " + t.Step + "]"
+		}
+		if t.Stage != "" {
+			e += " [stage " + t.Stage + "]"
 		}
 		ths = append(ths, e)
 	}
