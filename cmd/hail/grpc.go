@@ -154,5 +154,8 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
-	return out.Commit()
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	return shardExit(&f.results, res)
 }

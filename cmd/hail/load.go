@@ -178,7 +178,10 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
-	return out.Commit()
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	return shardExit(&f.results, res)
 }
 
 // writeCompletions is oha's hidden --completions SHELL: the script hail

@@ -230,6 +230,9 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if teardown != nil && teardown.Failed != "" {
 		fmt.Fprintf(os.Stderr, "hail: teardown stopped: %s\n", teardown.Failed)
 	}
+	if err := shardExit(&f.results, res); err != nil {
+		return err
+	}
 	return scenarioExit(res, failed)
 }
 

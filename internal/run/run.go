@@ -50,6 +50,11 @@ type Options struct {
 	// Select picks (the conformance suite, internal/enginetest, puts each
 	// engine through the same runs this way).
 	Engine engine.Engine
+	// Gate, if set, is the start barrier of a shard (--start-at barrier):
+	// called once the run is prepared, it returns when every shard is
+	// ready, with the start time they agreed on (which replaces the plan's
+	// StartAt); an error ends the run before anything is sent.
+	Gate func(ctx context.Context, interrupt <-chan struct{}) (time.Time, error)
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
@@ -98,8 +103,17 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !waitStart(ctx, p.StartAt, o.Interrupt) {
-		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
+	if o.Gate != nil {
+		at, err := o.Gate(ctx, o.Interrupt)
+		if err != nil {
+			return nil, err
+		}
+		whole := *s.whole
+		whole.StartAt = at
+		s.whole = &whole
+	}
+	if !waitStart(ctx, s.whole.StartAt, o.Interrupt) {
+		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", s.whole.StartAt.Format(time.RFC3339))
 	}
 	s.job.Start = time.Now()
 	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
