@@ -185,6 +185,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	sc.ShardFeeds(p.ShardIndex, p.ShardCount) // a shard takes its part of each unique feed
 	if f.check {
 		return printCheck(sc, sched, p)
 	}
