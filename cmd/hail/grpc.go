@@ -118,6 +118,8 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	addOutputFlags(fl, &f.outputFlags, grpcFormatHelp)
 	addResultFlags(fl, &f.results)
+	markFiles(fl, "data-file", "binary-file", "metadata-file", "proto", "protoset", "cacert", "cert", "key")
+	markDirs(fl, "import-paths")
 	return cmd
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hail-loadgen/hail/internal/plan"
 )
@@ -36,17 +37,16 @@ func main() {
 		// from doubling the resident set.
 		debug.SetGCPercent(10)
 	}
-	root := newRootCmd()
+	root := newCommandTree()
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		// A load or scenario run catches SIGINT/SIGTERM from the start
 		// (signals.go); the one-request and checking modes keep the default.
 		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
-		if (cmd == root || cmd.Name() == "run" || cmd.Name() == "grpc") && !quick {
+		if (cmd == root || cmd.Parent() == root && (cmd.Name() == "run" || cmd.Name() == "grpc")) && !quick {
 			catchSignals()
 		}
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
-	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
+	root.AddCommand(newKubeCmd())
 	err := root.Execute()
 	if err == nil {
 		return
@@ -65,6 +65,32 @@ func main() {
 	}
 	fmt.Fprintln(os.Stderr, "hail: "+oneLine(msg))
 	os.Exit(1)
+}
+
+// newCommandTree is hail's commands: the load command (the root) and the
+// subcommands a run can be sharded with or that work on results. hail kube
+// parses a distributed run's arguments with a fresh tree.
+func newCommandTree() *cobra.Command {
+	root := newRootCmd()
+	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
+	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
+	return root
+}
+
+// markFiles marks flags that name a file (shell completion completes file
+// names; hail kube ships the file to its shards).
+func markFiles(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = cobra.MarkFlagFilename(fl, n)
+	}
+}
+
+// markDirs marks flags that name a directory (completion, and hail kube
+// ships the directory's files).
+func markDirs(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = cobra.MarkFlagDirname(fl, n)
+	}
 }
 
 // oneLine keeps an error message to a single line.
