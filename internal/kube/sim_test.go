@@ -61,9 +61,9 @@ type sim struct {
 	scripts func(i int) script
 	results string // with a volume: the directory the shards write to
 
-	mu       sync.Mutex
-	pods     map[string]*simPod
-	noPods   string // the Job cannot create pods: this FailedCreate message
+	mu        sync.Mutex
+	pods      map[string]*simPod
+	noPods    string // the Job cannot create pods: this FailedCreate message
 	calledOff atomic.Int32
 	at        atomic.Int64 // the start each shard was given (Unix ns)
 }
