@@ -139,11 +139,15 @@ func parseKubeArgs(args []string) (*kubeRun, error) {
 // positional(it).
 func rewriteFiles(fl *pflag.FlagSet, args []string, fix func(kind, path string) (string, error), positional func(string) (string, error)) ([]string, error) {
 	kindOf := func(f *pflag.Flag) string {
+		if f == nil {
+			return ""
+		}
+		_, file := f.Annotations[cobra.BashCompFilenameExt]
+		_, dir := f.Annotations[cobra.BashCompSubdirsInDir]
 		switch {
-		case f == nil:
-		case f.Annotations[cobra.BashCompFilenameExt] != nil:
+		case file:
 			return "f"
-		case f.Annotations[cobra.BashCompSubdirsInDir] != nil:
+		case dir:
 			return "d"
 		case f.Name == "form":
 			return "form"

@@ -2,11 +2,13 @@
 //
 // Subcommands live in one file each: load.go (the default command, oha's
 // flags), serve.go (the built-in target), demo.go, runcmd.go (hail run, a
-// scenario file). main.go maps errors to exit codes: 0 when the run
-// completed, 1 for bad input or a run that could not start (one line on
-// stderr, nothing written), 2 when a scenario's threshold failed (the
-// report is written in full first; an exitError carries the code), 130
-// when a second interrupt ended the process at once.
+// scenario file), kube.go (hail kube, distributed runs on Kubernetes).
+// main.go maps errors to exit codes: 0 when the run completed, 1 for bad
+// input or a run that could not start (one line on stderr, nothing
+// written), 2 when a scenario's threshold failed or a merged run is
+// incomplete (the report is written in full first; an exitError carries
+// the code), 4 when a shard was interrupted (its result written), 130 when
+// a second interrupt ended the process at once.
 package main
 
 import (
