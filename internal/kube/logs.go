@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/report"
 )
@@ -92,6 +93,16 @@ func (f *followers) follow(ctx context.Context, i int, pod string) {
 	}()
 }
 
-// wait waits for every follower to end (their pods' containers ended, or
-// ctx ended).
-func (f *followers) wait() { f.wg.Wait() }
+// waitFor waits up to limit for every follower to end (their pods'
+// containers ended, or their context did).
+func (f *followers) waitFor(limit time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		f.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
+}

@@ -38,7 +38,10 @@ func (r *Runner) Run(ctx context.Context, s *Spec, data map[string][]byte) (int,
 		return 1, err
 	}
 	r.say("run %s: %d shards of `hail %s` in namespace %s, results %s", s.Name, s.Shards, strings.Join(s.Args, " "), s.Namespace, s.resultsMode())
+	fl := &followers{dir: func() (string, error) { return r.runDir(s) }, io: r.podIO(s.Namespace)}
 	fail := func(err error) (int, error) {
+		cancel()
+		fl.waitFor(logGrace)
 		r.cleanup(context.WithoutCancel(ctx), s)
 		os.RemoveAll(filepath.Join(r.Out, s.Name)) // nothing was sent: nothing of value in it (checkFresh saw none)
 		return 1, err
@@ -46,7 +49,6 @@ func (r *Runner) Run(ctx context.Context, s *Spec, data map[string][]byte) (int,
 	if err := r.create(ctx, s, data); err != nil {
 		return fail(err)
 	}
-	fl := &followers{dir: func() (string, error) { return r.runDir(s) }, io: r.podIO(s.Namespace)}
 	at, err := r.barrier(ctx, s, w, fl)
 	if err != nil {
 		return fail(err)
@@ -60,8 +62,10 @@ func (r *Runner) Run(ctx context.Context, s *Spec, data map[string][]byte) (int,
 		r.say("detached: run %s goes on; collect it with: hail kube collect %s -n %s (stop it with hail kube stop %s -n %s)", s.Name, s.Name, s.Namespace, s.Name, s.Namespace)
 		return 0, nil
 	}
-	cancel() // the followers have the logs of every shard that ended
-	fl.wait()
+	// The followers end as the logs do, a moment after the containers:
+	// the last lines of a deleted shard are its result.
+	fl.waitFor(logGrace)
+	cancel()
 	return r.collect(context.WithoutCancel(ctx), s, w.snapshot(), stopped)
 }
 
@@ -266,13 +270,17 @@ func (r *Runner) follow(ctx context.Context, s *Spec, w *watcher, fl *followers,
 			lastReq, lastAt = total, now
 			line := fmt.Sprintf("%d running, %d of %d ended · %.0f requests/s · %.0f requests from the running shards · %s since the start",
 				len(running), done, s.Shards, rate, total, now.Sub(at).Round(time.Second))
-			if r.Terminal || now.Sub(lastLine) >= ProgressEvery {
+			if answers == nil && (r.Terminal || now.Sub(lastLine) >= ProgressEvery) { // not over the question
 				r.progress(line)
 				lastLine = now
 			}
 		}
 	}
 }
+
+// logGrace bounds the wait for the shards' log streams to end once their
+// containers have.
+const logGrace = 15 * time.Second
 
 // ProgressEvery is how often the progress line is printed when Stderr is
 // not a terminal.
@@ -331,6 +339,10 @@ func (r *Runner) Stop(ctx context.Context, s *Spec) error {
 	if len(running) == 0 {
 		r.say("run %s: no shard is running", s.Name)
 		return nil
+	}
+	s.Stopped = time.Now().UTC()
+	if err := r.saveSpec(ctx, s); err != nil {
+		r.say("could not record the stop in the run's ConfigMap: %v", err)
 	}
 	r.stop(ctx, s, running, false)
 	end := time.Now().Add(time.Minute)
@@ -398,9 +410,9 @@ func (r *Runner) Collect(ctx context.Context, s *Spec) (int, error) {
 		case <-time.After(time.Second):
 		}
 	}
+	fl.waitFor(logGrace)
 	cancel()
-	fl.wait()
-	return r.collect(context.WithoutCancel(ctx), s, w.snapshot(), false)
+	return r.collect(context.WithoutCancel(ctx), s, w.snapshot(), !s.Stopped.IsZero())
 }
 
 var errNothing = errors.New("every shard failed: nothing to merge")

@@ -434,3 +434,36 @@ func TestRunNameTaken(t *testing.T) {
 		t.Fatalf("%v", o.err)
 	}
 }
+
+// --detach returns once the run has started; hail kube stop tells every
+// shard to stop (each writes what it did) and records the stop; collect
+// merges them, each named as stopped by hail kube.
+func TestRunDetachStopCollect(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, func(i int) script { return script{requests: 40, end: "stopped"} })
+	spec := testSpec(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := t.TempDir()
+	r, _, _ := s.runner(out)
+	r.Detach = true
+	s.run(ctx, spec)
+	if code, err := r.Run(ctx, spec, nil); err != nil || code != 0 {
+		t.Fatalf("run --detach: %d %v", code, err)
+	}
+	r2, _, se := s.runner(out)
+	loaded, err := r2.LoadSpec(ctx, "load", "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Stop(ctx, loaded); err != nil || !strings.Contains(se.String(), "run r1 stopped; merge what it did with: hail kube collect r1 -n load") {
+		t.Fatalf("stop: %v\n%s", err, se.String())
+	}
+	r3, _, se3 := s.runner(out)
+	loaded, _ = r3.LoadSpec(ctx, "load", "r1")
+	code, err := r3.Collect(ctx, loaded)
+	if err != nil || code != 2 || strings.Count(se3.String(), "interrupted (exit code 4): the run was stopped (hail kube)") != 2 {
+		t.Fatalf("collect: %d %v\n%s", code, err, se3.String())
+	}
+	gone(t, s, spec)
+}

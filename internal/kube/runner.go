@@ -216,6 +216,18 @@ func (r *Runner) LoadSpec(ctx context.Context, namespace, name string) (*Spec, e
 	return s, nil
 }
 
+// saveSpec writes s back into the run's ConfigMap.
+func (r *Runner) saveSpec(ctx context.Context, s *Spec) error {
+	cms := r.Client.CoreV1().ConfigMaps(s.Namespace)
+	cm, err := cms.Get(ctx, s.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cm.Data[specKey] = s.marshal()
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}
+
 // helperPod starts a volume helper pod named name and waits until it
 // serves, failing at once when it cannot start.
 func (r *Runner) helperPod(ctx context.Context, s *Spec, name string) (string, error) {
