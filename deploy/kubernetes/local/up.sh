@@ -151,7 +151,9 @@ start() { # name command...: start a daemon in the background, log to $S/log/nam
 	local n=$1; shift
 	if [ -f $S/pid/$n.pid ] && kill -0 "$(cat $S/pid/$n.pid)" 2>/dev/null; then log "$n already running"; return; fi
 	log "start $n"
-	"$@" >$S/log/$n.log 2>&1 &
+	# The daemon keeps no descriptor it inherited beyond stdio: a lock the caller holds (flock's) must
+	# not outlive up.sh in etcd or the kubelet.
+	( for fd in /proc/$BASHPID/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@" ) >$S/log/$n.log 2>&1 &
 	echo $! > $S/pid/$n.pid
 }
 waitfor() { # what seconds command...
