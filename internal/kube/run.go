@@ -25,6 +25,7 @@ func (r *Runner) Run(ctx context.Context, s *Spec, data map[string][]byte) (int,
 	if err := s.Check(); err != nil {
 		return 1, err
 	}
+	r.bind(s)
 	if err := r.checkFresh(ctx, s); err != nil {
 		return 1, err
 	}
@@ -324,6 +325,7 @@ func (r *Runner) stop(ctx context.Context, s *Spec, running map[int]string, agai
 // (before the start: the run is called off) and writes what it did; the
 // pods stay, so hail kube collect merges them.
 func (r *Runner) Stop(ctx context.Context, s *Spec) error {
+	r.bind(s)
 	w := newWatcher(s)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -372,6 +374,7 @@ func (r *Runner) Stop(ctx context.Context, s *Spec) error {
 // Collect waits for a run (a detached one, or one that ended) to end, and
 // collects and merges it. Ctrl-C while it waits leaves it running.
 func (r *Runner) Collect(ctx context.Context, s *Spec) (int, error) {
+	r.bind(s)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := newWatcher(s)

@@ -63,6 +63,13 @@ func (r *Runner) podIO(ns string) podIO {
 	return clusterIO{cs: r.Client, namespace: ns}
 }
 
+// bind makes the Runner talk to the pods of s's namespace.
+func (r *Runner) bind(s *Spec) {
+	if r.io == nil {
+		r.io = clusterIO{cs: r.Client, namespace: s.Namespace}
+	}
+}
+
 func (r *Runner) every() time.Duration {
 	if r.tick > 0 {
 		return r.tick
