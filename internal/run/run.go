@@ -115,7 +115,17 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if !waitStart(ctx, s.whole.StartAt, o.Interrupt) {
 		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", s.whole.StartAt.Format(time.RFC3339))
 	}
-	s.job.Start = time.Now()
+	woke := time.Now()
+	s.job.Start = woke
+	if at := s.whole.StartAt; !at.IsZero() && woke.Sub(at) < report.LateStart {
+		// The schedule starts at the agreed time, not at this process's
+		// wake-up: shards that woke a moment apart keep one time origin
+		// (their intended times and seconds line up exactly), and a late
+		// wake-up shows as their own lateness. The monotonic reading is
+		// kept (at, from a wall-clock time, has none).
+		s.job.Start = woke.Add(-woke.Sub(at))
+	}
+	s.woke = woke
 	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
 	col := startCollecting(s, o)
 	var data <-chan struct{}
@@ -203,7 +213,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
 		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
 	})
-	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
+	res.Hail.Shard = shardInfo(s.whole, p, s.woke)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
 		col.coll.Steps(func(t []*stats.Totals, ser [][]stats.Second) {

@@ -295,7 +295,21 @@ func sumShards(r result) int64 {
 	return n
 }
 
-// spread is how far apart the shards started (their start_unix_nano).
+// woke is the latest a shard began sending after the agreed start
+// (hail.shard.late_ns): its wake-up, which its own lateness includes.
+func woke(r result) time.Duration {
+	var w int64
+	for _, s := range r.shards {
+		if s != nil && s.Hail.Shard != nil {
+			w = max(w, s.Hail.Shard.LateNS)
+		}
+	}
+	return time.Duration(w)
+}
+
+// spread is how far apart the shards' schedules started (their
+// start_unix_nano: the agreed start, for shards that woke within a second
+// of it).
 func spread(r result) time.Duration {
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for _, s := range r.shards {
@@ -372,14 +386,16 @@ func (e *env) exact(ctx context.Context, n int) {
 	c := r.merged.Hail.Counts
 	e.check(fmt.Sprintf("%s: merged %d == sum of the %d shards %d == served %d, errors %d", run, c.Requests, len(r.shards), sumShards(r), after-before, c.Errors),
 		len(r.shards) == n && c.Requests == sumShards(r) && c.Requests == after-before && c.Requests > 0 && c.Errors == 0)
-	sp := spread(r)
-	e.check(fmt.Sprintf("%s: the shards started %s apart (≤ 1ms)", run, sp), sp <= time.Millisecond)
+	sp, wk := spread(r), woke(r)
+	e.check(fmt.Sprintf("%s: the shards' schedules started %s apart (≤ 1ms); each began sending within %s of the agreed start", run, sp, wk),
+		sp <= time.Millisecond && wk < time.Second)
 	e.check(fmt.Sprintf("%s: per-second series aligned (%d seconds)", run, len(r.merged.Hail.Series)), aligned(r))
 	e.check(fmt.Sprintf("%s: not marked incomplete, every shard complete", run), len(r.merged.Hail.Merged.Incomplete) == 0 && strings.Count(r.stderr, ": complete, ") == n)
 	html, _ := os.ReadFile(filepath.Join(r.dir, "report.html"))
 	e.check(fmt.Sprintf("%s: report rendered (%d bytes of HTML; the text report on stdout)", run, len(html)), bytes.Contains(html, []byte("Distributed run")) && strings.Contains(r.stdout, "Merged:"))
 	e.check(run+": the Job and ConfigMap are deleted once collected", e.jobGone(ctx, run))
-	e.summary = append(e.summary, fmt.Sprintf("%d shards: exit %d, merged %d = Σ shards %d = served %d, starts %s apart, %d seconds", n, r.code, c.Requests, sumShards(r), after-before, sp, len(r.merged.Hail.Series)))
+	e.summary = append(e.summary, fmt.Sprintf("%d shards: exit %d, merged %d = Σ shards %d = served %d, schedules %s apart, sending within %s of the start, %d seconds",
+		n, r.code, c.Requests, sumShards(r), after-before, sp, wk, len(r.merged.Hail.Series)))
 }
 
 // podOf is the name of shard i's pod of run.
@@ -616,7 +632,7 @@ func (e *env) scenario(ctx context.Context) {
 	if err := os.WriteFile(filepath.Join(dir, "users.csv"), csv.Bytes(), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
-	sc := fmt.Sprintf("name: signup\nbase: %s\nconnections: 8\nfeeds:\n  users: {file: users.csv, order: unique}\nsteps:\n  - {name: signup, method: POST, path: '/users/{{feed.users.id}}', body: 'x'}\n", strings.TrimSuffix(e.url, "/"))
+	sc := fmt.Sprintf("name: signup\nbase: %s\nconnections: 8\nrequests: %d\nfeeds:\n  users: {file: users.csv, order: unique}\nsteps:\n  - {name: signup, method: POST, path: '/users/{{feed.users.id}}', body: 'x'}\n", strings.TrimSuffix(e.url, "/"), rows)
 	if err := os.WriteFile(filepath.Join(dir, "signup.yaml"), []byte(sc), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
