@@ -150,14 +150,7 @@ cause on one line; everything made in the cluster is deleted again).`,
 			}
 			spec.Namespace = ns
 			r.Keep, r.Detach = keep, detach
-			code, err := r.Run(context.Background(), spec, data)
-			if err != nil {
-				return err
-			}
-			if code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return exitStatus(r.Run(context.Background(), spec, data))
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
@@ -176,6 +169,18 @@ cause on one line; everything made in the cluster is deleted again).`,
 	fl.BoolVar(&detach, "detach", false, "return once the shards have started; collect the run later with hail kube collect RUN")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the objects the run would create, as YAML, and exit (nothing is sent to a cluster)")
 	return cmd
+}
+
+// exitStatus is a run's or a collect's end as hail's error: its status,
+// or the error that kept it from one.
+func exitStatus(code int, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case code != 0:
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // printObjects prints a run's ConfigMap and Job as YAML.
@@ -215,14 +220,7 @@ leaves the run going. Exit status as hail kube run's.`,
 			if err != nil {
 				return err
 			}
-			code, err := r.Collect(context.Background(), s)
-			if err != nil {
-				return err
-			}
-			if code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return exitStatus(r.Collect(context.Background(), s))
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)

@@ -200,6 +200,7 @@ func (r *Runner) follow(ctx context.Context, s *Spec, w *watcher, fl *followers,
 	tick := time.NewTicker(max(r.every(), time.Second))
 	defer tick.Stop()
 	reported := map[int]bool{}
+	sent := map[int]float64{} // each shard's requests, as last read (an ended shard keeps its last)
 	var lastReq float64
 	lastAt := time.Now()
 	lastLine := time.Time{}
@@ -251,25 +252,28 @@ func (r *Runner) follow(ctx context.Context, s *Spec, w *watcher, fl *followers,
 			stopped = true
 		case <-w.changed:
 		case <-tick.C:
-			var total float64
 			var mu sync.Mutex
 			seen := 0
 			each(running, func(i int, pod string) error {
 				if n, ok := r.requestsOf(ctx, pod); ok {
 					mu.Lock()
-					total += n
+					sent[i] = n
 					seen++
 					mu.Unlock()
 				}
 				return nil
 			})
+			var total float64
+			for _, n := range sent {
+				total += n
+			}
 			now := time.Now()
 			rate := 0.0
 			if seen == len(running) && now.Sub(lastAt) > 0 && total >= lastReq {
 				rate = (total - lastReq) / now.Sub(lastAt).Seconds()
 			}
 			lastReq, lastAt = total, now
-			line := fmt.Sprintf("%d running, %d of %d ended · %.0f requests/s · %.0f requests from the running shards · %s since the start",
+			line := fmt.Sprintf("%d running, %d of %d ended · %.0f requests/s · %.0f requests · %s since the start",
 				len(running), done, s.Shards, rate, total, now.Sub(at).Round(time.Second))
 			if answers == nil && (r.Terminal || now.Sub(lastLine) >= ProgressEvery) { // not over the question
 				r.progress(line)
