@@ -156,22 +156,28 @@ func rewriteFiles(fl *pflag.FlagSet, args []string, fix func(kind, path string) 
 	}
 	value := func(f *pflag.Flag, v string) (string, error) {
 		switch kind := kindOf(f); kind {
-		case "f", "d":
-			return fix(kind, v)
 		case "form":
 			name, rest, ok := strings.Cut(v, "=")
 			if !ok || len(rest) == 0 || (rest[0] != '@' && rest[0] != '<') {
 				return v, nil
 			}
-			path, params, _ := strings.Cut(rest[1:], ";")
+			path, params, semi := strings.Cut(rest[1:], ";")
+			if path == "" {
+				return v, nil // no file: hail refuses it itself
+			}
 			p, err := fix("f", path)
 			if err != nil {
 				return "", err
 			}
-			if params != "" {
+			if semi {
 				p += ";" + params
 			}
 			return name + "=" + rest[:1] + p, nil
+		case "f", "d":
+			if v == "" {
+				return v, nil
+			}
+			return fix(kind, v)
 		}
 		return v, nil
 	}
@@ -211,12 +217,15 @@ func rewriteFiles(fl *pflag.FlagSet, args []string, fix func(kind, path string) 
 				}
 				done = true
 				if j+1 < len(a) {
-					v := strings.TrimPrefix(a[j+1:], "=")
+					head, v := a[:j+1], a[j+1:]
+					if strings.HasPrefix(v, "=") { // -D=FILE
+						head, v = head+"=", v[1:]
+					}
 					nv, err := value(f, v)
 					if err != nil {
 						return nil, err
 					}
-					out = append(out, a[:j+1]+nv)
+					out = append(out, head+nv)
 				} else if i+1 < len(args) {
 					nv, err := value(f, args[i+1])
 					if err != nil {
