@@ -61,6 +61,7 @@ type env struct {
 	hail     string // the hail binary built from this tree
 	out      string
 	url      string // the target's
+	grpc     string // the target's gRPC HOST:PORT
 	passed   int
 	failed   int
 	stamp    string
@@ -119,6 +120,7 @@ func TestE2E(t *testing.T) {
 	e.detach(ctx)
 	e.stop(ctx)
 	e.scenario(ctx)
+	e.grpcRun(ctx)
 }
 
 // namespace makes the test's namespace enforce the restricted standard,
@@ -171,8 +173,8 @@ func (e *env) startTarget(ctx context.Context) {
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
-				Name: "serve", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: []string{"serve", "--addr=0.0.0.0:8080"},
-				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Name: "serve", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: []string{"serve", "--addr=0.0.0.0:8080", "--grpc=0.0.0.0:9090"},
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}, {Name: "grpc", ContainerPort: 9090}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
 					PeriodSeconds: 1},
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: mustQuantity("250m"), corev1.ResourceMemory: mustQuantity("64Mi")},
@@ -191,6 +193,7 @@ func (e *env) startTarget(ctx context.Context) {
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 					e.url = "http://" + p.Status.PodIP + ":8080/"
+					e.grpc = p.Status.PodIP + ":9090"
 					fmt.Printf("e2e: target %s at %s (a pod of this cluster); results in %s\n", target, e.url, e.out)
 					return
 				}
@@ -653,3 +656,22 @@ func (e *env) scenario(ctx context.Context) {
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// grpcRun: a gRPC run shards as HTTP does: -n 2000 calls split 1000 and
+// 1000 (the shards find the schema by the server's reflection, in the
+// cluster), merged exactly, no errors.
+func (e *env) grpcRun(ctx context.Context) {
+	run := e.name("grpc")
+	r := e.kube(run, "run", "--shards", "2", "--run", run, "--cpu", "100m", "--memory", "128Mi", "--",
+		"grpc", "--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":"hi"}`, "-n", "2000", "-c", "2", e.grpc)
+	show(r)
+	if r.merged == nil || r.merged.Hail.GRPC == nil || len(r.shards) != 2 || r.shards[0] == nil || r.shards[1] == nil {
+		e.check(fmt.Sprintf("%s: a gRPC run: exit %d, a merged result", run, r.code), false)
+		return
+	}
+	g := r.merged.Hail.GRPC
+	e.check(fmt.Sprintf("%s: a gRPC run: exit %d; merged %d calls == %d + %d, %d errors, status %v", run, r.code, g.Calls,
+		r.shards[0].Hail.GRPC.Calls, r.shards[1].Hail.GRPC.Calls, r.merged.Hail.Counts.Errors, r.merged.StatusCodeDistribution),
+		r.code == 0 && g.Calls == 2000 && r.shards[0].Hail.GRPC.Calls == 1000 && r.merged.Hail.Counts.Errors == 0 && r.merged.StatusCodeDistribution["OK"] == 2000)
+	e.summary = append(e.summary, fmt.Sprintf("gRPC: exit %d, merged %d calls = %d + %d, status %v", r.code, g.Calls, r.shards[0].Hail.GRPC.Calls, r.shards[1].Hail.GRPC.Calls, r.merged.StatusCodeDistribution))
+}
