@@ -43,9 +43,13 @@ func waitReady(t *testing.T, addr string, cmd *exec.Cmd, stderr *bytes.Buffer) *
 	return nil
 }
 
-func post(t *testing.T, url string) int {
+func post(t *testing.T, url string, token ...string) int {
 	t.Helper()
-	resp, err := http.Post(url, "", nil)
+	req, _ := http.NewRequest("POST", url, nil)
+	for _, tok := range token {
+		req.Header.Set(barrier.TokenHeader, tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +111,8 @@ func TestShardBarrierStartAndStop(t *testing.T) {
 }
 
 // A stop before the start calls the run off: exit 1 with one line saying
-// so, nothing sent, no output file.
+// so, nothing sent, no output file. With a barrier token (the Job's), a
+// stop without it is refused.
 func TestShardBarrierCalledOff(t *testing.T) {
 	t.Parallel()
 	base, srv := servetest.Start(t)
@@ -115,6 +120,7 @@ func TestShardBarrierCalledOff(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "shard.json")
 	cmd := exec.Command(hailBin, "-n", "100", "-c", "2", "--no-tui", "-j", "-o", out,
 		"--shard", "0/2", "--start-at", "barrier", "--metrics-addr", addr, base+"/")
+	cmd.Env = append(os.Environ(), barrier.TokenEnv+"=t0k")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -122,7 +128,10 @@ func TestShardBarrierCalledOff(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	waitReady(t, addr, cmd, &stderr)
-	if code := post(t, "http://"+addr+"/stop?why=shard+1%2F2+is+not+ready"); code != 200 {
+	if code := post(t, "http://"+addr+"/stop?why=not+mine"); code != 403 {
+		t.Fatalf("a stop without the token: %d", code)
+	}
+	if code := post(t, "http://"+addr+"/stop?why=shard+1%2F2+is+not+ready", "t0k"); code != 200 {
 		t.Fatalf("stop: %d", code)
 	}
 	if code := exitWithin(cmd, 10*time.Second); code != 1 {

@@ -135,7 +135,7 @@ cause on one line; everything made in the cluster is deleted again).`,
 			if !cmd.Flags().Changed("keep-for") && claim != "" {
 				keepFor = time.Hour // finished pods would hold the claim
 			}
-			spec := &kube.Spec{Name: name, Shards: shards, Image: image, CPU: cpu, CPULimit: cpuLimit, Memory: memory, Claim: claim,
+			spec := &kube.Spec{Name: name, Token: kube.NewToken(), Shards: shards, Image: image, CPU: cpu, CPULimit: cpuLimit, Memory: memory, Claim: claim,
 				Args: k.args, Files: files, Duration: k.duration, ReadyTimeout: readyTimeout, KeepFor: keepFor, Created: time.Now().UTC()}
 			if dryRun {
 				spec.Namespace = kf.namespace

@@ -220,6 +220,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		rr.server = srv
 		if r.barrier {
 			rr.gate = barrier.New(rr.meta.Shard, stopSelf)
+			rr.gate.RequireToken(os.Getenv(barrier.TokenEnv))
 			h := rr.gate.Handler()
 			for _, path := range barrier.Paths {
 				srv.Handle(path, h)

@@ -16,12 +16,16 @@
 //	POST /stop?why=TEXT  before the start: call the run off (nothing is
 //	                     sent); after it: stop the run as SIGTERM does
 //
+// With a token (TokenEnv), /start and /stop need it in the TokenHeader:
+// another pod of the cluster cannot start or stop a run it did not make.
+//
 // It is plain net/http: the protocol is three requests, and the shard image
 // holds nothing else.
 package barrier
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +33,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
+)
+
+// TokenEnv is the environment variable that gives a shard its barrier's
+// token; TokenHeader carries it in /start and /stop.
+const (
+	TokenEnv    = "HAIL_BARRIER_TOKEN"
+	TokenHeader = "X-Hail-Barrier-Token"
 )
 
 // MaxWait bounds how long a shard waits at the barrier for its start time:
@@ -57,6 +68,7 @@ type State struct {
 // run is prepared.
 type Gate struct {
 	shard  string
+	token  string // what /start and /stop must carry ("": nothing)
 	now    func() time.Time
 	onStop func() // stops a run that started (as SIGTERM); nil: none
 
@@ -73,6 +85,18 @@ type Gate struct {
 // goes through the signal handling every run has).
 func New(shard string, onStop func()) *Gate {
 	return &Gate{shard: shard, now: time.Now, onStop: onStop, started: make(chan struct{}), stop: make(chan struct{})}
+}
+
+// RequireToken makes /start and /stop refuse a request without token.
+func (g *Gate) RequireToken(token string) { g.token = token }
+
+// authorized refuses a /start or /stop without the token.
+func (g *Gate) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if g.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(TokenHeader)), []byte(g.token)) != 1 {
+		http.Error(w, "no or wrong barrier token", http.StatusForbidden)
+		return false
+	}
+	return true
 }
 
 // Handler serves /ready, /start and /stop.
@@ -107,6 +131,9 @@ func (g *Gate) serveReady(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (g *Gate) serveStart(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(w, r) {
+		return
+	}
 	ns, err := strconv.ParseInt(r.URL.Query().Get("at"), 10, 64)
 	if err != nil || ns <= 0 {
 		http.Error(w, "give the start time as at=UNIX_NANOSECONDS", http.StatusBadRequest)
@@ -120,6 +147,9 @@ func (g *Gate) serveStart(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gate) serveStop(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(w, r) {
+		return
+	}
 	why := r.URL.Query().Get("why")
 	if why == "" {
 		why = "stopped by the coordinator"

@@ -97,6 +97,36 @@ func TestGateProtocol(t *testing.T) {
 	}
 }
 
+// With a token, /start and /stop refuse a request without it; /ready
+// answers anyone.
+func TestGateToken(t *testing.T) {
+	t.Parallel()
+	g := New("0/1", nil)
+	g.RequireToken("s3cret")
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	go g.Wait(context.Background(), nil)
+	for {
+		if code, st, _ := call(t, "GET", srv.URL+"/ready"); code == 200 && st.Ready {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	at := fmt.Sprintf("/start?at=%d", time.Now().Add(time.Second).UnixNano())
+	for _, path := range []string{at, "/stop?why=x"} {
+		if code, _, body := call(t, "POST", srv.URL+path); code != 403 || !strings.Contains(body, "no or wrong barrier token") {
+			t.Errorf("%s without the token: %d %s", path, code, body)
+		}
+	}
+	req, _ := http.NewRequest("POST", srv.URL+at, nil)
+	req.Header.Set(TokenHeader, "s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("with the token: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
 // A stop before the start calls the run off: Wait fails with ErrStopped,
 // naming why, and onStop is not called (nothing runs to stop); a start
 // after it is refused.

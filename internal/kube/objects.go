@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/hail-loadgen/hail/internal/barrier"
 )
 
 // uid is the user every pod runs as: distroless's nonroot, as the image.
@@ -143,6 +145,7 @@ func (s *Spec) Job() *batchv1.Job {
 							{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 								FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
 							{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}},
+							{Name: barrier.TokenEnv, Value: s.Token},
 						},
 						Ports:                    []corev1.ContainerPort{{Name: "metrics", ContainerPort: barrierPort}},
 						Resources:                res,

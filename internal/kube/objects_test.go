@@ -73,6 +73,9 @@ func TestObjectsJob(t *testing.T) {
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args %q, want %q", c.Args, want)
 	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "HAIL_BARRIER_TOKEN" && e.Value == "barrier-token" }) {
+		t.Errorf("env %+v lacks the barrier's token", c.Env)
+	}
 	if m := c.VolumeMounts; len(m) != 1 || m[0].MountPath != "/home/me/body.json" || m[0].SubPath != "f0-body.json" || !m[0].ReadOnly {
 		t.Errorf("mounts %+v", m)
 	}

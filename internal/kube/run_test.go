@@ -18,7 +18,7 @@ import (
 
 // testSpec is a run of n shards in the simulated cluster's namespace.
 func testSpec(n int) *Spec {
-	return &Spec{Name: "r1", Namespace: "load", Shards: n, Image: "hail:local", CPU: "100m", Memory: "256Mi",
+	return &Spec{Name: "r1", Namespace: "load", Token: "barrier-token", Shards: n, Image: "hail:local", CPU: "100m", Memory: "256Mi",
 		Args: []string{"-z", "2s", "http://10.88.0.9:8080/"}, ReadyTimeout: 5 * time.Second, KeepFor: time.Hour}
 }
 

@@ -17,6 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/hail-loadgen/hail/internal/barrier"
 )
 
 // Runner runs, collects and stops distributed runs on one cluster.
@@ -47,6 +49,8 @@ type Runner struct {
 	tick time.Duration // how often the barrier and progress poll (0: 250 ms)
 	lead time.Duration // the start's least lead (0: MinLead; tests shorten it)
 
+	barrierToken map[string][]string // the header /start and /stop carry
+
 	outMu sync.Mutex
 	line  bool // a progress line is on the terminal
 }
@@ -63,11 +67,13 @@ func (r *Runner) podIO(ns string) podIO {
 	return clusterIO{cs: r.Client, namespace: ns}
 }
 
-// bind makes the Runner talk to the pods of s's namespace.
+// bind makes the Runner talk to the pods of s's namespace, with its
+// barriers' token.
 func (r *Runner) bind(s *Spec) {
 	if r.io == nil {
 		r.io = clusterIO{cs: r.Client, namespace: s.Namespace}
 	}
+	r.barrierToken = map[string][]string{barrier.TokenHeader: {s.Token}}
 }
 
 func (r *Runner) every() time.Duration {
@@ -109,7 +115,11 @@ func (r *Runner) runDir(s *Spec) (string, error) {
 	return dir, nil
 }
 
-// token is a random token for a volume helper.
+// NewToken is a random token: a run's barrier token (Spec.Token), a
+// volume helper's.
+func NewToken() string { return token() }
+
+// token is a random token.
 func token() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)

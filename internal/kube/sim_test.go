@@ -129,6 +129,11 @@ func (s *sim) shard(ctx context.Context, spec *Spec, job *batchv1.Job, i int) {
 	sp := &simPod{name: name, index: i, ended: make(chan struct{}), stop: make(chan struct{})}
 	var once sync.Once
 	sp.gate = barrier.New(fmt.Sprintf("%d/%d", i, spec.Shards), func() { once.Do(func() { close(sp.stop) }) })
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == barrier.TokenEnv {
+			sp.gate.RequireToken(e.Value) // as hail does with the Job's token
+		}
+	}
 	s.mu.Lock()
 	s.pods[name] = sp
 	s.mu.Unlock()

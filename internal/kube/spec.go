@@ -56,6 +56,8 @@ type Spec struct {
 	KeepFor time.Duration `json:"keep_for_ns"`
 	// Created is when the run was created.
 	Created time.Time `json:"created"`
+	// Token is what the shards' barriers ask of /start and /stop.
+	Token string `json:"token"`
 	// Stopped is when hail kube stop stopped it (zero: it was not).
 	Stopped time.Time `json:"stopped,omitzero"`
 }

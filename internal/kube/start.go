@@ -97,7 +97,7 @@ func (r *Runner) publish(ctx context.Context, pods map[int]string, at time.Time)
 	errs := each(pods, func(i int, pod string) error {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_, err := proxyBody(c, r.io, "POST", pod, barrierPort, "/start", q, nil, nil)
+		_, err := proxyBody(c, r.io, "POST", pod, barrierPort, "/start", q, r.barrierToken, nil)
 		return err
 	})
 	if len(errs) == 0 {
@@ -119,7 +119,7 @@ func (r *Runner) stopShards(ctx context.Context, pods map[int]string, why string
 	return each(pods, func(i int, pod string) error {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_, err := proxyBody(c, r.io, "POST", pod, barrierPort, "/stop", q, nil, nil)
+		_, err := proxyBody(c, r.io, "POST", pod, barrierPort, "/stop", q, r.barrierToken, nil)
 		return err
 	})
 }
