@@ -60,6 +60,7 @@ func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	fl.StringVar(&f.awsSession, "aws-session", "", "AWS session `TOKEN` for --aws-sigv4 (default: $AWS_SESSION_TOKEN)")
 	fl.StringVar(&f.awsSigV4, "aws-sigv4", "", "sign every request with AWS SigV4: `aws:amz:REGION:SERVICE` (keys from -a or the environment)")
 	fl.StringVar(&f.host, "host", "", "Host header (and TLS server name) to send instead of the URL's")
+	markFiles(fl, "body-path", "body-path-lines")
 	setGroup(fl, groupRequest, "method", "header", "timeout", "connect-timeout", "accept-header", "body-string", "body-path",
 		"body-path-lines", "body-file-limit", "form", "content-type", "basic-auth", "aws-session", "aws-sigv4", "host")
 }

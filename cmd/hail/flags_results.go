@@ -22,6 +22,7 @@ type resultFlags struct {
 	targetPID   int
 	shard       string
 	startAt     string
+	barrier     bool // --start-at barrier
 }
 
 // loadFormats are the --output-format values of the load command and hail run.
@@ -34,7 +35,7 @@ func addResultFlags(fl *pflag.FlagSet, r *resultFlags) {
 	fl.StringVar(&r.metricsAddr, "metrics-addr", "", "serve live Prometheus/OpenMetrics metrics at http://`ADDR`/metrics during the run, e.g. 127.0.0.1:9090")
 	fl.Var(intValue{&r.targetPID, "process id"}, "target-pid", "sample this local process's RSS and CPU every second (from /proc) into the report")
 	fl.StringVar(&r.shard, "shard", "", "be shard `I/N` of a distributed run (I from 0, e.g. --shard $JOB_COMPLETION_INDEX/4): do 1/N of -n, -q, -c and stages")
-	fl.StringVar(&r.startAt, "start-at", "", "start at this wall-clock `TIME` (RFC 3339, or Unix seconds), so every shard starts together")
+	fl.StringVar(&r.startAt, "start-at", "", "start at this wall-clock `TIME` (RFC 3339, or Unix seconds), so every shard starts together; barrier: when a coordinator (hail kube) says, once every shard is ready")
 	setGroup(fl, groupResults, "db-url", "metrics-addr", "target-pid", "shard", "start-at")
 }
 
@@ -53,6 +54,10 @@ func parseShard(s string) (int, int, error) {
 	}
 	return i, n, nil
 }
+
+// barrierStart is the --start-at value that makes a shard wait at the start
+// barrier (internal/barrier) for a coordinator to publish its start time.
+const barrierStart = "barrier"
 
 // parseStartAt parses --start-at: RFC 3339 or Unix seconds (fractions allowed).
 func parseStartAt(s string) (time.Time, error) {
@@ -80,7 +85,12 @@ func applyResultFlags(r *resultFlags, p *plan.Plan) error {
 		}
 		p.ShardIndex, p.ShardCount = i, n
 	}
-	if r.startAt != "" {
+	if r.startAt == barrierStart {
+		if r.shard == "" || r.metricsAddr == "" {
+			return fmt.Errorf("--start-at barrier: give --shard I/N and --metrics-addr too: the barrier is served beside the metrics (hail kube sets all three)")
+		}
+		r.barrier = true
+	} else if r.startAt != "" {
 		t, err := parseStartAt(r.startAt)
 		if err != nil {
 			return err

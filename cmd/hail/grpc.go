@@ -118,6 +118,8 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	addOutputFlags(fl, &f.outputFlags, grpcFormatHelp)
 	addResultFlags(fl, &f.results)
+	markFiles(fl, "data-file", "binary-file", "metadata-file", "proto", "protoset", "cacert", "cert", "key")
+	markDirs(fl, "import-paths")
 	return cmd
 }
 
@@ -158,5 +160,5 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	return noSuccess(res)
+	return runExit(&f.results, res)
 }

@@ -206,7 +206,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	return noSuccess(res)
+	return runExit(&f.results, res)
 }
 
 // writeCompletions is oha's hidden --completions SHELL: the script hail

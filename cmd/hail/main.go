@@ -2,14 +2,16 @@
 //
 // Subcommands live in one file each: load.go (the default command, oha's
 // flags), serve.go (the built-in target), demo.go, runcmd.go (hail run, a
-// scenario file). main.go maps errors to exit codes: 0 when the run
-// completed, 1 for bad input or a run that could not start (one line on
-// stderr, nothing written), 2 when a scenario's threshold failed (or hail
-// compare's --fail-on found a significant regression), 3 when
-// no request succeeded (for both, the report is written in full first; an
-// exitError carries the code), 130 when a further signal ended the
-// process at once or one stopped a setup the run cannot start without
-// (the signal table: signals.go).
+// scenario file), kube.go (hail kube, distributed runs on Kubernetes).
+// main.go maps errors to exit codes: 0 when the run completed, 1 for bad
+// input or a run that could not start (one line on stderr, nothing
+// written), 2 when a scenario's threshold failed, a merged run is
+// incomplete, or hail compare's --fail-on found a significant regression,
+// 3 when no request succeeded (for these, the report is written in full
+// first; an exitError carries the code), 4 when a shard was interrupted
+// (its result written), 130 when a further signal ended the process at
+// once or one stopped a setup the run cannot start without (the signal
+// table: signals.go).
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
@@ -55,17 +58,16 @@ func main() {
 		// from doubling the resident set.
 		debug.SetGCPercent(10)
 	}
-	root := newRootCmd()
+	root := newCommandTree()
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		// A load or scenario run catches SIGINT/SIGTERM from the start
 		// (signals.go); the one-request and checking modes keep the default.
 		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
-		if (cmd == root || cmd.Name() == "run" || cmd.Name() == "grpc") && !quick {
+		if (cmd == root || cmd.Parent() == root && (cmd.Name() == "run" || cmd.Name() == "grpc")) && !quick {
 			catchSignals()
 		}
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
-	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
+	root.AddCommand(newKubeCmd())
 	err := root.Execute()
 	if err == nil {
 		return
@@ -94,6 +96,32 @@ func main() {
 	}
 	fmt.Fprintln(os.Stderr, "hail: "+oneLine(msg))
 	os.Exit(1)
+}
+
+// newCommandTree is hail's commands: the load command (the root) and the
+// subcommands a run can be sharded with or that work on results. hail kube
+// parses a distributed run's arguments with a fresh tree.
+func newCommandTree() *cobra.Command {
+	root := newRootCmd()
+	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd())
+	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
+	return root
+}
+
+// markFiles marks flags that name a file (shell completion completes file
+// names; hail kube ships the file to its shards).
+func markFiles(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = cobra.MarkFlagFilename(fl, n)
+	}
+}
+
+// markDirs marks flags that name a directory (completion, and hail kube
+// ships the directory's files).
+func markDirs(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = cobra.MarkFlagDirname(fl, n)
+	}
 }
 
 // oneLine keeps an error message to a single line.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/hail-loadgen/hail/internal/barrier"
 	"github.com/hail-loadgen/hail/internal/metrics"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
@@ -149,6 +150,7 @@ type resultsRun struct {
 	tracer   *stats.Tracer
 	exporter *metrics.Exporter
 	server   *metrics.Server
+	gate     *barrier.Gate // --start-at barrier
 	meta     reqlog.Meta
 	pid      int // --target-pid's process (0: none)
 }
@@ -215,6 +217,14 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 			return nil, err
 		}
 		rr.server = srv
+		if r.barrier {
+			rr.gate = barrier.New(rr.meta.Shard, stopSelf)
+			rr.gate.RequireToken(os.Getenv(barrier.TokenEnv))
+			h := rr.gate.Handler()
+			for _, path := range barrier.Paths {
+				srv.Handle(path, h)
+			}
+		}
 	}
 	if len(sinks) > 0 {
 		rr.tracer = stats.NewTracer(0)
@@ -237,6 +247,9 @@ func (rr *resultsRun) wire(o *run.Options) {
 			}
 			rr.exporter.Observe(c)
 		}
+	}
+	if rr.gate != nil {
+		o.Gate = rr.gate.Wait
 	}
 }
 

@@ -46,12 +46,22 @@ type runFlags struct {
 	results resultFlags // report.go: --db-url, --metrics-addr, --target-pid, --shard, --start-at
 
 	bodyFileLimit int64 // --body-file-limit (flags_request.go)
+
+	// grpcSource finds a gRPC scenario's schema when the file gives none
+	// (nil: the server's reflection, grpcload.ScenarioSource).
+	grpcSource func(base *url.URL, insecure bool) (grpccall.Source, error)
 }
 
 // runFormatHelp describes hail run's --output-format values (loadFormats).
 const runFormatHelp = "report format: text, json (oha's keys + hail, with hail.steps and hail.thresholds), csv (one row per request, with its step), csv-seconds (one row per second), markdown, html (a self-contained page with charts) or quiet"
 
 func newRunCmd() *cobra.Command {
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is hail run and the flags it fills.
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
 	f := &runFlags{engine: "auto", outputFlags: defaultOutputFlags()}
 	cmd := &cobra.Command{
 		Use:   "run FILE.yaml [flags]",
@@ -103,7 +113,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.StringArrayVar(&f.redact, "redact", nil, "redact this query parameter in the steps' targets and the base URL in reports and logs (repeatable)")
 	addOutputFlags(fl, &f.outputFlags, runFormatHelp)
 	addResultFlags(fl, &f.results)
-	return cmd
+	return cmd, f
 }
 
 // loadScenario loads the file and applies the flags; it returns the
@@ -125,6 +135,9 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
+			if f.grpcSource != nil {
+				return f.grpcSource(base, insecure || f.insecure)
+			}
 			return grpcload.ScenarioSource(setupContext(), base, insecure || f.insecure)
 		}})
 	if err != nil {
@@ -187,6 +200,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	sc.ShardFeeds(p.ShardIndex, p.ShardCount) // a shard takes its part of each unique feed
 	if f.check {
 		return printCheck(sc, sched, p)
 	}
@@ -231,6 +245,9 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	if teardown != nil && teardown.Failed != "" {
 		fmt.Fprintf(os.Stderr, "hail: teardown stopped: %s\n", teardown.Failed)
+	}
+	if err := shardExit(&f.results, res); err != nil {
+		return err
 	}
 	return scenarioExit(res, failed)
 }

@@ -225,3 +225,8 @@ func teardownSignals() (interrupt <-chan struct{}, end func()) {
 		signals.mu.Unlock()
 	}
 }
+
+// stopSelf stops the run as a first SIGTERM from outside does: a shard's
+// coordinator asked it to stop (POST /stop at its start barrier), and the
+// stop goes through the same signal handling.
+func stopSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) }

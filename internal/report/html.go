@@ -278,7 +278,9 @@ func writeDistributed(b *strings.Builder, r *Result) {
 		for _, n := range m.Notes {
 			rows = append(rows, [2]string{"note", n})
 		}
-
+		for _, line := range perShardLines(m) {
+			rows = append(rows, [2]string{"shard", line})
+		}
 	}
 	kvTable(b, rows)
 }

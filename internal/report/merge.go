@@ -44,6 +44,9 @@ type Merged struct {
 	// the whole run as asked: a shard missing or failed, late or
 	// interrupted. Empty when the run is complete.
 	Incomplete []string `json:"incomplete,omitempty"`
+	// PerShard says, for a run of shards, what the merge got from each
+	// shard 0…N-1, in order.
+	PerShard []ShardOutcome `json:"per_shard,omitempty"`
 }
 
 // MergeOptions are hail merge's allowances for a run that did not go as
@@ -226,7 +229,8 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 		"per-second percentiles (p50…max, schedule lag) are the highest of the results' for that second: an upper bound, not exact",
 		fmt.Sprintf("generator CPU and context switches are summed over the %d results, and cores over the machines they ran on; peak RSS is the largest single result's", len(results)))
 	info.Notes = append(info.Notes, shared...)
-	info.Incomplete = append(info.Incomplete, lateOrInterrupted(results, name)...)
+	info.Incomplete = append(info.Incomplete, lateOrInterrupted(results, name, opt.Failed)...)
+	info.PerShard = shardOutcomes(results, opt)
 	mergeVerdicts(out, results, name)
 	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
 		return nil, err
@@ -291,40 +295,6 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 		}
 	}
 	return m, nil
-}
-
-// mergeVerdicts makes the merged verdict: the merged totals' own (Build's),
-// unless an input was limited by something the totals cannot show (its own
-// CPU, other processes, its wake-ups) or by the target: then the worst
-// input's kind (generator side before target), with the reasons of every
-// input that was not comfortable, labeled by shard (or name).
-func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
-	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
-	v := &out.Hail.Verdict
-	worst := v.Bottleneck
-	var reasons []string
-	for i, r := range results {
-		rv := r.Hail.Verdict
-		if rank[rv.Bottleneck] == 0 && !rv.GeneratorLimited {
-			continue
-		}
-		label := resultLabel(r, name, i)
-		kind := rv.Bottleneck
-		if kind == "" { // a result from before bottleneck kinds
-			kind = BottleneckGenerator
-		}
-		if rank[kind] > rank[worst] {
-			worst = kind
-		}
-		for _, why := range rv.Reasons {
-			reasons = append(reasons, label+": "+why)
-		}
-	}
-	if worst != v.Bottleneck {
-		v.Bottleneck, v.Reasons = worst, nil
-	}
-	v.Reasons = append(v.Reasons, reasons...)
-	v.GeneratorLimited = GeneratorSide(v.Bottleneck)
 }
 
 // alignSeries merges per-second series by wall clock: entry k of a result
@@ -493,6 +463,9 @@ func writeResultsText(b *strings.Builder, r *Result) {
 		fmt.Fprintln(b)
 		for _, n := range m.Notes {
 			fmt.Fprintf(b, "    - %s\n", n)
+		}
+		for _, line := range perShardLines(m) {
+			fmt.Fprintf(b, "    %s\n", line)
 		}
 		if len(m.Incomplete) > 0 {
 			fmt.Fprintf(b, "  INCOMPLETE:\tthe merged result is not the whole run as asked:\n")

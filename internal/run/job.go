@@ -19,6 +19,7 @@ import (
 // group per step) and the engine's job, minus its start time.
 type setup struct {
 	whole, share *plan.Plan // the plan, and this shard's part of it
+	woke         time.Time  // when the run began (after its start time, if any)
 	eng          engine.Engine
 	reason       string
 	dialer       *transport.Dialer

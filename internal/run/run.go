@@ -59,6 +59,11 @@ type Options struct {
 	// FindTarget, when TargetPID is 0, looks for the process listening on
 	// a loopback target's port (/proc) and treats it as TargetPID.
 	FindTarget bool
+	// Gate, if set, is the start barrier of a shard (--start-at barrier):
+	// called once the run is prepared, it returns when every shard is
+	// ready, with the start time they agreed on (which replaces the plan's
+	// StartAt); an error ends the run before anything is sent.
+	Gate func(ctx context.Context, interrupt <-chan struct{}) (time.Time, error)
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
@@ -115,10 +120,29 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !waitStart(ctx, p.StartAt, o.Interrupt) {
-		return nil, &StartInterruptedError{At: p.StartAt}
+	if o.Gate != nil {
+		at, err := o.Gate(ctx, o.Interrupt)
+		if err != nil {
+			return nil, err
+		}
+		whole := *s.whole
+		whole.StartAt = at
+		s.whole = &whole
 	}
-	s.job.Start = time.Now()
+	if !waitStart(ctx, s.whole.StartAt, o.Interrupt) {
+		return nil, &StartInterruptedError{At: s.whole.StartAt}
+	}
+	woke := time.Now()
+	s.job.Start = woke
+	if at := s.whole.StartAt; !at.IsZero() && woke.Sub(at) < report.LateStart {
+		// The schedule starts at the agreed time, not at this process's
+		// wake-up: shards that woke a moment apart keep one time origin
+		// (their intended times and seconds line up exactly), and a late
+		// wake-up shows as their own lateness. The monotonic reading is
+		// kept (at, from a wall-clock time, has none).
+		s.job.Start = woke.Add(-woke.Sub(at))
+	}
+	s.woke = woke
 	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
 	col := startCollecting(s, o)
 	var data <-chan struct{}
@@ -217,7 +241,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
 		Addr: s.dialer.Target(), Target: tgt, Mismatch: certNames(s.dialer),
 	})
-	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
+	res.Hail.Shard = shardInfo(s.whole, p, s.woke)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
 		col.coll.Steps(func(t []*stats.Totals, ser [][]stats.Second) {

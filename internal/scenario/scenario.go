@@ -75,6 +75,11 @@ type Scenario struct {
 	Thresholds []*threshold.Threshold
 	// Feeds are the data files whose rows fill templates.
 	Feeds []*values.Feed
+	// Files are the paths of the files the scenario read besides itself
+	// (feeds, body and pool files, .proto files and import directories),
+	// as resolved against its directory, each once, in the order read: what
+	// a distributed run ships to its shards.
+	Files []string
 
 	captures []string       // capture names, by id
 	reported []*values.Pool // the pools steps pick from or take from
@@ -411,5 +416,13 @@ func AnnotateSteps(steps []*Step, rs []report.Step) {
 				r.CheckFailures[c.desc] += n
 			}
 		}
+	}
+}
+
+// ShardFeeds gives shard index of count its part of every unique feed
+// (Feed.Partition): together the shards use each row once.
+func (s *Scenario) ShardFeeds(index, count int) {
+	for _, f := range s.Feeds {
+		f.Partition(index, count)
 	}
 }
