@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,6 +125,10 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	g, err := prepareGRPC(cmd, f, args)
 	if err != nil {
+		return err
+	}
+	if g.method == nil { // no --call: the methods there are to call
+		_, err := os.Stdout.WriteString(g.listing)
 		return err
 	}
 	p := g.plan

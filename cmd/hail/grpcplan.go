@@ -31,7 +31,8 @@ type grpcRun struct {
 	source   grpccall.Source
 	workload *run.Workload
 	meta     [][2]string
-	messages int // request messages per call
+	messages int    // request messages per call
+	listing  string // without --call: the source's methods, to print instead of a run
 }
 
 // prepareGRPC checks everything before a call is sent: the flags, the
@@ -77,6 +78,9 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 			return nil, err
 		}
 	}
+	if g.source != nil && f.call == "" { // the files list their methods without the server
+		return g, g.list()
+	}
 	topt, err := p.TransportOptions(p.URL)
 	if err != nil {
 		return nil, err
@@ -96,11 +100,7 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		}
 	}
 	if f.call == "" {
-		names, err := g.source.Services()
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("--call is required: the method to call, package.Service/Method; %s has %s", g.source.Describe(), strings.Join(names, ", "))
+		return g, g.list()
 	}
 	if g.method == nil {
 		if err := g.resolve(f, data); err != nil {
@@ -108,6 +108,17 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		}
 	}
 	return g, nil
+}
+
+// list fills g.listing with every method of g's source (hail grpc
+// without --call).
+func (g *grpcRun) list() error {
+	methods, err := grpccall.List(g.source)
+	if err != nil {
+		return err
+	}
+	g.listing = grpccall.ListText(g.source, methods)
+	return nil
 }
 
 // grpcPlan is the plan of the flags: calls are HTTP/2 POSTs to the
