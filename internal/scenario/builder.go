@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"strconv"
 
 	"github.com/hail-loadgen/hail/internal/engine"
@@ -32,8 +31,8 @@ type vu struct {
 	buf     []byte
 	body    []byte
 	scratch []byte
-	msg     []byte       // a gRPC step's encoded messages
-	msgJSON bytes.Buffer // a gRPC response message as protojson, for captures
+	msg     []byte // a gRPC step's encoded messages
+	msgJSON []byte // a gRPC response message as protojson, for captures
 	lastSet []bool
 	excl    []bool
 	flow    int // the flow being walked, -1 for none
@@ -230,9 +229,9 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	if st.grpc != nil && (len(st.captures) > 0 || st.checksBody) {
 		body := p.Body
 		if !st.grpc.captureBody(p, &v.msgJSON) {
-			v.msgJSON.Reset()
+			v.msgJSON = v.msgJSON[:0]
 		}
-		p.Body = v.msgJSON.Bytes()
+		p.Body = v.msgJSON
 		defer func() { p.Body = body }()
 	}
 	for _, c := range st.checks {

@@ -140,7 +140,7 @@ func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *templat
 	if err != nil {
 		return l.errAt(callN, "%s.call: %v", what, strings.TrimPrefix(err.Error(), "--call "+call+": "))
 	}
-	gs := &grpcStep{method: m}
+	gs := newGRPCStep(m)
 	if v := vals["stream_count"]; v != nil {
 		c, err := l.integer(v, what+".stream_count", 1, 1_000_000)
 		if err != nil {

@@ -43,6 +43,7 @@ type client struct {
 	err         error  // the connection is dead
 	drained     chan struct{}
 	wbuf        []byte
+	hbuf        []byte // a header block made for one request (a body of its own length)
 
 	br      *bufio.Reader // what the framer reads from
 	preface chan struct{} // closed once the server's first frame is read, or the reader ended
@@ -136,9 +137,9 @@ func (e *GoAwayError) Error() string {
 // errConnClosed is a request on a connection that was closed.
 var errConnClosed = errors.New("http2: client connection closed")
 
-// exchange sends tp and waits for its response, which the reader writes
-// into r. ctx cancels the stream.
-func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpResult) error {
+// exchange sends tp with body and waits for its response, which the
+// reader writes into r. ctx cancels the stream.
+func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *call, r *httpResult) error {
 	block := tp.h2Block()
 	select { // a token left by a call that ended as it was cancelled
 	case <-cl.done:
@@ -171,7 +172,10 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
 	c.streams[id] = cl
 	c.active++
-	body := tp.body
+	if len(body) != len(tp.body) && !tp.grpc { // the block's content-length is the template's
+		c.hbuf = tp.appendBlock(c.hbuf[:0], len(body))
+		block = c.hbuf
+	}
 	c.wbuf = appendHeaders(c.wbuf[:0], id, block, len(body) == 0, int(c.maxFrame))
 	for len(body) > 0 && c.err == nil && c.streams[id] == cl {
 		n := min(int64(len(body)), int64(c.maxFrame), c.connWin, cl.sendWin)

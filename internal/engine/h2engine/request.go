@@ -23,8 +23,15 @@ type template struct {
 	body  []byte
 	head  bool
 	block []byte // the HTTP/2 HEADERS block, made on first use
+	base  []byte // the block's fields but content-length
 	grpc  bool   // a gRPC call (content-type application/grpc): see grpc.go
 	msgs  int64  // a gRPC call's request messages
+	// pre and post are the wire head around its Content-Length line
+	// (post ends with the empty line): a request whose head differs from
+	// this one's only in that line's value is this template with its own
+	// body (match), so a templated body costs no conversion.
+	pre, post []byte
+	cl        bool // the head has a Content-Length line
 }
 
 // hopHeaders are HTTP/1 connection-specific headers: HTTP/2 and HTTP/3 forbid them.
@@ -81,7 +88,45 @@ func parse(raw []byte, scheme string) (*template, error) {
 	if grpc {
 		tp.msgs = countFrames(body)
 	}
+	tp.pre, tp.post = raw[:end], nil
+	if i := bytes.Index(raw[:end], []byte("\r\nContent-Length: ")); i >= 0 {
+		line := i + 2
+		if j := bytes.Index(raw[line:end], []byte("\r\n")); j >= 0 {
+			tp.pre, tp.post, tp.cl = raw[:line], raw[line+j+2:end], true
+		}
+	}
 	return tp, nil
+}
+
+// match reports whether raw is tp's request with a body of its own (its
+// head the same but for the Content-Length value), and returns that body.
+func (tp *template) match(raw []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(raw, tp.pre) {
+		return nil, false
+	}
+	rest := raw[len(tp.pre):]
+	n := 0
+	if tp.cl {
+		var ok bool
+		if rest, ok = bytes.CutPrefix(rest, []byte("Content-Length: ")); !ok {
+			return nil, false
+		}
+		i := 0
+		for ; i < len(rest) && i < 10 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			n = n*10 + int(rest[i]-'0')
+		}
+		if i == 0 || !bytes.HasPrefix(rest[i:], []byte("\r\n")) {
+			return nil, false
+		}
+		rest = rest[i+2:]
+	}
+	if !bytes.HasPrefix(rest, tp.post) {
+		return nil, false
+	}
+	if body := rest[len(tp.post):]; len(body) == n {
+		return body, true
+	}
+	return nil, false
 }
 
 // templates caches a stream's converted variants. Shared are a run's
@@ -124,21 +169,21 @@ func staticTemplates(j *engine.Job) []*template {
 }
 
 // get returns the template for raw, the request of hit, converting it the
-// first time it is seen.
-func (t *templates) get(raw []byte, hit uint64) (*template, error) {
+// first time its head is seen, and the request's body (part of raw).
+func (t *templates) get(raw []byte, hit uint64) (*template, []byte, error) {
 	if n := uint64(len(t.shared)); n > 0 {
 		if tp := t.shared[hit%n]; len(tp.raw) == len(raw) && unsafe.SliceData(tp.raw) == unsafe.SliceData(raw) {
-			return tp, nil
+			return tp, tp.body, nil
 		}
 	}
 	for _, tp := range t.list {
-		if len(tp.raw) == len(raw) && bytes.Equal(tp.raw, raw) {
-			return tp, nil
+		if body, ok := tp.match(raw); ok {
+			return tp, body, nil
 		}
 	}
 	tp, err := parseTemplate(raw, t.scheme)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(t.list) < maxTemplates {
 		t.list = append(t.list, tp)
@@ -146,5 +191,5 @@ func (t *templates) get(raw []byte, hit uint64) (*template, error) {
 		t.list[t.next] = tp
 		t.next = (t.next + 1) % maxTemplates
 	}
-	return tp, nil
+	return tp, tp.body, nil
 }

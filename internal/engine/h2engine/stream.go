@@ -101,17 +101,18 @@ func (s *stream) do(raw []byte, hit uint64) {
 	}()
 	for {
 		var tp *template
+		var body []byte
 		var err error
 		if away == nil {
-			tp, err = s.tmpl.get(s.chain.Req, hit)
-		} else {
-			tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme)
+			tp, body, err = s.tmpl.get(s.chain.Req, hit)
+		} else if tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme); err == nil {
+			body = tp.body
 		}
 		if err != nil {
 			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
 			return
 		}
-		mid, reused, err := s.exchange(ctx, away, tp)
+		mid, reused, err := s.exchange(ctx, away, tp, body)
 		if err != nil && tp.grpc && j.Timeout > 0 && !j.Aborting() &&
 			(ctx.Err() == context.DeadlineExceeded || j.Since() >= s.call.StartTime()+j.Timeout-time.Millisecond) {
 			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
@@ -157,7 +158,7 @@ func (s *stream) do(raw []byte, hit uint64) {
 // exchange sends tp on c (nil: the stream's connection slot) and reads the
 // response into s.parser. It reports whether the response head had arrived
 // when it failed, and whether the connection had carried earlier requests.
-func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
+func (s *stream) exchange(ctx context.Context, c *live, tp *template, body []byte) (mid, reused bool, err error) {
 	s.parser.Reset(tp.head)
 	s.h2call.wrote = false
 	own := c == nil
@@ -172,9 +173,9 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		reused = tm.Total == 0
 	}
 	if hc, ok := c.Conn.(*client); ok {
-		mid, err = s.exchangeH2(ctx, c, hc, tp)
+		mid, err = s.exchangeH2(ctx, c, hc, tp, body)
 	} else {
-		mid, err = s.roundTrip(ctx, c, tp)
+		mid, err = s.roundTrip(ctx, c, tp, body)
 	}
 	if err == nil && own && !s.j.KeepAlive {
 		s.conn.retire(c)
@@ -185,7 +186,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 // exchangeH2 sends tp on hc, hail's HTTP/2 client on c, which writes the
 // response into s.parser's fields. It reports whether the response head
 // had arrived when it failed.
-func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template) (mid bool, err error) {
+func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template, body []byte) (mid bool, err error) {
 	r := &s.result
 	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
 		location: &s.parser.Location, wantLoc: s.parser.WantLocation}
@@ -193,7 +194,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.grpc.reset()
 		r.grpc = &s.grpc
 	}
-	err = hc.exchange(ctx, tp, &s.h2call, r)
+	err = hc.exchange(ctx, tp, body, &s.h2call, r)
 	if s.h2call.wrote {
 		s.call.MarkSent()
 	}
@@ -201,7 +202,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.call.FirstByte(r.fb)
 	}
 	if tp.grpc {
-		s.endGRPC(tp)
+		s.endGRPC(body)
 	}
 	s.account(c)
 	if err != nil {
@@ -219,10 +220,11 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 // roundTrip sends tp on c, a Conn that is an http.RoundTripper (the HTTP/3
 // engine's), and reads the response into s.parser. It reports whether the
 // response head had arrived when it failed.
-func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
+func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []byte) (mid bool, err error) {
 	req := tp.req.WithContext(ctx)
-	if len(tp.body) > 0 {
-		req.Body = &bodyReader{b: tp.body}
+	req.ContentLength = int64(len(body))
+	if len(body) > 0 {
+		req.Body = &bodyReader{b: body}
 	}
 	// A request handed to the round tripper is on its way: the QUIC stack
 	// sends its frames at once (the engine lets them leave before it closes
@@ -253,12 +255,12 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 	return false, nil
 }
 
-// endGRPC counts a gRPC call's messages and stamps its first byte: the
-// first response message.
-func (s *stream) endGRPC(tp *template) {
+// endGRPC counts a gRPC call's messages (body holds those it sent) and
+// stamps its first byte: the first response message.
+func (s *stream) endGRPC(body []byte) {
 	if s.h2call.wrote {
 		s.calls++
-		s.sent += tp.msgs
+		s.sent += countFrames(body)
 	}
 	s.received += s.grpc.msgs
 	if s.grpc.fb > 0 {
