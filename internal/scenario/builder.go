@@ -25,6 +25,7 @@ import (
 // missing value. Within a flow, such a step ends the flow early.
 type vu struct {
 	s       *Scenario
+	mix     *mix // the choice among steps and flows: the scenario's, or one origin's
 	id      int
 	rng     *random.Rand
 	ctx     template.Ctx
@@ -49,7 +50,7 @@ type vu struct {
 }
 
 func newVU(s *Scenario, worker int) *vu {
-	v := &vu{s: s, id: worker, flow: -1,
+	v := &vu{s: s, mix: &s.mix, id: worker, flow: -1,
 		rng:     random.New(s.seed ^ random.SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
@@ -85,7 +86,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 		v.flow = -1 // the flow cannot go on: start a new choice
 		v.newRows()
 	}
-	m := &s.mix
+	m := v.mix
 	a := m.pick(v.rng)
 	for tries := 0; ; tries++ {
 		act := m.acts[a]

@@ -28,7 +28,7 @@ type Walk struct {
 // NewWalk returns the walk of steps (s's Setup or Teardown), which share
 // s's pools and feeds.
 func (s *Scenario) NewWalk(steps []*Step) *Walk {
-	ps := &Scenario{File: s.File, Name: s.Name, Base: s.Base, Headers: s.Headers, Settings: s.Settings,
+	ps := &Scenario{File: s.File, Name: s.Name, Base: s.Base, Origins: s.Origins, Headers: s.Headers, Settings: s.Settings,
 		Steps: steps, Pools: s.Pools, Feeds: s.Feeds, captures: s.captures, maxSlots: s.maxSlots, seed: s.seed ^ 0x5e7a9}
 	return &Walk{v: newVU(ps, -1), steps: steps, end: make(chan struct{})}
 }

@@ -53,8 +53,12 @@ type Scenario struct {
 	File string
 	// Name is the file's name key.
 	Name string
-	// Base is the origin (and path prefix) every step is sent to.
+	// Base is the default target: the origin (and path prefix) of steps
+	// that name none (nil when every step names its own).
 	Base *url.URL
+	// Origins are the servers steps are sent to, each with its protocol
+	// (origin.go); the load's first.
+	Origins []*Origin
 	// Headers are the file's top-level headers (static ones), for redirects.
 	Headers [][2]string
 	// Settings are the run's parameters from the file.
@@ -143,6 +147,7 @@ type Step struct {
 	close    bool     // Connection: close
 	isHead   bool
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
+	origin   int // the origin it is sent to (Scenario.Origins)
 
 	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
 	refs     []template.PoolRef // pool values to resolve before building, slot order
@@ -171,6 +176,7 @@ type Flow struct {
 	Weight float64
 	steps  []int
 	think  thinkTime // the pause after each of its steps, unless the step has its own
+	origin int       // the origin its steps are sent to
 }
 
 // Names are the names of steps, in order: a run's Job.Steps.
