@@ -58,6 +58,9 @@ type Hail struct {
 	TLS *TLSCounts `json:"tls,omitempty"`
 	// Steps are a scenario's per-step results (absent for a plain run).
 	Steps []Step `json:"steps,omitempty"`
+	// Origins are the per-server results of a scenario whose steps went to
+	// several (absent otherwise).
+	Origins []Origin `json:"origins,omitempty"`
 	// Thresholds are a scenario's checks, each with its measured value.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// StoppedBy says why a scenario run stopped early (a failed threshold

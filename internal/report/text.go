@@ -81,6 +81,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		fmt.Fprintln(b)
 		writeSteps(b, r, d, c)
 	}
+	if len(h.Origins) > 0 {
+		fmt.Fprintln(b)
+		writeOrigins(b, r, d, c) // origins.go
+	}
 	writePhasesText(b, r, c) // phase.go: a scenario's setup and teardown
 	writeGeneratorText(b, r, d, c)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process

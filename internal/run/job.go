@@ -26,10 +26,25 @@ type setup struct {
 	groups       [][]*stats.Recorder
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
+	// legs are a run's origins when it sends to several, each with its own
+	// plan, engine, dialer and job (origins.go); the fields above are then
+	// the run's (the first leg's engine, dialer and job).
+	legs  []*setup
+	name  string          // a leg's origin
+	split *schedule.Split // how a run with legs deals its requests and connections
 }
 
 // build makes the run's setup. Its errors are phrased for the user.
 func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
+	if o.Workload != nil && len(o.Workload.Origins) > 0 {
+		return buildOrigins(ctx, whole, o)
+	}
+	return buildWith(ctx, whole, o, nil)
+}
+
+// buildWith makes a run's (or a leg's) setup over groups, the recorders
+// of its steps (nil: its own).
+func buildWith(ctx context.Context, whole *plan.Plan, o Options, groups [][]*stats.Recorder) (*setup, error) {
 	p := ShardShare(whole)
 	eng, reason, err := o.Engine, "the caller's engine (run.Options.Engine)", error(nil)
 	if eng == nil {
@@ -49,7 +64,10 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 	if w != nil {
 		s.steps = w.Steps
 	}
-	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
+	if groups == nil {
+		groups = recorders(p.Connections, len(s.steps), o.Tracer)
+	}
+	s.groups = groups
 	s.pacer = shardPacer(whole, pacerOf(p, w))
 	s.job = &engine.Job{
 		Source: schedule.NewSource(s.pacer, p.Requests, p.Duration),

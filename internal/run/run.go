@@ -83,6 +83,10 @@ type Workload struct {
 	// reason stops the run at once (a threshold with abort_on_fail) and is
 	// reported as Result.Hail.StoppedBy.
 	Check func(*stats.Collector) string
+	// Origins, if set, send the steps to several servers, one engine each,
+	// under the one schedule (origins.go): each origin's builders replace
+	// NewRequests, and its plan the run's URL and protocol.
+	Origins []Origin
 }
 
 // DefaultGrace bounds how long -w waits for in-flight requests when no
@@ -101,15 +105,15 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if !waitStart(ctx, p.StartAt, o.Interrupt) {
 		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
 	}
-	s.job.Start = time.Now()
-	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
+	s.start(time.Now())
+	ctl := newController(s.jobs(), s.share.WaitOngoing, s.share.Timeout)
 	col := startCollecting(s, o)
 	var data <-chan struct{}
 	if o.Workload != nil {
 		data = o.Workload.Ended
 	}
 	go ctl.watch(ctx, s.share.Duration, o.Interrupt, col.stopRun, data)
-	err = s.eng.Run(s.job)
+	err = s.runEngines(ctl)
 	finish := time.Now()
 	ctl.finished()
 	col.stop()
@@ -202,6 +206,9 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
 		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+	}
+	if s.legs != nil {
+		s.originResults(res, col, counts, elapsed, o)
 	}
 	return res
 }

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Origin is one server of a run that sent to several (a scenario whose
+// steps name their targets): its own counts, latency, status codes,
+// errors and verdict. The run's totals are the sum of its origins'.
+type Origin struct {
+	// Name is the target's name ("api"), "base", or the URL's host:port.
+	Name string `json:"name"`
+	// URL is its scheme, host and port (and path prefix).
+	URL string `json:"url"`
+	// Protocol is what its connections spoke ("HTTP/1.1", "h2c", "h2");
+	// Engine the engine that ran them.
+	Protocol string `json:"protocol"`
+	Engine   string `json:"engine,omitempty"`
+	// Steps are the steps sent to it.
+	Steps []string `json:"steps"`
+	// Connections is its part of the run's connections (the most it had
+	// open at once); Connects how many it opened.
+	Connections int   `json:"connections"`
+	Connects    int64 `json:"connects"`
+	// Share is its part of the run's requests (0–1).
+	Share float64 `json:"share"`
+	// Counts are exact; Intended and Unsent are its part of the run's.
+	Counts OriginCounts `json:"counts"`
+	// RPS is its requests ended per second over the run; ErrorRate its
+	// failed over its requests (aborted ones aside).
+	RPS       float64 `json:"rps"`
+	ErrorRate float64 `json:"error_rate"`
+	// Latency in seconds; SendDelay its requests' lateness (open model).
+	Latency                StepLatency      `json:"latency"`
+	SendDelay              SendDelay        `json:"send_delay"`
+	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
+	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
+	Histograms             Histograms       `json:"histograms"`
+	// GRPC counts its gRPC calls and their messages (absent without).
+	GRPC *GRPC `json:"grpc,omitempty"`
+	// Verdict judges it as a run of its own: its requests' lateness and
+	// connection waits, its stalls, beside hail's CPU over the whole run.
+	Verdict Verdict `json:"verdict"`
+}
+
+// OriginCounts are an origin's exact totals.
+type OriginCounts struct {
+	StepCounts
+	Intended int64 `json:"intended"`
+	Unsent   int64 `json:"unsent"`
+}
+
+// writeOrigins writes the per-origin table of a run that sent to several
+// servers, and each origin's verdict.
+func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+	os := r.Hail.Origins
+	if len(os) == 0 {
+		return
+	}
+	w := len("origin")
+	for _, o := range os {
+		w = max(w, len(o.Name))
+	}
+	fmt.Fprintf(b, "Origins (connections are the run's, dealt by each origin's share of the choices):\n")
+	fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10s %6s %10s %8s %8s %14s %14s %14s  %s\n", w, "origin", "protocol", "engine", "conns",
+		"requests", "share", "req/s", "failed", "err%", "p50", "p99", "max", "status codes")
+	for _, o := range os {
+		fmt.Fprintf(b, "  %-*s %-8s %-6s %6d %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
+			o.Connections, o.Counts.Requests, 100*o.Share, o.RPS, o.Counts.Failed, 100*o.ErrorRate, d(o.Latency.P50), d(o.Latency.P99),
+			d(o.Latency.Max), codeList(o.StatusCodeDistribution, c))
+	}
+	for _, o := range os {
+		fmt.Fprintf(b, "  %s: %s → %s", o.Name, o.URL, strings.Join(o.Steps, ", "))
+		if len(o.ErrorDistribution) > 0 {
+			fmt.Fprintf(b, "; errors: %s", countList(o.ErrorDistribution))
+		}
+		fmt.Fprintln(b)
+		line := "bottleneck: " + o.Verdict.Bottleneck
+		if len(o.Verdict.Reasons) > 0 {
+			line += ": " + o.Verdict.Reasons[0]
+		}
+		if o.Verdict.GeneratorLimited {
+			line = c.warn(line)
+		}
+		fmt.Fprintf(b, "    %s\n", line)
+	}
+}
