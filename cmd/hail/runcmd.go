@@ -18,7 +18,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/runner"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
-	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
 
@@ -34,6 +33,7 @@ type runFlags struct {
 	wait        bool
 	engine      string
 	base        string
+	targets     []string
 	vars        []string
 	seed        uint64
 	insecure    bool
@@ -92,6 +92,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net, uring or auto (the file's engine unless given)")
 	fl.StringVar(&f.base, "base", "", "base URL to send the steps to (replaces the file's base)")
+	fl.StringArrayVar(&f.targets, "target", nil, "replace the URL of the file's target NAME: NAME=URL (repeatable)")
 	fl.StringArrayVar(&f.vars, "var", nil, "set a variable NAME=VALUE (repeatable; replaces the file's)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed the random choices, for a repeatable run (0: the file's, else random)")
 	fl.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
@@ -112,6 +113,14 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 		return nil, none, nil, fmt.Errorf("expected one scenario file: usage is hail run FILE.yaml [flags], got %d arguments", len(args))
 	}
 	changed := cmd.Flags().Changed
+	targets := map[string]string{}
+	for _, kv := range f.targets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+			return nil, none, nil, fmt.Errorf("--target %q: write it as NAME=URL, e.g. --target api=http://127.0.0.1:8080", kv)
+		}
+		targets[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
 	vars := map[string]string{}
 	for _, kv := range f.vars {
 		k, v, ok := strings.Cut(kv, "=")
@@ -120,7 +129,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 		}
 		vars[strings.TrimSpace(k)] = v
 	}
-	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base,
+	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base, Targets: targets,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
 			return scenarioGRPCSource(base, insecure || f.insecure)
@@ -196,17 +205,17 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 	defer out.Discard()
 	interrupt, stop, release := handleSignals(out)
 	defer release()
-	// One dialer for the setup, the load and the teardown: the TLS files
-	// are read and the target's name is looked up once.
-	dialer, err := run.NewDialer(context.Background(), p)
+	// One dialer per target for the setup, the load and the teardown: the
+	// TLS files are read and each target's name is looked up once.
+	targets, err := runner.NewTargets(context.Background(), sc, p)
 	if err != nil {
 		return err
 	}
-	setup, err := runSetup(sc, p, dialer, interrupt)
+	setup, err := runSetup(sc, targets, interrupt)
 	if err != nil {
 		return err
 	}
-	workload := runner.Workload(sc, sched)
+	workload, dialer := targets.Load(sched)
 	results, err := prepareResults(&f.results, f.format, p, workload, out, requestURLs{})
 	if err != nil {
 		return err
@@ -218,7 +227,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	teardown := runTeardown(sc, p, dialer, interrupt)
+	teardown := runTeardown(sc, targets, interrupt)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
 	failed := threshold.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
@@ -235,11 +244,16 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 
 // runSetup runs the scenario's setup. When a setup step fails, the
 // teardown cleans up what the setup made before the error is returned.
-func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) (*report.Phase, error) {
-	setup, err := runPhase("setup", len(sc.Setup), func() (*report.Phase, error) { return runner.Setup(context.Background(), sc, p, d, interrupt) })
+func runSetup(sc *scenario.Scenario, t *runner.Targets, interrupt <-chan struct{}) (*report.Phase, error) {
+	setup, err := runPhase(len(sc.Setup), func(o runner.PhaseOptions) (*report.Phase, error) {
+		o.Interrupt = interrupt
+		return runner.Setup(context.Background(), sc, t, o)
+	})
 	if err != nil {
 		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
-			if td, _ := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, nil) }); td != nil && td.Failed != "" {
+			if td, _ := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
+				return runner.Teardown(context.Background(), sc, t, o)
+			}); td != nil && td.Failed != "" {
 				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
 			}
 		}
@@ -252,13 +266,16 @@ func runSetup(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrup
 // when Ctrl-C stopped the load (a second one exits at once); after a load
 // that ended by itself, Ctrl-C stops the teardown and the report is
 // written. A teardown that could not run is said on stderr.
-func runTeardown(sc *scenario.Scenario, p *plan.Plan, d *transport.Dialer, interrupt <-chan struct{}) *report.Phase {
+func runTeardown(sc *scenario.Scenario, t *runner.Targets, interrupt <-chan struct{}) *report.Phase {
 	select {
 	case <-interrupt:
 		interrupt = nil
 	default:
 	}
-	teardown, err := runPhase("teardown", len(sc.Teardown), func() (*report.Phase, error) { return runner.Teardown(context.Background(), sc, p, d, interrupt) })
+	teardown, err := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
+		o.Interrupt = interrupt
+		return runner.Teardown(context.Background(), sc, t, o)
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hail: teardown could not run: %v\n", err)
 	}
@@ -310,20 +327,15 @@ func liveScenario(sc *scenario.Scenario) *tui.Scenario {
 		}}
 }
 
-// runPhase runs a scenario's setup or teardown, with a status line on a
-// terminal stderr while it runs.
-func runPhase(name string, steps int, f func() (*report.Phase, error)) (*report.Phase, error) {
+// runPhase runs a scenario's setup or teardown (f), showing its progress
+// on stderr (phaseProgress).
+func runPhase(steps int, f func(runner.PhaseOptions) (*report.Phase, error)) (*report.Phase, error) {
 	if steps == 0 {
 		return nil, nil
 	}
-	show := term.IsTerminal(int(os.Stderr.Fd()))
-	if show {
-		fmt.Fprintf(os.Stderr, "hail: %s…", name)
-	}
-	ph, err := f()
-	if show {
-		fmt.Fprint(os.Stderr, "\r\x1b[K")
-	}
+	pp := newPhaseProgress(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
+	ph, err := f(runner.PhaseOptions{Progress: pp.show})
+	pp.done()
 	return ph, err
 }
 

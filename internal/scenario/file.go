@@ -71,7 +71,7 @@ var (
 		"engine", "insecure", "seed", "max_repeat", "body_limit", "grpc", "think", "feeds", "setup", "teardown"}
 	stepKeys      = []string{"name", "weight", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
-	phaseKeys     = []string{"name", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat"}
+	phaseKeys     = []string{"name", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat", "concurrency"}
 	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
 	poolKeys      = []string{"max", "values", "file"}

@@ -199,6 +199,13 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	if err := l.stepRepeat(st, n.vals["repeat"]); err != nil {
 		return nil, err
 	}
+	if v := n.vals["concurrency"]; v != nil {
+		c, err := l.integer(v, st.Name+".concurrency", 1, maxConnections)
+		if err != nil {
+			return nil, err
+		}
+		st.concurrency = int(c)
+	}
 	l.stepWaits(st)
 	if err := l.stepSample(st, it, host); err != nil {
 		return nil, err

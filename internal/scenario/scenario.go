@@ -148,6 +148,9 @@ type Step struct {
 	isHead   bool
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
 	origin   int // the origin it is sent to (Scenario.Origins)
+	// concurrency: setup and teardown: how many requests at once (0: the
+	// load's connections)
+	concurrency int
 
 	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
 	refs     []template.PoolRef // pool values to resolve before building, slot order
@@ -303,7 +306,11 @@ func (s *Scenario) Config() map[string]any {
 	for key, list := range map[string][]*Step{"setup": s.Setup, "teardown": s.Teardown} {
 		var out []map[string]any
 		for _, st := range list {
-			out = append(out, map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)})
+			step := map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)}
+			if st.concurrency > 0 {
+				step["concurrency"] = st.concurrency
+			}
+			out = append(out, step)
 		}
 		if out != nil {
 			cfg[key] = out
@@ -331,7 +338,11 @@ func (s *Scenario) CheckLines() []string {
 		steps []*Step
 	}{{"setup", s.Setup}, {"teardown", s.Teardown}} {
 		for _, st := range x.steps {
-			out = append(out, fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat)))
+			line := fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat))
+			if st.concurrency > 0 {
+				line += fmt.Sprintf(", %d at once", st.concurrency)
+			}
+			out = append(out, line)
 		}
 	}
 	if s.think.set {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,9 @@ func TestTargets(t *testing.T) {
 		t.Errorf("teardown's origin %d, want 1 (api)", s.Teardown[0].OriginOf())
 	}
 	// Each origin's virtual users build only its steps, with its Host.
-	s.Pools[0].Put("id-1", 0)
+	for i := range 100 {
+		s.Pools[0].Put(fmt.Sprint("id-", i), 0)
+	}
 	for k, wantStep := range map[int]string{0: "create", 1: "query", 2: "health"} {
 		v := s.NewOriginRequests(k)(0).(*vu)
 		for range 50 {

@@ -84,6 +84,16 @@ func runOn(t *testing.T, eng, src string) (*report.Result, *scenario.Scenario, *
 	return res, s, srv
 }
 
+// mustTargets prepares s's targets for runs of p.
+func mustTargets(t *testing.T, s *scenario.Scenario, p *plan.Plan) *Targets {
+	t.Helper()
+	tg, err := NewTargets(context.Background(), s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
 func step(t *testing.T, res *report.Result, name string) *report.Step {
 	t.Helper()
 	for i := range res.Hail.Steps {

@@ -47,7 +47,7 @@ func TestSetupTeardown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setup, err := Setup(context.Background(), s, p, nil, nil)
+			setup, err := Setup(context.Background(), s, mustTargets(t, s, p), PhaseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestSetupTeardown(t *testing.T) {
 			res, _ := runFile(t, lifecycle, base, func(x *scenario.Scenario) {
 				*x = *s // the same pools
 			}, nil)
-			td, err := Teardown(context.Background(), s, p, nil, nil)
+			td, err := Teardown(context.Background(), s, mustTargets(t, s, p), PhaseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestSetupFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ph, err := Setup(context.Background(), s, p, nil, nil)
+			ph, err := Setup(context.Background(), s, mustTargets(t, s, p), PhaseOptions{})
 			var pe *PhaseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) || ph == nil || ph.Failed == "" {
 				t.Fatalf("got %v (phase %+v), want a setup error with %q", err, ph, c.want)
