@@ -219,6 +219,9 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
 		return nil, err
 	}
+	if err := mergeOrigins(out, results, elapsed, name); err != nil { // origins.go
+		return nil, err
+	}
 	out.Hail.Target = mergeTarget(results, info)
 	out.Hail.GRPC = mergeGRPC(results)
 	out.Hail.Merged = info

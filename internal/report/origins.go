@@ -2,7 +2,11 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // Origin is one server of a run that sent to several (a scenario whose
@@ -85,4 +89,71 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 		}
 		fmt.Fprintf(b, "    %s\n", line)
 	}
+}
+
+// mergeOrigins merges the per-origin results of runs that sent to several
+// servers (shards of one scenario), origin by origin (matched by name):
+// counts and histograms add exactly, connections add up, and each origin's
+// verdict is the worst of its inputs', their reasons labeled.
+func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name func(int) string) error {
+	var names []string
+	for _, r := range results {
+		for _, o := range r.Hail.Origins {
+			if !slices.Contains(names, o.Name) {
+				names = append(names, o.Name)
+			}
+		}
+	}
+	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
+	var all int64
+	for _, n := range names {
+		m := Origin{Name: n}
+		t := stats.NewTotals()
+		for i, r := range results {
+			for _, o := range r.Hail.Origins {
+				if o.Name != n {
+					continue
+				}
+				ot, err := stepTotals(&Step{Name: o.Name, Counts: o.Counts.StepCounts, Histograms: o.Histograms,
+					StatusCodeDistribution: o.StatusCodeDistribution, ErrorDistribution: o.ErrorDistribution})
+				if err != nil {
+					return err
+				}
+				t.Add(ot)
+				m.URL, m.Protocol, m.Engine, m.Steps = o.URL, o.Protocol, o.Engine, o.Steps
+				m.Connections += o.Connections
+				m.Connects += o.Connects
+				m.Counts.Intended += o.Counts.Intended
+				m.Counts.Unsent += o.Counts.Unsent
+				if o.GRPC != nil {
+					if m.GRPC == nil {
+						m.GRPC = &GRPC{}
+					}
+					m.GRPC.Calls += o.GRPC.Calls
+					m.GRPC.MessagesSent += o.GRPC.MessagesSent
+					m.GRPC.MessagesReceived += o.GRPC.MessagesReceived
+				}
+				if rank[o.Verdict.Bottleneck] >= rank[m.Verdict.Bottleneck] {
+					if rank[o.Verdict.Bottleneck] > rank[m.Verdict.Bottleneck] {
+						m.Verdict.Reasons = nil
+					}
+					m.Verdict.Bottleneck, m.Verdict.GeneratorLimited = o.Verdict.Bottleneck, o.Verdict.GeneratorLimited
+					for _, why := range o.Verdict.Reasons {
+						m.Verdict.Reasons = append(m.Verdict.Reasons, resultLabel(r, name, i)+": "+why)
+					}
+				}
+			}
+		}
+		step := BuildSteps([]string{n}, []*stats.Totals{t}, nil, elapsed)[0]
+		m.Counts.StepCounts, m.RPS, m.ErrorRate, m.Latency = step.Counts, step.RPS, step.ErrorRate, step.Latency
+		m.StatusCodeDistribution, m.ErrorDistribution, m.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
+		all += m.Counts.Requests
+		out.Hail.Origins = append(out.Hail.Origins, m)
+	}
+	for i := range out.Hail.Origins {
+		if all > 0 {
+			out.Hail.Origins[i].Share = float64(out.Hail.Origins[i].Counts.Requests) / float64(all)
+		}
+	}
+	return nil
 }

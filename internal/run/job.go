@@ -31,7 +31,9 @@ type setup struct {
 	// the run's (the first leg's engine, dialer and job).
 	legs  []*setup
 	name  string          // a leg's origin
-	split *schedule.Split // how a run with legs deals its requests and connections
+	split *schedule.Split // how a run with legs deals its requests (and, open model, its connections)
+	conns *connShare      // how a closed-model run with legs deals its connections
+	ramp  *schedule.Ramp  // a closed-model run's connections over time
 }
 
 // build makes the run's setup. Its errors are phrased for the user.

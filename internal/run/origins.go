@@ -4,12 +4,14 @@ package run
 // the engine its protocol needs (HTTP/1.1 on net or uring, HTTP/2 on h2),
 // all under one schedule, one controller and one collector.
 //
-// The schedule is dealt among the legs by a schedule.Split in proportion
-// to each origin's Share: in the open model, the run's request numbers (and
-// their intended times) interleaved, so the legs together send exactly the
-// run's schedule; in the closed model, the run's connections — a stage's
-// count is the total over all origins, and each origin holds its share of
-// it at every moment. A request limit (-n) is dealt the same way. Each leg
+// The schedule is dealt among the legs in proportion to each origin's
+// Share. In the open model a schedule.Split deals the run's request numbers
+// (and their intended times), interleaved, so the legs together send
+// exactly the run's schedule, and its connections (each origin's pool). In
+// the closed model a stage's count of connections is the total over all
+// origins, dealt as virtual users would share their time (connshare.go),
+// so that the mix of requests across origins follows the weights there
+// too. A request limit (-n) is dealt by the Split in both. Each leg
 // is built as a run of its own (buildWith) over the run's recorders, so
 // the collector, the live view, thresholds and the per-step results see
 // one run; Result.Hail.Origins adds each origin's own counts, latency and
@@ -19,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -73,10 +76,26 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 	s.split = schedule.NewSplit(weights)
 	global := pacerOf(whole, w)
 	s.pacer = shardPacer(whole, global)
+	ramp := w.Connections
+	if global == nil {
+		steps := make([][]int, len(w.Origins))
+		for k := range w.Origins {
+			steps[k] = w.Origins[k].Steps
+		}
+		s.conns = newConnShare(weights, steps)
+		if ramp == nil {
+			ramp = &schedule.Ramp{Start: float64(whole.Connections)}
+		}
+		r := ShardRamp(*ramp, whole.ShardCount)
+		s.ramp = &r
+	}
 	for k := range w.Origins {
 		org := &w.Origins[k]
 		lp := *org.Plan
 		lp.Connections = int(s.split.Count(k, uint64(whole.Connections)))
+		if s.conns != nil { // any of the run's connections but one per other origin
+			lp.Connections = whole.Connections - (len(w.Origins)-1)*max(1, whole.ShardCount)
+		}
 		if lp.Connections < max(1, whole.ShardCount) {
 			return nil, fmt.Errorf("%d connections are too few for %d targets: target %s gets none; give -c of at least %d", whole.Connections, len(w.Origins), org.Name, minConnections(s.split, k, max(1, whole.ShardCount)))
 		}
@@ -91,7 +110,7 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 			lp.Engine, lp.SQPoll = plan.EngineAuto, false
 		}
 		lw := &Workload{Steps: w.Steps, NewRequests: org.NewRequests, BodyLimit: org.BodyLimit,
-			CaptureHeaders: org.CaptureHeaders, PerConnection: org.PerConnection, Connections: w.Connections}
+			CaptureHeaders: org.CaptureHeaders, PerConnection: org.PerConnection, Connections: ramp}
 		if global != nil {
 			lw.Pacer = s.split.Pacer(global, k)
 		}
@@ -101,8 +120,8 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %v", org.Name, err)
 		}
-		if w.Connections != nil {
-			leg.job.Source.SplitConnections(func(total int) int { return int(s.split.Count(k, uint64(total))) })
+		if s.conns != nil {
+			leg.job.Source.SplitConnections(func(total int) int { return s.conns.part(k, total) })
 		}
 		leg.name = org.Name
 		s.legs = append(s.legs, leg)
@@ -113,6 +132,16 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 	first := s.legs[0]
 	s.eng, s.reason, s.dialer, s.job = first.eng, first.reason, first.dialer, first.job
 	return s, nil
+}
+
+// rebalance re-deals a closed-model run's connections among its origins
+// by their latencies (connShare), once a collector tick.
+func (s *setup) rebalance(c *stats.Collector) {
+	if s.conns == nil {
+		return
+	}
+	active := int(math.Floor(s.ramp.At(s.job.Since()) + 1e-9))
+	c.Steps(func(totals []*stats.Totals, _ [][]stats.Second) { s.conns.rebalance(totals, active) })
 }
 
 // minConnections is the run's connections at which part k gets n.
@@ -275,6 +304,9 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 		return out
 	}
 	out.Engine, out.Connections = leg.eng.Name(), leg.share.Connections
+	if s.conns != nil {
+		out.Connections = int(s.conns.most[k].Load())
+	}
 	in.Intent = report.Intent{Sent: t.Requests(), Unsent: t.Unsent, Skipped: t.Skipped, Reason: intent.Reason}
 	in.Intent.Intended = in.Intent.Sent + in.Intent.Unsent + in.Intent.Skipped
 	if leg.pacer != nil {

@@ -144,8 +144,9 @@ func startCollecting(s *setup, o Options) *collecting {
 	}
 	w := o.Workload
 	var onTick func()
-	if o.Progress != nil || w != nil && w.Check != nil {
+	if o.Progress != nil || w != nil && w.Check != nil || s.conns != nil {
 		onTick = func() {
+			s.rebalance(c.coll) // origins.go: a closed-model run's connections among its origins
 			if w != nil && w.Check != nil && c.stoppedBy == "" {
 				if why := w.Check(c.coll); why != "" {
 					c.stoppedBy = why

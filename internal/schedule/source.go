@@ -79,6 +79,9 @@ func (s *Source) SetConnections(r Ramp) {
 
 // SplitConnections makes this source's active connections its part of
 // those the ramp makes active: part(total) of them (SetConnections first).
+// The part may change while the run goes on (an origin's share of a
+// closed-model run's connections follows its latency): an inactive
+// connection is then never told that it stays inactive for good.
 func (s *Source) SplitConnections(part func(total int) int) {
 	s.connPart = part
 }
@@ -118,5 +121,12 @@ func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time
 			return false, t - elapsed, false
 		}
 	}
+	if s.connPart != nil {
+		return false, partRecheck, false // the part may grow again: look again later
+	}
 	return false, 0, true
 }
+
+// partRecheck is how often a connection that the ramp leaves inactive for
+// good looks again when its source's part of the ramp may change.
+const partRecheck = 100 * time.Millisecond

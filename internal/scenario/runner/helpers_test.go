@@ -64,8 +64,9 @@ func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), ob
 	if err != nil {
 		t.Fatal(err)
 	}
+	w, d := mustTargets(t, s, p).Load(sched)
 	done := turn(p)
-	res, err := run.Run(context.Background(), p, run.Options{Workload: Workload(s, sched), Observe: observe})
+	res, err := run.Run(context.Background(), p, run.Options{Workload: w, Dialer: d, Observe: observe})
 	done()
 	if err != nil {
 		t.Fatal(err)

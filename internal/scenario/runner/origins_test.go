@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -23,6 +24,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // controlPlane is a VM store with two faces, REST (HTTP/1.1) and gRPC, as
@@ -328,5 +330,40 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// In the closed model the run's connections are shared by the origins as
+// virtual users share their time, so the mix of requests follows the
+// weights however fast each server is: a server four times slower holds
+// about four times the connections, and both get as many requests a
+// second once the latencies are measured (in a run whose connections were
+// dealt by share alone, the fast one would get four times the requests).
+func TestClosedModelHoldsTheMix(t *testing.T) {
+	testtier.Require(t, testtier.Timing)
+	t.Parallel()
+	fast := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(time.Millisecond) }))
+	t.Cleanup(fast.Close)
+	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(4 * time.Millisecond) }))
+	t.Cleanup(slow.Close)
+	src := "targets: {fast: " + fast.URL + ", slow: " + slow.URL + "}\nconnections: 16\nduration: 4s\nengine: net\n" +
+		"steps:\n  - {name: a, target: fast, path: /}\n  - {name: b, target: slow, path: /}\n"
+	res, _ := runFile(t, src, "", nil, nil)
+	a, b := step(t, res, "a"), step(t, res, "b")
+	// The last two whole seconds: the deal has followed the latencies.
+	var na, nb int64
+	for _, sec := range a.Series[len(a.Series)-3 : len(a.Series)-1] {
+		na += sec.Requests
+	}
+	for _, sec := range b.Series[len(b.Series)-3 : len(b.Series)-1] {
+		nb += sec.Requests
+	}
+	t.Logf("the last two seconds: %d requests to the fast server, %d to the slow one", na, nb)
+	if nb == 0 || float64(na)/float64(nb) < 0.5 || float64(na)/float64(nb) > 2 {
+		t.Errorf("the last two seconds: %d requests to the fast server, %d to the slow one; want about as many", na, nb)
+	}
+	o := res.Hail.Origins
+	if len(o) != 2 || o[0].Connections >= o[1].Connections {
+		t.Errorf("connections held: %+v, want the slow server to hold more", o)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 )
 
-// Workload is what run.Run needs to send sc's steps as sched paces them:
+// Workload is what run.Run needs to send sc's steps as sched paces them,
+// to the one origin of its load (Targets.Load adds one run.Origin per
+// origin for a load that sends to several):
 // their names, a request builder per worker (a virtual user), what of the
 // responses the checks and captures read, the stages, and the checks that
 // end the run early (unique feeds used up, thresholds with abort_on_fail).
