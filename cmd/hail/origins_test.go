@@ -44,7 +44,7 @@ steps:
 			t.Fatal(err)
 		}
 		if f == "text" {
-			for _, want := range []string{"Origins (connections are the run's", "web ", "rpc ", "HTTP/1.1", "h2c", "bottleneck: "} {
+			for _, want := range []string{"Origins (one connection pool each", "web ", "rpc ", "HTTP/1.1", "h2c", "bottleneck: "} {
 				if !strings.Contains(string(b), want) {
 					t.Errorf("text report lacks %q:\n%s", want, b)
 				}

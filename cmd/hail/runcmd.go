@@ -284,10 +284,18 @@ func runTeardown(sc *scenario.Scenario, t *runner.Targets, interrupt <-chan stru
 
 // scenarioConfig is the configuration a scenario run's report records.
 func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload) map[string]any {
-	return map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
+	cfg := map[string]any{"url": redactedURL(p.URL, false), "connections": p.Connections, "requests": p.Requests,
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, workload), "wait_ongoing": p.WaitOngoing,
 		"engine": p.Engine, "keepalive": p.KeepAlive,
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
+	if len(sc.Origins) > 1 {
+		var targets []map[string]any
+		for _, o := range sc.Origins {
+			targets = append(targets, map[string]any{"name": o.Name, "url": redactedURL(o.URL, false), "protocol": originProtocol(o), "share": o.Share})
+		}
+		cfg["targets"] = targets
+	}
+	return cfg
 }
 
 // scenarioExit is how a reported scenario run ends: exit 2 when it stopped
@@ -320,11 +328,37 @@ func liveScenario(sc *scenario.Scenario) *tui.Scenario {
 	if name == "" {
 		name = sc.File
 	}
-	return &tui.Scenario{Name: name, Mix: sc.MethodMix(), Counters: sc.StepCounters,
+	return &tui.Scenario{Name: name, Mix: sc.MethodMix(), Counters: sc.StepCounters, Targets: targetList(sc),
 		Stage: func(el time.Duration) tui.Stage {
 			i, of, now, target, unit := sc.StageAt(el)
 			return tui.Stage{Index: i, Of: of, Now: now, Target: target, Unit: unit}
 		}}
+}
+
+// targetList names the servers of a scenario whose load sends to several
+// ("rest http://…, grpc h2c://…"), "" otherwise.
+func targetList(sc *scenario.Scenario) string {
+	ks := sc.LoadOrigins()
+	if len(ks) < 2 {
+		return ""
+	}
+	var parts []string
+	for _, k := range ks {
+		o := sc.Origins[k]
+		parts = append(parts, o.Name+" "+redactedURL(o.URL, false)+" ("+originProtocol(o)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// originProtocol is what an origin's connections speak, as reports say it.
+func originProtocol(o *scenario.Origin) string {
+	switch {
+	case o.HTTP2 && o.URL.Scheme == "https":
+		return "h2"
+	case o.HTTP2:
+		return "h2c"
+	}
+	return "HTTP/1.1"
 }
 
 // runPhase runs a scenario's setup or teardown (f), showing its progress
@@ -343,7 +377,24 @@ func runPhase(steps int, f func(runner.PhaseOptions) (*report.Phase, error)) (*r
 func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s: OK\n", sc.File)
-	fmt.Fprintf(b, "  target %s, engine %s\n", p.URL, p.Engine)
+	if len(sc.Origins) > 1 {
+		for _, o := range sc.Origins {
+			var names []string
+			for _, i := range o.Steps() {
+				names = append(names, sc.Steps[i].Name)
+			}
+			share := ""
+			if o.Share > 0 {
+				share = fmt.Sprintf(", %.1f%% of choices: %s", 100*o.Share, strings.Join(names, ", "))
+			} else {
+				share = ", setup and teardown only"
+			}
+			fmt.Fprintf(b, "  target %-10s %s %s%s\n", o.Name, o.URL, originProtocol(o), share)
+		}
+		fmt.Fprintf(b, "  engine %s for HTTP/1.1 targets; the run's connections are shared by the targets\n", p.Engine)
+	} else {
+		fmt.Fprintf(b, "  target %s, engine %s\n", p.URL, p.Engine)
+	}
 	var total float64
 	for _, st := range sc.Steps {
 		total += st.Weight

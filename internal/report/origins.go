@@ -66,7 +66,7 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 	for _, o := range os {
 		w = max(w, len(o.Name))
 	}
-	fmt.Fprintf(b, "Origins (connections are the run's, dealt by each origin's share of the choices):\n")
+	fmt.Fprintf(b, "Origins (one connection pool each, out of the run's connections; conns: the most it held):\n")
 	fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10s %6s %10s %8s %8s %14s %14s %14s  %s\n", w, "origin", "protocol", "engine", "conns",
 		"requests", "share", "req/s", "failed", "err%", "p50", "p99", "max", "status codes")
 	for _, o := range os {
