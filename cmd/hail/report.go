@@ -150,11 +150,18 @@ type resultsRun struct {
 	exporter *metrics.Exporter
 	server   *metrics.Server
 	meta     reqlog.Meta
-	pid      int // --target-pid's process (0: none)
+	pid      int // the target's first process (0: none)
 }
 
-// targetPID is --target-pid's process, for the live view (0: none).
+// targetPID is the target's first process, for the live view (0: none).
 func (r *resultsRun) targetPID() int { return r.pid }
+
+// spec is the target the results flags name (--target-pid, --target-cmd,
+// --target-cgroup); ok is false when they name none.
+func (r *resultFlags) spec() (target.Spec, bool) {
+	s := target.Spec{PIDs: r.targetPIDs, Cmds: r.targetCmds, Cgroups: r.cgroups}
+	return s, len(s.PIDs)+len(s.Cmds)+len(s.Cgroups) > 0
+}
 
 // prepareResults opens what the results flags ask for, before the run: a
 // problem (an unwritable --db-url, a missing --target-pid, a busy
@@ -192,15 +199,15 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 	if format == "csv" {
 		sinks = append(sinks, reqlog.NewCSV(out, rr.meta.Steps))
 	}
-	if r.targetPID != 0 {
-		s, err := target.New(r.targetPID)
+	if spec, ok := r.spec(); ok {
+		s, err := target.NewSet(spec)
 		if err != nil {
 			for _, k := range sinks {
 				k.Abort()
 			}
 			return nil, err
 		}
-		rr.sampler, rr.pid = s, r.targetPID
+		rr.sampler, rr.pid = s, s.FirstPID()
 	}
 	if r.metricsAddr != "" {
 		labels := prometheus.Labels{}

@@ -46,6 +46,11 @@ type Second struct {
 	// memory (bytes) and CPU use (cores) in this second (--target-pid).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU float64 `json:"target_cpu,omitempty"`
+	// TargetPSS is the target's proportional set size (bytes: shared pages
+	// divided among their sharers) and TargetProcs its processes, in this
+	// second (--target-pid, --target-cmd, --target-cgroup).
+	TargetPSS   int64 `json:"target_pss_bytes,omitempty"`
+	TargetProcs int   `json:"target_processes,omitempty"`
 }
 
 // Collector periodically drains a run's recorders into running totals and a
