@@ -60,18 +60,18 @@ type Sampler struct {
 	lastTicks uint64          // clock ticks since boot at the last scan
 	cgCPU     []time.Duration // each cgroup's CPU counter at the last scan (-1: unaccounted)
 
-	first                     reading
-	n                         int
-	rssSum, pssSum            int64
-	peakRSS, peakPSS, peakCG  int64
-	end                       reading
-	pssKnown, cgKnown         bool
-	cpu                       time.Duration // over the samples
-	peakCPU                   float64
-	peakProcs                 int
-	exited                    bool
-	pid                       int // the first process followed, for the report's pid and command
-	cmd                       string
+	first                    reading
+	n                        int
+	rssSum, pssSum           int64
+	peakRSS, peakPSS, peakCG int64
+	end                      reading
+	pssKnown, cgKnown        bool
+	cpu                      time.Duration // over the samples
+	peakCPU                  float64
+	peakProcs                int
+	exited                   bool
+	pid                      int // the first process followed, for the report's pid and command
+	cmd                      string
 }
 
 // reading is what one scan of the target found.
