@@ -3,7 +3,10 @@ package run
 import (
 	"math"
 	"sync/atomic"
+	"time"
 
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -18,22 +21,40 @@ import (
 // per second are its connections over its latency: proportional to its
 // share. The mix of requests across origins then follows the weights in
 // the closed model as it does in the open one, and the total in flight is
-// the stage's count. Latencies are measured once a second (an exponential
-// average of each second's mean), and the deal changes only when an
-// origin's weight moves by more than a tenth, so that connections are not
-// parked and reopened for noise.
+// the stage's count. An origin whose part is less than one connection
+// (one far faster than the others) holds one, which sends a run of
+// requests and then pauses, for as long as keeps it busy only that part of
+// the time: a fraction of a connection. Its runs are long enough that the
+// pause is some milliseconds (a timer oversleeps a pause of microseconds),
+// and the pause is corrected each second by the requests it did send
+// against those its share asks for. Latencies are
+// measured once a second (an exponential average of each second's mean),
+// and the deal changes only when an origin's weight moves by more than a
+// tenth, so that connections are not parked and reopened for noise.
 type connShare struct {
 	shares  []float64
 	steps   [][]int         // each origin's steps
 	weights []atomic.Uint64 // float64 bits: share × latency
 	lat     []float64       // the averaged latency, s (0: none measured yet)
 	prev    []struct{ sum, n int64 }
+	rate    []float64      // requests a second of each origin over the last tick
 	most    []atomic.Int64 // the most connections each origin held at a tick
+	pause   []atomic.Int64 // ns a fraction of a connection waits after each run of requests
+	every   []atomic.Int64 // its runs' length, in requests
 }
+
+// The pause of a fraction of a connection: at most a second, so that a
+// change of the stages is followed within it, and at least some
+// milliseconds (its runs of requests are as long as that takes).
+const (
+	maxPause = time.Second
+	minPause = 10 * time.Millisecond
+)
 
 func newConnShare(shares []float64, steps [][]int) *connShare {
 	c := &connShare{shares: shares, steps: steps, weights: make([]atomic.Uint64, len(shares)),
-		lat: make([]float64, len(shares)), prev: make([]struct{ sum, n int64 }, len(shares)), most: make([]atomic.Int64, len(shares))}
+		lat: make([]float64, len(shares)), prev: make([]struct{ sum, n int64 }, len(shares)), most: make([]atomic.Int64, len(shares)),
+		pause: make([]atomic.Int64, len(shares)), every: make([]atomic.Int64, len(shares)), rate: make([]float64, len(shares))}
 	for k, s := range shares {
 		c.weights[k].Store(math.Float64bits(s))
 	}
@@ -121,9 +142,10 @@ func (c *connShare) part(k, total int) int {
 	return int(x[k])
 }
 
-// rebalance measures each origin's latency over the last tick from the
-// steps' totals (the collector's, so far) and updates the weights.
-func (c *connShare) rebalance(totals []*stats.Totals, active int) {
+// rebalance measures each origin's latency and rate over the last tick
+// (dt long) from the steps' totals (the collector's, so far) and updates
+// the weights and pauses.
+func (c *connShare) rebalance(totals []*stats.Totals, active int, dt time.Duration) {
 	for k, steps := range c.steps {
 		var sum, n int64
 		for _, st := range steps {
@@ -134,6 +156,9 @@ func (c *connShare) rebalance(totals []*stats.Totals, active int) {
 		}
 		dsum, dn := sum-c.prev[k].sum, n-c.prev[k].n
 		c.prev[k].sum, c.prev[k].n = sum, n
+		if dt > 0 {
+			c.rate[k] = float64(dn) / dt.Seconds()
+		}
 		if dn > 0 {
 			l := float64(dsum) / float64(dn) / 1e9
 			if c.lat[k] == 0 {
@@ -150,14 +175,72 @@ func (c *connShare) rebalance(totals []*stats.Totals, active int) {
 			return
 		}
 	}
+	var sum float64
 	for k := range c.weights {
-		w := c.shares[k] * math.Max(c.lat[k], 1e-6)
+		w := c.shares[k] * math.Max(c.lat[k], 1e-9)
 		old := math.Float64frombits(c.weights[k].Load())
 		if math.Abs(w-old) > 0.1*old {
 			c.weights[k].Store(math.Float64bits(w))
 		}
+		sum += math.Float64frombits(c.weights[k].Load())
+	}
+	// The rate a share buys: that of the origins holding whole connections.
+	var wholeRate, wholeShare float64
+	xs := make([]float64, len(c.weights))
+	for k := range c.weights {
+		xs[k] = float64(active) * math.Float64frombits(c.weights[k].Load()) / sum
+		if xs[k] >= 1 {
+			wholeRate += c.rate[k]
+			wholeShare += c.shares[k]
+		}
+	}
+	for k, x := range xs {
+		// Its ideal part of the connections; under one, it holds one: a run
+		// of requests, then a pause.
+		var pause time.Duration
+		every := int64(1)
+		if x > 0 && x < 1 {
+			target := x / c.lat[k] // requests a second its share asks for
+			if wholeRate > 0 {
+				target = wholeRate * c.shares[k] / wholeShare
+			}
+			every = max(1, int64(math.Round(minPause.Seconds()*target)))
+			run := float64(every) / target // a run and its pause
+			old, oldEvery := time.Duration(c.pause[k].Load()), c.every[k].Load()
+			if old > 0 && oldEvery == every && c.rate[k] > 0 {
+				// Move the cycle toward the one its share asks for.
+				pause = old + time.Duration(0.7*(run-float64(every)/c.rate[k])*1e9)
+			} else {
+				pause = time.Duration((run - float64(every)*c.lat[k]) * 1e9)
+			}
+			pause = min(max(pause, time.Microsecond), maxPause)
+		}
+		c.every[k].Store(every)
+		c.pause[k].Store(int64(pause))
 	}
 	c.noteMost(active)
+}
+
+// paced is an origin's request builder in a closed-model run whose
+// connections it may hold a fraction of: after each run of requests, its
+// connection pauses as connShare says (or as long as the step says, if
+// longer).
+type paced struct {
+	engine.Requests
+	pause, every *atomic.Int64
+	n            int64 // requests since the last pause
+}
+
+// Done implements engine.Requests.
+func (p *paced) Done(step int, r *http1.Parser) engine.Verdict {
+	v := p.Requests.Done(step, r)
+	if pause := time.Duration(p.pause.Load()); pause > 0 {
+		if p.n++; p.n >= p.every.Load() {
+			p.n = 0
+			v.Think = max(v.Think, pause)
+		}
+	}
+	return v
 }
 
 // noteMost records each origin's part of active connections, keeping the

@@ -2,6 +2,7 @@ package run
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
 )
@@ -48,7 +49,7 @@ func TestConnShareFollowsLatency(t *testing.T) {
 	for range 10 {
 		add(0, 1000, 0.001)
 		add(1, 250, 0.004)
-		c.rebalance(totals, 20)
+		c.rebalance(totals, 20, time.Second)
 	}
 	if a, b := c.part(0, 20), c.part(1, 20); a != 4 || b != 16 {
 		t.Errorf("1 ms and 4 ms: %d and %d of 20, want 4 and 16", a, b)
@@ -60,8 +61,30 @@ func TestConnShareFollowsLatency(t *testing.T) {
 	before := c.weights[0].Load()
 	add(0, 1000, 0.00104)
 	add(1, 250, 0.004)
-	c.rebalance(totals, 20)
+	c.rebalance(totals, 20, time.Second)
 	if c.weights[0].Load() != before {
 		t.Error("a 4% change of latency re-dealt the connections")
+	}
+}
+
+// An origin far faster than the others gets less than a connection: it
+// holds one, which pauses after each request for as long as keeps it busy
+// only its part of the time.
+func TestConnSharePausesAFraction(t *testing.T) {
+	t.Parallel()
+	c := newConnShare([]float64{0.5, 0.5}, [][]int{{0}, {1}})
+	totals := []*stats.Totals{stats.NewTotals(), stats.NewTotals()}
+	totals[0].Status[200], totals[0].LatencySum = 100000, 100000*5000 // 5 µs
+	totals[1].Status[200], totals[1].LatencySum = 1000, 1000*1000000  // 1 ms
+	c.rebalance(totals, 20, time.Second)
+	// Its part: 20 × 5 µs / (5 µs + 1 ms) ≈ 0.0995 of a connection: as
+	// many requests a second as the slow origin's 19 connections send
+	// (1,000 in the tick), in runs of 10 ms' worth (10 requests), each
+	// run 10 × 5 µs busy and the rest of its 10 ms a pause.
+	if every, got := c.every[0].Load(), time.Duration(c.pause[0].Load()); every != 10 || got < 9949*time.Microsecond || got > 9951*time.Microsecond {
+		t.Errorf("the fast origin pauses %v every %d requests, want 9.95ms every 10", got, every)
+	}
+	if c.pause[1].Load() != 0 || c.part(0, 20) != 1 || c.part(1, 20) != 19 {
+		t.Errorf("the slow origin pauses %v; parts %d and %d", time.Duration(c.pause[1].Load()), c.part(0, 20), c.part(1, 20))
 	}
 }

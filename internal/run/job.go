@@ -29,11 +29,12 @@ type setup struct {
 	// legs are a run's origins when it sends to several, each with its own
 	// plan, engine, dialer and job (origins.go); the fields above are then
 	// the run's (the first leg's engine, dialer and job).
-	legs  []*setup
-	name  string          // a leg's origin
-	split *schedule.Split // how a run with legs deals its requests (and, open model, its connections)
-	conns *connShare      // how a closed-model run with legs deals its connections
-	ramp  *schedule.Ramp  // a closed-model run's connections over time
+	legs     []*setup
+	name     string          // a leg's origin
+	split    *schedule.Split // how a run with legs deals its requests (and, open model, its connections)
+	conns    *connShare      // how a closed-model run with legs deals its connections
+	lastTick time.Duration   // when conns was last rebalanced
+	ramp     *schedule.Ramp  // a closed-model run's connections over time
 }
 
 // build makes the run's setup. Its errors are phrased for the user.

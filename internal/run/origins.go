@@ -109,7 +109,14 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 		if lp.HTTPVersion != plan.HTTP1 { // --engine and --sqpoll choose the HTTP/1.1 origins' engine
 			lp.Engine, lp.SQPoll = plan.EngineAuto, false
 		}
-		lw := &Workload{Steps: w.Steps, NewRequests: org.NewRequests, BodyLimit: org.BodyLimit,
+		newRequests := org.NewRequests
+		if s.conns != nil {
+			pause, every := &s.conns.pause[k], &s.conns.every[k]
+			newRequests = func(worker int) engine.Requests {
+				return &paced{Requests: org.NewRequests(worker), pause: pause, every: every}
+			}
+		}
+		lw := &Workload{Steps: w.Steps, NewRequests: newRequests, BodyLimit: org.BodyLimit,
 			CaptureHeaders: org.CaptureHeaders, PerConnection: org.PerConnection, Connections: ramp}
 		if global != nil {
 			lw.Pacer = s.split.Pacer(global, k)
@@ -140,8 +147,11 @@ func (s *setup) rebalance(c *stats.Collector) {
 	if s.conns == nil {
 		return
 	}
-	active := int(math.Floor(s.ramp.At(s.job.Since()) + 1e-9))
-	c.Steps(func(totals []*stats.Totals, _ [][]stats.Second) { s.conns.rebalance(totals, active) })
+	now := s.job.Since()
+	active := int(math.Floor(s.ramp.At(now) + 1e-9))
+	dt := now - s.lastTick
+	s.lastTick = now
+	c.Steps(func(totals []*stats.Totals, _ [][]stats.Second) { s.conns.rebalance(totals, active, dt) })
 }
 
 // minConnections is the run's connections at which part k gets n.

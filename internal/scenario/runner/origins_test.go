@@ -335,14 +335,15 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 
 // In the closed model the run's connections are shared by the origins as
 // virtual users share their time, so the mix of requests follows the
-// weights however fast each server is: a server four times slower holds
-// about four times the connections, and both get as many requests a
-// second once the latencies are measured (in a run whose connections were
-// dealt by share alone, the fast one would get four times the requests).
+// weights however fast each server is: the slow server holds nearly all
+// the connections, the fast one a fraction of one (a connection that
+// pauses), and both get as many requests a second once the latencies are
+// measured (in a run whose connections were dealt by share alone, the fast
+// one would get a hundred times the requests).
 func TestClosedModelHoldsTheMix(t *testing.T) {
 	testtier.Require(t, testtier.Timing)
 	t.Parallel()
-	fast := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(time.Millisecond) }))
+	fast := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(fast.Close)
 	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(4 * time.Millisecond) }))
 	t.Cleanup(slow.Close)
