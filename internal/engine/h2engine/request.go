@@ -18,8 +18,10 @@ import (
 // tripper takes. Requests are converted once per distinct variant: each
 // stream keeps the last few and recognises them by their bytes.
 type template struct {
-	raw   []byte        // the wire bytes it was made from (a private copy)
-	req   *http.Request // method, URL, Host, headers; Body unset
+	raw    []byte        // the wire bytes it was made from (a private copy)
+	req    *http.Request // method, URL, Host, headers; Body unset (made on first use: request)
+	method string
+	scheme string
 	body  []byte
 	head  bool
 	block []byte // the HTTP/2 HEADERS block, made on first use
@@ -43,9 +45,32 @@ func parseTemplate(raw []byte, scheme string) (*template, error) {
 	return parse(append([]byte(nil), raw...), scheme)
 }
 
-// parse converts raw, which the template then holds (it must not change).
+// parse converts raw, which the template then holds (it must not change):
+// by reading it directly (fast) when it is a request as hail's builders
+// write them, with net/http otherwise.
 func parse(raw []byte, scheme string) (*template, error) {
-	r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+	if tp, ok := parseFast(raw, scheme); ok {
+		return tp, nil
+	}
+	return parseHTTP(raw, scheme)
+}
+
+// request is the template's request as net/http has it (the HTTP/3
+// engine's round tripper takes one), made on first use.
+func (tp *template) request() (*http.Request, error) {
+	if tp.req == nil {
+		full, err := parseHTTP(tp.raw, tp.scheme)
+		if err != nil {
+			return nil, err
+		}
+		tp.req = full.req
+	}
+	return tp.req, nil
+}
+
+// parseHTTP converts raw with net/http's request reader.
+func parseHTTP(raw []byte, scheme string) (*template, error) {
+	r, err := http.ReadRequest(bufio.NewReaderSize(bytes.NewReader(raw), max(len(raw), 16)))
 	if err != nil {
 		return nil, fmt.Errorf("request does not parse: %v", err)
 	}
@@ -84,10 +109,18 @@ func parse(raw []byte, scheme string) (*template, error) {
 	if len(body) == 0 {
 		req.Body = http.NoBody
 	}
-	tp := &template{raw: raw, req: req, body: body, head: r.Method == http.MethodHead, grpc: grpc}
+	tp := &template{raw: raw, req: req, method: r.Method, scheme: scheme, body: body, head: r.Method == http.MethodHead, grpc: grpc}
 	if grpc {
 		tp.msgs = countFrames(body)
 	}
+	tp.setHead(end)
+	return tp, nil
+}
+
+// setHead notes the wire head around its Content-Length line (match);
+// end is where the body starts.
+func (tp *template) setHead(end int) {
+	raw := tp.raw
 	tp.pre, tp.post = raw[:end], nil
 	if i := bytes.Index(raw[:end], []byte("\r\nContent-Length: ")); i >= 0 {
 		line := i + 2
@@ -95,7 +128,6 @@ func parse(raw []byte, scheme string) (*template, error) {
 			tp.pre, tp.post, tp.cl = raw[:line], raw[line+j+2:end], true
 		}
 	}
-	return tp, nil
 }
 
 // match reports whether raw is tp's request with a body of its own (its

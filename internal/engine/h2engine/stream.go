@@ -125,7 +125,7 @@ func (s *stream) do(raw []byte, hit uint64) {
 		if err != nil {
 			var ga *GoAwayError
 			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
-			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.method) {
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
 			s.call.Fail(j.Since(), k, s.reqs)
@@ -221,7 +221,11 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 // engine's), and reads the response into s.parser. It reports whether the
 // response head had arrived when it failed.
 func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []byte) (mid bool, err error) {
-	req := tp.req.WithContext(ctx)
+	r, err := tp.request()
+	if err != nil {
+		return false, err
+	}
+	req := r.WithContext(ctx)
 	req.ContentLength = int64(len(body))
 	if len(body) > 0 {
 		req.Body = &bodyReader{b: body}
