@@ -22,12 +22,12 @@ type template struct {
 	req    *http.Request // method, URL, Host, headers; Body unset (made on first use: request)
 	method string
 	scheme string
-	body  []byte
-	head  bool
-	block []byte // the HTTP/2 HEADERS block, made on first use
-	base  []byte // the block's fields but content-length
-	grpc  bool   // a gRPC call (content-type application/grpc): see grpc.go
-	msgs  int64  // a gRPC call's request messages
+	body   []byte
+	head   bool
+	block  []byte // the HTTP/2 HEADERS block, made on first use
+	base   []byte // the block's fields but content-length
+	grpc   bool   // a gRPC call (content-type application/grpc): see grpc.go
+	msgs   int64  // a gRPC call's request messages
 	// pre and post are the wire head around its Content-Length line
 	// (post ends with the empty line): a request whose head differs from
 	// this one's only in that line's value is this template with its own
