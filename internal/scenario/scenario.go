@@ -68,7 +68,7 @@ type Scenario struct {
 	// Flows are the flows, in file order.
 	Flows []*Flow
 	// Setup are the steps run once, in order, on their own connection
-	// before the load (runner.Setup, through a Walk).
+	// before the load (runner.Setup, a PhaseStep each).
 	Setup []*Step
 	// Teardown are the steps run once, in order, on their own connection
 	// after the load (runner.Teardown).

@@ -1,7 +1,8 @@
 // Package runner carries a loaded scenario through internal/run: the
 // load's run.Workload (a request builder per virtual user, the stages, the
-// checks that end the run early), and the setup and teardown phases, each
-// a run of its own on one connection of the net engine.
+// checks that end the run early), the setup and teardown phases, each
+// step a run of its own with its concurrency (phase.go), and the
+// origins' plans and dialers that all three share (targets.go).
 package runner
 
 import (
