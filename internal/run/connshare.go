@@ -19,9 +19,11 @@ import (
 //
 // of them. Each origin's connections send back to back, so its requests
 // per second are its connections over its latency: proportional to its
-// share. The mix of requests across origins then follows the weights in
-// the closed model as it does in the open one, and the total in flight is
-// the stage's count. An origin whose part is less than one connection
+// share. (Its "latency" here is the time a request holds a connection: the
+// server's latency and hail's own work around it, measured as connections
+// over rate.) The mix of requests across origins then follows the weights
+// in the closed model as it does in the open one, and the total in flight
+// is the stage's count. An origin whose part is less than one connection
 // (one far faster than the others) holds one, which sends a run of
 // requests and then pauses, for as long as keeps it busy only that part of
 // the time: a fraction of a connection. Its runs are long enough that the
@@ -35,9 +37,10 @@ type connShare struct {
 	shares  []float64
 	steps   [][]int         // each origin's steps
 	weights []atomic.Uint64 // float64 bits: share × latency
-	lat     []float64       // the averaged latency, s (0: none measured yet)
+	lat     []float64       // the averaged time a request holds a connection, s (0: none measured yet)
 	prev    []struct{ sum, n int64 }
 	rate    []float64      // requests a second of each origin over the last tick
+	active  int            // the connections active at the last tick
 	most    []atomic.Int64 // the most connections each origin held at a tick
 	pause   []atomic.Int64 // ns a fraction of a connection waits after each run of requests
 	every   []atomic.Int64 // its runs' length, in requests
@@ -142,9 +145,13 @@ func (c *connShare) part(k, total int) int {
 	return int(x[k])
 }
 
-// rebalance measures each origin's latency and rate over the last tick
-// (dt long) from the steps' totals (the collector's, so far) and updates
-// the weights and pauses.
+// rebalance measures each origin over the last tick (dt long), from the
+// steps' totals (the collector's, so far): its requests a second, and the
+// time each of its requests held a connection — its connections over its
+// rate, less its pauses; its latency when that is larger, or when it sent
+// nothing — and updates the weights and pauses. What a request holds a
+// connection for is its latency and hail's own work around it, which for a
+// fast server may be most of it.
 func (c *connShare) rebalance(totals []*stats.Totals, active int, dt time.Duration) {
 	for k, steps := range c.steps {
 		var sum, n int64
@@ -156,19 +163,26 @@ func (c *connShare) rebalance(totals []*stats.Totals, active int, dt time.Durati
 		}
 		dsum, dn := sum-c.prev[k].sum, n-c.prev[k].n
 		c.prev[k].sum, c.prev[k].n = sum, n
-		if dt > 0 {
-			c.rate[k] = float64(dn) / dt.Seconds()
+		if dt <= 0 || dn <= 0 {
+			continue
 		}
-		if dn > 0 {
-			l := float64(dsum) / float64(dn) / 1e9
-			if c.lat[k] == 0 {
-				c.lat[k] = l
-			} else {
-				c.lat[k] = 0.3*l + 0.7*c.lat[k]
+		c.rate[k] = float64(dn) / dt.Seconds()
+		busy := float64(dsum) / float64(dn) / 1e9 // its latency
+		if held := c.part(k, c.active); held > 0 && c.active > 0 {
+			cycle := float64(held) / c.rate[k]
+			if every := c.every[k].Load(); every > 0 {
+				cycle -= time.Duration(c.pause[k].Load()).Seconds() / float64(every)
 			}
+			busy = max(busy, cycle)
+		}
+		if c.lat[k] == 0 {
+			c.lat[k] = busy
+		} else {
+			c.lat[k] = 0.3*busy + 0.7*c.lat[k]
 		}
 	}
-	// Until every origin has a latency, the weights stay the shares.
+	c.active = active
+	// Until every origin has been measured, the weights stay the shares.
 	for _, l := range c.lat {
 		if l == 0 {
 			c.noteMost(active)
@@ -221,6 +235,20 @@ func (c *connShare) rebalance(totals []*stats.Totals, active int, dt time.Durati
 	c.noteMost(active)
 }
 
+// noteMost records each origin's part of active connections, keeping the
+// most.
+func (c *connShare) noteMost(active int) {
+	for k := range c.most {
+		p := int64(c.part(k, active))
+		for {
+			old := c.most[k].Load()
+			if p <= old || c.most[k].CompareAndSwap(old, p) {
+				break
+			}
+		}
+	}
+}
+
 // paced is an origin's request builder in a closed-model run whose
 // connections it may hold a fraction of: after each run of requests, its
 // connection pauses as connShare says (or as long as the step says, if
@@ -241,18 +269,4 @@ func (p *paced) Done(step int, r *http1.Parser) engine.Verdict {
 		}
 	}
 	return v
-}
-
-// noteMost records each origin's part of active connections, keeping the
-// most.
-func (c *connShare) noteMost(active int) {
-	for k := range c.most {
-		p := int64(c.part(k, active))
-		for {
-			old := c.most[k].Load()
-			if p <= old || c.most[k].CompareAndSwap(old, p) {
-				break
-			}
-		}
-	}
 }

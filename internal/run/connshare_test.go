@@ -46,9 +46,13 @@ func TestConnShareFollowsLatency(t *testing.T) {
 	if a, b := c.part(0, 20), c.part(1, 20); a != 10 || b != 10 {
 		t.Fatalf("before any latency: %d and %d of 20", a, b)
 	}
+	// A closed loop: each origin's connections send back to back, so a
+	// second brings it its connections over its latency in requests.
+	lat := []float64{0.001, 0.004}
 	for range 10 {
-		add(0, 1000, 0.001)
-		add(1, 250, 0.004)
+		for k := range lat {
+			add(k, int64(float64(c.part(k, 20))/lat[k]), lat[k])
+		}
 		c.rebalance(totals, 20, time.Second)
 	}
 	if a, b := c.part(0, 20), c.part(1, 20); a != 4 || b != 16 {
@@ -59,8 +63,8 @@ func TestConnShareFollowsLatency(t *testing.T) {
 	}
 	// Noise under a tenth moves nothing.
 	before := c.weights[0].Load()
-	add(0, 1000, 0.00104)
-	add(1, 250, 0.004)
+	add(0, 4000, 0.00104)
+	add(1, 4000, 0.004)
 	c.rebalance(totals, 20, time.Second)
 	if c.weights[0].Load() != before {
 		t.Error("a 4% change of latency re-dealt the connections")
