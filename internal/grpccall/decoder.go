@@ -116,32 +116,13 @@ func (m *decMsg) write(dst, b []byte, depth int) ([]byte, bool) {
 	var vals [64]value
 	n := 0
 	for len(b) > 0 {
-		num, wt, k := protowire.ConsumeTag(b)
-		if k < 0 || !num.IsValid() {
+		num, v, rest, ok := consumeField(b)
+		if !ok {
 			return nil, false
 		}
-		b = b[k:]
-		v := value{wt: wt}
-		switch wt {
-		case protowire.VarintType:
-			v.n, k = protowire.ConsumeVarint(b)
-		case protowire.Fixed32Type:
-			var x uint32
-			x, k = protowire.ConsumeFixed32(b)
-			v.n = uint64(x)
-		case protowire.Fixed64Type:
-			v.n, k = protowire.ConsumeFixed64(b)
-		case protowire.BytesType:
-			v.b, k = protowire.ConsumeBytes(b)
-		default:
-			return nil, false // groups, and what is not a wire type
-		}
-		if k < 0 {
-			return nil, false
-		}
-		b = b[k:]
+		b = rest
 		i, known := m.byNum[num]
-		if !known || !m.fields[i].accepts(wt) {
+		if !known || !m.fields[i].accepts(v.wt) {
 			continue // unknown (a wrong wire type too): not in protojson's output
 		}
 		if n == len(vals) {
@@ -201,6 +182,36 @@ func (m *decMsg) write(dst, b []byte, depth int) ([]byte, bool) {
 		i = j
 	}
 	return append(dst, '}'), true
+}
+
+// consumeField reads one field of a message's bytes: its number and
+// value, and what follows. ok is false for malformed bytes, a number out
+// of range, and groups (left to ToJSON).
+func consumeField(b []byte) (protowire.Number, value, []byte, bool) {
+	num, wt, k := protowire.ConsumeTag(b)
+	if k < 0 || !num.IsValid() {
+		return 0, value{}, nil, false
+	}
+	b = b[k:]
+	v := value{wt: wt}
+	switch wt {
+	case protowire.VarintType:
+		v.n, k = protowire.ConsumeVarint(b)
+	case protowire.Fixed32Type:
+		var x uint32
+		x, k = protowire.ConsumeFixed32(b)
+		v.n = uint64(x)
+	case protowire.Fixed64Type:
+		v.n, k = protowire.ConsumeFixed64(b)
+	case protowire.BytesType:
+		v.b, k = protowire.ConsumeBytes(b)
+	default:
+		return 0, value{}, nil, false
+	}
+	if k < 0 {
+		return 0, value{}, nil, false
+	}
+	return num, v, b[k:], true
 }
 
 // accepts reports whether wire type wt can carry the field's values
@@ -291,30 +302,12 @@ func (f *decField) writeMap(dst []byte, vals []value, depth int) ([]byte, bool, 
 		e := entry{key: value{wt: wireOf(f.key.kind)}, val: value{wt: wireOf(f.val.kind)}}
 		b := v.b
 		for len(b) > 0 {
-			num, wt, k := protowire.ConsumeTag(b)
-			if k < 0 || !num.IsValid() {
+			num, x, rest, ok := consumeField(b)
+			if !ok {
 				return nil, false, false
 			}
-			b = b[k:]
-			x := value{wt: wt}
-			switch wt {
-			case protowire.VarintType:
-				x.n, k = protowire.ConsumeVarint(b)
-			case protowire.Fixed32Type:
-				var u uint32
-				u, k = protowire.ConsumeFixed32(b)
-				x.n = uint64(u)
-			case protowire.Fixed64Type:
-				x.n, k = protowire.ConsumeFixed64(b)
-			case protowire.BytesType:
-				x.b, k = protowire.ConsumeBytes(b)
-			default:
-				return nil, false, false
-			}
-			if k < 0 {
-				return nil, false, false
-			}
-			b = b[k:]
+			b = rest
+			wt := x.wt
 			switch {
 			case num == 1 && wt == e.key.wt:
 				e.key = x
