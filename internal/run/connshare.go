@@ -48,10 +48,14 @@ type connShare struct {
 
 // The pause of a fraction of a connection: at most a second, so that a
 // change of the stages is followed within it, and at least some
-// milliseconds (its runs of requests are as long as that takes).
+// milliseconds (its runs of requests are as long as that takes). An
+// origin whose part is under pacedBelow connections is paced so: its
+// connections round the part too coarsely to give its share (a part of
+// 1.4 is one or two, 40% off).
 const (
-	maxPause = time.Second
-	minPause = 10 * time.Millisecond
+	maxPause   = time.Second
+	minPause   = 10 * time.Millisecond
+	pacedBelow = 8
 )
 
 func newConnShare(shares []float64, steps [][]int) *connShare {
@@ -198,32 +202,30 @@ func (c *connShare) rebalance(totals []*stats.Totals, active int, dt time.Durati
 		}
 		sum += math.Float64frombits(c.weights[k].Load())
 	}
-	// The rate a share buys: that of the origins holding whole connections.
-	var wholeRate, wholeShare float64
+	// The rate a share buys: that of the origins holding many connections.
+	var refRate, refShare float64
 	xs := make([]float64, len(c.weights))
 	for k := range c.weights {
 		xs[k] = float64(active) * math.Float64frombits(c.weights[k].Load()) / sum
-		if xs[k] >= 1 {
-			wholeRate += c.rate[k]
-			wholeShare += c.shares[k]
+		if xs[k] >= pacedBelow {
+			refRate += c.rate[k]
+			refShare += c.shares[k]
 		}
 	}
 	for k, x := range xs {
-		// Its ideal part of the connections; under one, it holds one: a run
-		// of requests, then a pause.
+		// Few connections round its part coarsely (1.4 is one or two): they
+		// send runs of requests, then pause, for the rate its share asks for.
 		var pause time.Duration
 		every := int64(1)
-		if x > 0 && x < 1 {
-			target := x / c.lat[k] // requests a second its share asks for
-			if wholeRate > 0 {
-				target = wholeRate * c.shares[k] / wholeShare
-			}
+		held := c.part(k, active)
+		if x < pacedBelow && refRate > 0 && held > 0 {
+			target := refRate * c.shares[k] / refShare / float64(held) // requests a second of each of its connections
 			every = max(1, int64(math.Round(minPause.Seconds()*target)))
 			run := float64(every) / target // a run and its pause
 			old, oldEvery := time.Duration(c.pause[k].Load()), c.every[k].Load()
 			if old > 0 && oldEvery == every && c.rate[k] > 0 {
 				// Move the cycle toward the one its share asks for.
-				pause = old + time.Duration(0.7*(run-float64(every)/c.rate[k])*1e9)
+				pause = old + time.Duration(0.7*(run-float64(every)*float64(held)/c.rate[k])*1e9)
 			} else {
 				pause = time.Duration((run - float64(every)*c.lat[k]) * 1e9)
 			}
