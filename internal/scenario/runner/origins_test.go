@@ -295,9 +295,15 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 						t.Errorf("open model: %d gRPC and %d REST requests, want 2000 dealt 80/20", rpcN, restN)
 					}
 				}
-				if ro.Protocol != "HTTP/1.1" || go_.Protocol != "h2c" || go_.Engine != "h2" || ro.Connections+go_.Connections != p.Connections {
-					t.Errorf("rest %s on %s ×%d, rpc %s on %s ×%d: want HTTP/1.1 and h2c sharing %d connections", ro.Protocol, ro.Engine, ro.Connections,
-						go_.Protocol, go_.Engine, go_.Connections, p.Connections)
+				if ro.Protocol != "HTTP/1.1" || go_.Protocol != "h2c" || go_.Engine != "h2" {
+					t.Errorf("rest %s on %s, rpc %s on %s: want HTTP/1.1 and h2c", ro.Protocol, ro.Engine, go_.Protocol, go_.Engine)
+				}
+				// The open model deals the pool once, by share; the closed one
+				// re-deals the run's connections as latencies move (each origin's
+				// is the most it held at once).
+				if c := ro.Connections + go_.Connections; model == "open" && c != p.Connections ||
+					model == "closed" && (ro.Connections < 1 || go_.Connections < 1 || ro.Connections >= p.Connections || go_.Connections >= p.Connections) {
+					t.Errorf("%s model: rest held %d connections, rpc %d, of %d", model, ro.Connections, go_.Connections, p.Connections)
 				}
 				if n := cp.rest.conns.Load() - restConns0; n != ro.Connects || n == 0 {
 					t.Errorf("the REST server accepted %d connections, hail counted %d", n, ro.Connects)
