@@ -59,16 +59,22 @@ runs it, and prints the report with one row per step and each threshold as PASS 
 
 Flags override the file: -c replaces connection stages with a constant number of connections,
 -q replaces any stages with a constant rate (open model), -z cuts the stages short or holds the
-last target longer, -n bounds the number of requests.
+last target longer, -n bounds the number of requests. --base and --target NAME=URL point the
+file's default target and its named targets elsewhere.
+
+Steps may go to several servers (targets: in the file): REST and gRPC in one run, one engine and
+connection pool per server under one schedule, the report with a row and a verdict per server.
 
 The results flags are the load command's: --db-url and --output-format csv log every request with
-its step, --metrics-addr serves live metrics, --target-pid samples the target process, and
---shard I/N with --start-at runs one shard of a distributed run (hail merge combines the shards).
+its step, --metrics-addr serves live metrics, --target-pid, --target-cmd and --target-cgroup sample
+the target's processes, and --shard I/N with --start-at runs one shard of a distributed run (hail
+merge combines the shards).
 
 Exit status: 0 when every threshold passed, 2 when one failed (or one with abort_on_fail stopped
 the run; the report is written in full first), 1 for a bad file or flag (one line naming
 FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 		Example: `  hail run examples/vm-lifecycle.yaml
+  hail run examples/vm-lifecycle-rest-vs-grpc.yaml --target rest=http://10.0.0.5:8080 --target grpc=grpc://10.0.0.5:9090
   hail run examples/vm-lifecycle.yaml --base http://127.0.0.1:9090 -z 10s -j -o result.json
   hail run scenario.yaml --var tenant=acme --check
   hail run scenario.yaml --db-url requests.db --output-format html -o report.html`,
