@@ -7,36 +7,16 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/hail-loadgen/hail"
 	"github.com/hail-loadgen/hail/hailtest"
+	"github.com/hail-loadgen/hail/internal/grpcserve"
+	"github.com/hail-loadgen/hail/scenario"
 )
 
-// A Go test that loads a service and asserts on the result: here the
-// built-in target, started in-process.
-func TestLoadInProcess(t *testing.T) {
-	srv := hailtest.NewServer(t)
-	res, err := hail.Run(context.Background(), hail.Plan{
-		URL:         srv.URL + "/?delay=1ms",
-		Requests:    2000,
-		Connections: 16,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.StatusCodeDistribution["200"]; got != 2000 {
-		t.Errorf("%d responses of 200, want 2000 (errors %v)", got, res.ErrorDistribution)
-	}
-	if got := srv.Stats().Requests; got != 2000 {
-		t.Errorf("the server counted %d requests", got)
-	}
-	if p99 := res.LatencyPercentiles.P99; p99 > 0.1 {
-		t.Errorf("p99 %.1f ms", p99*1e3)
-	}
-}
-
+// The closed model: each connection sends its next request when the
+// previous one ends.
 func ExampleRun() {
 	srv, err := hailtest.Start()
 	if err != nil {
@@ -73,6 +53,180 @@ func ExampleRun_openModel() {
 	// Output: intended: 500 sent + unsent: 500 model: open
 }
 
+// Rate stages ramp the open model's rate, as k6's ramping-arrival-rate:
+// 0 → 200/s over a second (100 requests), then 200/s for half a second.
+func ExampleRun_rateStages() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Connections: 4, WaitOngoing: true,
+		RateStages: []hail.Stage{{Duration: time.Second, Target: 200}, {Duration: 500 * time.Millisecond, Target: 200}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("intended:", res.Hail.Counts.Intended, "model:", res.Hail.Model)
+	// Output: intended: 200 model: open
+}
+
+// Connection stages ramp the closed model's connections, as k6's
+// ramping-vus: 3 connections for half a second, then 1. The run's
+// connections are the stages' peak.
+func ExampleRun_connectionStages() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/?delay=1ms",
+		ConnectionStages: []hail.Stage{{Duration: 500 * time.Millisecond, Target: 3, Step: true}, {Duration: 500 * time.Millisecond, Target: 1, Step: true}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("model:", res.Hail.Model, "connections:", res.Hail.Config["connections"], "errors:", res.Hail.Counts.Errors)
+	// Output: model: closed connections: 3 errors: 0
+}
+
+// Bursts: 10 requests at once every 100 ms.
+func ExampleRun_bursts() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", BurstEvery: 100 * time.Millisecond, BurstSize: 10,
+		Duration: 500 * time.Millisecond, Connections: 10, WaitOngoing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("intended:", res.Hail.Counts.Intended, "sent:", res.Hail.Counts.Sent)
+	// Output: intended: 50 sent: 50
+}
+
+// Thresholds judge the run; a failed one is a *ThresholdError, returned
+// with the complete Result.
+func ExampleRun_thresholds() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/?status=500:30", Requests: 500, Connections: 4,
+		Thresholds: []hail.Threshold{{Expr: "p99 < 10s"}, {Expr: "error_rate < 1%"}}})
+	var te *hail.ThresholdError
+	if errors.As(err, &te) {
+		fmt.Println("failed:", te.Failed[0].Expr, "of", te.Total)
+	}
+	for _, t := range res.Hail.Thresholds {
+		fmt.Println(t.Expr, "pass:", t.Pass)
+	}
+	// Output:
+	// failed: error_rate < 1% of 2
+	// p99 < 10s pass: true
+	// error_rate < 1% pass: false
+}
+
+// A scenario file: setup, a weighted mix with captures and checks,
+// teardown (docs/scenarios.md). LoadScenario reads one from a path.
+func ExampleReadScenario() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	sc, err := hail.ReadScenario("items.yaml", strings.NewReader(`
+base: http://127.0.0.1:8080
+connections: 4
+requests: 300
+setup:
+  - {name: seed, method: POST, path: /items, capture: {items: {json: id}}, expect: {status: 201}}
+steps:
+  - {name: create, method: POST, path: /items, body_json: {name: 'vm-{{counter}}'}, capture: {items: {json: id}}}
+  - {name: get, weight: 2, path: '/items/{{pick items}}', expect: {status: 200}}
+teardown:
+  - {name: cleanup, method: DELETE, path: '/items/{{take items}}', repeat: all}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := hail.Run(context.Background(), hail.Plan{Scenario: sc, URL: srv.URL}) // URL replaces the base
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range res.Hail.Steps {
+		fmt.Println(s.Name, "failed:", s.Counts.Failed)
+	}
+	fmt.Println("requests:", res.Hail.Counts.Requests, "items left:", srv.Stats().Items.Live)
+	// Output:
+	// create failed: 0
+	// get failed: 0
+	// requests: 300 items left: 0
+}
+
+// A scenario built in Go: package scenario's File is the file format as Go
+// values.
+func ExampleNewScenario() {
+	srv, err := hailtest.Start()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	sc, err := hail.NewScenario(&scenario.File{
+		Base: srv.URL,
+		Steps: []scenario.Step{
+			{Name: "echo", Method: "POST", Path: "/echo", BodyJSON: map[string]any{"id": "{{counter}}"},
+				Expect: &scenario.Expect{Status: []string{"200"}, JSON: map[string]any{"id": "{{var.first}}"}}},
+		},
+		Variables: map[string]any{"first": 1},
+		Requests:  1,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := hail.Run(context.Background(), hail.Plan{Scenario: sc})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("responses:", res.Hail.Counts.Responses, "check failures:", res.Hail.Steps[0].CheckFailures)
+	// A problem is reported at its place in the File:
+	_, err = hail.NewScenario(&scenario.File{Base: srv.URL, Requests: 1, Steps: []scenario.Step{{Name: "a", Path: "/", Expect: &scenario.Expect{Status: []string{"2zz"}}}}})
+	fmt.Println(err)
+	// Output:
+	// responses: 1 check failures: map[]
+	// steps[0].expect.status[0]: a.expect.status: expected status codes such as 201, [200, 204] or 2xx (gRPC: OK, NotFound, …), found "2zz"
+}
+
+// gRPC calls, as hail grpc makes them: the schema by server reflection
+// here (GRPCCall.Protos or Protoset give it from files), 2 connections
+// with 4 calls in flight on each. grpcTarget stands for a gRPC server
+// (hail serve --grpc 127.0.0.1:9090 is one, with reflection).
+func ExampleGRPCCall() {
+	addr, stop := grpcTarget()
+	defer stop()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: "http://" + addr, Requests: 200, Connections: 2, Streams: 4,
+		GRPC: &hail.GRPCCall{Method: "hail.v1.Target/Echo", Data: `{"payload":"call {{counter}}"}`}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("OK:", res.StatusCodeDistribution["OK"], "calls:", res.Hail.GRPC.Calls, res.Hail.GRPC.Kind)
+	// Output: OK: 200 calls: 200 unary
+}
+
 // Cancelling the context ends the run early, with a complete result.
 func ExampleRun_cancel() {
 	srv, err := hailtest.Start()
@@ -88,7 +242,7 @@ func ExampleRun_cancel() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("interrupted:", res.Hail.Interrupted, "took under a second:", res.Summary.Total < 1)
+	fmt.Println("interrupted:", res.Hail.Interrupted, "took under a second:", res.Summary.Total < time.Second)
 	// Output: interrupted: true took under a second: true
 }
 
@@ -105,7 +259,8 @@ func ExamplePlan_Validate() {
 	// Streams 4: several streams per connection need HTTP/2 or HTTP/3: give HTTPVersion "2" or "3"
 }
 
-// A progress callback sees the run once a second.
+// Progress carries the live view's counters once a second; send it on to
+// a channel without blocking the run.
 func ExampleWithProgress() {
 	srv, err := hailtest.Start()
 	if err != nil {
@@ -113,29 +268,21 @@ func ExampleWithProgress() {
 		return
 	}
 	defer srv.Close()
-	ticks := 0
+	live := make(chan hail.Progress, 8)
 	_, err = hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Duration: 2500 * time.Millisecond, Rate: 200},
-		hail.WithProgress(func(p hail.Progress) { ticks++ }))
-	fmt.Println(err, ticks >= 2)
-	// Output: <nil> true
-}
-
-// The README shows TestLoadInProcess as it is.
-func TestReadmeShowsTheExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+		hail.WithProgress(func(p hail.Progress) {
+			select {
+			case live <- p:
+			default: // nobody is reading: drop it
+			}
+		}))
+	close(live)
+	var last hail.Progress
+	for p := range live {
+		last = p
 	}
-	src, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(src)
-	a := strings.Index(s, "func TestLoadInProcess")
-	b := a + strings.Index(s[a:], "\n}\n") + 3
-	if a < 0 || !strings.Contains(string(readme), s[a:b]) {
-		t.Error("README.md's \"Use from Go\" no longer shows TestLoadInProcess as example_test.go has it")
-	}
+	fmt.Println(err, last.Elapsed >= 2*time.Second, last.Status["200"] == last.Responses)
+	// Output: <nil> true true
 }
 
 // Results are written and read back as the JSON report (hail -j writes the
@@ -163,11 +310,47 @@ func ExampleWriteJSON() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("requests:", back.Hail.Counts.Requests, "2xx breakdown:", back.LatencyPercentileSuccessful != nil)
+	fmt.Println("requests:", back.Hail.Counts.Requests, "2xx breakdown:", back.LatencyPercentilesSuccessful != nil)
 	var text bytes.Buffer
 	_ = hail.WriteText(&text, back)
 	fmt.Println("text mentions the summary:", strings.Contains(text.String(), "Summary:"))
 	// Output:
 	// requests: 400 2xx breakdown: true
 	// text mentions the summary: true
+}
+
+// A file the command wrote (hail -j -o result.json), read with its times
+// as time.Duration.
+func ExampleReadJSON() {
+	f, err := os.Open("testdata/cli-load.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	res, err := hail.ReadJSON(f)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("requests:", res.Hail.Counts.Requests, "p99:", res.LatencyPercentiles.P99, "mean:", res.Summary.Average)
+	fmt.Println("503s:", res.StatusCodeDistribution["503"], "bottleneck:", res.Hail.Verdict.Bottleneck)
+	// Output:
+	// requests: 2000 p99: 2.355199ms mean: 1.08292ms
+	// 503s: 107 bottleneck: none
+}
+
+// grpcTarget starts hail's built-in gRPC target (hail serve --grpc) on a
+// free loopback port.
+func grpcTarget() (addr string, stop func()) {
+	g, err := grpcserve.New(grpcserve.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		panic(err)
+	}
+	a, err := g.Listen()
+	if err != nil {
+		panic(err)
+	}
+	go g.Serve()
+	return a.String(), g.Close
 }

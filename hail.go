@@ -1,260 +1,240 @@
-// Package hail runs HTTP load tests from Go: the same engines, models and
-// measurements as the hail command, for a test that wants to load a service
-// and assert on the result.
+// Package hail runs load tests from Go: the same engines, models and
+// measurements as the hail command, for a program or a test that loads a
+// service and asserts on the result.
 //
 //	res, err := hail.Run(ctx, hail.Plan{URL: "http://127.0.0.1:8080/", Requests: 10_000, Connections: 64})
-//	if err != nil { ... }                      // a *hail.FieldError for a bad plan
-//	if res.Hail.Counts.Errors > 0 { ... }      // the same Result the JSON report holds
+//	if err != nil { ... }                 // *FieldError, *UnreachableError, *NoSuccessError, *ThresholdError, …
+//	fmt.Println(res.Hail.Counts.Sent, res.LatencyPercentiles.P99, res.Hail.Verdict.Bottleneck)
 //
-// Latency counts from each request's intended send time in the open model
-// (Plan.Rate), so a stalled server cannot hide; Result.Hail.Verdict names
-// the run's bottleneck. Cancelling ctx ends a run as Ctrl-C ends the
-// command's: no new request starts, and the Result covers what was done.
+// A Plan describes every kind of run the command makes: one URL in the
+// closed model (Connections), the open model (Rate), rate or connection
+// stages, bursts; a Scenario (LoadScenario, ReadScenario, or built in Go
+// with package scenario and NewScenario); a gRPC call (Plan.GRPC);
+// thresholds. Latency counts from each request's intended send time in
+// the open model, so a stalled server cannot hide, and
+// Result.Hail.Verdict names the run's bottleneck. Cancelling the context
+// ends a run as Ctrl-C ends the command's: no new request starts, and the
+// Result covers what was done. Runs in one process are independent: each
+// has its own connections, recorders and dial slots.
+//
+// # The Result
+//
+// Result is the JSON report the command writes, as Go values with times as
+// time.Duration; WriteJSON and ReadJSON (and encoding/json) write and read
+// the command's files byte for byte. Its types are this package's own,
+// every field documented, and internal/report builds the report they
+// mirror: a report's working form is the JSON's (float seconds, oha's
+// milliseconds, every renderer, merge and compare reads it), so the
+// public types are converted from it at one boundary, field by field by
+// JSON key (convert.go), rather than the renderers being rewritten around
+// Durations. The mirror cannot drift: a test fills every field of the
+// internal report and checks that it comes back through Result unchanged,
+// so a section added to the JSON without its field here fails `go test`.
+//
+// hailtest starts the built-in target in a test, with its faults and its
+// own counts, and asserts a run's counts against the server's.
 package hail
 
 import (
 	"context"
 	"errors"
-	"io"
-	"net/url"
-	"sort"
-	"time"
 
-	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/scenario/runner"
+	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/target"
 )
 
-// Plan describes one load test. The zero value of every field but URL is
-// usable: 50 connections, 200 requests, GET, the closed model.
-type Plan struct {
-	// URL is the target, http:// or https://.
-	URL string
-	// Method is the request method; "" is GET.
-	Method string
-	// Header holds extra request headers (sent in name order).
-	Header map[string][]string
-	// Body is the request body.
-	Body []byte
-	// Host overrides the Host header (and the TLS server name).
-	Host string
-
-	// Requests is how many requests to send; with Duration, the run stops at
-	// whichever comes first. Both zero: 200 requests.
-	Requests uint64
-	// Duration ends the run after this long.
-	Duration time.Duration
-	// Connections is how many connections send at once; 0 is 50.
-	Connections int
-	// Rate, if set, is the open model: this many requests per second in
-	// total, at fixed intended times that do not wait for responses.
-	Rate float64
-	// WaitOngoing lets requests in flight at the deadline finish (bounded
-	// by Timeout, else 30 s) instead of aborting them.
-	WaitOngoing bool
-	// PacingGranularity is the shortest time between two of the open
-	// model's wake-ups to send: requests due in between leave together,
-	// each at most that late (its own lateness, counted in its latency).
-	// 0 is 100 µs; negative wakes for every request.
-	PacingGranularity time.Duration
-
-	// Timeout bounds each request, redirects included; 0 is none.
-	Timeout time.Duration
-	// ConnectTimeout bounds each connection setup; 0 is 5 s.
-	ConnectTimeout time.Duration
-	// MaxRedirects is how many redirects a request follows; 0 follows
-	// none (3xx responses are results).
-	MaxRedirects int
-	// DisableKeepAlive opens a new connection for every request.
-	DisableKeepAlive bool
-
-	// HTTPVersion is "" or "1.1", "1.0", "2" (h2 over TLS, h2c over
-	// http://) or "3" (QUIC).
-	HTTPVersion string
-	// Streams is the number of requests in flight per HTTP/2 or HTTP/3
-	// connection; 0 is 1.
-	Streams int
-	// Engine is EngineAuto (""), EngineNet or EngineURing.
-	Engine Engine
-	// UnixSocket sends every request over this unix socket.
-	UnixSocket string
-	// Insecure skips TLS certificate verification; CACert adds a trusted
-	// CA certificate file.
-	Insecure bool
-	CACert   string
-}
-
-// Engine chooses how requests are sent.
-type Engine string
-
-// The engines. EngineAuto picks io_uring where it can run (Linux, plain
-// HTTP/1.x) and the portable engine otherwise; HTTP/2 and HTTP/3 have
-// engines of their own.
-const (
-	EngineAuto  Engine = ""
-	EngineNet   Engine = "net"
-	EngineURing Engine = "uring"
-)
-
-// Result is a run's outcome, exactly as the JSON report holds it: oha's
-// keys (Summary, LatencyPercentiles, StatusCodeDistribution, …) and Hail,
-// hail's own (exact Counts, SendDelay, Verdict, the per-second Series).
-type Result = report.Result
-
-// Verdict names the run's bottleneck (Result.Hail.Verdict.Bottleneck is one
-// of the Bottleneck constants) with the evidence as sentences.
-type Verdict = report.Verdict
-
-// The bottleneck kinds of a Verdict.
-const (
-	BottleneckNone      = report.BottleneckNone
-	BottleneckTarget    = report.BottleneckTarget
-	BottleneckGenerator = report.BottleneckGenerator
-	BottleneckOthers    = report.BottleneckOthers
-	BottleneckWakeup    = report.BottleneckWakeup
-)
-
-// FieldError is a Plan that cannot run: Field names the Plan field at
-// fault, and Error says what is wrong and what to do.
-type FieldError = plan.FieldError
-
-// Progress is the run so far, about once a second.
-type Progress struct {
-	// Elapsed is the time since the run started.
-	Elapsed time.Duration
-	// Requests ended so far (responses and errors), Errors of them failed.
-	Requests, Errors int64
-	// RequestsPerSec is the rate of the last whole second.
-	RequestsPerSec float64
-	// P99 is the latency p99 over the run so far.
-	P99 time.Duration
-}
-
-// Option adjusts a Run.
-type Option func(*run.Options)
-
-// WithProgress calls f about once a second during the run, off the hot
-// path (f must return quickly).
-func WithProgress(f func(Progress)) Option {
-	return func(o *run.Options) {
-		o.Progress = func(s stats.Snapshot) {
-			p := Progress{Elapsed: s.Elapsed, Requests: s.Requests, Errors: s.Errors, P99: time.Duration(s.P99)}
-			if s.Last.Span > 0 {
-				p.RequestsPerSec = float64(s.Last.Requests) / s.Last.Span
-			}
-			f(p)
-		}
-	}
-}
-
-// WithSuccessBreakdown adds latency percentiles of 2xx and other responses
-// to the Result.
-func WithSuccessBreakdown() Option { return func(o *run.Options) { o.SuccessBreakdown = true } }
-
-// Run carries out p and returns its Result. The error is a *FieldError when
-// p is not valid, and says why when the run could not start (an engine that
-// cannot run here, a name that does not resolve); nothing is sent then.
-// Cancelling ctx ends the run early with a complete Result.
+// Run carries out p and returns its Result.
+//
+// Before anything is sent, a Plan that cannot run is a *FieldError (a
+// *ScenarioError for a scenario's file), and a target whose name does not
+// resolve (or a gRPC server that cannot be reached) an *UnreachableError;
+// a scenario's failed setup step is a *SetupError. After the run, the Result is complete and the error says
+// how it went: nil; *UnreachableError (no request could be sent: every
+// connection failed); *NoSuccessError (requests were sent, none
+// succeeded); *ThresholdError (a threshold failed, or one stopped the
+// run). Cancelling ctx ends the run early with a complete Result
+// (Hail.Interrupted) and no error of its own; a scenario's teardown still
+// runs.
 func Run(ctx context.Context, p Plan, opts ...Option) (*Result, error) {
-	ip, err := p.internal()
+	var o options
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	j, err := p.compile(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := ip.Validate(); err != nil {
+	if err := j.plan.Validate(); err != nil {
 		return nil, public(err)
 	}
-	var o run.Options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return run.Run(ctx, ip, o)
+	return j.run(ctx, o)
 }
 
-// Validate reports what is wrong with p, as a *FieldError, or nil.
-func (p Plan) Validate() error {
-	ip, err := p.internal()
+// Option adjusts a Run.
+type Option struct{ apply func(*options) }
+
+type options struct {
+	progress         func(Progress)
+	successBreakdown bool
+	target           target.Spec
+}
+
+// WithProgress calls f with the run so far about once a second, from a
+// goroutine of the run's (f must return quickly: the next second waits).
+// To receive it on a channel, send from f without blocking.
+func WithProgress(f func(Progress)) Option { return Option{func(o *options) { o.progress = f }} }
+
+// WithSuccessBreakdown adds latency percentiles of the successful and the
+// other responses to the Result (Result.LatencyPercentilesSuccessful).
+func WithSuccessBreakdown() Option { return Option{func(o *options) { o.successBreakdown = true }} }
+
+// WithTargetPID samples the target's process (on this machine) and its
+// descendants once a second: their memory (RSS and PSS) and CPU go into
+// Result.Hail.Target (with a per-process breakdown), the series and each
+// stage's figures, and the verdict counts their CPU on hail's CPUs as the
+// target's. Each use adds a process; WithTargetCmd and WithTargetCgroup
+// add others.
+func WithTargetPID(pid int) Option {
+	return Option{func(o *options) { o.target.PIDs = append(o.target.PIDs, pid) }}
+}
+
+// WithTargetCmd samples, as WithTargetPID does, every process called
+// name (its command name, or its program's or script's base name: a
+// server run as python app.py is app.py) and their descendants, looked
+// for again every second: workers that come and go are counted while
+// they live.
+func WithTargetCmd(name string) Option {
+	return Option{func(o *options) { o.target.Cmds = append(o.target.Cmds, name) }}
+}
+
+// WithTargetCgroup samples, as WithTargetPID does, the processes of a
+// cgroup (v1 or v2: a path under /sys/fs/cgroup, or one relative to its
+// hierarchy such as /system.slice/app.service) and those beneath it, with
+// the cgroup's own CPU and memory counters.
+func WithTargetCgroup(path string) Option {
+	return Option{func(o *options) { o.target.Cgroups = append(o.target.Cgroups, path) }}
+}
+
+// run carries out j: a scenario's setup, the load, its teardown, the
+// thresholds.
+func (j *job) run(ctx context.Context, o options) (*Result, error) {
+	ro := run.Options{SuccessBreakdown: o.successBreakdown, Config: j.config, Workload: j.workload, Target: o.target}
+	if o.progress != nil {
+		var steps []string
+		if j.workload != nil {
+			steps = j.workload.Steps
+		}
+		var coll *stats.Collector
+		lat := stats.NewHist()
+		ro.Observe = func(c *stats.Collector) { coll = c }
+		ro.Progress = func(stats.Snapshot) { o.progress(progressOf(coll, steps, lat)) }
+	}
+	var setup *report.Phase
+	var targets *runner.Targets
+	if j.sc != nil {
+		// One dialer per origin for the setup, the load and the teardown.
+		var err error
+		if targets, err = runner.NewTargets(ctx, j.sc, j.plan); err != nil {
+			return nil, j.startError(err)
+		}
+		ro.Dialer = targets.Route(j.workload)
+		if setup, err = j.setup(ctx, targets); err != nil {
+			return nil, err
+		}
+	}
+	res, err := run.Run(ctx, j.plan, ro)
 	if err != nil {
-		return err
+		return nil, j.startError(err)
 	}
-	return public(ip.Validate())
-}
-
-// WriteJSON writes r as the JSON report (oha's keys and hail's).
-func WriteJSON(w io.Writer, r *Result) error { return report.WriteJSON(w, r) }
-
-// WriteText writes r as the text report.
-func WriteText(w io.Writer, r *Result) error { return report.WriteText(w, r, report.TextOptions{}) }
-
-// ReadJSON reads a Result written by WriteJSON (or by hail -j).
-func ReadJSON(rd io.Reader) (*Result, error) { return report.ReadJSON(rd) }
-
-// internal turns p into the internal plan, with the command's defaults.
-func (p Plan) internal() (*plan.Plan, error) {
-	u, err := url.Parse(p.URL)
-	if err != nil || p.URL == "" {
-		return nil, &FieldError{Field: "URL", Value: quote(p.URL), Problem: "not a URL: write it like http://127.0.0.1:8080/path"}
+	if j.sc != nil {
+		j.sc.Annotate(res) // the pools as the load left them, before the teardown
+		res.Hail.Setup, res.Hail.Teardown = setup, j.teardown(ctx, targets)
 	}
-	ip := &plan.Plan{URL: u, Method: p.Method, Host: p.Host, Requests: p.Requests, Duration: p.Duration,
-		Connections: p.Connections, Rate: p.Rate, WaitOngoing: p.WaitOngoing, PacingGranularity: p.PacingGranularity, Timeout: p.Timeout,
-		ConnectTimeout: p.ConnectTimeout, MaxRedirects: p.MaxRedirects, KeepAlive: !p.DisableKeepAlive,
-		Streams: p.Streams, Engine: plan.EngineName(p.Engine), UnixSocket: p.UnixSocket, Insecure: p.Insecure, CACert: p.CACert}
-	if ip.Method == "" {
-		ip.Method = "GET"
+	failed := 0
+	if len(j.thresholds) > 0 {
+		failed = threshold.Evaluate(j.thresholds, res)
 	}
-	if ip.Connections == 0 {
-		ip.Connections = 50
-	}
-	if ip.Requests == 0 && ip.Duration == 0 {
-		ip.Requests = 200
-	}
-	if ip.ConnectTimeout == 0 {
-		ip.ConnectTimeout = plan.DefaultConnectTimeout
-	}
-	if ip.Engine == "" {
-		ip.Engine = plan.EngineAuto
-	}
-	switch p.HTTPVersion {
-	case "", "1.1":
-	case "1.0":
-		ip.HTTP10 = true
-	case "2", "3":
-		ip.HTTPVersion = plan.Proto(p.HTTPVersion)
-	default:
-		return nil, &FieldError{Field: "HTTPVersion", Value: quote(p.HTTPVersion), Problem: `choose "1.0", "1.1", "2" or "3"`}
-	}
-	names := make([]string, 0, len(p.Header))
-	for k := range p.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		for _, v := range p.Header[k] {
-			ip.Headers = append(ip.Headers, [2]string{k, v})
+	if j.grpcName != "" {
+		if res.Hail.GRPC == nil {
+			res.Hail.GRPC = &report.GRPC{}
 		}
+		res.Hail.GRPC.Call, res.Hail.GRPC.Kind = j.grpcName, j.grpcKind
 	}
-	if len(p.Body) > 0 {
-		ip.Bodies = [][]byte{p.Body}
-	}
-	return ip, nil
+	out := fromReport(res)
+	return out, j.outcome(res, out, failed)
 }
 
-// publicNames are the internal plan's fields as Plan names them.
-var publicNames = map[string]string{"Headers": "Header", "Bodies": "Body", "KeepAlive": "DisableKeepAlive",
-	"HTTP10": "HTTPVersion", "HTTP2": `HTTPVersion "2" or "3"`}
-
-// public renders an internal plan error with Plan's field names.
-func public(err error) error {
-	var fe *plan.FieldError
-	if !errors.As(err, &fe) {
-		return err
+// setup runs a scenario's setup; when a step fails, the teardown cleans
+// up what it made and the error says which step and why.
+func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, error) {
+	if len(j.sc.Setup) == 0 {
+		return nil, nil
 	}
-	return fe.Renamed(func(f string) string {
-		if n, ok := publicNames[f]; ok {
-			return n
+	ph, err := runner.Setup(ctx, j.sc, t, runner.PhaseOptions{Interrupt: ctx.Done()})
+	var pe *runner.PhaseError
+	if errors.As(err, &pe) {
+		se := &SetupError{Step: pe.Step, Reason: pe.Why}
+		convertValue(&se.Setup, ph)
+		convertValue(&se.Teardown, j.teardown(ctx, t))
+		return nil, se
+	}
+	if err != nil {
+		return nil, j.startError(err)
+	}
+	return ph, nil
+}
+
+// teardown runs a scenario's teardown: after a cancelled load too, to
+// clean up; a cancellation during it stops it (unless the load's was).
+func (j *job) teardown(ctx context.Context, t *runner.Targets) *report.Phase {
+	if len(j.sc.Teardown) == 0 {
+		return nil
+	}
+	interrupt := ctx.Done()
+	if ctx.Err() != nil {
+		ctx, interrupt = context.WithoutCancel(ctx), nil
+	}
+	ph, err := runner.Teardown(ctx, j.sc, t, runner.PhaseOptions{Interrupt: interrupt})
+	if err != nil && ph == nil {
+		ph = &report.Phase{Failed: "the teardown could not run: " + err.Error()}
+	}
+	return ph
+}
+
+// startError is an error that kept a run from starting, in the API's
+// words: a name that does not resolve is an *UnreachableError.
+func (j *job) startError(err error) error {
+	if unreachable(err) {
+		return &UnreachableError{Addr: j.plan.URL.Host, Reason: apiWords(err).Error()}
+	}
+	return apiWords(err)
+}
+
+// outcome is how a finished run went, as Run's error.
+func (j *job) outcome(res *report.Result, out *Result, failed int) error {
+	c := res.Hail.Counts
+	if why := res.Failure(); why != "" {
+		if c.Sent == 0 && c.NotSent > 0 {
+			addr := j.plan.URL.Host
+			if j.plan.UnixSocket != "" {
+				addr = j.plan.UnixSocket
+			}
+			return &UnreachableError{Addr: addr, NotSent: c.NotSent, Errors: out.ErrorDistribution, Reason: why}
 		}
-		return f
-	})
+		return &NoSuccessError{Reason: why}
+	}
+	if failed > 0 || res.Hail.StoppedBy != "" {
+		e := &ThresholdError{Total: len(out.Hail.Thresholds), StoppedBy: res.Hail.StoppedBy}
+		for _, t := range out.Hail.Thresholds {
+			if !t.Pass {
+				e.Failed = append(e.Failed, t)
+			}
+		}
+		return e
+	}
+	return nil
 }
-
-func quote(s string) string { return `"` + s + `"` }

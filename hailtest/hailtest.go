@@ -1,8 +1,22 @@
 // Package hailtest starts hail serve, hail's built-in target, inside a Go
 // test, as net/http/httptest starts an http.Server: a fast HTTP/1.1 server
-// on a free loopback port with the same paths and faults as the command's
-// (delay=, status=, size=, stall=, close=, chunked=, /echo, /items), and
-// its own request counts to check a load test against.
+// on a free loopback port with the same paths and faults as the command's,
+// and its own counts to check a load test against (AssertExact).
+//
+// Paths: / (200 "hello world\n"), /echo (the request's body back),
+// /items (POST creates an item, GET /items/{id} reads it, DELETE deletes
+// it), /healthz. Faults, as query parameters that combine:
+//
+//	delay=5ms               a fixed delay, or a distribution: delay=2ms:90,50ms:10
+//	status=503:10           10% get 503; status=503:10,500:5; status=404 (all)
+//	size=1k                 a body of that many bytes (k, m; at most 64m)
+//	stall=2s@4s             responses due from 4 s after the first such request
+//	                        are held for 2 s
+//	close=5                 5% of responses close their connection
+//	chunked=1               the body in chunks
+//
+// A status chosen by status= answers with the default body: the path's own
+// handler does not run.
 package hailtest
 
 import (
@@ -19,7 +33,32 @@ type Server struct {
 }
 
 // Stats are the server's own counts.
-type Stats = serve.Stats
+type Stats struct {
+	// Requests counts the responses it sent (not /healthz).
+	Requests uint64
+	// ByStatus counts them by status code.
+	ByStatus map[int]uint64
+	// ConnectionsAccepted counts accepted connections; ConnectionsOpen
+	// are open now.
+	ConnectionsAccepted uint64
+	ConnectionsOpen     int64
+	// BytesIn and BytesOut are the bytes read and written.
+	BytesIn, BytesOut uint64
+	// Items are the /items resource's counts.
+	Items ItemStats
+}
+
+// ItemStats are the /items resource's counts.
+type ItemStats struct {
+	// Created and Deleted count POST /items and DELETE /items/{id} that
+	// did; Live are stored now.
+	Created, Deleted uint64
+	Live             int64
+	// GetHits and GetMisses count GET /items/{id} that found the item and
+	// that did not; DeleteMisses DELETE /items/{id} answered 404;
+	// UnknownIDRequests requests for ids the server never issued.
+	GetHits, GetMisses, DeleteMisses, UnknownIDRequests uint64
+}
 
 // NewServer starts the target until tb ends.
 func NewServer(tb testing.TB) *Server {
@@ -46,6 +85,16 @@ func Start() (*Server, error) {
 // Close stops the server and closes its connections.
 func (s *Server) Close() error { return s.s.Close() }
 
-// Stats returns the server's counts so far: requests received, by status,
-// connections, bytes, and the /items resource's.
-func (s *Server) Stats() Stats { return s.s.Stats() }
+// Stats returns the server's counts so far.
+func (s *Server) Stats() Stats {
+	st := s.s.Stats()
+	i := st.Items
+	return Stats{Requests: st.Requests, ByStatus: st.ByStatus, ConnectionsAccepted: st.ConnectionsAccepted,
+		ConnectionsOpen: st.ConnectionsOpen, BytesIn: st.BytesIn, BytesOut: st.BytesOut,
+		Items: ItemStats{Created: i.Created, Deleted: i.Deleted, Live: i.Live, GetHits: i.GetHits, GetMisses: i.GetMisses,
+			DeleteMisses: i.DeleteMisses, UnknownIDRequests: i.UnknownIDRequests}}
+}
+
+// ResetStats zeroes the counts (not the open connections and live items),
+// for a test that runs several loads against one server.
+func (s *Server) ResetStats() { s.s.ResetStats() }

@@ -16,6 +16,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/target"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -31,7 +32,7 @@ an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intend
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, stopServer, err := startServeChild()
+			addr, pid, stopServer, err := startServeChild()
 			if err != nil {
 				return fmt.Errorf("demo: cannot start the built-in server: %v", err)
 			}
@@ -53,7 +54,8 @@ an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intend
 				u, _ := url.Parse(base + step.path)
 				p := &plan.Plan{URL: u, Method: "GET", Connections: conns, Duration: dur, Rate: step.rate,
 					KeepAlive: true, Compression: true, MaxRedirects: 10, ConnectTimeout: plan.DefaultConnectTimeout, Engine: plan.EngineAuto}
-				res, err := run.Run(context.Background(), p, run.Options{})
+				// Its own server is the target: its CPU is the target's, never "other processes".
+				res, err := run.Run(context.Background(), p, run.Options{Target: target.Spec{PIDs: []int{pid}}, TargetSource: "hail demo"})
 				if err != nil {
 					return err
 				}
@@ -70,19 +72,20 @@ an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intend
 }
 
 // startServeChild runs 'hail serve' on a free loopback port as a child
-// process, so the demo's generator CPU figures are hail's alone.
-func startServeChild() (addr string, stop func(), err error) {
+// process, so the demo's generator CPU figures are hail's alone, and
+// returns its address and pid.
+func startServeChild() (addr string, pid int, stop func(), err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	cmd := exec.Command(exe, "serve", "--addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	lines := make(chan string, 1)
@@ -96,9 +99,9 @@ func startServeChild() (addr string, stop func(), err error) {
 	}()
 	select {
 	case addr = <-lines:
-		return addr, stop, nil
+		return addr, cmd.Process.Pid, stop, nil
 	case <-time.After(10 * time.Second):
 		stop()
-		return "", nil, fmt.Errorf("the server did not report its address within 10s")
+		return "", 0, nil, fmt.Errorf("the server did not report its address within 10s")
 	}
 }

@@ -4,9 +4,12 @@
 // flags), serve.go (the built-in target), demo.go, runcmd.go (hail run, a
 // scenario file). main.go maps errors to exit codes: 0 when the run
 // completed, 1 for bad input or a run that could not start (one line on
-// stderr, nothing written), 2 when a scenario's threshold failed (the
-// report is written in full first; an exitError carries the code), 130
-// when a second interrupt ended the process at once.
+// stderr, nothing written), 2 when a scenario's threshold failed (or hail
+// compare's --fail-on found a significant regression), 3 when
+// no request succeeded (for both, the report is written in full first; an
+// exitError carries the code), 130 when a further signal ended the
+// process at once or one stopped a setup the run cannot start without
+// (the signal table: signals.go).
 package main
 
 import (
@@ -19,6 +22,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // exitError carries an exit code other than 1.
@@ -28,6 +33,20 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.msg }
+
+// exitNoSuccess is the exit code of a run in which no request succeeded:
+// a deliberate difference from oha, which exits 0 (a pipeline must not
+// read "Requests/sec" of a target that was never there as a result).
+const exitNoSuccess = 3
+
+// noSuccess is the exit error of a finished run in which no request
+// succeeded (its report is written already), or nil.
+func noSuccess(res *report.Result) error {
+	if f := res.Failure(); f != "" {
+		return &exitError{code: exitNoSuccess, msg: "no request succeeded: " + f}
+	}
+	return nil
+}
 
 func main() {
 	if os.Getenv("GOGC") == "" {
@@ -50,6 +69,16 @@ func main() {
 	err := root.Execute()
 	if err == nil {
 		return
+	}
+	var early *run.StartInterruptedError
+	switch {
+	case errors.As(err, &early): // the signal table's setup phase: the wait for --start-at
+		fmt.Fprintln(os.Stderr, "hail: "+early.Error())
+		os.Exit(130)
+	case setupInterrupted(): // the signal stopped what the run could not start without
+		restoreTerminal()
+		fmt.Fprintln(os.Stderr, "hail: interrupted during setup: nothing was sent")
+		os.Exit(130)
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -78,6 +107,11 @@ func oneLine(s string) string {
 
 // flagError rewrites pflag's messages into hail's one-line form.
 func flagError(cmd *cobra.Command, err error) error {
+	if cmd == cmd.Root() && len(os.Args) > 1 { // hail sevre --addr …: the command was mistyped, not the flag
+		if e := mistypedCommand(cmd, os.Args[1]); e != nil {
+			return e
+		}
+	}
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "unknown flag: "), strings.HasPrefix(msg, "unknown shorthand flag: "):

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(netnsHelperEnv) != "" { // this process is the network-namespace helper
 		os.Exit(netnsHelper())
 	}
+	if os.Getenv(burnServerEnv) != "" { // this process is a target that burns CPU per request
+		os.Exit(burnServer())
+	}
 	for _, a := range os.Args[1:] {
 		if strings.HasPrefix(a, "-test.fuzzworker") { // fuzz workers run only the pure fuzz targets
 			os.Exit(m.Run())

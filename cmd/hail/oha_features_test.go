@@ -58,7 +58,7 @@ func startRecorder(t *testing.T, check func(r *http.Request, body []byte) error)
 func statusCounts(t *testing.T, env []string, args ...string) map[string]int64 {
 	t.Helper()
 	stdout, stderr, code := hailEnv(t, env, append([]string{"--output-format", "json"}, args...)...)
-	if code != 0 {
+	if code != 0 && code != exitNoSuccess { // a run with no successful request writes its report too
 		t.Fatalf("hail %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 	var res struct {

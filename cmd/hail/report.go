@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -142,15 +143,16 @@ func (u requestURLs) appendURL(dst []byte, r *stats.TraceRecord) []byte {
 	return dst
 }
 
-// resultsRun holds one run's request log, metrics server and target sampler.
+// resultsRun holds one run's request log, metrics server and the target
+// the run samples.
 type resultsRun struct {
 	writer   *reqlog.Writer
 	tracer   *stats.Tracer
-	sampler  *target.Sampler
 	exporter *metrics.Exporter
 	server   *metrics.Server
 	meta     reqlog.Meta
-	pid      int // the target's first process (0: none)
+	spec     target.Spec // the processes the flags name (empty: none)
+	pid      int         // the target's first process (0: none)
 }
 
 // targetPID is the target's first process, for the live view (0: none).
@@ -160,7 +162,7 @@ func (r *resultsRun) targetPID() int { return r.pid }
 // --target-cgroup); ok is false when they name none.
 func (r *resultFlags) spec() (target.Spec, bool) {
 	s := target.Spec{PIDs: r.targetPIDs, Cmds: r.targetCmds, Cgroups: r.cgroups}
-	return s, len(s.PIDs)+len(s.Cmds)+len(s.Cgroups) > 0
+	return s, !s.Empty()
 }
 
 // prepareResults opens what the results flags ask for, before the run: a
@@ -200,6 +202,8 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 		sinks = append(sinks, reqlog.NewCSV(out, rr.meta.Steps))
 	}
 	if spec, ok := r.spec(); ok {
+		// Checked now: nothing is written for a process that is not there
+		// (the run samples the target itself: run.Options.Target).
 		s, err := target.NewSet(spec)
 		if err != nil {
 			for _, k := range sinks {
@@ -207,7 +211,7 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 			}
 			return nil, err
 		}
-		rr.sampler, rr.pid = s, s.FirstPID()
+		rr.spec, rr.pid = spec, s.FirstPID()
 	}
 	if r.metricsAddr != "" {
 		labels := prometheus.Labels{}
@@ -234,9 +238,9 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 // wire hooks the results features into the run's options.
 func (rr *resultsRun) wire(o *run.Options) {
 	o.Tracer = rr.tracer
-	if rr.sampler != nil {
-		o.OnSecond = rr.sampler.Fill
-	}
+	// The run samples the target's processes: those the flags name, or
+	// those listening on the loopback targets' ports.
+	o.Target, o.FindTarget = rr.spec, true
 	if rr.exporter != nil {
 		prev := o.Observe
 		o.Observe = func(c *stats.Collector) {
@@ -249,15 +253,12 @@ func (rr *resultsRun) wire(o *run.Options) {
 }
 
 // finish completes the results features after a run: every traced request
-// is written and the SQLite file closed cleanly, and the target's summary
-// goes into the Result.
+// is written and the SQLite file closed cleanly.
 func (rr *resultsRun) finish(res *report.Result) error {
-	if rr.sampler != nil {
-		res.Hail.Target = rr.sampler.Summary(time.Duration(res.Summary.Total * 1e9))
-	}
 	if rr.writer != nil {
 		m := rr.meta
 		m.Start = time.Unix(0, res.Hail.StartUnixNano)
+		m.Latency = latencySummary(res)
 		if err := rr.writer.Finish(m); err != nil {
 			return err
 		}
@@ -267,6 +268,25 @@ func (rr *resultsRun) finish(res *report.Result) error {
 		}
 	}
 	return nil
+}
+
+// latencySummary is the request log's summary of res's latency: the
+// responses' (oha's) and every sent request's.
+func latencySummary(res *report.Result) []reqlog.Latency {
+	ns := func(s float64, none bool) int64 {
+		if none {
+			return -1
+		}
+		return int64(math.Round(s * 1e9))
+	}
+	c, a, p := res.Hail.Counts, res.Hail.AllSent, res.LatencyPercentiles
+	none := c.Responses == 0
+	return []reqlog.Latency{
+		{Scope: "responses", Requests: c.Responses, P50: ns(p.P50, none), P90: ns(p.P90, none), P99: ns(p.P99, none), Max: ns(res.Summary.Slowest, none),
+			CutOff: a.CutOff, NotSent: a.NotSent},
+		{Scope: "all_sent", Requests: a.Requests, Failed: a.Failed, CutOff: a.CutOff, NotSent: a.NotSent,
+			P50: ns(a.P50, a.Requests == 0), P90: ns(a.P90, a.Requests == 0), P99: ns(a.P99, a.Requests == 0), Max: ns(a.Max, a.Requests == 0)},
+	}
 }
 
 // abort releases everything after a run that could not start.

@@ -12,12 +12,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/grpcload"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/runner"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
 
@@ -89,12 +91,12 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "connections (replaces the file's connections and connection stages)")
-	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
+	fl.VarP(durationValue{&f.z, zeroRun}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages; 0: no limit)")
 	addPacingFlag(fl, &f.pacing)
-	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout")
-	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
+	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "per-request timeout (replaces the file's; 0 for none)")
+	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let in-flight requests finish at the end instead of aborting them")
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "engine: net, uring or auto (the file's engine unless given)")
 	fl.StringVar(&f.base, "base", "", "base URL to send the steps to (replaces the file's base)")
@@ -138,7 +140,7 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 	sc, err := scenario.Load(args[0], scenario.LoadOptions{Vars: vars, Base: f.base, Targets: targets,
 		LengthGiven: changed("duration") || changed("n-requests"), FileLimit: f.bodyFileLimit,
 		GRPC: func(base *url.URL, insecure bool) (grpccall.Source, error) {
-			return scenarioGRPCSource(base, insecure || f.insecure)
+			return grpcload.ScenarioSource(setupContext(), base, insecure || f.insecure)
 		}})
 	if err != nil {
 		return nil, none, nil, err
@@ -209,23 +211,24 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	defer out.Discard()
-	interrupt, stop, release := handleSignals(out)
-	defer release()
 	// One dialer per target for the setup, the load and the teardown: the
 	// TLS files are read and each target's name is looked up once.
-	targets, err := runner.NewTargets(context.Background(), sc, p)
+	targets, err := runner.NewTargets(setupContext(), sc, p)
 	if err != nil {
 		return err
 	}
-	setup, err := runSetup(sc, targets, interrupt)
+	setup, err := runSetup(sc, targets)
 	if err != nil {
 		return err
 	}
-	workload, dialer := targets.Load(sched)
+	workload := runner.Workload(sc, sched)
+	dialer := targets.Route(workload)
 	results, err := prepareResults(&f.results, f.format, p, workload, out, requestURLs{})
 	if err != nil {
 		return err
 	}
+	interrupt, stop, release := handleSignals(out) // a signal during the setup stops the load as it starts
+	defer release()
 	opts := run.Options{Interrupt: interrupt, SuccessBreakdown: f.successSplit, Config: scenarioConfig(sc, p, workload),
 		Workload: workload, Dialer: dialer}
 	res, err := execute(p, &f.outputFlags, stop, out, results, opts, liveScenario(sc))
@@ -233,7 +236,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return err
 	}
 	sc.Annotate(res) // the pools as the load left them, before the teardown
-	teardown := runTeardown(sc, targets, interrupt)
+	teardown := runTeardown(sc, targets)
 	res.Hail.Setup, res.Hail.Teardown = setup, teardown
 	failed := threshold.Evaluate(sc.Thresholds, res)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
@@ -249,17 +252,28 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 }
 
 // runSetup runs the scenario's setup. When a setup step fails, the
-// teardown cleans up what the setup made before the error is returned.
-func runSetup(sc *scenario.Scenario, t *runner.Targets, interrupt <-chan struct{}) (*report.Phase, error) {
+// teardown cleans up what the setup made before the error is returned. A
+// signal stops the setup (the run of its step in flight aborted): that is
+// no error, the load then stops as it starts and the report shows the
+// setup as interrupted (the signal table, signals.go).
+func runSetup(sc *scenario.Scenario, t *runner.Targets) (*report.Phase, error) {
+	ctx := setupContext()
 	setup, err := runPhase(len(sc.Setup), func(o runner.PhaseOptions) (*report.Phase, error) {
-		o.Interrupt = interrupt
-		return runner.Setup(context.Background(), sc, t, o)
+		o.Interrupt = ctx.Done()
+		return runner.Setup(ctx, sc, t, o)
 	})
+	if pe, failed := err.(*runner.PhaseError); failed && pe.Why == runner.Interrupted {
+		return setup, nil
+	}
 	if err != nil {
 		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
-			if td, _ := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
+			interrupt, end := teardownSignals()
+			td, _ := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
+				o.Interrupt = interrupt
 				return runner.Teardown(context.Background(), sc, t, o)
-			}); td != nil && td.Failed != "" {
+			})
+			end()
+			if td != nil && td.Failed != "" {
 				fmt.Fprintf(os.Stderr, "hail: teardown after the failed setup stopped: %s\n", td.Failed)
 			}
 		}
@@ -268,16 +282,14 @@ func runSetup(sc *scenario.Scenario, t *runner.Targets, interrupt <-chan struct{
 	return setup, nil
 }
 
-// runTeardown runs the scenario's teardown after the load. It runs even
-// when Ctrl-C stopped the load (a second one exits at once); after a load
-// that ended by itself, Ctrl-C stops the teardown and the report is
-// written. A teardown that could not run is said on stderr.
-func runTeardown(sc *scenario.Scenario, t *runner.Targets, interrupt <-chan struct{}) *report.Phase {
-	select {
-	case <-interrupt:
-		interrupt = nil
-	default:
-	}
+// runTeardown runs the scenario's teardown after the load, also when a
+// signal stopped the load (or the setup); a signal during the teardown
+// stops it, the run of its step in flight aborted, and the report is
+// written (the signal table, signals.go). A teardown that could not run
+// is said on stderr.
+func runTeardown(sc *scenario.Scenario, t *runner.Targets) *report.Phase {
+	interrupt, end := teardownSignals()
+	defer end()
 	teardown, err := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
 		o.Interrupt = interrupt
 		return runner.Teardown(context.Background(), sc, t, o)
@@ -304,10 +316,13 @@ func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload)
 	return cfg
 }
 
-// scenarioExit is how a reported scenario run ends: exit 2 when it stopped
-// early or when failed of its thresholds failed (each named with what it
-// measured), else success.
+// scenarioExit is how a reported scenario run ends: exit 3 when no
+// request succeeded, 2 when it stopped early or when failed of its
+// thresholds failed (each named with what it measured), else success.
 func scenarioExit(res *report.Result, failed int) error {
+	if err := noSuccess(res); err != nil {
+		return err
+	}
 	switch {
 	case res.Hail.StoppedBy != "":
 		return &exitError{code: 2, msg: "stopped early: " + res.Hail.StoppedBy}
@@ -431,6 +446,11 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	default:
 		fmt.Fprintf(b, "  closed model, %d connections\n", sched.Connections)
 	}
+	var at time.Duration
+	for i, sg := range sched.Stages {
+		fmt.Fprintf(b, "  %s\n", stageLine(i, sg, at, sc.Settings.StageKind))
+		at += sg.Duration
+	}
 	if sched.Duration > 0 && sched.ConnRamp == nil && sched.Pacer == nil {
 		fmt.Fprintf(b, "  duration %s\n", sched.Duration)
 	}
@@ -439,8 +459,11 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	}
 	for _, t := range sc.Thresholds {
 		scope := ""
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			scope = " (step " + t.Step + ")"
+		case t.Stage != "":
+			scope = " (stage " + t.Stage + ")"
 		}
 		abort := ""
 		if t.AbortOnFail {
@@ -450,4 +473,25 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	}
 	_, err := os.Stdout.WriteString(b.String())
 	return err
+}
+
+// stageLine describes stage i of a schedule for --check: when it runs, its
+// target and ramp, its warmup and name.
+func stageLine(i int, sg schedule.Stage, at time.Duration, kind string) string {
+	unit := " connections"
+	if kind == "rate" {
+		unit = " requests/s"
+	}
+	ramp := "ramp to"
+	if sg.Step {
+		ramp = "step to"
+	}
+	line := fmt.Sprintf("stage %d: %s–%s, %s %g%s", i+1, at, at+sg.Duration, ramp, sg.Target, unit)
+	if sg.Warmup > 0 {
+		line += fmt.Sprintf(", warmup %s left out of its results", sg.Warmup)
+	}
+	if sg.Name != "" {
+		line += " (" + sg.Name + ")"
+	}
+	return line
 }

@@ -13,11 +13,13 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/grpcserve"
 	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/llmserve"
 	"github.com/hail-loadgen/hail/internal/serve"
 )
 
 func newServeCmd() *cobra.Command {
 	var addr, h3addr, grpcAddr string
+	var openai *openaiFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "run the built-in target server (fault injection via query parameters)",
@@ -36,15 +38,25 @@ func newServeCmd() *cobra.Command {
 
 With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hail.v1.Target
 (Echo, Collect, Expand, Chat: delay, status mix, size, count in the request), hail.v1.Items
-(Create, Get, Delete) and grpc.health.v1.Health. See docs/grpc.md.`,
+(Create, Get, Delete) and grpc.health.v1.Health. See docs/grpc.md.
+` + openaiHelp,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOpenAIFlags(cmd, openai); err != nil {
+				return err
+			}
 			if !strings.HasPrefix(addr, "unix:") {
 				if _, _, err := net.SplitHostPort(addr); err != nil {
 					return fmt.Errorf("--addr %s: write it as host:port, e.g. 127.0.0.1:8080, or unix:/path", addr)
 				}
+			}
+			if openai.on {
+				if !cmd.Flags().Changed("addr") {
+					addr = llmserve.DefaultAddr
+				}
+				return runOpenAI(openai, addr, grpcAddr, h3addr)
 			}
 			if !serve.IsLoopback(addr) {
 				fmt.Fprintf(os.Stderr, "hail: warning: --addr %s is reachable from other machines; use 127.0.0.1 unless you mean it\n", addr)
@@ -84,6 +96,7 @@ With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hai
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (host:port, or unix:/path)")
 	cmd.Flags().StringVar(&grpcAddr, "grpc", "", "also serve gRPC (h2c, with reflection) on this TCP address, e.g. 127.0.0.1:9090")
 	cmd.Flags().StringVar(&h3addr, "h3", "", "also serve HTTP/3 (QUIC) on this UDP address, e.g. 127.0.0.1:8443, with a self-signed certificate")
+	openai = addOpenAIFlags(cmd.Flags())
 	return cmd
 }
 

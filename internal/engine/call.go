@@ -16,11 +16,16 @@ import (
 //	Waited       open model: it found every connection busy, and later got one
 //	Start        its first operation is submitted: the send delay is stamped
 //	Connected    it opened a connection (setup time, per-request log)
-//	Wrote        its first bytes reached the kernel: from now on it was sent
+//	Wrote        its first bytes reached the kernel on an established
+//	             connection: from now on it was sent (its send delay is
+//	             recorded then)
 //	FirstByte    the first byte of its response arrived
 //	Respond      it ended in a response (redirects already followed), or
-//	Fail         it ended in one named error kind; a request aborted before
-//	             any byte was written ends as unsent
+//	Fail         it ended in one named error kind; a request none of whose
+//	             bytes was written was not sent: aborted, it ends as
+//	             unsent, else as an error counted as not sent; CutShort,
+//	             just before Fail, counts what arrived of a response cut
+//	             short in the wire bytes
 //
 // Respond and Fail end the call exactly once: a second end is ignored.
 // Times are durations since the job's start. A Call allocates nothing.
@@ -30,33 +35,67 @@ type Call struct {
 	at    time.Duration // latency counts from here: intended (open) or actual (closed) start
 	start time.Duration
 	fb    time.Duration // first response byte; -1 before
+	endAt time.Duration // when it ended
 	think time.Duration // closed model: the pause Requests.Done asked for after this request
 	// Open model: the request waited for a free connection from waitFrom
 	// to ready (the target's backpressure); the rest of its lateness is
-	// hail's own.
+	// hail's own. Closed model: ready is when the connection could have
+	// sent it (-1: unknown), the previous response's arrival.
 	waitFrom, ready time.Duration
+	// own and wait are the request's send delay, stamped by Start and
+	// recorded when it is sent (only sent requests have one).
+	own, wait time.Duration
 
-	open, live, started, waited, wrote, tracing, retried bool
-	tr                                                   stats.TraceRecord
+	open, live, started, waited, delayed, wrote, tracing, retried bool
+	tr                                                            stats.TraceRecord
+	// token is what the request's builder reserved for it (Reserver); 0:
+	// nothing.
+	token uint32
 }
 
 // Begin takes request hit's place in the call: its step's recorder of
-// shard, its intended time at (open model; in the closed model the time it
+// shard (of the stage its intended time falls in: Job.Group), its intended
+// time at (open model; in the closed model the time it
 // was claimed) and conn, the connection number for the per-request log,
 // which also keeps hit (the number Requests.Next built the request from:
 // the log names the request's URL from it). The request counts as in
 // flight from here.
 func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn int32) {
-	rec := j.Recorders[step][shard]
-	*c = Call{rec: rec, step: step, at: at, fb: -1, open: j.Source.Open(), live: true}
+	rec := j.Recorders[j.Group(step, at)][shard]
+	*c = Call{rec: rec, step: step, at: at, fb: -1, ready: -1, open: j.Source.Open(), live: true}
 	rec.InFlight(1)
 	if c.tracing = rec.Tracing(); c.tracing {
 		c.tr = stats.TraceRecord{Hit: hit, Intended: int64(at), Conn: conn, Step: uint16(step)}
 	}
 }
 
+// Reserve notes what reqs, the builder that just built the call's request
+// (Next), reserved for it, so that it goes back to the builder if the
+// request is never sent. Engines call it right after Begin.
+func (c *Call) Reserve(reqs Requests) {
+	if r, ok := reqs.(Reserver); ok {
+		c.token = r.Reserved()
+	}
+}
+
+// release ends the call's reservation, giving back what it took when the
+// request was never sent.
+func (c *Call) release(reqs Requests, unsent bool) {
+	if c.token == 0 {
+		return
+	}
+	if r, ok := reqs.(Reserver); ok {
+		r.Release(c.token, unsent)
+	}
+	c.token = 0
+}
+
 // Live reports whether the call holds a request that has not ended.
 func (c *Call) Live() bool { return c.live }
+
+// EndTime is when the request ended (its response's arrival, or its
+// failure); valid once it has.
+func (c *Call) EndTime() time.Duration { return c.endAt }
 
 // StartTime is when the request's first operation was submitted.
 func (c *Call) StartTime() time.Duration { return c.start }
@@ -69,10 +108,24 @@ func (c *Call) Waited(from, ready time.Duration) {
 	c.waited, c.waitFrom, c.ready = true, from, max(ready, from)
 }
 
+// Ready tells a closed-model call when its connection was ready to send
+// it: the arrival of the previous response on the connection (its kernel
+// receive time where known), plus the think time that response asked for.
+// The span from there to Start is hail's own lateness. Engines call it
+// right after Begin, for a request that follows another on its
+// connection slot.
+func (c *Call) Ready(at time.Duration) {
+	if !c.open {
+		c.ready = at
+	}
+}
+
 // Start stamps now as the moment the request's first operation (connect or
-// send) is submitted. In the open model it records how late that was
-// against the intended time, split into the wait for a free connection and
-// hail's own lateness; in the closed model latency counts from here.
+// send) is submitted. In the open model its send delay against the
+// intended time is split into the wait for a free connection and hail's
+// own lateness; in the closed model latency counts from here, and hail's
+// own lateness is the time since the connection was Ready. Either is
+// recorded once the request is sent.
 func (c *Call) Start(now time.Duration) {
 	if c.started {
 		return
@@ -82,6 +135,9 @@ func (c *Call) Start(now time.Duration) {
 	if !c.open {
 		c.at = now
 		c.tr.Intended = int64(now)
+		if c.ready >= 0 {
+			c.own, c.delayed = max(now-c.ready, 0), true
+		}
 		return
 	}
 	late := max(now-c.at, 0)
@@ -89,7 +145,24 @@ func (c *Call) Start(now time.Duration) {
 	if c.waited {
 		wait = min(max(c.ready-c.waitFrom, 0), late)
 	}
-	c.rec.Delay(int64(late-wait), int64(wait))
+	c.own, c.wait, c.delayed = late-wait, wait, true
+}
+
+// sent marks the request as sent (its first byte was written on an
+// established connection) and records its send delay.
+func (c *Call) sent() {
+	if c.wrote {
+		return
+	}
+	c.wrote = true
+	if !c.delayed {
+		return
+	}
+	if c.open {
+		c.rec.Delay(int64(c.own), int64(c.wait))
+	} else {
+		c.rec.Late(int64(c.own))
+	}
 }
 
 // Connected records the connection setup the request made: dns is the
@@ -110,14 +183,23 @@ func (c *Call) TraceConnect(dns, total time.Duration) {
 // connection's writer): from the first byte on, the request was sent.
 func (c *Call) Wrote(n int64) {
 	if n > 0 {
-		c.wrote = true
+		c.sent()
 		c.rec.Sent(n)
 	}
 }
 
 // MarkSent marks the request as sent without counting bytes (engines that
 // count a connection's bytes themselves).
-func (c *Call) MarkSent() { c.wrote = true }
+func (c *Call) MarkSent() { c.sent() }
+
+// WroteBytes counts n bytes a connection wrote for the request (with its
+// framing, or a connection's own frames) without marking it sent: engines
+// that mark that themselves (MarkSent) count bytes this way.
+func (c *Call) WroteBytes(n int64) {
+	if n > 0 {
+		c.rec.Sent(n)
+	}
+}
 
 // FirstByte marks the arrival of the first response byte at now; later
 // calls are ignored (the first byte of the first hop counts).
@@ -141,7 +223,7 @@ func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unp
 		return false
 	}
 	switch k {
-	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn:
+	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn, stats.ErrHTTP2GoAway:
 	default:
 		return false
 	}
@@ -150,6 +232,10 @@ func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unp
 	}
 	c.retried = true
 	c.rec.Reconnect()
+	// The server closed the connection (or refused the stream) before it
+	// took the request: whether it is sent is the new attempt's to say.
+	// Its send delay was recorded already, once.
+	c.wrote, c.delayed = false, false
 	return true
 }
 
@@ -164,12 +250,16 @@ func idempotent(method string) bool {
 // Respond ends the request at now in the response p holds (status, body
 // and wire bytes), hands it to reqs.Done and records it as Done's verdict
 // says: as a response, or as the error kind of a check it failed (the
-// per-request log keeps its status too).
+// per-request log keeps its status too). A response means the request was
+// sent; now is never taken to be before the request started.
 func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	if !c.live {
 		return
 	}
 	c.Start(now)
+	now = max(now, c.start)
+	c.sent()
+	c.release(reqs, false)
 	v := reqs.Done(c.step, p)
 	c.setThink(v.Think)
 	if c.tracing {
@@ -178,8 +268,9 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 			c.tr.FirstByte = int64(c.fb)
 		}
 	}
+	c.rec.Ended()
 	if v.Failed {
-		c.rec.Error(v.Kind)
+		c.rec.Failed(v.Kind, int64(now-c.at))
 		c.tr.SetError(v.Kind)
 		c.end(now)
 		return
@@ -195,23 +286,46 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	c.end(now)
 }
 
+// CutShort records the wire bytes that arrived of a response cut short
+// (the connection failed or closed mid-response, a redirect that cannot be
+// followed): call it just before Fail, so that they count in the run's
+// wire bytes as a complete response's do (Respond records those). It only
+// counts bytes; it marks no time (FirstByte does).
+func (c *Call) CutShort(wire int64) {
+	if c.live && wire > 0 {
+		c.rec.CutShort(wire)
+	}
+}
+
 // Fail ends the request at now as error kind k and hands it to reqs.Done
-// without a response. A request aborted (k == stats.ErrAborted) before any
-// of its bytes was written was never sent: it is counted as unsent, not as
-// a request or an error.
+// without a response. A request none of whose bytes was written was never
+// sent: aborted (k == stats.ErrAborted) it is counted as unsent, not as a
+// request or an error; failed otherwise (a connection that could not be
+// set up) it is an error of kind k, counted as not sent. A sent request
+// that failed is recorded at its elapsed time, unless the run's end cut it
+// off (ErrAborted).
 func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 	if !c.live {
 		return
 	}
 	c.setThink(reqs.Done(c.step, nil).Think)
-	if k == stats.ErrAborted && !c.wrote {
-		c.rec.Unsent()
-		c.tracing = false
-		c.end(now)
-		return
+	c.release(reqs, !c.wrote) // never sent: what it reserved goes back
+	if !c.wrote {
+		if k == stats.ErrAborted {
+			c.rec.Unsent()
+			c.tracing = false
+			c.end(now)
+			return
+		}
+		c.Start(now)
+		c.rec.NotSent(k)
+	} else {
+		c.Start(now)
+		if k != stats.ErrAborted {
+			c.rec.Ended()
+		}
+		c.rec.Failed(k, int64(max(now, c.start)-c.at))
 	}
-	c.Start(now)
-	c.rec.Error(k)
 	if c.tracing {
 		c.tr.SetError(k)
 		if c.fb >= 0 {
@@ -222,7 +336,7 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 }
 
 func (c *Call) end(now time.Duration) {
-	c.live = false
+	c.live, c.endAt = false, now
 	if c.tracing {
 		c.tr.End = int64(now)
 		c.rec.Trace(&c.tr)

@@ -26,6 +26,19 @@ type Requests interface {
 	Done(step int, p *http1.Parser) Verdict
 }
 
+// Reserver is a Requests that reserves shared state for a request it
+// builds — a scenario's take of a pooled id — which must go back if the
+// request is never sent (its connection failed, or the run ended first).
+// Engines hand it to the request's Call (Call.Reserve) right after Next.
+type Reserver interface {
+	// Reserved returns a token for what the request Next built last
+	// reserved, or 0 when it reserved nothing.
+	Reserved() uint32
+	// Release ends the reservation: the request was sent (what it took is
+	// its to use), or never sent (unsent): what it took goes back.
+	Release(token uint32, unsent bool)
+}
+
 // Verdict is what Requests.Done made of a request's end. The zero Verdict
 // records a response as it is and sends the next request at once.
 type Verdict struct {
@@ -42,11 +55,41 @@ type Verdict struct {
 	Think time.Duration
 }
 
+// SharedBody is implemented by Requests some of whose requests Next
+// returns as their head alone: their body, too large to copy into every
+// request (a -D file of hundreds of MB), is one slice that every request,
+// redirect hop and retry sends from. Engines write the head, then the
+// body (net.Buffers, a second send), and never copy the body.
+type SharedBody interface {
+	// Body returns the body that follows request hit of step (as Next
+	// returned it), or nil when the request holds its own body. The bytes
+	// stay valid and unchanged for the run.
+	Body(hit uint64, step int) []byte
+}
+
+// SharedBodies returns r's SharedBody, or nil when it has none: engines
+// ask once per worker, then per request only when it is not nil.
+func SharedBodies(r Requests) SharedBody {
+	if s, ok := r.(SharedBody); ok {
+		if st, static := r.(*Static); !static || st.Bodies != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// SplitAt is the size from which a request's body is kept apart from its
+// head (SharedBody) rather than encoded into every request variant.
+const SplitAt = 1 << 20
+
 // Static serves a fixed set of pre-encoded request variants: request number
 // hit is Variants[hit % len(Variants)], all in step 0.
 type Static struct {
 	// Variants are the encoded requests.
 	Variants [][]byte
+	// Bodies, when set, are the variants' shared bodies (SharedBody):
+	// Variants[i] is then a head alone when Bodies[i] is not nil.
+	Bodies [][]byte
 	// Head marks HEAD requests.
 	Head bool
 }
@@ -54,6 +97,14 @@ type Static struct {
 // Next implements Requests.
 func (s *Static) Next(hit uint64) ([]byte, int, bool, bool) {
 	return s.Variants[hit%uint64(len(s.Variants))], 0, s.Head, true
+}
+
+// Body implements SharedBody.
+func (s *Static) Body(hit uint64, _ int) []byte {
+	if s.Bodies == nil {
+		return nil
+	}
+	return s.Bodies[hit%uint64(len(s.Bodies))]
 }
 
 // Done implements Requests.

@@ -13,11 +13,13 @@ import (
 // that fall due together are released together by one wake-up, and no
 // goroutine stands between the schedule and the connections.
 //
-// A request claimed by a worker that was busy past its intended time waited
-// for a connection: every connection had a request in flight (the claim is
-// the first thing a worker does when it becomes free). Next marks that span
-// on the call, so the send delay is split into the target's backpressure and
-// hail's own lateness.
+// A request claimed by a worker that was busy past its intended time may
+// have waited for a connection: the part of that span in which every
+// connection had a request in flight (Occupancy: the claim is the first
+// thing a worker does when it becomes free) is marked on the call, so the
+// send delay is split into the target's backpressure and hail's own
+// lateness. The rest — a connection was free, and the request still went
+// late (hail's goroutines ran late, or it was stopped) — is hail's own.
 type Taker struct {
 	j     *Job
 	alarm *schedule.Alarm // open model; nil in the closed model
@@ -25,8 +27,12 @@ type Taker struct {
 	idle  func()          // closes the worker's connection while a stage has it inactive
 	wake  chan struct{}
 	free  time.Duration // when the worker's previous request ended
+	occ   *Occupancy    // the engine's slots (open model; nil: every late claim waited)
+	sat   time.Duration // since when every slot had been busy when this worker became free
+	full  bool          // ... they all had (sat is valid)
 	call  *Call         // the worker's call (from Begin): its think time after it ends
 	until time.Duration // closed model: the virtual user thinks until then
+	ready time.Duration // closed model: when the connection was ready for the next request (-1: unknown)
 	timer *time.Timer   // think-time waits and waits while a stage keeps the connection inactive
 }
 
@@ -34,8 +40,13 @@ type Taker struct {
 // (nil in the closed model); idle is called once whenever connection
 // stages make the worker's connection inactive.
 func NewTaker(j *Job, alarm *schedule.Alarm, conn int, idle func()) *Taker {
-	return &Taker{j: j, alarm: alarm, conn: conn, idle: idle, wake: make(chan struct{}, 1)}
+	return &Taker{j: j, alarm: alarm, conn: conn, idle: idle, wake: make(chan struct{}, 1), ready: -1}
 }
+
+// Share makes the taker one of the engine's request slots counted by o
+// (open model): a request counts as waiting for a connection only while
+// every slot was busy.
+func (t *Taker) Share(o *Occupancy) { t.occ = o }
 
 // Next waits for the worker's next request and returns its number and its
 // intended time (the claim time in the closed model). ok is false when the
@@ -48,7 +59,11 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 		return 0, 0, false
 	}
 	if t.alarm != nil {
-		hit, at, ok = j.Source.Claim(j.Since())
+		now := j.Since()
+		hit, at, ok = j.Source.Claim(now)
+		if ok && at > now && t.occ != nil {
+			t.occ.idle() // a free connection with nothing due: no backlog
+		}
 		if !ok || !t.alarm.Wait(at, t.wake, j.Stop) {
 			return 0, 0, false
 		}
@@ -62,6 +77,7 @@ func (t *Taker) Next() (hit uint64, at time.Duration, ok bool) {
 		if never {
 			return 0, 0, false
 		}
+		t.ready = -1 // an inactive connection waits for its stage, not for hail
 		t.idle()
 		if !t.sleep(wait) {
 			return 0, 0, false
@@ -104,18 +120,35 @@ func (t *Taker) sleep(d time.Duration) bool {
 func (t *Taker) Begin(c *Call, shard, step int, hit uint64, at time.Duration, conn int32) {
 	t.call = c
 	c.Begin(t.j, shard, step, hit, at, conn)
-	if t.alarm != nil && at < t.free {
+	switch {
+	case t.alarm == nil || at >= t.free:
+	case t.occ == nil:
 		c.Waited(at, t.free)
+	case t.full && t.sat < t.free:
+		c.Waited(max(at, t.sat), t.free) // every connection was busy from sat to free
+	}
+	if t.occ != nil {
+		t.occ.occupy(t.j.Since())
+	}
+	if t.ready >= 0 {
+		c.Ready(t.ready)
 	}
 }
 
-// End notes that the worker's request ended at now: the worker is free,
-// after the think time its call asked for.
-func (t *Taker) End(now time.Duration) {
-	t.free = now
-	if t.call != nil {
-		if d := t.call.Think(); d > 0 {
-			t.until = now + d
-		}
+// End notes that the worker's request ended: the worker is free, after
+// the think time its call asked for. The end is the call's own (its
+// response's arrival where the engine knows it).
+func (t *Taker) End() {
+	if t.call == nil {
+		return
+	}
+	now := t.call.EndTime()
+	t.free, t.ready = now, now
+	if t.occ != nil {
+		t.sat, t.full = t.occ.vacate()
+	}
+	if d := t.call.Think(); d > 0 {
+		t.until = now + d
+		t.ready = t.until
 	}
 }

@@ -22,8 +22,19 @@ type Wire struct {
 	// connection that served others may find it closed by the server
 	// (Call.RetryStale).
 	Served int
-	buf    []byte
-	r, w   int // unconsumed response bytes are buf[r:w]
+	// Epoch is the job's start, Unix ns: with it, reads of a plain TCP or
+	// unix socket carry the kernel's receive time (Linux). 0: hail's
+	// clock stamps every read.
+	Epoch int64
+	// Last is when the bytes last read arrived, as a time since the job's
+	// start: their kernel receive time where known, else the read's.
+	Last    time.Duration
+	buf     []byte
+	r, w    int         // unconsumed response bytes are buf[r:w]
+	vec     [2][]byte   // a head and its shared body, for one writev
+	bufs    net.Buffers // over vec (WriteTo consumes it)
+	rx      rxReader
+	stamped bool // reads go through rx
 }
 
 // Wire buffer sizes: small to start with, so that 10,000 mostly idle
@@ -40,6 +51,7 @@ func (x *Wire) Attach(c net.Conn) {
 	if x.buf == nil {
 		x.buf = make([]byte, minWireBuf)
 	}
+	x.stamped = x.Epoch != 0 && x.rx.attach(c)
 }
 
 // Detach forgets the connection (without closing it) and returns it.
@@ -64,15 +76,25 @@ func (x *Wire) Close() bool {
 // and the first response byte are recorded in call; now is the job's
 // clock. keep is false when the connection cannot carry another request
 // (the response said so, or ended at the connection's end): the caller
-// closes it. wrote is the bytes of req written.
+// closes it. wrote is the bytes of req written, and of body: a shared
+// body (Chain.Body) that follows req, sent from where it is with one
+// writev, never copied; nil for a request that holds its own.
 //
 // A server may answer before it has read the whole request (a 413 to a
 // large body) and close: when the write fails because the server closed
 // (a broken pipe, a reset), whatever it already sent is read — within the
 // request's deadline and a second — and a complete response is the result,
 // as curl reports it. Not when the run is aborting (aborting reports it).
-func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration, deadline time.Time, aborting func() bool) (keep bool, wrote int, err error) {
-	wrote, err = x.Conn.Write(req)
+func (x *Wire) RoundTrip(call *Call, req, body []byte, p *http1.Parser, now func() time.Duration, deadline time.Time, aborting func() bool) (keep bool, wrote int, err error) {
+	if body == nil {
+		wrote, err = x.Conn.Write(req)
+	} else {
+		x.vec = [2][]byte{req, body}
+		x.bufs = x.vec[:]
+		var n int64
+		n, err = x.bufs.WriteTo(x.Conn)
+		wrote = int(n)
+	}
 	call.Wrote(int64(wrote))
 	if err != nil {
 		if (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) && !aborting() {
@@ -114,9 +136,9 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			}
 		}
 		x.compact()
-		n, err := x.Conn.Read(x.buf[x.w:])
+		n, err := x.readConn(now)
 		if n > 0 {
-			call.FirstByte(now())
+			call.FirstByte(x.Last)
 			x.w += n
 			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
 				x.buf = append(x.buf, make([]byte, len(x.buf))...)
@@ -137,6 +159,27 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			return false, err
 		}
 	}
+}
+
+// readConn reads what the connection has into the buffer and stamps the
+// bytes' arrival in x.Last: the kernel's receive time (never later than
+// now) when the read carries one, else now.
+func (x *Wire) readConn(now func() time.Duration) (int, error) {
+	if !x.stamped {
+		n, err := x.Conn.Read(x.buf[x.w:])
+		if n > 0 {
+			x.Last = now()
+		}
+		return n, err
+	}
+	n, err := x.rx.read(x.buf[x.w:])
+	if n > 0 {
+		x.Last = now()
+		if x.rx.rx != 0 {
+			x.Last = min(time.Duration(x.rx.rx-x.Epoch), x.Last)
+		}
+	}
+	return n, err
 }
 
 // compact makes room at the end of the buffer for the next read.

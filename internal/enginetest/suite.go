@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,11 +98,18 @@ func (v *env) exact(res *report.Result, arrivals int64) {
 	if c.Sent != arrivals {
 		v.t.Errorf("sent %d, but the server received %d (errors %v)", c.Sent, arrivals, res.ErrorDistribution)
 	}
-	if c.Sent != c.Requests || c.Requests != c.Responses+c.Errors {
-		v.t.Errorf("sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.Requests, c.Responses, c.Errors)
+	if c.Sent+c.NotSent != c.Requests || c.Requests != c.Responses+c.Errors {
+		v.t.Errorf("sent %d + not sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.NotSent, c.Requests, c.Responses, c.Errors)
 	}
-	if c.Intended != c.Sent+c.Unsent+c.Skipped {
-		v.t.Errorf("intended %d != sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.Unsent, c.Skipped)
+	if c.Intended != c.Sent+c.NotSent+c.Unsent+c.Skipped {
+		v.t.Errorf("intended %d != sent %d + not sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.NotSent, c.Unsent, c.Skipped)
+	}
+	var perSecond int64
+	for _, s := range res.Hail.Series {
+		perSecond += s.Requests
+	}
+	if perSecond != c.Sent {
+		v.t.Errorf("the per-second series counts %d requests, %d were sent", perSecond, c.Sent)
 	}
 }
 
@@ -119,7 +127,11 @@ type testCase struct {
 	run  func(t *testing.T, v *env)
 }
 
-var cases = []testCase{
+// cases are the suite: the table below, then the families that have a
+// file of their own (shared_body.go, wire_bytes.go, redirect_conn.go).
+var cases = slices.Concat(table, sharedBodyCases, wireBytesCases, redirectConnCases)
+
+var table = []testCase{
 	{"exact/closed", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/")
@@ -332,8 +344,40 @@ var cases = []testCase{
 		}
 		res := v.run(p, run.Options{})
 		got := res.ErrorDistribution[stats.ErrConnectRefused.String()] + res.ErrorDistribution[stats.ErrConnectTimeout.String()]
-		if got != 6 || res.Hail.Counts.Requests != 6 {
-			t.Errorf("refused or connect timeouts %d of %d requests, want 6 (errors %v)", got, res.Hail.Counts.Requests, res.ErrorDistribution)
+		if c := res.Hail.Counts; got != 6 || c.Requests != 6 || c.NotSent != 6 || c.Sent != 0 {
+			t.Errorf("refused or connect timeouts %d of %d requests, %d not sent, %d sent: want 6, each not sent (errors %v)", got, c.Requests, c.NotSent, c.Sent, res.ErrorDistribution)
+		}
+	}},
+	{"stops-accepting", func(t *testing.T, v *env) {
+		// The target stops accepting connections after 30 requests and
+		// closes each connection after its next response: every request
+		// after that fails to connect. Those are errors of their own kind,
+		// counted as not sent (never as sent, nor as requests in the
+		// per-second series); the server's count equals sent exactly.
+		s := v.truth()
+		p := v.plan(s, s.URL+"/delay?d=1ms") // every connection gets to carry requests before the stop
+		p.Requests, p.ConnectTimeout = 90, 200*time.Millisecond
+		s.StopAccepting(30, int64(p.Connections))
+		if v.e.Proto == H3 {
+			s.StopAccepting(30, 0)
+			// QUIC connections cannot be closed from a handler: a new
+			// one per request, one at a time (none waits in a backlog).
+			// quic-go's server still completes some handshakes after its
+			// listener closed (and then fails those requests), so only
+			// the accounting is checked.
+			p.Requests, p.Connections, p.KeepAlive = 36, 1, false
+		}
+		res := v.run(p, run.Options{})
+		v.exact(res, s.Arrivals())
+		c := res.Hail.Counts
+		connect := res.ErrorDistribution[stats.ErrConnectRefused.String()] + res.ErrorDistribution[stats.ErrConnectTimeout.String()] +
+			res.ErrorDistribution[stats.ErrQUICHandshake.String()]
+		if c.Sent < 30 || connect != c.NotSent || c.Sent+c.NotSent != int64(p.Requests) || (v.e.Proto != H3 && c.NotSent == 0) {
+			t.Errorf("sent %d (want ≥ 30), not sent %d, connect errors %d (want all the rest, each not sent): errors %v, arrivals %d, statuses %v",
+				c.Sent, c.NotSent, connect, res.ErrorDistribution, s.Arrivals(), res.StatusCodeDistribution)
+		}
+		if a := res.Hail.AllSent; a.NotSent != c.NotSent || a.Requests+a.CutOff != c.Sent {
+			t.Errorf("all sent: %d requests, %d cut off, %d not sent; want the %d sent and %d not sent", a.Requests, a.CutOff, a.NotSent, c.Sent, c.NotSent)
 		}
 	}},
 	{"errors/cut", func(t *testing.T, v *env) {

@@ -41,11 +41,13 @@ const (
 //	/                   200 "ok"
 //	/delay?d=D          200 after D (or when the client goes away)
 //	/cap?d=D            200 after D, serving at most Cap requests at a time
+//	/drop?every=N       200 "ok", but every N-th request here is never answered (Dropped counts them)
 //	/redirect?n=N&d=D   302 to /redirect?n=N-1 (after D) until N is 0, then 200 "landed"
 //	/away?to=URL        302 to URL (another origin)
 //	/loop               302 to itself
 //	/badloc             302 to an ftp:// Location
 //	/close              no response: the connection (HTTP/1) or stream is cut
+//	/partial?n=N        200 announcing 2N body bytes, N of them, then cut
 //	/status?code=C      status C
 //	/early              413 at once, without reading the request body
 //	/to?code=C&loc=L    status C (a redirect) to L
@@ -64,7 +66,13 @@ type Truth struct {
 	cookie   atomic.Int64
 	inflight atomic.Int64
 	peak     atomic.Int64
+	drops    atomic.Int64 // arrivals at /drop
+	dropped  atomic.Int64 // of them, left unanswered
 	sem      chan struct{}
+	stopAt   atomic.Int64 // the arrival at which it stops accepting connections (0: never)
+	stopConn atomic.Int64 // ... once it has accepted this many connections
+	conns    atomic.Int64 // connections accepted (HTTP/1, HTTP/2)
+	stop     func()       // closes its listener, once
 	mu       sync.Mutex
 	seen     []Seen
 	bodies   map[string]int // body → requests at /to that carried it
@@ -93,6 +101,17 @@ func (s *Truth) RedirectedBodies() map[string]int {
 	return m
 }
 
+// StopAccepting makes the server stop accepting connections once n
+// requests have arrived over conns connections (HTTP/1, HTTP/2; 0 for
+// HTTP/3): that request's handler closes its listener (new connections are
+// refused, or time out for HTTP/3) and, from then on, every response
+// closes its connection (HTTP/1 Connection: close, an HTTP/2 GOAWAY), so
+// clients must reconnect — and cannot. Waiting for the client's every
+// connection, and closing connections only after the listener, leaves
+// none waiting unaccepted in its backlog when it closes (the kernel would
+// reset it, with a request in it that was sent but never arrived).
+func (s *Truth) StopAccepting(n, conns int64) { s.stopAt.Store(n); s.stopConn.Store(conns) }
+
 // Cap is how many requests /cap serves at a time.
 const Cap = 10
 
@@ -110,6 +129,9 @@ func (s *Truth) FirstArrival() time.Time {
 // WithAuth and WithCookie count the requests that carried those headers.
 func (s *Truth) WithAuth() int64   { return s.auth.Load() }
 func (s *Truth) WithCookie() int64 { return s.cookie.Load() }
+
+// Dropped is how many requests /drop left unanswered.
+func (s *Truth) Dropped() int64 { return s.dropped.Load() }
 
 // Peak is the most requests /cap ever served at once.
 func (s *Truth) Peak() int64 { return s.peak.Load() }
@@ -141,6 +163,7 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 		}
 		go srv.Serve()
 		tb.Cleanup(func() { srv.Close() })
+		s.stop = sync.OnceFunc(func() { srv.StopAccepting() })
 		s.URL = "https://" + a.String()
 		s.CAFile = filepath.Join(tb.TempDir(), "ca.pem")
 		if err := os.WriteFile(s.CAFile, srv.CertPEM(), 0o600); err != nil {
@@ -152,7 +175,12 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols)}
+	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0), Protocols: new(http.Protocols),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				s.conns.Add(1)
+			}
+		}}
 	if len(idle) > 0 {
 		srv.IdleTimeout = idle[0]
 	}
@@ -163,13 +191,17 @@ func StartTruth(tb testing.TB, p Proto, idle ...time.Duration) *Truth {
 	}
 	go srv.Serve(ln)
 	tb.Cleanup(func() { srv.Close() })
+	s.stop = sync.OnceFunc(func() { ln.Close() })
 	s.URL = "http://" + ln.Addr().String()
 	return s
 }
 
 // serve counts the request, then answers it as its path says (see Truth).
 func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
-	s.count(r)
+	if n, at := s.count(r), s.stopAt.Load(); at > 0 && n >= at && s.conns.Load() >= s.stopConn.Load() {
+		s.stop()
+		w.Header().Set("Connection", "close") // HTTP/1 closes, HTTP/2 sends GOAWAY
+	}
 	q := r.URL.Query()
 	d, _ := time.ParseDuration(q.Get("d"))
 	switch r.URL.Path {
@@ -179,6 +211,12 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/cap":
 		if !s.capped(r, d) {
+			return
+		}
+	case "/drop":
+		if every, _ := strconv.ParseInt(q.Get("every"), 10, 64); every > 0 && s.drops.Add(1)%every == 0 {
+			s.dropped.Add(1)
+			<-r.Context().Done() // never answered: the client gives up
 			return
 		}
 	case "/redirect":
@@ -196,6 +234,9 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/close":
 		cut(w)
+		return
+	case "/partial":
+		partial(w, q)
 		return
 	case "/early":
 		if r.ProtoMajor == 1 {
@@ -219,9 +260,10 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "ok")
 }
 
-// count counts a request's arrival, and whether it carried credentials.
-func (s *Truth) count(r *http.Request) {
-	s.arrivals.Add(1)
+// count counts a request's arrival, and whether it carried credentials,
+// and returns how many have arrived.
+func (s *Truth) count(r *http.Request) int64 {
+	n := s.arrivals.Add(1)
 	s.first.CompareAndSwap(0, time.Now().UnixNano())
 	if r.Header.Get("Authorization") != "" {
 		s.auth.Add(1)
@@ -229,6 +271,7 @@ func (s *Truth) count(r *http.Request) {
 	if r.Header.Get("Cookie") != "" {
 		s.cookie.Add(1)
 	}
+	return n
 }
 
 // sleep waits d, and reports false if the client went away first.
@@ -280,6 +323,17 @@ func redirectChain(w http.ResponseWriter, r *http.Request, q url.Values, d time.
 
 // cut gives no response: it closes an HTTP/1 connection, and resets an
 // HTTP/2 or HTTP/3 stream.
+// partial serves /partial?n=N: a 200 announcing 2N body bytes, N of
+// them, then the connection (or stream) cut.
+func partial(w http.ResponseWriter, q url.Values) {
+	n, _ := strconv.Atoi(q.Get("n"))
+	w.Header().Set("Content-Length", strconv.Itoa(2*n))
+	w.WriteHeader(http.StatusOK)
+	w.Write(make([]byte, n))
+	http.NewResponseController(w).Flush()
+	cut(w)
+}
+
 func cut(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if c, _, err := hj.Hijack(); err == nil {

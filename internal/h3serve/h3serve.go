@@ -133,6 +133,15 @@ func (s *Server) Serve() error {
 	}
 }
 
+// StopAccepting closes the listener: handshakes of new connections are
+// refused or go unanswered; established connections carry on.
+func (s *Server) StopAccepting() error {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Close()
+}
+
 // Close stops the server and closes every connection.
 func (s *Server) Close() error {
 	var err error

@@ -31,6 +31,7 @@ type Exporter struct {
 	coll *stats.Collector
 
 	requests, responses, errs, bodyBytes, sentBytes, queued, unsent *prometheus.Desc
+	notSent, failedSent, cutOff, allSent                            *prometheus.Desc
 	latency, lag, connWait, firstByte                               *prometheus.Desc
 	inFlight, connsOpen, cpu, targetRSS, targetCPU, elapsed         *prometheus.Desc
 	info                                                            *prometheus.Desc
@@ -59,6 +60,10 @@ func NewExporter(info Info, constLabels prometheus.Labels) *Exporter {
 		lag:        d("schedule_lag_seconds", "Open model: hail's own lateness in sending a request (its send delay less any wait for a free connection)."),
 		connWait:   d("connection_wait_seconds", "Open model: how long a request waited because every connection had a request in flight (the target's backpressure)."),
 		unsent:     d("unsent_requests_total", "Requests taken but never sent because the run stopped first (not counted as requests)."),
+		notSent:    d("not_sent_requests_total", "Requests that failed before a byte was written (connection refused, connect timeout, TLS…): errors, never sent."),
+		failedSent: d("failed_sent_requests_total", "Sent requests that failed (a timeout, a reset…), not cut off by the run's end: in hail_all_sent_duration_seconds."),
+		cutOff:     d("cut_off_requests_total", "Sent requests the run's end (deadline, interrupt) aborted: in no latency."),
+		allSent:    d("all_sent_duration_seconds", "Latency of every sent request: a response at its latency, a failure at its elapsed time (requests cut off by the run's end left out)."),
 		firstByte:  d("first_byte_seconds", "Time from send to the first response byte."),
 		inFlight:   d("in_flight_requests", "Requests in flight at the last tick."),
 		connsOpen:  d("open_connections", "Connections open at the last tick."),
@@ -81,7 +86,7 @@ func (e *Exporter) Observe(c *stats.Collector) {
 // Describe implements prometheus.Collector.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{e.requests, e.responses, e.errs, e.bodyBytes, e.sentBytes, e.queued, e.unsent,
-		e.latency, e.lag, e.connWait, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed, e.info} {
+		e.notSent, e.failedSent, e.cutOff, e.allSent, e.latency, e.lag, e.connWait, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed, e.info} {
 		ch <- d
 	}
 }
@@ -115,7 +120,11 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		counter(e.sentBytes, t.SentBytes)
 		counter(e.queued, t.Queued)
 		counter(e.unsent, t.Unsent)
+		counter(e.notSent, t.NotSent)
+		counter(e.failedSent, t.Failed.TotalCount())
+		counter(e.cutOff, t.CutOff())
 		ch <- histogram(e.latency, LatencyBuckets, float64(t.LatencySum)/1e9, t.LatencyOK, t.LatencyBad)
+		ch <- histogram(e.allSent, LatencyBuckets, float64(t.LatencySum+t.FailedSum)/1e9, t.LatencyOK, t.LatencyBad, t.Failed)
 		ch <- histogram(e.lag, LagBuckets, -1, t.Lag)
 		ch <- histogram(e.connWait, LagBuckets, -1, t.ConnWait)
 		ch <- histogram(e.firstByte, LatencyBuckets, -1, t.FirstByte)

@@ -19,6 +19,9 @@ func TestExporter(t *testing.T) {
 	}
 	rec.Response(503, 2_000_000, 1_000_000, 0, 60)
 	rec.Error(stats.ErrReset)
+	rec.Failed(stats.ErrTimeout, 2_000_000_000) // sent, never answered: at its elapsed time
+	rec.Failed(stats.ErrAborted, 50_000_000)    // cut off by the run's end: in no latency
+	rec.NotSent(stats.ErrConnectRefused)        // never sent
 	rec.Delay(30_000, 0)
 	coll := stats.NewCollector([]*stats.Recorder{rec}, time.Now().Add(-time.Second))
 	coll.Tick(time.Now())
@@ -44,7 +47,13 @@ func TestExporter(t *testing.T) {
 	e.Observe(coll)
 	body := get()
 	for _, want := range []string{
-		`hail_requests_total{shard="1"} 1002`,
+		`hail_requests_total{shard="1"} 1005`,
+		`hail_not_sent_requests_total{shard="1"} 1`,
+		`hail_failed_sent_requests_total{shard="1"} 1`,
+		`hail_cut_off_requests_total{shard="1"} 1`,
+		`hail_all_sent_duration_seconds_bucket{shard="1",le="1"} 1001`,
+		`hail_all_sent_duration_seconds_bucket{shard="1",le="2.5"} 1002`,
+		`hail_all_sent_duration_seconds_count{shard="1"} 1002`,
 		`hail_responses_total{code="200",shard="1"} 1000`,
 		`hail_responses_total{code="503",shard="1"} 1`,
 		`hail_errors_total{kind="connection reset by peer",shard="1"} 1`,

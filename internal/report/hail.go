@@ -25,6 +25,15 @@ type Hail struct {
 	Counts Counts `json:"counts"`
 	// Histograms are HdrHistograms (ns, V2 compressed, base64) for exact merges.
 	Histograms Histograms `json:"histograms"`
+	// AllSent is the latency picture of every sent request, failures
+	// included at their elapsed time, beside oha's responses-only keys.
+	AllSent AllSent `json:"all_sent"`
+	// Rates are the run's rates: oha's requests/s and what completed and
+	// succeeded per second.
+	Rates Rates `json:"rates"`
+	// Drain describes the -w drain: what ended after the run stopped
+	// sending (absent when the run did not wait for in-flight requests).
+	Drain *Drain `json:"drain,omitempty"`
 	// Lag is hail's own send lateness (open model), seconds: SendDelay.Own,
 	// under its earlier name.
 	Lag LagStats `json:"schedule_lag"`
@@ -61,6 +70,9 @@ type Hail struct {
 	// Origins are the per-server results of a scenario whose steps went to
 	// several (absent otherwise).
 	Origins []Origin `json:"origins,omitempty"`
+	// Stages are the per-stage results of a run with rate or connection
+	// stages (stages.go; absent without stages).
+	Stages []Stage `json:"stages,omitempty"`
 	// Thresholds are a scenario's checks, each with its measured value.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// StoppedBy says why a scenario run stopped early (a failed threshold
@@ -90,20 +102,30 @@ type GRPC struct {
 	// streaming", "bidi streaming"); absent for a scenario's several.
 	Call string `json:"call,omitempty"`
 	Kind string `json:"kind,omitempty"`
-	// Calls were sent; MessagesSent and MessagesReceived are their
-	// request and response messages.
-	Calls            int64 `json:"calls"`
+	// Calls were sent, each counted once however many attempts it took;
+	// MessagesSent and MessagesReceived are their request and response
+	// messages.
+	Calls int64 `json:"calls"`
+	// Retries are attempts that sent a call again on a new connection
+	// (the first went stale, or a GOAWAY turned it away unprocessed); each
+	// is also among counts.reconnects.
+	Retries          int64 `json:"retries"`
 	MessagesSent     int64 `json:"messages_sent"`
 	MessagesReceived int64 `json:"messages_received"`
 }
 
 // Counts are exact integer totals. Every intended request ended as exactly
-// one of: sent (then a response or an error: Requests), unsent (still in
-// hail when the run stopped sending: never counted as a request, an error
-// or in requests/s), or skipped (a request number no step could serve).
+// one of: sent (its first byte was written on an established connection;
+// then a response or an error), not sent (it failed before that: the
+// connection could not be set up — an error, in Requests and Errors as
+// oha counts it, but never sent), unsent (still in hail when the run
+// stopped sending: never counted as a request, an error or in
+// requests/s), or skipped (a request number no step could serve).
+// Intended = Sent + NotSent + Unsent + Skipped; Requests = Sent + NotSent.
 type Counts struct {
 	Intended int64 `json:"intended"`
 	Sent     int64 `json:"sent"`
+	NotSent  int64 `json:"not_sent"`
 	Unsent   int64 `json:"unsent"`
 	Skipped  int64 `json:"skipped,omitempty"`
 	// Reconnects are requests sent again, once, on a new connection because
@@ -122,6 +144,9 @@ type Counts struct {
 	WireBytes    int64 `json:"wire_bytes"`
 	SentBytes    int64 `json:"sent_bytes"`
 	LatencySumNS int64 `json:"latency_sum_ns"`
+	// FailedSumNS sums the elapsed times of the sent requests that failed
+	// (not cut off): with LatencySumNS, the all-sent mean.
+	FailedSumNS  int64 `json:"failed_sum_ns,omitempty"`
 	Queued       int64 `json:"queued"`
 	QueueWaitNS  int64 `json:"queue_wait_ns"`
 	Connects     int64 `json:"connects"`
@@ -140,6 +165,63 @@ type Histograms struct {
 	FirstByte  string `json:"first_byte"`
 	Lag        string `json:"schedule_lag"`
 	ConnWait   string `json:"conn_wait,omitempty"`
+	// Failed holds the sent requests that ended in an error (not cut off)
+	// at their elapsed time: with the two latency histograms, every sent
+	// request (AllSent).
+	Failed string `json:"failed,omitempty"`
+}
+
+// AllSent is the latency of every sent request that ended, not only of
+// those that got a response: a request that failed after it was sent (a
+// timeout, a reset, a failed check) counts at its elapsed time — a
+// timed-out request at -t or more. Requests the run's end cut off
+// (aborted at -z or Ctrl-C) are left out and counted, as are requests
+// that were never sent. Latencies in seconds; oha's latencyPercentiles
+// keep oha's meaning (responses only).
+type AllSent struct {
+	// Requests are the sent requests it holds: Responses plus Failed.
+	Requests  int64 `json:"requests"`
+	Responses int64 `json:"responses"`
+	Failed    int64 `json:"failed"`
+	// CutOff were sent and aborted by the run's end; NotSent failed
+	// before they were sent. Neither is in the percentiles.
+	CutOff  int64   `json:"cut_off"`
+	NotSent int64   `json:"not_sent"`
+	Mean    float64 `json:"mean"`
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	P99     float64 `json:"p99"`
+	P999    float64 `json:"p99.9"`
+	P9999   float64 `json:"p99.99"`
+	Max     float64 `json:"max"`
+}
+
+// Rates are a run's rates, each over summary.total (the run's whole time,
+// a -w drain included).
+type Rates struct {
+	// RequestsPerSec is oha's summary.requestsPerSec: every request that
+	// ended (responses and errors, not-sent ones included).
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	// CompletedPerSec counts sent requests that completed with a response
+	// (any status).
+	CompletedPerSec float64 `json:"completed_per_sec"`
+	// SuccessfulPerSec counts successful responses: HTTP 2xx and 3xx (and
+	// gRPC OK), a scenario step's expected statuses, no failed check.
+	SuccessfulPerSec float64 `json:"successful_per_sec"`
+}
+
+// Drain is what ended during a -w drain: after the run stopped sending (at
+// -z or Ctrl-C) it let in-flight requests finish, within a grace.
+type Drain struct {
+	// Seconds is the drain's length: from the stop to the run's end.
+	Seconds float64 `json:"seconds"`
+	// Requests are the sent requests that ended in the drain (a response
+	// or an error; those the grace cut off are counted as cut off).
+	Requests int64 `json:"requests"`
+	// InRates says that the rates and summary.total include the drain
+	// (always: oha's formula counts every ended request over the run's
+	// whole time).
+	InRates bool `json:"in_rates"`
 }
 
 // SendDelay splits the open model's send delay, seconds.
@@ -196,6 +278,9 @@ type Verdict struct {
 	GeneratorLimited bool `json:"generator_limited"`
 	// Reasons are the evidence, sentences with numbers.
 	Reasons []string `json:"reasons"`
+	// TakenBy is "target" when the process that took hail's CPU
+	// (other-processes) was the target's own.
+	TakenBy string `json:"cpu_taken_by,omitempty"`
 }
 
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
@@ -215,12 +300,13 @@ func buildHail(r *Result, in Input) {
 	}
 	h.StartUnixNano = in.Start.UnixNano()
 	h.Interrupted = in.Interrupted
-	in.Intent.Sent = requests
-	in.Intent.Intended = max(in.Intent.Intended, in.Intent.Sent+in.Intent.Unsent+in.Intent.Skipped)
-	unsent := in.Intent.Intended - in.Intent.Sent - in.Intent.Skipped
-	h.Counts = Counts{Intended: in.Intent.Intended, Sent: requests, Unsent: unsent, Skipped: in.Intent.Skipped,
+	sent := t.Sent()
+	in.Intent.Sent = sent
+	in.Intent.Intended = max(in.Intent.Intended, requests+in.Intent.Unsent+in.Intent.Skipped)
+	unsent := in.Intent.Intended - requests - in.Intent.Skipped
+	h.Counts = Counts{Intended: in.Intent.Intended, Sent: sent, NotSent: t.NotSent, Unsent: unsent, Skipped: in.Intent.Skipped,
 		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Expected: t.Expected,
-		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum,
+		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum, FailedSumNS: t.FailedSum,
 		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}
 	if t.Connects > 0 {
@@ -231,28 +317,69 @@ func buildHail(r *Result, in Input) {
 		h.UnsentReason = in.Intent.Reason
 	}
 	h.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
-		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), ConnWait: encode(t.ConnWait)}
+		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), ConnWait: encode(t.ConnWait), Failed: encode(t.Failed)}
+	h.AllSent = allSent(t)
+	h.Rates = rates(t, total)
+	if d := in.Elapsed - in.Stopped; in.Wait && in.Stopped > 0 && d > 0 {
+		h.Drain = &Drain{Seconds: d.Seconds(), Requests: t.Drained, InRates: true}
+	}
 	h.SendDelay = SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
 	h.Lag = h.SendDelay.Own
 	g := &h.Generator
 	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
 	g.Cores = in.Cores
 	if requests > 0 {
-		g.CPUPerRequestUS = in.Usage.CPU().Seconds() * 1e6 / float64(requests)
+		g.CPUPerRequestUS = float64(meanNS(int64(in.Usage.CPU()), requests)) / 1e3 // whole ns, in µs
 	}
 	if total > 0 && in.Cores > 0 {
 		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)
 	}
 	g.VoluntarySwitches, g.ForcedSwitches, g.MaxRSSBytes = in.Usage.Voluntary, in.Usage.Involuntary, in.Usage.MaxRSS
 	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
+	h.Target = in.Target
 	h.Verdict = verdict(in, r)
-	h.Hints = hints(t)
+	h.Hints = hints(t, in.Mismatch)
 	h.Series = in.Series
 	if h.Series == nil {
 		h.Series = []stats.Second{}
 	}
 	h.Config = in.Config
 	h.Protocol, h.ALPN, h.Transport, h.TLS = in.Protocol, in.ALPN, in.Transport, in.TLS
+}
+
+// allSent summarises every sent request of t.
+func allSent(t *stats.Totals) AllSent {
+	h := t.AllSent()
+	a := AllSent{Requests: h.TotalCount(), Responses: t.Responses(), Failed: t.Failed.TotalCount(), CutOff: t.CutOff(), NotSent: t.NotSent}
+	if a.Requests == 0 {
+		return a
+	}
+	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
+	a.Mean = sec(meanNS(t.LatencySum+t.FailedSum, a.Requests))
+	a.P50, a.P90, a.P99, a.P999, a.P9999, a.Max = q(50), q(90), q(99), q(99.9), q(99.99), sec(h.Max())
+	return a
+}
+
+// rates are t's rates over total seconds.
+func rates(t *stats.Totals, total float64) Rates {
+	if total <= 0 {
+		return Rates{}
+	}
+	return Rates{RequestsPerSec: float64(t.Requests()) / total, CompletedPerSec: float64(t.Responses()) / total,
+		SuccessfulPerSec: float64(successes(t)) / total}
+}
+
+// successes counts t's successful responses: those whose status does not
+// count as failed, and failed ones their step expects. (Responses that
+// failed a check are errors, not responses.)
+func successes(t *stats.Totals) int64 {
+	n := t.Expected
+	for code, c := range t.Status {
+		if !stats.StatusFailed(code) {
+			n += c
+		}
+	}
+	return n
 }
 
 // lagStats summarises a histogram of ns values in seconds.

@@ -33,6 +33,8 @@ func WriteHTML(w io.Writer, r *Result) error {
 	series := h.Series
 	section(b, "Throughput", "Requests ended per second and the errors among them, second by second.")
 	b.WriteString(rpsChart("chart-rps", series))
+	section(b, "Connections and requests in flight", loadChartNote(r))
+	b.WriteString(loadChart("chart-load", r)) // stages.go
 	section(b, "Latency over time", "Latency percentiles of the responses that ended in each second (log scale).")
 	b.WriteString(latencyTimeChart("chart-latency-time", series))
 
@@ -66,6 +68,9 @@ func WriteHTML(w io.Writer, r *Result) error {
 
 	if len(h.Steps) > 0 {
 		writeStepsHTML(b, r)
+	}
+	if len(h.Stages) > 0 {
+		writeStagesHTML(b, r) // stages.go
 	}
 	writePhasesHTML(b, r)
 	if len(h.Thresholds) > 0 {
@@ -133,18 +138,29 @@ func writeKPIs(b *strings.Builder, r *Result) {
 	kpi := func(label, value, cls string) {
 		fmt.Fprintf(b, "<div class=\"kpi %s\"><div class=\"v\">%s</div><div class=\"l\">%s</div></div>", cls, esc(value), esc(label))
 	}
+	none, a := h.Counts.Responses == 0, h.AllSent
 	b.WriteString("<section class=\"kpis\">")
 	kpi("requests", strconv.FormatInt(h.Counts.Requests, 10), "")
 	kpi("requests/s", fmt.Sprintf("%.1f", r.Summary.RequestsPerSec), "")
-	cls := "ok"
+	kpi("successful/s", fmt.Sprintf("%.1f", h.Rates.SuccessfulPerSec), "")
+	cls, rate := "ok", "n/a"
+	if h.Counts.Requests-h.Counts.Aborted > 0 {
+		rate = fmt.Sprintf("%.2f%%", 100*r.Summary.SuccessRate)
+	}
 	if r.Summary.SuccessRate < 0.999 {
 		cls = "bad"
 	}
-	kpi("success rate", fmt.Sprintf("%.2f%%", 100*r.Summary.SuccessRate), cls)
-	kpi("p50", fmtDur(p.P50), "")
-	kpi("p99", fmtDur(p.P99), "")
-	kpi("p99.9", fmtDur(p.P999), "")
-	kpi("max", fmtDur(r.Summary.Slowest), "")
+	kpi("success rate", rate, cls)
+	kpi("p50", durNA(p.P50, none), "")
+	kpi("p99", durNA(p.P99, none), "")
+	kpi("p99.9", durNA(p.P999, none), "")
+	kpi("max", durNA(r.Summary.Slowest, none), "")
+	cls = ""
+	if a.Failed+a.CutOff > 0 {
+		cls = "bad"
+	}
+	kpi(fmt.Sprintf("p99, all sent (%d failed, %d cut off)", a.Failed, a.CutOff), durNA(a.P99, a.Requests == 0), cls)
+	kpi("max, all sent", durNA(a.Max, a.Requests == 0), cls)
 	kpi("throughput", bytesHuman(r.Summary.SizePerSec)+"/s", "")
 	b.WriteString("</section>\n")
 }
@@ -155,6 +171,9 @@ func writeVerdict(b *strings.Builder, r *Result) {
 	cls := "ok"
 	if warn {
 		cls = "warn"
+	}
+	if f := r.FailureHeadline(); f != "" {
+		fmt.Fprintf(b, "<section class=\"verdict warn\" id=\"no-success\"><strong>%s</strong></section>\n", esc(f))
 	}
 	fmt.Fprintf(b, "<section class=\"verdict %s\" id=\"verdict\" data-bottleneck=\"%s\"><strong>%s</strong><ul>", cls, esc(v.Bottleneck), esc(head))
 	for _, why := range v.Reasons {
@@ -177,10 +196,20 @@ func writeVerdict(b *strings.Builder, r *Result) {
 }
 
 func writePercentileTable(b *strings.Builder, r *Result) {
+	a := r.Hail.AllSent
+	var all *Percentiles
+	if a.Requests > 0 {
+		p := percentiles(decodeLatency(r.Hail.Histograms, true))
+		all = &p
+	}
+	ok, other := r.splitCounts()
 	rows := []struct {
 		name string
 		p    *Percentiles
-	}{{"all", &r.LatencyPercentiles}, {"2xx", r.LatencyPercentileSuccessful}, {"not 2xx", r.LatencyPercentileNotSuccessful}, {"first byte", &r.FirstBytePercentiles}}
+		none bool
+	}{{"responses", &r.LatencyPercentiles, r.Hail.Counts.Responses == 0}, {fmt.Sprintf("all sent (%d failed, %d cut off)", a.Failed, a.CutOff), all, false},
+		{"2xx", r.LatencyPercentileSuccessful, ok == 0}, {"not 2xx", r.LatencyPercentileNotSuccessful, other == 0},
+		{"first byte", &r.FirstBytePercentiles, len(r.FirstByteHistogram) == 0}}
 	b.WriteString("<table class=\"num\"><tr><th></th><th>p10</th><th>p25</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>p99.99</th></tr>")
 	for _, row := range rows {
 		if row.p == nil {
@@ -189,7 +218,7 @@ func writePercentileTable(b *strings.Builder, r *Result) {
 		p := row.p
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
 		for _, v := range []float64{p.P10, p.P25, p.P50, p.P75, p.P90, p.P95, p.P99, p.P999, p.P9999} {
-			fmt.Fprintf(b, "<td>%s</td>", esc(fmtDur(v)))
+			fmt.Fprintf(b, "<td>%s</td>", esc(durNA(v, row.none)))
 		}
 		b.WriteString("</tr>")
 	}
@@ -301,11 +330,12 @@ func writeConfig(b *strings.Builder, c map[string]any) {
 
 func writeStepsHTML(b *strings.Builder, r *Result) {
 	section(b, "Steps", "Each step of the scenario on its own.")
-	b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>share</th><th>requests/s</th><th>error rate</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>")
+	b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>share</th><th>requests/s</th><th>error rate</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>p99, all sent</th><th>max, all sent</th></tr>")
 	for _, s := range r.Hail.Steps {
-		l := s.Latency
-		fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%.1f%%</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
-			esc(s.Name), s.Counts.Requests, 100*s.Share, s.RPS, 100*s.ErrorRate, fmtDur(l.Mean), fmtDur(l.P50), fmtDur(l.P90), fmtDur(l.P99), fmtDur(l.P999), fmtDur(l.Max))
+		l, none, a := s.Latency, s.Counts.Responses == 0, s.AllSent
+		fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%.1f%%</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+			esc(s.Name), s.Counts.Requests, 100*s.Share, s.RPS, 100*s.ErrorRate, durNA(l.Mean, none), durNA(l.P50, none), durNA(l.P90, none),
+			durNA(l.P99, none), durNA(l.P999, none), durNA(l.Max, none), durNA(a.P99, a.Requests == 0), durNA(a.Max, a.Requests == 0))
 	}
 	b.WriteString("</table>\n")
 	for i, s := range r.Hail.Steps {
@@ -418,6 +448,11 @@ svg .hit{fill:transparent}
 svg .hit:hover{fill:rgba(37,99,235,.07)}
 svg .bar:hover{opacity:.75}
 svg .mark{font-size:11px;fill:#5b21b6;text-anchor:end}
+svg .boundary{stroke:#7c3aed;stroke-width:1;stroke-dasharray:4 3}
+svg .stagelabel{font-size:11px;fill:#5b21b6}
+svg .warmup{fill:rgba(107,114,128,.10)}
+svg .drain{fill:rgba(234,88,12,.12)}
+svg .bandlabel{font-size:11px;fill:var(--muted)}
 svg .count{font-size:12px;fill:var(--fg)}
 svg .empty{font-size:14px;fill:var(--muted);text-anchor:middle}
 .tip{min-height:18px;color:#1e3a8a;font-size:12px;font-variant-numeric:tabular-nums}

@@ -15,6 +15,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	writeSummaryMarkdown(b, r)
 	writeOutcomesMarkdown(b, r)
 	writeStepsMarkdown(b, r)
+	writeStagesMarkdown(b, r) // stages.go
 	writePhasesMarkdown(b, r)
 	writeThresholdsMarkdown(b, r)
 	writeResourcesMarkdown(b, r)
@@ -46,16 +47,45 @@ func writeTitleMarkdown(b *strings.Builder, r *Result) {
 	fmt.Fprintf(b, "\n\n")
 }
 
-// writeSummaryMarkdown writes the summary table: requests, their rate and
-// success, the latency percentiles and the errors.
+// writeSummaryMarkdown writes the summary tables: requests and their
+// rates and success, then the latency of the responses (oha's) and of
+// every sent request (failures at their elapsed time) side by side; n/a
+// where there is no value.
 func writeSummaryMarkdown(b *strings.Builder, r *Result) {
 	h := &r.Hail
-	fmt.Fprintf(b, "| requests | requests/s | success | mean | p50 | p90 | p99 | p99.9 | max | errors |\n")
-	fmt.Fprintf(b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	p := r.LatencyPercentiles
-	fmt.Fprintf(b, "| %d | %.1f | %.2f%% | %s | %s | %s | %s | %s | %s | %d |\n\n", h.Counts.Requests, r.Summary.RequestsPerSec,
-		100*r.Summary.SuccessRate, fmtDur(r.Summary.Average), fmtDur(p.P50), fmtDur(p.P90), fmtDur(p.P99), fmtDur(p.P999),
-		fmtDur(r.Summary.Slowest), h.Counts.Errors)
+	if head := r.FailureHeadline(); head != "" {
+		fmt.Fprintf(b, "> **%s**\n\n", mdEscape(head))
+	}
+	success := "n/a"
+	if h.Counts.Requests-h.Counts.Aborted > 0 {
+		success = fmt.Sprintf("%.2f%%", 100*r.Summary.SuccessRate)
+	}
+	fmt.Fprintf(b, "| requests | requests/s | completed/s | successful/s | success | errors |\n")
+	fmt.Fprintf(b, "| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(b, "| %d | %.1f | %.1f | %.1f | %s | %d |\n\n", h.Counts.Requests, r.Summary.RequestsPerSec, h.Rates.CompletedPerSec,
+		h.Rates.SuccessfulPerSec, success, h.Counts.Errors)
+	fmt.Fprintf(b, "| latency | mean | p50 | p90 | p99 | p99.9 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	p, none := r.LatencyPercentiles, h.Counts.Responses == 0
+	fmt.Fprintf(b, "| responses | %s | %s | %s | %s | %s | %s |\n", durNA(r.Summary.Average, none), durNA(p.P50, none), durNA(p.P90, none),
+		durNA(p.P99, none), durNA(p.P999, none), durNA(r.Summary.Slowest, none))
+	a := h.AllSent
+	none = a.Requests == 0
+	fmt.Fprintf(b, "| all sent: %d failed, %d cut off | %s | %s | %s | %s | %s | %s |\n\n", a.Failed, a.CutOff, durNA(a.Mean, none), durNA(a.P50, none),
+		durNA(a.P90, none), durNA(a.P99, none), durNA(a.P999, none), durNA(a.Max, none))
+	if a.NotSent > 0 {
+		fmt.Fprintf(b, "%d requests failed before they were sent (in no latency).\n\n", a.NotSent)
+	}
+	if dr := h.Drain; dr != nil {
+		fmt.Fprintf(b, "Drain (-w): %d requests ended in the %.3f s after the run stopped sending; the rates include them.\n\n", dr.Requests, dr.Seconds)
+	}
+}
+
+// durNA formats seconds, or n/a when there is no value.
+func durNA(s float64, none bool) string {
+	if none {
+		return "n/a"
+	}
+	return fmtDur(s)
 }
 
 // writeOutcomesMarkdown writes the status codes and errors, most frequent
@@ -79,10 +109,11 @@ func writeStepsMarkdown(b *strings.Builder, r *Result) {
 	if len(r.Hail.Steps) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "| step | requests | requests/s | error rate | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(b, "| step | requests | requests/s | error rate | p50 | p99 | max | p99, all sent |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range r.Hail.Steps {
-		fmt.Fprintf(b, "| %s | %d | %.1f | %.2f%% | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, s.RPS, 100*s.ErrorRate,
-			fmtDur(s.Latency.P50), fmtDur(s.Latency.P99), fmtDur(s.Latency.Max))
+		none := s.Counts.Responses == 0
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.2f%% | %s | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, s.RPS, 100*s.ErrorRate,
+			durNA(s.Latency.P50, none), durNA(s.Latency.P99, none), durNA(s.Latency.Max, none), durNA(s.AllSent.P99, s.AllSent.Requests == 0))
 	}
 	fmt.Fprintln(b)
 }
@@ -100,8 +131,11 @@ func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
 			mark = "❌ fail"
 		}
 		expr := t.Expr
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			expr = t.Step + ": " + expr
+		case t.Stage != "":
+			expr = "stage " + t.Stage + ": " + expr
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s |\n", expr, mdEscape(t.Measured), mark)
 	}

@@ -57,8 +57,10 @@ type MergeOptions struct {
 	Partial bool
 }
 
-// Target is the monitored target process's resource use over the run
-// (--target-pid), sampled once a second from /proc.
+// Target is the monitored target's resource use over the run: its
+// processes (--target-pid, --target-cmd, --target-cgroup, hail demo's
+// server, or the one listening on a loopback target's port), sampled once
+// a second from /proc and the cgroup hierarchies.
 type Target struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
@@ -77,6 +79,15 @@ type Target struct {
 	// Exited is set when the process ended during the run (every process
 	// followed, for several).
 	Exited bool `json:"exited,omitempty"`
+	// Source says how hail knew the processes: the flags that named them
+	// ("--target-pid", "--target-cmd, --target-cgroup"), "hail demo" (its
+	// own server) or "loopback listener" (the processes listening on the
+	// loopback targets' ports).
+	Source string `json:"source,omitempty"`
+	// OnHailCPUs is the share of hail's CPUs the target used (0 when its
+	// processes run on other CPUs): the target's, never counted as other
+	// processes'.
+	OnHailCPUs float64 `json:"on_hail_cpus"`
 	// Follows says which processes were sampled ("pid 123 and its
 	// descendants; processes named gunicorn and their descendants; cgroup
 	// /sys/fs/cgroup/memory/app (v1)"); PID and Command are the first of
@@ -127,9 +138,9 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	for _, x := range []struct {
 		enc string
 		dst *hdr.Histogram
-	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.ConnWait, t.ConnWait}} {
-		if x.enc == "" && x.dst == t.ConnWait {
-			continue // a result from before the connection wait was recorded
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.ConnWait, t.ConnWait}, {h.Failed, t.Failed}} {
+		if x.enc == "" && (x.dst == t.ConnWait || x.dst == t.Failed) {
+			continue // a result from before the connection wait or the failed requests were recorded
 		}
 		d, err := DecodeHist(x.enc)
 		if err != nil {
@@ -143,7 +154,11 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	c := r.Hail.Counts
 	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
 	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped, c.Reconnects
-	t.Expected = c.Expected
+	t.Expected, t.NotSent = c.Expected, c.NotSent
+	t.FailedSum = c.FailedSumNS
+	if r.Hail.Drain != nil {
+		t.Drained = r.Hail.Drain.Requests
+	}
 	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
@@ -176,7 +191,7 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 	for _, x := range []struct {
 		enc string
 		dst *hdr.Histogram
-	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}} {
+	}{{h.LatencyOK, t.LatencyOK}, {h.LatencyBad, t.LatencyBad}, {h.FirstByte, t.FirstByte}, {h.Lag, t.Lag}, {h.Failed, t.Failed}} {
 		d, err := DecodeHist(x.enc)
 		if err != nil {
 			return nil, fmt.Errorf("bad histogram in step %q: %v", s.Name, err)
@@ -187,7 +202,8 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 		return nil, err
 	}
 	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
-	t.Expected = s.Counts.Expected
+	t.Expected, t.NotSent = s.Counts.Expected, s.Counts.NotSent
+	t.FailedSum = s.Counts.FailedSumNS
 	return t, nil
 }
 
@@ -261,6 +277,9 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 		return nil, err
 	}
 	if err := mergeOrigins(out, results, elapsed, name); err != nil { // origins.go
+		return nil, err
+	}
+	if err := mergeStages(out, results, name); err != nil { // stages.go
 		return nil, err
 	}
 	out.Hail.Target = mergeTarget(results, info)
@@ -375,6 +394,9 @@ func alignSeries(results []*Result, start int64, get func(*Result) []stats.Secon
 			m.Span = max(m.Span, s.Span)
 			m.Requests += s.Requests
 			m.Errors += s.Errors
+			m.NotSent += s.NotSent
+			m.CutOff += s.CutOff
+			m.Drained += s.Drained
 			m.BodyBytes += s.BodyBytes
 			m.WireBytes += s.WireBytes
 			m.SentBytes += s.SentBytes
@@ -420,6 +442,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	reasons := make([]map[string]int64, len(names))
 	captures, misses := make([]int64, len(names)), make([]int64, len(names))
 	checks := make([]map[string]int64, len(names))
+	stopped := make([]string, len(names))
 	for i, n := range names {
 		totals[i] = stats.NewTotals()
 		var parts []*Result
@@ -439,6 +462,9 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 				misses[i] += s.CaptureMisses
 				reasons[i] = addCounts(reasons[i], s.YieldReasons)
 				checks[i] = addCounts(checks[i], s.CheckFailures)
+				if stopped[i] == "" {
+					stopped[i] = s.Stopped // each shard's feed is its own; the first stop says which
+				}
 				parts = append(parts, &Result{Hail: Hail{StartUnixNano: r.Hail.StartUnixNano, Series: s.Series}})
 			}
 		}
@@ -448,7 +474,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	for i := range out.Hail.Steps {
 		s := &out.Hail.Steps[i]
 		s.Yields, s.YieldReasons, s.Captures, s.CaptureMisses = yields[i], reasons[i], captures[i], misses[i]
-		s.CheckFailures = checks[i]
+		s.CheckFailures, s.Stopped = checks[i], stopped[i]
 	}
 	failed, checked := 0, 0
 	for _, r := range results {
@@ -548,6 +574,7 @@ func mergeGRPC(results []*Result) *GRPC {
 				out = &GRPC{Call: g.Call, Kind: g.Kind}
 			}
 			out.Calls += g.Calls
+			out.Retries += g.Retries
 			out.MessagesSent += g.MessagesSent
 			out.MessagesReceived += g.MessagesReceived
 		}

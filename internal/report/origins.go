@@ -32,11 +32,16 @@ type Origin struct {
 	// Counts are exact; Intended and Unsent are its part of the run's.
 	Counts OriginCounts `json:"counts"`
 	// RPS is its requests ended per second over the run; ErrorRate its
-	// failed over its requests (aborted ones aside).
+	// failed over its requests (aborted ones aside); Rates what ended,
+	// completed and succeeded per second of the run (as hail.rates).
 	RPS       float64 `json:"rps"`
 	ErrorRate float64 `json:"error_rate"`
-	// Latency in seconds; SendDelay its requests' lateness (open model).
+	Rates     Rates   `json:"rates"`
+	// Latency in seconds, of its responses; AllSent of every request sent
+	// to it, failures at their elapsed time (as hail.all_sent); SendDelay
+	// its requests' lateness (open model).
 	Latency                StepLatency      `json:"latency"`
+	AllSent                AllSent          `json:"all_sent"`
 	SendDelay              SendDelay        `json:"send_delay"`
 	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
 	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
@@ -55,6 +60,16 @@ type OriginCounts struct {
 	Unsent   int64 `json:"unsent"`
 }
 
+// SetTotals sets o's figures from its totals over a run of elapsed: its
+// counts, rates, latency (of the responses and of every sent request),
+// status codes, errors and histograms.
+func (o *Origin) SetTotals(t *stats.Totals, elapsed time.Duration) {
+	step := BuildSteps([]string{o.Name}, []*stats.Totals{t}, nil, elapsed)[0]
+	o.Counts.StepCounts, o.RPS, o.ErrorRate, o.Latency, o.AllSent = step.Counts, step.RPS, step.ErrorRate, step.Latency, step.AllSent
+	o.StatusCodeDistribution, o.ErrorDistribution, o.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
+	o.Rates = rates(t, elapsed.Seconds())
+}
+
 // writeOrigins writes the per-origin table of a run that sent to several
 // servers, and each origin's verdict.
 func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
@@ -67,13 +82,22 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 		w = max(w, len(o.Name))
 	}
 	fmt.Fprintf(b, "Origins (one connection pool each, out of the run's connections; conns: the most it held):\n")
-	fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10s %6s %10s %8s %8s %14s %14s %14s  %s\n", w, "origin", "protocol", "engine", "conns",
-		"requests", "share", "req/s", "failed", "err%", "p50", "p99", "max", "status codes")
-	for _, o := range os {
-		fmt.Fprintf(b, "  %-*s %-8s %-6s %6d %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
-			o.Connections, o.Counts.Requests, 100*o.Share, o.RPS, o.Counts.Failed, 100*o.ErrorRate, d(o.Latency.P50), d(o.Latency.P99),
-			d(o.Latency.Max), codeList(o.StatusCodeDistribution, c))
+	fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10s %6s %10s %10s %8s %8s %14s %14s %14s %14s  %s\n", w, "origin", "protocol", "engine", "conns",
+		"requests", "share", "req/s", "ok/s", "failed", "err%", "p50", "p99", "max", "all-sent p99", "status codes")
+	na := func(v float64, none bool) string {
+		if none {
+			return "n/a"
+		}
+		return d(v)
 	}
+	for _, o := range os {
+		none := o.Counts.Responses == 0
+		fmt.Fprintf(b, "  %-*s %-8s %-6s %6d %10d %5.1f%% %10.1f %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
+			o.Connections, o.Counts.Requests, 100*o.Share, o.Rates.RequestsPerSec, o.Rates.SuccessfulPerSec, o.Counts.Failed, 100*o.ErrorRate,
+			na(o.Latency.P50, none), na(o.Latency.P99, none), na(o.Latency.Max, none), na(o.AllSent.P99, o.AllSent.Requests == 0),
+			codeList(o.StatusCodeDistribution, c))
+	}
+	fmt.Fprintf(b, "  (req/s: every request that ended, ok/s: successful responses, per second of the run; p50 … max: responses; all-sent p99: every sent request)\n")
 	for _, o := range os {
 		fmt.Fprintf(b, "  %s: %s → %s", o.Name, o.URL, strings.Join(o.Steps, ", "))
 		if len(o.ErrorDistribution) > 0 {
@@ -130,6 +154,7 @@ func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name fu
 						m.GRPC = &GRPC{}
 					}
 					m.GRPC.Calls += o.GRPC.Calls
+					m.GRPC.Retries += o.GRPC.Retries
 					m.GRPC.MessagesSent += o.GRPC.MessagesSent
 					m.GRPC.MessagesReceived += o.GRPC.MessagesReceived
 				}
@@ -144,9 +169,7 @@ func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name fu
 				}
 			}
 		}
-		step := BuildSteps([]string{n}, []*stats.Totals{t}, nil, elapsed)[0]
-		m.Counts.StepCounts, m.RPS, m.ErrorRate, m.Latency = step.Counts, step.RPS, step.ErrorRate, step.Latency
-		m.StatusCodeDistribution, m.ErrorDistribution, m.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
+		m.SetTotals(t, elapsed)
 		all += m.Counts.Requests
 		out.Hail.Origins = append(out.Hail.Origins, m)
 	}

@@ -130,10 +130,26 @@ type Input struct {
 	Machine stats.MachineUse
 	// Connections is -c (for the target's sustained rate in the verdict).
 	Connections int
+	// Mismatch is the first server certificate not issued for the name
+	// hail checked, for the hint (nil: none).
+	Mismatch *CertNames
+	// Stopped is when the run stopped sending (-z, an interrupt), since
+	// its start; 0 when it ran out of requests. Wait says it then let
+	// in-flight requests finish (-w): the rest of Elapsed was its drain.
+	Stopped time.Duration
+	Wait    bool
+	// Addr is where connections went (host:port, a socket path), for the
+	// verdict's words about an unreachable target.
+	Addr string
+	// Target is the target's process on this machine, if hail knew it
+	// (--target-pid, hail demo's server, a loopback target's listener):
+	// its CPU on hail's CPUs is already left out of Machine.Others.
+	Target *Target
 }
 
-// Intent accounts for a run's intended requests: Intended = Sent + Unsent
-// + Skipped.
+// Intent accounts for a run's intended requests: Intended = Sent +
+// NotSent + Unsent + Skipped (Build counts Sent and NotSent from the
+// totals).
 type Intent struct {
 	Intended, Sent, Unsent, Skipped int64
 	// Reason is why requests were left unsent ("" when the run ran out).
@@ -146,7 +162,13 @@ type TLSCounts struct {
 	Resumptions int64 `json:"resumptions"`
 }
 
-func sec(ns int64) float64 { return float64(ns) / 1e9 }
+// sec is ns nanoseconds in seconds, as time.Duration.Seconds gives them:
+// every time in a Result is a whole number of nanoseconds in seconds (so
+// the public package's time.Duration fields read back exactly).
+func sec(ns int64) float64 { return time.Duration(ns).Seconds() }
+
+// meanNS is sum / n rounded to the nanosecond (n > 0).
+func meanNS(sum, n int64) int64 { return (sum + n/2) / n }
 
 // Build makes the Result of a run.
 func Build(in Input) *Result {
@@ -173,7 +195,7 @@ func buildOha(r *Result, in Input) {
 	if responses > 0 {
 		s.Slowest = sec(lat.Max())
 		s.Fastest = sec(lat.Min())
-		s.Average = sec(t.LatencySum) / float64(responses)
+		s.Average = sec(meanNS(t.LatencySum, responses))
 		s.SizePerRequest = t.BodyBytes / responses
 	}
 	if total > 0 {
@@ -197,11 +219,11 @@ func buildOha(r *Result, in Input) {
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
 	r.RPS = rps(in.Series, float64(requests), total)
 	if t.Connects > 0 {
-		r.Details.DNSDialup = MinAvgMax{Average: sec(t.ConnectSum) / float64(t.Connects), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
-		r.Details.DNSLookup = MinAvgMax{Average: sec(t.DNSSum) / float64(t.Connects), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
+		r.Details.DNSDialup = MinAvgMax{Average: sec(meanNS(t.ConnectSum, t.Connects)), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
+		r.Details.DNSLookup = MinAvgMax{Average: sec(meanNS(t.DNSSum, t.Connects)), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
 	}
 	if n := t.FirstByte.TotalCount(); n > 0 {
-		r.Details.FirstByte = MinAvgMax{Average: t.FirstByte.Mean() / 1e9, Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
+		r.Details.FirstByte = MinAvgMax{Average: sec(int64(math.Round(t.FirstByte.Mean()))), Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
 	}
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
@@ -293,8 +315,8 @@ func SortedKeys(m map[string]int64) []string {
 func rps(series []stats.Second, requests, total float64) RPS {
 	var xs []float64
 	for _, s := range series {
-		if s.Span >= 0.999 {
-			xs = append(xs, float64(s.Requests)/s.Span)
+		if s.Span >= 0.999 { // oha's count: requests that failed before they were sent too
+			xs = append(xs, float64(s.Requests+s.NotSent)/s.Span)
 		}
 	}
 	if len(xs) == 0 {

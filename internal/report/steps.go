@@ -26,8 +26,11 @@ type Step struct {
 	RPS float64 `json:"rps"`
 	// ErrorRate is Failed / (Requests − Aborted).
 	ErrorRate float64 `json:"error_rate"`
-	// Latency in seconds.
-	Latency                StepLatency      `json:"latency"`
+	// Latency in seconds, of the step's responses (as oha's keys).
+	Latency StepLatency `json:"latency"`
+	// AllSent is the latency of every sent request of the step, failures
+	// at their elapsed time (what its thresholds judge).
+	AllSent                AllSent          `json:"all_sent"`
 	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
 	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
 	Histograms             Histograms       `json:"histograms"`
@@ -36,6 +39,9 @@ type Step struct {
 	// YieldReasons breaks them down.
 	Yields       int64            `json:"yields"`
 	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
+	// Stopped says why the step was no longer chosen before the run
+	// ended: a unique feed it needs was used up.
+	Stopped string `json:"stopped,omitempty"`
 	// Captures counts values captured from this step's responses;
 	// CaptureMisses responses where a capture found nothing.
 	Captures      int64 `json:"captures"`
@@ -50,6 +56,7 @@ type Step struct {
 // StepCounts are a step's exact totals.
 type StepCounts struct {
 	Requests     int64 `json:"requests"`
+	NotSent      int64 `json:"not_sent,omitempty"`
 	Responses    int64 `json:"responses"`
 	Errors       int64 `json:"errors"`
 	Aborted      int64 `json:"aborted"`
@@ -58,6 +65,7 @@ type StepCounts struct {
 	BodyBytes    int64 `json:"body_bytes"`
 	SentBytes    int64 `json:"sent_bytes"`
 	LatencySumNS int64 `json:"latency_sum_ns"`
+	FailedSumNS  int64 `json:"failed_sum_ns,omitempty"`
 }
 
 // StepLatency summarises a step's latency in seconds.
@@ -77,6 +85,9 @@ type Threshold struct {
 	Expr string `json:"expr"`
 	// Step is the step checked; "" for the whole run.
 	Step string `json:"step,omitempty"`
+	// Stage is the stage checked, as the threshold named it (its number
+	// from 1, or its name); "" for none.
+	Stage string `json:"stage,omitempty"`
 	// Value is the measured value in the metric's unit: seconds for
 	// latencies, a fraction for error_rate, requests/s for rps, a count.
 	Value float64 `json:"value"`
@@ -128,8 +139,8 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s := &out[i]
 		s.Name = name
 		m := MeasureTotals(t, elapsed)
-		s.Counts = StepCounts{Requests: m.Requests, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted,
-			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum}
+		s.Counts = StepCounts{Requests: m.Requests, NotSent: t.NotSent, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted,
+			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum, FailedSumNS: t.FailedSum}
 		if all > 0 {
 			s.Share = float64(m.Requests) / float64(all)
 		}
@@ -141,6 +152,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 			s.Latency = StepLatency{Min: sec(lat.Min()), Mean: m.Value("mean", 0), P50: q(50), P90: q(90), P95: q(95),
 				P99: q(99), P999: q(99.9), Max: sec(lat.Max())}
 		}
+		s.AllSent = allSent(t)
 		s.StatusCodeDistribution = map[string]int64{}
 		for code, n := range t.Status {
 			if n > 0 {
@@ -154,7 +166,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 			}
 		}
 		s.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
-			FirstByte: encode(t.FirstByte), Lag: encode(t.Lag)}
+			FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), Failed: encode(t.Failed)}
 		if i < len(series) && series[i] != nil {
 			s.Series = series[i]
 		} else {
@@ -165,11 +177,16 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 }
 
 // Measure is what thresholds are checked against: a run's or a step's
-// latency histogram and counts, from live totals or from a Result.
+// latency histograms and counts, from live totals or from a Result.
 type Measure struct {
 	Latency    *hdr.Histogram // ns, every response
 	LatencySum int64          // ns
-	Requests   int64          // ended: responses + errors
+	// AllSent holds every sent request that was not cut off: responses at
+	// their latency, failures at their elapsed time (ns); AllSentSum is
+	// their sum.
+	AllSent    *hdr.Histogram
+	AllSentSum int64
+	Requests   int64 // ended: responses + errors
 	Responses  int64
 	Aborted    int64 // ended by the deadline or an interrupt
 	Failed     int64 // errors other than aborts, plus responses with status ≥ 400 not expected
@@ -178,8 +195,8 @@ type Measure struct {
 
 // MeasureTotals measures live (or final) totals over elapsed.
 func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
-	m := Measure{Latency: t.Latency(), LatencySum: t.LatencySum, Requests: t.Requests(), Responses: t.Responses(),
-		Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed}
+	m := Measure{Latency: t.Latency(), LatencySum: t.LatencySum, AllSent: t.AllSent(), AllSentSum: t.LatencySum + t.FailedSum,
+		Requests: t.Requests(), Responses: t.Responses(), Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed}
 	m.Failed = t.ErrorCount() - m.Aborted - t.Expected
 	for code, n := range t.Status {
 		if stats.StatusFailed(code) {
@@ -201,9 +218,15 @@ func failedStatuses(dist map[string]int64) int64 {
 	return n
 }
 
-func decodeLatency(hs Histograms) *hdr.Histogram {
+// decodeLatency decodes the responses-only latency histogram of hs; with
+// all, the failed sent requests too (every sent request).
+func decodeLatency(hs Histograms, all ...bool) *hdr.Histogram {
 	h := stats.NewHist()
-	for _, s := range []string{hs.LatencyOK, hs.LatencyBad} {
+	encs := []string{hs.LatencyOK, hs.LatencyBad}
+	if len(all) > 0 && all[0] {
+		encs = append(encs, hs.Failed)
+	}
+	for _, s := range encs {
 		if d, err := DecodeHist(s); err == nil {
 			h.Merge(d)
 		}
@@ -214,7 +237,8 @@ func decodeLatency(hs Histograms) *hdr.Histogram {
 // Measure measures the whole run of r.
 func (r *Result) Measure() Measure {
 	c := r.Hail.Counts
-	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: c.LatencySumNS, Requests: c.Requests,
+	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: c.LatencySumNS,
+		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
 		Elapsed: time.Duration(r.Summary.Total * 1e9)}
 }
@@ -222,32 +246,47 @@ func (r *Result) Measure() Measure {
 // Measure measures step s of a run that lasted elapsed.
 func (s *Step) Measure(elapsed time.Duration) Measure {
 	c := s.Counts
-	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS, Requests: c.Requests,
+	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS,
+		AllSent: decodeLatency(s.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed}
 }
 
-// Value returns a metric: "pN" (a latency percentile, N from 0 to 100; q
-// is N), "min", "max", "mean" (seconds), "rps", "error_rate" (a fraction),
-// "errors" (failed requests), "requests".
+// Value returns a metric. Latencies (seconds) judge every sent request —
+// a failure at its elapsed time, requests cut off by the run's end left
+// out: "pN" (a percentile, N from 0 to 100; q is N), "min", "max",
+// "mean"; with "_ok" ("p_ok", "min_ok", "max_ok", "mean_ok") they judge
+// the responses only. Counts and rates: "rps" (every ended request per
+// second, oha's requests/s), "error_rate" (a fraction), "errors" (failed
+// requests), "requests".
 func (m *Measure) Value(metric string, q float64) float64 {
+	lat, sum, n := m.AllSent, m.AllSentSum, int64(0)
+	if lat != nil {
+		n = lat.TotalCount()
+	}
+	if base, ok := strings.CutSuffix(metric, "_ok"); ok {
+		metric, lat, sum, n = base, m.Latency, m.LatencySum, m.Responses
+	}
+	if lat == nil {
+		lat = stats.NewHist()
+	}
 	switch metric {
 	case "p":
-		if m.Latency.TotalCount() == 0 {
+		if lat.TotalCount() == 0 {
 			return 0
 		}
-		return sec(m.Latency.ValueAtQuantile(q))
+		return sec(lat.ValueAtQuantile(q))
 	case "min":
-		if m.Latency.TotalCount() == 0 {
+		if lat.TotalCount() == 0 {
 			return 0
 		}
-		return sec(m.Latency.Min())
+		return sec(lat.Min())
 	case "max":
-		return sec(m.Latency.Max())
+		return sec(lat.Max())
 	case "mean":
-		if m.Responses == 0 {
+		if n == 0 {
 			return 0
 		}
-		return sec(m.LatencySum) / float64(m.Responses)
+		return sec(meanNS(sum, n))
 	case "rps":
 		if m.Elapsed <= 0 {
 			return 0
@@ -277,21 +316,32 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 		w = max(w, len(s.Name))
 	}
 	fmt.Fprintf(b, "Steps:\n")
-	fmt.Fprintf(b, "  %-*s %10s %6s %10s %8s %8s %14s %14s %14s %14s  %s\n", w, "step", "requests", "share", "req/s",
-		"failed", "err%", "p50", "p90", "p99", "max", "status codes")
-	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, codes map[string]int64) {
-		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
-			failed, 100*rate, d(l.P50), d(l.P90), d(l.P99), d(l.Max), codeList(codes, c))
+	fmt.Fprintf(b, "  %-*s %10s %6s %10s %8s %8s %14s %14s %14s %14s %14s  %s\n", w, "step", "requests", "share", "req/s",
+		"failed", "err%", "p50", "p90", "p99", "max", "all-sent p99", "status codes")
+	na := func(v float64, none bool) string {
+		if none {
+			return "n/a"
+		}
+		return d(v)
+	}
+	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, resp int64, all AllSent, codes map[string]int64) {
+		none := resp == 0
+		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
+			failed, 100*rate, na(l.P50, none), na(l.P90, none), na(l.P99, none), na(l.Max, none), na(all.P99, all.Requests == 0), codeList(codes, c))
 	}
 	for _, s := range steps {
-		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.StatusCodeDistribution)
+		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.Counts.Responses, s.AllSent, s.StatusCodeDistribution)
 	}
 	m := r.Measure()
 	total := StepLatency{P50: r.LatencyPercentiles.P50, P90: r.LatencyPercentiles.P90, P99: r.LatencyPercentiles.P99, Max: r.Summary.Slowest}
-	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, r.StatusCodeDistribution)
+	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, m.Responses, r.Hail.AllSent, r.StatusCodeDistribution)
+	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))
+		}
+		if s.Stopped != "" {
+			fmt.Fprintf(b, "  %s: stopped after %d requests: %s\n", s.Name, s.Counts.Requests, s.Stopped)
 		}
 		if s.Yields > 0 {
 			var parts []string
@@ -358,8 +408,11 @@ func writeThresholds(b *strings.Builder, r *Result, c colorer) {
 			failed++
 		}
 		scope := "all steps"
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			scope = "step " + t.Step
+		case t.Stage != "":
+			scope = "stage " + t.Stage
 		}
 		fmt.Fprintf(b, "  %s  %-28s %-16s measured %s\n", verdict, t.Expr, "("+scope+")", t.Measured)
 	}

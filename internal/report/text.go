@@ -68,9 +68,17 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 			ts = autoScale(math.NaN())
 		}
 	}
-	d := func(s float64) string { return fmt.Sprintf("%.4f %s", s/ts.secs, ts.label) }
+	d := func(s float64) string {
+		if math.IsNaN(s) {
+			return "n/a" // no value (oha prints NaN)
+		}
+		return fmt.Sprintf("%.4f %s", s/ts.secs, ts.label)
+	}
 	c := colorer{on: o.Color}
 	b := &strings.Builder{}
+	if head := r.FailureHeadline(); head != "" {
+		fmt.Fprintf(b, "%s\n\n", c.warn(head))
+	}
 	writeSummaryText(b, r, ts, d, c)
 	writeOutcomesText(b, r, c)
 	h := r.Hail
@@ -84,6 +92,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	if len(h.Origins) > 0 {
 		fmt.Fprintln(b)
 		writeOrigins(b, r, d, c) // origins.go
+	}
+	if len(h.Stages) > 0 {
+		fmt.Fprintln(b)
+		writeStagesText(b, r, d, c) // stages.go
 	}
 	writePhasesText(b, r, c) // phase.go: a scenario's setup and teardown
 	writeGeneratorText(b, r, d, c)
@@ -106,9 +118,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 }
 
 // writeSummaryText writes oha's sections: the summary, the response time
-// histograms and distributions, hail's requests/s over the run, and the
-// details; ts is the report's unit and d formats seconds in it. Without
-// responses latencies are NaN, as oha prints them.
+// histograms and distributions, then hail's latency of every sent request
+// and its rates, and the details; ts is the report's unit and d formats
+// seconds in it. Without a value (no responses) it prints n/a where oha
+// prints NaN.
 func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float64) string, c colorer) {
 	noResp := r.Hail.Counts.Responses == 0
 	lat := func(s float64) string {
@@ -119,19 +132,19 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 	}
 	s := r.Summary
 	fmt.Fprintln(b, c.heading("Summary:"))
-	rate := 100 * s.SuccessRate
+	rate, rateText := 100*s.SuccessRate, fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
 	if r.Hail.Counts.Requests-r.Hail.Counts.Aborted == 0 {
-		rate = math.NaN()
+		rate, rateText = math.NaN(), "n/a"
 	}
-	fmt.Fprintln(b, c.rate(fmt.Sprintf("  Success rate:\t%.2f%%", rate), rate))
+	fmt.Fprintln(b, c.rate("  Success rate:\t"+rateText, rate))
 	fmt.Fprintf(b, "  Total:\t%s\n", d(s.Total))
-	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest)))
+	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest)+slowestWhich(r, d)))
 	fmt.Fprintln(b, c.paint("32", "  Fastest:\t"+lat(s.Fastest)))
 	fmt.Fprintln(b, c.paint("36", "  Average:\t"+lat(s.Average)))
 	fmt.Fprintf(b, "  Requests/sec:\t%.4f\n\n", s.RequestsPerSec)
 	fmt.Fprintf(b, "  Total data:\t%s\n", bytesHuman(float64(s.TotalData)))
 	if noResp {
-		fmt.Fprintf(b, "  Size/request:\tNaN\n")
+		fmt.Fprintf(b, "  Size/request:\tn/a\n")
 	} else {
 		fmt.Fprintf(b, "  Size/request:\t%s\n", bytesHuman(float64(s.SizePerRequest)))
 	}
@@ -147,6 +160,7 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 		fmt.Fprintln(b)
 	}
 	section("", r.ResponseTimeHistogram, r.LatencyPercentiles, noResp)
+	writeAllSentText(b, r, d, c)
 	if r.LatencyPercentileSuccessful != nil && r.LatencyPercentileNotSuccessful != nil {
 		section(" (2xx only)", r.ResponseTimeHistogramSuccessful, *r.LatencyPercentileSuccessful, ok2xx == 0)
 		section(" (4xx + 5xx only)", r.ResponseTimeHistogramNotSuccessful, *r.LatencyPercentileNotSuccessful, other == 0)
@@ -159,8 +173,50 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 		fmt.Fprintf(b, "%s\n  mean %.2f, stddev %s, min %.2f, p50 %.2f, p90 %.2f, max %.2f\n",
 			c.heading("Requests/sec over the run (per second):"), r.RPS.Mean, sd, r.RPS.Min, r.RPS.Percentiles.P50, r.RPS.Percentiles.P90, r.RPS.Max)
 	}
+	writeRatesText(b, r, c)
 	fmt.Fprintln(b)
 	writeDetails(b, r, d, c)
+}
+
+// slowestWhich says what the Slowest line measures: oha's slowest
+// response, and the slowest of every sent request when that differs.
+func slowestWhich(r *Result, d func(float64) string) string {
+	a := r.Hail.AllSent
+	switch {
+	case a.Requests == 0: // nothing sent ended, or a result from before all_sent
+		return ""
+	case a.Failed == 0:
+		return " (responses; every sent request that ended had one)"
+	}
+	return fmt.Sprintf(" (responses only; of all sent: %s)", d(a.Max))
+}
+
+// writeAllSentText writes the latency of every sent request, failures at
+// their elapsed time, with what it holds and leaves out.
+func writeAllSentText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+	a := r.Hail.AllSent
+	if a.Requests+a.CutOff+a.NotSent == 0 {
+		return
+	}
+	fmt.Fprintln(b, c.heading("Latency of all sent requests (a failure at its elapsed time):"))
+	if a.Requests == 0 {
+		fmt.Fprintf(b, "  p50 n/a, p90 n/a, p99 n/a, p99.9 n/a, max n/a\n")
+	} else {
+		fmt.Fprintf(b, "  p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", d(a.P50), d(a.P90), d(a.P99), d(a.P999), d(a.Max))
+	}
+	fmt.Fprintf(b, "  %s\n\n", allSentLine(a))
+}
+
+// writeRatesText writes the run's rates (over its whole time) and, after
+// a -w drain, what ended in it.
+func writeRatesText(b *strings.Builder, r *Result, c colorer) {
+	rt := r.Hail.Rates
+	fmt.Fprintln(b, c.heading("Rates (per second of the run's total time):"))
+	fmt.Fprintf(b, "  requests %.2f (every request that ended, as Requests/sec), completed %.2f (sent, answered), successful %.2f\n",
+		rt.RequestsPerSec, rt.CompletedPerSec, rt.SuccessfulPerSec)
+	if dr := r.Hail.Drain; dr != nil {
+		fmt.Fprintf(b, "  drain (-w): %d requests ended in the %.3f s after the run stopped sending; Total and every rate include them\n", dr.Requests, dr.Seconds)
+	}
 }
 
 // writeOutcomesText writes the status code and error distributions, status
@@ -230,7 +286,11 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c
 		fmt.Fprintf(b, "  Connection:\t%s\n", conn)
 	}
 	if rg := h.GRPC; rg != nil {
-		fmt.Fprintf(b, "  gRPC:\t%s%d calls, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, rg.MessagesSent, rg.MessagesReceived)
+		retries := ""
+		if rg.Retries > 0 {
+			retries = fmt.Sprintf(" (%d sent again on a new connection)", rg.Retries)
+		}
+		fmt.Fprintf(b, "  gRPC:\t%s%d calls%s, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, retries, rg.MessagesSent, rg.MessagesReceived)
 	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",

@@ -42,8 +42,8 @@ func golden(t *testing.T, name string, got []byte) {
 // noResponses is a run in which every request failed.
 func noResponses() *Result {
 	tot := stats.NewTotals()
-	tot.Errors[stats.ErrConnectRefused] = 7
-	return Build(Input{Totals: tot, Elapsed: 1500 * time.Millisecond, Cores: 2, Engine: "net",
+	tot.Errors[stats.ErrConnectRefused], tot.NotSent = 7, 7
+	return Build(Input{Totals: tot, Elapsed: 1500 * time.Millisecond, Cores: 2, Engine: "net", Addr: "127.0.0.1:1",
 		Start: time.Unix(1700000000, 0), Config: map[string]any{}, Version: "test", SuccessSplit: true})
 }
 
@@ -101,7 +101,7 @@ func TestTextUnitFromSlowest(t *testing.T) {
 	if err := WriteText(&buf, r, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"  Total:\t2500.0000 ms\n", "  Slowest:\t5.0012 ms\n", "ms [", "Response time histogram (2xx only):",
+	for _, want := range []string{"  Total:\t2500.0000 ms\n", "  Slowest:\t5.0012 ms (responses only; of all sent: 5.0012 ms)\n", "ms [", "Response time histogram (2xx only):",
 		"Response time distribution (4xx + 5xx only):"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, buf.String())

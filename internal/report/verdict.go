@@ -13,7 +13,7 @@ const (
 	// BottleneckNone: nothing but the intended load limited the test.
 	BottleneckNone = "none"
 	// BottleneckTarget: the target was the limit (every connection busy,
-	// or it stalled).
+	// or it stalled), or it could not be reached at all.
 	BottleneckTarget = "target"
 	// BottleneckGenerator: hail's own CPU was the limit.
 	BottleneckGenerator = "generator"
@@ -38,19 +38,35 @@ const (
 	lateP99      = float64(Late) / float64(time.Second) // Late in seconds, as Evidence has it
 	rateShort    = 0.95                                 // achieved under this share of -q falls short
 	saturatedCPU = SaturatedCPU
-	busyCPU      = 0.5 // under this, hail was not busy: lateness is not its load
-	othersShare  = 0.2 // others' share of hail's CPUs that counts as contention
-	stealShare   = 0.1 // stolen share that counts as contention
-	quietOthers  = 0.1 // the machine is otherwise idle below these
-	quietSteal   = 0.05
+	busyCPU      = 0.5  // under this, hail was not busy: lateness is not its load
+	othersShare  = 0.2  // others' share of hail's CPUs that counts as contention
+	stealShare   = 0.1  // stolen share that counts as contention
 	queuedShare  = 0.05 // requests that waited for a connection, as a share of those sent
+	// servedShare: with connections full, a late hail whose target turned
+	// them over at less than this share of what its service time allows
+	// (Little's law: connections / mean time to first byte; a target that
+	// holds the connections turns them over at nearly all of it) held a
+	// part of every cycle itself.
+	servedShare = 0.8
 )
+
+// hailBound reports whether the requests sent fell well short of what the
+// target could serve over the connections in its service time (Capacity):
+// hail held the connections between a response and the next send for a
+// good part of every cycle.
+func (e Evidence) hailBound() bool {
+	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity
+}
 
 // verdict names the run's bottleneck with its evidence.
 func verdict(in Input, r *Result) Verdict {
 	e := evidence(in, r)
 	kind := Classify(e)
-	return Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind)}
+	v := Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind)}
+	if kind == BottleneckOthers && e.TargetCPU >= e.Machine.Others && e.TargetCPU >= othersShare {
+		v.TakenBy = "target"
+	}
+	return v
 }
 
 // GeneratorSide reports whether a bottleneck kind is on the generator's
@@ -73,57 +89,95 @@ func (e Evidence) Short() bool {
 // from the whole run, the live view from its last few seconds.
 type Evidence struct {
 	Open bool
-	// OwnP99 and WaitP99 are the p99 of hail's own send lateness and of the
-	// wait for a free connection, seconds (open model).
-	OwnP99, WaitP99 float64
-	// Queued of Sent requests waited for a free connection.
-	Queued, Sent int64
+	// OwnP99 and OwnMax are hail's own lateness, seconds: in the open
+	// model its send lateness with a connection free (the send delay less
+	// the wait for one); in the closed model the time from a response's
+	// arrival (its kernel receive time) to the next request's send on its
+	// connection. OwnSamples is how many requests it was measured on.
+	OwnP99, OwnMax float64
+	OwnSamples     int64
+	// WaitP99 is the p99 of the wait for a free connection, seconds (open
+	// model): the target's backpressure.
+	WaitP99 float64
+	// Queued of Sent requests waited for a free connection; NotSent failed
+	// before they were sent (the connection could not be set up); Failed
+	// were sent and failed (not cut off by the run's end); Responses came.
+	Queued, Sent, NotSent, Failed, Responses int64
 	// Rate is -q (0: none or ramped); Achieved the rate sent (0: unknown).
 	Rate, Achieved float64
+	// Capacity estimates what the target could serve at this concurrency:
+	// connections / its mean time to first byte (req/s; 0: unknown).
+	Capacity float64
 	// CPU is hail's CPU as a share of its cores.
 	CPU float64
-	// Machine is what happened on hail's CPUs.
+	// Machine is what happened on hail's CPUs; Others leaves the target
+	// out when hail knew its process.
 	Machine stats.MachineUse
+	// TargetCPU is the share of hail's CPUs the target's own process used
+	// (0: unknown, or it runs elsewhere).
+	TargetCPU float64
 	// Stalled is the longest stretch, seconds, in which no request ended
 	// while some were in flight (closed model).
 	Stalled float64
 }
 
-// Classify names the bottleneck the evidence points at, in this order:
+// Classify names the bottleneck the evidence points at. The generator-side
+// kinds need evidence that hail itself was slowed — its own lateness p99
+// above 1 ms (Late) — and CPU pressure, steal and other processes' CPU
+// only say why; they are never a cause on their own. In order:
 //
-//  1. hail's own CPU at 90% of its cores or more: the generator (a saturated
+//  1. no response at all, and requests that failed (none could be sent:
+//     every connection was refused or timed out; or every one sent
+//     failed): the target, unreachable or not answering;
+//  2. hail's own CPU at 90% of its cores or more: the generator (a saturated
 //     generator also leaves responses unread, so its connections look busy:
 //     it cannot vouch for anything else);
-//  2. other processes (or the hypervisor) using a fifth or more of hail's
-//     CPUs while those were full, with requests late or waiting: other
-//     processes;
-//  3. requests waiting for a free connection (every one had a request in
-//     flight) more than they were late otherwise, or (closed model) a stall
-//     of a second or more: the target;
-//  4. hail late with connections free: other processes if they used its
-//     CPUs, the operating system's wake-ups if the machine was otherwise
-//     idle and hail mostly idle, else hail's own work: the generator;
-//  5. otherwise none.
+//  3. requests waited for a free connection (every one had a request in
+//     flight) longer than hail was late: the target's backpressure
+//     outranks everything below — unless hail was late and under 80% of
+//     the requests went out that the target's service time allows over
+//     the connections (connections / mean time to first byte): then hail,
+//     not the target, held the connections for part of every cycle (a
+//     backlog it was slow to send, or bursts of late sends); in the closed
+//     model, a stall of a second or more that hail's own lateness does not
+//     explain: the target;
+//  4. hail late (own lateness p99 > 1 ms): other processes if they took a
+//     fifth or more of its CPUs (or the hypervisor a tenth); the target's
+//     own process if it did — in the open model that is other processes
+//     too (its latencies carry hail's lateness), in the closed model the
+//     target (the rate is what the two reach together on shared CPUs); the
+//     operating system's wake-ups if hail was mostly idle (under half its
+//     CPU) and nobody took its CPUs; else hail's own work: the generator;
+//  5. otherwise none: what limited the test was the load asked for.
 func Classify(e Evidence) string {
 	m := e.Machine
-	contention := m.Known && (m.Others >= othersShare || m.Steal >= stealShare)
-	full := e.CPU+m.Others+m.Steal >= saturatedCPU
+	late := e.OwnSamples > 0 && e.OwnP99 > lateP99
 	backpressure := e.Open && (e.WaitP99 > lateP99 || (e.Sent > 0 && float64(e.Queued) > queuedShare*float64(e.Sent) && e.WaitP99 > e.OwnP99))
-	late := e.Open && e.OwnP99 > lateP99
-	short := e.Short()
+	if backpressure && late && e.hailBound() {
+		// The target served each request in a fraction of the time its
+		// connections were held: hail's late sends, not the target, held
+		// them (a backlog, or bursts of late sends).
+		backpressure = false
+	}
 	switch {
+	case e.Responses == 0 && e.NotSent+e.Failed > 0:
+		return BottleneckTarget
 	case e.CPU >= saturatedCPU:
 		return BottleneckGenerator
-	case contention && full && (late || backpressure || short || !e.Open):
-		return BottleneckOthers
-	case backpressure && e.WaitP99 >= e.OwnP99, !e.Open && e.Stalled >= 1:
+	case backpressure && e.WaitP99 >= e.OwnP99:
 		return BottleneckTarget
-	case !late && !short:
+	case !e.Open && e.Stalled >= 1 && e.OwnMax < e.Stalled/2:
+		return BottleneckTarget
+	case !late:
 		return BottleneckNone
-	case contention:
+	case m.Known && (m.Others >= othersShare || m.Steal >= stealShare):
 		return BottleneckOthers
-	case e.CPU < busyCPU && m.Known && m.Others < quietOthers && m.Steal < quietSteal:
-		return BottleneckWakeup
+	case e.TargetCPU >= othersShare && e.Open:
+		return BottleneckOthers // the target's own process took the CPU hail needed to send on time
+	case e.TargetCPU >= othersShare:
+		return BottleneckTarget // closed: the rate is what the target and hail reach together on CPUs they share
+	case e.CPU < busyCPU && m.Known:
+		return BottleneckWakeup // hail mostly idle, no one else took its CPUs: the OS woke it late
 	}
 	return BottleneckGenerator
 }
@@ -131,10 +185,18 @@ func Classify(e Evidence) string {
 // evidence gathers the whole run's evidence.
 func evidence(in Input, r *Result) Evidence {
 	h := &r.Hail
-	e := Evidence{Open: in.Open, OwnP99: h.SendDelay.Own.P99, WaitP99: h.SendDelay.ConnWait.P99,
-		Queued: h.Counts.Queued, Sent: h.Counts.Sent, Rate: in.Rate, CPU: h.Generator.Utilization, Machine: in.Machine}
+	e := Evidence{Open: in.Open, OwnP99: h.SendDelay.Own.P99, OwnMax: h.SendDelay.Own.Max, OwnSamples: h.SendDelay.Own.Samples,
+		WaitP99: h.SendDelay.ConnWait.P99, Queued: h.Counts.Queued, Sent: h.Counts.Sent, NotSent: h.Counts.NotSent,
+		Failed: h.AllSent.Failed, Responses: h.Counts.Responses,
+		Rate: in.Rate, CPU: h.Generator.Utilization, Machine: in.Machine}
+	if in.Target != nil {
+		e.TargetCPU = in.Target.OnHailCPUs
+	}
 	if in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
 		e.Achieved = float64(h.Counts.Sent) / r.Summary.Total
+	}
+	if svc := r.Details.FirstByte.Average; svc > 0 && in.Connections > 0 {
+		e.Capacity = float64(in.Connections) / svc
 	}
 	if !in.Open {
 		_, e.Stalled = longestStall(in.Series)
@@ -149,24 +211,49 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 	own, wait := h.SendDelay.Own, h.SendDelay.ConnWait
 	m := in.Machine
 	var out []string
-	if e.Open && e.OwnP99 > lateP99 && kind != BottleneckNone {
-		out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
+	if kind == BottleneckTarget && e.Responses == 0 && e.NotSent+e.Failed > 0 {
+		return unreachable(in, r)
+	}
+	if GeneratorSide(kind) && e.OwnSamples > 0 && e.OwnP99 > lateP99 {
+		if e.Open {
+			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
+			if e.Queued > 0 && e.WaitP99 > lateP99 && e.hailBound() {
+				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s), but hail held the connections, not the target: it served each request in %s, enough for about %.0f req/s over %d connections, and %.1f req/s went out",
+					e.Queued, fmtDur(wait.P99), fmtDur(r.Details.FirstByte.Average), e.Capacity, in.Connections, e.Achieved))
+			}
+		} else {
+			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99), fmtDur(own.Max)))
+		}
 	}
 	switch kind {
 	case BottleneckTarget:
+		if !e.Open && e.OwnP99 > lateP99 && e.TargetCPU >= othersShare && !(e.Stalled >= 1 && e.OwnMax < e.Stalled/2) {
+			t := in.Target
+			out = append(out, fmt.Sprintf("hail's own lateness p99 %s (max %s): the next request on a connection left that late after the previous response arrived, waiting for CPUs the target used", fmtDur(own.P99), fmtDur(own.Max)),
+				fmt.Sprintf("the target's own process (pid %d, %s) used %.0f%% of hail's %d CPU(s) while hail used %.0f%%: the rate is what the target and hail reach together on the CPUs they share; pin them apart (taskset) to measure the target alone",
+					t.PID, t.Command, 100*e.TargetCPU, m.CPUs, 100*e.CPU))
+			break
+		}
 		if !e.Open {
 			from, secs := longestStall(in.Series)
-			return append(out, fmt.Sprintf("the target stalled for about %.0f s (from %d s: almost no request completed while %d were in flight); the closed model does not measure the requests that were not sent during a stall — use -q",
+			out = append(out, fmt.Sprintf("the target stalled for about %.0f s (from %d s: almost no request completed while %d were in flight); the closed model does not measure the requests that were not sent during a stall — use -q",
 				secs, in.Series[from].Index, in.Series[from].InFlight))
+			break
 		}
-		out = append([]string{fmt.Sprintf("%d of %d requests (%.0f%%) waited for a free connection because all %d had a request in flight: wait p99 %s, max %s",
-			c.Queued, c.Sent, pct(c.Queued, c.Sent), in.Connections, fmtDur(wait.P99), fmtDur(wait.Max)), sustained(in, r)}, out...)
+		out = append([]string{fmt.Sprintf("%d of %d requests (%.0f%%) waited for a free connection because all %d had a request in flight: wait p99 %s, max %s; hail's own lateness p99 %s",
+			c.Queued, c.Sent, pct(c.Queued, c.Sent), in.Connections, fmtDur(wait.P99), fmtDur(wait.Max), fmtDur(own.P99)), sustained(in, r)}, out...)
 		if c.Unsent > 0 {
 			out = append(out, fmt.Sprintf("%d intended requests were still waiting when the run stopped (%s): unsent, not counted as requests", c.Unsent, h.UnsentReason))
 		}
 	case BottleneckOthers:
-		out = append(out, fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s while hail used %.0f%%: they took its CPU; pin hail to cores of its own (taskset) or stop what else runs there",
-			100*m.Others, m.CPUs, contentionDetail(m), 100*e.CPU))
+		switch t := in.Target; {
+		case t != nil && e.TargetCPU >= m.Others && e.TargetCPU >= othersShare:
+			out = append(out, fmt.Sprintf("the target's own process (pid %d, %s) used %.0f%% of hail's %d CPU(s) while hail used %.0f%%: it took hail's CPU, so the numbers measure the target and its load generator competing for one machine; pin them to separate cores (taskset) to measure the target alone",
+				t.PID, t.Command, 100*e.TargetCPU, m.CPUs, 100*e.CPU))
+		default:
+			out = append(out, fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s while hail used %.0f%%: they took its CPU; pin hail to cores of its own (taskset) or stop what else runs there",
+				100*m.Others, m.CPUs, contentionDetail(m), 100*e.CPU))
+		}
 	case BottleneckGenerator:
 		msg := fmt.Sprintf("hail's own CPU was %.0f%% of its %d core(s)", 100*e.CPU, h.Generator.Cores)
 		if e.CPU >= saturatedCPU {
@@ -181,19 +268,107 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		}
 		out = append(out, msg)
 	case BottleneckWakeup:
-		out = append(out, fmt.Sprintf("with its CPU %.0f%% busy and the machine otherwise idle (others %.0f%% of its CPUs, steal %.0f%%), this is the OS waking an idle generator late (idle wake-up latency, common in VMs at low rates), not load; latencies count from intended send times, so they include it",
+		out = append(out, fmt.Sprintf("with its CPU %.0f%% busy and nobody taking its CPUs (others %.0f%% of them, steal %.0f%%), this is the OS waking an idle generator late (idle wake-up latency, common in VMs at low rates), not load; latencies count from intended send times, so they include it",
 			100*e.CPU, 100*m.Others, 100*m.Steal))
 	case BottleneckNone:
-		if e.Open {
-			return []string{fmt.Sprintf("hail sent on time: own lateness p99 %s, %d requests (%.1f%%) waited for a connection (p99 %s), its CPU %.0f%% of %d core(s)",
-				fmtDur(own.P99), c.Queued, pct(c.Queued, c.Sent), fmtDur(wait.P99), 100*e.CPU, h.Generator.Cores)}
+		switch {
+		case e.Open:
+			out = append(out, fmt.Sprintf("hail sent on time: own lateness p99 %s, %d requests (%.1f%%) waited for a connection (p99 %s), its CPU %.0f%% of %d core(s)",
+				fmtDur(own.P99), c.Queued, pct(c.Queued, c.Sent), fmtDur(wait.P99), 100*e.CPU, h.Generator.Cores))
+		case e.OwnSamples > 0:
+			out = append(out, fmt.Sprintf("closed model: the target set the pace; hail sent each next request on time (own lateness p99 %s after a response's arrival), its CPU %.0f%% of %d core(s)",
+				fmtDur(own.P99), 100*e.CPU, h.Generator.Cores))
+		default:
+			out = append(out, fmt.Sprintf("closed model: the target set the pace; hail's CPU %.0f%% of %d core(s)", 100*e.CPU, h.Generator.Cores))
 		}
-		return []string{fmt.Sprintf("closed model: the target set the pace; hail's CPU %.0f%% of %d core(s)", 100*e.CPU, h.Generator.Cores)}
+	}
+	if context := busyContext(e, m); context != "" && !GeneratorSide(kind) {
+		out = append(out, context)
+	}
+	if note := sharing(in, e); note != "" {
+		out = append(out, note)
 	}
 	if e.Short() {
 		out = append(out, fmt.Sprintf("achieved %.1f req/s, %.0f%% of the -q %g target", e.Achieved, 100*e.Achieved/e.Rate, e.Rate))
 	}
 	return out
+}
+
+// busyContext says, when hail kept up, that the machine was busy all the
+// same: context, not a cause ("" when it was not).
+func busyContext(e Evidence, m stats.MachineUse) string {
+	if !m.Known || (m.Others < othersShare && m.Steal < stealShare) {
+		return ""
+	}
+	return fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s, but hail was not slowed by them (its lateness is the evidence that would show it)",
+		100*m.Others, m.CPUs, contentionDetail(m))
+}
+
+// sharing notes that the target runs on hail's machine ("" when hail did
+// not find its process).
+func sharing(in Input, e Evidence) string {
+	t := in.Target
+	if t == nil {
+		return ""
+	}
+	where := "on other CPUs than hail's"
+	if t.OnHailCPUs > 0 || e.TargetCPU > 0 {
+		where = fmt.Sprintf("and used %.0f%% of hail's CPUs (the target's, not counted as other processes)", 100*t.OnHailCPUs)
+	}
+	return fmt.Sprintf("the target (pid %d, %s, %s) runs on hail's machine %s; it used %.2f cores on average", t.PID, t.Command, sourceWords(t.Source), where, t.MeanCPU)
+}
+
+// sourceWords says how hail knew the target's process, for a sentence.
+func sourceWords(source string) string {
+	switch source {
+	case "hail demo":
+		return "hail demo's own server"
+	case "loopback listener":
+		return "found listening on the target's port"
+	case "":
+		return "given"
+	}
+	return "given by " + source
+}
+
+// unreachable explains a run none of whose requests could be sent, with
+// the likely cause.
+func unreachable(in Input, r *Result) []string {
+	c := r.Hail.Counts
+	errs := r.ErrorDistribution
+	addr := in.Addr
+	if addr == "" {
+		addr = "the target"
+	}
+	kinds := sortedByCount(errs)
+	top := ""
+	if len(kinds) > 0 {
+		top = kinds[0]
+	}
+	if c.Sent > 0 {
+		return []string{fmt.Sprintf("no response: the %d requests sent all failed (%s)%s", c.Sent, countList(errs), notSentPart(c)),
+			fmt.Sprintf("%s accepted connections but answered none of them", addr)}
+	}
+	out := []string{fmt.Sprintf("unreachable: none of the %d requests could be sent: %s", c.NotSent, countList(errs))}
+	switch top {
+	case stats.ErrConnectRefused.String():
+		out = append(out, fmt.Sprintf("nothing is listening on %s: start the target, or check the URL's host and port", addr))
+	case stats.ErrConnectTimeout.String():
+		out = append(out, fmt.Sprintf("%s did not accept connections within the connect timeout: a firewall dropping them, a host that is down, or an accept backlog that is full", addr))
+	case stats.ErrDNS.String():
+		out = append(out, "the host name did not resolve: check it, or use --connect-to / an IP address")
+	default:
+		out = append(out, fmt.Sprintf("every connection to %s failed before a request could be written on it", addr))
+	}
+	return out
+}
+
+// notSentPart is ", N more could not be sent" ("" when none).
+func notSentPart(c Counts) string {
+	if c.NotSent == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and %d more could not be sent", c.NotSent)
 }
 
 // contentionDetail is the steal and pressure part of a sentence.
@@ -276,6 +451,9 @@ func (v Verdict) Headline() (string, bool) {
 	case BottleneckGenerator:
 		return "WARNING: the generator, not the target, limited this test (hail's own CPU):", true
 	case BottleneckOthers:
+		if v.TakenBy == "target" {
+			return "WARNING: the generator, not the target, limited this test (the target's own process took hail's CPU):", true
+		}
 		return "WARNING: the generator, not the target, limited this test (other processes took hail's CPU):", true
 	case BottleneckWakeup:
 		return "WARNING: the generator, not the target, limited this test (the OS woke an idle hail late):", true
@@ -287,6 +465,9 @@ func (v Verdict) Headline() (string, bool) {
 func accounting(h *Hail) string {
 	c := h.Counts
 	s := fmt.Sprintf("%d intended, %d sent", c.Intended, c.Sent)
+	if c.NotSent > 0 {
+		s += fmt.Sprintf(", %d not sent (they failed before a byte was written: counted as errors, never as sent)", c.NotSent)
+	}
 	if c.Unsent > 0 {
 		why := h.UnsentReason
 		if why == "" {

@@ -13,49 +13,94 @@ import (
 // are its own load, late sends while others use its CPUs are contention, a
 // wait for connections is the target, and on-time sends are nobody's.
 func TestVerdictKinds(t *testing.T) {
+	t.Parallel()
 	quiet := stats.MachineUse{Known: true, CPUs: 1, Others: 0.02, Pressure: 0.01}
+	busy := stats.MachineUse{Known: true, CPUs: 1, Others: 0.6, Pressure: 0.8}
+	serve := &Target{PID: 4242, Command: "hail", Source: "loopback listener", OnHailCPUs: 0.55, MeanCPU: 0.55}
 	for _, tc := range []struct {
 		name    string
 		open    bool
-		lagNs   int64 // own lateness of every request
+		lagNs   int64 // own lateness of every request (closed: after the previous response); 0 in the closed model: none measured
 		waitNs  int64 // connection wait of every other request
 		cpu     time.Duration
 		machine stats.MachineUse
-		stall   bool // closed: 2 s without a completion
+		target  *Target
+		stall   bool   // closed: 2 s without a completion
+		fail    string // every request ends in this error kind instead of a response
 		kind    string
+		taken   string
 		want    []string // in the reasons
 	}{
-		{"on time", true, 200_000, 0, time.Second, quiet, false, BottleneckNone, []string{"hail sent on time"}},
-		{"late and idle", true, 3_000_000, 0, time.Second, quiet, false, BottleneckWakeup, []string{"exceeds 1ms", "10% busy", "the OS waking an idle generator late"}},
-		{"late and busy", true, 3_000_000, 0, 7 * time.Second, quiet, false, BottleneckGenerator, []string{"exceeds 1ms", "70% of its 1 core", "its own work delayed sends"}},
-		{"late and saturated", true, 3_000_000, 0, 9500 * time.Millisecond, quiet, false, BottleneckGenerator, []string{"95% of its 1 core", "saturated"}},
-		{"late, others on its CPU", true, 3_000_000, 0, 3 * time.Second, stats.MachineUse{Known: true, CPUs: 1, Others: 0.6, Pressure: 0.8},
-			false, BottleneckOthers, []string{"other processes used 60% of hail's 1 CPU", "CPU pressure 80%", "taskset"}},
-		{"waiting for connections", true, 100_000, 20_000_000, time.Second, quiet, false, BottleneckTarget,
-			[]string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained", "raising -c raises the offered concurrency, not the target's capacity"}},
-		{"closed, comfortable", false, 0, 0, time.Second, quiet, false, BottleneckNone, []string{"the target set the pace"}},
-		{"closed, stalled", false, 0, 0, time.Second, quiet, true, BottleneckTarget, []string{"the target stalled for about 2 s (from 3 s", "use -q"}},
-		{"closed, saturated", false, 0, 0, 9500 * time.Millisecond, quiet, false, BottleneckGenerator, []string{"saturated", "hail's limit"}},
+		{name: "on time", open: true, lagNs: 200_000, cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"hail sent on time"}},
+		{name: "late and idle", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, kind: BottleneckWakeup,
+			want: []string{"exceeds 1ms", "10% busy and nobody taking its CPUs", "the OS waking an idle generator late"}},
+		{name: "late, idle, the machine a little busy", open: true, lagNs: 2_000_000, cpu: 10 * time.Millisecond, machine: stats.MachineUse{Known: true, CPUs: 1, Others: 0.16, Pressure: 0.01},
+			kind: BottleneckWakeup, want: []string{"0% busy and nobody taking its CPUs (others 16%"}},
+		{name: "late and busy", open: true, lagNs: 3_000_000, cpu: 7 * time.Second, machine: quiet, kind: BottleneckGenerator,
+			want: []string{"exceeds 1ms", "70% of its 1 core", "its own work delayed sends"}},
+		{name: "late and saturated", open: true, lagNs: 3_000_000, cpu: 9500 * time.Millisecond, machine: quiet, kind: BottleneckGenerator,
+			want: []string{"95% of its 1 core", "saturated"}},
+		{name: "late, others on its CPU", open: true, lagNs: 3_000_000, cpu: 3 * time.Second, machine: busy, kind: BottleneckOthers,
+			want: []string{"other processes used 60% of hail's 1 CPU", "CPU pressure 80%", "taskset"}},
+		{name: "on time, others on its CPU", open: true, lagNs: 200_000, cpu: time.Second, machine: busy, kind: BottleneckNone,
+			want: []string{"hail sent on time", "other processes used 60%", "but hail was not slowed by them"}},
+		{name: "waiting for connections", open: true, lagNs: 100_000, waitNs: 20_000_000, cpu: time.Second, machine: quiet, kind: BottleneckTarget,
+			want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained", "raising -c raises the offered concurrency, not the target's capacity"}},
+		{name: "waiting for connections on a busy machine", open: true, lagNs: 110_000, waitNs: 1500_000_000, cpu: 100 * time.Millisecond, machine: busy,
+			kind: BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
+		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
+			kind: BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
+		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
+			kind: BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found listening on the target's port"}},
+		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"the target set the pace"}},
+		{name: "closed, on time on a busy machine", lagNs: 300_000, cpu: 200 * time.Millisecond, machine: busy, kind: BottleneckNone,
+			want: []string{"hail sent each next request on time (own lateness p99 300.0µs", "but hail was not slowed"}},
+		{name: "closed, late, others on its CPU", lagNs: 4_000_000, cpu: 2 * time.Second, machine: busy, kind: BottleneckOthers,
+			want: []string{"own lateness p99 4.00ms exceeds 1ms", "after the previous response arrived", "other processes used 60%"}},
+		{name: "closed, late, the target shares its CPUs", lagNs: 4_000_000, cpu: 3 * time.Second, machine: quiet, target: serve, kind: BottleneckTarget,
+			want: []string{"waiting for CPUs the target used", "(pid 4242, hail) used 55% of hail's 1 CPU", "pin them apart", "runs on hail's machine"}},
+		{name: "closed, stalled", cpu: time.Second, machine: quiet, stall: true, kind: BottleneckTarget, want: []string{"the target stalled for about 2 s (from 3 s", "use -q"}},
+		{name: "closed, saturated", cpu: 9500 * time.Millisecond, machine: quiet, kind: BottleneckGenerator, want: []string{"saturated", "hail's limit"}},
+		{name: "nothing listening", cpu: time.Second, machine: busy, fail: "connection refused", kind: BottleneckTarget,
+			want: []string{"unreachable: none of the 1000 requests could be sent: connection refused ×1000", "nothing is listening on 127.0.0.1:1"}},
+		{name: "never answering", cpu: time.Second, machine: busy, fail: "request timeout", kind: BottleneckTarget,
+			want: []string{"no response: the 1000 requests sent all failed (request timeout ×1000)", "answered none"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			tot := stats.NewTotals()
 			for i := range 1000 {
 				wait := int64(0)
 				if i%2 == 1 {
 					wait = tc.waitNs
 				}
-				if tc.open {
+				if tc.open || tc.lagNs > 0 {
 					_ = tot.Lag.RecordValue(tc.lagNs)
+				}
+				if tc.open {
 					_ = tot.ConnWait.RecordValue(wait)
 					if wait > 0 {
 						tot.Queued++
 						tot.QueueWait += wait
 					}
 				}
-				_ = tot.LatencyOK.RecordValue(1e6 + wait)
-				tot.LatencySum += 1e6 + wait
+				if tc.fail == "" {
+					_ = tot.LatencyOK.RecordValue(1e6 + wait)
+					_ = tot.FirstByte.RecordValue(1e6) // 10 connections / 1 ms: the target serves 10,000/s
+					tot.LatencySum += 1e6 + wait
+				}
 			}
-			tot.Status[200] = 1000
+			switch k, _ := stats.KindByName(tc.fail); {
+			case tc.fail == "":
+				tot.Status[200] = 1000
+			case k == stats.ErrConnectRefused:
+				tot.Errors[k], tot.NotSent = 1000, 1000
+			default:
+				tot.Errors[k] = 1000
+				for range 1000 {
+					_ = tot.Failed.RecordValue(2e9)
+				}
+			}
 			var series []stats.Second
 			for i := range 10 {
 				s := stats.Second{Index: i, Span: 1, Requests: 100}
@@ -69,10 +114,10 @@ func TestVerdictKinds(t *testing.T) {
 				rate = 100
 			}
 			r := Build(Input{Totals: tot, Series: series, Elapsed: 10 * time.Second, Cores: 1, Usage: stats.Usage{User: tc.cpu},
-				Open: tc.open, Rate: rate, Version: "test", Machine: tc.machine, Connections: 10})
+				Open: tc.open, Rate: rate, Version: "test", Machine: tc.machine, Connections: 10, Target: tc.target, Addr: "127.0.0.1:1"})
 			v := r.Hail.Verdict
-			if v.Bottleneck != tc.kind {
-				t.Fatalf("bottleneck %q, want %q: %q", v.Bottleneck, tc.kind, v.Reasons)
+			if v.Bottleneck != tc.kind || v.TakenBy != tc.taken {
+				t.Fatalf("bottleneck %q (taken by %q), want %q (%q): %q", v.Bottleneck, v.TakenBy, tc.kind, tc.taken, v.Reasons)
 			}
 			generatorSide := tc.kind == BottleneckGenerator || tc.kind == BottleneckOthers || tc.kind == BottleneckWakeup
 			if v.GeneratorLimited != generatorSide {

@@ -23,6 +23,23 @@ type Meta struct {
 	Steps   []string // step names by index ("" for a plain URL)
 	Version string
 	Shard   string // "I/N" for a shard of a distributed run, else ""
+	// Latency summarises the run's latency when it ended: the responses'
+	// (oha's) and every sent request's (a failure at its elapsed time).
+	Latency []Latency
+}
+
+// Latency is one scope of a run's latency summary.
+type Latency struct {
+	// Scope is "responses" (oha's latencies) or "all_sent" (every sent
+	// request; a failure at its elapsed time, requests cut off by the
+	// run's end left out).
+	Scope string
+	// Requests the percentiles hold; Failed of them failed (sent, no
+	// response that counts); CutOff and NotSent are left out: aborted by
+	// the run's end, failed before they were sent.
+	Requests, Failed, CutOff, NotSent int64
+	// Percentiles and max in ns; -1 when there was none (NULL).
+	P50, P90, P99, Max int64
 }
 
 // Sink receives batches of records, in the order they were handed over

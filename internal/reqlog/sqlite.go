@@ -18,7 +18,8 @@ import (
 // it). A file may hold several runs: each gets a row in runs, and its
 // requests carry its id. Times are nanoseconds since the run's start
 // (runs.start_unix_ns); latency_ns is what the report counts (from the
-// intended send time in the open model).
+// intended send time in the open model). latency holds each run's latency
+// summary at its end: the responses' and every sent request's.
 const Schema = `
 CREATE TABLE IF NOT EXISTS runs (
   id            INTEGER PRIMARY KEY,
@@ -36,6 +37,19 @@ CREATE TABLE IF NOT EXISTS steps (
   idx  INTEGER NOT NULL,
   name TEXT NOT NULL,
   PRIMARY KEY (run, idx)
+);
+CREATE TABLE IF NOT EXISTS latency (
+  run      INTEGER NOT NULL,
+  scope    TEXT NOT NULL,
+  requests INTEGER NOT NULL,
+  failed   INTEGER NOT NULL,
+  cut_off  INTEGER NOT NULL,
+  not_sent INTEGER NOT NULL,
+  p50_ns   INTEGER,
+  p90_ns   INTEGER,
+  p99_ns   INTEGER,
+  max_ns   INTEGER,
+  PRIMARY KEY (run, scope)
 );
 CREATE TABLE IF NOT EXISTS requests (
   run           INTEGER NOT NULL,
@@ -309,6 +323,18 @@ func (s *SQLite) Close(m Meta) error {
 	}
 	for i, name := range m.Steps {
 		if _, err := s.conn.ExecContext(ctx, "INSERT OR REPLACE INTO steps (run, idx, name) VALUES (?, ?, ?)", s.run, i, name); err != nil {
+			return fmt.Errorf("--db-url %s: %v", s.path, err)
+		}
+	}
+	ns := func(v int64) any {
+		if v < 0 {
+			return nil
+		}
+		return v
+	}
+	for _, l := range m.Latency {
+		if _, err := s.conn.ExecContext(ctx, "INSERT OR REPLACE INTO latency (run, scope, requests, failed, cut_off, not_sent, p50_ns, p90_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			s.run, l.Scope, l.Requests, l.Failed, l.CutOff, l.NotSent, ns(l.P50), ns(l.P90), ns(l.P99), ns(l.Max)); err != nil {
 			return fmt.Errorf("--db-url %s: %v", s.path, err)
 		}
 	}

@@ -36,6 +36,7 @@ type controller struct {
 	reason  string        // why the run stopped (endDone until it did)
 	at      time.Duration // when it stopped, since the job's start
 	ended   bool
+	waited  bool // it stopped sending and let in-flight requests finish (-w)
 	aborted bool
 	done    chan struct{} // closed when the engine returned
 }
@@ -99,8 +100,20 @@ func (c *controller) end(reason string, wait bool) {
 		c.mu.Unlock()
 		return
 	}
-	c.ended, c.reason, c.at = true, reason, c.job.Since()
+	c.ended, c.reason, c.at, c.waited = true, reason, c.job.Since(), wait
 	c.mu.Unlock()
+	if wait {
+		// What ends from now on ends in the drain: counted and marked, in
+		// every job's recorders (a run with several origins has a job per
+		// origin).
+		for _, job := range c.jobs {
+			for _, recs := range job.Recorders {
+				for _, r := range recs {
+					r.Drain()
+				}
+			}
+		}
+	}
 	for _, job := range c.jobs {
 		job.Source.Stop()
 	}
@@ -121,6 +134,15 @@ func (c *controller) abortNow() {
 		}
 		close(c.abort)
 	}
+}
+
+// drained reports whether the run stopped sending and then let in-flight
+// requests finish (-w, or a workload that ran out of data): the time after
+// the stop was a drain.
+func (c *controller) drained() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended && c.waited
 }
 
 // finished tells the watcher that the engine returned.

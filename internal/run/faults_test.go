@@ -35,6 +35,10 @@ func TestFaultSuite(t *testing.T) {
 		{mode: hostile.NeverRead, dur: time.Second, want: []string{"aborted due to deadline"}, must: []string{"aborted due to deadline"}},
 		{mode: hostile.NeverRead, n: 4, timeout: 300 * time.Millisecond, want: []string{"request timeout"}, must: []string{"request timeout"}},
 		{mode: hostile.NoAccept, n: 8, timeout: 400 * time.Millisecond, want: []string{"connect timeout", "request timeout"}, must: []string{"connect timeout"}},
+		// Without -t nothing but the connect timeout can end a request that
+		// never got its connection (the dialer's own deadline once named
+		// some "request timeout").
+		{mode: hostile.NoAccept, n: 8, want: []string{"connect timeout"}, must: []string{"connect timeout"}},
 		{mode: hostile.HalfThenHang, n: 4, timeout: 300 * time.Millisecond, want: []string{"request timeout"}, must: []string{"request timeout"}},
 		{mode: hostile.UpgradeSwitching, n: 10, want: []string{"unexpected protocol upgrade"}, must: []string{"unexpected protocol upgrade"}},
 	}

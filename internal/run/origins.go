@@ -68,7 +68,10 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 	w := o.Workload
 	p := ShardShare(whole)
 	s := &setup{whole: whole, share: p, steps: w.Steps}
-	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
+	if len(w.Stages) > 0 {
+		s.stages = schedule.NewStageClock(w.Stages, p.Duration)
+	}
+	s.groups = recorders(p.Connections, len(s.steps), slotsOf(s.stages), o.Tracer)
 	weights := make([]float64, len(w.Origins))
 	for k, org := range w.Origins {
 		weights[k] = org.Share
@@ -123,7 +126,7 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 		}
 		lo := o
 		lo.Workload, lo.Dialer, lo.Engine = lw, org.Dialer, nil
-		leg, err := buildWith(ctx, &lp, lo, legGroups(s.groups, org.Steps))
+		leg, err := buildWith(ctx, &lp, lo, legGroups(s.groups, len(s.steps), org.Steps), s.stages)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %v", org.Name, err)
 		}
@@ -163,16 +166,22 @@ func minConnections(s *schedule.Split, k, n int) uint64 {
 	return c
 }
 
-// legGroups are the recorders of a leg that serves steps: the run's, each
-// step's own, and for the steps it does not serve its first step's (its
-// engine records connection setups under step 0: they stay the origin's).
-func legGroups(groups [][]*stats.Recorder, steps []int) [][]*stats.Recorder {
+// legGroups are the recorders of a leg that serves steps, out of the
+// run's groups (per stage slot and step: groups[slot*n+step], n steps):
+// in each slot, each of its steps' own, and for the steps it does not
+// serve its first step's (its engine records connection setups under
+// step 0: they stay the origin's). A request so records in its origin's
+// step and its stage's slot.
+func legGroups(groups [][]*stats.Recorder, n int, steps []int) [][]*stats.Recorder {
 	out := make([][]*stats.Recorder, len(groups))
-	for i := range out {
-		out[i] = groups[steps[0]]
-	}
-	for _, st := range steps {
-		out[st] = groups[st]
+	for slot := 0; slot < len(groups)/n; slot++ {
+		base := slot * n
+		for i := range n {
+			out[base+i] = groups[base+steps[0]]
+		}
+		for _, st := range steps {
+			out[base+st] = groups[base+st]
+		}
 	}
 	return out
 }
@@ -225,12 +234,13 @@ func (s *setup) runEngines(ctl *controller) error {
 
 // originResults completes the Result of a run with legs: what the run's
 // engines, protocols and transports were, its gRPC calls, and each
-// origin's own counts, latency and verdict (Result.Hail.Origins).
-func (s *setup) originResults(res *report.Result, col *collecting, intent report.Intent, elapsed time.Duration, o Options) {
+// origin's own counts, rates, latency and verdict (Result.Hail.Origins).
+// in is what the run's Result was built from.
+func (s *setup) originResults(res *report.Result, col *collecting, in report.Input, o Options) {
 	h := &res.Hail
 	var engines, reasons, protocols, transports, alpns []string
 	var tls *report.TLSCounts
-	var calls, sent, received int64
+	var calls, retries, sent, received int64
 	add := func(list []string, v string) []string {
 		if v != "" && !slices.Contains(list, v) {
 			list = append(list, v)
@@ -251,20 +261,20 @@ func (s *setup) originResults(res *report.Result, col *collecting, intent report
 			tls.Resumptions += t.Resumptions
 		}
 		m := &leg.job.Messages
-		calls, sent, received = calls+m.Calls.Load(), sent+m.Sent.Load(), received+m.Received.Load()
+		calls, retries = calls+m.Calls.Load(), retries+m.Retries.Load()
+		sent, received = sent+m.Sent.Load(), received+m.Received.Load()
 	}
 	h.Engine, h.EngineReason = strings.Join(engines, "+"), strings.Join(reasons, "; ")
 	h.Protocol, h.Transport, h.ALPN, h.TLS = strings.Join(protocols, "+"), strings.Join(transports, "+"), strings.Join(alpns, "+"), tls
 	h.GRPC = nil
 	if calls > 0 {
-		h.GRPC = &report.GRPC{Calls: calls, MessagesSent: sent, MessagesReceived: received}
+		h.GRPC = &report.GRPC{Calls: calls, Retries: retries, MessagesSent: sent, MessagesReceived: received}
 	}
 	w := o.Workload
 	var sum float64
 	for _, org := range w.Origins {
 		sum += org.Share
 	}
-	usage, machine := col.coll.Usage(), col.coll.Machine()
 	col.coll.Steps(func(totals []*stats.Totals, series [][]stats.Second) {
 		var all int64
 		for _, t := range totals {
@@ -272,9 +282,12 @@ func (s *setup) originResults(res *report.Result, col *collecting, intent report
 		}
 		for k := range w.Origins {
 			org := &w.Origins[k]
-			in := report.Input{Elapsed: elapsed, Usage: usage, Machine: machine, Cores: stats.Cores(), Interrupted: h.Interrupted,
-				Version: plan.Version, Rate: s.share.Rate * org.Share / sum}
-			h.Origins = append(h.Origins, s.originResult(k, org, totals, series, all, intent, in))
+			// What the origins share (the run's length, hail's CPU and the
+			// machine's, the target's processes, the drain); the rest is
+			// the origin's own.
+			oin := report.Input{Elapsed: in.Elapsed, Usage: in.Usage, Machine: in.Machine, Cores: in.Cores, Interrupted: in.Interrupted,
+				Version: in.Version, Stopped: in.Stopped, Wait: in.Wait, Target: in.Target, Rate: s.share.Rate * org.Share / sum}
+			h.Origins = append(h.Origins, s.originResult(k, org, totals, series, all, in.Intent, oin))
 		}
 	})
 }
@@ -301,9 +314,7 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 		names = append(names, s.steps[st])
 	}
 	out := report.Origin{Name: org.Name, URL: org.Plan.URL.String(), Steps: names, Protocol: org.Plan.Protocol()}
-	step := report.BuildSteps([]string{org.Name}, []*stats.Totals{t}, nil, in.Elapsed)[0]
-	out.Counts.StepCounts, out.RPS, out.ErrorRate, out.Latency = step.Counts, step.RPS, step.ErrorRate, step.Latency
-	out.StatusCodeDistribution, out.ErrorDistribution, out.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
+	out.SetTotals(t, in.Elapsed)
 	out.Connects = t.Connects
 	if all > 0 {
 		out.Share = float64(t.Requests()) / float64(all)
@@ -317,27 +328,31 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 	if s.conns != nil {
 		out.Connections = int(s.conns.most[k].Load())
 	}
-	in.Intent = report.Intent{Sent: t.Requests(), Unsent: t.Unsent, Skipped: t.Skipped, Reason: intent.Reason}
-	in.Intent.Intended = in.Intent.Sent + in.Intent.Unsent + in.Intent.Skipped
+	in.Intent = report.Intent{Sent: t.Sent(), Unsent: t.Unsent, Skipped: t.Skipped, Reason: intent.Reason}
+	in.Intent.Intended = t.Requests() + in.Intent.Unsent + in.Intent.Skipped
 	if leg.pacer != nil {
 		// The run's intended requests, dealt as its schedule deals them.
 		in.Intent.Intended = max(in.Intent.Intended, int64(s.split.Count(k, uint64(intent.Intended))))
 	}
 	in.Totals, in.Series, in.Engine, in.Open, in.Start = t, originSeries(org.Steps, series), leg.eng.Name(), leg.pacer != nil, leg.job.Start
-	in.Connections, in.Protocol = leg.share.Connections, leg.share.Protocol()
+	// Its connections as the verdict weighs them (the target's service
+	// time over them): its pool, or in the closed model the most it held.
+	in.Connections, in.Protocol = out.Connections, leg.share.Protocol()
+	in.Addr, in.Mismatch = leg.dialer.Target(), certNames(leg.dialer)
 	sub := report.Build(in)
 	out.Counts.Intended, out.Counts.Unsent = sub.Hail.Counts.Intended, sub.Hail.Counts.Unsent
 	out.SendDelay, out.Verdict = sub.Hail.SendDelay, sub.Hail.Verdict
 	if m := &leg.job.Messages; m.Calls.Load() > 0 {
-		out.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		out.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return out
 }
 
 // originSeries sums the per-second series of an origin's steps: counts,
 // bytes, requests in flight and connections open add up exactly; a
-// second's latency percentiles are its slowest step's (an upper bound),
-// for the verdict's view of stalls only.
+// second's latency percentiles (of the responses and of every sent
+// request) are its slowest step's (an upper bound), for the verdict's
+// view of stalls only.
 func originSeries(steps []int, series [][]stats.Second) []stats.Second {
 	var out []stats.Second
 	for _, st := range steps {
@@ -351,6 +366,9 @@ func originSeries(steps []int, series [][]stats.Second) []stats.Second {
 			o := &out[i]
 			o.Requests += sec.Requests
 			o.Errors += sec.Errors
+			o.NotSent += sec.NotSent
+			o.CutOff += sec.CutOff
+			o.Drained += sec.Drained
 			o.BodyBytes += sec.BodyBytes
 			o.WireBytes += sec.WireBytes
 			o.SentBytes += sec.SentBytes
@@ -358,8 +376,33 @@ func originSeries(steps []int, series [][]stats.Second) []stats.Second {
 			o.ConnsOpen += sec.ConnsOpen
 			o.P50, o.P90, o.P99 = max(o.P50, sec.P50), max(o.P90, sec.P90), max(o.P99, sec.P99)
 			o.P999, o.Max = max(o.P999, sec.P999), max(o.Max, sec.Max)
+			o.AllP50, o.AllP99, o.AllMax = max(o.AllP50, sec.AllP50), max(o.AllP99, sec.AllP99), max(o.AllMax, sec.AllMax)
 			o.LagP99, o.WaitP99 = max(o.LagP99, sec.LagP99), max(o.WaitP99, sec.WaitP99)
 		}
 	}
 	return out
+}
+
+// addr is where the run's connections went, for the verdict's words: its
+// target's address, or each origin's.
+func (s *setup) addr() string {
+	if s.legs == nil {
+		return s.dialer.Target()
+	}
+	var addrs []string
+	for _, leg := range s.legs {
+		addrs = append(addrs, leg.dialer.Target())
+	}
+	return strings.Join(addrs, " and ")
+}
+
+// mismatch is the first certificate met for other names than the one
+// checked, by the run's dialer or any origin's (nil: none).
+func (s *setup) mismatch() *report.CertNames {
+	for _, d := range s.dialers() {
+		if m := certNames(d); m != nil {
+			return m
+		}
+	}
+	return nil
 }

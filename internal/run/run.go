@@ -6,7 +6,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/target"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -50,16 +50,31 @@ type Options struct {
 	// Select picks (the conformance suite, internal/enginetest, puts each
 	// engine through the same runs this way).
 	Engine engine.Engine
+	// Target names the target's processes on this machine (--target-pid,
+	// --target-cmd, --target-cgroup; hail demo's server): their memory and
+	// CPU are sampled once a second into the report (Result.Hail.Target,
+	// the series, each stage's figures), and their CPU on hail's CPUs is
+	// the target's, never other processes', in the run's verdict and each
+	// origin's. TargetSource says how it was known ("": the flags).
+	Target       target.Spec
+	TargetSource string
+	// FindTarget, when Target is empty, looks for the processes listening
+	// on the ports of the run's loopback targets (/proc; one per origin)
+	// and takes them as Target.
+	FindTarget bool
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
 // file's, or a list of URLs (--urls-from-file, --rand-regex-url). The plan
 // still gives the target, connections, duration and transport.
 type Workload struct {
-	// Steps name the steps (Job.Steps); one "" for a single unnamed step.
-	// A run with named steps reports each in Result.Hail.Steps.
+	// Steps name the steps (Job.Steps); one "" (or none) for a single
+	// unnamed step. A run with named steps reports each in
+	// Result.Hail.Steps.
 	Steps []string
-	// NewRequests returns a worker's request builder (Job.NewRequests).
+	// NewRequests returns a worker's request builder (Job.NewRequests);
+	// nil sends the plan's own request (a plain URL with stages, or with
+	// a Check).
 	NewRequests func(worker int) engine.Requests
 	// BodyLimit is how many response body bytes the builders need kept.
 	BodyLimit int
@@ -75,6 +90,11 @@ type Workload struct {
 	// Connections, if set, makes the number of active connections follow a
 	// ramp (closed-model stages); the plan's Connections is its maximum.
 	Connections *schedule.Ramp
+	// Stages, if set, are the stages of the ramp (of Connections or of
+	// Pacer's rate) that each get results of their own (Result.Hail.Stages):
+	// a request belongs to the stage of its intended send time, and a
+	// stage's warmup is left out of its figures.
+	Stages []schedule.Stage
 	// Ended, if set, is closed by the workload when it has nothing left to
 	// send (a scenario's unique data feed is used up): the run then stops
 	// sending and lets in-flight requests finish (within the -w grace).
@@ -103,7 +123,7 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		return nil, err
 	}
 	if !waitStart(ctx, p.StartAt, o.Interrupt) {
-		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
+		return nil, &StartInterruptedError{At: p.StartAt}
 	}
 	s.start(time.Now())
 	ctl := newController(s.jobs(), s.share.WaitOngoing, s.share.Timeout)
@@ -135,9 +155,14 @@ type collecting struct {
 // startCollecting drains the recorders once a second, calling the
 // workload's Check and the progress callback after every tick.
 func startCollecting(s *setup, o Options) *collecting {
-	c := &collecting{coll: stats.NewStepCollector(s.groups, s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
-	if o.OnSecond != nil {
-		c.coll.OnSecond(o.OnSecond)
+	c := &collecting{coll: stats.NewStageCollector(s.groups, len(s.steps), s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
+	switch on, t := o.OnSecond, s.target; {
+	case t != nil && on != nil:
+		c.coll.OnSecond(func(sec *stats.Second) { t.fill(sec); on(sec) })
+	case t != nil:
+		c.coll.OnSecond(t.fill)
+	case on != nil:
+		c.coll.OnSecond(on)
 	}
 	if o.Observe != nil {
 		o.Observe(c.coll)
@@ -178,8 +203,8 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	totals := col.coll.Finish(finish)
 	elapsed := finish.Sub(s.job.Start) // as oha: the time the run took, not the nominal -z
 	why, stoppedAt := ctl.ending(elapsed)
-	counts := report.Intent{Sent: totals.Requests(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
-	counts.Intended = counts.Sent + counts.Unsent + counts.Skipped
+	counts := report.Intent{Sent: totals.Sent(), Unsent: totals.Unsent, Skipped: totals.Skipped, Reason: why}
+	counts.Intended = totals.Requests() + counts.Unsent + counts.Skipped
 	if s.pacer != nil {
 		end := stoppedAt
 		if p.Duration > 0 { // nothing is intended at or after -z
@@ -187,13 +212,20 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		}
 		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, end)))
 	}
-	res := report.Build(report.Input{
+	machine := col.coll.Machine()
+	var tgt *report.Target
+	if s.target != nil {
+		tgt, machine = s.target.summary(elapsed, machine)
+	}
+	in := report.Input{
 		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
-		Intent: counts, Machine: col.coll.Machine(), Connections: p.Connections,
-	})
+		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
+		Addr: s.addr(), Target: tgt, Mismatch: s.mismatch(),
+	}
+	res := report.Build(in)
 	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
@@ -204,14 +236,43 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 			res.Hail.Steps = report.BuildSteps(s.steps, t, ser, elapsed)
 		})
 	}
+	if s.stages != nil {
+		// The stages' requests were all taken by stoppedAt; an open-model
+		// schedule that ran out by itself (not at -n) covered its stages
+		// to their end, however early the last response came.
+		sent := stoppedAt
+		if why == endDone && s.pacer != nil && (p.Requests == 0 || counts.Intended < int64(p.Requests)) {
+			sent = max(sent, p.Duration)
+		}
+		col.coll.Stages(func(t []*stats.Totals) {
+			res.Hail.Stages = report.BuildStages(report.StageInput{Clock: s.stages, Kind: stageKind(o.Workload), Totals: t,
+				Series: res.Hail.Series, Stopped: sent})
+		})
+	}
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
-		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	if s.legs != nil {
-		s.originResults(res, col, counts, elapsed, o)
+		s.originResults(res, col, in, o)
 	}
 	return res
+}
+
+// stageKind is what a workload's stages ramp: "connections" or "rate".
+func stageKind(w *Workload) string {
+	if w.Connections != nil {
+		return "connections"
+	}
+	return "rate"
+}
+
+// stoppedIf is when the run stopped sending, or 0 when nothing stopped it.
+func stoppedIf(why string, at time.Duration) time.Duration {
+	if why == endDone {
+		return 0
+	}
+	return at
 }
 
 // transportName is how the run's connections travelled, for the report.
@@ -229,4 +290,13 @@ func tlsCounts(d *transport.Dialer) *report.TLSCounts {
 		return nil
 	}
 	return &report.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
+}
+
+// certNames is the dialer's first certificate issued for other names than
+// the one checked, for the report's hint; nil when none was met.
+func certNames(d *transport.Dialer) *report.CertNames {
+	if m := d.Mismatch(); m != nil {
+		return &report.CertNames{Host: m.Host, Names: m.Names}
+	}
+	return nil
 }

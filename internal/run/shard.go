@@ -146,3 +146,11 @@ type interleaved struct {
 func (s interleaved) Pace(hits uint64) (time.Duration, bool) {
 	return s.inner.Pace(hits*s.count + s.index)
 }
+
+// StartInterruptedError is a run that a signal (or its context) stopped
+// while it waited for --start-at: nothing was sent.
+type StartInterruptedError struct{ At time.Time }
+
+func (e *StartInterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while waiting for --start-at %s: nothing was sent", e.At.Format(time.RFC3339))
+}

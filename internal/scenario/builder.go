@@ -47,7 +47,23 @@ type vu struct {
 	// yielded is the reason (an index of the step's reasons) of the
 	// last build that yielded.
 	yielded int
+	// took are the values the last build took from pools (take refs);
+	// held are the reservations of requests built and not yet ended
+	// (engine.Reserver), free the reusable ones.
+	took []taken
+	held []reservation
+	free []uint32
 }
+
+// taken is one value a request took from a pool.
+type taken struct {
+	pool int
+	val  string
+}
+
+// reservation is what one request took from pools: it goes back if the
+// request is never sent.
+type reservation struct{ vals []taken }
 
 func newVU(s *Scenario, worker int) *vu {
 	v := &vu{s: s, mix: &s.mix, id: worker, flow: -1,
@@ -69,6 +85,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := v.s
 	v.ctx.Hit = hit
 	v.flowThink = thinkTime{}
+	v.took = v.took[:0]
 	if v.flow < 0 {
 		v.newRows()
 	}
@@ -88,6 +105,11 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	}
 	m := v.mix
 	a := m.pick(v.rng)
+	if s.feedEnd.exclude(a, v.excl) { // its unique feed is used up: it is no longer chosen
+		if a = m.pickExcluding(v.rng, v.excl); a < 0 {
+			return nil, 0, false, false
+		}
+	}
 	for tries := 0; ; tries++ {
 		act := m.acts[a]
 		st := act.step
@@ -103,7 +125,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			}
 			return req, st, s.Steps[st].isHead, true
 		}
-		if tries == 0 {
+		if tries == 0 && !s.feedEnd.exclude(a, v.excl) {
 			clear(v.excl)
 		}
 		v.excl[a] = true
@@ -190,12 +212,65 @@ func (v *vu) build(i int) ([]byte, bool) {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	b = append(b, body...)
+	if !st.shared() { // a shared body follows from where it is (Body)
+		b = append(b, body...)
+	}
 	v.buf = b
-	for k := range st.refs {
+	v.took = v.took[:0]
+	for k, ref := range st.refs {
+		if ref.Take {
+			v.took = append(v.took, taken{ref.Pool, v.ctx.Slots[k]})
+		}
 		v.ctx.Slots[k] = ""
 	}
 	return b, true
+}
+
+// Body implements engine.SharedBody: a step's body_file of
+// engine.SplitAt or more follows its head from where it is, never copied
+// into a virtual user's request.
+func (v *vu) Body(_ uint64, step int) []byte {
+	if st := v.s.Steps[step]; st.shared() {
+		return st.bodyLit
+	}
+	return nil
+}
+
+// Reserved implements engine.Reserver: a token for the values the request
+// built last took from pools (0 when it took none).
+func (v *vu) Reserved() uint32 {
+	if len(v.took) == 0 {
+		return 0
+	}
+	var i uint32
+	if n := len(v.free); n > 0 {
+		i, v.free = v.free[n-1], v.free[:n-1]
+	} else {
+		v.held = append(v.held, reservation{})
+		i = uint32(len(v.held))
+	}
+	r := &v.held[i-1]
+	r.vals = append(r.vals[:0], v.took...)
+	v.took = v.took[:0]
+	return i
+}
+
+// Release implements engine.Reserver: a request that was never sent puts
+// the values it took back into their pools (a DELETE that never left must
+// not lose the id it was to delete).
+func (v *vu) Release(token uint32, unsent bool) {
+	if token == 0 || int(token) > len(v.held) {
+		return
+	}
+	r := &v.held[token-1]
+	if unsent {
+		for _, t := range r.vals {
+			v.s.Pools[t.pool].Put(t.val, v.id)
+		}
+	}
+	clear(r.vals)
+	r.vals = r.vals[:0]
+	v.free = append(v.free, token)
 }
 
 // yield counts a build of st that cannot go on for its reason k, and

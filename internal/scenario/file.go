@@ -72,10 +72,10 @@ var (
 	stepKeys      = []string{"name", "weight", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
 	phaseKeys     = []string{"name", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat", "concurrency"}
-	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
+	stageKeys     = []string{"duration", "connections", "rate", "ramp", "warmup", "name"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
 	poolKeys      = []string{"max", "values", "file"}
-	thresholdKeys = []string{"expr", "step", "abort_on_fail", "abort_after"}
+	thresholdKeys = []string{"expr", "step", "stage", "abort_on_fail", "abort_after"}
 	nameRE        = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 )
 

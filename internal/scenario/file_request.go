@@ -304,7 +304,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *template.Env) error {
 		if err != nil {
 			return err
 		}
-		b, err := bodyfile.Read(l.path(p), l.o.FileLimit)
+		b, err := bodyfile.Map(l.path(p), l.o.FileLimit, 0) // sent as it is: mapped, never copied
 		if err != nil {
 			return l.errAt(v, "%s.body_file: %v", what, err)
 		}

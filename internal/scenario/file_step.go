@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 )
 
@@ -307,7 +308,8 @@ func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
 			bodies = [][]byte{st.bodyLit}
 		}
 		for _, b := range bodies {
-			st.variants = append(st.variants, encodeTail(append([]byte(nil), st.head.Literal()...), b, st.sendsCL, st.close))
+			v := encodeTail(append([]byte(nil), st.head.Literal()...), b, st.sendsCL, st.close, st.shared())
+			st.variants = append(st.variants, v)
 		}
 	}
 	return nil
@@ -331,8 +333,9 @@ func (l *loader) sampleVU(st *Step, slot string) *vu {
 
 // encodeTail finishes a request after its head: Content-Length (when there
 // is a body or the method has one), Connection: close, the empty line and
-// the body. It matches http1.AppendRequest byte for byte.
-func encodeTail(b, body []byte, sendsCL, close bool) []byte {
+// the body (unless it is shared: then it follows from where it is). It
+// matches http1.AppendRequest byte for byte.
+func encodeTail(b, body []byte, sendsCL, close, shared bool) []byte {
 	if sendsCL || len(body) > 0 {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)
@@ -342,7 +345,16 @@ func encodeTail(b, body []byte, sendsCL, close bool) []byte {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
+	if shared {
+		return b
+	}
 	return append(b, body...)
+}
+
+// shared reports whether st's body is sent apart from its requests
+// (engine.SharedBody): a fixed body of engine.SplitAt bytes or more.
+func (st *Step) shared() bool {
+	return len(st.bodyLit) >= engine.SplitAt && st.body == nil && st.lines == nil && st.grpc == nil
 }
 
 // checkSample validates an expanded request head with http1's rules.

@@ -131,6 +131,17 @@ func (w *phaseVU) Next(hit uint64) ([]byte, int, bool, bool) {
 	return req, 0, p.Step.isHead, true
 }
 
+// Body implements engine.SharedBody (vu.Body).
+func (w *phaseVU) Body(hit uint64, step int) []byte { return w.v.Body(hit, step) }
+
+// Reserved implements engine.Reserver (vu.Reserved).
+func (w *phaseVU) Reserved() uint32 { return w.v.Reserved() }
+
+// Release implements engine.Reserver (vu.Release): a request that was
+// never sent (its connection failed, or a signal stopped the phase)
+// gives back the value it took (the id a teardown's DELETE was to delete).
+func (w *phaseVU) Release(token uint32, unsent bool) { w.v.Release(token, unsent) }
+
 // Done implements engine.Requests: the step's checks and captures run as
 // in the load; a failed request, check or unexpected status ≥ 400 stops
 // the step.

@@ -139,7 +139,7 @@ type Step struct {
 
 	head     *template.Template // request line, Host and headers up to the framing headers
 	body     *template.Template // templated body; nil otherwise
-	bodyLit  []byte             // a fixed body (body or body_file)
+	bodyLit  []byte             // a fixed body (body or body_file); from engine.SplitAt bytes, shared (shared)
 	lines    [][]byte           // body_lines: one body per line, used in turn
 	lineNext atomic.Uint64
 	variants [][]byte // fully pre-encoded requests when nothing varies (one per line with body_lines)
@@ -157,10 +157,11 @@ type Step struct {
 	lasts    []int              // {{last}} capture ids needed
 	feeds    []int              // feeds whose row the request needs
 	captures []*capture
-	checks   []*check       // expect: a response failing one is recorded as its error kind
-	think    thinkTime      // the pause after this step's requests (closed model)
-	reasons  []string       // per ref then per last: why a yield happened
-	yields   []atomic.Int64 // per reason
+	checks   []*check               // expect: a response failing one is recorded as its error kind
+	think    thinkTime              // the pause after this step's requests (closed model)
+	reasons  []string               // per ref then per last: why a yield happened
+	stopped  atomic.Pointer[string] // why the step is no longer chosen (its unique feed is used up)
+	yields   []atomic.Int64         // per reason
 	captured atomic.Int64
 	missed   atomic.Int64
 
@@ -292,13 +293,23 @@ func (s *Scenario) Config() map[string]any {
 		if sg.Step {
 			ramp = "step"
 		}
-		stages = append(stages, map[string]any{"duration_seconds": sg.Duration.Seconds(), s.Settings.StageKind: sg.Target, "ramp": ramp})
+		c := map[string]any{"duration_seconds": sg.Duration.Seconds(), s.Settings.StageKind: sg.Target, "ramp": ramp}
+		if sg.Warmup > 0 {
+			c["warmup_seconds"] = sg.Warmup.Seconds()
+		}
+		if sg.Name != "" {
+			c["name"] = sg.Name
+		}
+		stages = append(stages, c)
 	}
 	var ths []string
 	for _, t := range s.Thresholds {
 		e := t.Expr
 		if t.Step != "" {
 			e += " [step " + t.Step + "]"
+		}
+		if t.Stage != "" {
+			e += " [stage " + t.Stage + "]"
 		}
 		ths = append(ths, e)
 	}
@@ -404,6 +415,9 @@ func AnnotateSteps(steps []*Step, rs []report.Step) {
 				r.YieldReasons[st.reasons[k]] += n
 				r.Yields += n
 			}
+		}
+		if why := st.stopped.Load(); why != nil {
+			r.Stopped = *why
 		}
 		r.Captures, r.CaptureMisses = st.captured.Load(), st.missed.Load()
 		for _, c := range st.checks {

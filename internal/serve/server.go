@@ -353,6 +353,10 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
+// ResetStats zeroes all counters except the gauges (open connections,
+// live items), as POST /stats/reset does.
+func (s *Server) ResetStats() { s.resetStats() }
+
 // resetStats zeroes all counters except the gauges (open connections, live
 // items).
 func (s *Server) resetStats() {

@@ -15,9 +15,19 @@ type Second struct {
 	Index int `json:"t"`
 	// Span is the seconds this entry covers: 1, or less for the last one.
 	Span float64 `json:"span"`
-	// Requests ended in this second (responses + errors), Errors of them failed.
+	// Requests are the sent requests that ended in this second (responses
+	// + errors), Errors of them failed (cut off by the run's end
+	// included). NotSent are requests that failed in this second before a
+	// byte was written (connect failures): errors, but never sent.
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`
+	NotSent  int64 `json:"not_sent,omitempty"`
+	// CutOff of the Errors were requests the run's end aborted.
+	CutOff int64 `json:"cut_off,omitempty"`
+	// Drained of the Requests ended in the -w drain, after the run stopped
+	// sending (the drain begins summary.total − hail.drain.seconds into
+	// the run).
+	Drained int64 `json:"drained,omitempty"`
 	// BodyBytes received in this second; WireBytes all bytes read, SentBytes all written.
 	BodyBytes int64 `json:"body_bytes"`
 	WireBytes int64 `json:"wire_bytes"`
@@ -28,8 +38,15 @@ type Second struct {
 	P99  int64 `json:"p99_ns"`
 	P999 int64 `json:"p999_ns"`
 	Max  int64 `json:"max_ns"`
-	// LagP99 is the p99 of hail's own send lateness in this second, ns
-	// (open model).
+	// AllP50, AllP99 and AllMax are over every sent request that ended in
+	// this second, failures at their elapsed time (cut-off requests
+	// excluded), ns.
+	AllP50 int64 `json:"all_sent_p50_ns"`
+	AllP99 int64 `json:"all_sent_p99_ns"`
+	AllMax int64 `json:"all_sent_max_ns"`
+	// LagP99 is the p99 of hail's own lateness in this second, ns (open
+	// model: its send lateness; closed: from a response's arrival to the
+	// next send on its connection).
 	LagP99 int64 `json:"lag_p99_ns"`
 	// WaitP99 is the p99 of the time requests waited for a free connection
 	// in this second, ns (open model): the target's backpressure.
@@ -42,8 +59,9 @@ type Second struct {
 	// Others is the share of hail's CPUs that other processes used in this
 	// second (Linux; 0 where unknown).
 	Others float64 `json:"others_cpu,omitempty"`
-	// TargetRSS and TargetCPU are the monitored target process's resident
-	// memory (bytes) and CPU use (cores) in this second (--target-pid).
+	// TargetRSS and TargetCPU are the monitored target's resident memory
+	// (bytes, summed over its processes) and CPU use (cores) in this
+	// second (--target-pid, --target-cmd, --target-cgroup).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU float64 `json:"target_cpu,omitempty"`
 	// TargetPSS is the target's proportional set size (bytes: shared pages
@@ -51,12 +69,16 @@ type Second struct {
 	// second (--target-pid, --target-cmd, --target-cgroup).
 	TargetPSS   int64 `json:"target_pss_bytes,omitempty"`
 	TargetProcs int   `json:"target_processes,omitempty"`
+	// TargetShare is the share of hail's CPUs the target's processes used
+	// in this second (not in Others).
+	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
 
 // Collector periodically drains a run's recorders into running totals and a
 // per-second series, off the hot path. Its methods are safe for concurrent use.
 type Collector struct {
-	groups [][]*Recorder // one group of recorders per step
+	groups [][]*Recorder // one group of recorders per step and stage slot: groups[slot*nsteps+step]
+	nsteps int
 	start  time.Time
 
 	mu      sync.Mutex
@@ -67,6 +89,8 @@ type Collector struct {
 	all     *Totals    // scratch: this tick, all steps
 	steps   []*Totals  // per step, the run so far
 	stepSer [][]Second // per step series
+	stages  []*Totals  // per stage slot, the run so far
+	slotSec *Totals    // scratch: this tick, one step in one slot
 	usage   Usage
 	started Usage
 	mreader MachineReader
@@ -97,17 +121,33 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 // NewStepCollector returns a Collector that also keeps totals and a series
 // per step: groups[i] are step i's recorders.
 func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
-	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(),
-		mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
+	return NewStageCollector(groups, len(groups), start)
+}
+
+// NewStageCollector returns a Collector that keeps totals per step and
+// per stage slot (engine.Job.Stages): groups[slot*steps+step] are the
+// recorders of a step in a slot. A slot's totals are its steps' sum, a
+// step's its slots' sum, and the run's the sum of all.
+func NewStageCollector(groups [][]*Recorder, steps int, start time.Time) *Collector {
+	c := &Collector{groups: groups, nsteps: steps, start: start, total: NewTotals(), second: NewTotals(),
+		mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, steps)}
 	c.usage, c.machine = ReadUsage(), c.mreader.Read()
 	c.started, c.mstart = c.usage, c.machine
-	if len(groups) == 1 {
+	if slots := len(groups) / steps; slots > 1 {
+		c.slotSec = NewTotals()
+		for range slots {
+			c.stages = append(c.stages, NewTotals())
+		}
+	} else {
+		c.stages = []*Totals{c.total} // one slot: the run
+	}
+	if steps == 1 {
 		// One step: its totals are the run's (no second copy of the histograms).
 		c.steps = []*Totals{c.total}
 		return c
 	}
 	c.all = NewTotals()
-	for range groups {
+	for range steps {
 		c.steps = append(c.steps, NewTotals())
 	}
 	return c
@@ -140,7 +180,7 @@ func (c *Collector) Run(stop <-chan struct{}, onTick func()) {
 func (c *Collector) Tick(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	span := now.Sub(c.start).Seconds() - float64(c.next)
+	span := c.span(now)
 	if span <= 0 {
 		return
 	}
@@ -152,7 +192,7 @@ func (c *Collector) Tick(now time.Time) {
 func (c *Collector) Finish(end time.Time) *Totals {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	span := end.Sub(c.start).Seconds() - float64(c.next)
+	span := c.span(end)
 	if span < 0 {
 		span = 0
 	}
@@ -161,8 +201,14 @@ func (c *Collector) Finish(end time.Time) *Totals {
 	return c.total
 }
 
+// span is the seconds from the start of the current second to now: a
+// whole number of nanoseconds, as every time in a Result is.
+func (c *Collector) span(now time.Time) float64 {
+	return (now.Sub(c.start) - time.Duration(c.next)*time.Second).Seconds()
+}
+
 func (c *Collector) closeSecond(span float64, now time.Time) {
-	single := len(c.groups) == 1
+	single := c.nsteps == 1
 	all := c.all
 	if single {
 		all = c.second // the one step's tick is the whole tick
@@ -175,14 +221,25 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 	others := m.Use(c.machine, cpu, now.Sub(c.mwhen)).Others
 	c.usage, c.machine, c.mwhen = u, m, now
 	keep := span > 0
-	for g, recs := range c.groups {
+	for g := range c.nsteps {
 		s := c.second
 		s.reset()
 		var gin, gopen int64
-		for _, r := range recs {
-			s.drain(r)
-			gin += atomic.LoadInt64(&r.inflight)
-			gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
+		for slot := range len(c.groups) / c.nsteps {
+			d := s // one slot: the step's tick
+			if c.slotSec != nil {
+				d = c.slotSec
+				d.reset()
+			}
+			for _, r := range c.groups[slot*c.nsteps+g] {
+				d.drain(r)
+				gin += atomic.LoadInt64(&r.inflight)
+				gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
+			}
+			if d != s {
+				c.stages[slot].Add(d)
+				s.Add(d)
+			}
 		}
 		inflight += gin
 		open += gopen
@@ -191,7 +248,7 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 		}
 		c.steps[g].Add(s)
 		all.Add(s)
-		if len(c.groups) > 1 && keep {
+		if keep {
 			c.stepSer[g] = append(c.stepSer[g], secondOf(s, c.lat, c.next, span, gin, gopen))
 		}
 	}
@@ -219,13 +276,16 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 	lat.Reset()
 	lat.Merge(s.LatencyOK)
 	lat.Merge(s.LatencyBad)
-	return Second{
+	sec := Second{
 		Index: index, Span: span,
-		Requests: s.Requests(), Errors: s.ErrorCount(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
+		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
 	}
+	lat.Merge(s.Failed)
+	sec.AllP50, sec.AllP99, sec.AllMax = lat.ValueAtQuantile(50), lat.ValueAtQuantile(99), lat.Max()
+	return sec
 }
 
 // Steps calls f with each step's totals and series so far (series are
@@ -235,6 +295,14 @@ func (c *Collector) Steps(f func(totals []*Totals, series [][]Second)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(c.steps, c.stepSer)
+}
+
+// Stages calls f with each stage slot's totals so far (one slot, without
+// stages: the run's), under the collector's lock: f must not keep them.
+func (c *Collector) Stages(f func(totals []*Totals)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.stages)
 }
 
 // Snapshot is a cheap summary of the run so far, for progress displays.

@@ -19,18 +19,23 @@ type Recorder struct {
 	latencyOK  atomicHist // 2xx responses, ns from (intended) start to last byte
 	latencyBad atomicHist // other responses
 	firstByte  atomicHist // ns from send to first response byte
-	lag        atomicHist // open model: hail's own lateness (send delay minus connection wait), every sent request
+	lag        atomicHist // hail's own lateness: open model, the send delay minus connection wait, every sent request; closed model, from the previous response's arrival on the connection to the next send
 	connWait   atomicHist // open model: time a request waited because every connection was busy (0 for most), every sent request
+	failed     atomicHist // sent requests that ended in an error, not cut off by the run's end: ns from (intended) start to the failure
 
 	status [MaxStatus]int64
 	errors [NumErrorKinds]int64
 
 	latencySum int64 // ns, for an exact mean
+	failedSum  int64 // ns, over the failed histogram
 	bodyBytes  int64
 	wireBytes  int64
 	sentBytes  int64
 	queued     int64 // open model: requests that waited for a free connection (wait > 0)
 	unsent     int64 // requests taken but never sent: aborted before a byte was written
+	notSent    int64 // requests that failed before a byte was written (connect failures): errors, never sent
+	drained    int64 // requests that ended while the run drained in-flight requests (-w)
+	draining   int32 // set (atomically) once the run stopped sending and lets in-flight requests finish
 	skipped    int64 // request numbers no step could serve (a scenario's pools were empty)
 	expected   int64 // responses with status ≥ 400 that their step expects: not failures
 	reconnects int64 // requests sent again on a new connection: their keep-alive connection had been closed
@@ -58,6 +63,7 @@ func NewRecorder() *Recorder {
 		firstByte:  newAtomicHist(),
 		lag:        newAtomicHist(),
 		connWait:   newAtomicHist(),
+		failed:     newAtomicHist(),
 		connectMin: math.MaxInt64,
 		dnsMin:     math.MaxInt64,
 	}
@@ -83,12 +89,49 @@ func (r *Recorder) Response(status int, latency, firstByte int64, body, wire int
 	atomic.AddInt64(&r.wireBytes, wire)
 }
 
+// CutShort records the wire bytes of a response that failed part way
+// (they count in the wire bytes, as a complete response's do).
+func (r *Recorder) CutShort(wire int64) { atomic.AddInt64(&r.wireBytes, wire) }
+
 // Error records one request that failed without a response.
 func (r *Recorder) Error(k ErrorKind) {
 	if k >= numErrorKinds {
 		k = ErrOther
 	}
 	atomic.AddInt64(&r.errors[k], 1)
+}
+
+// Failed records a sent request that ended in an error kind k after
+// elapsed ns (from its intended or actual start). A request cut off by the
+// run's end (ErrAborted) is counted as an error only: its elapsed time
+// says when the run ended, not how the target answered.
+func (r *Recorder) Failed(k ErrorKind, elapsed int64) {
+	r.Error(k)
+	if k != ErrAborted {
+		r.failed.record(elapsed)
+		atomic.AddInt64(&r.failedSum, elapsed)
+	}
+}
+
+// NotSent records a request that failed as k before any of its bytes was
+// written (the connection could not be set up, or broke first): an error,
+// intended but never sent.
+func (r *Recorder) NotSent(k ErrorKind) {
+	r.Error(k)
+	atomic.AddInt64(&r.notSent, 1)
+}
+
+// Drain marks the recorder's requests that end from now on as ended in
+// the run's drain (-w: it stopped sending and lets in-flight requests
+// finish).
+func (r *Recorder) Drain() { atomic.StoreInt32(&r.draining, 1) }
+
+// Ended counts a request that ended in a response or an error, if it ended
+// during the drain.
+func (r *Recorder) Ended() {
+	if atomic.LoadInt32(&r.draining) != 0 {
+		atomic.AddInt64(&r.drained, 1)
+	}
 }
 
 // Expected records that a response just recorded, whose status counts as
@@ -112,6 +155,11 @@ func (r *Recorder) Delay(own, wait int64) {
 		atomic.AddInt64(&r.queueWait, wait)
 	}
 }
+
+// Late records hail's own lateness in the closed model, ns: from the
+// arrival of the previous response on a connection (its kernel receive
+// time where known) to the send of the next request on it.
+func (r *Recorder) Late(own int64) { r.lag.record(own) }
 
 // Unsent records a request that was taken but never sent: the run ended
 // (deadline, interrupt, abort) before any of its bytes was written.

@@ -14,19 +14,23 @@ type Totals struct {
 	LatencyOK  *hdr.Histogram // ns, 2xx responses
 	LatencyBad *hdr.Histogram // ns, other responses
 	FirstByte  *hdr.Histogram // ns
-	Lag        *hdr.Histogram // ns, open model: hail's own send lateness, every sent request
+	Lag        *hdr.Histogram // ns, hail's own lateness: open model, every sent request's; closed model, previous response's arrival to the next send
 	ConnWait   *hdr.Histogram // ns, open model: wait for a free connection, every sent request (0 for most)
+	Failed     *hdr.Histogram // ns, sent requests that ended in an error (not cut off): elapsed time to the failure
 
 	Status [MaxStatus]int64     // responses by status code (0: out of range)
 	Errors [NumErrorKinds]int64 // failed requests by kind
 
 	LatencySum int64 // ns, over all responses
+	FailedSum  int64 // ns, over Failed
 	BodyBytes  int64
 	WireBytes  int64
 	SentBytes  int64
 	Queued     int64 // requests that waited for a free connection
 	QueueWait  int64 // ns summed over queued requests
 	Unsent     int64 // requests taken but never sent (the run ended first)
+	NotSent    int64 // requests that failed before a byte was written (in Errors too): never sent
+	Drained    int64 // requests that ended during the -w drain, after the run stopped sending
 	Skipped    int64 // request numbers no step could serve
 	Expected   int64 // responses with status ≥ 400 their step expects (not failures)
 	Reconnects int64 // requests sent again on a new connection (a stale keep-alive connection)
@@ -43,7 +47,7 @@ type Totals struct {
 // NewTotals returns empty Totals.
 func NewTotals() *Totals {
 	return &Totals{
-		LatencyOK: NewHist(), LatencyBad: NewHist(), FirstByte: NewHist(), Lag: NewHist(), ConnWait: NewHist(),
+		LatencyOK: NewHist(), LatencyBad: NewHist(), FirstByte: NewHist(), Lag: NewHist(), ConnWait: NewHist(), Failed: NewHist(),
 		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64,
 	}
 }
@@ -66,8 +70,24 @@ func (t *Totals) ErrorCount() int64 {
 	return n
 }
 
-// Requests is every request that ended: responses plus errors.
+// Requests is every request that ended: responses plus errors (oha's
+// count: requests that failed before they were sent included).
 func (t *Totals) Requests() int64 { return t.Responses() + t.ErrorCount() }
+
+// Sent is every sent request that ended: Requests less those that failed
+// before any byte was written.
+func (t *Totals) Sent() int64 { return t.Requests() - t.NotSent }
+
+// CutOff is the number of sent requests the run's end aborted.
+func (t *Totals) CutOff() int64 { return t.Errors[ErrAborted] }
+
+// AllSent returns a new histogram of every sent request that was not cut
+// off: each response at its latency, each failure at its elapsed time.
+func (t *Totals) AllSent() *hdr.Histogram {
+	h := t.Latency()
+	h.Merge(t.Failed)
+	return h
+}
 
 // Latency returns a new histogram of all responses' latencies.
 func (t *Totals) Latency() *hdr.Histogram {
@@ -84,6 +104,7 @@ func (t *Totals) Add(o *Totals) {
 	t.FirstByte.Merge(o.FirstByte)
 	t.Lag.Merge(o.Lag)
 	t.ConnWait.Merge(o.ConnWait)
+	t.Failed.Merge(o.Failed)
 	for i, c := range o.Status {
 		t.Status[i] += c
 	}
@@ -91,12 +112,15 @@ func (t *Totals) Add(o *Totals) {
 		t.Errors[i] += c
 	}
 	t.LatencySum += o.LatencySum
+	t.FailedSum += o.FailedSum
 	t.BodyBytes += o.BodyBytes
 	t.WireBytes += o.WireBytes
 	t.SentBytes += o.SentBytes
 	t.Queued += o.Queued
 	t.QueueWait += o.QueueWait
 	t.Unsent += o.Unsent
+	t.NotSent += o.NotSent
+	t.Drained += o.Drained
 	t.Skipped += o.Skipped
 	t.Expected += o.Expected
 	t.Reconnects += o.Reconnects
@@ -111,11 +135,12 @@ func (t *Totals) Add(o *Totals) {
 
 // reset empties t, keeping its histograms' memory.
 func (t *Totals) reset() {
-	hs := [5]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait}
+	hs := [6]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
 	for _, h := range hs {
 		h.Reset()
 	}
-	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
+	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], Failed: hs[5],
+		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
 }
 
 // drain moves everything recorded in r into t.
@@ -125,6 +150,7 @@ func (t *Totals) drain(r *Recorder) {
 	r.firstByte.drainInto(t.FirstByte)
 	r.lag.drainInto(t.Lag)
 	r.connWait.drainInto(t.ConnWait)
+	r.failed.drainInto(t.Failed)
 	swapAdd := func(dst *int64, src *int64) {
 		if atomic.LoadInt64(src) != 0 {
 			*dst += atomic.SwapInt64(src, 0)
@@ -137,12 +163,15 @@ func (t *Totals) drain(r *Recorder) {
 		swapAdd(&t.Errors[i], &r.errors[i])
 	}
 	swapAdd(&t.LatencySum, &r.latencySum)
+	swapAdd(&t.FailedSum, &r.failedSum)
 	swapAdd(&t.BodyBytes, &r.bodyBytes)
 	swapAdd(&t.WireBytes, &r.wireBytes)
 	swapAdd(&t.SentBytes, &r.sentBytes)
 	swapAdd(&t.Queued, &r.queued)
 	swapAdd(&t.QueueWait, &r.queueWait)
 	swapAdd(&t.Unsent, &r.unsent)
+	swapAdd(&t.NotSent, &r.notSent)
+	swapAdd(&t.Drained, &r.drained)
 	swapAdd(&t.Skipped, &r.skipped)
 	swapAdd(&t.Expected, &r.expected)
 	swapAdd(&t.Reconnects, &r.reconnects)

@@ -63,12 +63,6 @@ func parseProcStat(b []byte) (procStat, error) {
 	return procStat{pid: pid, ppid: int(n[0]), comm: string(b[open+1 : i]), cpu: tick(n[1] + n[2]), ccpu: tick(n[3] + n[4]), start: uint64(n[5])}, nil
 }
 
-// parseStat returns utime + stime from /proc/PID/stat.
-func parseStat(b []byte) (time.Duration, error) {
-	s, err := parseProcStat(b)
-	return s.cpu, err
-}
-
 // readRSS reads a process's resident set size, bytes, from
 // /proc/PID/statm (its second field, in pages).
 func readRSS(proc string, pid int) (int64, error) {

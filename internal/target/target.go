@@ -45,6 +45,24 @@ type Spec struct {
 	Cgroups []string
 }
 
+// Empty reports whether spec names no process.
+func (spec Spec) Empty() bool { return len(spec.PIDs)+len(spec.Cmds)+len(spec.Cgroups) == 0 }
+
+// Flags names the flags that gave spec ("--target-pid, --target-cmd"),
+// for the report's words on how hail knew the target.
+func (spec Spec) Flags() string {
+	var flags []string
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"--target-pid", len(spec.PIDs)}, {"--target-cmd", len(spec.Cmds)}, {"--target-cgroup", len(spec.Cgroups)}} {
+		if f.n > 0 {
+			flags = append(flags, f.name)
+		}
+	}
+	return strings.Join(flags, ", ")
+}
+
 // Sampler follows the target's processes. Its methods are safe for
 // concurrent use.
 type Sampler struct {
@@ -70,8 +88,14 @@ type Sampler struct {
 	peakCPU                  float64
 	peakProcs                int
 	exited                   bool
-	pid                      int // the first process followed, for the report's pid and command
-	cmd                      string
+	// overlap, if set (CountOn), is the share of a process's CPU time
+	// spent on the CPUs counted apart; shared is the CPU the target spent
+	// there over the samples, lastShared in cores at the last one.
+	overlap    func(pid int) float64
+	shared     time.Duration
+	lastShared float64
+	pid        int // the first process followed, for the report's pid and command
+	cmd        string
 }
 
 // reading is what one scan of the target found.
@@ -79,6 +103,7 @@ type reading struct {
 	rss, pss, cgMemory int64
 	pssOK, cgOK        bool
 	cpu                time.Duration // used since the previous scan
+	shared             time.Duration // of cpu, the part on the CPUs counted apart (CountOn)
 	procs              int
 }
 
@@ -95,7 +120,8 @@ type process struct {
 	used             time.Duration // CPU used over the run
 	first, last      time.Duration // when it was first and last seen, since the sampler began
 	peakRSS, peakPSS int64
-	cg               bool // a member of a --target-cgroup whose counter gives its CPU
+	cg               bool    // a member of a --target-cgroup whose counter gives its CPU
+	overlap          float64 // the share of its CPU time on the CPUs counted apart (CountOn)
 	gone             bool
 }
 
@@ -106,10 +132,6 @@ func New(pid int) (*Sampler, error) { return NewSet(Spec{PIDs: []int{pid}}) }
 // pid that does not exist, a name no process has, or a cgroup that is not
 // there is an error naming its flag.
 func NewSet(spec Spec) (*Sampler, error) { return newSetAt("/proc", cgroupRoot, spec) }
-
-func newAt(proc string, pid int) (*Sampler, error) {
-	return newSetAt(proc, cgroupRoot, Spec{PIDs: []int{pid}})
-}
 
 func newSetAt(proc, cgRoot string, spec Spec) (*Sampler, error) {
 	s := &Sampler{spec: spec, proc: proc, born: time.Now(), procs: map[procKey]*process{}, live: map[int]procKey{}}
@@ -245,6 +267,7 @@ func (s *Sampler) scan(now time.Time) (reading, error) {
 	// cstime will say of them is what they had when last seen.
 	seenOfGone := map[int]time.Duration{}
 	live := map[int]procKey{}
+	var used, usedShared, overlaps float64 // this scan's CPU of its processes, that part on the CPUs counted apart, their overlaps
 	for pid, key := range s.live {
 		if st, ok := sts[pid]; ok && st.start == key.start && hasKey(followed, pid) {
 			continue
@@ -262,23 +285,29 @@ func (s *Sampler) scan(now time.Time) (reading, error) {
 			if !firstScan && st.start >= s.lastTicks {
 				p.cpu, p.ccpu = 0, 0 // it started since the last scan: all of its time (and its children's) is the run's
 			}
+			if s.overlap != nil {
+				p.overlap = s.overlap(pid)
+			}
 			s.procs[key] = p
 			if s.pid == 0 || pid == firstOf(s.spec.PIDs) {
 				s.pid, s.cmd = pid, st.comm
 			}
 		}
 		p.cg = inCG && anyCgroupCPU
-		used := max(st.cpu-p.cpu, 0)
+		ran := max(st.cpu-p.cpu, 0)
 		// Its children that ended and were reaped since the last scan: the
 		// rest of their time beyond what was last seen of them.
 		if tail := st.ccpu - p.ccpu - seenOfGone[pid]; !firstScan && tail > 0 {
-			used += tail
+			ran += tail
 		}
 		p.cpu, p.ccpu, p.last, p.ppid, p.gone = st.cpu, st.ccpu, since, st.ppid, false
+		overlaps += p.overlap
 		if !firstScan {
-			p.used += used
+			p.used += ran
+			used += ran.Seconds()
+			usedShared += ran.Seconds() * p.overlap
 			if !p.cg {
-				r.cpu += used
+				r.cpu += ran
 			}
 		}
 		rss, err := readRSS(s.proc, pid)
@@ -309,7 +338,43 @@ func (s *Sampler) scan(now time.Time) (reading, error) {
 	}
 	s.cgCPU = cgCPU
 	s.live, s.lastAt, s.lastTicks = live, now, ticks
+	if s.overlap != nil {
+		// The part of the target's CPU on the CPUs counted apart: its
+		// processes' overlaps weighted by the CPU each used (a cgroup's
+		// counter, which also holds its dead processes, split alike), or
+		// their mean when none used any.
+		share := 1.0
+		switch {
+		case used > 0:
+			share = usedShared / used
+		case len(followed) > 0:
+			share = overlaps / float64(len(followed))
+		}
+		r.shared = time.Duration(float64(r.cpu) * share)
+	}
 	return r, nil
+}
+
+// CountOn makes the sampler count apart the target's CPU on some of the
+// machine's CPUs (hail's): overlap(pid) is the share of a process's CPU
+// time spent there (1 when it may run only there, 0 when never), asked
+// once for each process when it is first seen. Shared gives the part.
+func (s *Sampler) CountOn(overlap func(pid int) float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.overlap = overlap
+	for _, p := range s.procs {
+		p.overlap = overlap(p.pid)
+	}
+}
+
+// Shared is the target's CPU on the CPUs CountOn counts apart: in cores
+// at the last sample, and over the samples (or the one reading of a run
+// shorter than a second, once Summary has taken it).
+func (s *Sampler) Shared() (last float64, total time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastShared, s.shared
 }
 
 func hasKey(m map[int]bool, k int) bool {
@@ -340,9 +405,9 @@ func (s *Sampler) Fill(sec *stats.Second) {
 	} else {
 		s.exited = false
 	}
-	cpu := 0.0
+	cpu, shared := 0.0, 0.0
 	if dt := now.Sub(prev).Seconds(); dt > 0 {
-		cpu = r.cpu.Seconds() / dt
+		cpu, shared = r.cpu.Seconds()/dt, r.shared.Seconds()/dt
 	}
 	s.n++
 	s.rssSum += r.rss
@@ -350,6 +415,7 @@ func (s *Sampler) Fill(sec *stats.Second) {
 	s.peakRSS, s.peakPSS, s.peakCG = max(s.peakRSS, r.rss), max(s.peakPSS, r.pss), max(s.peakCG, r.cgMemory)
 	s.pssKnown, s.cgKnown = s.pssKnown || r.pssOK, s.cgKnown || r.cgOK
 	s.cpu += r.cpu
+	s.shared, s.lastShared = s.shared+r.shared, shared
 	s.peakCPU = max(s.peakCPU, cpu)
 	s.peakProcs = max(s.peakProcs, r.procs)
 	s.end = r
@@ -377,7 +443,7 @@ func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
 	defer s.mu.Unlock()
 	if s.n == 0 { // a run shorter than a second: one reading at the end
 		if r, err := s.scan(time.Now()); err == nil {
-			s.n, s.rssSum, s.pssSum, s.end, s.cpu = 1, r.rss, r.pss, r, r.cpu
+			s.n, s.rssSum, s.pssSum, s.end, s.cpu, s.shared = 1, r.rss, r.pss, r, r.cpu, r.shared
 			s.peakRSS, s.peakPSS, s.peakCG, s.peakProcs = r.rss, r.pss, r.cgMemory, r.procs
 			s.pssKnown, s.cgKnown = r.pssOK, r.cgOK
 		}

@@ -12,8 +12,9 @@ import (
 )
 
 // The helper processes of the tests: this test binary run again, as a
-// master that forks workers (HAIL_TARGET_HELPER=master) or as a worker
-// that burns a fixed amount of CPU and ends (=worker).
+// master that forks workers (HAIL_TARGET_HELPER=master), as a worker
+// that burns a fixed amount of CPU and ends (=worker), or as one that
+// burns it once told to and then waits to be killed (=spinner).
 func TestMain(m *testing.M) {
 	switch os.Getenv("HAIL_TARGET_HELPER") {
 	case "master":
@@ -21,6 +22,9 @@ func TestMain(m *testing.M) {
 		return
 	case "worker":
 		burn(workerCPU)
+		return
+	case "spinner":
+		spinner()
 		return
 	}
 	os.Exit(m.Run())
@@ -158,4 +162,67 @@ func TestTargetCmdFollowsWorkers(t *testing.T) {
 		t.Errorf("--target-pid %d: %.3f s of CPU, want its workers' %.2f s too", cmd.Process.Pid, m.CPUSeconds, want)
 	}
 	t.Logf("%.3f s of CPU over %d processes (at most %d at once); %d workers × %v", sum.CPUSeconds, sum.ProcessesSeen, maxAtOnce, workers, workerCPU)
+}
+
+// spinner waits for the file $HAIL_GO, burns workerCPU, and waits to be
+// killed.
+func spinner() {
+	for {
+		if _, err := os.Stat(os.Getenv("HAIL_GO")); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	burn(workerCPU)
+	time.Sleep(time.Hour)
+}
+
+// CountOn counts apart the part of the target's CPU spent on some CPUs
+// (hail's), process by process: of two processes that burn as much, one
+// allowed on those CPUs only (overlap 1) and one never there (0), the
+// part is exactly the first one's CPU, and the target's CPU both's.
+func TestCountOnWeighsEachProcess(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goFile := filepath.Join(t.TempDir(), "go")
+	var pids []int
+	for range 2 {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), "HAIL_TARGET_HELPER=spinner", "HAIL_GO="+goFile)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	s, err := NewSet(Spec{PIDs: pids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CountOn(func(pid int) float64 {
+		if pid == pids[0] {
+			return 1
+		}
+		return 0
+	})
+	os.WriteFile(goFile, nil, 0o644)
+	var sec stats.Second
+	cpu := map[int]float64{}
+	for deadline := time.Now().Add(30 * time.Second); cpu[pids[0]] < 0.9*workerCPU.Seconds() || cpu[pids[1]] < 0.9*workerCPU.Seconds(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spinners used %v s of CPU, want %v each", cpu, workerCPU.Seconds())
+		}
+		s.Fill(&sec)
+		for _, p := range s.Summary(time.Second).Processes {
+			cpu[p.PID] = p.CPUSeconds
+		}
+	}
+	sum := s.Summary(time.Second)
+	_, shared := s.Shared()
+	if d := shared.Seconds() - cpu[pids[0]]; d < -0.001 || d > 0.001 || sum.CPUSeconds < shared.Seconds()+0.9*workerCPU.Seconds() {
+		t.Errorf("on the CPUs counted apart: %.4f s; want the first spinner's %.4f s of the target's %.4f s", shared.Seconds(), cpu[pids[0]], sum.CPUSeconds)
+	}
 }

@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -164,6 +166,36 @@ func (e *TLSError) Unwrap() error { return e.Err }
 // Addresses are the pre-looked-up addresses (empty without PreLookup).
 func (d *Dialer) Addresses() []netip.Addr { return d.ips }
 
+// Target is where connections go, for a report to name: the TCP address
+// (the first of those looked up before the run, or the host as written
+// with its port), the unix socket path, or the proxy's or VMM's address.
+func (d *Dialer) Target() string {
+	switch {
+	case d.opt.UnixSocket != "":
+		return d.opt.UnixSocket
+	case d.opt.VsockUDS != "":
+		return fmt.Sprintf("%s (vsock port %d)", d.opt.VsockUDS, d.opt.VsockUDSPort)
+	case d.opt.Vsock:
+		return fmt.Sprintf("vsock %d:%d", d.opt.VsockCID, d.opt.VsockPort)
+	}
+	host, port := d.host()
+	if len(d.ips) > 0 {
+		return netip.AddrPortFrom(d.ips[0], uint16(port)).String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// Loopback is the TCP address on this machine connections go to, when it
+// is one known before the run (an IP, or a name looked up up front) and a
+// loopback address, not reached through a proxy.
+func (d *Dialer) Loopback() (netip.AddrPort, bool) {
+	if d.opt.Proxy != nil || d.opt.UnixSocket != "" || d.opt.Vsock || d.opt.VsockUDS != "" || len(d.ips) == 0 || !d.ips[0].IsLoopback() {
+		return netip.AddrPort{}, false
+	}
+	_, port := d.host()
+	return netip.AddrPortFrom(d.ips[0], uint16(port)), true
+}
+
 // Endpoint is where a Dialer's next connection goes, for engines that open
 // their own sockets (the io_uring engine).
 type Endpoint struct {
@@ -253,23 +285,38 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 		}
 	}
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			err = &ConnectTimeoutError{Err: err}
-		}
-		return nil, tm, err
+		return nil, tm, setupErr(ctx, err)
 	}
 	if d.opt.Proxy != nil {
 		if c, err = d.viaProxy(ctx, c); err != nil {
-			return nil, tm, err
+			return nil, tm, setupErr(ctx, err)
 		}
 	}
 	if d.opt.TLS != nil {
 		if c, err = d.handshake(ctx, c); err != nil {
-			return nil, tm, err
+			return nil, tm, setupErr(ctx, err)
 		}
 	}
 	tm.Total = time.Since(t0)
 	return c, tm, nil
+}
+
+// setupErr names a connection setup that ran out of time a connect
+// timeout, whichever noticed first: the context's deadline, or the
+// socket's own deadline (the dialer sets it from the same deadline, and it
+// can fire before the context's timer does), or the kernel giving up
+// (ETIMEDOUT). A setup cancelled for another reason keeps its error.
+func setupErr(ctx context.Context, err error) error {
+	var cto *ConnectTimeoutError
+	if errors.As(err, &cto) {
+		return err
+	}
+	var ne net.Error
+	if ctx.Err() == context.DeadlineExceeded || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT) ||
+		errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.Canceled) {
+		return &ConnectTimeoutError{Err: err}
+	}
+	return err
 }
 
 // ConnectTimeoutError is a connection setup that ran out of time.

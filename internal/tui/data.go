@@ -64,8 +64,9 @@ type Data struct {
 	SentBytes        int64
 	// Queued counts requests that waited for a free connection.
 	Queued int64
-	// Unsent counts requests taken but never sent (the run stopped first).
-	Unsent int64
+	// Unsent counts requests taken but never sent (the run stopped first);
+	// NotSent requests that failed before they were sent (connect failures).
+	Unsent, NotSent int64
 	// Status is responses by status code, Failures errors by kind, both
 	// largest first.
 	Status   []Count
@@ -74,6 +75,11 @@ type Data struct {
 	Latency Hist
 	// RunP50 and RunP99 are over the whole run so far, ns.
 	RunP50, RunP99 int64
+	// AllP50, AllP99 and AllMax are over every sent request of the run so
+	// far, a failure at its elapsed time (ns); Failed are the sent requests
+	// that failed (not cut off), CutOff those the run's end aborted.
+	AllP50, AllP99, AllMax int64
+	Failed, CutOff         int64
 	// Steps are per-step rows once scenarios exist.
 	Steps []StepRow
 }
@@ -92,6 +98,7 @@ type sampler struct {
 	extra   func(step int) (misses, yields int64) // the scenario's own counters; nil for none
 	seen    int                                   // series entries copied so far
 	ok, bad []int64                               // the latency histograms' counts, copied under the lock
+	fail    []int64                               // the failed sent requests' histogram counts
 }
 
 // sample refreshes d from src and reports whether anything changed. It
@@ -111,7 +118,7 @@ func (s *sampler) sample(src Source, d *Data) bool {
 		s.seen = len(series)
 		d.Requests, d.Errors = t.Requests(), t.ErrorCount()
 		d.BodyBytes, d.WireBytes, d.SentBytes = t.BodyBytes, t.WireBytes, t.SentBytes
-		d.Queued, d.Unsent = t.Queued, t.Unsent
+		d.Queued, d.Unsent, d.NotSent = t.Queued, t.Unsent, t.NotSent
 		d.Status = d.Status[:0]
 		for code, n := range t.Status {
 			if n > 0 {
@@ -124,7 +131,8 @@ func (s *sampler) sample(src Source, d *Data) bool {
 				d.Failures = append(d.Failures, Count{stats.ErrorKind(k).String(), n})
 			}
 		}
-		s.ok, s.bad = t.LatencyOK.Export().Counts, t.LatencyBad.Export().Counts
+		s.ok, s.bad, s.fail = t.LatencyOK.Export().Counts, t.LatencyBad.Export().Counts, t.Failed.Export().Counts
+		d.Failed, d.CutOff = t.Failed.TotalCount(), t.CutOff()
 	})
 	if !changed {
 		return false
@@ -135,7 +143,36 @@ func (s *sampler) sample(src Source, d *Data) bool {
 	sortCounts(d.Status)
 	sortCounts(d.Failures)
 	d.Latency, d.RunP50, d.RunP99 = summarize(s.ok, s.bad)
+	d.AllP50, d.AllP99, d.AllMax = allSent(s.ok, s.bad, s.fail)
 	return true
+}
+
+// allSent returns p50, p99 and the max of the values counted in a, b and f
+// (histograms of stats.NewHist's geometry, added): every sent request.
+func allSent(a, b, f []int64) (p50, p99, top int64) {
+	n := min(len(a), len(b), len(f))
+	var total int64
+	last := -1
+	for i := range n {
+		if c := a[i] + b[i] + f[i]; c > 0 {
+			total += c
+			last = i
+		}
+	}
+	if total == 0 {
+		return 0, 0, 0
+	}
+	at := func(q float64) int64 {
+		want := max(int64(q/100*float64(total)+0.5), 1)
+		var cum int64
+		for i := 0; i <= last; i++ {
+			if cum += a[i] + b[i] + f[i]; cum >= want {
+				return bucketTop(i)
+			}
+		}
+		return bucketTop(last)
+	}
+	return at(50), at(99), bucketTop(last)
 }
 
 // StepSource is a Source that also keeps per-step totals and series

@@ -59,6 +59,15 @@ func (m *Model) latPanel(w, h int) []string {
 		tok(m.st.p999, "p99.9", last.P999), tok(m.st.pmax, "max", last.Max),
 		m.st.dim.Render("run p99 ") + fmtLat(m.data.RunP99, u),
 	}, w)
+	if dd := &m.data; dd.Failed+dd.CutOff > 0 {
+		// Responses only above (as oha); every sent request here, a
+		// failure at its elapsed time, so failures cannot hide.
+		head = append(head, flow([]string{
+			m.st.dim.Render("all sent: p50 ") + fmtLat(dd.AllP50, u), m.st.dim.Render("p99 ") + fmtLat(dd.AllP99, u),
+			m.st.dim.Render("max ") + fmtLat(dd.AllMax, u),
+			m.st.bad.Render(fmt.Sprintf("%s failed, %s cut off", fmtInt(dd.Failed), fmtInt(dd.CutOff))),
+		}, w)...)
+	}
 	ns := func(f func(s stats.Second) int64) func(s stats.Second) float64 {
 		return func(s stats.Second) float64 { return float64(f(s)) / d }
 	}
@@ -204,16 +213,27 @@ func (m *Model) genPanel(w int, hl health) []string {
 		lag, wait = m.msValue(last.LagP99), m.msValue(last.WaitP99)
 	}
 	cpuLine := cpuSt.Render(fmt.Sprintf("%.0f%%", 100*cpu)) + m.st.dim.Render(fmt.Sprintf(" of %d cores", m.cfg.Cores))
+	out := []string{m.kv("CPU", cpuLine)}
 	if last.Others > 0.05 {
-		cpuLine += m.st.dim.Render(fmt.Sprintf(", others %.0f%%", 100*last.Others))
+		// Others' share is the number the warning below may cite: on a
+		// line of its own when the CPU line has no room for it.
+		others := fmt.Sprintf("%.0f%%", 100*last.Others)
+		if with := m.kv("CPU", cpuLine+m.st.dim.Render(", others "+others)); width(with) <= w {
+			out[0] = with
+		} else {
+			out = append(out, m.kv("others", v(others)+m.st.dim.Render(" of its CPUs")))
+		}
 	}
-	out := []string{m.kv("CPU", cpuLine), m.kv("lag p99", lag)}
+	out = append(out, m.kv("lag p99", lag))
 	if m.cfg.Open {
 		out = append(out, m.kv("wait p99", wait))
 	}
 	out = append(out, m.kv("queued", v(fmtInt(m.data.Queued))))
 	if m.data.Unsent > 0 {
 		out = append(out, m.kv("unsent", m.st.bad.Render(fmtInt(m.data.Unsent))))
+	}
+	if m.data.NotSent > 0 { // failed to connect: errors, never sent
+		out = append(out, m.kv("not sent", m.st.bad.Render(fmtInt(m.data.NotSent))))
 	}
 	badge := ""
 	switch {

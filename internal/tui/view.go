@@ -304,7 +304,7 @@ func (m *Model) helpLines(w int) []string {
 		"Connections & I/O: open connections, requests in flight, bytes in and out per second.",
 		"Steps (scenarios): per step its requests, req/s now, errors and failed checks, p50 and p99, capture misses, yields and status codes.",
 		"Target process (--target-pid): its RSS and CPU now, and both over time.",
-		"Generator: hail's own CPU (and others' on its cores), its own send lateness p99 (lag), the wait for a free connection p99 (wait), queued and unsent requests, and the bottleneck as the final report names it: TARGET-BOUND when every connection is busy, GENERATOR-LIMITED when hail's CPU, other processes or late wake-ups hold it back.",
+		"Generator: hail's own CPU (and others' on its cores), its own send lateness p99 (lag), the wait for a free connection p99 (wait), queued, unsent and not-sent requests, and the bottleneck as the final report names it: TARGET-BOUND when every connection is busy, GENERATOR-LIMITED when hail's CPU, other processes or late wake-ups hold it back.",
 		"Numbers refresh at each collector tick (once a second); the progress line every frame.",
 	} {
 		out = append(out, wrap(p, w)...)

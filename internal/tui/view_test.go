@@ -204,6 +204,18 @@ func TestGeneratorLimitedWarning(t *testing.T) {
 			t.Errorf("%v: no bottleneck sentence:\n%s", sz, s)
 		}
 	}
+	// Other processes' share, which the warning cites, is never cut off
+	// the panel: at 120 columns it gets a line of its own.
+	for i := range src.series {
+		src.series[i].Others = 0.86
+	}
+	for _, w := range []int{120, 200} {
+		m := newTestModel(t, baseConfig(), src, w, 40, start.Add(5*time.Second))
+		s := checkScreen(t, m.View(), w, 40)
+		if !strings.Contains(s, "others 86%") && !strings.Contains(s, "others    86% of its CPUs") {
+			t.Errorf("%d columns: others' 86%% is not in the generator panel:\n%s", w, s)
+		}
+	}
 	// Open model under its -q target with schedule lag.
 	cfg := baseConfig()
 	cfg.Open, cfg.Rate = true, 10000
@@ -337,5 +349,31 @@ func TestScenarioViewSizes(t *testing.T) {
 		if testing.Verbose() {
 			t.Logf("%d×%d:\n%s", w, h, screen)
 		}
+	}
+}
+
+// Requests that were sent and failed (timeouts) show in the latency
+// panel: every sent request's p50, p99 and max beside the responses', with
+// how many failed and how many the run's end cut off.
+func TestLatencyPanelAllSent(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1_700_000_000, 0)
+	src := newFakeSource(3, start)
+	for range 5 {
+		src.totals.Failed.RecordValue(500_000_000) // timed out at -t 500ms
+	}
+	src.totals.Errors[stats.ErrTimeout] += 5
+	src.totals.Errors[stats.ErrAborted] += 2
+	src.totals.Errors[stats.ErrConnectRefused] += 3
+	src.totals.NotSent += 3
+	m := newTestModel(t, baseConfig(), src, 120, 40, start.Add(3*time.Second))
+	s := checkScreen(t, m.View(), 120, 40)
+	for _, want := range []string{"all sent: p50", "max 500", "5 failed, 2 cut off", "not sent"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%q missing:\n%s", want, s)
+		}
+	}
+	if m.data.AllMax < 500_000_000 || m.data.AllP99 >= 500_000_000 || m.data.Failed != 5 {
+		t.Errorf("all sent p99 %d, max %d, failed %d: want the 5 timeouts (of ~600) above p99, at the max", m.data.AllP99, m.data.AllMax, m.data.Failed)
 	}
 }

@@ -63,13 +63,14 @@ func appendHeaders(b []byte, id uint32, block []byte, endStream bool, maxFrame i
 func (tp *template) h2Block() []byte {
 	if tp.block == nil {
 		tp.base = tp.appendBase(nil)
-		tp.block = tp.appendBlock(nil, len(tp.body))
+		tp.block = tp.appendBlock(nil, int(tp.clen))
 	}
 	return tp.block
 }
 
-// appendBlock appends the template's HEADERS block for a body of n bytes
-// (h2Block first made the fields before content-length).
+// appendBlock appends the template's HEADERS block for a body of n bytes,
+// its own or a shared one (h2Block first made the fields before
+// content-length).
 func (tp *template) appendBlock(b []byte, n int) []byte {
 	b = append(b, tp.base...)
 	if n > 0 && !tp.grpc {

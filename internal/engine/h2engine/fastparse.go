@@ -94,7 +94,7 @@ func parseFast(raw []byte, scheme string) (*template, bool) {
 		b = append(b, target...)
 	}
 	tp.base = append(b, fields...)
-	tp.body = body[:len(body):len(body)]
+	tp.body, tp.clen = body[:len(body):len(body)], int64(len(body))
 	tp.block = tp.appendBlock(nil, len(tp.body))
 	tp.head = tp.method == "HEAD"
 	if tp.grpc {

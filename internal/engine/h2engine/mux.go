@@ -87,7 +87,16 @@ func (m *Mux) Run(j *engine.Job) error {
 		}
 	} else {
 		if w, ok := c.(interface{ WaitPreface(context.Context) error }); ok {
-			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+			// The connection fails by itself after --connect-timeout; the
+			// wait also ends when the run stops (-z, a signal).
+			pctx, pcancel := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-j.Stop:
+					pcancel()
+				case <-pctx.Done():
+				}
+			}()
 			err := w.WaitPreface(pctx)
 			pcancel()
 			if err != nil {
@@ -106,9 +115,16 @@ func (m *Mux) Run(j *engine.Job) error {
 		defer alarm.Close()
 	}
 	shared := staticTemplates(j)
+	var occ *engine.Occupancy
+	if alarm != nil {
+		occ = engine.NewOccupancy(n)
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, alarm, shared)
+		if occ != nil {
+			s.take.Share(occ)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

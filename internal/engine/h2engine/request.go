@@ -23,8 +23,9 @@ type template struct {
 	method string
 	scheme string
 	body   []byte
+	clen   int64 // the body's length: its own, or (the head alone) a shared one's
 	head   bool
-	block  []byte // the HTTP/2 HEADERS block, made on first use
+	block  []byte // the HTTP/2 HEADERS block, made on first use, for a body of clen
 	base   []byte // the block's fields but content-length
 	grpc   bool   // a gRPC call (content-type application/grpc): see grpc.go
 	msgs   int64  // a gRPC call's request messages
@@ -76,10 +77,16 @@ func parseHTTP(raw []byte, scheme string) (*template, error) {
 	}
 	var body []byte
 	end := bytes.Index(raw, []byte("\r\n\r\n")) + 4
-	if r.ContentLength == int64(len(raw)-end) && len(r.TransferEncoding) == 0 {
+	switch {
+	case end == len(raw) && r.ContentLength > 0 && len(r.TransferEncoding) == 0:
+		// The head alone: its shared body (engine.SharedBody) follows
+		// with each request.
+	case r.ContentLength == int64(len(raw)-end) && len(r.TransferEncoding) == 0:
 		body = raw[end:len(raw):len(raw)] // the body as sent: no copy of a large one
-	} else if body, err = io.ReadAll(r.Body); err != nil {
-		return nil, fmt.Errorf("request body: %v", err)
+	default:
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, fmt.Errorf("request body: %v", err)
+		}
 	}
 	target := r.RequestURI
 	var u *url.URL
@@ -102,14 +109,18 @@ func parseHTTP(raw []byte, scheme string) (*template, error) {
 	if te == "trailers" { // the one TE HTTP/2 allows; gRPC requires it
 		r.Header.Set("Te", te)
 	}
+	length := int64(len(body))
+	if body == nil && end == len(raw) {
+		length = max(r.ContentLength, 0) // a shared body's
+	}
 	req := &http.Request{
 		Method: r.Method, URL: u, Host: r.Host, Header: r.Header,
-		Proto: "HTTP/2.0", ProtoMajor: 2, ContentLength: int64(len(body)),
+		Proto: "HTTP/2.0", ProtoMajor: 2, ContentLength: length,
 	}
-	if len(body) == 0 {
+	if length == 0 {
 		req.Body = http.NoBody
 	}
-	tp := &template{raw: raw, req: req, method: r.Method, scheme: scheme, body: body, head: r.Method == http.MethodHead, grpc: grpc}
+	tp := &template{raw: raw, req: req, method: r.Method, scheme: scheme, body: body, clen: length, head: r.Method == http.MethodHead, grpc: grpc}
 	if grpc {
 		tp.msgs = countFrames(body)
 	}
@@ -132,7 +143,9 @@ func (tp *template) setHead(end int) {
 
 // match reports whether raw is tp's request with a body of its own (its
 // head the same but for the Content-Length value), and returns that body.
-func (tp *template) match(raw []byte) ([]byte, bool) {
+// headOnly says raw is the head alone, its body a shared one
+// (engine.SharedBody): it matches tp's head, and the body is nil.
+func (tp *template) match(raw []byte, headOnly bool) ([]byte, bool) {
 	if !bytes.HasPrefix(raw, tp.pre) {
 		return nil, false
 	}
@@ -155,7 +168,10 @@ func (tp *template) match(raw []byte) ([]byte, bool) {
 	if !bytes.HasPrefix(rest, tp.post) {
 		return nil, false
 	}
-	if body := rest[len(tp.post):]; len(body) == n {
+	switch body := rest[len(tp.post):]; {
+	case headOnly:
+		return nil, len(body) == 0
+	case len(body) == n:
 		return body, true
 	}
 	return nil, false
@@ -201,15 +217,16 @@ func staticTemplates(j *engine.Job) []*template {
 }
 
 // get returns the template for raw, the request of hit, converting it the
-// first time its head is seen, and the request's body (part of raw).
-func (t *templates) get(raw []byte, hit uint64) (*template, []byte, error) {
+// first time its head is seen, and the request's body (part of raw; nil
+// when headOnly: raw is the head of a request whose body is shared).
+func (t *templates) get(raw []byte, hit uint64, headOnly bool) (*template, []byte, error) {
 	if n := uint64(len(t.shared)); n > 0 {
 		if tp := t.shared[hit%n]; len(tp.raw) == len(raw) && unsafe.SliceData(tp.raw) == unsafe.SliceData(raw) {
 			return tp, tp.body, nil
 		}
 	}
 	for _, tp := range t.list {
-		if body, ok := tp.match(raw); ok {
+		if body, ok := tp.match(raw, headOnly); ok {
 			return tp, body, nil
 		}
 	}

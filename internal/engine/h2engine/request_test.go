@@ -2,6 +2,7 @@ package h2engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,22 +20,22 @@ func TestTemplatesBodyOfItsOwn(t *testing.T) {
 	}
 	var ts templates
 	ts.scheme = "http"
-	a, body, err := ts.get(raw("/p", "abc"), 0)
+	a, body, err := ts.get(raw("/p", "abc"), 0, false)
 	if err != nil || string(body) != "abc" {
 		t.Fatalf("first: %v %q", err, body)
 	}
 	for _, b := range []string{"defgh", "", "x", string(make([]byte, 1000))} {
-		tp, body, err := ts.get(raw("/p", b), 1)
+		tp, body, err := ts.get(raw("/p", b), 1, false)
 		if err != nil || tp != a || string(body) != b {
 			t.Errorf("body %d bytes: template %p (want %p), body %d bytes, %v", len(b), tp, a, len(body), err)
 		}
 	}
-	if tp, _, _ := ts.get(raw("/q", "abc"), 2); tp == a {
+	if tp, _, _ := ts.get(raw("/q", "abc"), 2, false); tp == a {
 		t.Error("another path matched the first template")
 	}
 	// A Content-Length that does not give the body's length is no match.
 	bad := []byte("POST /p HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc\r\nContent-Length: 9\r\nX-B: 1\r\n\r\nabc")
-	if _, ok := a.match(bad); ok {
+	if _, ok := a.match(bad, false); ok {
 		t.Error("a Content-Length of 9 with 3 bytes matched")
 	}
 	if len(ts.list) != 2 {
@@ -43,10 +44,24 @@ func TestTemplatesBodyOfItsOwn(t *testing.T) {
 	// The HEADERS block carries each request's own content-length (a
 	// plain POST: gRPC sends none).
 	plain := []byte("POST /j HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}")
-	tp, _, _ := ts.get(plain, 3)
+	tp, _, _ := ts.get(plain, 3, false)
 	want := tp.h2Block()
 	if got := tp.appendBlock(nil, 12345); string(got[:len(tp.base)]) != string(want[:len(tp.base)]) || string(got[len(got)-5:]) != "12345" {
 		t.Errorf("block for 12345 bytes: %q (template's %q)", got, want)
+	}
+	// The head alone of a request whose body is shared (engine.SharedBody):
+	// converted once, its block carrying the shared body's length, and
+	// found again by its head.
+	head := []byte("PUT /big HTTP/1.1\r\nHost: a\r\nContent-Length: 1048576\r\n\r\n")
+	big, body, err := ts.get(head, 4, true)
+	if err != nil || body != nil || big.clen != 1<<20 {
+		t.Fatalf("head of a shared body: body %q, length %d, err %v", body, big.clen, err)
+	}
+	if f := fieldsOf(t, big.h2Block()); !slices.Contains(f, "content-length: 1048576") {
+		t.Errorf("shared body's block: %q", f)
+	}
+	if again, body, _ := ts.get(head, 5, true); again != big || body != nil {
+		t.Errorf("the same head again: template %p (want %p), body %q", again, big, body)
 	}
 }
 

@@ -29,6 +29,7 @@ type stream struct {
 	connIdx int // connection number, for connection stages
 	shard   int
 	reqs    engine.Requests
+	sb      engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	take    *engine.Taker
 	tmpl    templates
 	parser  http1.Parser
@@ -38,13 +39,16 @@ type stream struct {
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
 	grpc    grpcResult // a gRPC call's messages and status, reused
-	// gRPC calls sent and their messages, added to Job.Messages at the end
-	calls, sent, received int64
+	// gRPC calls sent, their retries and messages, added to Job.Messages at the end
+	calls, retries, sent, received int64
+	callSent                       bool // the call in progress was counted as sent
+	retrying                       bool // the attempt in progress sends the call again after RetryStale
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
 	s := &stream{m: m, j: j, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
+	s.sb = engine.SharedBodies(s.reqs)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
@@ -59,6 +63,7 @@ func (s *stream) run() {
 	defer func() {
 		if s.calls > 0 {
 			j.Messages.Calls.Add(s.calls)
+			j.Messages.Retries.Add(s.retries)
 			j.Messages.Sent.Add(s.sent)
 			j.Messages.Received.Add(s.received)
 		}
@@ -74,17 +79,22 @@ func (s *stream) run() {
 			continue
 		}
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
+		s.call.Reserve(s.reqs)
 		s.call.Start(j.Since())
+		var body []byte
+		if s.sb != nil {
+			body = s.sb.Body(hit, step)
+		}
 		s.conn.inflight.Add(1)
-		s.do(raw, hit)
+		s.do(raw, body, hit)
 		s.conn.inflight.Add(-1)
-		s.take.End(j.Since())
+		s.take.End()
 	}
 }
 
-// do performs one request (raw, for hit), following redirects, and ends
-// its call.
-func (s *stream) do(raw []byte, hit uint64) {
+// do performs one request (raw, and its shared body if not nil, for hit),
+// following redirects, and ends its call.
+func (s *stream) do(raw, body []byte, hit uint64) {
 	j := s.j
 	ctx := s.ctx
 	if j.Timeout > 0 { // -t bounds the whole request, redirects included
@@ -92,7 +102,8 @@ func (s *stream) do(raw []byte, hit uint64) {
 		ctx, cancel = context.WithDeadline(ctx, j.Start.Add(s.call.StartTime()+j.Timeout))
 		defer cancel()
 	}
-	s.chain.Reset(j, raw)
+	s.chain.Reset(j, raw, body)
+	s.callSent, s.retrying = false, false
 	var away *live // the connection to another origin, once the chain left the run's
 	defer func() {
 		if away != nil {
@@ -101,12 +112,16 @@ func (s *stream) do(raw []byte, hit uint64) {
 	}()
 	for {
 		var tp *template
-		var body []byte
+		var body []byte // the request's: its own (part of its bytes), or the shared one
 		var err error
+		shared := s.chain.Body != nil
 		if away == nil {
-			tp, body, err = s.tmpl.get(s.chain.Req, hit)
+			tp, body, err = s.tmpl.get(s.chain.Req, hit, shared)
 		} else if tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme); err == nil {
 			body = tp.body
+		}
+		if shared {
+			body = s.chain.Body
 		}
 		if err != nil {
 			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
@@ -126,8 +141,10 @@ func (s *stream) do(raw []byte, hit uint64) {
 			var ga *GoAwayError
 			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
 			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.method) {
+				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
+			s.call.CutShort(s.parser.WireBytes) // what arrived of a response cut short
 			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}
@@ -259,13 +276,22 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []by
 	return false, nil
 }
 
-// endGRPC counts a gRPC call's messages (body holds those it sent) and
-// stamps its first byte: the first response message.
+// endGRPC counts a gRPC call (body holds the messages it sent) and stamps
+// its first byte: the first response message. A call is counted once,
+// when its first attempt is sent; an attempt that sends it again after a
+// stale connection or a GOAWAY (RetryStale) is a retry, counted apart.
 func (s *stream) endGRPC(body []byte) {
 	if s.h2call.wrote {
-		s.calls++
-		s.sent += countFrames(body)
+		switch {
+		case !s.callSent:
+			s.calls++
+			s.sent += countFrames(body)
+			s.callSent = true
+		case s.retrying:
+			s.retries++
+		}
 	}
+	s.retrying = false
 	s.received += s.grpc.msgs
 	if s.grpc.fb > 0 {
 		s.call.FirstByte(s.grpc.fb)
@@ -288,7 +314,7 @@ func causeOf(c *live, err error) error {
 func (s *stream) account(c *live) {
 	in, out := c.take()
 	s.parser.WireBytes = in
-	s.call.Wrote(out)
+	s.call.WroteBytes(out) // sent is marked by the exchange (MarkSent)
 }
 
 // readBody drains a response body, keeping its first BodyLimit bytes.

@@ -33,9 +33,17 @@ func (Engine) Run(j *engine.Job) error {
 		defer alarm.Close()
 	}
 	workers := make([]*worker, j.Connections)
+	var occ *engine.Occupancy
+	if alarm != nil {
+		occ = engine.NewOccupancy(j.Connections)
+	}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, dialSlots)
 	for i := range workers {
-		w := newWorker(j, i, alarm)
+		w := newWorker(j, i, alarm, slots)
+		if occ != nil {
+			w.take.Share(occ)
+		}
 		workers[i] = w
 		wg.Add(1)
 		go func() {

@@ -20,10 +20,12 @@ type worker struct {
 	index int // connection number, for connection stages
 	shard int
 	reqs  engine.Requests
+	body  engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	take  *engine.Taker
 	rec   *stats.Recorder // where the connection's setups and closes are counted
 
-	guard engine.Guard // lets the abort end wire's connection and a dial; taken per connection, not per request
+	slots chan struct{} // the run's dial slots (dialSlots)
+	guard engine.Guard  // lets the abort end wire's connection and a dial; taken per connection, not per request
 	wire  engine.Wire
 
 	call   engine.Call
@@ -31,10 +33,12 @@ type worker struct {
 	parser http1.Parser
 }
 
-func newWorker(j *engine.Job, i int, alarm *schedule.Alarm) *worker {
-	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i)}
+func newWorker(j *engine.Job, i int, alarm *schedule.Alarm, slots chan struct{}) *worker {
+	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), slots: slots}
+	w.body = engine.SharedBodies(w.reqs)
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
+	w.wire.Epoch = j.Start.UnixNano() // responses end at the kernel's receive time
 	j.InitParser(&w.parser)
 	return w
 }
@@ -57,22 +61,28 @@ func (w *worker) run() {
 			continue
 		}
 		w.take.Begin(&w.call, w.shard, step, hit, at, int32(w.index))
+		w.call.Reserve(w.reqs)
 		w.call.Start(j.Since())
-		w.do(req, head)
-		w.take.End(j.Since())
+		var body []byte
+		if w.body != nil {
+			body = w.body.Body(hit, step)
+		}
+		w.do(req, body, head)
+		w.take.End()
 	}
 }
 
-// do performs one request, following redirects, and ends its call.
-func (w *worker) do(req []byte, head bool) {
+// do performs one request (req, and its shared body if not nil),
+// following redirects, and ends its call.
+func (w *worker) do(req, body []byte, head bool) {
 	j := w.j
 	var deadline time.Time
 	if j.Timeout > 0 {
 		deadline = j.Start.Add(w.call.StartTime() + j.Timeout)
 	}
-	w.chain.Reset(j, req)
+	w.chain.Reset(j, req, body)
 	for {
-		if reused, wrote, err := w.exchange(w.chain.Req, head, deadline); err != nil {
+		if reused, wrote, err := w.exchange(w.chain.Req, w.chain.Body, head, deadline); err != nil {
 			mid := w.parser.WireBytes > 0
 			k := j.Kind(err, mid) // ErrAborted (never retried) when the run is aborting
 			if w.call.RetryStale(k, reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
@@ -84,11 +94,12 @@ func (w *worker) do(req []byte, head bool) {
 		}
 		follow, same, err := w.chain.Follow(j, &w.parser)
 		switch {
-		case err != nil:
-			w.fail(err)
+		case err != nil: // a redirect that cannot be followed: the connection itself is fine
+			w.call.CutShort(w.parser.WireBytes)
+			w.call.Fail(j.Since(), engine.Classify(err, false), w.reqs)
 			return
 		case !follow:
-			w.call.Respond(j.Since(), &w.parser, w.reqs)
+			w.call.Respond(w.wire.Last, &w.parser, w.reqs) // when its last bytes arrived
 			return
 		case !same:
 			if err := j.FollowAway(&w.call, &w.chain, &w.parser, deadline, j.Abort); err != nil {
@@ -102,10 +113,11 @@ func (w *worker) do(req []byte, head bool) {
 	}
 }
 
-// exchange sends req on the worker's connection (dialing one if needed)
-// and reads one response into w.parser. reused is true when the connection
-// had carried earlier requests; wrote is the bytes of req written.
-func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused bool, wrote int, err error) {
+// exchange sends req (and its shared body) on the worker's connection
+// (dialing one if needed) and reads one response into w.parser. reused is
+// true when the connection had carried earlier requests; wrote is the
+// bytes written.
+func (w *worker) exchange(req, body []byte, head bool, deadline time.Time) (reused bool, wrote int, err error) {
 	w.parser.Reset(head)
 	if w.wire.Conn == nil {
 		c, tm, err := w.dial()
@@ -119,7 +131,7 @@ func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused boo
 	if !deadline.IsZero() {
 		w.guard.SetDeadline(deadline)
 	}
-	keep, wrote, err := w.wire.RoundTrip(&w.call, req, &w.parser, w.j.Since, deadline, w.j.Aborting)
+	keep, wrote, err := w.wire.RoundTrip(&w.call, req, body, &w.parser, w.j.Since, deadline, w.j.Aborting)
 	if err == nil && (!keep || !w.j.KeepAlive) {
 		w.closeConn()
 	}
@@ -145,13 +157,16 @@ func (w *worker) fail(err error) { w.end(w.j.Kind(err, w.parser.WireBytes > 0)) 
 // end ends the request as error kind k, closing the connection.
 func (w *worker) end(k stats.ErrorKind) {
 	w.closeConn()
+	w.call.CutShort(w.parser.WireBytes) // what arrived of a response cut short
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 
-// dialSlots bounds the connections being set up at once, so a large -c
+// dialSlots bounds the connections a run sets up at once, so a large -c
 // neither overflows the server's accept backlog (SYN retries cost a second
-// each) nor piles up thousands of half-built connections in memory.
-var dialSlots = make(chan struct{}, 256)
+// each) nor piles up thousands of half-built connections in memory. Each
+// run has its own slots: runs side by side in one process (a library's
+// callers) never wait for each other's dials.
+const dialSlots = 256
 
 type dialResult struct {
 	c   net.Conn
@@ -166,11 +181,11 @@ type dialResult struct {
 func (w *worker) dial() (net.Conn, transport.Timing, error) {
 	ctx := w.guard.Ctx()
 	select {
-	case dialSlots <- struct{}{}:
+	case w.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, transport.Timing{}, ctx.Err()
 	}
-	defer func() { <-dialSlots }()
+	defer func() { <-w.slots }()
 	ch := make(chan dialResult, 1)
 	go func() {
 		c, tm, err := w.j.Dialer.Dial(ctx)

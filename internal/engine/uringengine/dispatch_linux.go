@@ -89,6 +89,7 @@ func (w *worker) stageIndex(c *conn) int { return int(c.idx)*w.stages.nworkers +
 // closing its socket so the server sees the ramp down too.
 func (w *worker) park(c *conn) {
 	w.closeConn(c)
+	c.readyAt = -1 // when it is active again, it waited for its stage, not for hail
 	w.stages.parked = append(w.stages.parked, c.idx)
 }
 
@@ -135,8 +136,19 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 		return
 	}
 	c.call.Begin(w.j, w.shard, step, hit, at, w.connBase+c.idx)
+	c.call.Reserve(c.reqs)
 	if waitFrom >= 0 {
-		c.call.Waited(waitFrom, w.now)
+		// It waited until a connection was free: the moment its slot's
+		// last response arrived (the kernel's receive time), not the
+		// moment the loop got to it — that part is hail's own lateness.
+		ready := w.now
+		if c.readyAt >= 0 {
+			ready = min(max(c.readyAt, waitFrom), w.now)
+		}
+		c.call.Waited(waitFrom, ready)
+	}
+	if c.readyAt >= 0 {
+		c.call.Ready(c.readyAt) // closed model: hail's lateness counts from there
 	}
 	c.head = head
 	w.count.busy++
@@ -144,10 +156,15 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 		c.req = req
 	} else if err := w.copyReq(c, req); err != nil {
 		c.stamp = true
-		w.endErr(c, err) // nothing was sent; the connection is fine
+		c.parser.Reset(head) // no response of this request's to count (CutShort)
+		w.endErr(c, err)     // nothing was sent; the connection is fine
 		return
 	}
-	c.chain.Reset(w.j, c.req)
+	c.body = nil
+	if c.sb != nil {
+		c.body = c.sb.Body(hit, step) // stable: sent from where it is, never copied
+	}
+	c.chain.Reset(w.j, c.req, c.body)
 	c.stamp = true
 	w.exchange(c)
 	if c.stamp {
@@ -267,7 +284,7 @@ func (w *worker) armRecv(c *conn) {
 
 // send queues c's request on its open connection.
 func (w *worker) send(c *conn) {
-	c.sending, c.sent, c.out = true, 0, c.req
+	c.sending, c.sent, c.out, c.inBody = true, 0, c.req, false
 	w.queueSend(c)
 	if len(c.carry) > 0 {
 		w.feedCarry(c)

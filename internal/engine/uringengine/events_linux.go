@@ -60,7 +60,11 @@ func errnoOf(res int32) error { return syscall.Errno(-res) }
 func (w *worker) onConnect(c *conn, res int32) {
 	w.setConnecting(c, false)
 	if res < 0 {
-		w.fail(c, errnoOf(res))
+		err := errnoOf(res)
+		if res == -int32(unix.ETIMEDOUT) { // the kernel gave up on the handshake
+			err = &transport.ConnectTimeoutError{Err: err}
+		}
+		w.fail(c, err)
 		return
 	}
 	c.connected = true
@@ -145,6 +149,11 @@ func (w *worker) onSend(c *conn, res int32) {
 		c.call.Wrote(int64(res))
 	}
 	if c.sent < len(c.out) {
+		w.queueSend(c)
+		return
+	}
+	if len(c.body) > 0 && !c.inBody && !c.handshaking && !w.isHandshakeLine(c) {
+		c.out, c.sent, c.inBody = c.body, 0, true // the head is out: now the shared body
 		w.queueSend(c)
 		return
 	}
@@ -362,5 +371,6 @@ func (w *worker) hop(c *conn) {
 		w.endErr(c, err)
 		return
 	}
+	c.body = c.chain.Body
 	w.exchange(c)
 }

@@ -227,7 +227,7 @@ func (w *worker) setup() error {
 	w.rx.wallStart = w.j.Start.UnixNano()
 	for i := range w.conns {
 		c := &w.conns[i]
-		c.idx, c.fd = int32(i), -1
+		c.idx, c.fd, c.readyAt = int32(i), -1, -1
 		for l := range c.dl {
 			c.dl[l] = link{prev: -1, next: -1}
 		}
@@ -249,6 +249,7 @@ func (w *worker) setup() error {
 		if w.j.PerConnection {
 			w.conns[i].reqs = w.j.NewRequests(int(w.connBase) + i)
 		}
+		w.conns[i].sb = engine.SharedBodies(w.conns[i].reqs)
 	}
 	return nil
 }

@@ -57,7 +57,8 @@ teardown: [{name: clean, path: /, repeat: 2}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, d := tg.Load(sched)
+	w := Workload(s, sched)
+	d := tg.Route(w)
 	if err := os.Remove(k.CAFile); err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,8 @@ func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), ob
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, d := mustTargets(t, s, p).Load(sched)
+	w := Workload(s, sched)
+	d := mustTargets(t, s, p).Route(w)
 	done := turn(p)
 	res, err := run.Run(context.Background(), p, run.Options{Workload: w, Dialer: d, Observe: observe})
 	done()

@@ -215,7 +215,8 @@ teardown:
 // in one run, in both models and on each HTTP/1.1 engine: each origin's
 // counts are exactly what its server counted; ids created over one
 // protocol are read (and deleted) over the other; no request names an id
-// that was never made; the setup and teardown run with their concurrency.
+// that was never made; the per-stage results add up to the run's; the
+// setup and teardown run with their concurrency.
 func TestSeedAcrossTwoOrigins(t *testing.T) {
 	t.Parallel()
 	proto, err := filepath.Abs("testdata/vm.proto")
@@ -229,7 +230,7 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 				cp, restURL, rpcURL := startControlPlane(t, proto)
 				src := strings.NewReplacer("REST", restURL, "RPC", rpcURL, "PROTO", proto).Replace(seed)
 				if model == "open" {
-					src += "rate: 4000\nrequests: 2000\nconnections: 16\n"
+					src += "requests: 2000\nconnections: 16\nstages:\n  - {duration: 300ms, rate: 4000, ramp: step}\n  - {duration: 700ms, rate: 4000, ramp: step}\n"
 				} else {
 					src += "stages:\n  - {duration: 500ms, connections: 12}\n  - {duration: 700ms, connections: 12}\n"
 				}
@@ -255,7 +256,8 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 					t.Fatalf("setup: the REST server saw %d requests, the report %d; want 50", restSetup, setup.Steps[0].Counts.Requests)
 				}
 				restConns0, rpcConns0 := cp.rest.conns.Load(), cp.rpc.conns.Load()
-				w, d := tg.Load(sched)
+				w := Workload(s, sched)
+				d := tg.Route(w)
 				if d != nil || len(w.Origins) != 2 {
 					t.Fatalf("the load's workload has %d origins (dialer %v), want 2", len(w.Origins), d)
 				}
@@ -281,6 +283,20 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 				}
 				if ro.Counts.Requests+go_.Counts.Requests != res.Hail.Counts.Requests || res.Hail.Counts.Errors != res.Hail.Counts.Aborted {
 					t.Errorf("origins %d + %d requests, the run %d (errors %v)", ro.Counts.Requests, go_.Counts.Requests, res.Hail.Counts.Requests, res.ErrorDistribution)
+				}
+				// A request belongs to its origin and to its stage: the stages
+				// add up to the run as the origins do, status by status.
+				var staged int64
+				codes := map[string]int64{}
+				for _, sg := range res.Hail.Stages {
+					staged += sg.Counts.Requests
+					for k, n := range sg.StatusCodeDistribution {
+						codes[k] += n
+					}
+				}
+				if len(res.Hail.Stages) != 2 || res.Hail.Stages[0].Counts.Requests == 0 || res.Hail.Stages[1].Counts.Requests == 0 ||
+					staged != res.Hail.Counts.Requests || fmt.Sprint(codes) != fmt.Sprint(res.StatusCodeDistribution) {
+					t.Errorf("%d stages hold %d requests (%v), the run %d (%v)", len(res.Hail.Stages), staged, codes, res.Hail.Counts.Requests, res.StatusCodeDistribution)
 				}
 				steps := map[string]int64{}
 				for _, st := range res.Hail.Steps {
@@ -372,5 +388,63 @@ func TestClosedModelHoldsTheMix(t *testing.T) {
 	o := res.Hail.Origins
 	if len(o) != 2 || o[0].Connections >= o[1].Connections {
 		t.Errorf("connections held: %+v, want the slow server to hold more", o)
+	}
+}
+
+// With -w, what ends after -z ends in the drain on every origin's
+// connections: one controller marks every leg's recorders, so each
+// origin's requests in flight at -z are counted as drained, and the run's
+// drain is their sum. Ground truth: each server's count of the responses
+// it sent.
+func TestDrainCoversEveryOrigin(t *testing.T) {
+	t.Parallel()
+	var served [2]atomic.Int64
+	slow := func(i int) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(300 * time.Millisecond)
+			served[i].Add(1)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	a, b := slow(0), slow(1)
+	src := "targets: {a: " + a.URL + ", b: " + b.URL + "}\nconnections: 4\nduration: 500ms\nengine: net\nsteps:\n" +
+		"  - {name: to_a, target: a, path: /}\n  - {name: to_b, target: b, path: /}\n"
+	s, err := scenario.Parse("drain.yaml", []byte(src), scenario.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := s.Settings.Schedule()
+	p, err := s.Plan(sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WaitOngoing = true
+	w := Workload(s, sched)
+	mustTargets(t, s, p).Route(w)
+	res, err := run.Run(context.Background(), p, run.Options{Workload: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Hail
+	if h.Drain == nil || h.Counts.Aborted != 0 {
+		t.Fatalf("drain %+v, %d aborted: want the requests in flight at -z to finish", h.Drain, h.Counts.Aborted)
+	}
+	var drained int64
+	for i, st := range h.Steps {
+		var n int64
+		for _, sec := range st.Series {
+			n += sec.Drained
+		}
+		if n == 0 {
+			t.Errorf("step %s (origin %s): nothing drained", st.Name, h.Origins[i].Name)
+		}
+		if st.Counts.Responses != served[i].Load() {
+			t.Errorf("step %s: %d responses, its server sent %d", st.Name, st.Counts.Responses, served[i].Load())
+		}
+		drained += n
+	}
+	if drained != h.Drain.Requests || drained != 4 {
+		t.Errorf("the origins drained %d requests, the run's drain says %d; want the 4 in flight at -z", drained, h.Drain.Requests)
 	}
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
+// Interrupted is PhaseError.Why for a phase that a signal (its interrupt
+// channel, or its context) stopped.
+const Interrupted = "interrupted"
+
 // PhaseError is a setup step that failed: the load is not run.
 type PhaseError struct {
 	Phase string // "setup"
@@ -27,8 +31,9 @@ func (e *PhaseError) Error() string {
 
 // PhaseOptions are what a setup or teardown run takes beyond the scenario.
 type PhaseOptions struct {
-	// Interrupt, when closed (Ctrl-C), stops the phase: its step in flight
-	// ends as an interrupted run does.
+	// Interrupt, when closed (a signal), stops the phase: the run of its
+	// step in flight ends as an interrupted run does, its requests in
+	// flight aborted, and no further step runs.
 	Interrupt <-chan struct{}
 	// Progress, if set, is called with the step in progress when it starts,
 	// about once a second while it runs, and when it ends.
@@ -65,8 +70,9 @@ func (p Progress) Rate() float64 {
 // pools the load reads. It returns their report (nil when there are none).
 // A step that fails — a transport error, a failed check, a status it does
 // not expect, or a value it needs that is missing — ends the setup with a
-// *PhaseError, its requests in flight let finish. o.Interrupt (Ctrl-C)
-// ends it too.
+// *PhaseError, its requests in flight let finish. o.Interrupt (a signal)
+// or ctx ends it too, its requests in flight aborted: a *PhaseError whose
+// Why is Interrupted.
 func Setup(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOptions) (*report.Phase, error) {
 	if len(sc.Setup) == 0 {
 		return nil, nil
@@ -121,7 +127,10 @@ func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Ta
 	q := *t.Plan(k)
 	q.Connections, q.Requests = ps.Concurrency(t.run.Connections), ps.Requests()
 	q.Duration, q.Rate, q.BurstEvery, q.BurstSize, q.Streams = 0, 0, 0, 0, 0
-	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, true, time.Time{}, 0, 0
+	// Not WaitOngoing: a signal aborts the requests in flight at once (a
+	// silent server would otherwise hold the phase for the whole grace);
+	// a step that fails or runs out still lets them finish (Ended).
+	q.Engine, q.SQPoll, q.WaitOngoing, q.StartAt, q.ShardIndex, q.ShardCount = "net", false, false, time.Time{}, 0, 0
 	w := &run.Workload{Steps: []string{st.Name}, NewRequests: ps.NewRequests,
 		BodyLimit: scenario.BodyLimit(steps[i:i+1], sc.Settings.BodyLimit), CaptureHeaders: scenario.ResponseHeaders(steps[i : i+1]), Ended: ps.Ended()}
 	prog := Progress{Phase: name, Step: st.Name, Index: i + 1, Steps: len(steps), Total: ps.Total(), Concurrency: q.Connections}
@@ -153,6 +162,8 @@ func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Ta
 	}
 	var failed *PhaseError
 	switch why, transport := ps.Failure(); {
+	case res.Hail.Interrupted: // its requests in flight were aborted: that is no failure of its own
+		failed = &PhaseError{Step: st.Name, Why: Interrupted}
 	case why != "":
 		if transport && len(res.Hail.Steps) > 0 {
 			kinds := make([]string, 0, 1)
@@ -165,8 +176,6 @@ func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Ta
 			}
 		}
 		failed = &PhaseError{Step: st.Name, Why: why}
-	case res.Hail.Interrupted:
-		failed = &PhaseError{Step: st.Name, Why: "interrupted"}
 	}
 	return ph, failed, nil
 }

@@ -49,15 +49,14 @@ func (t *Targets) Plan(k int) *plan.Plan { return t.plans[k] }
 // Dialer is origin k's dialer.
 func (t *Targets) Dialer(k int) *transport.Dialer { return t.dialers[k] }
 
-// Load is what run.Run needs to send the load: the workload (Workload),
-// with one run.Origin per origin when it sends to several, and the dialer
-// of its one origin otherwise (nil then).
-func (t *Targets) Load(sched scenario.Schedule) (*run.Workload, *transport.Dialer) {
+// Route sends w, the scenario's load (Workload), to its origins: one
+// run.Origin per origin when it sends to several (nil is then returned),
+// else the dialer of its one origin, for run.Options.Dialer.
+func (t *Targets) Route(w *run.Workload) *transport.Dialer {
 	sc := t.sc
-	w := Workload(sc, sched)
 	ks := sc.LoadOrigins()
 	if len(ks) == 1 {
-		return w, t.dialers[ks[0]]
+		return t.dialers[ks[0]]
 	}
 	for _, k := range ks {
 		o := sc.Origins[k]
@@ -69,5 +68,5 @@ func (t *Targets) Load(sched scenario.Schedule) (*run.Workload, *transport.Diale
 			NewRequests: sc.NewOriginRequests(k), BodyLimit: scenario.BodyLimit(steps, sc.Settings.BodyLimit),
 			CaptureHeaders: scenario.ResponseHeaders(steps), PerConnection: sc.PerUser(), Dialer: t.dialers[k]})
 	}
-	return w, nil
+	return nil
 }

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# bench/llm.sh: streamed tokens — client CPU per token and read lag, side by side, against `hail serve --openai`.
+#
+# The mock inference server (`hail serve --openai`, one token per chunk, --slots above the streams so that nothing
+# queues) runs pinned to CPU $SERVER_CPU; each client runs pinned to CPU $CLIENT_CPU, one after the other, the
+# order rotating round by round. Every client streams POST /v1/completions with "stream":true, max_tokens $TOKENS
+# and ignore_eos over keep-alive connections, one stream per connection, the next request when a stream ends,
+# for $SECS seconds. Three parts ($PARTS):
+#   cpu50   $STREAMS streams (200) x $TOKENS tokens (128), a token every 50 ms per stream (--itl 50ms)
+#   cpu5    the same with a token every 5 ms
+#   lag     $LAG_STREAMS streams (1000) at 20 tokens/s each (--itl 50ms), with --send-time: each chunk carries
+#           the Unix time the mock wrote it, and each client reports its read lag (when it read the event minus
+#           that time; the loopback's own delay, a few µs, is in it) as p50/p99/max, from 2 s into the run on
+#           (before, a client is still opening its connections and reads nothing)
+# Clients ($TOOLS):
+#   floor     bench/ssefloor.c: a minimal C epoll client counting "data: {" without decoding JSON (gcc -O2)
+#   aiohttp   bench/sse_aiohttp.py: a client of vLLM's benchmark kind on Debian's python3-aiohttp (one asyncio
+#             task per stream, json.loads per event, perf_counter timestamps); vLLM's own client, guidellm and
+#             their kin cannot be installed here (PyPI is not reachable)
+#   (hail llm rows: see "HAIL ROWS" below)
+# Measured the same way for every client: CPU user+sys of its whole life from GNU time ÷ the tokens it read
+# (its own count; the mock's count of chunks sent during the run is beside it), and the mock's own CPU
+# (utime+stime from /proc/PID/stat) ÷ the chunks it sent during the run — its goal is <= 8 µs per chunk.
+# Ratios are medians of per-round ratios (each client's CPU per token ÷ the floor's, and ÷ aiohttp's, in the
+# same round).
+#
+#   flock /tmp/hail-bench.lock bash bench/llm.sh           # 20 s runs, 3 rounds, all parts
+#   SECS=5 ROUNDS=1 bash bench/llm.sh                       # a quick trial
+#   PARTS=lag TOOLS=floor bash bench/llm.sh
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
+
+SECS=${SECS:-20}
+ROUNDS=${ROUNDS:-3}
+STREAMS=${STREAMS:-200}
+LAG_STREAMS=${LAG_STREAMS:-1000}
+TOKENS=${TOKENS:-128}
+PARTS=${PARTS:-cpu50 cpu5 lag}
+# ---- TOOLS: the rows, in this order. HAIL ROWS: once `hail llm` exists, add hail-uring and hail-net here and
+# in tool_cmd below.
+TOOLS=${TOOLS:-floor aiohttp}
+MOCK_LIMIT=${MOCK_LIMIT:-8}
+positive_ints SECS ROUNDS STREAMS LAG_STREAMS TOKENS
+PY=/usr/bin/python3 # Debian's, where python3-aiohttp installs
+
+bench_tmp llm
+have taskset || die "taskset is needed"
+apt_ensure time /usr/bin/time || die "GNU time is needed"
+HAIL="$TMPD/hail"
+build_hail "$HAIL"
+for tool in $TOOLS; do
+	case $tool in
+	floor)
+		apt_ensure gcc gcc || die "gcc is needed for the floor client"
+		gcc -O2 -Wall -o "$TMPD/ssefloor" "$BENCH_DIR/ssefloor.c" || die "building bench/ssefloor.c failed"
+		;;
+	aiohttp)
+		apt_ensure python3-aiohttp /usr/lib/python3/dist-packages/aiohttp/__init__.py || die "python3-aiohttp is needed"
+		;;
+	esac
+done
+raise_nofile 65536
+TICK=$(getconf CLK_TCK)
+
+# tool_cmd TOOL PORT STREAMS LAG: the command line of a client. Every client prints one line on stdout:
+#   events N requests M seconds S [lag_p50_us A lag_p99_us B lag_max_us C]
+# (events: the tokens it read; requests: the streams it finished; lag fields only with LAG=lag).
+tool_cmd() {
+	local tool=$1 port=$2 streams=$3 lag=$4
+	case $tool in
+	floor) echo "$TMPD/ssefloor $port $streams $SECS $TOKENS $lag" ;;
+	aiohttp) echo "$PY $BENCH_DIR/sse_aiohttp.py $port $streams $SECS $TOKENS $lag" ;;
+	# ---- HAIL ROWS (the lead adds them after merging `hail llm`, branch llmcore) ------------------------------
+	# hail-uring | hail-net) a wrapper that runs, e.g.,
+	#     $HAIL llm --engine ${tool#hail-} -c $streams --output-tokens $TOKENS -z ${SECS}s -j \
+	#         http://127.0.0.1:$port/v1/completions
+	#   and prints the line above from hail's JSON: output tokens, completed requests, elapsed seconds, and
+	#   with LAG=lag hail's own read-lag p50/p99/max in µs (kernel arrival -> hail reading the event).
+	*) die "unknown tool $tool (known: floor aiohttp)" ;;
+	esac
+}
+
+mock_stat() { # mock_stat FIELD: a counter from the mock's /stats
+	"$PY" -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))[sys.argv[2]])' \
+		"http://127.0.0.1:$PORT/stats" "$1"
+}
+mock_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVE_PID/stat"; }
+
+# mock_idle: wait (up to 30 s) until the mock has no stream left from the previous run.
+mock_idle() {
+	local i
+	for i in $(seq 1 300); do
+		[ "$(mock_stat running)" = 0 ] && [ "$(mock_stat queued)" = 0 ] && return 0
+		sleep 0.1
+	done
+	note "the mock still has streams running after 30 s"
+}
+
+CSV="$TMPD/runs.csv"
+echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks" >"$CSV"
+
+# run PART ROUND TOOL STREAMS ITL LAG: one client run and its CSV row.
+run() {
+	local part=$1 round=$2 tool=$3 streams=$4 itl=$5 lag=$6 out c0 c1 k0 k1 rc=0
+	out="$TMPD/$part-r$round-$tool"
+	mock_idle
+	k0=$(mock_stat chunks)
+	c0=$(mock_ticks)
+	# shellcheck disable=SC2046 # the command line is split on purpose
+	timeout $((3 * SECS + 60)) taskset -c "$CLIENT_CPU" /usr/bin/time -f '%e %U %S %M' -o "$out.time" \
+		$(tool_cmd "$tool" "$PORT" "$streams" "$lag") >"$out.out" 2>"$out.err" || rc=$?
+	c1=$(mock_ticks)
+	k1=$(mock_stat chunks)
+	[ "$rc" = 0 ] || note "$tool ($part, round $round) exited $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"
+	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" >>"$CSV" <<'PY'
+import sys
+out, part, rnd, tool, streams, itl, rc, ticks, hz, chunks = sys.argv[1:]
+try:
+    wall, user, sys_, rss = open(out + ".time").read().split()[-4:]
+except Exception:
+    wall = user = sys_ = rss = ""
+f = {}
+try:
+    words = open(out + ".out").read().split()
+    f = dict(zip(words[::2], words[1::2]))
+except Exception:
+    pass
+print(",".join([part, rnd, tool, streams, itl, rc, wall, user, sys_, rss, f.get("events", ""), f.get("requests", ""),
+                f.get("lag_p50_us", ""), f.get("lag_p99_us", ""), f.get("lag_max_us", ""),
+                f"{int(ticks) / int(hz):.2f}", chunks]))
+PY
+}
+
+read -r -a TOOL_LIST <<<"$TOOLS"
+for part in $PARTS; do
+	case $part in
+	cpu50) streams=$STREAMS itl=50ms lag= extra=() ;;
+	cpu5) streams=$STREAMS itl=5ms lag= extra=() ;;
+	lag) streams=$LAG_STREAMS itl=50ms lag=lag extra=(--send-time) ;;
+	*) die "unknown part $part (cpu50, cpu5, lag)" ;;
+	esac
+	serve_start "$HAIL" --openai --itl "$itl" --slots $((streams + 64)) "${extra[@]}"
+	wait_log "$TMPD/serve.log" "mock OpenAI server" || die "hail serve --openai did not start: $(cat "$TMPD/serve.log")"
+	note "$part: $streams streams x $TOKENS tokens, --itl $itl; mock on CPU $SERVER_CPU (port $PORT), clients on CPU $CLIENT_CPU, $SECS s runs, $ROUNDS round(s)"
+	for round in $(seq 1 "$ROUNDS"); do
+		n=${#TOOL_LIST[@]}
+		for ((i = 0; i < n; i++)); do
+			tool=${TOOL_LIST[$(((i + round - 1) % n))]}
+			note "  round $round: $tool"
+			run "$part" "$round" "$tool" "$streams" "$itl" "$lag"
+		done
+	done
+	serve_stop
+done
+
+# ---- summary -------------------------------------------------------------------------------------------
+"$PY" - "$CSV" "$MOCK_LIMIT" "$TOOLS" <<'PY'
+import csv, statistics as st, sys
+path, limit, tools = sys.argv[1], float(sys.argv[2]), sys.argv[3].split()
+rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] not in ("", "0")]
+for r in rows:
+    r["cpu_us"] = (float(r["user_s"]) + float(r["sys_s"])) / int(r["events"]) * 1e6
+    r["mock_us"] = float(r["mock_cpu_s"]) / int(r["mock_chunks"]) * 1e6 if int(r["mock_chunks"]) else float("nan")
+med = lambda v: st.median(v) if v else float("nan")
+fmt = lambda v, p=2: "–" if v != v else f"{v:.{p}f}"
+desc = {"cpu50": "a token every 50 ms", "cpu5": "a token every 5 ms", "lag": "20 tokens/s per stream, read lag"}
+mock_all = []
+for part in dict.fromkeys(r["part"] for r in rows):
+    pr = [r for r in rows if r["part"] == part]
+    print(f"\n{part}: {pr[0]['streams']} streams, {desc.get(part, '')} (--itl {pr[0]['itl']})\n")
+    print("| client | tokens/s | CPU µs/token | ÷ floor | ÷ aiohttp | lag p50 µs | lag p99 µs | lag max µs | mock CPU µs/chunk | ok runs |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    by_round = {}
+    for r in pr:
+        by_round.setdefault(r["round"], {})[r["tool"]] = r
+    for tool in tools:
+        tr = [r for r in pr if r["tool"] == tool]
+        if not tr:
+            print(f"| {tool} | – | – | – | – | – | – | – | – | 0 |")
+            continue
+        ratio = lambda base: med([rs[tool]["cpu_us"] / rs[base]["cpu_us"] for rs in by_round.values() if tool in rs and base in rs])
+        lag = lambda k: med([float(r[k]) for r in tr if r[k]])
+        tps = med([int(r["events"]) / float(r["wall_s"]) for r in tr])
+        mock = [r["mock_us"] for r in tr]
+        mock_all += mock
+        print(f"| {tool} | {tps:.0f} | {fmt(med([r['cpu_us'] for r in tr]))} | {fmt(ratio('floor'))} | {fmt(ratio('aiohttp'))} "
+              f"| {fmt(lag('lag_p50_us'), 0)} | {fmt(lag('lag_p99_us'), 0)} | {fmt(lag('lag_max_us'), 0)} | {fmt(med(mock))} | {len(tr)} |")
+if mock_all:
+    worst = max(m for m in mock_all if m == m)
+    print(f"\nmock CPU per chunk: median {med(mock_all):.2f} µs, worst run {worst:.2f} µs (goal <= {limit:g}: {'met' if worst <= limit else 'NOT met'})")
+PY
+if [ -n "${OUT:-}" ]; then cp "$CSV" "$OUT"; note "runs written to $OUT"; fi

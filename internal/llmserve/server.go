@@ -1,0 +1,390 @@
+package llmserve
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ErrServerClosed is returned by Listen after Close.
+var ErrServerClosed = errors.New("llmserve: server closed")
+
+// Server is the mock inference server. Create it with New, then Listen
+// (optional) and Serve; Close stops it and flushes its log.
+type Server struct {
+	cfg      Config
+	start    time.Time
+	wallBase int64 // Unix ns at start
+
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup
+
+	connSeq atomic.Uint64
+	reqSeq  atomic.Uint64
+
+	slots  slots
+	shards []*shard
+
+	h2   *http.Server
+	h2ln *chanListener
+
+	log        *reqLog
+	modelsJSON []byte
+	closeOnce  sync.Once
+	closeErr   error
+	c          counters
+}
+
+// counters are the live statistics, updated atomically.
+type counters struct {
+	requests    atomic.Uint64
+	badRequests atomic.Uint64
+	tokens      atomic.Uint64
+	chunks      atomic.Uint64
+	running     atomic.Int64
+	queued      atomic.Int64
+	accepted    atomic.Uint64
+	outcomes    [len(outcomeNames)]atomic.Uint64
+}
+
+// Stats is a snapshot of the counters, also served as JSON by GET /stats.
+type Stats struct {
+	// Requests counts generation requests received (both endpoints).
+	Requests uint64 `json:"requests"`
+	// BadRequests counts generation requests answered 400.
+	BadRequests uint64 `json:"bad_requests"`
+	// Completed counts requests whose every token was sent.
+	Completed uint64 `json:"completed"`
+	// Rejected counts 429 and 503 faults.
+	Rejected uint64 `json:"rejected"`
+	// ErrorEvents counts error faults (error events, or 500s when not streaming).
+	ErrorEvents uint64 `json:"error_events"`
+	// Dropped counts drop faults.
+	Dropped uint64 `json:"dropped"`
+	// ClientGone counts requests whose client went away first.
+	ClientGone uint64 `json:"client_gone"`
+	// Running is the number of requests holding a batch slot.
+	Running int64 `json:"running"`
+	// Queued is the number of requests waiting for a slot.
+	Queued int64 `json:"queued"`
+	// Tokens counts output tokens sent.
+	Tokens uint64 `json:"tokens"`
+	// Chunks counts streamed chunks that carried tokens (the events a
+	// client reads per token, or per k tokens).
+	Chunks uint64 `json:"chunks"`
+	// Connections counts accepted connections.
+	Connections uint64 `json:"connections"`
+}
+
+// New returns a Server for cfg, filling in defaults, or the configuration's
+// error. It starts the scheduler goroutines; Close stops them.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64() | 1
+	}
+	s := &Server{cfg: cfg, start: time.Now(), conns: make(map[net.Conn]struct{}), done: make(chan struct{})}
+	s.wallBase = s.start.UnixNano()
+	s.slots.free = cfg.Slots
+	models, _ := json.Marshal(map[string]any{"object": "list", "data": []map[string]any{
+		{"id": cfg.Model, "object": "model", "created": s.wallBase / 1e9, "owned_by": "hail", "max_model_len": maxOutputTokens},
+	}})
+	s.modelsJSON = append(models, '\n')
+	if cfg.Log != nil {
+		s.log = newReqLog(cfg.Log)
+	}
+	for range runtime.GOMAXPROCS(0) {
+		sh := &shard{s: s, timer: newShardTimer(s.start)}
+		s.shards = append(s.shards, sh)
+		s.wg.Add(1)
+		go sh.run()
+	}
+	s.h2ln = &chanListener{conns: make(chan net.Conn), done: s.done}
+	s.h2 = &http.Server{Handler: h2Handler{s}, Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
+	s.h2.Protocols.SetUnencryptedHTTP2(true)
+	return s, nil
+}
+
+// Listen binds the configured address ("host:port", or "unix:/path") and
+// returns the bound address.
+func (s *Server) Listen() (net.Addr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrServerClosed
+	}
+	if s.ln != nil {
+		return nil, errors.New("llmserve: already listening on " + s.ln.Addr().String())
+	}
+	network, address := "tcp", s.cfg.Addr
+	if path, ok := strings.CutPrefix(address, "unix:"); ok {
+		network, address = "unix", path
+		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+				c.Close()
+			} else if errors.Is(err, syscall.ECONNREFUSED) {
+				os.Remove(path) // left by a dead server
+			}
+		}
+	}
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		return nil, err
+	}
+	if s.log != nil {
+		enableListenerRx(ln)
+	}
+	s.ln = ln
+	s.h2ln.addr = ln.Addr()
+	return ln.Addr(), nil
+}
+
+// Serve accepts connections until Close, then returns nil (binding first if
+// Listen was not called).
+func (s *Server) Serve() error {
+	s.mu.Lock()
+	bound := s.ln != nil
+	s.mu.Unlock()
+	if !bound {
+		if _, err := s.Listen(); err != nil {
+			if err == ErrServerClosed {
+				return nil
+			}
+			return err
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	ln := s.ln
+	s.wg.Add(2)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.h2.Serve(s.h2ln)
+	}()
+	defer s.wg.Done()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				return nil
+			default:
+			}
+			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				select {
+				case <-time.After(backoff):
+				case <-s.done:
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.conns[nc] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.c.accepted.Add(1)
+		go s.serveConn(nc)
+	}
+}
+
+func (s *Server) serveConn(nc net.Conn) {
+	h2 := false
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		if !h2 {
+			nc.Close()
+		}
+		s.wg.Done()
+	}()
+	h2 = newConn(s, nc, s.connSeq.Add(1)).serve()
+}
+
+// handH2 gives a connection that opened with the HTTP/2 preface to the
+// HTTP/2 server.
+func (s *Server) handH2(c net.Conn) {
+	select {
+	case s.h2ln.conns <- c:
+	case <-s.done:
+		c.Close()
+	}
+}
+
+// Close stops listening, closes every connection, stops the scheduler, logs
+// the requests still queued or generating as unfinished and flushes the
+// log. It returns the first error of closing the listener or writing the
+// log; later calls wait for the first and return the same.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	close(s.done)
+	ln := s.ln
+	for nc := range s.conns {
+		nc.Close()
+	}
+	s.mu.Unlock()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
+	s.h2.Close()
+	for _, sh := range s.shards {
+		sh.timer.close()
+	}
+	s.wg.Wait()
+	now := s.since()
+	s.slots.mu.Lock()
+	queued := s.slots.queue[s.slots.head:]
+	s.slots.queue, s.slots.head = nil, 0
+	s.slots.mu.Unlock()
+	for _, st := range queued {
+		st.finish(now, outUnfinished)
+	}
+	for _, sh := range s.shards {
+		sh.closeAll()
+	}
+	if s.log != nil {
+		if lerr := s.log.close(); err == nil {
+			err = lerr
+		}
+	}
+	return err
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	c := &s.c
+	return Stats{
+		Requests:    c.requests.Load(),
+		BadRequests: c.badRequests.Load(),
+		Completed:   c.outcomes[outComplete].Load(),
+		Rejected:    c.outcomes[outRejected].Load(),
+		ErrorEvents: c.outcomes[outErrorEvent].Load(),
+		Dropped:     c.outcomes[outDropped].Load(),
+		ClientGone:  c.outcomes[outClientGone].Load(),
+		Running:     c.running.Load(),
+		Queued:      c.queued.Load(),
+		Tokens:      c.tokens.Load(),
+		Chunks:      c.chunks.Load(),
+		Connections: c.accepted.Load(),
+	}
+}
+
+func (s *Server) statsJSON() []byte {
+	b, _ := json.Marshal(s.Stats())
+	return append(b, '\n')
+}
+
+// since is the monotonic time since the server started.
+func (s *Server) since() time.Duration { return time.Since(s.start) }
+
+// unixNow is the current Unix time in ns, on the monotonic clock's count
+// since the start.
+func (s *Server) unixNow() int64 { return s.wallBase + int64(time.Since(s.start)) }
+
+// route is an endpoint.
+type route uint8
+
+const (
+	routeNotFound route = iota
+	routeCompletions
+	routeChat
+	routeModels
+	routeHealth
+	routeStats
+)
+
+func routeOf(path []byte) route {
+	switch string(path) {
+	case "/v1/completions":
+		return routeCompletions
+	case "/v1/chat/completions":
+		return routeChat
+	case "/v1/models":
+		return routeModels
+	case "/health":
+		return routeHealth
+	case "/stats":
+		return routeStats
+	}
+	return routeNotFound
+}
+
+// allows returns the methods the route takes and whether method is one.
+func (rt route) allows(method string) (string, bool) {
+	switch rt {
+	case routeNotFound:
+		return "", true
+	case routeCompletions, routeChat:
+		return "POST", method == "POST"
+	}
+	return "GET, HEAD", method == "GET" || method == "HEAD"
+}
+
+func (rt route) api() apiKind {
+	if rt == routeChat {
+		return apiChat
+	}
+	return apiCompletions
+}
+
+// chanListener hands connections to the HTTP/2 server.
+type chanListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	addr  net.Addr
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error { return nil }
+
+func (l *chanListener) Addr() net.Addr { return l.addr }

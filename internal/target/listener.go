@@ -1,0 +1,106 @@
+package target
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Listener finds the process listening on addr, a TCP address on this
+// machine (a loopback target): the listening socket's inode from
+// /proc/net/tcp (or tcp6), then the process holding a descriptor of it in
+// /proc/PID/fd. It reports false when none is found: nothing listens
+// there, the listener is in another network namespace, or its process's
+// descriptors cannot be read (another user's, without privileges). A
+// socket shared by several processes (a pre-forked server) names the
+// lowest pid.
+func Listener(addr netip.AddrPort) (pid int, ok bool) { return listenerAt("/proc", addr) }
+
+func listenerAt(proc string, addr netip.AddrPort) (int, bool) {
+	inodes := map[string]bool{}
+	for _, f := range []string{"net/tcp", "net/tcp6"} {
+		listening(filepath.Join(proc, f), addr, inodes)
+	}
+	if len(inodes) == 0 {
+		return 0, false
+	}
+	dirs, err := os.ReadDir(proc)
+	if err != nil {
+		return 0, false
+	}
+	best := 0
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || (best != 0 && pid > best) {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join(proc, d.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(proc, d.Name(), "fd", fd.Name()))
+			if err != nil {
+				continue
+			}
+			if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
+				best = pid
+				break
+			}
+		}
+	}
+	return best, best != 0
+}
+
+// listening adds to inodes the listening sockets of a /proc/net/tcp{,6}
+// table that accept connections to addr: bound to its address, or to the
+// wildcard address of its family (an IPv4 target also reaches a v6
+// wildcard listener that accepts v4-mapped connections).
+func listening(table string, addr netip.AddrPort, inodes map[string]bool) {
+	b, err := os.ReadFile(table)
+	if err != nil {
+		return
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Scan() // the header
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 10 || f[3] != "0A" { // 0A: TCP_LISTEN
+			continue
+		}
+		local, ok := parseProcAddr(f[1])
+		if !ok || local.Port() != addr.Port() {
+			continue
+		}
+		ip, want := local.Addr(), addr.Addr().Unmap()
+		if ip.Unmap() == want || ip.IsUnspecified() {
+			inodes[f[9]] = true
+		}
+	}
+}
+
+// parseProcAddr parses a /proc/net/tcp address, "0100007F:1F90": the IP
+// as the kernel's 32-bit words in host (little-endian) order, hex, then
+// the port.
+func parseProcAddr(s string) (netip.AddrPort, bool) {
+	ipHex, portHex, ok := strings.Cut(s, ":")
+	if !ok {
+		return netip.AddrPort{}, false
+	}
+	raw, err := hex.DecodeString(ipHex)
+	port, perr := strconv.ParseUint(portHex, 16, 16)
+	if err != nil || perr != nil || (len(raw) != 4 && len(raw) != 16) {
+		return netip.AddrPort{}, false
+	}
+	for i := 0; i < len(raw); i += 4 { // each word's bytes as the machine holds them: network order
+		binary.NativeEndian.PutUint32(raw[i:], binary.BigEndian.Uint32(raw[i:]))
+	}
+	ip, _ := netip.AddrFromSlice(raw)
+	return netip.AddrPortFrom(ip, uint16(port)), true
+}

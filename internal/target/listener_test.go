@@ -1,0 +1,85 @@
+package target
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The process listening on a loopback port is found: this test's own,
+// whose listener it opens; a free port has none.
+func TestListenerFindsItsProcess(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp here")
+	}
+	for _, network := range []string{"tcp4", "tcp6"} {
+		ln, err := net.Listen(network, map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network])
+		if err != nil {
+			t.Skipf("%s: %v", network, err)
+		}
+		addr := netip.MustParseAddrPort(ln.Addr().String())
+		pid, ok := Listener(addr)
+		if !ok || pid != os.Getpid() {
+			t.Errorf("%s %s: listener pid %d (%v), want this process's %d", network, addr, pid, ok, os.Getpid())
+		}
+		ln.Close()
+		if pid, ok := Listener(addr); ok {
+			t.Errorf("%s %s: closed, still found pid %d", network, addr, pid)
+		}
+	}
+}
+
+// A wildcard listener serves a loopback target; the table's addresses are
+// the kernel's words in host order.
+func TestListenerTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mkdir := func(p string) {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkdir("net")
+	mkdir("42/fd")
+	mkdir("7/fd")
+	tcp := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+		"   0: 0100007F:1F90 00000000:0000 01 00000000:00000000 00:00000000 00000000     0        0 111 1\n" + // established, not a listener
+		"   1: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 222 1\n" +
+		"   2: 0100007F:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 333 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "net/tcp"), []byte(tcp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for pid, ino := range map[string]string{"42": "222", "7": "333"} {
+		if err := os.Symlink("socket:["+ino+"]", filepath.Join(dir, pid, "fd", "3")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		addr string
+		pid  int
+	}{{"127.0.0.1:8080", 42}, {"127.0.0.1:80", 7}, {"127.0.0.1:81", 0}} {
+		pid, ok := listenerAt(dir, netip.MustParseAddrPort(tc.addr))
+		if pid != tc.pid || ok != (tc.pid != 0) {
+			t.Errorf("%s: pid %d (%v), want %d", tc.addr, pid, ok, tc.pid)
+		}
+	}
+	if a, ok := parseProcAddr("00000000000000000000000001000000:1F90"); !ok || a.String() != "[::1]:8080" {
+		t.Errorf("v6 loopback parsed as %s (%v)", a, ok)
+	}
+}
+
+// FuzzParseProcAddr: any /proc/net/tcp address field parses or is
+// refused, never a panic; what parses prints back to the same address.
+func FuzzParseProcAddr(f *testing.F) {
+	f.Add("0100007F:1F90")
+	f.Add("00000000000000000000000001000000:0050")
+	f.Add("zz:1")
+	f.Fuzz(func(t *testing.T, s string) {
+		if a, ok := parseProcAddr(s); ok && !a.IsValid() {
+			t.Errorf("%q parsed as the invalid %v", s, a)
+		}
+	})
+}

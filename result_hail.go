@@ -1,0 +1,473 @@
+package hail
+
+import "time"
+
+// HailSection is the JSON report's "hail" object: what hail measures
+// beyond oha's keys.
+type HailSection struct {
+	// Version is the hail version that ran.
+	Version string `json:"version"`
+	// Engine is the engine that ran ("net", "uring", "h2", "h3") and
+	// EngineReason why it was chosen.
+	Engine       string `json:"engine"`
+	EngineReason string `json:"engine_reason"`
+	// Model is "closed" (each connection sends its next request when the
+	// previous one ends) or "open" (requests at fixed intended times: a
+	// Rate, rate stages or bursts).
+	Model string `json:"model"`
+	// Start is the wall-clock time the run started (start_unix_nano).
+	Start time.Time `json:"start_unix_nano"`
+	// Interrupted is set when the run was ended early: the context was
+	// cancelled, or the command got Ctrl-C.
+	Interrupted bool `json:"interrupted"`
+	// Counts are the exact totals the summaries derive from.
+	Counts Counts `json:"counts"`
+	// Histograms are the run's HdrHistograms, for exact merges.
+	Histograms Histograms `json:"histograms"`
+	// AllSent is the latency of every sent request, failures included at
+	// their elapsed time (what thresholds judge).
+	AllSent AllSent `json:"all_sent"`
+	// Rates are the run's rates.
+	Rates Rates `json:"rates"`
+	// Drain is what ended after the run stopped sending, when it waited
+	// for requests in flight (Plan.WaitOngoing); nil otherwise.
+	Drain *Drain `json:"drain,omitempty"`
+	// Lag is SendDelay.Own under its earlier name (schedule_lag).
+	Lag LagStats `json:"schedule_lag"`
+	// SendDelay is how late requests were sent against their intended
+	// times (open model), split into hail's own lateness and the wait for
+	// a free connection.
+	SendDelay SendDelay `json:"send_delay"`
+	// UnsentReason says why requests were left unsent: "deadline",
+	// "interrupt", "threshold" or "data" (a scenario's unique feed ran
+	// out); "" when none were.
+	UnsentReason string `json:"unsent_reason,omitempty"`
+	// Generator is hail's own resource use.
+	Generator Generator `json:"generator"`
+	// Verdict says who limited the test: the target, hail, or neither.
+	Verdict Verdict `json:"verdict"`
+	// Hints are one line of advice per error kind with a known fix.
+	Hints []string `json:"hints"`
+	// Series has one entry per second of the run.
+	Series []Second `json:"series"`
+	// Config is the run's configuration as the report records it
+	// (secrets redacted).
+	Config map[string]any `json:"config"`
+	// Protocol is the HTTP version spoken: "HTTP/1.1", "HTTP/1.0", "h2",
+	// "h2c" or "h3"; ALPN what TLS negotiated ("" without).
+	Protocol string `json:"protocol,omitempty"`
+	ALPN     string `json:"alpn,omitempty"`
+	// Transport is how connections travelled: "tcp", "tls", "unix",
+	// "vsock", "vsock-uds", "proxy" or "quic".
+	Transport string `json:"transport,omitempty"`
+	// TLS counts the run's TLS handshakes (nil without TLS).
+	TLS *TLSCounts `json:"tls,omitempty"`
+	// Steps are a scenario's per-step results (nil for a single request).
+	Steps []StepResult `json:"steps,omitempty"`
+	// Origins are the per-server results of a scenario whose steps went
+	// to several (nil otherwise).
+	Origins []OriginResult `json:"origins,omitempty"`
+	// Stages are the per-stage results of a run with rate or connection
+	// stages (nil without stages).
+	Stages []StageResult `json:"stages,omitempty"`
+	// Thresholds are the run's pass/fail checks, each with what it
+	// measured.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// StoppedBy says why the run stopped early: a failed threshold with
+	// AbortOnFail ("" otherwise).
+	StoppedBy string `json:"stopped_by,omitempty"`
+	// Scenario names the scenario and the state of its pools and feeds at
+	// the end (nil for a run without one).
+	Scenario *ScenarioInfo `json:"scenario,omitempty"`
+	// Setup and Teardown are a scenario's steps run once before and after
+	// the load, kept apart from its numbers.
+	Setup    *Phase `json:"setup,omitempty"`
+	Teardown *Phase `json:"teardown,omitempty"`
+	// Shard says which part of a distributed run this is (hail --shard).
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged describes a result hail merge made from several.
+	Merged *Merged `json:"merged,omitempty"`
+	// Target is the target process's resource use, when hail knew it
+	// (WithTargetPID).
+	Target *TargetUse `json:"target,omitempty"`
+	// GRPC counts the run's gRPC calls and messages (nil without one).
+	GRPC *GRPCStats `json:"grpc,omitempty"`
+}
+
+// Counts are exact totals. Every intended request ended as exactly one
+// of: sent (its first byte was written on an established connection; then
+// a response or an error), not sent (its connection could not be set up:
+// an error, counted in Requests and Errors as oha counts it, but never
+// sent), unsent (still in hail when the run stopped: not a request at
+// all), or skipped (a request number no scenario step could serve).
+// Intended = Sent + NotSent + Unsent + Skipped; Requests = Sent + NotSent =
+// Responses + Errors.
+type Counts struct {
+	// Intended, Sent, NotSent, Unsent and Skipped account for every
+	// intended request, as above.
+	Intended int64 `json:"intended"`
+	Sent     int64 `json:"sent"`
+	NotSent  int64 `json:"not_sent"`
+	Unsent   int64 `json:"unsent"`
+	Skipped  int64 `json:"skipped,omitempty"`
+	// Reconnects are requests sent again, once, on a new connection
+	// because the server had closed their idle keep-alive connection
+	// without answering: not errors.
+	Reconnects int64 `json:"reconnects"`
+	// Requests are the requests that ended (oha's count), Responses of
+	// them got a response, Errors failed, Aborted of the errors were cut
+	// off by the run's end.
+	Requests  int64 `json:"requests"`
+	Responses int64 `json:"responses"`
+	Errors    int64 `json:"errors"`
+	Aborted   int64 `json:"aborted"`
+	// Expected are responses whose status counts as failed (HTTP ≥ 400,
+	// gRPC not OK) but that their scenario step expects: responses, not
+	// failures.
+	Expected int64 `json:"expected,omitempty"`
+	// BodyBytes are response body bytes, WireBytes every byte read,
+	// SentBytes every byte written.
+	BodyBytes int64 `json:"body_bytes"`
+	WireBytes int64 `json:"wire_bytes"`
+	SentBytes int64 `json:"sent_bytes"`
+	// LatencySum sums the responses' latencies; FailedSum the elapsed
+	// times of the sent requests that failed (not cut off).
+	LatencySum time.Duration `json:"latency_sum_ns"`
+	FailedSum  time.Duration `json:"failed_sum_ns,omitempty"`
+	// Queued are requests that waited for a free connection (open
+	// model), QueueWait their total wait.
+	Queued    int64         `json:"queued"`
+	QueueWait time.Duration `json:"queue_wait_ns"`
+	// Connects are connections set up; ConnectSum, ConnectMin and
+	// ConnectMax their setup times, DNSSum, DNSMin and DNSMax their name
+	// lookups.
+	Connects   int64         `json:"connects"`
+	ConnectSum time.Duration `json:"connect_sum_ns"`
+	ConnectMin time.Duration `json:"connect_min_ns"`
+	ConnectMax time.Duration `json:"connect_max_ns"`
+	DNSSum     time.Duration `json:"dns_sum_ns"`
+	DNSMin     time.Duration `json:"dns_min_ns"`
+	DNSMax     time.Duration `json:"dns_max_ns"`
+}
+
+// Histograms are a run's (or a step's) HdrHistograms of nanosecond values,
+// each V2-compressed and base64-encoded as HdrHistogram's Encode writes
+// them (github.com/HdrHistogram/hdrhistogram-go's Decode reads them).
+type Histograms struct {
+	// LatencyOK and LatencyBad are the latencies of the successful and the
+	// other responses.
+	LatencyOK  string `json:"latency_2xx"`
+	LatencyBad string `json:"latency_other"`
+	// FirstByte is the time to each response's first byte.
+	FirstByte string `json:"first_byte"`
+	// Lag is hail's own send lateness, ConnWait the wait for a free
+	// connection.
+	Lag      string `json:"schedule_lag"`
+	ConnWait string `json:"conn_wait,omitempty"`
+	// Failed holds the sent requests that failed (not cut off) at their
+	// elapsed time.
+	Failed string `json:"failed,omitempty"`
+}
+
+// AllSent is the latency of every sent request that ended, not only of
+// those that got a response: a request that failed after it was sent (a
+// timeout, a reset, a failed check) counts at its elapsed time. Requests
+// the run's end cut off, and requests never sent, are left out and
+// counted.
+type AllSent struct {
+	// Requests are the sent requests it holds: Responses plus Failed.
+	Requests  int64 `json:"requests"`
+	Responses int64 `json:"responses"`
+	Failed    int64 `json:"failed"`
+	// CutOff were sent and aborted by the run's end; NotSent failed
+	// before they were sent.
+	CutOff  int64 `json:"cut_off"`
+	NotSent int64 `json:"not_sent"`
+	// Mean, the percentiles and Max are over Requests.
+	Mean  time.Duration `json:"mean"`
+	P50   time.Duration `json:"p50"`
+	P90   time.Duration `json:"p90"`
+	P99   time.Duration `json:"p99"`
+	P999  time.Duration `json:"p99.9"`
+	P9999 time.Duration `json:"p99.99"`
+	Max   time.Duration `json:"max"`
+}
+
+// Rates are a run's rates over Summary.Total.
+type Rates struct {
+	// RequestsPerSec is oha's requests/s: every request that ended.
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	// CompletedPerSec counts responses (any status).
+	CompletedPerSec float64 `json:"completed_per_sec"`
+	// SuccessfulPerSec counts successful responses: HTTP below 400, gRPC
+	// OK, a scenario step's expected statuses, no failed check.
+	SuccessfulPerSec float64 `json:"successful_per_sec"`
+}
+
+// Drain is what ended after the run stopped sending, while it let
+// requests in flight finish within a grace (Plan.WaitOngoing).
+type Drain struct {
+	// Duration is the drain's length: from the stop to the run's end.
+	Duration time.Duration `json:"seconds"`
+	// Requests are the sent requests that ended in the drain.
+	Requests int64 `json:"requests"`
+	// InRates says that the rates and Summary.Total include the drain
+	// (always).
+	InRates bool `json:"in_rates"`
+}
+
+// SendDelay splits the open model's send delay.
+type SendDelay struct {
+	// Own is hail's own lateness: a connection was free, or the request
+	// had not even been taken yet.
+	Own LagStats `json:"own"`
+	// ConnWait is the wait because every connection had a request in
+	// flight: the target's backpressure.
+	ConnWait LagStats `json:"conn_wait"`
+}
+
+// LagStats describe a delay over its samples.
+type LagStats struct {
+	// Samples is how many requests it covers; P50 to Max are over them.
+	Samples int64         `json:"samples"`
+	P50     time.Duration `json:"p50"`
+	P90     time.Duration `json:"p90"`
+	P99     time.Duration `json:"p99"`
+	P999    time.Duration `json:"p99.9"`
+	Max     time.Duration `json:"max"`
+}
+
+// Generator is hail's own resource use over the run (the process's: a
+// library's caller's work in the same process counts too).
+type Generator struct {
+	// User and System are CPU time.
+	User   time.Duration `json:"cpu_user_seconds"`
+	System time.Duration `json:"cpu_system_seconds"`
+	// CPUPerRequest is User + System per request that ended, to the
+	// nanosecond (cpu_per_request_us: microseconds in the JSON).
+	CPUPerRequest time.Duration `json:"cpu_per_request_us" unit:"us"`
+	// Cores are the CPUs hail could use; Utilization the share of them it
+	// used over the run (0 to 1).
+	Cores       int     `json:"cores"`
+	Utilization float64 `json:"cpu_utilization"`
+	// VoluntarySwitches and ForcedSwitches are context switches;
+	// MaxRSSBytes the peak resident memory.
+	VoluntarySwitches int64 `json:"voluntary_context_switches"`
+	ForcedSwitches    int64 `json:"involuntary_context_switches"`
+	MaxRSSBytes       int64 `json:"max_rss_bytes"`
+	// OthersCPU is the share of hail's CPUs other processes used, Steal
+	// the share the hypervisor stole, CPUPressure the share of the time
+	// some task waited for a CPU (-1: unknown). Linux only.
+	OthersCPU   float64 `json:"others_cpu"`
+	Steal       float64 `json:"steal"`
+	CPUPressure float64 `json:"cpu_pressure"`
+	// Machine identifies the machine (its kernel's boot id) and
+	// MachineCPUs counts its CPUs.
+	Machine     string `json:"machine,omitempty"`
+	MachineCPUs int    `json:"machine_cpus,omitempty"`
+}
+
+// The bottleneck kinds of a Verdict.
+const (
+	// BottleneckNone: nothing limited the test; the target kept up.
+	BottleneckNone = "none"
+	// BottleneckTarget: the target limited the test (its backpressure,
+	// errors, or no answer at all).
+	BottleneckTarget = "target"
+	// BottleneckGenerator: hail itself was too busy to send on time.
+	BottleneckGenerator = "generator"
+	// BottleneckOthers: other processes took hail's CPUs.
+	BottleneckOthers = "other-processes"
+	// BottleneckWakeup: the operating system woke hail late.
+	BottleneckWakeup = "timer-wakeup"
+)
+
+// Verdict says who limited the test, with the evidence.
+type Verdict struct {
+	// Bottleneck is one of the Bottleneck constants.
+	Bottleneck string `json:"bottleneck"`
+	// GeneratorLimited is true for the generator-side kinds (generator,
+	// other-processes, timer-wakeup): the numbers understate the target.
+	GeneratorLimited bool `json:"generator_limited"`
+	// Reasons are the evidence, sentences with numbers.
+	Reasons []string `json:"reasons"`
+	// TakenBy is "target" when the process that took hail's CPUs was the
+	// target's own.
+	TakenBy string `json:"cpu_taken_by,omitempty"`
+}
+
+// Second is one second of a run's (or a step's) per-second series.
+type Second struct {
+	// Index is the second of the run, from 0; Span how much of it the
+	// entry covers (a second, or less for the last).
+	Index int           `json:"t"`
+	Span  time.Duration `json:"span"`
+	// Requests are the sent requests that ended in this second, Errors of
+	// them failed (CutOff of those by the run's end); NotSent failed
+	// before they were sent.
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	NotSent  int64 `json:"not_sent,omitempty"`
+	CutOff   int64 `json:"cut_off,omitempty"`
+	// Drained of the Requests ended in the drain (Plan.WaitOngoing),
+	// after the run stopped sending.
+	Drained int64 `json:"drained,omitempty"`
+	// BodyBytes are response body bytes received, WireBytes every byte
+	// read, SentBytes every byte written.
+	BodyBytes int64 `json:"body_bytes"`
+	WireBytes int64 `json:"wire_bytes"`
+	SentBytes int64 `json:"sent_bytes"`
+	// P50 to Max are the latencies of this second's responses.
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	P999 time.Duration `json:"p999_ns"`
+	Max  time.Duration `json:"max_ns"`
+	// AllSentP50, AllSentP99 and AllSentMax are over every sent request
+	// that ended in this second, failures at their elapsed time.
+	AllSentP50 time.Duration `json:"all_sent_p50_ns"`
+	AllSentP99 time.Duration `json:"all_sent_p99_ns"`
+	AllSentMax time.Duration `json:"all_sent_max_ns"`
+	// LagP99 is the p99 of hail's own lateness in this second; WaitP99 of
+	// the wait for a free connection.
+	LagP99  time.Duration `json:"lag_p99_ns"`
+	WaitP99 time.Duration `json:"wait_p99_ns,omitempty"`
+	// InFlight and ConnsOpen are sampled at the end of the second.
+	InFlight  int64 `json:"in_flight"`
+	ConnsOpen int64 `json:"conns_open"`
+	// CPU is hail's CPU use in cores; Others the share of hail's CPUs
+	// other processes used.
+	CPU    float64 `json:"cpu"`
+	Others float64 `json:"others_cpu,omitempty"`
+	// TargetRSS and TargetCPU are the target's memory (bytes, its
+	// processes' sum) and CPU (cores), TargetShare the share of hail's
+	// CPUs it used; TargetPSS its proportional set size and TargetProcs
+	// its processes in this second.
+	TargetRSS   int64   `json:"target_rss_bytes,omitempty"`
+	TargetCPU   float64 `json:"target_cpu,omitempty"`
+	TargetPSS   int64   `json:"target_pss_bytes,omitempty"`
+	TargetProcs int     `json:"target_processes,omitempty"`
+	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
+}
+
+// TLSCounts are a run's TLS handshakes (QUIC's included) and how many
+// resumed a session.
+type TLSCounts struct {
+	// Handshakes are full and resumed ones; Resumptions the resumed.
+	Handshakes  int64 `json:"handshakes"`
+	Resumptions int64 `json:"resumptions"`
+}
+
+// GRPCStats describe a run's gRPC calls. A call is one request whatever
+// its streaming kind; its messages are counted here.
+type GRPCStats struct {
+	// Call is the method of a Plan.GRPC run ("package.Service/Method") and
+	// Kind its streaming kind ("unary", "client streaming", "server
+	// streaming", "bidi streaming"); empty for a scenario's several.
+	Call string `json:"call,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Calls were sent, each counted once however many attempts it took;
+	// MessagesSent and MessagesReceived are their request and response
+	// messages.
+	Calls int64 `json:"calls"`
+	// Retries are attempts that sent a call again on a new connection
+	// (the first went stale, or a GOAWAY turned it away unprocessed); each
+	// is also among Counts.Reconnects.
+	Retries          int64 `json:"retries"`
+	MessagesSent     int64 `json:"messages_sent"`
+	MessagesReceived int64 `json:"messages_received"`
+}
+
+// TargetUse is the target's resource use over the run: its processes
+// (WithTargetPID, WithTargetCmd, WithTargetCgroup), sampled once a second.
+type TargetUse struct {
+	// PID and Command name its first process; Samples is how many times
+	// it was read (once a second).
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	Samples int    `json:"samples"`
+	// PeakRSSBytes and MeanRSSBytes are over the samples, StartRSSBytes
+	// and EndRSSBytes the first and last: the sum over its processes.
+	PeakRSSBytes  int64 `json:"peak_rss_bytes"`
+	MeanRSSBytes  int64 `json:"mean_rss_bytes"`
+	StartRSSBytes int64 `json:"start_rss_bytes"`
+	EndRSSBytes   int64 `json:"end_rss_bytes"`
+	// CPU is its CPU time during the run; MeanCPU and PeakCPU its use in
+	// cores.
+	CPU     time.Duration `json:"cpu_seconds"`
+	MeanCPU float64       `json:"cpu_mean_cores"`
+	PeakCPU float64       `json:"cpu_peak_cores"`
+	// Exited is set when its processes ended during the run.
+	Exited bool `json:"exited,omitempty"`
+	// Source says how hail knew the processes: the flags that named them
+	// ("--target-pid", "--target-cmd", "--target-cgroup": the options
+	// WithTargetPID, WithTargetCmd, WithTargetCgroup), "hail demo",
+	// "loopback listener".
+	Source string `json:"source,omitempty"`
+	// OnHailCPUs is the share of hail's CPUs the target used.
+	OnHailCPUs float64 `json:"on_hail_cpus"`
+	// Follows says which processes were sampled, in words.
+	Follows string `json:"follows,omitempty"`
+	// PeakPSSBytes, MeanPSSBytes and EndPSSBytes are the processes'
+	// proportional set size (shared pages divided among their sharers;
+	// 0 when it could not be read).
+	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes int64 `json:"mean_pss_bytes,omitempty"`
+	EndPSSBytes  int64 `json:"end_pss_bytes,omitempty"`
+	// PeakCgroupMemoryBytes and EndCgroupMemoryBytes are the memory its
+	// cgroups were charged (WithTargetCgroup).
+	PeakCgroupMemoryBytes int64 `json:"peak_cgroup_memory_bytes,omitempty"`
+	EndCgroupMemoryBytes  int64 `json:"end_cgroup_memory_bytes,omitempty"`
+	// PeakProcesses is the most processes sampled at once; ProcessesSeen
+	// how many different ones were.
+	PeakProcesses int `json:"peak_processes,omitempty"`
+	ProcessesSeen int `json:"processes_seen,omitempty"`
+	// Processes break it down, the most CPU first (at most 20;
+	// ProcessesNotListed counts the others).
+	Processes          []TargetProcess `json:"processes,omitempty"`
+	ProcessesNotListed int             `json:"processes_not_listed,omitempty"`
+}
+
+// TargetProcess is one process of the target over the run.
+type TargetProcess struct {
+	// PID and Command name it.
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	// CPU is its CPU time during the run.
+	CPU time.Duration `json:"cpu_seconds"`
+	// PeakRSSBytes and PeakPSSBytes are its largest samples.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
+	// FirstSeen and LastSeen are when it was sampled first and last,
+	// from the start of sampling; Exited says it ended.
+	FirstSeen time.Duration `json:"first_seen"`
+	LastSeen  time.Duration `json:"last_seen"`
+	Exited    bool          `json:"exited,omitempty"`
+}
+
+// Shard says which part of a distributed run a Result is.
+type Shard struct {
+	// Index (from 0) and Count place it among the shards.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Requests, Rate and Connections are this shard's share of the run.
+	Requests    uint64  `json:"requests"`
+	Rate        float64 `json:"rate"`
+	Connections int     `json:"connections"`
+	// StartAt is the agreed start time, RFC 3339; Late how long after it
+	// the shard began sending.
+	StartAt string        `json:"start_at,omitempty"`
+	Late    time.Duration `json:"late_ns,omitempty"`
+}
+
+// Merged describes a Result that hail merge made from several.
+type Merged struct {
+	// Results is how many results were merged; Shards their shard indices.
+	Results int   `json:"results"`
+	Shards  []int `json:"shards,omitempty"`
+	// Notes say how fields that cannot add exactly were combined.
+	Notes []string `json:"notes"`
+	// Incomplete says, one line per shard, why the merged result is not
+	// the whole run as asked.
+	Incomplete []string `json:"incomplete,omitempty"`
+}
