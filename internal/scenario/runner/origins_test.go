@@ -230,7 +230,8 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 				cp, restURL, rpcURL := startControlPlane(t, proto)
 				src := strings.NewReplacer("REST", restURL, "RPC", rpcURL, "PROTO", proto).Replace(seed)
 				if model == "open" {
-					src += "requests: 2000\nconnections: 16\nstages:\n  - {duration: 300ms, rate: 4000, ramp: step}\n  - {duration: 700ms, rate: 4000, ramp: step}\n"
+					// -n ends it (the second stage is long enough for a slow machine).
+					src += "requests: 2000\nconnections: 16\nstages:\n  - {duration: 300ms, rate: 4000, ramp: step}\n  - {duration: 20s, rate: 4000, ramp: step}\n"
 				} else {
 					src += "stages:\n  - {duration: 500ms, connections: 12}\n  - {duration: 700ms, connections: 12}\n"
 				}
