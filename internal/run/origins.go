@@ -12,10 +12,12 @@ package run
 // origins, dealt as virtual users would share their time (connshare.go),
 // so that the mix of requests across origins follows the weights there
 // too. A request limit (-n) is dealt by the Split in both. Each leg
-// is built as a run of its own (buildWith) over the run's recorders, so
-// the collector, the live view, thresholds and the per-step results see
-// one run; Result.Hail.Origins adds each origin's own counts, latency and
-// verdict.
+// is built as a run of its own (buildWith) over the run's recorders and
+// stage clock (a request records in its origin's step and its stage's
+// slot), so the collector, the live view, thresholds, the per-step and
+// per-stage results and the -w drain see one run; the target's processes
+// are the run's. Result.Hail.Origins adds each origin's own counts,
+// rates, latency and verdict.
 
 import (
 	"context"

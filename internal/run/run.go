@@ -104,8 +104,9 @@ type Workload struct {
 	// reported as Result.Hail.StoppedBy.
 	Check func(*stats.Collector) string
 	// Origins, if set, send the steps to several servers, one engine each,
-	// under the one schedule (origins.go): each origin's builders replace
-	// NewRequests, and its plan the run's URL and protocol.
+	// under the one schedule, stages and controller (origins.go): each
+	// origin's builders replace NewRequests, and its plan the run's URL
+	// and protocol.
 	Origins []Origin
 }
 
