@@ -15,7 +15,7 @@ const listedProcesses = 5
 // used the most CPU.
 func writeTargetProcesses(b *strings.Builder, t *Target) {
 	if t.Follows != "" {
-		fmt.Fprintf(b, "  Follows:\t%s: %d processes seen, at most %d at once\n", t.Follows, t.ProcessesSeen, t.PeakProcesses)
+		fmt.Fprintf(b, "  Follows:\t%s\n", followed(t))
 	}
 	if t.PeakPSSBytes > 0 {
 		fmt.Fprintf(b, "  PSS:\tpeak %s, mean %s, %s at the end (shared pages divided among the processes; RSS counts them in each)\n",
@@ -51,7 +51,7 @@ func writeTargetProcesses(b *strings.Builder, t *Target) {
 func targetRows(t *Target) [][2]string {
 	var rows [][2]string
 	if t.Follows != "" {
-		rows = append(rows, [2]string{"follows", fmt.Sprintf("%s: %d processes seen, at most %d at once", t.Follows, t.ProcessesSeen, t.PeakProcesses)})
+		rows = append(rows, [2]string{"follows", followed(t)})
 	}
 	if t.PeakPSSBytes > 0 {
 		rows = append(rows, [2]string{"PSS", fmt.Sprintf("peak %s, mean %s, %s at the end", bytesHuman(float64(t.PeakPSSBytes)), bytesHuman(float64(t.MeanPSSBytes)), bytesHuman(float64(t.EndPSSBytes)))})
@@ -70,4 +70,15 @@ func targetRows(t *Target) [][2]string {
 		rows = append(rows, [2]string{"most CPU", strings.Join(parts, ", ")})
 	}
 	return rows
+}
+
+// followed says what the target's sampler followed and how many processes
+// it saw: "pid 12 and its descendants: 3 processes seen, at most 2 at
+// once".
+func followed(t *Target) string {
+	seen := fmt.Sprintf("%d processes seen", t.ProcessesSeen)
+	if t.ProcessesSeen == 1 {
+		seen = "1 process seen"
+	}
+	return fmt.Sprintf("%s: %s, at most %d at once", t.Follows, seen, t.PeakProcesses)
 }
