@@ -12,7 +12,7 @@ import (
 )
 
 // Workload is what run.Run needs to send sc's steps as sched paces them,
-// to the one origin of its load (Targets.Load adds one run.Origin per
+// to the one origin of its load (Targets.Route adds one run.Origin per
 // origin for a load that sends to several):
 // their names, a request builder per worker (a virtual user), what of the
 // responses the checks and captures read, the stages, and the checks that
