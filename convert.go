@@ -132,9 +132,14 @@ func fieldPairs(dt, st reflect.Type) []fieldPair {
 }
 
 // jsonKey is the JSON key of f ("" for an unexported or untagged field).
+// An untagged embedded struct, whose fields JSON flattens into its
+// parent's, is matched with its twin by type name.
 func jsonKey(f reflect.StructField) string {
 	if !f.IsExported() {
 		return ""
+	}
+	if f.Anonymous && f.Tag.Get("json") == "" {
+		return "embedded " + f.Name
 	}
 	k, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	if k == "-" {

@@ -477,6 +477,30 @@ func TestTargetPID(t *testing.T) {
 	}
 }
 
+// WithTargetCmd and WithTargetCgroup name the target's processes too: one
+// that is not there stops the run before anything is sent, in the API's
+// words.
+func TestTargetNotThere(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	for _, c := range []struct {
+		opt  hail.Option
+		want string
+	}{
+		{hail.WithTargetCmd("no-such-server-xyz"), "WithTargetCmd no-such-server-xyz: no process of that name"},
+		{hail.WithTargetCgroup("/no/such/cgroup-xyz"), "WithTargetCgroup"},
+		{hail.WithTargetPID(-1), "WithTargetPID -1"},
+	} {
+		res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Requests: 10}, c.opt)
+		if err == nil || res != nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: result %v, error %v", c.want, res != nil, err)
+		}
+	}
+	if st := srv.Stats(); st.Requests != 0 {
+		t.Errorf("the server saw %d requests, want none", st.Requests)
+	}
+}
+
 // A setup step that fails stops the run before the load: a *SetupError
 // naming the step, and the teardown has cleaned up.
 func TestSetupError(t *testing.T) {

@@ -49,8 +49,8 @@ type StageResult struct {
 	// Load is what the connections did in the stage (nil when no
 	// per-second sample was taken inside it).
 	Load *StageLoad `json:"load,omitempty"`
-	// Process is the target process's memory and CPU in the stage (nil
-	// when it was not sampled: WithTargetPID).
+	// Process is the target's memory and CPU in the stage (nil when it
+	// was not sampled: WithTargetPID, WithTargetCmd, WithTargetCgroup).
 	Process *StageProcess `json:"target_process,omitempty"`
 }
 
@@ -75,14 +75,19 @@ type StageLoad struct {
 	InFlightMax   int64   `json:"in_flight_max"`
 }
 
-// StageProcess is the target process's use in a stage, from its
-// per-second samples.
+// StageProcess is the target's use in a stage (all its processes), from
+// its per-second samples.
 type StageProcess struct {
 	// Samples is how many memory samples there were.
 	Samples int `json:"samples"`
-	// PeakRSSBytes and MeanRSSBytes are over the samples.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	MeanRSSBytes int64 `json:"mean_rss_bytes"`
+	// PeakRSSBytes and MeanRSSBytes are over the samples; PeakPSSBytes and
+	// MeanPSSBytes the proportional set size (0 when it could not be
+	// read); PeakProcesses the most processes sampled at once.
+	PeakRSSBytes  int64 `json:"peak_rss_bytes"`
+	MeanRSSBytes  int64 `json:"mean_rss_bytes"`
+	PeakPSSBytes  int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes  int64 `json:"mean_pss_bytes,omitempty"`
+	PeakProcesses int   `json:"peak_processes,omitempty"`
 	// MeanCPU is its CPU use in cores.
 	MeanCPU float64 `json:"cpu_mean_cores"`
 	// CPUPerRequest is its CPU time per request of the stage

@@ -28,13 +28,14 @@ import (
 // and no grpc schema asks the server at its base by reflection when it is
 // loaded and at each Run, as hail run does.
 type Scenario struct {
-	file  string // the file's path, or a name: messages say it; relative paths resolve against its directory
-	data  []byte
-	built []posPath // a scenario.File's YAML: positions → paths
-	vars  map[string]string
-	base  string
-	env   func(string) (string, bool)
-	limit int64
+	file    string // the file's path, or a name: messages say it; relative paths resolve against its directory
+	data    []byte
+	built   []posPath // a scenario.File's YAML: positions → paths
+	vars    map[string]string
+	base    string
+	targets map[string]string
+	env     func(string) (string, bool)
+	limit   int64
 }
 
 // ScenarioOption adjusts how a Scenario compiles.
@@ -50,6 +51,12 @@ func ScenarioVars(vars map[string]string) ScenarioOption {
 // Plan.URL replaces it again for one Run.
 func ScenarioBase(url string) ScenarioOption {
 	return ScenarioOption{func(s *Scenario) { s.base = url }}
+}
+
+// ScenarioTargets replaces the URLs of the scenario's named targets
+// (targets:), name to URL (as hail run --target NAME=URL).
+func ScenarioTargets(urls map[string]string) ScenarioOption {
+	return ScenarioOption{func(s *Scenario) { s.targets = urls }}
 }
 
 // ScenarioEnv looks up the environment variables {{env.NAME}} reads
@@ -125,7 +132,7 @@ func (s *Scenario) compile(ctx context.Context, base string, lengthGiven, insecu
 	if base == "" {
 		base = s.base
 	}
-	o := iscenario.LoadOptions{Vars: s.vars, Base: base, Env: s.env, LengthGiven: lengthGiven, FileLimit: s.limit,
+	o := iscenario.LoadOptions{Vars: s.vars, Base: base, Targets: s.targets, Env: s.env, LengthGiven: lengthGiven, FileLimit: s.limit,
 		GRPC: func(b *url.URL, ins bool) (grpccall.Source, error) {
 			return grpcload.ScenarioSource(ctx, b, ins || insecure)
 		}}
@@ -154,7 +161,7 @@ func (s *Scenario) error(err error) error {
 }
 
 // scenarioWords are hail run's flags in the Go API's words.
-var scenarioWords = strings.NewReplacer("(or --base)", "(or ScenarioBase, or Plan.URL)", "--base ", "the base URL ",
+var scenarioWords = strings.NewReplacer("(or --base)", "(or ScenarioBase, or Plan.URL)", "--base ", "the base URL ", "--target ", "ScenarioTargets ",
 	"raise it with --body-file-limit", "raise it with ScenarioFileLimit")
 
 // compileScenario is the job of a Plan that runs a Scenario: the

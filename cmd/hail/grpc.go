@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,6 +132,10 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	defer out.Discard()
 	g, err := prepareGRPC(cmd, f, args)
 	if err != nil {
+		return err
+	}
+	if g.Method == nil { // no --call: the methods there are to call
+		_, err := os.Stdout.WriteString(g.Listing)
 		return err
 	}
 	p := g.plan

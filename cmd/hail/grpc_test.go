@@ -226,7 +226,6 @@ func TestGRPCBadInput(t *testing.T) {
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":`, addr}, "not valid JSON"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":"{{nope}}"}`, addr}, "-d:"},
 		{[]string{"--insecure", "--call", "Echo", addr}, "expected package.Service/Method"},
-		{[]string{"--insecure", addr}, "--call is required"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"a":1}`, addr}, "-m: expected a JSON object of strings"},
 		{[]string{"--insecure", "--cacert", pki.CAFile, "--call", "hail.v1.Target/Echo", addr}, "--insecure is plaintext"},
 		{[]string{"--call", "hail.v1.Target/Echo", addr}, "answered in plaintext, not TLS: add --insecure"},

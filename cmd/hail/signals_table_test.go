@@ -456,3 +456,68 @@ func waitServing(t *testing.T, url string) {
 	}
 	t.Fatalf("%s never answered", url)
 }
+
+// The signal table across a scenario's targets: each setup and teardown
+// step is a run of its own, on its target's connections, and the load one
+// run with an engine per target; a signal stops whichever is in flight
+// (the step's requests aborted, no further step run) and the report is
+// written, with each target's row.
+func TestSignalsAcrossTargets(t *testing.T) {
+	t.Parallel()
+	for _, phase := range []string{"setup", "load", "teardown"} {
+		t.Run(phase, func(t *testing.T) {
+			t.Parallel()
+			a, b := startArrivals(t), startArrivals(t)
+			hold := map[string]string{"setup": "/setup", "load": "/load", "teardown": "/teardown"}
+			hold[phase] = "/hold/" + phase
+			length := "duration: 60s\nrate: 50\n"
+			if phase == "teardown" {
+				length = "requests: 6\n" // a load that ends by itself
+			}
+			dir := t.TempDir()
+			file := filepath.Join(dir, "s.yaml")
+			os.WriteFile(file, []byte("targets: {a: "+a.url+", b: "+b.url+"}\n"+length+
+				"setup:\n  - {name: s1, target: a, path: /setup, repeat: 4, concurrency: 2}\n  - {name: s2, target: b, path: "+hold["setup"]+"}\n"+
+				"steps:\n  - {name: la, target: a, path: /load}\n  - {name: lb, target: b, path: "+hold["load"]+"}\n"+
+				"teardown:\n  - {name: t1, target: a, path: /teardown}\n  - {name: t2, target: b, path: "+hold["teardown"]+"}\n  - {name: t3, target: a, path: /after}\n"), 0o644)
+			out := filepath.Join(dir, "out.json")
+			h := startHail(t, "run", "--no-tui", "-j", "-o", out, file)
+			b.wait(t, "/hold/"+phase)
+			if phase == "load" {
+				// A response came back before the signal (none would exit 3):
+				// the second request to a is 20 ms behind its answered first.
+				for deadline := time.Now().Add(15 * time.Second); a.count("/load") < 2; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("no load requests arrived at a")
+					}
+				}
+			}
+			h.signal(syscall.SIGTERM)
+			if phase == "load" { // the teardown, which runs after a stopped load, waits on nothing
+				b.wait(t, "/teardown")
+			}
+			if code := h.exit(t, 5*time.Second); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
+			}
+			r := result(t, out)
+			origins, _ := field(r, "hail", "origins").([]any)
+			if len(origins) != 2 || field(r, "hail", "interrupted") != (phase != "teardown") {
+				t.Errorf("%d origins, interrupted %v", len(origins), field(r, "hail", "interrupted"))
+			}
+			switch phase {
+			case "setup":
+				if f := field(r, "hail", "setup", "failed"); f != "s2: interrupted" || a.count("/setup") != 4 || a.count("/load")+b.count("/load") != 0 {
+					t.Errorf("setup.failed %v; %d setup and %d load requests arrived", f, a.count("/setup"), a.count("/load")+b.count("/load"))
+				}
+			case "load":
+				if f := field(r, "hail", "teardown", "failed"); f != nil || a.count("/after") != 1 {
+					t.Errorf("teardown.failed %v, %d requests of its last step", f, a.count("/after"))
+				}
+			case "teardown":
+				if f := field(r, "hail", "teardown", "failed"); f != "t2: interrupted" || a.count("/teardown") != 1 || a.count("/after") != 0 {
+					t.Errorf("teardown.failed %v; its steps' requests: %d, then %d", f, a.count("/teardown"), a.count("/after"))
+				}
+			}
+		})
+	}
+}

@@ -60,6 +60,29 @@ func (v intValue) Set(s string) error {
 	return nil
 }
 
+// intsValue is a repeatable whole-number flag: each use adds one.
+type intsValue struct {
+	n    *[]int
+	what string
+}
+
+func (v intsValue) String() string {
+	parts := make([]string, len(*v.n))
+	for i, n := range *v.n {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+func (v intsValue) Type() string { return "N" }
+func (v intsValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number (%s)", s, v.what)
+	}
+	*v.n = append(*v.n, n)
+	return nil
+}
+
 // durationValue is a positive duration: a Go duration ("10s", "1m30s",
 // "250ms"), oha's humantime, or a plain number of seconds. zero says what
 // 0 would mean and why the flag refuses it; every flag that refuses 0

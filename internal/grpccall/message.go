@@ -342,7 +342,15 @@ func FirstMessage(body []byte) ([]byte, bool) {
 
 // ToJSON decodes one message of type md and writes it as protojson (JSON
 // names, as protojson writes them) to w, for captures.
-func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) error {
+// A payload that makes protobuf's decoder panic (a malformed map entry of
+// a dynamic message does, in protobuf-go v1.36) is an error too: a hostile
+// server's reply must not end the run.
+func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the message does not decode: %v", r)
+		}
+	}()
 	m := dynamicpb.NewMessage(md)
 	if err := proto.Unmarshal(payload, m); err != nil {
 		return err

@@ -73,13 +73,19 @@ type Load struct {
 	Workload *run.Workload
 	// Messages is the request messages per call.
 	Messages int
+	// Listing, for a Call without a Method, is every method of Source
+	// with its request and response types and streaming kind (what hail
+	// grpc prints instead of a run); Method is then nil.
+	Listing string
 }
 
 // Prepare checks everything before a call is sent: the schema, the
 // method and the data against the method's input message. p is the
 // run's plan (its URL the server and the method's path, HTTP/2, POST);
-// Prepare sets its gRPC headers and bodies. Cancelling ctx stops the
-// probe and the reflection. Each problem is one line.
+// Prepare sets its gRPC headers and bodies. Without a Method, it lists
+// the source's methods instead (Load.Listing; .proto files and protosets
+// without asking the server). Cancelling ctx stops the probe and the
+// reflection. Each problem is one line.
 func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 	n := c.Names
 	if _, _, err := grpccall.ParseCall(c.Method); err != nil && c.Method != "" {
@@ -109,6 +115,9 @@ func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 			return nil, err
 		}
 	}
+	if g.Source != nil && c.Method == "" { // the files list their methods without the server
+		return g, g.list()
+	}
 	target := p.URL.Host
 	topt, err := p.TransportOptions(p.URL)
 	if err != nil {
@@ -125,11 +134,7 @@ func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 		}
 	}
 	if c.Method == "" {
-		names, err := g.Source.Services()
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s is required: the method to call, package.Service/Method; %s has %s", n.Method, g.Source.Describe(), strings.Join(names, ", "))
+		return g, g.list()
 	}
 	if g.Method == nil {
 		if err := g.resolve(p, c); err != nil {
@@ -137,6 +142,17 @@ func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 		}
 	}
 	return g, nil
+}
+
+// list fills g.Listing with every method of g's source (a Call without a
+// Method).
+func (g *Load) list() error {
+	methods, err := grpccall.List(g.Source)
+	if err != nil {
+		return err
+	}
+	g.Listing = grpccall.ListText(g.Source, methods)
+	return nil
 }
 
 // renamed phrases an error of grpccall, which names the method by the

@@ -67,6 +67,9 @@ type Hail struct {
 	TLS *TLSCounts `json:"tls,omitempty"`
 	// Steps are a scenario's per-step results (absent for a plain run).
 	Steps []Step `json:"steps,omitempty"`
+	// Origins are the per-server results of a scenario whose steps went to
+	// several (absent otherwise).
+	Origins []Origin `json:"origins,omitempty"`
 	// Stages are the per-stage results of a run with rate or connection
 	// stages (stages.go; absent without stages).
 	Stages []Stage `json:"stages,omitempty"`

@@ -258,6 +258,7 @@ func writeTarget(b *strings.Builder, r *Result) {
 	if r.Hail.Counts.Requests > 0 {
 		rows = append(rows, [2]string{"CPU per request", fmt.Sprintf("%.2f µs", t.CPUSeconds*1e6/float64(r.Hail.Counts.Requests))})
 	}
+	rows = append(rows, targetRows(t)...) // target.go
 	if t.Exited {
 		rows = append(rows, [2]string{"note", "the process exited during the run"})
 	}

@@ -158,6 +158,9 @@ func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "\nTarget (pid %d, %s): peak RSS %s (mean %s, %s → %s), CPU %.2f s (%.2f cores mean, %.2f peak).\n",
 			t.PID, mdEscape(t.Command), bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)),
 			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPUSeconds, t.MeanCPU, t.PeakCPU)
+		for _, row := range targetRows(t) {
+			fmt.Fprintf(b, "%s: %s.\n", row[0], mdEscape(row[1]))
+		}
 	}
 }
 

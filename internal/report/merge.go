@@ -60,8 +60,10 @@ type MergeOptions struct {
 	Partial bool
 }
 
-// Target is the monitored target process's resource use over the run
-// (--target-pid), sampled once a second from /proc.
+// Target is the monitored target's resource use over the run: its
+// processes (--target-pid, --target-cmd, --target-cgroup, hail demo's
+// server, or the one listening on a loopback target's port), sampled once
+// a second from /proc and the cgroup hierarchies.
 type Target struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
@@ -77,15 +79,58 @@ type Target struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 	MeanCPU    float64 `json:"cpu_mean_cores"`
 	PeakCPU    float64 `json:"cpu_peak_cores"`
-	// Exited is set when the process ended during the run.
+	// Exited is set when the process ended during the run (every process
+	// followed, for several).
 	Exited bool `json:"exited,omitempty"`
-	// Source says how hail knew the process: "--target-pid", "hail demo"
-	// (its own server) or "loopback listener" (the process listening on a
-	// loopback target's port).
+	// Source says how hail knew the processes: the flags that named them
+	// ("--target-pid", "--target-cmd, --target-cgroup"), "hail demo" (its
+	// own server) or "loopback listener" (the processes listening on the
+	// loopback targets' ports).
 	Source string `json:"source,omitempty"`
-	// OnHailCPUs is the share of hail's CPUs the target used (0 when it
-	// runs on other CPUs): the target's, never counted as other processes'.
+	// OnHailCPUs is the share of hail's CPUs the target used (0 when its
+	// processes run on other CPUs): the target's, never counted as other
+	// processes'.
 	OnHailCPUs float64 `json:"on_hail_cpus"`
+	// Follows says which processes were sampled ("pid 123 and its
+	// descendants; processes named gunicorn and their descendants; cgroup
+	// /sys/fs/cgroup/memory/app (v1)"); PID and Command are the first of
+	// them.
+	Follows string `json:"follows,omitempty"`
+	// PeakPSSBytes, MeanPSSBytes and EndPSSBytes are the processes'
+	// proportional set size (smaps_rollup: shared pages divided among
+	// their sharers, where RSS counts them once per process); absent when
+	// it could not be read.
+	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes int64 `json:"mean_pss_bytes,omitempty"`
+	EndPSSBytes  int64 `json:"end_pss_bytes,omitempty"`
+	// PeakCgroupMemoryBytes and EndCgroupMemoryBytes are the memory the
+	// cgroups were charged (page cache included), for --target-cgroup.
+	PeakCgroupMemoryBytes int64 `json:"peak_cgroup_memory_bytes,omitempty"`
+	EndCgroupMemoryBytes  int64 `json:"end_cgroup_memory_bytes,omitempty"`
+	// PeakProcesses is the most processes sampled at once; ProcessesSeen
+	// how many different ones were, over the run.
+	PeakProcesses int `json:"peak_processes,omitempty"`
+	ProcessesSeen int `json:"processes_seen,omitempty"`
+	// Processes break the target down, the most CPU first (at most 20;
+	// ProcessesNotListed counts the others).
+	Processes          []TargetProcess `json:"processes,omitempty"`
+	ProcessesNotListed int             `json:"processes_not_listed,omitempty"`
+}
+
+// TargetProcess is one process of the target over the run.
+type TargetProcess struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	// CPUSeconds is its CPU time during the run (with the last moments of
+	// the children it reaped between two samples).
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	PeakPSSBytes int64   `json:"peak_pss_bytes,omitempty"`
+	// FirstSeen and LastSeen are when it was sampled first and last,
+	// seconds from the start of sampling; Exited says it ended.
+	FirstSeen float64 `json:"first_seen"`
+	LastSeen  float64 `json:"last_seen"`
+	Exited    bool    `json:"exited,omitempty"`
 }
 
 // TotalsOf rebuilds the exact Totals a Result was made from: its decoded
@@ -233,6 +278,9 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 	info.PerShard = shardOutcomes(results, opt)
 	mergeVerdicts(out, results, name)
 	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
+		return nil, err
+	}
+	if err := mergeOrigins(out, results, elapsed, name); err != nil { // origins.go
 		return nil, err
 	}
 	if err := mergeStages(out, results, name); err != nil { // stages.go
@@ -483,6 +531,7 @@ func writeResultsText(b *strings.Builder, r *Result) {
 			fmt.Fprintf(b, ", %.2f µs/request", t.CPUSeconds*1e6/float64(h.Counts.Requests))
 		}
 		fmt.Fprintln(b)
+		writeTargetProcesses(b, t) // target.go
 		if t.Exited {
 			fmt.Fprintf(b, "  Note:\tthe process exited during the run\n")
 		}

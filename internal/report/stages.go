@@ -85,13 +85,19 @@ type StageLoad struct {
 	InFlightMax   int64   `json:"in_flight_max"`
 }
 
-// StageProcess is the target process's use in a stage, from the samples
-// of the seconds that lie in its measured part.
+// StageProcess is the target's use in a stage (all its processes), from
+// the samples of the seconds that lie in its measured part.
 type StageProcess struct {
 	Samples      int     `json:"samples"`
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	MeanRSSBytes int64   `json:"mean_rss_bytes"`
 	MeanCPU      float64 `json:"cpu_mean_cores"`
+	// PeakPSSBytes and MeanPSSBytes are the processes' proportional set
+	// size (absent when it could not be read); PeakProcesses the most
+	// processes sampled at once (--target-cmd, --target-cgroup, children).
+	PeakPSSBytes  int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes  int64 `json:"mean_pss_bytes,omitempty"`
+	PeakProcesses int   `json:"peak_processes,omitempty"`
 	// CPUPerRequestUS is its CPU time per request of the stage, µs
 	// (mean cores × seconds ÷ requests).
 	CPUPerRequestUS float64 `json:"cpu_per_request_us,omitempty"`
@@ -150,15 +156,16 @@ func fillStage(s *Stage, t *stats.Totals, span time.Duration) {
 
 // stageSeries summarises the per-second series over a stage's measured
 // part [from, to) (seconds from the run's start): the connections open and
-// requests in flight, and the target process's RSS, from the samples taken
-// inside it (each second's, at its end); the target's CPU from the seconds
+// requests in flight, and the target's RSS, PSS and processes, from the
+// samples taken inside it (each second's, at its end); the target's CPU from the seconds
 // that lie in it (or, for a part shorter than a second, those it
 // overlaps). requests are the stage's, for the target's CPU per request.
 func stageSeries(series []stats.Second, from, to float64, requests int64) (*StageLoad, *StageProcess) {
 	const eps = 1e-6
 	var l StageLoad
 	var p StageProcess
-	var rss float64
+	var rss, pss float64
+	pssSamples := 0
 	for _, s := range series {
 		if at := float64(s.Index) + s.Span; s.Span <= 0 || at <= from+eps || at >= to-eps {
 			continue
@@ -172,6 +179,12 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 			p.Samples++
 			p.PeakRSSBytes = max(p.PeakRSSBytes, s.TargetRSS)
 			rss += float64(s.TargetRSS)
+			p.PeakProcesses = max(p.PeakProcesses, s.TargetProcs)
+		}
+		if s.TargetPSS > 0 {
+			pssSamples++
+			p.PeakPSSBytes = max(p.PeakPSSBytes, s.TargetPSS)
+			pss += float64(s.TargetPSS)
 		}
 	}
 	var load *StageLoad
@@ -201,6 +214,9 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 	}
 	if p.Samples > 0 {
 		p.MeanRSSBytes = int64(math.Round(rss / float64(p.Samples)))
+	}
+	if pssSamples > 0 {
+		p.MeanPSSBytes = int64(math.Round(pss / float64(pssSamples)))
 	}
 	if span > 0 {
 		p.MeanCPU = cpu / span

@@ -89,6 +89,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		fmt.Fprintln(b)
 		writeSteps(b, r, d, c)
 	}
+	if len(h.Origins) > 0 {
+		fmt.Fprintln(b)
+		writeOrigins(b, r, d, c) // origins.go
+	}
 	if len(h.Stages) > 0 {
 		fmt.Fprintln(b)
 		writeStagesText(b, r, d, c) // stages.go

@@ -16,7 +16,8 @@ import (
 
 // setup is what one run is made of, built from the plan before anything is
 // sent: the engine and why it was chosen, the dialer, the recorders (one
-// group per step) and the engine's job, minus its start time.
+// group per step and stage slot) and the engine's job, minus its start
+// time.
 type setup struct {
 	whole, share *plan.Plan // the plan, and this shard's part of it
 	woke         time.Time  // when the run began (after its start time, if any)
@@ -28,11 +29,43 @@ type setup struct {
 	stages       *schedule.StageClock
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
-	target       *targetProc // the target's process, if known
+	target       *targetProc // the target's processes, if known
+	// legs are a run's origins when it sends to several, each with its own
+	// plan, engine, dialer and job over the run's recorders and stage clock
+	// (origins.go); the fields above are then the run's (the first leg's
+	// engine, dialer and job).
+	legs     []*setup
+	name     string          // a leg's origin
+	split    *schedule.Split // how a run with legs deals its requests (and, open model, its connections)
+	conns    *connShare      // how a closed-model run with legs deals its connections
+	lastTick time.Duration   // when conns was last rebalanced
+	ramp     *schedule.Ramp  // a closed-model run's connections over time
 }
 
-// build makes the run's setup. Its errors are phrased for the user.
+// build makes the run's setup, with its target's processes. Its errors
+// are phrased for the user.
 func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
+	var s *setup
+	var err error
+	if o.Workload != nil && len(o.Workload.Origins) > 0 {
+		s, err = buildOrigins(ctx, whole, o)
+	} else {
+		s, err = buildWith(ctx, whole, o, nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.target, err = findTarget(o, s.dialers()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildWith makes a run's setup or, given the run's groups of recorders
+// (per step and stage slot, as a leg sees them: legGroups) and its stage
+// clock, one leg's. A run's own groups (nil) are one per step and stage
+// slot of the workload's stages.
+func buildWith(ctx context.Context, whole *plan.Plan, o Options, groups [][]*stats.Recorder, stages *schedule.StageClock) (*setup, error) {
 	p := ShardShare(whole)
 	eng, reason, err := o.Engine, "the caller's engine (run.Options.Engine)", error(nil)
 	if eng == nil {
@@ -48,17 +81,17 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
-	if s.target, err = findTarget(o, dialer); err != nil {
-		return nil, err
-	}
 	w := o.Workload
 	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
-	if w != nil && len(w.Stages) > 0 {
-		s.stages = schedule.NewStageClock(w.Stages, p.Duration)
+	if groups == nil {
+		if w != nil && len(w.Stages) > 0 {
+			stages = schedule.NewStageClock(w.Stages, p.Duration)
+		}
+		groups = recorders(p.Connections, len(s.steps), slotsOf(stages), o.Tracer)
 	}
-	s.groups = recorders(p.Connections, len(s.steps), slotsOf(s.stages), o.Tracer)
+	s.groups, s.stages = groups, stages
 	s.pacer = shardPacer(whole, pacerOf(p, w))
 	s.job = &engine.Job{
 		Source: schedule.NewSource(s.pacer, p.Requests, p.Duration),

@@ -14,6 +14,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/target"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -49,15 +50,17 @@ type Options struct {
 	// Select picks (the conformance suite, internal/enginetest, puts each
 	// engine through the same runs this way).
 	Engine engine.Engine
-	// TargetPID is the target's process on this machine (--target-pid;
-	// hail demo's server): its memory and CPU are sampled once a second
-	// into the report (Result.Hail.Target), and its CPU on hail's CPUs is
-	// the target's, never other processes'. TargetSource says how it was
-	// known ("" is --target-pid).
-	TargetPID    int
+	// Target names the target's processes on this machine (--target-pid,
+	// --target-cmd, --target-cgroup; hail demo's server): their memory and
+	// CPU are sampled once a second into the report (Result.Hail.Target,
+	// the series, each stage's figures), and their CPU on hail's CPUs is
+	// the target's, never other processes', in the run's verdict and each
+	// origin's. TargetSource says how it was known ("": the flags).
+	Target       target.Spec
 	TargetSource string
-	// FindTarget, when TargetPID is 0, looks for the process listening on
-	// a loopback target's port (/proc) and treats it as TargetPID.
+	// FindTarget, when Target is empty, looks for the processes listening
+	// on the ports of the run's loopback targets (/proc; one per origin)
+	// and takes them as Target.
 	FindTarget bool
 	// Gate, if set, is the start barrier of a shard (--start-at barrier):
 	// called once the run is prepared, it returns when every shard is
@@ -105,6 +108,11 @@ type Workload struct {
 	// reason stops the run at once (a threshold with abort_on_fail) and is
 	// reported as Result.Hail.StoppedBy.
 	Check func(*stats.Collector) string
+	// Origins, if set, send the steps to several servers, one engine each,
+	// under the one schedule, stages and controller (origins.go): each
+	// origin's builders replace NewRequests, and its plan the run's URL
+	// and protocol.
+	Origins []Origin
 }
 
 // DefaultGrace bounds how long -w waits for in-flight requests when no
@@ -133,24 +141,25 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 		return nil, &StartInterruptedError{At: s.whole.StartAt}
 	}
 	woke := time.Now()
-	s.job.Start = woke
+	start := woke
 	if at := s.whole.StartAt; !at.IsZero() && woke.Sub(at) < report.LateStart {
 		// The schedule starts at the agreed time, not at this process's
 		// wake-up: shards that woke a moment apart keep one time origin
 		// (their intended times and seconds line up exactly), and a late
 		// wake-up shows as their own lateness. The monotonic reading is
 		// kept (at, from a wall-clock time, has none).
-		s.job.Start = woke.Add(-woke.Sub(at))
+		start = woke.Add(-woke.Sub(at))
 	}
 	s.woke = woke
-	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
+	s.start(start)
+	ctl := newController(s.jobs(), s.share.WaitOngoing, s.share.Timeout)
 	col := startCollecting(s, o)
 	var data <-chan struct{}
 	if o.Workload != nil {
 		data = o.Workload.Ended
 	}
 	go ctl.watch(ctx, s.share.Duration, o.Interrupt, col.stopRun, data)
-	err = s.eng.Run(s.job)
+	err = s.runEngines(ctl)
 	finish := time.Now()
 	ctl.finished()
 	col.stop()
@@ -186,8 +195,9 @@ func startCollecting(s *setup, o Options) *collecting {
 	}
 	w := o.Workload
 	var onTick func()
-	if o.Progress != nil || w != nil && w.Check != nil {
+	if o.Progress != nil || w != nil && w.Check != nil || s.conns != nil {
 		onTick = func() {
+			s.rebalance(c.coll) // origins.go: a closed-model run's connections among its origins
 			if w != nil && w.Check != nil && c.stoppedBy == "" {
 				if why := w.Check(c.coll); why != "" {
 					c.stoppedBy = why
@@ -233,14 +243,15 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	if s.target != nil {
 		tgt, machine = s.target.summary(elapsed, machine)
 	}
-	res := report.Build(report.Input{
+	in := report.Input{
 		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
 		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
-		Addr: s.dialer.Target(), Target: tgt, Mismatch: certNames(s.dialer),
-	})
+		Addr: s.addr(), Target: tgt, Mismatch: s.mismatch(),
+	}
+	res := report.Build(in)
 	res.Hail.Shard = shardInfo(s.whole, p, s.woke)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
@@ -267,6 +278,9 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
 		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+	}
+	if s.legs != nil {
+		s.originResults(res, col, in, o)
 	}
 	return res
 }

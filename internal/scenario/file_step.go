@@ -61,8 +61,7 @@ func (l *loader) prescanSteps() error {
 func (l *loader) prescanList(items []*yaml.Node, list string, keys []string, seeds bool) error {
 	for i, it := range items {
 		what := fmt.Sprintf("%s[%d]", list, i)
-		var name *yaml.Node
-		var capNode *yaml.Node
+		var name, capNode, targetNode, urlNode, grpcNode *yaml.Node
 		if err := l.fields(it, what, keys, func(key string, k, v *yaml.Node) error {
 			switch key {
 			case "name":
@@ -71,11 +70,21 @@ func (l *loader) prescanList(items []*yaml.Node, list string, keys []string, see
 				capNode = v
 			case "grpc":
 				l.anyGRPC = true
+				grpcNode = k
+			case "target":
+				targetNode = v
+			case "url":
+				urlNode = v
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
+		k, err := l.originOf(it, targetNode, urlNode, grpcNode)
+		if err != nil {
+			return err
+		}
+		l.stepOrigin[it] = k
 		if name == nil {
 			return l.errAt(it, "%s: expected a name (name: create), found none", what)
 		}
@@ -145,7 +154,8 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 		n.vals[key], n.keys[key] = v, k
 		return nil
 	})
-	st := &Step{Name: n.vals["name"].Value, Weight: 1, Method: "GET"}
+	st := &Step{Name: n.vals["name"].Value, Weight: 1, Method: "GET", origin: l.stepOrigin[it]}
+	l.cur = st.origin
 	if err := l.stepWeightMethod(st, n); err != nil {
 		return nil, err
 	}
@@ -157,7 +167,7 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 		if err := l.grpcRequest(st, it, n, &env); err != nil {
 			return nil, err
 		}
-		host = l.s.Base.Host
+		host = l.s.Origins[st.origin].URL.Host
 	} else {
 		target, h, err := l.stepTarget(st, it, n, &env)
 		if err != nil {
@@ -189,6 +199,13 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	}
 	if err := l.stepRepeat(st, n.vals["repeat"]); err != nil {
 		return nil, err
+	}
+	if v := n.vals["concurrency"]; v != nil {
+		c, err := l.integer(v, st.Name+".concurrency", 1, maxConnections)
+		if err != nil {
+			return nil, err
+		}
+		st.concurrency = int(c)
 	}
 	l.stepWaits(st)
 	if err := l.stepSample(st, it, host); err != nil {

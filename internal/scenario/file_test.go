@@ -150,7 +150,6 @@ func TestLoadErrors(t *testing.T) {
 		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex or status, found several`},
 		{"body twice", head + "steps:\n  - name: a\n    path: /\n    body: x\n    body_file: f\n", `t.yaml:7:5: a: give one of body, body_json, body_file and body_lines, found more`},
 		{"never runs", head + create + "  - name: idle\n    weight: 0\n    path: /\n", `t.yaml:9:5: step idle never runs: expected a weight > 0 or a place in a flow`},
-		{"other origin", head + create + "  - name: b\n    url: http://10.0.0.1:8080/x\n", `t.yaml:10:10: b.url: expected the origin http://127.0.0.1:8080 of the run (one origin per run), found http://10.0.0.1:8080`},
 		{"content-length", head + create + "    headers: {Content-Length: 5}\n", `t.yaml:9:15: create.headers: Content-Length is set by hail from the body`},
 		{"bad method", head + "steps:\n  - name: a\n    method: GE T\n    path: /\n", `t.yaml:5:13: a.method: expected a method such as GET, POST or DELETE, found "GE T"`},
 		{"space in path", head + "steps:\n  - name: a\n    path: /a b\n", `t.yaml:5:11: a: the request target may not contain ' ': expected it percent-encoded (%20)`},

@@ -191,6 +191,10 @@ func (l *loader) base() error {
 	if raw == "" {
 		return nil
 	}
+	if u, ok := l.targetURL[raw]; ok && what == "base" { // base: a target's name
+		l.baseTarget, l.s.Base = raw, u
+		return nil
+	}
 	u, err := parseOrigin(raw)
 	if err != nil {
 		if what == "--base" {

@@ -53,8 +53,12 @@ type Scenario struct {
 	File string
 	// Name is the file's name key.
 	Name string
-	// Base is the origin (and path prefix) every step is sent to.
+	// Base is the default target: the origin (and path prefix) of steps
+	// that name none (nil when every step names its own).
 	Base *url.URL
+	// Origins are the servers steps are sent to, each with its protocol
+	// (origin.go); the load's first.
+	Origins []*Origin
 	// Headers are the file's top-level headers (static ones), for redirects.
 	Headers [][2]string
 	// Settings are the run's parameters from the file.
@@ -64,7 +68,7 @@ type Scenario struct {
 	// Flows are the flows, in file order.
 	Flows []*Flow
 	// Setup are the steps run once, in order, on their own connection
-	// before the load (runner.Setup, through a Walk).
+	// before the load (runner.Setup, a PhaseStep each).
 	Setup []*Step
 	// Teardown are the steps run once, in order, on their own connection
 	// after the load (runner.Teardown).
@@ -148,6 +152,10 @@ type Step struct {
 	close    bool     // Connection: close
 	isHead   bool
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
+	origin   int // the origin it is sent to (Scenario.Origins)
+	// concurrency: setup and teardown: how many requests at once (0: the
+	// load's connections)
+	concurrency int
 
 	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
 	refs     []template.PoolRef // pool values to resolve before building, slot order
@@ -177,6 +185,7 @@ type Flow struct {
 	Weight float64
 	steps  []int
 	think  thinkTime // the pause after each of its steps, unless the step has its own
+	origin int       // the origin its steps are sent to
 }
 
 // Names are the names of steps, in order: a run's Job.Steps.
@@ -313,7 +322,11 @@ func (s *Scenario) Config() map[string]any {
 	for key, list := range map[string][]*Step{"setup": s.Setup, "teardown": s.Teardown} {
 		var out []map[string]any
 		for _, st := range list {
-			out = append(out, map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)})
+			step := map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)}
+			if st.concurrency > 0 {
+				step["concurrency"] = st.concurrency
+			}
+			out = append(out, step)
 		}
 		if out != nil {
 			cfg[key] = out
@@ -341,7 +354,11 @@ func (s *Scenario) CheckLines() []string {
 		steps []*Step
 	}{{"setup", s.Setup}, {"teardown", s.Teardown}} {
 		for _, st := range x.steps {
-			out = append(out, fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat)))
+			line := fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat))
+			if st.concurrency > 0 {
+				line += fmt.Sprintf(", %d at once", st.concurrency)
+			}
+			out = append(out, line)
 		}
 	}
 	if s.think.set {

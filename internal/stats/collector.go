@@ -59,12 +59,18 @@ type Second struct {
 	// Others is the share of hail's CPUs that other processes used in this
 	// second (Linux; 0 where unknown).
 	Others float64 `json:"others_cpu,omitempty"`
-	// TargetRSS and TargetCPU are the monitored target process's resident
-	// memory (bytes) and CPU use (cores) in this second (--target-pid).
+	// TargetRSS and TargetCPU are the monitored target's resident memory
+	// (bytes, summed over its processes) and CPU use (cores) in this
+	// second (--target-pid, --target-cmd, --target-cgroup).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU float64 `json:"target_cpu,omitempty"`
-	// TargetShare is the share of hail's CPUs the target's process used in
-	// this second (not in Others).
+	// TargetPSS is the target's proportional set size (bytes: shared pages
+	// divided among their sharers) and TargetProcs its processes, in this
+	// second (--target-pid, --target-cmd, --target-cgroup).
+	TargetPSS   int64 `json:"target_pss_bytes,omitempty"`
+	TargetProcs int   `json:"target_processes,omitempty"`
+	// TargetShare is the share of hail's CPUs the target's processes used
+	// in this second (not in Others).
 	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
 

@@ -43,6 +43,7 @@ type client struct {
 	err         error  // the connection is dead
 	drained     chan struct{}
 	wbuf        []byte
+	hbuf        []byte // a header block made for one request (a body of its own length)
 
 	br       *bufio.Reader // what the framer reads from
 	preface  chan struct{} // closed once the server's first frame is read, or the reader ended
@@ -215,6 +216,10 @@ func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *ca
 	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
 	c.streams[id] = cl
 	c.active++
+	if int64(len(body)) != tp.clen && !tp.grpc { // the block's content-length is the template's
+		c.hbuf = tp.appendBlock(c.hbuf[:0], len(body))
+		block = c.hbuf
+	}
 	c.wbuf = appendHeaders(c.wbuf[:0], id, block, len(body) == 0, int(c.maxFrame))
 	for len(body) > 0 && c.err == nil && c.streams[id] == cl {
 		if len(c.wbuf) >= maxQueued/2 { // a large body: hand it over in pieces

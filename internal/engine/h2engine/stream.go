@@ -112,17 +112,22 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 	}()
 	for {
 		var tp *template
+		var body []byte // the request's: its own (part of its bytes), or the shared one
 		var err error
+		shared := s.chain.Body != nil
 		if away == nil {
-			tp, err = s.tmpl.get(s.chain.Req, hit)
-		} else {
-			tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme)
+			tp, body, err = s.tmpl.get(s.chain.Req, hit, shared)
+		} else if tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme); err == nil {
+			body = tp.body
+		}
+		if shared {
+			body = s.chain.Body
 		}
 		if err != nil {
 			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
 			return
 		}
-		mid, reused, err := s.exchange(ctx, away, tp)
+		mid, reused, err := s.exchange(ctx, away, tp, body)
 		if err != nil && tp.grpc && j.Timeout > 0 && !j.Aborting() &&
 			(ctx.Err() == context.DeadlineExceeded || j.Since() >= s.call.StartTime()+j.Timeout-time.Millisecond) {
 			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
@@ -135,7 +140,7 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 		if err != nil {
 			var ga *GoAwayError
 			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
-			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.method) {
 				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
@@ -170,7 +175,7 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 // exchange sends tp on c (nil: the stream's connection slot) and reads the
 // response into s.parser. It reports whether the response head had arrived
 // when it failed, and whether the connection had carried earlier requests.
-func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
+func (s *stream) exchange(ctx context.Context, c *live, tp *template, body []byte) (mid, reused bool, err error) {
 	s.parser.Reset(tp.head)
 	s.h2call.wrote = false
 	own := c == nil
@@ -185,9 +190,9 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		reused = tm.Total == 0
 	}
 	if hc, ok := c.Conn.(*client); ok {
-		mid, err = s.exchangeH2(ctx, c, hc, tp)
+		mid, err = s.exchangeH2(ctx, c, hc, tp, body)
 	} else {
-		mid, err = s.roundTrip(ctx, c, tp)
+		mid, err = s.roundTrip(ctx, c, tp, body)
 	}
 	if err == nil && own && !s.j.KeepAlive {
 		s.conn.retire(c)
@@ -198,20 +203,13 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 // exchangeH2 sends tp on hc, hail's HTTP/2 client on c, which writes the
 // response into s.parser's fields. It reports whether the response head
 // had arrived when it failed.
-func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template) (mid bool, err error) {
+func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template, body []byte) (mid bool, err error) {
 	r := &s.result
 	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
 		location: &s.parser.Location, wantLoc: s.parser.WantLocation}
 	if tp.grpc {
 		s.grpc.reset()
 		r.grpc = &s.grpc
-	}
-	body, msgs := tp.body, tp.msgs
-	if s.chain.Body != nil {
-		body = s.chain.Body
-		if tp.grpc {
-			msgs = countFrames(body)
-		}
 	}
 	err = hc.exchange(ctx, tp, body, &s.h2call, r)
 	if s.h2call.wrote {
@@ -221,7 +219,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.call.FirstByte(r.fb)
 	}
 	if tp.grpc {
-		s.endGRPC(msgs)
+		s.endGRPC(body)
 	}
 	s.account(c)
 	if err != nil {
@@ -239,12 +237,15 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 // roundTrip sends tp on c, a Conn that is an http.RoundTripper (the HTTP/3
 // engine's), and reads the response into s.parser. It reports whether the
 // response head had arrived when it failed.
-func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
-	req := tp.req.WithContext(ctx)
-	if body := s.chain.Body; body != nil {
-		req.Body, req.ContentLength = &bodyReader{b: body}, int64(len(body))
-	} else if len(tp.body) > 0 {
-		req.Body = &bodyReader{b: tp.body}
+func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []byte) (mid bool, err error) {
+	r, err := tp.request()
+	if err != nil {
+		return false, err
+	}
+	req := r.WithContext(ctx)
+	req.ContentLength = int64(len(body))
+	if len(body) > 0 {
+		req.Body = &bodyReader{b: body}
 	}
 	// A request handed to the round tripper is on its way: the QUIC stack
 	// sends its frames at once (the engine lets them leave before it closes
@@ -275,16 +276,16 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 	return false, nil
 }
 
-// endGRPC counts a gRPC call (of msgs request messages) and stamps its first byte: the
-// first response message. A call is counted once, when its first attempt
-// is sent; an attempt that sends it again after a stale connection or a
-// GOAWAY (RetryStale) is a retry, counted apart.
-func (s *stream) endGRPC(msgs int64) {
+// endGRPC counts a gRPC call (body holds the messages it sent) and stamps
+// its first byte: the first response message. A call is counted once,
+// when its first attempt is sent; an attempt that sends it again after a
+// stale connection or a GOAWAY (RetryStale) is a retry, counted apart.
+func (s *stream) endGRPC(body []byte) {
 	if s.h2call.wrote {
 		switch {
 		case !s.callSent:
 			s.calls++
-			s.sent += msgs
+			s.sent += countFrames(body)
 			s.callSent = true
 		case s.retrying:
 			s.retries++
