@@ -6,9 +6,12 @@
 // logs, and collects and merges their results — naming what happened to
 // every shard, losing nothing a shard wrote.
 //
-// It talks to the cluster with client-go, the Kubernetes client; a shard
-// needs no credentials: the barrier, the progress and the results volume
-// are reached through the API server's pod proxy.
+// It talks to the cluster with client-go, the Kubernetes client: its REST
+// client and kubeconfig loading, with a scheme of only the API groups it
+// uses (Cluster, scheme.go), not client-go's typed clients, which would
+// link every API group into every hail run. A shard needs no
+// credentials: the barrier, the progress and the results volume are
+// reached through the API server's pod proxy.
 package kube
 
 import (
