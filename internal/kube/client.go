@@ -29,8 +29,14 @@ import (
 // client-go's typed clients do for the calls hail kube makes, without
 // their scheme of every group.
 type client struct {
-	groups map[schema.GroupVersion]*rest.RESTClient
+	groups map[schema.GroupVersion]groupClient
 	params runtime.ParameterCodec
+}
+
+// groupClient is the REST client of one group version.
+type groupClient struct {
+	rest     *rest.RESTClient
+	protobuf bool // objects travel as protobuf (group.protobuf)
 }
 
 // newClient returns a client of the cluster cfg names.
@@ -48,32 +54,33 @@ func newClient(cfg *rest.Config) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &client{groups: map[schema.GroupVersion]*rest.RESTClient{}, params: runtime.NewParameterCodec(s)}
-	for _, gv := range groupVersions {
+	c := &client{groups: map[schema.GroupVersion]groupClient{}, params: runtime.NewParameterCodec(s)}
+	for _, g := range groups {
 		gcfg := *cfg
-		gcfg.GroupVersion = &gv
+		gcfg.GroupVersion = &g.gv
 		gcfg.APIPath = "/apis"
-		if gv.Group == "" {
+		if g.gv.Group == "" {
 			gcfg.APIPath = "/api"
 		}
 		rc, err := rest.RESTClientForConfigAndClient(&gcfg, hc)
 		if err != nil {
 			return nil, err
 		}
-		c.groups[gv] = rc
+		c.groups[g.gv] = groupClient{rc, g.protobuf}
 	}
 	return c, nil
 }
 
-// request starts a request on resource r in namespace ns. Objects travel
-// as protobuf where the server has it, as client-go's typed clients do.
+// request starts a request on the objects of resource r in namespace ns.
+// They travel as protobuf where their group has it (the server answers
+// JSON if it has not), as client-go's typed clients do.
 func (c *client) request(verb string, r schema.GroupVersionResource, ns string) *rest.Request {
-	rc, ok := c.groups[r.GroupVersion()]
+	g, ok := c.groups[r.GroupVersion()]
 	if !ok {
 		// A programming error: every resource's group is registered.
 		panic(fmt.Sprintf("kube: no client for %s (register its group in scheme.go)", r.GroupVersion()))
 	}
-	return rc.Verb(verb).UseProtobufAsDefault().Namespace(ns).Resource(r.Resource)
+	return g.rest.Verb(verb).UseProtobufAsDefaultIfPreferred(g.protobuf).NamespaceIfScoped(ns, ns != "").Resource(r.Resource)
 }
 
 func (c *client) Get(ctx context.Context, r schema.GroupVersionResource, ns, name string, obj runtime.Object) error {
@@ -112,7 +119,7 @@ func (c *client) Delete(ctx context.Context, r schema.GroupVersionResource, ns, 
 	return c.request("DELETE", r, ns).Name(name).Body(&opts).Do(ctx).Error()
 }
 
-func (c *client) core() *rest.RESTClient { return c.groups[corev1.SchemeGroupVersion] }
+func (c *client) core() *rest.RESTClient { return c.groups[corev1.SchemeGroupVersion].rest }
 
 func (c *client) Logs(ctx context.Context, ns, pod, container string, follow bool) (io.ReadCloser, error) {
 	return c.core().Get().Namespace(ns).Resource("pods").Name(pod).SubResource("log").

@@ -17,12 +17,25 @@ import (
 // connects (TestOnlyRegisteredGroups keeps the others out of the binary).
 //
 // A client of another group (an operator's custom resource, say) adds its
-// group here — its Go types' AddToScheme, or hand-written types with
-// scheme.AddKnownTypes — and its GroupVersion to groupVersions.
-var groupVersions = []schema.GroupVersion{
-	corev1.SchemeGroupVersion,
-	batchv1.SchemeGroupVersion,
-	storagev1.SchemeGroupVersion,
+// group here: its Go types' AddToScheme (hand-written types: a func that
+// calls scheme.AddKnownTypes and metav1.AddToGroupVersion), protobuf off.
+// Cluster then reads and writes its objects as typed ones; unstructured
+// objects (*unstructured.Unstructured) of a group with a client need no
+// types at all.
+var groups = []group{
+	{corev1.SchemeGroupVersion, corev1.AddToScheme, true},
+	{batchv1.SchemeGroupVersion, batchv1.AddToScheme, true},
+	{storagev1.SchemeGroupVersion, storagev1.AddToScheme, true},
+}
+
+// group is one API group version hail kube talks to.
+type group struct {
+	gv schema.GroupVersion
+	// add registers its types.
+	add func(*runtime.Scheme) error
+	// protobuf: its objects travel as protobuf, as client-go's typed
+	// clients send built-in groups' (a custom resource's cannot: JSON).
+	protobuf bool
 }
 
 // newScheme returns a scheme of the groups above, with meta/v1's options,
@@ -30,8 +43,8 @@ var groupVersions = []schema.GroupVersion{
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, storagev1.AddToScheme} {
-		if err := add(s); err != nil {
+	for _, g := range groups {
+		if err := g.add(s); err != nil {
 			return nil, err
 		}
 	}
