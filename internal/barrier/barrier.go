@@ -154,8 +154,12 @@ func (g *Gate) serveStop(w http.ResponseWriter, r *http.Request) {
 	if why == "" {
 		why = "stopped by the coordinator"
 	}
-	g.Stop(why)
+	// The coordinator gets its whole answer before the stop takes effect:
+	// once it does, the shard ends (called off, it exits at once) and its
+	// connections with it.
+	stop := g.stopping(why)
 	writeJSON(w, http.StatusOK, g.state())
+	stop()
 }
 
 // Start publishes the start time. It is refused before the shard is
@@ -183,17 +187,24 @@ func (g *Gate) Start(at time.Time) error {
 }
 
 // Stop calls the run off before the start, or stops it after (onStop).
-func (g *Gate) Stop(why string) {
+func (g *Gate) Stop(why string) { g.stopping(why)() }
+
+// stopping records a stop (the first one's why; a start is refused from
+// now) and returns what carries it out: Wait returns (called off), or
+// onStop is called (stopped after the start).
+func (g *Gate) stopping(why string) func() {
 	g.mu.Lock()
-	first := g.stopped == ""
-	if first {
-		g.stopped = why
-		close(g.stop)
+	defer g.mu.Unlock()
+	if g.stopped != "" {
+		return func() {}
 	}
+	g.stopped = why
 	started := !g.at.IsZero()
-	g.mu.Unlock()
-	if first && started && g.onStop != nil {
-		g.onStop()
+	return func() {
+		close(g.stop)
+		if started && g.onStop != nil {
+			g.onStop()
+		}
 	}
 }
 
@@ -228,8 +239,18 @@ func (g *Gate) Wait(ctx context.Context, interrupt <-chan struct{}) (time.Time, 
 	return time.Time{}, fmt.Errorf("the run was %w before its start (%s): nothing was sent", ErrStopped, g.stopped)
 }
 
+// writeJSON answers v, whole (with its length) and flushed: a stop acts
+// right after, and may end the process.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(b)
+	_ = http.NewResponseController(w).Flush()
 }

@@ -191,6 +191,75 @@ func TestGateStopAfterStart(t *testing.T) {
 	}
 }
 
+// The coordinator gets its whole answer to a stop before the stop takes
+// effect: a shard ends right after it (called off, hail exits at once;
+// stopped, it stops as on SIGTERM), and its connections with it. Here the
+// shard "ends" — every connection to it closed — the moment the stop acts:
+// when Wait returns (called off) or onStop is called (after the start).
+// Called off, the answer is held until the shard has ended (or 100 ms
+// passed, as it must not end before its answer is out): the race a loaded
+// machine loses now and then, every time.
+func TestGateAnswersBeforeStopping(t *testing.T) {
+	t.Parallel()
+	for _, started := range []bool{false, true} {
+		var srv *httptest.Server
+		g := New("0/2", func() { srv.CloseClientConnections() })
+		ended := make(chan struct{})
+		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.Handler().ServeHTTP(heldWriter{w, ended}, r)
+		}))
+		waited := make(chan struct{})
+		go func() {
+			defer close(waited)
+			if _, err := g.Wait(context.Background(), nil); err != nil {
+				srv.CloseClientConnections() // called off: the process exits
+				close(ended)
+			}
+		}()
+		for !g.state().Ready {
+			time.Sleep(time.Millisecond)
+		}
+		if started {
+			if err := g.Start(time.Now().Add(time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req, _ := http.NewRequest("POST", srv.URL+"/stop?why=shard+1+is+not+ready", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("started %v: %v", started, err)
+		}
+		var st State
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || st.Stopped != "shard 1 is not ready" {
+			t.Fatalf("started %v: %d %+v %v", started, resp.StatusCode, st, err)
+		}
+		if !started {
+			<-waited
+		}
+		srv.Close()
+	}
+}
+
+// heldWriter holds a stop's answer until ended is closed or 100 ms passed.
+type heldWriter struct {
+	http.ResponseWriter
+	ended chan struct{}
+}
+
+func (w heldWriter) WriteHeader(code int) {
+	if code == http.StatusOK {
+		select {
+		case <-w.ended:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w heldWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // An interrupt (SIGTERM while waiting) or a cancelled context ends the
 // wait with nothing sent.
 func TestGateInterrupted(t *testing.T) {

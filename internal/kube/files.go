@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -33,8 +34,11 @@ const FilesIdle = 10 * time.Minute
 const maxStagedFile = 1 << 30
 
 // fileName is a name the helper serves: one name, or a directory and a
-// name, under its directory; no "..", no absolute path.
-var fileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+// name, under its directory; no "..", no absolute path. Compiled when
+// first used: every hail run links this package.
+var fileName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+})
 
 // FilesServer is the volume helper (hail kube files), run in a pod that
 // mounts a run's results volume. It serves:
@@ -123,7 +127,7 @@ func (s *FilesServer) authorized(h http.HandlerFunc) http.HandlerFunc {
 
 // path is NAME's path under Dir, or an error for a name outside the run.
 func (s *FilesServer) path(name string) (string, error) {
-	if !fileName.MatchString(name) || !strings.HasPrefix(name, s.Prefix) || strings.Contains(name, "..") {
+	if !fileName().MatchString(name) || !strings.HasPrefix(name, s.Prefix) || strings.Contains(name, "..") {
 		return "", fmt.Errorf("%q: not a file of this run", name)
 	}
 	return filepath.Join(s.Dir, filepath.FromSlash(name)), nil

@@ -314,14 +314,14 @@ func (r *Runner) stop(ctx context.Context, s *Spec, running map[int]string, agai
 	if again {
 		r.say("stopping: deleting the shards' pods")
 		for _, pod := range running {
-			_ = r.Client.CoreV1().Pods(s.Namespace).Delete(ctx, pod, metav1.DeleteOptions{})
+			_ = r.Client.Delete(ctx, Pods, s.Namespace, pod, metav1.DeleteOptions{})
 		}
 		return
 	}
 	r.say("stopping: the shards stop and write what they did")
 	for i, err := range r.stopShards(ctx, running, "the user stopped the run") {
 		r.say("shard %d could not be told to stop (%v): deleting its pod", i, err)
-		_ = r.Client.CoreV1().Pods(s.Namespace).Delete(ctx, running[i], metav1.DeleteOptions{})
+		_ = r.Client.Delete(ctx, Pods, s.Namespace, running[i], metav1.DeleteOptions{})
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -128,12 +130,12 @@ func token() string {
 
 // checkFresh refuses a run whose name is taken, in the cluster or here.
 func (r *Runner) checkFresh(ctx context.Context, s *Spec) error {
-	if _, err := r.Client.BatchV1().Jobs(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{}); err == nil {
+	if err := r.Client.Get(ctx, Jobs, s.Namespace, s.Name, &batchv1.Job{}); err == nil {
 		return fmt.Errorf("a run named %s exists in namespace %s: give another --run, or collect it (hail kube collect %s -n %s) or stop it", s.Name, s.Namespace, s.Name, s.Namespace)
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("the cluster: %v", err)
 	}
-	if _, err := r.Client.CoreV1().ConfigMaps(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{}); err == nil {
+	if err := r.Client.Get(ctx, ConfigMaps, s.Namespace, s.Name, &corev1.ConfigMap{}); err == nil {
 		return fmt.Errorf("a ConfigMap named %s exists in namespace %s: give another --run", s.Name, s.Namespace)
 	}
 	if _, err := os.Stat(filepath.Join(r.Out, s.Name)); err == nil {
@@ -148,7 +150,8 @@ func (r *Runner) checkClaim(ctx context.Context, s *Spec) error {
 	if s.Claim == "" {
 		return nil
 	}
-	pvc, err := r.Client.CoreV1().PersistentVolumeClaims(s.Namespace).Get(ctx, s.Claim, metav1.GetOptions{})
+	var pvc corev1.PersistentVolumeClaim
+	err := r.Client.Get(ctx, Claims, s.Namespace, s.Claim, &pvc)
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("--results pvc:%s: no such claim in namespace %s (see docs/distributed.md for the storage it needs)", s.Claim, s.Namespace)
 	} else if err != nil {
@@ -162,7 +165,8 @@ func (r *Runner) checkClaim(ctx context.Context, s *Spec) error {
 	}
 	// Pending: fine only when its storage class binds at the first pod.
 	if sc := pvc.Spec.StorageClassName; sc != nil && *sc != "" {
-		if cls, err := r.Client.StorageV1().StorageClasses().Get(ctx, *sc, metav1.GetOptions{}); err == nil &&
+		var cls storagev1.StorageClass
+		if err := r.Client.Get(ctx, StorageClasses, "", *sc, &cls); err == nil &&
 			cls.VolumeBindingMode != nil && *cls.VolumeBindingMode == "WaitForFirstConsumer" {
 			return nil
 		}
@@ -174,21 +178,21 @@ func (r *Runner) checkClaim(ctx context.Context, s *Spec) error {
 // files too large for it on the volume, then the Job, which owns the
 // ConfigMap (so Kubernetes deletes both together).
 func (r *Runner) create(ctx context.Context, s *Spec, data map[string][]byte) error {
-	cms := r.Client.CoreV1().ConfigMaps(s.Namespace)
-	if _, err := cms.Create(ctx, s.ConfigMap(data), metav1.CreateOptions{}); err != nil {
+	if err := r.Client.Create(ctx, ConfigMaps, s.Namespace, s.ConfigMap(data)); err != nil {
 		return fmt.Errorf("creating the run's ConfigMap: %v", err)
 	}
 	if err := r.stage(ctx, s, data); err != nil {
 		return err
 	}
-	job, err := r.Client.BatchV1().Jobs(s.Namespace).Create(ctx, s.Job(), metav1.CreateOptions{})
-	if err != nil {
+	job := s.Job()
+	if err := r.Client.Create(ctx, Jobs, s.Namespace, job); err != nil {
 		return fmt.Errorf("creating the shards' Job: %v", err)
 	}
-	cm, err := cms.Get(ctx, s.Name, metav1.GetOptions{})
+	var cm corev1.ConfigMap
+	err := r.Client.Get(ctx, ConfigMaps, s.Namespace, s.Name, &cm)
 	if err == nil {
 		cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}
-		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		err = r.Client.Update(ctx, ConfigMaps, s.Namespace, &cm)
 	}
 	if err != nil {
 		return fmt.Errorf("giving the ConfigMap to the Job: %v", err)
@@ -202,14 +206,14 @@ func (r *Runner) cleanup(ctx context.Context, s *Spec) {
 	bg := metav1.DeletePropagationBackground
 	del := metav1.DeleteOptions{PropagationPolicy: &bg}
 	var errs []string
-	if err := r.Client.BatchV1().Jobs(s.Namespace).Delete(ctx, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.Delete(ctx, Jobs, s.Namespace, s.Name, del); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, "the Job: "+err.Error())
 	}
-	if err := r.Client.CoreV1().ConfigMaps(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.Delete(ctx, ConfigMaps, s.Namespace, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		errs = append(errs, "the ConfigMap: "+err.Error())
 	}
 	for _, p := range []string{s.Name + "-stage", s.Name + "-fetch"} {
-		if err := r.Client.CoreV1().Pods(s.Namespace).Delete(ctx, p, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Client.Delete(ctx, Pods, s.Namespace, p, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, p+": "+err.Error())
 		}
 	}
@@ -220,7 +224,8 @@ func (r *Runner) cleanup(ctx context.Context, s *Spec) {
 
 // LoadSpec reads a run's Spec back from its ConfigMap.
 func (r *Runner) LoadSpec(ctx context.Context, namespace, name string) (*Spec, error) {
-	cm, err := r.Client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	var cm corev1.ConfigMap
+	err := r.Client.Get(ctx, ConfigMaps, namespace, name, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("no run named %s in namespace %s (its ConfigMap is gone: deleted, or the finished run was kept its time and removed)", name, namespace)
 	} else if err != nil {
@@ -235,14 +240,12 @@ func (r *Runner) LoadSpec(ctx context.Context, namespace, name string) (*Spec, e
 
 // saveSpec writes s back into the run's ConfigMap.
 func (r *Runner) saveSpec(ctx context.Context, s *Spec) error {
-	cms := r.Client.CoreV1().ConfigMaps(s.Namespace)
-	cm, err := cms.Get(ctx, s.Name, metav1.GetOptions{})
-	if err != nil {
+	var cm corev1.ConfigMap
+	if err := r.Client.Get(ctx, ConfigMaps, s.Namespace, s.Name, &cm); err != nil {
 		return err
 	}
 	cm.Data[specKey] = s.marshal()
-	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
-	return err
+	return r.Client.Update(ctx, ConfigMaps, s.Namespace, &cm)
 }
 
 // helperPod starts a volume helper pod named name and waits until it
@@ -251,10 +254,9 @@ func (r *Runner) helperPod(ctx context.Context, s *Spec, name string) (string, e
 	tok := token()
 	pod := s.FilesPod(tok)
 	pod.Name = name
-	pods := r.Client.CoreV1().Pods(s.Namespace)
-	_ = pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	_ = r.Client.Delete(ctx, Pods, s.Namespace, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(r.every()) {
-		_, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+		err := r.Client.Create(ctx, Pods, s.Namespace, pod)
 		if err == nil {
 			break
 		}
@@ -264,8 +266,8 @@ func (r *Runner) helperPod(ctx context.Context, s *Spec, name string) (string, e
 	}
 	end := time.Now().Add(2 * time.Minute)
 	for {
-		p, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
+		p := &corev1.Pod{}
+		if err := r.Client.Get(ctx, Pods, s.Namespace, name, p); err != nil {
 			return "", fmt.Errorf("the volume helper pod %s: %v", name, err)
 		}
 		for _, c := range p.Status.Conditions {
@@ -302,7 +304,7 @@ func (r *Runner) helperPod(ctx context.Context, s *Spec, name string) (string, e
 // endHelper asks a helper pod to quit and deletes it.
 func (r *Runner) endHelper(ctx context.Context, s *Spec, name, tok string) {
 	_, _ = proxyBody(ctx, r.podIO(s.Namespace), "POST", name, filesPort, "/quit", nil, tokenHeaders(tok), nil)
-	_ = r.Client.CoreV1().Pods(s.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	_ = r.Client.Delete(ctx, Pods, s.Namespace, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 }
 
 func tokenHeaders(tok string) map[string][]string { return map[string][]string{tokenHeader: {tok}} }

@@ -75,7 +75,7 @@ func newSim(t *testing.T, scripts func(i int) script, objs ...runtime.Object) *s
 // runner returns a Runner on the simulated cluster, quick to poll.
 func (s *sim) runner(out string) (*Runner, *bytes.Buffer, *bytes.Buffer) {
 	var so, se bytes.Buffer
-	r := &Runner{Client: s.cs, Out: out, Stdout: &so, Stderr: &syncWriter{w: &se}, io: s, tick: 5 * time.Millisecond, lead: 150 * time.Millisecond}
+	r := &Runner{Client: fakeCluster{s.cs}, Out: out, Stdout: &so, Stderr: &syncWriter{w: &se}, io: s, tick: 5 * time.Millisecond, lead: 150 * time.Millisecond}
 	return r, &so, &se
 }
 

@@ -6,9 +6,12 @@
 // logs, and collects and merges their results — naming what happened to
 // every shard, losing nothing a shard wrote.
 //
-// It talks to the cluster with client-go, the Kubernetes client; a shard
-// needs no credentials: the barrier, the progress and the results volume
-// are reached through the API server's pod proxy.
+// It talks to the cluster with client-go, the Kubernetes client: its REST
+// client and kubeconfig loading, with a scheme of only the API groups it
+// uses (Cluster, scheme.go), not client-go's typed clients, which would
+// link every API group into every hail run. A shard needs no
+// credentials: the barrier, the progress and the results volume are
+// reached through the API server's pod proxy.
 package kube
 
 import (
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -97,7 +101,9 @@ const (
 	resultsDir = "/results"
 )
 
-var runName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
+// runName is a run's name: a DNS label short enough for its pods' names.
+// Compiled when first used: every hail run links this package.
+var runName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`) })
 
 // DefaultName is a run's name when none is given: hail-YYYYmmdd-HHMMSS.
 func DefaultName(now time.Time) string {
@@ -107,7 +113,7 @@ func DefaultName(now time.Time) string {
 // Check says what is wrong with the spec, one line naming the setting.
 func (s *Spec) Check() error {
 	switch {
-	case !runName.MatchString(s.Name):
+	case !runName().MatchString(s.Name):
 		return fmt.Errorf("--run %q: give a DNS label of at most 52 characters: lowercase letters, digits and '-'", s.Name)
 	case s.Shards < 1 || s.Shards > 1000:
 		return fmt.Errorf("--shards %d: give a number of shards from 1 to 1000", s.Shards)

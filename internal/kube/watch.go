@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -54,26 +55,9 @@ func (w *watcher) poke() {
 // first lists are in.
 func (w *watcher) start(ctx context.Context, cs Cluster) error {
 	ns, sel := w.spec.Namespace, LabelRun+"="+w.spec.Name
-	labeled := func(o *metav1.ListOptions) { o.LabelSelector = sel }
-	pods := informer(&corev1.Pod{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		labeled(&o)
-		return cs.CoreV1().Pods(ns).List(ctx, o)
-	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		labeled(&o)
-		return cs.CoreV1().Pods(ns).Watch(ctx, o)
-	})
-	jobs := informer(&batchv1.Job{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		labeled(&o)
-		return cs.BatchV1().Jobs(ns).List(ctx, o)
-	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		labeled(&o)
-		return cs.BatchV1().Jobs(ns).Watch(ctx, o)
-	})
-	events := informer(&corev1.Event{}, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return cs.CoreV1().Events(ns).List(ctx, o)
-	}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return cs.CoreV1().Events(ns).Watch(ctx, o)
-	})
+	pods := informer(cs, Pods, ns, sel, &corev1.Pod{}, func() runtime.Object { return &corev1.PodList{} })
+	jobs := informer(cs, Jobs, ns, sel, &batchv1.Job{}, func() runtime.Object { return &batchv1.JobList{} })
+	events := informer(cs, Events, ns, "", &corev1.Event{}, func() runtime.Object { return &corev1.EventList{} })
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.pod(o, false) },
 		UpdateFunc: func(_, o any) { w.pod(o, false) },
@@ -103,10 +87,24 @@ func (w *watcher) start(ctx context.Context, cs Cluster) error {
 	return nil
 }
 
-// informer is a shared informer of one kind of object over list and watch.
-func informer(obj runtime.Object, list func(context.Context, metav1.ListOptions) (runtime.Object, error),
-	watchf func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchf}
+// informer is a shared informer of the objects of resource r in ns that
+// the label selector sel selects (obj is one of them, newList makes their
+// list).
+func informer(cs Cluster, r schema.GroupVersionResource, ns, sel string, obj runtime.Object, newList func() runtime.Object) cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			list := newList()
+			if err := cs.List(ctx, r, ns, o, list); err != nil {
+				return nil, err
+			}
+			return list, nil
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return cs.Watch(ctx, r, ns, o)
+		},
+	}
 	return cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
 }
 
