@@ -159,7 +159,7 @@ func llmEngines(t *testing.T) []string {
 // (less connect_ns, a connection's setup, for a request that opened one)
 // against the log's first_token_ns − arrival_ns, request by request, on
 // both HTTP/1 engines and HTTP/2. The timing tier holds the p99 of the
-// differences within 0.5 ms (three tries: the machine is shared); the
+// differences within 0.5 ms on HTTP/1 (three tries: the machine is shared); the
 // fast tier their median within 0.5 ms and p90 within 5 ms (two tries),
 // which still catches a TTFT taken at the wrong event or the wrong read
 // (the response head comes at once, the first token after a prefill of
@@ -198,6 +198,7 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 func ttftAgreement(t *testing.T, proto []string, strict bool) string {
 	base, logOf := startMock(t, llmserve.Config{Slots: 64, PrefillPerToken: 50 * time.Microsecond, ITL: fixedITL(t, "2ms")})
 	h2 := slices.Contains(proto, "--http2") // the mock's HTTP/2 (net/http's) logs its own read time, not the kernel's
+	strict = strict && !h2                  // which may be late by a scheduling delay: the fast tier's bounds
 	db := filepath.Join(t.TempDir(), "requests.db")
 	res, _ := llmMockRun(t, append(slices.Clone(proto), "-q", "40", "--arrivals", "constant", "-n", "60", "-c", "4",
 		"--input-tokens", "16-512", "--output-tokens", "8", "--db-url", db, base+"/v1/completions")...)
