@@ -115,7 +115,10 @@ func (s *Source) activeAt(r *Ramp, t time.Duration) int {
 // Active reports whether connection number conn (0-based, across all
 // workers) may send at elapsed. When it may not, wait is how long until it
 // may (a connection should close its socket while inactive), and never is
-// true when it will not be active again in this run.
+// true when it will not be active again in this run — or when the run has
+// no request left for it (stopped, or -n claimed to the last): an inactive
+// connection of a source whose part may grow again would otherwise wait
+// for a part that no request needs (a run with several origins hung so).
 func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time.Duration, never bool) {
 	r := s.conns
 	if r == nil || conn < s.ActiveConns(elapsed) {
