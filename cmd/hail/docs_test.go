@@ -1,0 +1,389 @@
+package main
+
+// The docs-commands test: every hail command in README.md's and docs/*.md's
+// code blocks (and hail demo's suggestions) is checked against the command
+// tree — its subcommand exists, every flag exists and takes the value
+// given, the positional arguments fit — and README's shell blocks run as
+// written, each in a network namespace of its own (so `hail serve &` on
+// 127.0.0.1:8080 meets no other server), with -z capped at 1s. Commands
+// are read with a shell parser (mvdan.cc/sh), so quotes, pipes, `&&`,
+// `&`, comments and line continuations are what a shell makes of them.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// docBlock is one fenced code block of a Markdown file.
+type docBlock struct {
+	file string // relative to the repository
+	line int    // of the opening fence
+	lang string // the info string's first word
+	text string // the commands: a shell block whole, else its "$ " lines
+}
+
+// docBlocks returns the fenced blocks of the Markdown files, keeping the
+// shell blocks whole and, of the others (output samples), the lines a
+// prompt starts.
+func docBlocks(t *testing.T, root string, files []string) []docBlock {
+	t.Helper()
+	var out []docBlock
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cur *docBlock
+		for i, l := range strings.Split(string(data), "\n") {
+			trimmed := strings.TrimSpace(l)
+			if strings.HasPrefix(trimmed, "```") {
+				if cur == nil {
+					lang, _, _ := strings.Cut(strings.TrimPrefix(trimmed, "```"), " ")
+					cur = &docBlock{file: f, line: i + 1, lang: lang}
+					continue
+				}
+				out = append(out, *cur)
+				cur = nil
+				continue
+			}
+			if cur == nil {
+				continue
+			}
+			switch {
+			case cur.lang == "sh" || cur.lang == "bash" || cur.lang == "shell":
+				cur.text += l + "\n"
+			case strings.HasPrefix(trimmed, "$ "):
+				cur.text += strings.TrimPrefix(trimmed, "$ ") + "\n"
+			}
+		}
+	}
+	return out
+}
+
+// hailCall is one hail command found in a block.
+type hailCall struct {
+	where string   // file:line
+	args  []string // after "hail"
+}
+
+// placeholder stands for what a shell would expand ($VAR, $(…)): a value
+// every flag taking a number, a duration or a time accepts.
+const placeholder = "1"
+
+// hailCalls parses a block as a shell script and returns its hail
+// commands: a call whose word is "hail" (also after timeout, taskset, ssh
+// HOST, …) or "go run ./cmd/hail".
+func hailCalls(b docBlock) ([]hailCall, error) {
+	f, err := syntax.NewParser(syntax.KeepComments(false)).Parse(strings.NewReader(b.text), b.file)
+	if err != nil {
+		return nil, err
+	}
+	var calls []hailCall
+	syntax.Walk(f, func(n syntax.Node) bool {
+		ce, ok := n.(*syntax.CallExpr)
+		if !ok || len(ce.Args) == 0 {
+			return true
+		}
+		words := make([]string, len(ce.Args))
+		for i, w := range ce.Args {
+			words[i] = wordString(w)
+		}
+		for i, w := range words {
+			rest := words[i+1:]
+			if w == "go" && len(rest) >= 2 && rest[0] == "run" && rest[1] == "./cmd/hail" {
+				rest = rest[2:]
+			} else if w != "hail" {
+				continue
+			}
+			calls = append(calls, hailCall{where: fmt.Sprintf("%s:%d", b.file, b.line+int(ce.Pos().Line())), args: rest})
+			break
+		}
+		return true
+	})
+	return calls, nil
+}
+
+// wordString is a word as the shell would pass it, with what it would
+// expand standing in as placeholder.
+func wordString(w *syntax.Word) string {
+	var s strings.Builder
+	var part func(p syntax.WordPart)
+	part = func(p syntax.WordPart) {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			s.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			s.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				part(q)
+			}
+		default:
+			s.WriteString(placeholder)
+		}
+	}
+	for _, p := range w.Parts {
+		part(p)
+	}
+	return s.String()
+}
+
+// checkArgs parses args with a fresh command tree as hail would, without
+// running anything: the subcommand, every flag and its value, and the
+// number of positional arguments.
+func checkArgs(args []string) error {
+	root := newCommandTree()
+	root.AddCommand(newKubeCmd())
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cmd, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	cmd.InitDefaultHelpFlag()
+	if err := cmd.ParseFlags(rest); err != nil {
+		return err
+	}
+	if help, _ := cmd.Flags().GetBool("help"); help {
+		return nil
+	}
+	pos := cmd.Flags().Args()
+	if err := cmd.ValidateArgs(pos); err != nil {
+		return err
+	}
+	if cmd.Name() == "run" && cmd.Parent().Name() == "kube" { // the shards' own arguments, after --
+		if i := indexOf(rest, "--"); i >= 0 {
+			return checkArgs(rest[i+1:])
+		}
+	}
+	return nil
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// docFiles are the Markdown files whose commands are checked.
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	files := []string{"README.md"}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		rel, _ := filepath.Rel(root, d)
+		files = append(files, rel)
+	}
+	return files
+}
+
+// Every hail command in the docs parses: a flag that does not exist, a
+// value a flag refuses or a wrong number of arguments fails here.
+func TestDocsCommandsParse(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	n := 0
+	for _, b := range docBlocks(t, root, docFiles(t, root)) {
+		calls, err := hailCalls(b)
+		if err != nil {
+			t.Errorf("%s:%d: a shell block that does not parse: %v", b.file, b.line, err)
+			continue
+		}
+		for _, c := range calls {
+			n++
+			if err := checkArgs(c.args); err != nil {
+				t.Errorf("%s: hail %s: %v", c.where, strings.Join(c.args, " "), err)
+			}
+		}
+	}
+	for _, next := range demoNext {
+		calls, err := hailCalls(docBlock{file: "hail demo", text: next[0]})
+		if err != nil || len(calls) != 1 {
+			t.Fatalf("hail demo's %q: %v", next[0], err)
+		}
+		if err := checkArgs(calls[0].args); err != nil {
+			t.Errorf("hail demo suggests %q: %v", next[0], err)
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d hail commands found in the docs: the extraction is broken", n)
+	}
+	t.Logf("%d commands checked", n)
+}
+
+// The checker itself: it refuses what hail refuses.
+func TestDocsCheckerRefuses(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		"hail --no-such-flag http://127.0.0.1:8080/",
+		"hail -z 10s -n 5 http://127.0.0.1:8080/ --fps 0",
+		"hail merge --no-such-flag a.json",
+		"hail kube run --shards 4 -- --no-such-flag http://svc:8080/",
+		"hail serve extra-argument",
+	} {
+		calls, err := hailCalls(docBlock{file: "t", lang: "sh", text: line})
+		if err != nil || len(calls) != 1 {
+			t.Fatalf("%q: %v %v", line, calls, err)
+		}
+		if err := checkArgs(calls[0].args); err == nil {
+			t.Errorf("%q: accepted", line)
+		}
+	}
+	calls, err := hailCalls(docBlock{file: "t", lang: "sh", text: "START=$(date +%s)\n" +
+		"timeout 60 hail -z 1s --start-at $START -H 'X-A: b c' \\\n  'http://127.0.0.1:8080/?a=1&b=2' | jq . # comment\n"})
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("%v %v", calls, err)
+	}
+	want := []string{"-z", "1s", "--start-at", placeholder, "-H", "X-A: b c", "http://127.0.0.1:8080/?a=1&b=2"}
+	if strings.Join(calls[0].args, "|") != strings.Join(want, "|") {
+		t.Errorf("parsed %q, want %q", calls[0].args, want)
+	}
+}
+
+// docsShellEnv makes the test binary the runner of one README block in a
+// new network namespace: it brings loopback up and runs bash on the
+// script the variable names.
+const docsShellEnv = "HAIL_DOCS_SHELL"
+
+func docsShell() int {
+	if err := loopbackUp(); err != nil {
+		fmt.Fprintf(os.Stderr, "docs shell: bringing lo up: %v\n", err)
+		return 125
+	}
+	cmd := exec.Command("bash", os.Getenv(docsShellEnv))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return 125
+	}
+	return 0
+}
+
+var (
+	zFlag     = regexp.MustCompile(`(^|\s)(-z|--duration)\s+\S+`)
+	serveLine = regexp.MustCompile(`^hail serve\b(.*)&\s*(#.*)?$`)
+	addrFlag  = regexp.MustCompile(`--(addr|grpc)\s+(\S+)`)
+)
+
+// runnable turns a README shell block into the script that runs it: hail
+// from this build, durations capped at 1s, a wait for each server started
+// in the background to listen, the first failure ending it, the servers
+// stopped at the end. go test and go get are left out (the test is the
+// first; the second needs the network).
+func runnable(text string) (string, bool) {
+	var s strings.Builder
+	s.WriteString("set -euo pipefail\nlisten() { for _ in $(seq 200); do (exec 3<>/dev/tcp/${1%:*}/${1##*:}) 2>/dev/null && return; sleep 0.05; done; echo \"nothing listens on $1\" >&2; exit 1; }\n")
+	ran := false
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || strings.HasPrefix(l, "#"):
+			continue
+		case strings.HasPrefix(l, "go test") || strings.HasPrefix(l, "go get"):
+			continue
+		}
+		l = strings.Replace(l, "go run ./cmd/hail", "hail", 1)
+		l = zFlag.ReplaceAllString(l, "$1$2 1s")
+		s.WriteString(l + "\n")
+		ran = true
+		if m := serveLine.FindStringSubmatch(l); m != nil {
+			addrs := []string{"127.0.0.1:8080"}
+			if strings.Contains(m[1], "--openai") {
+				addrs[0] = "127.0.0.1:8000"
+			}
+			for _, a := range addrFlag.FindAllStringSubmatch(m[1], -1) {
+				if a[1] == "addr" {
+					addrs[0] = a[2]
+				} else {
+					addrs = append(addrs, a[2])
+				}
+			}
+			for _, a := range addrs {
+				s.WriteString("listen " + a + "\n")
+			}
+		}
+	}
+	s.WriteString("kill $(jobs -p) 2>/dev/null || true\n")
+	return s.String(), ran
+}
+
+// README's shell blocks run as written: each command exits 0. (The blocks
+// of docs/*.md are parsed only: most need a cluster, files of their own or
+// a server another block started.)
+func TestReadmeRuns(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range docBlocks(t, root, []string{"README.md"}) {
+		if b.lang != "sh" {
+			continue
+		}
+		script, ok := runnable(b.text)
+		if !ok {
+			continue
+		}
+		t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "bin")
+			if err := os.Mkdir(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(hailBin, filepath.Join(bin, "hail")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "block.sh")
+			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(self, "-test.run=^$")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true}
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
+					t.Skipf("cannot create a network namespace here (needs CAP_SYS_ADMIN): %v", err)
+				}
+				t.Fatal(err)
+			}
+			timer := time.AfterFunc(90*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			err := cmd.Wait()
+			timer.Stop()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // servers left in the background
+			if err != nil {
+				t.Errorf("README.md:%d: %v\nscript:\n%s\noutput:\n%s", b.line, err, script, out.String())
+			}
+		})
+	}
+}
