@@ -3,8 +3,9 @@ package main
 // The docs-commands test: every hail command in README.md's and docs/*.md's
 // code blocks (and hail demo's suggestions) is checked against the command
 // tree — its subcommand exists, every flag exists and takes the value
-// given, the positional arguments fit — and README's shell blocks run as
-// written, each in a network namespace of its own (so `hail serve &` on
+// given, the positional arguments fit — and the shell blocks of README and
+// those of docs/ that start their own target run as written, each in a
+// network namespace of its own (so `hail serve &` on
 // 127.0.0.1:8080 meets no other server), with -z capped at 1s. Commands
 // are read with a shell parser (mvdan.cc/sh), so quotes, pipes, `&&`,
 // `&`, comments and line continuations are what a shell makes of them.
@@ -256,7 +257,7 @@ func TestDocsCheckerRefuses(t *testing.T) {
 	}
 }
 
-// docsShellEnv makes the test binary the runner of one README block in a
+// docsShellEnv makes the test binary the runner of one docs block in a
 // new network namespace: it brings loopback up and runs bash on the
 // script the variable names.
 const docsShellEnv = "HAIL_DOCS_SHELL"
@@ -279,20 +280,31 @@ func docsShell() int {
 	return 0
 }
 
+// startsServer reports whether a block starts hail serve in the background.
+func startsServer(text string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if serveLine.MatchString(strings.TrimSpace(l)) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
+	runCmd    = regexp.MustCompile(`^hail run \S+`)
 	zFlag     = regexp.MustCompile(`(^|\s)(-z|--duration)\s+\S+`)
 	serveLine = regexp.MustCompile(`^hail serve\b(.*)&\s*(#.*)?$`)
 	addrFlag  = regexp.MustCompile(`--(addr|grpc)\s+(\S+)`)
 )
 
-// runnable turns a README shell block into the script that runs it: hail
-// from this build, durations capped at 1s, a wait for each server started
+// runnable turns a shell block into the script that runs it: hail from
+// this build, durations capped at 1s (a scenario's own too), a wait for each server started
 // in the background to listen, the first failure ending it, the servers
 // stopped at the end. go test and go get are left out (the test is the
 // first; the second needs the network).
-func runnable(text string) (string, bool) {
+func runnable(text string) (string, bool, error) {
 	var s strings.Builder
-	s.WriteString("set -euo pipefail\nlisten() { for _ in $(seq 200); do (exec 3<>/dev/tcp/${1%:*}/${1##*:}) 2>/dev/null && return; sleep 0.05; done; echo \"nothing listens on $1\" >&2; exit 1; }\n")
+	s.WriteString("set -euo pipefail\ntrap 'rc=$?; kill $(jobs -p) 2>/dev/null || true; exit $rc' EXIT\nlisten() { for _ in $(seq 200); do (exec 3<>/dev/tcp/${1%:*}/${1##*:}) 2>/dev/null && return; sleep 0.05; done; echo \"nothing listens on $1\" >&2; exit 1; }\n")
 	ran := false
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
@@ -304,6 +316,12 @@ func runnable(text string) (string, bool) {
 		}
 		l = strings.Replace(l, "go run ./cmd/hail", "hail", 1)
 		l = zFlag.ReplaceAllString(l, "$1$2 1s")
+		if m := runCmd.FindString(l); m != "" && !zFlag.MatchString(l) && !strings.Contains(l, "--check") {
+			l = m + " -z 1s" + l[len(m):] // a scenario's own stages, capped too
+		}
+		if strings.HasPrefix(l, "hail serve") && !serveLine.MatchString(l) {
+			return "", false, fmt.Errorf("%q runs a server in the foreground: the block would never end (end it with &)", l)
+		}
 		s.WriteString(l + "\n")
 		ran = true
 		if m := serveLine.FindStringSubmatch(l); m != nil {
@@ -323,67 +341,107 @@ func runnable(text string) (string, bool) {
 			}
 		}
 	}
-	s.WriteString("kill $(jobs -p) 2>/dev/null || true\n")
-	return s.String(), ran
+	return s.String(), ran, nil
 }
 
-// README's shell blocks run as written: each command exits 0. (The blocks
-// of docs/*.md are parsed only: most need a cluster, files of their own or
-// a server another block started.)
-func TestReadmeRuns(t *testing.T) {
+// The shell blocks of README and of docs/*.md that start their own target
+// (a line "hail serve … &") run as written: each command exits 0. The
+// other blocks of docs/*.md are parsed only: they need a cluster, a
+// machine, files of their own or a service of the reader's.
+func TestDocsBlocksRun(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range docBlocks(t, root, []string{"README.md"}) {
-		if b.lang != "sh" {
+	for _, b := range docBlocks(t, root, docFiles(t, root)) {
+		if b.lang != "sh" || b.file != "README.md" && !startsServer(b.text) {
 			continue
 		}
-		script, ok := runnable(b.text)
+		script, ok, err := runnable(b.text)
+		if err != nil {
+			t.Errorf("%s:%d: %v", b.file, b.line, err)
+			continue
+		}
 		if !ok {
 			continue
 		}
 		t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			bin := filepath.Join(dir, "bin")
-			if err := os.Mkdir(bin, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(hailBin, filepath.Join(bin, "hail")); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, "block.sh")
-			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(self, "-test.run=^$")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true}
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
-					t.Skipf("cannot create a network namespace here (needs CAP_SYS_ADMIN): %v", err)
-				}
-				t.Fatal(err)
-			}
-			timer := time.AfterFunc(90*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-			err := cmd.Wait()
-			timer.Stop()
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // servers left in the background
-			if err != nil {
-				t.Errorf("README.md:%d: %v\nscript:\n%s\noutput:\n%s", b.line, err, script, out.String())
+			if out, err := runBlock(t, root, script); err != nil {
+				t.Errorf("%s:%d: %v\nscript:\n%s\noutput:\n%s", b.file, b.line, err, script, out)
 			}
 		})
+	}
+}
+
+// runBlock runs script with bash in a new network namespace, in a
+// temporary directory holding the repository's examples, with this
+// build's hail first on PATH; within 90 s, its background servers killed
+// at the end.
+func runBlock(t *testing.T, root, script string) (string, error) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(hailBin, filepath.Join(bin, "hail")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "block.sh")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second // a server the script left holding the output
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
+			t.Skipf("cannot create a network namespace here (needs CAP_SYS_ADMIN): %v", err)
+		}
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(90*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	err = cmd.Wait()
+	timer.Stop()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // servers left in the background
+	return out.String(), err
+}
+
+// The runner fails a block in which a command exits non-zero, refuses a
+// server in the foreground, and caps durations.
+func TestDocsRunner(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, ok, err := runnable("hail serve &\nhail -n 5 http://127.0.0.1:8081/   # nothing listens there: exit 3\n")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if out, err := runBlock(t, root, script); err == nil {
+		t.Errorf("a block whose command exits 3 passed:\n%s", out)
+	}
+	if _, _, err := runnable("hail serve --openai --slots 4\n"); err == nil {
+		t.Error("a server in the foreground accepted")
+	}
+	script, _, _ = runnable("hail -z 30s -q 10 http://127.0.0.1:8080/\nhail run examples/vm-lifecycle.yaml -c 4\n")
+	for _, want := range []string{"hail -z 1s -q 10 http://127.0.0.1:8080/\n", "hail run examples/vm-lifecycle.yaml -z 1s -c 4\n"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("%q not in\n%s", want, script)
+		}
 	}
 }
