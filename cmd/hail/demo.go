@@ -273,15 +273,17 @@ func demoReading(c demoConfig, closed, open *demoRun) string {
 		c.stall(), c.conns, groupDigits(closed.slow), demoDur(co.P99), open.rate, groupDigits(open.slow), c.stall()/2, demoDur(ca.P99))
 }
 
-// demoDur formats seconds for the summary's table.
+// demoDur formats seconds for the summary's table, to about three
+// significant digits: 1.05ms, 970.98ms, 1s.
 func demoDur(s float64) string {
+	d := time.Duration(s * float64(time.Second))
 	switch {
-	case s < 1e-3:
-		return fmt.Sprintf("%.0f µs", s*1e6)
-	case s < 1:
-		return fmt.Sprintf("%.2f ms", s*1e3)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
 	}
-	return fmt.Sprintf("%.2f s", s)
+	return d.Round(100 * time.Nanosecond).String()
 }
 
 // termWidth is stdout's width when it is a terminal (at most 100), else 100.
