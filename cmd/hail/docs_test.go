@@ -445,3 +445,101 @@ func TestDocsRunner(t *testing.T) {
 		}
 	}
 }
+
+var (
+	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	codePath = regexp.MustCompile("`((?:bench|deploy|docs|examples|cmd|internal|hailtest)/[A-Za-z0-9_./-]+)`")
+	heading  = regexp.MustCompile(`(?m)^#{1,6} (.+)$`)
+)
+
+// slug is GitHub's anchor for a heading: lower case, punctuation dropped,
+// spaces as hyphens.
+func slug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ' || r == '-':
+			b.WriteRune('-')
+		case r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && r != '—' && r != '→' && r != '×':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// The docs point only at what a clone has: every relative link names a
+// file of the repository (and a heading of it, after #), every path in
+// backticks under one of its top directories exists (a glob matches;
+// "scenario/…" is internal/scenario's shorthand and "testdata/" is each
+// package's, so neither is checked), and
+// nothing points beside the repository (../shared).
+func TestDocsLinks(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		if data, err := os.ReadFile(path); err == nil {
+			for _, m := range heading.FindAllStringSubmatch(string(data), -1) {
+				a[slug(m[1])] = true
+			}
+		}
+		anchors[path] = a
+		return a
+	}
+	for _, f := range docFiles(t, root) {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if strings.Contains(text, "../shared") {
+			t.Errorf("%s points at ../shared, which a clone does not have", f)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := filepath.Join(root, f)
+			if file != "" {
+				path = filepath.Join(root, filepath.Dir(f), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link to %s: no such file", f, target)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[anchor] {
+				t.Errorf("%s: link to %s: no such heading", f, target)
+			}
+		}
+		for _, m := range codePath.FindAllStringSubmatch(text, -1) {
+			p := strings.TrimSuffix(m[1], ".")
+			if strings.HasPrefix(p, "bench/out/") { // what the benchmarks write, kept out of git
+				continue
+			}
+			matches, _ := filepath.Glob(filepath.Join(root, p))
+			if len(matches) == 0 {
+				t.Errorf("%s: `%s`: no such file in the repository", f, p)
+			}
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	t.Parallel()
+	for h, want := range map[string]string{
+		"What the `hail` section accounts for":                                     "what-the-hail-section-accounts-for",
+		"Faults (internal/run/faults_test.go, `TestFaultSuite`, for every engine)": "faults-internalrunfaults_testgo-testfaultsuite-for-every-engine",
+		"hail's own lateness":                                "hails-own-lateness",
+		"A cluster on this machine: deploy/kubernetes/local": "a-cluster-on-this-machine-deploykuberneteslocal",
+	} {
+		if got := slug(h); got != want {
+			t.Errorf("slug(%q) = %q, want %q", h, got, want)
+		}
+	}
+}
