@@ -227,6 +227,40 @@ func ExampleGRPCCall() {
 	// Output: OK: 200 calls: 200 unary
 }
 
+// An LLM inference load, as hail llm sends it, against the mock inference
+// server hail serve --openai (here hailtest's, with 4 batch slots, a token
+// every 2 ms): 12 streaming chat completions of 64 prompt tokens and 16
+// output tokens each, from 6 connections. With the slots full, the
+// requests beyond them queue in the server: the queue is in the time to
+// first token from the intended send and from the actual send alike.
+func ExampleLLMLoad() {
+	srv := startOpenAI(hailtest.OpenAIConfig{Slots: 4, ITL: 2 * time.Millisecond})
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/v1/chat/completions", Requests: 12, Connections: 6,
+		LLM: &hail.LLMLoad{InputTokens: "64", OutputTokens: "16", SLOTPOT: 50 * time.Millisecond}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	l := res.Hail.LLM
+	fmt.Println("completed:", l.Completed, "output tokens:", l.TotalOutputTokens, "token source:", l.TokenSource)
+	fmt.Println("ITL samples:", l.ITL.Samples, "TTFT ≥ TTFT from send:", l.TTFT.P50 >= l.TTFTFromSend.P50, "mock's tokens:", srv.Stats().Tokens)
+	// Output:
+	// completed: 12 output tokens: 192 token source: map[usage_spread:12]
+	// ITL samples: 180 TTFT ≥ TTFT from send: true mock's tokens: 192
+}
+
+// startOpenAI starts hailtest's mock inference server (or exits: an
+// example has no testing.T).
+func startOpenAI(cfg hailtest.OpenAIConfig) *hailtest.OpenAIServer {
+	srv, err := hailtest.StartOpenAI(cfg)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	return srv
+}
+
 // Cancelling the context ends the run early, with a complete result.
 func ExampleRun_cancel() {
 	srv, err := hailtest.Start()

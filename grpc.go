@@ -121,8 +121,18 @@ func unreachable(err error) bool {
 // when it names a GRPC field, the command's flags in the Plan's words
 // otherwise.
 func grpcError(err error) error {
-	msg := grpcWords.Replace(apiWords(err).Error())
-	if !strings.HasPrefix(msg, "GRPC.") {
+	return fieldError(grpcWords.Replace(apiWords(err).Error()), "GRPC.")
+}
+
+// fieldError is msg as a *FieldError when it begins with a field name
+// that has one of the prefixes ("GRPC.", "LLM.", "URL"): "Field Value:
+// Problem", "Field: Problem" or "Field problem…"; else a plain error.
+func fieldError(msg string, prefixes ...string) error {
+	named := false
+	for _, p := range prefixes {
+		named = named || strings.HasPrefix(msg, p)
+	}
+	if !named {
 		return errors.New(msg)
 	}
 	field := msg

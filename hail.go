@@ -9,8 +9,8 @@
 // A Plan describes every kind of run the command makes: one URL in the
 // closed model (Connections), the open model (Rate), rate or connection
 // stages, bursts; a Scenario (LoadScenario, ReadScenario, or built in Go
-// with package scenario and NewScenario); a gRPC call (Plan.GRPC);
-// thresholds. Latency counts from each request's intended send time in
+// with package scenario and NewScenario); a gRPC call (Plan.GRPC); an LLM
+// inference load with token streams (Plan.LLM); thresholds. Latency counts from each request's intended send time in
 // the open model, so a stalled server cannot hide, and
 // Result.Hail.Verdict names the run's bottleneck. Cancelling the context
 // ends a run as Ctrl-C ends the command's: no new request starts, and the
@@ -157,6 +157,9 @@ func (j *job) run(ctx context.Context, o options) (*Result, error) {
 	failed := 0
 	if len(j.thresholds) > 0 {
 		failed = threshold.Evaluate(j.thresholds, res)
+	}
+	if j.llm != nil {
+		j.llm.Describe(res)
 	}
 	if j.grpcName != "" {
 		if res.Hail.GRPC == nil {

@@ -23,6 +23,12 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	return fromReport(r), nil
 }
 
+// WriteVLLM writes r, the Result of an LLM load (Plan.LLM), as the result
+// file of vLLM's bench serve (what hail llm --output-format vllm writes),
+// so that what reads those files reads hail's; an error for a Result
+// without Hail.LLM.
+func WriteVLLM(w io.Writer, r *Result) error { return report.WriteVLLM(w, toReport(r)) }
+
 // WriteText writes r as the command's text report.
 func WriteText(w io.Writer, r *Result) error {
 	return report.WriteText(w, toReport(r), report.TextOptions{})

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/llmload"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/run"
 	iscenario "github.com/hail-loadgen/hail/internal/scenario"
@@ -21,8 +22,8 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
-// Plan describes one load test: a request to one URL, a Scenario, or a
-// gRPC call, and how much of it to send, how fast and how. The zero value
+// Plan describes one load test: a request to one URL, a Scenario, a gRPC
+// call, or an LLM inference load, and how much of it to send, how fast and how. The zero value
 // of every field but URL (or Scenario) is usable: 50 connections, 200
 // requests, GET, the closed model. With a Scenario, a zero field leaves
 // the scenario's own setting, and a set one replaces it as hail run's
@@ -51,6 +52,24 @@ type Plan struct {
 	// GRPC calls a gRPC method, as hail grpc does (in place of Method,
 	// Header and Body; the calls speak HTTP/2).
 	GRPC *GRPCCall
+	// LLM loads an OpenAI-compatible inference server with streaming
+	// completions, as hail llm does (in place of Method and Body; URL is
+	// the API's, …/v1/chat/completions or …/v1/completions, or the
+	// server's base). Result.Hail.LLM holds what its streams measured.
+	LLM *LLMLoad
+
+	// SSE reads every 2xx response as server-sent events (a response
+	// whose Content-Type is text/event-stream is read so anyway):
+	// Result.Hail.Stream then has the time to first event, the gaps
+	// between events, stalls and hail's read lag (docs/llm.md).
+	SSE bool
+	// IdleTimeout fails a stream that goes this long without an event; 0
+	// is 30 s, negative never.
+	IdleTimeout time.Duration
+	// StreamDrain lets streams still running when Duration ends go on
+	// this long, then cuts them and counts them as truncated (cut off,
+	// not errors); 0 is 2 s, negative cuts them at once.
+	StreamDrain time.Duration
 
 	// Requests is how many requests to send; with Duration, the run stops
 	// at whichever comes first. Both zero (and no stages): 200 requests.
@@ -111,7 +130,9 @@ type Plan struct {
 	// http://) or "3" (QUIC).
 	HTTPVersion string
 	// Streams is the number of requests in flight per HTTP/2 or HTTP/3
-	// connection (a gRPC run's calls per connection); 0 is 1.
+	// connection (a gRPC run's calls per connection); 0 is 1. With a
+	// Scenario it applies to each connection of its HTTP/2 targets,
+	// replacing the scenario's own streams.
 	Streams int
 	// Engine is EngineAuto (""), EngineNet or EngineURing.
 	Engine Engine
@@ -204,6 +225,7 @@ type job struct {
 	sc         *iscenario.Scenario // a scenario's, or nil
 	grpcName   string              // a gRPC call's method, or ""
 	grpcKind   string              // and its streaming kind
+	llm        *llmload.Run        // an LLM load's, or nil
 	config     map[string]any
 	stageList  []schedule.Stage // the stages a threshold may name
 }
@@ -212,9 +234,15 @@ type job struct {
 // ask a gRPC server for its schema; ctx bounds it); Validate compiles
 // without.
 func (p Plan) compile(ctx context.Context, connect bool) (*job, error) {
+	modes := 0
+	for _, set := range []bool{p.Scenario != nil, p.GRPC != nil, p.LLM != nil} {
+		if set {
+			modes++
+		}
+	}
 	switch {
-	case p.Scenario != nil && p.GRPC != nil:
-		return nil, &FieldError{Field: "GRPC", Problem: "a Plan runs a Scenario or a gRPC call: give one"}
+	case modes > 1:
+		return nil, &FieldError{Field: "LLM", Problem: "a Plan runs a Scenario, a gRPC call or an LLM load: give one"}
 	case p.Scenario != nil:
 		return p.compileScenario(ctx, connect)
 	}
@@ -225,6 +253,11 @@ func (p Plan) compile(ctx context.Context, connect bool) (*job, error) {
 	j := &job{plan: ip}
 	if p.GRPC != nil {
 		if err := p.GRPC.prepare(ctx, j, p, connect); err != nil {
+			return nil, err
+		}
+	}
+	if p.LLM != nil {
+		if err := p.LLM.prepare(ctx, j, p, connect); err != nil {
 			return nil, err
 		}
 	}
@@ -248,7 +281,8 @@ func (p Plan) internal() (*plan.Plan, error) {
 		Connections: p.Connections, Rate: p.Rate, BurstEvery: p.BurstEvery, BurstSize: p.BurstSize, WaitOngoing: p.WaitOngoing,
 		PacingGranularity: p.PacingGranularity, Timeout: p.Timeout, ConnectTimeout: p.ConnectTimeout, MaxRedirects: p.MaxRedirects,
 		KeepAlive: !p.DisableKeepAlive, Streams: p.Streams, Engine: plan.EngineName(p.Engine), UnixSocket: p.UnixSocket,
-		Insecure: p.Insecure, CACert: p.CACert, Cert: p.Cert, Key: p.Key, ServerName: p.ServerName}
+		Insecure: p.Insecure, CACert: p.CACert, Cert: p.Cert, Key: p.Key, ServerName: p.ServerName,
+		SSE: p.SSE, IdleTimeout: p.IdleTimeout, StreamDrain: p.StreamDrain}
 	if ip.Method == "" {
 		ip.Method = "GET"
 	}
@@ -481,6 +515,15 @@ func (p Plan) configOf(ip *plan.Plan, j *job) map[string]any {
 		"bodies": len(ip.Bodies), "api": "go"}
 	if j.grpcName != "" {
 		c["call"], c["kind"] = j.grpcName, j.grpcKind
+	}
+	if ip.SSE {
+		c["sse"] = true
+	}
+	if ip.SSE || ip.Idle() != plan.DefaultIdleTimeout || ip.Drain() != plan.DefaultStreamDrain {
+		c["idle_timeout_seconds"], c["stream_drain_seconds"] = ip.Idle().Seconds(), ip.Drain().Seconds()
+	}
+	if j.llm != nil {
+		c["llm"] = j.llm.Config(p.LLM.load())
 	}
 	if len(p.RateStages) > 0 {
 		c["rate_stages"] = stagesConfig(p.RateStages)

@@ -92,16 +92,21 @@ type HailSection struct {
 	Target *TargetUse `json:"target,omitempty"`
 	// GRPC counts the run's gRPC calls and messages (nil without one).
 	GRPC *GRPCStats `json:"grpc,omitempty"`
+	// Stream describes the run's streaming responses (server-sent events;
+	// nil when there were none), LLM the token streams of an LLM load
+	// (Plan.LLM, hail llm).
+	Stream *Stream `json:"stream,omitempty"`
+	LLM    *LLM    `json:"llm,omitempty"`
 }
 
 // Counts are exact totals. Every intended request ended as exactly one
 // of: sent (its first byte was written on an established connection; then
-// a response or an error), not sent (its connection could not be set up:
+// a response, an error or a truncated stream), not sent (its connection could not be set up:
 // an error, counted in Requests and Errors as oha counts it, but never
 // sent), unsent (still in hail when the run stopped: not a request at
 // all), or skipped (a request number no scenario step could serve).
 // Intended = Sent + NotSent + Unsent + Skipped; Requests = Sent + NotSent =
-// Responses + Errors.
+// Responses + Errors + Truncated.
 type Counts struct {
 	// Intended, Sent, NotSent, Unsent and Skipped account for every
 	// intended request, as above.
@@ -121,6 +126,10 @@ type Counts struct {
 	Responses int64 `json:"responses"`
 	Errors    int64 `json:"errors"`
 	Aborted   int64 `json:"aborted"`
+	// Truncated are streams the run's end cut after its drain (a stream
+	// still running): sent requests that are neither responses nor
+	// errors, cut off like the Aborted.
+	Truncated int64 `json:"truncated,omitempty"`
 	// Expected are responses whose status counts as failed (HTTP ≥ 400,
 	// gRPC not OK) but that their scenario step expects: responses, not
 	// failures.
@@ -179,10 +188,12 @@ type AllSent struct {
 	Requests  int64 `json:"requests"`
 	Responses int64 `json:"responses"`
 	Failed    int64 `json:"failed"`
-	// CutOff were sent and aborted by the run's end; NotSent failed
-	// before they were sent.
-	CutOff  int64 `json:"cut_off"`
-	NotSent int64 `json:"not_sent"`
+	// CutOff were sent and cut off by the run's end: aborted, or
+	// (Truncated of them) streams still running after the drain; NotSent
+	// failed before they were sent.
+	CutOff    int64 `json:"cut_off"`
+	Truncated int64 `json:"truncated,omitempty"`
+	NotSent   int64 `json:"not_sent"`
 	// Mean, the percentiles and Max are over Requests.
 	Mean  time.Duration `json:"mean"`
 	P50   time.Duration `json:"p50"`
@@ -294,6 +305,11 @@ type Verdict struct {
 	// TakenBy is "target" when the process that took hail's CPUs was the
 	// target's own.
 	TakenBy string `json:"cpu_taken_by,omitempty"`
+	// ReadLate is set when hail read streaming responses' events late
+	// (its read lag p99 above 1 ms and a tenth of the median gap between
+	// events): evidence that hail was slowed, and inter-token latency is
+	// affected, whatever the bottleneck.
+	ReadLate bool `json:"read_late,omitempty"`
 }
 
 // Second is one second of a run's (or a step's) per-second series.
@@ -303,12 +319,14 @@ type Second struct {
 	Index int           `json:"t"`
 	Span  time.Duration `json:"span"`
 	// Requests are the sent requests that ended in this second, Errors of
-	// them failed (CutOff of those by the run's end); NotSent failed
-	// before they were sent.
-	Requests int64 `json:"requests"`
-	Errors   int64 `json:"errors"`
-	NotSent  int64 `json:"not_sent,omitempty"`
-	CutOff   int64 `json:"cut_off,omitempty"`
+	// them failed; CutOff were cut off by the run's end (aborted, among
+	// the Errors, or Truncated streams, not errors); NotSent failed before
+	// they were sent.
+	Requests  int64 `json:"requests"`
+	Errors    int64 `json:"errors"`
+	NotSent   int64 `json:"not_sent,omitempty"`
+	CutOff    int64 `json:"cut_off,omitempty"`
+	Truncated int64 `json:"truncated,omitempty"`
 	// Drained of the Requests ended in the drain (Plan.WaitOngoing),
 	// after the run stopped sending.
 	Drained int64 `json:"drained,omitempty"`
@@ -332,6 +350,11 @@ type Second struct {
 	// the wait for a free connection.
 	LagP99  time.Duration `json:"lag_p99_ns"`
 	WaitP99 time.Duration `json:"wait_p99_ns,omitempty"`
+	// Events are the server-sent events streams delivered in this second;
+	// Tokens an LLM load's output tokens by their arrival, corrected when
+	// each stream ended.
+	Events int64 `json:"events,omitempty"`
+	Tokens int64 `json:"tokens,omitempty"`
 	// InFlight and ConnsOpen are sampled at the end of the second.
 	InFlight  int64 `json:"in_flight"`
 	ConnsOpen int64 `json:"conns_open"`

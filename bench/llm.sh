@@ -17,7 +17,15 @@
 #   aiohttp   bench/sse_aiohttp.py: a client of vLLM's benchmark kind on Debian's python3-aiohttp (one asyncio
 #             task per stream, json.loads per event, perf_counter timestamps); vLLM's own client, guidellm and
 #             their kin cannot be installed here (PyPI is not reachable)
-#   (hail llm rows: see "HAIL ROWS" below)
+#   hail-uring, hail-net
+#             `hail llm --engine uring|net -c STREAMS --input-tokens 2 --output-tokens TOKENS -z SECS
+#             --stream-drain 0` (the closed model: each connection's next request when its stream ends),
+#             its JSON written to a file (no TUI, nothing printed) and read after it exits. hail asks for usage
+#             (stream_options), so each completed stream carries one usage chunk and [DONE] besides its tokens:
+#             tokens = hail.stream.events - 2 x completed streams (streams cut at -z, truncated, are all
+#             tokens). Its CPU is all-in: startup, every metric's histograms, the report. Its read lag is its
+#             own measure (hail.stream.read_lag): the kernel's receive time of the bytes to hail reading the
+#             event — the loopback's few µs are not in it, and the whole run is (the peers leave out 2 s)
 # Measured the same way for every client: CPU user+sys of its whole life from GNU time ÷ the tokens it read
 # (its own count; the mock's count of chunks sent during the run is beside it), and the mock's own CPU
 # (utime+stime from /proc/PID/stat) ÷ the chunks it sent during the run — its goal is <= 8 µs per chunk.
@@ -40,9 +48,8 @@ STREAMS=${STREAMS:-200}
 LAG_STREAMS=${LAG_STREAMS:-1000}
 TOKENS=${TOKENS:-128}
 PARTS=${PARTS:-cpu50 cpu5 lag}
-# ---- TOOLS: the rows, in this order. HAIL ROWS: once `hail llm` exists, add hail-uring and hail-net here and
-# in tool_cmd below.
-TOOLS=${TOOLS:-floor aiohttp}
+# ---- TOOLS: the rows, in this order.
+TOOLS=${TOOLS:-floor aiohttp hail-uring hail-net}
 MOCK_LIMIT=${MOCK_LIMIT:-8}
 positive_ints SECS ROUNDS STREAMS LAG_STREAMS TOKENS
 PY=/usr/bin/python3 # Debian's, where python3-aiohttp installs
@@ -66,22 +73,35 @@ done
 raise_nofile 65536
 TICK=$(getconf CLK_TCK)
 
-# tool_cmd TOOL PORT STREAMS LAG: the command line of a client. Every client prints one line on stdout:
+# tool_cmd TOOL PORT STREAMS LAG OUT: the command line of a client. Every client leaves one line in OUT.out
+# (the peers print it on stdout; hail's comes from its JSON, OUT.json, after it exits: hail_line):
 #   events N requests M seconds S [lag_p50_us A lag_p99_us B lag_max_us C]
 # (events: the tokens it read; requests: the streams it finished; lag fields only with LAG=lag).
 tool_cmd() {
-	local tool=$1 port=$2 streams=$3 lag=$4
+	local tool=$1 port=$2 streams=$3 lag=$4 out=$5
 	case $tool in
 	floor) echo "$TMPD/ssefloor $port $streams $SECS $TOKENS $lag" ;;
 	aiohttp) echo "$PY $BENCH_DIR/sse_aiohttp.py $port $streams $SECS $TOKENS $lag" ;;
-	# ---- HAIL ROWS (the lead adds them after merging `hail llm`, branch llmcore) ------------------------------
-	# hail-uring | hail-net) a wrapper that runs, e.g.,
-	#     $HAIL llm --engine ${tool#hail-} -c $streams --output-tokens $TOKENS -z ${SECS}s -j \
-	#         http://127.0.0.1:$port/v1/completions
-	#   and prints the line above from hail's JSON: output tokens, completed requests, elapsed seconds, and
-	#   with LAG=lag hail's own read-lag p50/p99/max in µs (kernel arrival -> hail reading the event).
-	*) die "unknown tool $tool (known: floor aiohttp)" ;;
+	hail-uring | hail-net)
+		echo "$HAIL llm --engine ${tool#hail-} --no-tui -c $streams --input-tokens 2 --output-tokens $TOKENS -z ${SECS}s" \
+			"--stream-drain 0 --model mock -j -o $out.json http://127.0.0.1:$port/v1/completions"
+		;;
+	*) die "unknown tool $tool (known: floor aiohttp hail-uring hail-net)" ;;
 	esac
+}
+
+# hail_line OUT LAG: the client line of a hail run, from OUT.json into OUT.out.
+hail_line() {
+	"$PY" - "$1.json" "$2" >"$1.out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s, c = r["hail"]["stream"], r["hail"]["counts"]
+words = ["events", s["events"] - 2 * s["completed"], "requests", s["completed"], "seconds", r["summary"]["total"]]
+if sys.argv[2]:
+    lag = s["read_lag"]
+    words += ["lag_p50_us", round(lag["p50"] * 1e6), "lag_p99_us", round(lag["p99"] * 1e6), "lag_max_us", round(lag["max"] * 1e6)]
+print(" ".join(str(w) for w in words))
+PY
 }
 
 mock_stat() { # mock_stat FIELD: a counter from the mock's /stats
@@ -112,9 +132,12 @@ run() {
 	c0=$(mock_ticks)
 	# shellcheck disable=SC2046 # the command line is split on purpose
 	timeout $((3 * SECS + 60)) taskset -c "$CLIENT_CPU" /usr/bin/time -f '%e %U %S %M' -o "$out.time" \
-		$(tool_cmd "$tool" "$PORT" "$streams" "$lag") >"$out.out" 2>"$out.err" || rc=$?
+		$(tool_cmd "$tool" "$PORT" "$streams" "$lag" "$out") >"$out.out" 2>"$out.err" || rc=$?
 	c1=$(mock_ticks)
 	k1=$(mock_stat chunks)
+	if [ "$rc" = 0 ] && [ "${tool#hail-}" != "$tool" ]; then
+		hail_line "$out" "$lag" || rc=1
+	fi
 	[ "$rc" = 0 ] || note "$tool ($part, round $round) exited $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"
 	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" >>"$CSV" <<'PY'
 import sys

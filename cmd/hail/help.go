@@ -26,7 +26,7 @@ const (
 	groupEngine   = "Engine"
 )
 
-var groupOrder = []string{groupLoad, groupURLs, groupRequest, groupProxy, groupProtocol, groupConnect, groupTLS,
+var groupOrder = []string{groupLoad, groupURLs, groupRequest, groupStream, groupProxy, groupProtocol, groupConnect, groupTLS,
 	groupOutput, groupResults, groupDebug, groupEngine}
 
 // groupKey is the flag annotation that names a flag's help group.
@@ -83,7 +83,7 @@ func writeHelp(w io.Writer, cmd *cobra.Command) {
 		}
 		groups[g] = append(groups[g], f)
 	})
-	for _, g := range append(groupOrder, "") {
+	for _, g := range append(append([]string{groupLLM}, groupOrder...), "") { // hail llm's own flags first
 		if len(groups[g]) == 0 {
 			continue
 		}

@@ -72,6 +72,9 @@ func TestKubeArgs(t *testing.T) { // not parallel: relative paths need its own w
 		{"grpc", []string{"grpc", "--insecure", "--proto", "protos/a.proto", "-i", "protos", "--call", "a.S/C", "-z", "1m", "10.0.0.7:9090"},
 			[]string{"grpc", "--insecure", "--proto", abs("protos/a.proto"), "-i", abs("protos"), "--call", "a.S/C", "-z", "1m", "10.0.0.7:9090"},
 			[]string{abs("protos/a.proto")}, []string{abs("protos")}, time.Minute},
+		{"llm", []string{"llm", "-q", "4", "-z", "2m", "--cacert", "ca.pem", "--slo", "ttft=500ms", "https://gw/v1/completions"},
+			[]string{"llm", "-q", "4", "-z", "2m", "--cacert", abs("ca.pem"), "--slo", "ttft=500ms", "https://gw/v1/completions"},
+			[]string{abs("ca.pem")}, nil, 2 * time.Minute},
 	} {
 		k, err := parseKubeArgs(tc.args)
 		if err != nil {

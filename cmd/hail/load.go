@@ -30,6 +30,7 @@ type loadFlags struct {
 	urls  urlFlags
 	req   requestFlags
 	tr    transportFlags
+	strm  streamFlags
 	outputFlags
 	dbg         debugFlags
 	results     resultFlags
@@ -68,6 +69,7 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 	addModelFlags(fl, &f.model)
 	addURLFlags(fl, &f.urls)
 	addRequestFlags(fl, &f.req)
+	addStreamFlags(fl, &f.strm, true)
 	addTransportFlags(fl, &f.tr)
 	addOutputFlags(fl, &f.outputFlags, loadFormatHelp)
 	addResultFlags(fl, &f.results)
@@ -111,6 +113,7 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, *re
 	if err := f.tr.apply(cmd, p); err != nil {
 		return nil, nil, err
 	}
+	f.strm.apply(p)
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -232,6 +235,8 @@ func writeReport(w io.Writer, res *report.Result, format string, to report.TextO
 	switch format {
 	case "json":
 		return report.WriteJSON(w, res)
+	case "vllm":
+		return report.WriteVLLM(w, res)
 	case "csv":
 		return report.WriteCSV(w, res)
 	case "quiet":

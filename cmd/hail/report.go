@@ -25,7 +25,7 @@ import (
 )
 
 // reportFormats are the formats hail report renders a saved result in.
-var reportFormats = []string{"text", "json", "csv", "csv-seconds", "markdown", "html"}
+var reportFormats = []string{"text", "json", "csv", "csv-seconds", "markdown", "html", "vllm"}
 
 func newReportCmd() *cobra.Command {
 	var format, output, unit string
@@ -33,7 +33,7 @@ func newReportCmd() *cobra.Command {
 	format = "text"
 	cmd := &cobra.Command{
 		Use:   "report RESULT.json",
-		Short: "re-render a saved result (text, json, csv, markdown or html)",
+		Short: "re-render a saved result (text, json, csv, markdown, html, or vllm for hail llm)",
 		Long: `hail report renders a result saved with -j/--output-format json again, in any format:
 text (as the run printed it), json, csv (the per-second series; a saved result holds no
 per-request data), markdown (a summary to paste into a review) or html (one self-contained
@@ -66,7 +66,7 @@ page with charts that opens offline).`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	fl := cmd.Flags()
-	fl.Var(choiceValue{&format, reportFormats}, "output-format", "text, json, csv (per second), markdown or html")
+	fl.Var(choiceValue{&format, reportFormats}, "output-format", "text, json, csv (per second), markdown, html, or vllm (hail llm's results as a vLLM bench serve result file)")
 	fl.StringVarP(&output, "output", "o", "", "write to this file (atomically) instead of stdout")
 	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the slowest request)")
 	fl.BoolVar(&noColor, "no-color", false, "no colors (also when NO_COLOR is set)")

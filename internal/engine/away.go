@@ -95,7 +95,7 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 		return ErrOtherOrigin
 	}
 	var g Guard
-	var x Wire
+	x := Wire{Guard: &g}
 	defer func() { g.Set(nil); x.Close() }()
 	stop := make(chan struct{})
 	defer close(stop)

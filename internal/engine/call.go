@@ -5,6 +5,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stream"
 )
 
 // Call is one request's life, from the moment a worker takes it to its one
@@ -19,11 +20,15 @@ import (
 //	Wrote        its first bytes reached the kernel on an established
 //	             connection: from now on it was sent (its send delay is
 //	             recorded then)
-//	FirstByte    the first byte of its response arrived
-//	Respond      it ended in a response (redirects already followed), or
+//	Received     response bytes arrived (the first is its first byte); a
+//	             streaming response's bytes go on to the slot's stream
+//	             meter (UseMeter), stamped with this time
+//	Respond      it ended in a response (redirects already followed) — or,
+//	             for a stream that ended badly, in the stream's error kind
 //	Fail         it ended in one named error kind; a request none of whose
 //	             bytes was written was not sent: aborted, it ends as
-//	             unsent, else as an error counted as not sent; CutShort,
+//	             unsent, else as an error counted as not sent; a stream
+//	             cut by the end of the run ends as truncated; CutShort,
 //	             just before Fail, counts what arrived of a response cut
 //	             short in the wire bytes
 //
@@ -51,7 +56,17 @@ type Call struct {
 	// token is what the request's builder reserved for it (Reserver); 0:
 	// nothing.
 	token uint32
+
+	meter *stream.Meter // the slot's stream meter; nil: streams are not measured
 }
+
+// UseMeter gives the call its slot's stream meter, kept from request to
+// request: engines call it once per slot, and point the slot's parser's
+// Sink at m.
+func (c *Call) UseMeter(m *stream.Meter) { c.meter = m }
+
+// Meter is the call's stream meter (nil: none).
+func (c *Call) Meter() *stream.Meter { return c.meter }
 
 // Begin takes request hit's place in the call: its step's recorder of
 // shard (of the stage its intended time falls in: Job.Group), its intended
@@ -62,7 +77,10 @@ type Call struct {
 // flight from here.
 func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn int32) {
 	rec := j.Recorders[j.Group(step, at)][shard]
-	*c = Call{rec: rec, step: step, at: at, fb: -1, ready: -1, open: j.Source.Open(), live: true}
+	*c = Call{rec: rec, step: step, at: at, fb: -1, ready: -1, open: j.Source.Open(), live: true, meter: c.meter}
+	if c.meter != nil {
+		c.meter.Begin(rec, hit)
+	}
 	rec.InFlight(1)
 	if c.tracing = rec.Tracing(); c.tracing {
 		c.tr = stats.TraceRecord{Hit: hit, Intended: int64(at), Conn: conn, Step: uint16(step)}
@@ -209,6 +227,34 @@ func (c *Call) FirstByte(now time.Duration) {
 	}
 }
 
+// Received marks the arrival at at of response bytes that hail reads at
+// now, before they are parsed: the first is the response's first byte, and
+// a stream's events are stamped with at. now < 0 says the engine cannot
+// tell arrival from reading (no kernel receive time): the stream's read
+// lag is then not recorded.
+func (c *Call) Received(at, now time.Duration) {
+	if c.fb < 0 {
+		c.fb = at
+	}
+	if c.meter != nil {
+		c.meter.Time(at, now)
+	}
+}
+
+// Streaming reports whether the request's response is a stream being
+// measured (its head has arrived).
+func (c *Call) Streaming() bool { return c.meter != nil && c.meter.On() }
+
+// IdleAt is when the request's stream fails for want of an event (since
+// the job's start); 0 when it is not streaming or no idle timeout applies.
+// Any goroutine may ask.
+func (c *Call) IdleAt() time.Duration {
+	if c.meter == nil {
+		return 0
+	}
+	return c.meter.IdleAt()
+}
+
 // RetryStale reports whether a request that failed as kind may be sent
 // once more on a new connection, and counts it as a reconnect if so. This
 // is what net/http and browsers do for a keep-alive connection that the
@@ -268,6 +314,12 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 			c.tr.FirstByte = int64(c.fb)
 		}
 	}
+	if m := c.meter; m != nil && m.On() {
+		if k, failed := m.Finish(now, c.at, c.start); failed {
+			v.Failed, v.Kind = true, k
+		}
+		c.tr.FirstToken = int64(m.FirstToken())
+	}
 	c.rec.Ended()
 	if v.Failed {
 		c.rec.Failed(v.Kind, int64(now-c.at))
@@ -303,7 +355,9 @@ func (c *Call) CutShort(wire int64) {
 // request or an error; failed otherwise (a connection that could not be
 // set up) it is an error of kind k, counted as not sent. A sent request
 // that failed is recorded at its elapsed time, unless the run's end cut it
-// off (ErrAborted).
+// off (ErrAborted): then it is an error of that kind, or — a stream whose
+// response had begun — a truncated stream, cut off but not an error (its
+// time to first event and token still count).
 func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 	if !c.live {
 		return
@@ -321,10 +375,23 @@ func (c *Call) Fail(now time.Duration, k stats.ErrorKind, reqs Requests) {
 		c.rec.NotSent(k)
 	} else {
 		c.Start(now)
-		if k != stats.ErrAborted {
-			c.rec.Ended()
+		m := c.meter
+		streaming := m != nil && m.On()
+		switch {
+		case streaming && k == stats.ErrAborted:
+			// hail cut the stream: truncated, cut off but not an error
+			// (the log marks it aborted); its first token counts
+			m.Truncate(now, c.at, c.start)
+			c.tr.FirstToken = int64(m.FirstToken())
+		case streaming:
+			m.Abandon()
+			fallthrough
+		default:
+			if k != stats.ErrAborted {
+				c.rec.Ended()
+			}
+			c.rec.Failed(k, int64(max(now, c.start)-c.at))
 		}
-		c.rec.Failed(k, int64(max(now, c.start)-c.at))
 	}
 	if c.tracing {
 		c.tr.SetError(k)

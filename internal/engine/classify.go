@@ -24,6 +24,8 @@ func Classify(err error, midResponse bool) stats.ErrorKind {
 	switch {
 	case err == nil:
 		return stats.ErrOther
+	case errors.Is(err, ErrStreamIdle):
+		return stats.ErrStreamIdle
 	case errors.Is(err, ErrTooManyRedirects):
 		return stats.ErrTooManyRedirects
 	case errors.Is(err, redirect.ErrBadLocation), errors.Is(err, redirect.ErrNotRequest), errors.Is(err, ErrOtherOrigin):

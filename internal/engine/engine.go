@@ -11,6 +11,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -76,6 +77,9 @@ type Job struct {
 	RedirectDialer func(u *url.URL) (*transport.Dialer, error)
 	// MaxHeaderBytes caps a response's header block.
 	MaxHeaderBytes int
+	// Stream says how streaming responses (server-sent events) are
+	// measured; nil: they are not (AttachMeter).
+	Stream *stream.Config
 
 	// Stop is closed when no new request may start.
 	Stop <-chan struct{}

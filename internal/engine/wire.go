@@ -4,10 +4,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // Wire is one blocking HTTP/1 connection and its read buffer: each of the
@@ -22,18 +24,26 @@ type Wire struct {
 	// connection that served others may find it closed by the server
 	// (Call.RetryStale).
 	Served int
+	// Guard is the abort's hold on Conn; a streaming response's idle
+	// timeout sets its read deadline through it.
+	Guard *Guard
 	// Epoch is the job's start, Unix ns: with it, reads of a plain TCP or
-	// unix socket carry the kernel's receive time (Linux). 0: hail's
-	// clock stamps every read.
+	// unix socket (or of a connection the dialer stamped, under TLS say:
+	// transport.RxTime) carry the kernel's receive time (Linux). 0:
+	// hail's clock stamps every read.
 	Epoch int64
 	// Last is when the bytes last read arrived, as a time since the job's
 	// start: their kernel receive time where known, else the read's.
-	Last    time.Duration
+	Last time.Duration
+	// readAt is when hail read them; -1 when Last is hail's clock too (a
+	// stream's read lag is then not known).
+	readAt  time.Duration
 	buf     []byte
-	r, w    int         // unconsumed response bytes are buf[r:w]
-	vec     [2][]byte   // a head and its shared body, for one writev
-	bufs    net.Buffers // over vec (WriteTo consumes it)
-	rx      rxReader
+	r, w    int           // unconsumed response bytes are buf[r:w]
+	idle    time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
+	vec     [2][]byte     // a head and its shared body, for one writev
+	bufs    net.Buffers   // over vec (WriteTo consumes it)
+	rx      transport.RxReader
 	stamped bool // reads go through rx
 }
 
@@ -51,7 +61,7 @@ func (x *Wire) Attach(c net.Conn) {
 	if x.buf == nil {
 		x.buf = make([]byte, minWireBuf)
 	}
-	x.stamped = x.Epoch != 0 && x.rx.attach(c)
+	x.stamped = x.Epoch != 0 && x.rx.Attach(c)
 }
 
 // Detach forgets the connection (without closing it) and returns it.
@@ -106,13 +116,13 @@ func (x *Wire) RoundTrip(call *Call, req, body []byte, p *http1.Parser, now func
 			if aborting() { // the abort's own past deadline may have come just before ours
 				_ = x.Conn.SetReadDeadline(time.Unix(1, 0))
 			}
-			if _, rerr := x.read(call, p, now); rerr == nil {
+			if _, rerr := x.read(call, p, now, deadline); rerr == nil {
 				return false, wrote, nil
 			}
 		}
 		return false, wrote, err
 	}
-	keep, err = x.read(call, p, now)
+	keep, err = x.read(call, p, now, deadline)
 	return keep, wrote, err
 }
 
@@ -121,8 +131,9 @@ func (x *Wire) RoundTrip(call *Call, req, body []byte, p *http1.Parser, now func
 // because the server closed): every HTTP/1 engine waits this long.
 const EarlyResponseGrace = time.Second
 
-// read reads one response into p.
-func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep bool, err error) {
+// read reads one response into p; deadline is the request's (zero: none).
+func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration, deadline time.Time) (keep bool, err error) {
+	x.idle = 0
 	for {
 		if x.r < x.w {
 			n, done, err := p.Feed(x.buf[x.r:x.w])
@@ -132,13 +143,17 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			}
 			if done {
 				x.Served++
+				x.endIdle(deadline)
 				return p.KeepAlive, nil
 			}
 		}
 		x.compact()
+		if x.idle == 0 {
+			x.armIdle(call, now, deadline)
+		}
 		n, err := x.readConn(now)
 		if n > 0 {
-			call.FirstByte(x.Last)
+			call.Received(max(x.Last, call.StartTime()), x.readAt)
 			x.w += n
 			if x.w == len(x.buf) && len(x.buf) < maxWireBuf {
 				x.buf = append(x.buf, make([]byte, len(x.buf))...)
@@ -152,8 +167,16 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 			}
 			if done {
 				x.Served++
+				x.endIdle(deadline)
 				return false, nil
 			}
+		}
+		if x.idle > 0 && errors.Is(err, os.ErrDeadlineExceeded) && !x.Guard.Aborted() && (deadline.IsZero() || time.Now().Before(deadline)) {
+			if t := now(); t >= call.IdleAt() {
+				return false, ErrStreamIdle
+			}
+			x.idle = 0 // events came since: set the deadline again
+			continue
 		}
 		if err != nil {
 			return false, err
@@ -161,22 +184,53 @@ func (x *Wire) read(call *Call, p *http1.Parser, now func() time.Duration) (keep
 	}
 }
 
+// armIdle sets the connection's read deadline to the stream's idle
+// deadline, when the response is a stream with one that comes before the
+// request's own deadline. It is set again only when it passes (read then
+// checks whether events came meanwhile), not at every event.
+func (x *Wire) armIdle(call *Call, now func() time.Duration, deadline time.Time) {
+	at := call.IdleAt()
+	if at == 0 || x.Guard == nil {
+		return
+	}
+	d := time.Now().Add(at - now())
+	if !deadline.IsZero() && deadline.Before(d) {
+		return
+	}
+	x.idle = at
+	x.Guard.SetDeadline(d)
+}
+
+// endIdle puts the request's deadline back after a stream's idle deadline
+// was set on the connection.
+func (x *Wire) endIdle(deadline time.Time) {
+	if x.idle > 0 {
+		x.idle = 0
+		x.Guard.SetDeadline(deadline)
+	}
+}
+
 // readConn reads what the connection has into the buffer and stamps the
 // bytes' arrival in x.Last: the kernel's receive time (never later than
-// now) when the read carries one, else now.
+// now) when the read carries one, else now; x.readAt is then now (else -1).
 func (x *Wire) readConn(now func() time.Duration) (int, error) {
-	if !x.stamped {
-		n, err := x.Conn.Read(x.buf[x.w:])
-		if n > 0 {
-			x.Last = now()
+	var n int
+	var err error
+	var rx int64
+	if x.stamped {
+		n, err = x.rx.Read(x.buf[x.w:])
+		rx = x.rx.Rx
+	} else {
+		n, err = x.Conn.Read(x.buf[x.w:])
+		if x.Epoch != 0 && n > 0 {
+			rx = transport.RxTime(x.Conn)
 		}
-		return n, err
 	}
-	n, err := x.rx.read(x.buf[x.w:])
 	if n > 0 {
-		x.Last = now()
-		if x.rx.rx != 0 {
-			x.Last = min(time.Duration(x.rx.rx-x.Epoch), x.Last)
+		t := now()
+		x.Last, x.readAt = t, -1
+		if rx != 0 {
+			x.Last, x.readAt = min(time.Duration(rx-x.Epoch), t), t
 		}
 	}
 	return n, err

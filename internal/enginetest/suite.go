@@ -37,7 +37,7 @@ type Options struct {
 //
 // The cases run in parallel with each other, each on servers of its own.
 func Run(t *testing.T, newEngine NewEngine, o Options) {
-	for _, c := range cases {
+	for _, c := range append(cases, streamCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, &env{t: t, e: underTest{Proto: o.Proto, newEngine: newEngine}})
@@ -98,8 +98,8 @@ func (v *env) exact(res *report.Result, arrivals int64) {
 	if c.Sent != arrivals {
 		v.t.Errorf("sent %d, but the server received %d (errors %v)", c.Sent, arrivals, res.ErrorDistribution)
 	}
-	if c.Sent+c.NotSent != c.Requests || c.Requests != c.Responses+c.Errors {
-		v.t.Errorf("sent %d + not sent %d, requests %d, responses %d + errors %d do not add up", c.Sent, c.NotSent, c.Requests, c.Responses, c.Errors)
+	if c.Sent+c.NotSent != c.Requests || c.Requests != c.Responses+c.Errors+c.Truncated {
+		v.t.Errorf("sent %d + not sent %d, requests %d, responses %d + errors %d + truncated %d do not add up", c.Sent, c.NotSent, c.Requests, c.Responses, c.Errors, c.Truncated)
 	}
 	if c.Intended != c.Sent+c.NotSent+c.Unsent+c.Skipped {
 		v.t.Errorf("intended %d != sent %d + not sent %d + unsent %d + skipped %d", c.Intended, c.Sent, c.NotSent, c.Unsent, c.Skipped)

@@ -52,6 +52,7 @@ const (
 //	/early              413 at once, without reading the request body
 //	/to?code=C&loc=L    status C (a redirect) to L
 //	/seen               200, after noting the request's method, body and headers (Seen)
+//	/sse?…              a server-sent-events stream, well-formed or not (truth_sse.go)
 //
 // Requests with an Authorization or Cookie header are counted separately.
 type Truth struct {
@@ -246,6 +247,9 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/to":
 		s.redirectTo(w, r, q)
+		return
+	case "/sse":
+		sse(w, r, q)
 		return
 	case "/seen":
 		s.note(r)

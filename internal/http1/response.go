@@ -102,6 +102,15 @@ type Parser struct {
 	// the advertised length, not what was read.
 	ContentLength int64
 
+	// Sink, if set, receives the body of every 2xx response that is a
+	// stream: its Content-Type is text/event-stream, or Sink.All says every
+	// one is. Set it once; it costs nothing for other responses.
+	Sink StreamSink
+	// EventStream reports that the final response's Content-Type is
+	// text/event-stream.
+	EventStream bool
+	streaming   bool // the body goes to Sink
+
 	state     parseState
 	head      bool // response to a HEAD request: no body
 	fed       bool // some byte was fed since Reset
@@ -131,6 +140,8 @@ func (p *Parser) Reset(head bool) {
 	p.clearWanted()
 	p.Chunked = false
 	p.ContentLength = -1
+	p.EventStream = false
+	p.streaming = false
 	p.state = stStatus
 	p.head = head
 	p.fed = false
@@ -382,6 +393,7 @@ func (p *Parser) statusLine(s []byte) error {
 	}
 	p.ContentLength = -1
 	p.Chunked = false
+	p.EventStream = false
 	p.connClose = false
 	p.connKeep = false
 	p.te = teNone
@@ -406,3 +418,17 @@ func (p *Parser) clearWanted() {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// StreamSink receives a streaming response's body as the parser decodes it
+// (a stream.Meter).
+type StreamSink interface {
+	// All reports whether every 2xx response is a stream, whatever its
+	// Content-Type.
+	All() bool
+	// StreamHead is called when the head of a streaming response has been
+	// parsed, before any of its body.
+	StreamHead()
+	// StreamBody receives decoded body bytes: chunk data without its
+	// framing.
+	StreamBody(b []byte)
+}

@@ -22,6 +22,10 @@ func (p *Parser) endHeaders() {
 		p.ContentLength = -1
 		p.Chunked = p.te == teChunked
 	}
+	if p.Sink != nil && p.Status < 300 && p.Status != 204 && !p.head && (p.EventStream || p.Sink.All()) {
+		p.streaming = true
+		p.Sink.StreamHead()
+	}
 	switch {
 	case p.head || p.Status == 204 || p.Status == 304:
 		p.state = stDone
@@ -42,6 +46,9 @@ func (p *Parser) endHeaders() {
 func (p *Parser) body(b []byte) {
 	p.BodyBytes += int64(len(b))
 	p.WireBytes += int64(len(b))
+	if p.streaming {
+		p.Sink.StreamBody(b)
+	}
 	if room := p.BodyLimit - len(p.Body); room > 0 {
 		if len(b) > room {
 			b = b[:room]

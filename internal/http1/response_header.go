@@ -55,6 +55,10 @@ func (p *Parser) header(s []byte) error {
 	// Names are compared in their usual spelling first: a plain memory
 	// compare, faster than folding case byte by byte.
 	switch colon {
+	case len("content-type"):
+		if string(name) == "Content-Type" || EqualFoldLower(name, "content-type") {
+			p.EventStream = IsEventStream(TrimOWS(s[colon+1:]))
+		}
 	case len("location"):
 		if p.WantLocation && (string(name) == "Location" || EqualFoldLower(name, "location")) {
 			p.Location = append(p.Location[:0], TrimOWS(s[colon+1:])...)
@@ -144,4 +148,15 @@ func (p *Parser) contentLength(v []byte) error {
 			return nil
 		}
 	}
+}
+
+// IsEventStream reports whether a Content-Type value is text/event-stream
+// (any case, parameters allowed).
+func IsEventStream(v []byte) bool {
+	const t = "text/event-stream"
+	if len(v) < len(t) || !EqualFoldLower(v[:len(t)], t) {
+		return false
+	}
+	rest := v[len(t):]
+	return len(rest) == 0 || rest[0] == ';' || rest[0] == ' ' || rest[0] == '\t'
 }

@@ -91,6 +91,7 @@ var Flags = map[string]string{
 	"CACert": "--cacert", "Engine": "--engine", "ShardIndex": "--shard", "ShardCount": "--shard", "StartAt": "--start-at",
 	"SQPoll": "--sqpoll", "HTTPVersion": "--http-version", "Streams": "-p", "Vsock": "--vsock-addr",
 	"VsockUDS": "--vsock-uds", "Proxy": "--proxy", "ProxyHeaders": "--proxy-header", "Cert": "--cert", "Key": "--key",
+	"SSE": "--sse", "IdleTimeout": "--idle-timeout", "StreamDrain": "--stream-drain",
 	"HTTP2": "--http2 (or --http-version 2 or 3)", // not a field: HTTPVersion "2" or "3"
 }
 

@@ -114,6 +114,45 @@ type Plan struct {
 	ProxyHeaders [][2]string
 	// Cert and Key are the TLS client certificate and key files (--cert, --key).
 	Cert, Key string
+
+	// SSE treats the body of every 2xx response as a stream of server-sent
+	// events (--sse); a response whose Content-Type is text/event-stream is
+	// one anyway.
+	SSE bool
+	// IdleTimeout fails a stream that goes this long without an event
+	// (--idle-timeout): 0 is DefaultIdleTimeout, negative none.
+	IdleTimeout time.Duration
+	// StreamDrain is how long streams still running when -z ends may go on
+	// before they are cut and reported as truncated (--stream-drain): 0 is
+	// DefaultStreamDrain, negative cuts them at once.
+	StreamDrain time.Duration
+}
+
+// DefaultIdleTimeout is a stream's idle timeout between events when none
+// is given.
+const DefaultIdleTimeout = 30 * time.Second
+
+// DefaultStreamDrain bounds how long streams run on after -z when no
+// --stream-drain is given.
+const DefaultStreamDrain = 2 * time.Second
+
+// Idle is the plan's idle timeout between a stream's events, resolved (0:
+// none).
+func (p *Plan) Idle() time.Duration { return resolve(p.IdleTimeout, DefaultIdleTimeout) }
+
+// Drain is how long streams run on after -z, resolved (0: cut at once).
+func (p *Plan) Drain() time.Duration { return resolve(p.StreamDrain, DefaultStreamDrain) }
+
+// resolve turns a setting where 0 means def and negative none into its
+// value (0: none).
+func resolve(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // DefaultPacing is the default PacingGranularity: at 50,000 requests/s it
@@ -389,6 +428,7 @@ func (p *Plan) TransportOptions(u *url.URL) (transport.Options, error) {
 		Host: u.Hostname(), Port: port, UnixSocket: p.UnixSocket,
 		IPv4: p.IPv4, IPv6: p.IPv6, PreLookup: !p.NoPreLookup, Timeout: p.ConnectTimeout,
 		Vsock: p.Vsock, VsockCID: p.VsockCID, VsockPort: p.VsockPort, VsockUDS: p.VsockUDS, VsockUDSPort: p.VsockUDSPort,
+		RxTimes: p.SSE, // a stream's read lag (net and h2 engines; the uring engine takes receive times itself)
 	}
 	if p.Proxy != nil {
 		opt.Proxy, opt.ProxyTunnel, opt.ProxyHeader = p.Proxy, !p.proxyForward(u), p.proxyHeaders()

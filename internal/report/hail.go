@@ -92,6 +92,10 @@ type Hail struct {
 	Target *Target `json:"target,omitempty"`
 	// GRPC describes the run's gRPC calls (absent when it made none).
 	GRPC *GRPC `json:"grpc,omitempty"`
+	// Stream describes the run's streaming responses (server-sent events;
+	// absent when there were none), LLM the token streams of hail llm.
+	Stream *Stream `json:"stream,omitempty"`
+	LLM    *LLM    `json:"llm,omitempty"`
 }
 
 // GRPC describes a run's gRPC calls. A call is one request whatever its
@@ -116,7 +120,7 @@ type GRPC struct {
 
 // Counts are exact integer totals. Every intended request ended as exactly
 // one of: sent (its first byte was written on an established connection;
-// then a response or an error), not sent (it failed before that: the
+// then a response, an error or a truncated stream), not sent (it failed before that: the
 // connection could not be set up — an error, in Requests and Errors as
 // oha counts it, but never sent), unsent (still in hail when the run
 // stopped sending: never counted as a request, an error or in
@@ -136,6 +140,10 @@ type Counts struct {
 	Responses  int64 `json:"responses"`
 	Errors     int64 `json:"errors"`
 	Aborted    int64 `json:"aborted"`
+	// Truncated are streams hail cut when the run ended (-z, after the
+	// drain): sent requests that are neither responses nor errors, cut
+	// off like the Aborted (AllSent.CutOff counts both).
+	Truncated int64 `json:"truncated,omitempty"`
 	// Expected are responses whose status counts as failed (HTTP ≥ 400,
 	// gRPC not OK) but that their scenario step expects (expect: status):
 	// responses, not failures.
@@ -175,7 +183,8 @@ type Histograms struct {
 // those that got a response: a request that failed after it was sent (a
 // timeout, a reset, a failed check) counts at its elapsed time — a
 // timed-out request at -t or more. Requests the run's end cut off
-// (aborted at -z or Ctrl-C) are left out and counted, as are requests
+// (aborted at -z or Ctrl-C, or streams truncated after the drain) are left
+// out and counted, as are requests
 // that were never sent. Latencies in seconds; oha's latencyPercentiles
 // keep oha's meaning (responses only).
 type AllSent struct {
@@ -183,17 +192,19 @@ type AllSent struct {
 	Requests  int64 `json:"requests"`
 	Responses int64 `json:"responses"`
 	Failed    int64 `json:"failed"`
-	// CutOff were sent and aborted by the run's end; NotSent failed
-	// before they were sent. Neither is in the percentiles.
-	CutOff  int64   `json:"cut_off"`
-	NotSent int64   `json:"not_sent"`
-	Mean    float64 `json:"mean"`
-	P50     float64 `json:"p50"`
-	P90     float64 `json:"p90"`
-	P99     float64 `json:"p99"`
-	P999    float64 `json:"p99.9"`
-	P9999   float64 `json:"p99.99"`
-	Max     float64 `json:"max"`
+	// CutOff were sent and cut off by the run's end: aborted, or (Truncated
+	// of them) streams still running after the drain, not errors; NotSent
+	// failed before they were sent. Neither is in the percentiles.
+	CutOff    int64   `json:"cut_off"`
+	Truncated int64   `json:"truncated,omitempty"`
+	NotSent   int64   `json:"not_sent"`
+	Mean      float64 `json:"mean"`
+	P50       float64 `json:"p50"`
+	P90       float64 `json:"p90"`
+	P99       float64 `json:"p99"`
+	P999      float64 `json:"p99.9"`
+	P9999     float64 `json:"p99.99"`
+	Max       float64 `json:"max"`
 }
 
 // Rates are a run's rates, each over summary.total (the run's whole time,
@@ -281,6 +292,11 @@ type Verdict struct {
 	// TakenBy is "target" when the process that took hail's CPU
 	// (other-processes) was the target's own.
 	TakenBy string `json:"cpu_taken_by,omitempty"`
+	// ReadLate is set when hail read streaming responses' events late (its
+	// read lag p99 above 1 ms and a tenth of the median gap between
+	// events): evidence that hail was slowed, and inter-token latency is
+	// affected, whatever the bottleneck.
+	ReadLate bool `json:"read_late,omitempty"`
 }
 
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
@@ -305,7 +321,7 @@ func buildHail(r *Result, in Input) {
 	in.Intent.Intended = max(in.Intent.Intended, requests+in.Intent.Unsent+in.Intent.Skipped)
 	unsent := in.Intent.Intended - requests - in.Intent.Skipped
 	h.Counts = Counts{Intended: in.Intent.Intended, Sent: sent, NotSent: t.NotSent, Unsent: unsent, Skipped: in.Intent.Skipped,
-		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Expected: t.Expected,
+		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Truncated: t.Truncated(), Expected: t.Expected,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum, FailedSumNS: t.FailedSum,
 		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
 		DNSSumNS: t.DNSSum}
@@ -350,7 +366,7 @@ func buildHail(r *Result, in Input) {
 // allSent summarises every sent request of t.
 func allSent(t *stats.Totals) AllSent {
 	h := t.AllSent()
-	a := AllSent{Requests: h.TotalCount(), Responses: t.Responses(), Failed: t.Failed.TotalCount(), CutOff: t.CutOff(), NotSent: t.NotSent}
+	a := AllSent{Requests: h.TotalCount(), Responses: t.Responses(), Failed: t.Failed.TotalCount(), CutOff: t.CutOff(), Truncated: t.Truncated(), NotSent: t.NotSent}
 	if a.Requests == 0 {
 		return a
 	}

@@ -178,10 +178,10 @@ func ohaView(r *Result) *ohaResult {
 	noResp := c.Responses == 0
 	s, m := r.Summary, r.Metrics
 	o := &ohaResult{
-		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted == 0), Total: num(s.Total),
+		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total),
 			Slowest: or(s.Slowest, noResp), Fastest: or(s.Fastest, noResp), Average: or(s.Average, noResp),
 			RequestsPerSec: num(s.RequestsPerSec), TotalData: s.TotalData, SizePerSec: num(s.SizePerSec)},
-		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted == 0), RequestsPerSec: num(m.RequestsPerSec),
+		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), RequestsPerSec: num(m.RequestsPerSec),
 			LatencyMs: ohaLatencyMs{Min: or(m.LatencyMs.Min, noResp), Mean: or(m.LatencyMs.Mean, noResp), P50: or(m.LatencyMs.P50, noResp),
 				P95: or(m.LatencyMs.P95, noResp), P99: or(m.LatencyMs.P99, noResp), Max: or(m.LatencyMs.Max, noResp)}},
 		ResponseTimeHistogram:  nonNil(r.ResponseTimeHistogram),
@@ -307,7 +307,8 @@ func jsonKind(raw json.RawMessage) string {
 // run with its sent requests, errors, rate and latency percentiles (s) —
 // of the responses, and of every sent request (all_sent_*: a failure at
 // its elapsed time), with how many of the sent failed and how many the
-// run's end cut off — and the requests that failed before they were sent.
+// run's end cut off (aborted requests and truncated streams) — and the
+// requests that failed before they were sent.
 func WriteCSV(w io.Writer, r *Result) error {
 	b := []byte("second,span,requests,errors,requests_per_sec,body_bytes,p50,p90,p99,max,schedule_lag_p99,in_flight,connections_open,cpu_cores,target_rss_bytes,target_cpu_cores,connection_wait_p99,others_cpu,not_sent,all_sent_p50,all_sent_p99,all_sent_max,failed,cut_off,drained,stage\n")
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -319,7 +320,7 @@ func WriteCSV(w io.Writer, r *Result) error {
 		b = fmt.Appendf(b, "%d,%s,%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s,%d,%s,%s,%s,%d,%s,%s,%s,%d,%d,%d,%d\n", s.Index, f(s.Span), s.Requests, s.Errors, f(rate),
 			s.BodyBytes, f(sec(s.P50)), f(sec(s.P90)), f(sec(s.P99)), f(sec(s.Max)), f(sec(s.LagP99)), s.InFlight, s.ConnsOpen, f(s.CPU),
 			s.TargetRSS, f(s.TargetCPU), f(sec(s.WaitP99)), f(s.Others), s.NotSent, f(sec(s.AllP50)), f(sec(s.AllP99)), f(sec(s.AllMax)),
-			s.Errors-s.CutOff, s.CutOff, s.Drained, stageAt(r.Hail.Stages, float64(s.Index)))
+			s.Errors-(s.CutOff-s.Truncated), s.CutOff, s.Drained, stageAt(r.Hail.Stages, float64(s.Index)))
 	}
 	_, err := w.Write(b)
 	return err

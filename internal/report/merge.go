@@ -166,6 +166,11 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	if c.Connects > 0 {
 		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
 	}
+	st, err := streamTotals(r)
+	if err != nil {
+		return nil, err
+	}
+	t.Stream = st
 	return t, nil
 }
 
@@ -207,6 +212,10 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
 	t.Expected, t.NotSent = s.Counts.Expected, s.Counts.NotSent
 	t.FailedSum = s.Counts.FailedSumNS
+	if n := s.Counts.Truncated; n > 0 { // streams cut by the run's end: requests, neither responses nor errors
+		t.Stream = stats.NewStreams(false)
+		t.Stream.Truncated = n
+	}
 	return t, nil
 }
 
@@ -288,6 +297,7 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 	}
 	out.Hail.Target = mergeTarget(results, info)
 	out.Hail.GRPC = mergeGRPC(results)
+	mergeLLM(out, first)
 	out.Hail.Merged = info
 	return out, nil
 }

@@ -13,7 +13,9 @@ import (
 // generator side (hail's CPU, other processes, late wake-ups) before the
 // target before none — so one limited generator makes the whole run
 // generator limited, and the first reason names it; the results' reasons
-// follow, each labeled by its shard (or file).
+// follow, each labeled by its shard (or file). Streams were read late
+// (ReadLate, and hail.llm's ITL affected) when any result read its own late:
+// that result's gaps carry its delay, and so do the merged histograms.
 func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 	rank := map[string]int{BottleneckNone: 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
 	kinds := make([]string, len(results))
@@ -65,6 +67,12 @@ func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 	}
 	if len(same) > shown {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("(the reasons of %d more results of kind %s are in their own files)", len(same)-shown, worst))
+	}
+	for _, r := range results {
+		v.ReadLate = v.ReadLate || r.Hail.Verdict.ReadLate
+	}
+	if out.Hail.LLM != nil {
+		out.Hail.LLM.ITLAffected = v.ReadLate
 	}
 	out.Hail.Verdict = v
 }

@@ -35,8 +35,12 @@ func (r *Result) Failure() string {
 		return strings.Join(v.Reasons, "; ")
 	case c.Responses > 0:
 		return fmt.Sprintf("every response had a failed status: %s", countList(r.StatusCodeDistribution))
-	case c.Aborted == c.Requests:
-		return fmt.Sprintf("no request completed before the run ended: the %d sent were cut off (%s)", c.Aborted, unsentWhy(r.Hail.UnsentReason))
+	case c.Aborted+c.Truncated == c.Requests:
+		s := fmt.Sprintf("no request completed before the run ended: the %d sent were cut off (%s)", c.Aborted+c.Truncated, unsentWhy(r.Hail.UnsentReason))
+		if c.Truncated > 0 {
+			s += fmt.Sprintf(", %d of them streams truncated after the drain (their first events are measured)", c.Truncated)
+		}
+		return s
 	}
 	return "every request failed: " + countList(r.ErrorDistribution)
 }
@@ -62,7 +66,11 @@ func (r *Result) FailureHeadline() string {
 // the percentiles hold, how many failed, how many were cut off and left
 // out, and how many could not be sent.
 func allSentLine(a AllSent) string {
-	s := fmt.Sprintf("%d sent: %d responses, %d failed (at their elapsed time), %d cut off by the run's end (left out)", a.Requests+a.CutOff, a.Responses, a.Failed, a.CutOff)
+	s := fmt.Sprintf("%d sent: %d responses, %d failed (at their elapsed time), %d cut off by the run's end (left out", a.Requests+a.CutOff, a.Responses, a.Failed, a.CutOff)
+	if a.Truncated > 0 {
+		s += fmt.Sprintf("; %d of them streams truncated, in the time to first event and token only", a.Truncated)
+	}
+	s += ")"
 	if a.NotSent > 0 {
 		s += fmt.Sprintf("; %d more failed before they were sent (not in any latency)", a.NotSent)
 	}

@@ -174,6 +174,7 @@ func meanNS(sum, n int64) int64 { return (sum + n/2) / n }
 func Build(in Input) *Result {
 	r := &Result{}
 	buildOha(r, in)
+	buildStream(r, in)
 	buildHail(r, in)
 	return r
 }
@@ -186,7 +187,7 @@ func buildOha(r *Result, in Input) {
 	total := in.Elapsed.Seconds()
 	responses := t.Responses()
 	requests := t.Requests()
-	aborted := t.Errors[stats.ErrAborted]
+	aborted := t.CutOff() // ended by hail, not by the target: aborted requests and truncated streams
 	s := &r.Summary
 	s.Total = total
 	if n := requests - aborted; n > 0 {

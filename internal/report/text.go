@@ -79,8 +79,10 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	if head := r.FailureHeadline(); head != "" {
 		fmt.Fprintf(b, "%s\n\n", c.warn(head))
 	}
+	writeLLMText(b, r, c) // llm.go: hail llm's numbers first
 	writeSummaryText(b, r, ts, d, c)
 	writeOutcomesText(b, r, c)
+	writeStreamText(b, r, c) // stream.go
 	h := r.Hail
 	for _, hint := range h.Hints {
 		fmt.Fprintf(b, "  hint: %s\n", hint)
@@ -133,7 +135,7 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 	s := r.Summary
 	fmt.Fprintln(b, c.heading("Summary:"))
 	rate, rateText := 100*s.SuccessRate, fmt.Sprintf("%.2f%%", 100*s.SuccessRate)
-	if r.Hail.Counts.Requests-r.Hail.Counts.Aborted == 0 {
+	if r.Hail.Counts.Requests-r.Hail.Counts.Aborted-r.Hail.Counts.Truncated == 0 {
 		rate, rateText = math.NaN(), "n/a"
 	}
 	fmt.Fprintln(b, c.rate("  Success rate:\t"+rateText, rate))

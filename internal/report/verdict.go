@@ -62,7 +62,10 @@ func (e Evidence) hailBound() bool {
 func verdict(in Input, r *Result) Verdict {
 	e := evidence(in, r)
 	kind := Classify(e)
-	v := Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind)}
+	v := Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind), ReadLate: e.ReadLate()}
+	if l := r.Hail.LLM; l != nil {
+		l.ITLAffected = v.ReadLate
+	}
 	if kind == BottleneckOthers && e.TargetCPU >= e.Machine.Others && e.TargetCPU >= othersShare {
 		v.TakenBy = "target"
 	}
@@ -119,11 +122,19 @@ type Evidence struct {
 	// Stalled is the longest stretch, seconds, in which no request ended
 	// while some were in flight (closed model).
 	Stalled float64
+	// ReadLagP99 and ReadLagMax are hail's read lag of streaming responses'
+	// events (kernel arrival to hail reading the event), seconds, over
+	// ReadLagSamples events; ReadGap is the median gap between the events
+	// (between tokens for hail llm) it is judged against (ReadLate).
+	ReadLagP99, ReadLagMax, ReadGap float64
+	ReadLagSamples                  int64
+	readTokens                      bool // ReadGap is the inter-token latency
 }
 
 // Classify names the bottleneck the evidence points at. The generator-side
 // kinds need evidence that hail itself was slowed — its own lateness p99
-// above 1 ms (Late) — and CPU pressure, steal and other processes' CPU
+// above 1 ms (Late), or a stream's events read late (ReadLate) — and CPU
+// pressure, steal and other processes' CPU
 // only say why; they are never a cause on their own. In order:
 //
 //  1. no response at all, and requests that failed (none could be sent:
@@ -141,7 +152,8 @@ type Evidence struct {
 //     backlog it was slow to send, or bursts of late sends); in the closed
 //     model, a stall of a second or more that hail's own lateness does not
 //     explain: the target;
-//  4. hail late (own lateness p99 > 1 ms): other processes if they took a
+//  4. hail late (own lateness p99 > 1 ms, or streams read late): other
+//     processes if they took a
 //     fifth or more of its CPUs (or the hypervisor a tenth); the target's
 //     own process if it did — in the open model that is other processes
 //     too (its latencies carry hail's lateness), in the closed model the
@@ -168,7 +180,7 @@ func Classify(e Evidence) string {
 		return BottleneckTarget
 	case !e.Open && e.Stalled >= 1 && e.OwnMax < e.Stalled/2:
 		return BottleneckTarget
-	case !late:
+	case !late && !e.ReadLate():
 		return BottleneckNone
 	case m.Known && (m.Others >= othersShare || m.Steal >= stealShare):
 		return BottleneckOthers
@@ -195,13 +207,29 @@ func evidence(in Input, r *Result) Evidence {
 	if in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
 		e.Achieved = float64(h.Counts.Sent) / r.Summary.Total
 	}
-	if svc := r.Details.FirstByte.Average; svc > 0 && in.Connections > 0 {
+	if svc := serviceTime(r); svc > 0 && in.Connections > 0 {
 		e.Capacity = float64(in.Connections) / svc
 	}
 	if !in.Open {
 		_, e.Stalled = longestStall(in.Series)
 	}
+	readLagEvidence(&e, r) // verdict_stream.go
 	return e
+}
+
+// serviceTime is the mean time a request held its connection, seconds (0:
+// unknown): from its send to its first response byte — or, for streams,
+// whose head comes at once and whose events follow for as long as the
+// server generates them, to the stream's end (hail llm's E2E from the
+// send; unknown for other streams).
+func serviceTime(r *Result) float64 {
+	if s := r.Hail.Stream; s != nil && s.Streams > 0 {
+		if l := r.Hail.LLM; l != nil {
+			return l.E2EFromSend.Mean
+		}
+		return 0
+	}
+	return r.Details.FirstByte.Average
 }
 
 // reasons are the sentences, with numbers, behind a verdict of kind.
@@ -219,11 +247,14 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
 			if e.Queued > 0 && e.WaitP99 > lateP99 && e.hailBound() {
 				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s), but hail held the connections, not the target: it served each request in %s, enough for about %.0f req/s over %d connections, and %.1f req/s went out",
-					e.Queued, fmtDur(wait.P99), fmtDur(r.Details.FirstByte.Average), e.Capacity, in.Connections, e.Achieved))
+					e.Queued, fmtDur(wait.P99), fmtDur(serviceTime(r)), e.Capacity, in.Connections, e.Achieved))
 			}
 		} else {
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99), fmtDur(own.Max)))
 		}
+	}
+	if e.ReadLate() && GeneratorSide(kind) {
+		out = append(out, readLagReason(e))
 	}
 	switch kind {
 	case BottleneckTarget:
@@ -255,15 +286,26 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 				100*m.Others, m.CPUs, contentionDetail(m), 100*e.CPU))
 		}
 	case BottleneckGenerator:
+		late := e.OwnSamples > 0 && e.OwnP99 > lateP99
+		delayed := "sends"
+		switch {
+		case late && e.ReadLate():
+			delayed = "sends and its reads of the streams"
+		case e.ReadLate():
+			delayed = "its reads of the streams"
+		}
 		msg := fmt.Sprintf("hail's own CPU was %.0f%% of its %d core(s)", 100*e.CPU, h.Generator.Cores)
 		if e.CPU >= saturatedCPU {
 			msg += ": the generator was saturated"
 		} else if m.Known {
-			msg += fmt.Sprintf(" (others %.0f%%%s): its own work delayed sends", 100*m.Others, contentionDetail(m))
+			msg += fmt.Sprintf(" (others %.0f%%%s): its own work delayed %s", 100*m.Others, contentionDetail(m), delayed)
 		}
-		if e.Open {
+		switch {
+		case !late && e.CPU < saturatedCPU: // the streams' pace is the server's: only their measurement suffered
+			msg += "; give it more cores (or shards), or fewer streams per core"
+		case e.Open:
 			msg += "; give it more cores (or shards) or lower -q"
-		} else {
+		default:
 			msg += "; the request rate is hail's limit, not the target's: give it more cores or shards"
 		}
 		out = append(out, msg)
@@ -281,6 +323,9 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		default:
 			out = append(out, fmt.Sprintf("closed model: the target set the pace; hail's CPU %.0f%% of %d core(s)", 100*e.CPU, h.Generator.Cores))
 		}
+	}
+	if e.ReadLate() && !GeneratorSide(kind) {
+		out = append(out, readLagReason(e)) // the target limited the run; hail's reads were late all the same
 	}
 	if context := busyContext(e, m); context != "" && !GeneratorSide(kind) {
 		out = append(out, context)
@@ -389,9 +434,7 @@ func sustained(in Input, r *Result) string {
 	}
 	msg := fmt.Sprintf("the target sustained %.1f req/s at this concurrency", rate)
 	if in.Connections > 0 {
-		// Service time: from a request's send to its first response byte.
-		svc := r.Details.FirstByte.Average
-		if svc > 0 {
+		if svc := serviceTime(r); svc > 0 {
 			msg += fmt.Sprintf(" (≈ %d connections / %s mean service time = %.1f req/s)", in.Connections, fmtDur(svc), float64(in.Connections)/svc)
 		}
 	}
@@ -449,6 +492,9 @@ func (v Verdict) Headline() (string, bool) {
 	case BottleneckTarget:
 		return "Bottleneck: the target (not hail):", false
 	case BottleneckGenerator:
+		if v.ReadLate {
+			return "WARNING: the generator, not the target, limited this test (hail read the stream late):", true
+		}
 		return "WARNING: the generator, not the target, limited this test (hail's own CPU):", true
 	case BottleneckOthers:
 		if v.TakenBy == "target" {

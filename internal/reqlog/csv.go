@@ -10,7 +10,7 @@ import (
 // CSVHeader is the per-request CSV's header: oha's seven columns (same
 // names, same units: seconds since the run's start, bytes, status), then
 // hail's own.
-const CSVHeader = "request-start,DNS,DNS+dialup,Response-delay,request-duration,bytes,status,intended-start,error,step,connection\n"
+const CSVHeader = "request-start,DNS,DNS+dialup,Response-delay,request-duration,bytes,status,intended-start,error,step,connection,first-token\n"
 
 // CSV writes one row per request to w as batches arrive.
 type CSV struct {
@@ -63,6 +63,10 @@ func AppendRow(b []byte, r *stats.TraceRecord, steps []string) []byte {
 	}
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Conn), 10)
+	b = append(b, ',')
+	if r.FirstToken > 0 {
+		b = appendSec(b, r.FirstToken)
+	}
 	return append(b, '\n')
 }
 

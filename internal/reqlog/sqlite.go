@@ -65,7 +65,8 @@ CREATE TABLE IF NOT EXISTS requests (
   error         TEXT,
   step          INTEGER NOT NULL,
   connection    INTEGER NOT NULL,
-  url           TEXT
+  url           TEXT,
+  first_token_ns INTEGER
 );
 `
 
@@ -86,7 +87,7 @@ CREATE VIEW oha AS
 `
 
 const (
-	sqlCols    = 12
+	sqlCols    = 13
 	rowsPerIns = 128
 )
 
@@ -164,7 +165,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	if _, err := conn.ExecContext(ctx, Schema); err != nil {
 		return fail(err)
 	}
-	if err := addURLColumn(ctx, conn); err != nil {
+	if err := addColumns(ctx, conn); err != nil {
 		return fail(err)
 	}
 	if _, err := conn.ExecContext(ctx, ohaView); err != nil {
@@ -180,7 +181,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	// The run id is part of the statement, and latency_ns is computed by
 	// SQLite: fewer values to bind per row.
 	row := fmt.Sprintf("(%d,", s.run) + strings.TrimSuffix(strings.Repeat("?,", sqlCols), ",") + ")"
-	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection, url) VALUES "
+	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection, url, first_token_ns) VALUES "
 	// Rows are inserted through the driver directly (database/sql's
 	// per-argument checks cost a fifth of the time); conn is this sink's
 	// own connection, used by one goroutine.
@@ -209,27 +210,36 @@ func OpenSQLite(path string) (*SQLite, error) {
 	return s, nil
 }
 
-// addURLColumn adds requests.url to a file written before it existed.
-func addURLColumn(ctx context.Context, conn *sql.Conn) error {
+// addColumns adds requests.url and requests.first_token_ns to a file
+// written before they existed.
+func addColumns(ctx context.Context, conn *sql.Conn) error {
 	rows, err := conn.QueryContext(ctx, "SELECT name FROM pragma_table_info('requests')")
 	if err != nil {
 		return err
 	}
-	found := false
+	found := map[string]bool{}
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
 			rows.Close()
 			return err
 		}
-		found = found || name == "url"
+		found[name] = true
 	}
 	rows.Close()
-	if found {
-		return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
 	}
-	_, err = conn.ExecContext(ctx, "ALTER TABLE requests ADD COLUMN url TEXT")
-	return err
+	for _, col := range []string{"url TEXT", "first_token_ns INTEGER"} {
+		name, _, _ := strings.Cut(col, " ")
+		if found[name] {
+			continue
+		}
+		if _, err := conn.ExecContext(ctx, "ALTER TABLE requests ADD COLUMN "+col); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetURLs makes every row carry its request's URL, appended to dst by
@@ -262,10 +272,13 @@ func (s *SQLite) setArgs(a []driver.NamedValue, r *stats.TraceRecord) {
 	a[0].Value, a[1].Value, a[2].Value, a[3].Value = r.Intended, r.Start, r.End, fb
 	a[4].Value, a[5].Value, a[6].Value, a[7].Value = conn, dns, status, r.Body
 	a[8].Value, a[9].Value, a[10].Value = errv, int64(r.Step), int64(r.Conn)
-	a[11].Value = nil
+	a[11].Value, a[12].Value = nil, nil
 	if s.urls != nil {
 		s.urlBuf = s.urls(s.urlBuf[:0], r)
 		a[11].Value = string(s.urlBuf)
+	}
+	if r.FirstToken > 0 {
+		a[12].Value = r.FirstToken
 	}
 }
 

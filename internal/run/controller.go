@@ -63,9 +63,17 @@ func (c *controller) watch(ctx context.Context, deadline time.Duration, interrup
 		defer t.Stop()
 		timer = t.C
 	}
+	grace := c.grace
 	select {
 	case <-timer:
-		c.end(endDeadline, c.wait)
+		wait := c.wait
+		if s := c.job.Stream; !wait && s != nil && s.Drain > 0 && (s.Live() > 0 || s.Tokens) {
+			// Streams in progress (in a token run, every request in flight
+			// is one, its head perhaps not back yet) go on for a bounded
+			// drain; those cut at its end are truncated, not errors.
+			wait, grace = true, s.Drain
+		}
+		c.end(endDeadline, wait)
 	case <-interrupt:
 		c.end(endInterrupt, c.wait)
 		interrupt = nil // it started the settling: it cannot also cut it short
@@ -79,11 +87,12 @@ func (c *controller) watch(ctx context.Context, deadline time.Duration, interrup
 	case <-c.done:
 		return
 	}
-	// Settling (-w): the grace, or one more interrupt, aborts what is left.
-	grace := time.NewTimer(c.grace)
-	defer grace.Stop()
+	// Settling (-w, or streams draining): the grace, or one more
+	// interrupt, aborts what is left.
+	settle := time.NewTimer(grace)
+	defer settle.Stop()
 	select {
-	case <-grace.C:
+	case <-settle.C:
 	case <-interrupt:
 	case <-ctx.Done():
 	case <-c.done:

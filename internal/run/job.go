@@ -11,6 +11,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -106,6 +107,7 @@ func buildWith(ctx context.Context, whole *plan.Plan, o Options, groups [][]*sta
 			return transport.NewDialer(context.Background(), opt)
 		},
 	}
+	s.job.Stream = streamConfig(p, w)
 	if w != nil {
 		s.job.NewRequests, s.job.BodyLimit, s.job.CaptureHeaders, s.job.PerConnection =
 			w.NewRequests, w.BodyLimit, w.CaptureHeaders, w.PerConnection
@@ -117,6 +119,18 @@ func buildWith(ctx context.Context, whole *plan.Plan, o Options, groups [][]*sta
 		s.job.NewRequests = staticRequests(p)
 	}
 	return s, nil
+}
+
+// streamConfig is how the run measures streaming responses: the plan's
+// --sse, --idle-timeout and --stream-drain over the workload's own
+// settings (hail llm's tokens), if any.
+func streamConfig(p *plan.Plan, w *Workload) *stream.Config {
+	c := &stream.Config{}
+	if w != nil && w.Stream != nil {
+		c = &stream.Config{Tokens: w.Stream.Tokens, MaxEvent: w.Stream.MaxEvent, SLO: w.Stream.SLO, Expect: w.Stream.Expect}
+	}
+	c.All, c.Idle, c.Drain = p.SSE, p.Idle(), p.Drain()
+	return c
 }
 
 // NewDialer builds the dialer of p's target: its TLS configuration (the

@@ -141,6 +141,13 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 	if len(s.legs) == 0 {
 		return nil, errors.New("no target has a request to send: raise -n")
 	}
+	// One stream configuration for every leg: the run's --sse, idle timeout
+	// and drain, and one count of the streams in progress, which the
+	// controller's drain at -z reads (controller.watch).
+	stream := streamConfig(p, w)
+	for _, leg := range s.legs {
+		leg.job.Stream = stream
+	}
 	first := s.legs[0]
 	s.eng, s.reason, s.dialer, s.job = first.eng, first.reason, first.dialer, first.job
 	return s, nil
@@ -316,6 +323,9 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 		names = append(names, s.steps[st])
 	}
 	out := report.Origin{Name: org.Name, URL: org.Plan.URL.String(), Steps: names, Protocol: org.Plan.Protocol()}
+	if n := org.Plan.StreamsPerConn(); n > 1 {
+		out.Streams = n
+	}
 	out.SetTotals(t, in.Elapsed)
 	out.Connects = t.Connects
 	if all > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/target"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
@@ -108,6 +109,10 @@ type Workload struct {
 	// reason stops the run at once (a threshold with abort_on_fail) and is
 	// reported as Result.Hail.StoppedBy.
 	Check func(*stats.Collector) string
+	// Stream, if set, says how the workload's streams are read beyond what
+	// the plan says (its All, Idle and Drain come from the plan): hail llm
+	// reads tokens, with the lengths its requests ask for and objectives.
+	Stream *stream.Config
 	// Origins, if set, send the steps to several servers, one engine each,
 	// under the one schedule, stages and controller (origins.go): each
 	// origin's builders replace NewRequests, and its plan the run's URL

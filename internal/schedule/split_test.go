@@ -126,3 +126,39 @@ func TestSplitConnections(t *testing.T) {
 		t.Errorf("part 2's 10th connection at 0.5 s: active %v, wait %v, never %v; want inactive until later", active, wait, never)
 	}
 }
+
+// A connection its part leaves inactive is told it never becomes active
+// once nothing is left to claim (every request claimed, the time up, the
+// run stopped): otherwise a run bounded by requests, whose split part
+// may grow again, would keep that worker waiting forever.
+func TestInactiveConnectionEndsWithTheSource(t *testing.T) {
+	t.Parallel()
+	r := Ramp{Start: 4}
+	for _, tc := range []struct {
+		name string
+		src  *Source
+		end  func(*Source)
+		at   time.Duration
+	}{
+		{"requests", NewSource(nil, 3, 0), func(s *Source) {
+			for range 3 {
+				s.Claim(0)
+			}
+		}, 0},
+		{"duration", NewSource(nil, 0, time.Second), func(*Source) {}, time.Second},
+		{"stopped", NewSource(nil, 0, 0), func(s *Source) { s.Stop() }, 0},
+	} {
+		tc.src.SetConnections(r)
+		tc.src.SplitConnections(func(int) int { return 1 })
+		if active, wait, never := tc.src.Active(2, 0); active || never || wait != partRecheck {
+			t.Errorf("%s: before the end, connection 2 of 1 active: active %v, wait %v, never %v; want a recheck", tc.name, active, wait, never)
+		}
+		tc.end(tc.src)
+		if active, _, never := tc.src.Active(2, tc.at); active || !never {
+			t.Errorf("%s: at the end: active %v, never %v; want never", tc.name, active, never)
+		}
+		if active, _, _ := tc.src.Active(0, tc.at); !active {
+			t.Errorf("%s: connection 0 (within the part) is inactive", tc.name)
+		}
+	}
+}

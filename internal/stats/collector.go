@@ -16,14 +16,17 @@ type Second struct {
 	// Span is the seconds this entry covers: 1, or less for the last one.
 	Span float64 `json:"span"`
 	// Requests are the sent requests that ended in this second (responses
-	// + errors), Errors of them failed (cut off by the run's end
-	// included). NotSent are requests that failed in this second before a
+	// + errors + truncated streams), Errors of them failed (those the
+	// run's end aborted included). NotSent are requests that failed in this second before a
 	// byte was written (connect failures): errors, but never sent.
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`
 	NotSent  int64 `json:"not_sent,omitempty"`
-	// CutOff of the Errors were requests the run's end aborted.
-	CutOff int64 `json:"cut_off,omitempty"`
+	// CutOff are the sent requests the run's end cut off: those it
+	// aborted (among the Errors) and Truncated streams (not errors: hail
+	// llm's and --sse's streams still running after the drain).
+	CutOff    int64 `json:"cut_off,omitempty"`
+	Truncated int64 `json:"truncated,omitempty"`
 	// Drained of the Requests ended in the -w drain, after the run stopped
 	// sending (the drain begins summary.total − hail.drain.seconds into
 	// the run).
@@ -51,6 +54,11 @@ type Second struct {
 	// WaitP99 is the p99 of the time requests waited for a free connection
 	// in this second, ns (open model): the target's backpressure.
 	WaitP99 int64 `json:"wait_p99_ns,omitempty"`
+	// Events are the server-sent events streams delivered in this second;
+	// Tokens the output tokens (hail llm) by their arrival, corrected when
+	// each stream ended (a failed or cut stream's are taken back).
+	Events int64 `json:"events,omitempty"`
+	Tokens int64 `json:"tokens,omitempty"`
 	// InFlight and ConnsOpen are sampled at the end of the second.
 	InFlight  int64 `json:"in_flight"`
 	ConnsOpen int64 `json:"conns_open"`
@@ -184,7 +192,7 @@ func (c *Collector) Tick(now time.Time) {
 	if span <= 0 {
 		return
 	}
-	c.closeSecond(min(span, 1), now)
+	c.closeSecond(min(span, 1), now, false)
 }
 
 // Finish drains what is left at the end of the run (at end) and returns the
@@ -196,7 +204,7 @@ func (c *Collector) Finish(end time.Time) *Totals {
 	if span < 0 {
 		span = 0
 	}
-	c.closeSecond(min(span, 1), end)
+	c.closeSecond(min(span, 1), end, true)
 	c.mreader.Close()
 	return c.total
 }
@@ -207,7 +215,10 @@ func (c *Collector) span(now time.Time) float64 {
 	return (now.Sub(c.start) - time.Duration(c.next)*time.Second).Seconds()
 }
 
-func (c *Collector) closeSecond(span float64, now time.Time) {
+// closeSecond drains the recorders into one entry of the series; final
+// drains the stream histograms too (only the run's end needs them: each
+// stage slot's then land in its stage's totals, so they are per stage too).
+func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 	single := c.nsteps == 1
 	all := c.all
 	if single {
@@ -232,7 +243,7 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 				d.reset()
 			}
 			for _, r := range c.groups[slot*c.nsteps+g] {
-				d.drain(r)
+				d.drain(r, final)
 				gin += atomic.LoadInt64(&r.inflight)
 				gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
 			}
@@ -273,12 +284,20 @@ func (c *Collector) closeSecond(span float64, now time.Time) {
 
 // secondOf summarises one tick's totals s as entry index of a series.
 func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, open int64) Second {
-	lat.Reset()
+	resetHist(lat)
 	lat.Merge(s.LatencyOK)
 	lat.Merge(s.LatencyBad)
+	var events, tokens int64
+	if st := s.Stream; st != nil {
+		events = st.Events
+		if st.Tokens != nil {
+			tokens = st.Tokens.Series
+		}
+	}
 	sec := Second{
+		Events: events, Tokens: tokens,
 		Index: index, Span: span,
-		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
+		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Truncated: s.Truncated(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,

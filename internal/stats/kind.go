@@ -45,6 +45,13 @@ const (
 	ErrHTTP2GoAway
 	ErrQUICHandshake
 	ErrHTTP3
+	ErrStreamError
+	ErrStreamNoDone
+	ErrStreamIdle
+	ErrStreamNoEvents
+	ErrStreamMidEvent
+	ErrStreamAfterDone
+	ErrStreamTooLarge
 	ErrCheckStatus
 	ErrCheckBody
 	ErrCheckJSON
@@ -90,6 +97,13 @@ var kindNames = [numErrorKinds]string{
 	ErrHTTP2GoAway:          "http2 goaway",
 	ErrQUICHandshake:        "quic handshake failed",
 	ErrHTTP3:                "http3 stream error",
+	ErrStreamError:          "stream error event",
+	ErrStreamNoDone:         "stream ended without [DONE]",
+	ErrStreamIdle:           "stream idle timeout",
+	ErrStreamNoEvents:       "stream had no events",
+	ErrStreamMidEvent:       "stream ended mid-event",
+	ErrStreamAfterDone:      "stream data after [DONE]",
+	ErrStreamTooLarge:       "stream event too large",
 	ErrCheckStatus:          "check failed: status",
 	ErrCheckBody:            "check failed: body_contains",
 	ErrCheckJSON:            "check failed: json",

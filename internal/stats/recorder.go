@@ -53,6 +53,8 @@ type Recorder struct {
 	connsClosed int64
 
 	trace *traceBuf // per-request log (trace.go); nil when off
+
+	streams atomic.Pointer[streamRec] // streaming responses (stream.go); nil until the first
 }
 
 // NewRecorder returns an empty Recorder.

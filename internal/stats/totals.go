@@ -42,6 +42,9 @@ type Totals struct {
 	DNSSum     int64
 	DNSMin     int64
 	DNSMax     int64
+
+	// Stream is what streaming responses measured; nil when none was seen.
+	Stream *Streams
 }
 
 // NewTotals returns empty Totals.
@@ -70,16 +73,28 @@ func (t *Totals) ErrorCount() int64 {
 	return n
 }
 
-// Requests is every request that ended: responses plus errors (oha's
-// count: requests that failed before they were sent included).
-func (t *Totals) Requests() int64 { return t.Responses() + t.ErrorCount() }
+// Requests is every request that ended: responses, errors (oha's count:
+// requests that failed before they were sent included) and truncated
+// streams.
+func (t *Totals) Requests() int64 { return t.Responses() + t.ErrorCount() + t.Truncated() }
+
+// Truncated is the number of streams hail cut because the run ended while
+// they streamed: sent requests that are neither responses nor errors.
+func (t *Totals) Truncated() int64 {
+	if t.Stream == nil {
+		return 0
+	}
+	return t.Stream.Truncated
+}
 
 // Sent is every sent request that ended: Requests less those that failed
 // before any byte was written.
 func (t *Totals) Sent() int64 { return t.Requests() - t.NotSent }
 
-// CutOff is the number of sent requests the run's end aborted.
-func (t *Totals) CutOff() int64 { return t.Errors[ErrAborted] }
+// CutOff is the number of sent requests the run's end cut off: those it
+// aborted (errors of kind ErrAborted) and the streams it truncated (not
+// errors). Neither is in the all-sent latency.
+func (t *Totals) CutOff() int64 { return t.Errors[ErrAborted] + t.Truncated() }
 
 // AllSent returns a new histogram of every sent request that was not cut
 // off: each response at its latency, each failure at its elapsed time.
@@ -131,20 +146,31 @@ func (t *Totals) Add(o *Totals) {
 	t.ConnectMax = max(t.ConnectMax, o.ConnectMax)
 	t.DNSMin = min(t.DNSMin, o.DNSMin)
 	t.DNSMax = max(t.DNSMax, o.DNSMax)
+	if o.Stream != nil {
+		t.ensureStreams(o.Stream.Tokens != nil)
+		t.Stream.add(o.Stream)
+	}
 }
 
 // reset empties t, keeping its histograms' memory.
 func (t *Totals) reset() {
 	hs := [6]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
 	for _, h := range hs {
-		h.Reset()
+		resetHist(h)
+	}
+	st := t.Stream
+	if st != nil {
+		st.reset()
 	}
 	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], Failed: hs[5],
-		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64}
+		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st}
 }
 
-// drain moves everything recorded in r into t.
-func (t *Totals) drain(r *Recorder) {
+// drain moves everything recorded in r into t; the stream histograms only
+// when streamHists is set (they are only read at the run's end, and
+// scanning them every second would cost a streaming run more than its
+// events do).
+func (t *Totals) drain(r *Recorder, streamHists bool) {
 	r.latencyOK.drainInto(t.LatencyOK)
 	r.latencyBad.drainInto(t.LatencyBad)
 	r.firstByte.drainInto(t.FirstByte)
@@ -182,4 +208,5 @@ func (t *Totals) drain(r *Recorder) {
 	t.ConnectMax = max(t.ConnectMax, atomic.LoadInt64(&r.connectMax))
 	t.DNSMin = min(t.DNSMin, atomic.LoadInt64(&r.dnsMin))
 	t.DNSMax = max(t.DNSMax, atomic.LoadInt64(&r.dnsMax))
+	t.drainStreams(r, streamHists)
 }

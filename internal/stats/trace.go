@@ -14,13 +14,16 @@ type TraceRecord struct {
 	Start     int64  // actual send time
 	End       int64  // last byte received, or the failure
 	FirstByte int64  // first response byte, since the run's start; 0: none arrived
-	Connect   int64  // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
-	DNS       int64  // the DNS part of Connect (ns)
-	Body      int64  // body bytes received
-	Status    int32  // HTTP status; 0 when the request failed
-	Conn      int32  // connection number (0-based, across the run)
-	Step      uint16
-	Err       uint8 // ErrorKind+1 when the request failed; 0 when it got a response
+	// FirstToken is when a token stream's first content token arrived
+	// (hail llm), since the run's start; 0: none.
+	FirstToken int64
+	Connect    int64 // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
+	DNS        int64 // the DNS part of Connect (ns)
+	Body       int64 // body bytes received
+	Status     int32 // HTTP status; 0 when the request failed
+	Conn       int32 // connection number (0-based, across the run)
+	Step       uint16
+	Err        uint8 // ErrorKind+1 when the request failed; 0 when it got a response
 }
 
 // Failed reports whether the request ended without a response, and how.

@@ -13,19 +13,25 @@ import (
 )
 
 // Listener finds the process listening on addr, a TCP address on this
-// machine (a loopback target): the listening socket's inode from
-// /proc/net/tcp (or tcp6), then the process holding a descriptor of it in
+// machine (a loopback target): the listening socket's inode from the
+// kernel's sock_diag (or /proc/net/tcp and tcp6), then the process holding a descriptor of it in
 // /proc/PID/fd. It reports false when none is found: nothing listens
 // there, the listener is in another network namespace, or its process's
 // descriptors cannot be read (another user's, without privileges). A
 // socket shared by several processes (a pre-forked server) names the
 // lowest pid.
-func Listener(addr netip.AddrPort) (pid int, ok bool) { return listenerAt("/proc", addr) }
+func Listener(addr netip.AddrPort) (pid int, ok bool) {
+	return listenerAt("/proc", addr, listeningDiag)
+}
 
-func listenerAt(proc string, addr netip.AddrPort) (int, bool) {
+// listenerAt is Listener with proc as /proc; the listening sockets come
+// from diag when it can tell (nil: from proc's net/tcp tables).
+func listenerAt(proc string, addr netip.AddrPort, diag func(netip.AddrPort, map[string]bool) bool) (int, bool) {
 	inodes := map[string]bool{}
-	for _, f := range []string{"net/tcp", "net/tcp6"} {
-		listening(filepath.Join(proc, f), addr, inodes)
+	if diag == nil || !diag(addr, inodes) {
+		for _, f := range []string{"net/tcp", "net/tcp6"} {
+			listening(filepath.Join(proc, f), addr, inodes)
+		}
 	}
 	if len(inodes) == 0 {
 		return 0, false

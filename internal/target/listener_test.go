@@ -1,6 +1,7 @@
 package target
 
 import (
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -61,7 +62,7 @@ func TestListenerTable(t *testing.T) {
 		addr string
 		pid  int
 	}{{"127.0.0.1:8080", 42}, {"127.0.0.1:80", 7}, {"127.0.0.1:81", 0}} {
-		pid, ok := listenerAt(dir, netip.MustParseAddrPort(tc.addr))
+		pid, ok := listenerAt(dir, netip.MustParseAddrPort(tc.addr), nil)
 		if pid != tc.pid || ok != (tc.pid != 0) {
 			t.Errorf("%s: pid %d (%v), want %d", tc.addr, pid, ok, tc.pid)
 		}
@@ -82,4 +83,34 @@ func FuzzParseProcAddr(f *testing.F) {
 			t.Errorf("%q parsed as the invalid %v", s, a)
 		}
 	})
+}
+
+// sock_diag and /proc/net/tcp name the same listening sockets.
+func TestDiagAgreesWithProc(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp here")
+	}
+	for _, bind := range []string{"127.0.0.1:0", "[::1]:0", ":0"} {
+		ln, err := net.Listen("tcp", bind)
+		if err != nil {
+			t.Skipf("%s: %v", bind, err)
+		}
+		port := netip.MustParseAddrPort(ln.Addr().String()).Port()
+		addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port)
+		if bind == "[::1]:0" {
+			addr = netip.AddrPortFrom(netip.IPv6Loopback(), port)
+		}
+		fromDiag, fromProc := map[string]bool{}, map[string]bool{}
+		if !listeningDiag(addr, fromDiag) {
+			t.Skip("sock_diag cannot be asked here")
+		}
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			listening(f, addr, fromProc)
+		}
+		if len(fromDiag) != 1 || len(fromProc) != 1 || !maps.Equal(fromDiag, fromProc) {
+			t.Errorf("%s: sock_diag found %v, /proc/net/tcp %v", bind, fromDiag, fromProc)
+		}
+		ln.Close()
+	}
 }

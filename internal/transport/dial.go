@@ -54,6 +54,10 @@ type Options struct {
 	ProxyTunnel bool
 	ProxyHeader [][2]string
 	ProxyTLS    *tls.Config
+
+	// RxTimes makes TCP connections take the kernel's receive time of the
+	// bytes each read returns (RxTime), for streams' read lag.
+	RxTimes bool
 }
 
 // Timing is how long one connection setup took.
@@ -281,6 +285,9 @@ func (d *Dialer) Dial(ctx context.Context) (net.Conn, Timing, error) {
 		if err == nil {
 			if tc, ok := c.(*net.TCPConn); ok {
 				_ = tc.SetNoDelay(true)
+				if d.opt.RxTimes && d.opt.Proxy == nil {
+					c = stamp(tc)
+				}
 			}
 		}
 	}

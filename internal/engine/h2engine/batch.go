@@ -207,3 +207,7 @@ func (b *batchConn) Close() error {
 	b.mu.Unlock()
 	return b.Conn.Close()
 }
+
+// NetConn is the connection under the batching (transport.RxTime reads
+// receive times through it).
+func (b *batchConn) NetConn() net.Conn { return b.Conn }

@@ -11,6 +11,9 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/hail-loadgen/hail/internal/engine"
+	sm "github.com/hail-loadgen/hail/internal/stream"
 )
 
 // client is hail's HTTP/2 client connection: lean where a load generator
@@ -23,10 +26,11 @@ import (
 // and completes each stream by a channel send to the goroutine waiting for
 // it. No goroutine, http.Request or http.Response is made per request.
 type client struct {
-	nc    *batchConn
-	fr    *http2.Framer
-	since func() time.Duration
-	sent  bool // a client certificate was configured (for Cause)
+	nc     *batchConn
+	fr     *http2.Framer
+	since  func() time.Duration
+	rxBase int64 // the job's start, Unix ns: turns receive times (transport.RxTime) into its clock
+	sent   bool  // a client certificate was configured (for Cause)
 
 	mu          sync.Mutex
 	cond        *sync.Cond // a stream slot or send window opened, or the connection failed
@@ -60,8 +64,9 @@ type client struct {
 	hIsGRPC bool // content-type application/grpc (or application/grpc+…)
 	hEnc    bool // a grpc-encoding other than identity
 	hLoc    []byte
-	hBytes  int // the block's encoded bytes so far
-	hSize   int // its decoded size so far (RFC 9113 §6.5.2: name + value + 32 per field)
+	hEvents bool // content-type: text/event-stream
+	hBytes  int  // the block's encoded bytes so far
+	hSize   int  // its decoded size so far (RFC 9113 §6.5.2: name + value + 32 per field)
 
 	maxHeaderList int // the header list size hail announced: a larger block fails the connection
 }
@@ -76,6 +81,7 @@ type call struct {
 	gotHeaders bool
 	wrote      bool // the request's HEADERS were handed to the connection's writer
 	err        error
+	idle       *time.Timer // a stream's idle timeout (waitIdle), reused
 }
 
 // httpResult is where the reader puts a response: the stream's parser
@@ -89,6 +95,12 @@ type httpResult struct {
 	wantLoc  bool
 	fb       time.Duration
 	grpc     *grpcResult // a gRPC call's messages and status (grpc.go); nil for HTTP
+	// meter measures the response if it is a stream (nil: streams are not
+	// measured); streaming is set once its head said it is one. The reader
+	// feeds it DATA frames, stamped with the time they were read.
+	meter     *sm.Meter
+	head      bool // the request is HEAD: its response has no body
+	streaming bool
 }
 
 // Our receive windows: large, so that small responses never wait for a
@@ -105,7 +117,7 @@ var clientPreface = []byte(http2.ClientPreface)
 // have not arrived within settingsWithin (> 0; what is left of the connect
 // timeout, connectTimeout) fails the connection with a *SettingsTimeoutError.
 func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration, settingsWithin, connectTimeout time.Duration) (*client, error) {
-	c := &client{nc: nc, since: since, nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
+	c := &client{nc: nc, since: since, rxBase: time.Now().UnixNano() - int64(since()), nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
 		maxFrame: 16384, initWin: 65535, connWin: 65535}
 	c.cond = sync.NewCond(&c.mu)
 	c.br = bufio.NewReaderSize(nc, 32<<10)
@@ -213,7 +225,7 @@ func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *ca
 	if c.nextID >= 1<<31-1 { // stream IDs run out: the next request gets a new connection
 		c.goaway = true
 	}
-	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin}
+	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin, idle: cl.idle}
 	c.streams[id] = cl
 	c.active++
 	if int64(len(body)) != tp.clen && !tp.grpc { // the block's content-length is the template's
@@ -264,12 +276,54 @@ func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *ca
 		c.write(cl)
 	}
 	c.mu.Unlock()
+	if r.meter != nil && r.meter.Idle() > 0 {
+		return c.waitIdle(ctx, cl, r.meter)
+	}
 	select {
 	case <-cl.done:
 		return cl.err
 	case <-ctx.Done():
 		c.cancel(cl)
 		return ctx.Err()
+	}
+}
+
+// waitIdle waits for cl as exchange does, and fails it with
+// engine.ErrStreamIdle when its response is a stream that goes too long
+// without an event (m.IdleAt). The timer is checked lazily: it fires once
+// per idle period and is set again from the stream's latest event.
+func (c *client) waitIdle(ctx context.Context, cl *call, m *sm.Meter) error {
+	if cl.idle == nil {
+		cl.idle = time.NewTimer(m.Idle())
+	} else {
+		cl.idle.Reset(m.Idle())
+	}
+	defer cl.idle.Stop()
+	for {
+		select {
+		case <-cl.done:
+			return cl.err
+		case <-ctx.Done():
+			c.cancel(cl)
+			return ctx.Err()
+		case <-cl.idle.C:
+			now := c.since()
+			switch at := m.IdleAt(); {
+			case at == 0: // not a stream (yet)
+				cl.idle.Reset(m.Idle())
+			case now >= at:
+				c.mu.Lock()
+				if c.streams[cl.id] == cl { // else it ended as the timer fired
+					c.resetLocked(cl)
+					cl.err = engine.ErrStreamIdle
+				}
+				c.mu.Unlock()
+				<-cl.done
+				return cl.err
+			default:
+				cl.idle.Reset(at - now)
+			}
+		}
 	}
 }
 

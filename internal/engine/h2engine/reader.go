@@ -13,6 +13,8 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/hail-loadgen/hail/internal/http1"
+	sm "github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/transport"
 )
 
 // readLoop is the connection's reader goroutine. After the server's
@@ -47,7 +49,7 @@ func (c *client) readLoop() {
 		c.mu.Lock()
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
-			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0]
+			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc, c.hEvents = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0], false
 			c.hIsGRPC, c.hEnc, c.hBytes, c.hSize = false, false, 0, 0
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
 		case *http2.ContinuationFrame:
@@ -176,6 +178,10 @@ func (c *client) onData(f *http2.DataFrame, ctl []byte) []byte {
 	}
 	data := f.Data()
 	*cl.p.body += int64(len(data))
+	if cl.p.streaming && len(data) > 0 {
+		c.stampData(cl.p.meter)
+		cl.p.meter.StreamBody(data)
+	}
 	if g := cl.p.grpc; g != nil {
 		g.feed(data, c.since)
 	}
@@ -301,6 +307,7 @@ func (c *client) onField(f hpack.HeaderField) {
 		c.hGRPC = parseGRPCStatus(f.Value)
 	case "content-type":
 		c.hIsGRPC = isGRPCContentType(f.Value)
+		c.hEvents = http1.IsEventStream([]byte(f.Value))
 	case "grpc-encoding":
 		c.hEnc = f.Value != "identity"
 	}
@@ -327,6 +334,11 @@ func (c *client) onHeaders(cl *call) {
 		if cl.p.wantLoc && len(c.hLoc) > 0 {
 			*cl.p.location = append((*cl.p.location)[:0], c.hLoc...)
 		}
+		if m := cl.p.meter; m != nil && status < 300 && !cl.p.head && !c.hEnd && (c.hEvents || m.All()) {
+			cl.p.streaming = true
+			m.Time(c.since(), -1)
+			m.StreamHead()
+		}
 	}
 	if c.hEnd {
 		if g := cl.p.grpc; g != nil && c.hGRPC >= 0 {
@@ -345,4 +357,18 @@ type NotH2CError struct {
 func (e *NotH2CError) Error() string {
 	return fmt.Sprintf("the server did not answer the HTTP/2 preface with a SETTINGS frame (it began %q): it does not speak h2c "+
 		"(HTTP/2 over plain TCP with prior knowledge); use an https:// URL for h2 by ALPN, or drop --http2", e.First)
+}
+
+// stampData stamps a stream's DATA frame for m: with the kernel's receive
+// time of the last read from the connection where it gives one (the
+// frame's bytes came with that read or an earlier one), else with now.
+func (c *client) stampData(m *sm.Meter) {
+	now := c.since()
+	if c.rxBase != 0 {
+		if rx := transport.RxTime(c.nc); rx > 0 {
+			m.Time(min(time.Duration(rx-c.rxBase), now), now)
+			return
+		}
+	}
+	m.Time(now, -1)
 }

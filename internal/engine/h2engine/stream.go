@@ -9,12 +9,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	sm "github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -36,6 +38,7 @@ type stream struct {
 	buf     []byte
 	call    engine.Call
 	chain   engine.Chain
+	meter   *sm.Meter  // the call's stream meter (nil: streams are not measured)
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
 	grpc    grpcResult // a gRPC call's messages and status, reused
@@ -52,6 +55,8 @@ func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i i
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
+	j.AttachMeter(&s.call, nil)
+	s.meter = s.call.Meter()
 	s.parser.BodyLimit = j.BodyLimit
 	s.parser.WantLocation = j.MaxRedirects > 0
 	return s
@@ -206,7 +211,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template, body []byt
 func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template, body []byte) (mid bool, err error) {
 	r := &s.result
 	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
-		location: &s.parser.Location, wantLoc: s.parser.WantLocation}
+		location: &s.parser.Location, wantLoc: s.parser.WantLocation, meter: s.meter, head: tp.head}
 	if tp.grpc {
 		s.grpc.reset()
 		r.grpc = &s.grpc
@@ -257,8 +262,18 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []by
 		return false, causeOf(c, err)
 	}
 	s.call.FirstByte(s.j.Since())
+	var idle *idleCloser
+	if m := s.meter; m != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.StatusCode != 204 && !tp.head &&
+		(http1.IsEventStream([]byte(resp.Header.Get("Content-Type"))) || m.All()) {
+		m.Time(s.j.Since(), -1)
+		m.StreamHead()
+		idle = watchIdle(m, resp.Body, s.j.Since)
+	}
 	n, rerr := s.readBody(resp.Body)
 	resp.Body.Close()
+	if idle.stop() && rerr != nil {
+		rerr = engine.ErrStreamIdle
+	}
 	s.parser.BodyBytes = n
 	if rerr != nil {
 		s.account(c)
@@ -322,6 +337,10 @@ func (s *stream) readBody(b io.Reader) (int64, error) {
 	var n int64
 	for {
 		k, err := b.Read(s.buf)
+		if k > 0 && s.meter != nil && s.meter.On() {
+			s.meter.Time(s.j.Since(), -1)
+			s.meter.StreamBody(s.buf[:k])
+		}
 		if k > 0 {
 			if room := s.parser.BodyLimit - len(s.parser.Body); room > 0 {
 				s.parser.Body = append(s.parser.Body, s.buf[:min(k, room)]...)
@@ -366,3 +385,43 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 }
 
 func (r *bodyReader) Close() error { return nil }
+
+// idleCloser ends a stream read through an io.Reader (HTTP/3's response
+// body) that goes longer than the idle timeout without an event, by
+// closing the body under the blocked read. Its timer fires once per idle
+// period and is set again from the stream's latest event.
+type idleCloser struct {
+	t     *time.Timer
+	fired atomic.Bool
+}
+
+// watchIdle starts an idleCloser for m's stream, read from body; nil when
+// no idle timeout applies.
+func watchIdle(m *sm.Meter, body io.Closer, since func() time.Duration) *idleCloser {
+	if m.Idle() <= 0 {
+		return nil
+	}
+	ic := &idleCloser{}
+	ic.t = time.AfterFunc(time.Hour, func() {
+		at := m.IdleAt()
+		if now := since(); at > now {
+			ic.t.Reset(at - now)
+			return
+		}
+		if at > 0 {
+			ic.fired.Store(true)
+			body.Close()
+		}
+	})
+	ic.t.Reset(m.Idle()) // armed once ic.t is set: the function resets it
+	return ic
+}
+
+// stop stops the timer and reports whether it closed the body.
+func (ic *idleCloser) stop() bool {
+	if ic == nil {
+		return false
+	}
+	ic.t.Stop()
+	return ic.fired.Load()
+}

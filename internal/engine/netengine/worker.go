@@ -40,6 +40,8 @@ func newWorker(j *engine.Job, i int, alarm *schedule.Alarm, slots chan struct{})
 	w.rec = j.Recorders[0][w.shard]
 	w.wire.Epoch = j.Start.UnixNano() // responses end at the kernel's receive time
 	j.InitParser(&w.parser)
+	w.wire.Guard = &w.guard
+	j.AttachMeter(&w.call, &w.parser)
 	return w
 }
 

@@ -112,6 +112,7 @@ func (w *worker) finish(c *conn) {
 	}
 	c.stamp = false
 	w.unlist(listRequest, c)
+	w.unlist(listIdle, c)
 	w.count.busy--
 	if !c.sending {
 		w.release(c)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -15,6 +16,7 @@ import (
 const (
 	listConnect = iota // connection setup (and the hybrid vsock handshake), --connect-timeout
 	listRequest        // the whole request, redirects included, -t
+	listIdle           // a streaming response's idle timeout, --idle-timeout (checked lazily: see expireIdle)
 	numLists
 )
 
@@ -92,7 +94,37 @@ func (w *worker) expire() {
 	for h := w.lists[listRequest].head; h >= 0 && w.conns[h].dl[listRequest].deadline <= w.now; h = w.lists[listRequest].head {
 		w.fail(&w.conns[h], errRequestTimeout)
 	}
+	w.expireIdle()
 	w.wakeThinkers()
+}
+
+// expireIdle fails the streams that went too long without an event. An
+// entry's deadline is the stream's idle deadline as of when it was listed;
+// events since moved the stream's own (Call.IdleAt) later, so an entry that
+// comes due is checked against it and listed again when the stream is
+// still alive: one list operation per idle period, not one per event.
+func (w *worker) expireIdle() {
+	for h := w.lists[listIdle].head; h >= 0 && w.conns[h].dl[listIdle].deadline <= w.now; h = w.lists[listIdle].head {
+		c := &w.conns[h]
+		w.unlist(listIdle, c)
+		at := c.call.IdleAt()
+		switch {
+		case !c.active() || c.away || at == 0:
+		case at <= w.now:
+			w.fail(c, engine.ErrStreamIdle)
+		default:
+			w.push(listIdle, c, at)
+		}
+	}
+}
+
+// watchIdle lists c's stream for its idle timeout, once it has one.
+func (w *worker) watchIdle(c *conn) {
+	if !c.dl[listIdle].in {
+		if at := c.call.IdleAt(); at > 0 {
+			w.push(listIdle, c, at)
+		}
+	}
 }
 
 // earliest is the first deadline of any list (or end of a think time), or -1.

@@ -254,7 +254,15 @@ func (w *worker) onData(c *conn, data []byte) {
 		c.carry = append(c.carry, data...)
 		return
 	}
-	c.call.FirstByte(w.at(c))
+	read := time.Duration(-1) // when hail reads these bytes: the read lag of a stream's events
+	if w.rx.stamped {
+		read = w.now
+		if c.call.Streaming() { // w.now is the batch's: later completions are read later
+			read = w.j.Since()
+		}
+	}
+	c.call.Received(w.at(c), read)
+	defer w.watchIdle(c)
 	for len(data) > 0 {
 		if len(c.carry) > 0 {
 			// A line was split: complete it in the carry buffer (up to and
@@ -294,10 +302,11 @@ func (w *worker) onData(c *conn, data []byte) {
 // feedCarry parses bytes that arrived before the current exchange began.
 func (w *worker) feedCarry(c *conn) {
 	w.rx.evt = w.now
-	c.call.FirstByte(w.at(c))
+	c.call.Received(w.at(c), -1)
 	if done, ok := w.parseCarry(c); ok && done {
 		w.responseDone(c)
 	}
+	w.watchIdle(c)
 }
 
 // parseCarry feeds the carry buffer to c's parser and keeps what it did not

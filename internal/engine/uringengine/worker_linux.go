@@ -233,6 +233,7 @@ func (w *worker) setup() error {
 		}
 		c.sa = w.mem.arena.Alloc(sockaddrSize)
 		w.j.InitParser(&c.parser)
+		w.j.AttachMeter(&c.call, &c.parser)
 	}
 	for i := range w.lists {
 		w.lists[i] = dlist{-1, -1}
@@ -365,13 +366,26 @@ func (w *worker) submitWait() error {
 // came meanwhile in one batch. Nothing waits on completions when a
 // connection is free for the next request, more requests are to come (at
 // the end, in-flight requests are reaped as they finish), no connect is in
-// flight, no redirect is followed and no helper is out.
+// flight, no redirect is followed, no helper is out — and no stream is in
+// progress, nor, when every response is expected to be one (--sse, hail
+// llm), any request: a stream's events are read as they come, or several
+// would arrive in one receive (one receive time, the last's) and hail's
+// read lag would show in their times. (The kernel does a multishot
+// receive's work only when the ring's waiter runs it: a waiter asking
+// for many completions lets the bytes pile up in the socket.)
 func (w *worker) waitFor() uint32 {
 	if w.open && w.rx.stamped && !w.sched.aborted && !w.sched.exhausted && w.free.len() > 0 && w.count.connecting == 0 &&
-		w.j.MaxRedirects == 0 && w.away.n == 0 {
+		w.j.MaxRedirects == 0 && w.away.n == 0 && !w.streaming() {
 		return 1 << 20
 	}
 	return 1
+}
+
+// streaming reports whether a stream may be in progress: one is, or every
+// response is expected to be one and a request is in flight.
+func (w *worker) streaming() bool {
+	s := w.j.Stream
+	return s != nil && (s.Live() > 0 || (s.All || s.Tokens) && w.count.busy > 0)
 }
 
 // stampNow starts c's call at w.now if it is still waiting for its start

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hail-loadgen/hail/internal/llmload"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/stream"
+)
+
+// llmRun is a checked hail llm invocation: its plan (POSTs to the API's
+// URL) and the prepared load (internal/llmload).
+type llmRun struct {
+	plan *plan.Plan
+	load llmload.Load
+	*llmload.Run
+}
+
+// llmNames name hail llm's inputs in llmload's messages.
+var llmNames = llmload.Names{URL: "URL", API: "--api", Model: "--model", InputTokens: "--input-tokens", OutputTokens: "--output-tokens",
+	ExtraBody: "--extra-body", Arrivals: "--arrivals", Header: "-H", Rate: "-q", Burst: "--burst-delay"}
+
+// prepareLLM checks the flags and the URL, asks the server for its model
+// when --model is not given, and builds the run. Each problem is one line.
+func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("expected one URL, got %d arguments: usage is hail llm [flags] http://HOST:PORT/v1/chat/completions", len(args))
+	}
+	raw := args[0]
+	if !strings.Contains(raw, "://") {
+		return nil, fmt.Errorf("URL %q has no scheme: write http://%s/v1/chat/completions", raw, raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("URL %q is not valid: %v", raw, unwrapURLErr(err))
+	}
+	slo, err := parseSLO(f.slo)
+	if err != nil {
+		return nil, err
+	}
+	l := llmload.Load{Model: f.modelName, InputTokens: f.inputTokens, OutputTokens: f.outputTokens, Exact: f.exact,
+		ExtraBody: f.extraBody, APIKey: os.Getenv("OPENAI_API_KEY"), SLO: slo, Seed: f.seed, Names: llmNames}
+	if cmd.Flags().Changed("api") {
+		l.API = f.api
+	}
+	if cmd.Flags().Changed("arrivals") {
+		l.Arrivals = f.arrivals
+	}
+	p := &plan.Plan{URL: u, Method: "POST"}
+	if err := f.model.apply(cmd, p); err != nil {
+		return nil, err
+	}
+	if err := f.tr.apply(cmd, p); err != nil {
+		return nil, err
+	}
+	f.strm.apply(p)
+	p.Timeout, p.ConnectTimeout = f.timeout, f.connTimeout
+	if p.Headers, err = parseHeaders(f.headers); err != nil {
+		return nil, err
+	}
+	r, err := llmload.Prepare(p, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := r.Connect(context.Background(), p); err != nil {
+		return nil, err
+	}
+	return &llmRun{plan: p, load: l, Run: r}, nil
+}
+
+// parseHeaders parses -H's 'Name: value' headers.
+func parseHeaders(given []string) ([][2]string, error) {
+	var h [][2]string
+	for _, raw := range given {
+		name, value, ok := strings.Cut(raw, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+			return nil, fmt.Errorf("-H %q: write headers as 'Name: value'", raw)
+		}
+		h = append(h, [2]string{name, strings.TrimSpace(value)})
+	}
+	return h, nil
+}
+
+// parseSLO parses --slo: ttft=D,tpot=D,e2e=D (e2el too, vLLM's name); a
+// plain number is milliseconds, as vLLM's --goodput takes them.
+func parseSLO(s string) (stream.SLO, error) {
+	var slo stream.SLO
+	if strings.TrimSpace(s) == "" {
+		return slo, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			k, v, ok = strings.Cut(strings.TrimSpace(part), ":")
+		}
+		d, err := sloDuration(strings.TrimSpace(v))
+		if !ok || err != nil || d <= 0 {
+			return slo, fmt.Errorf("--slo %q: %q is not NAME=DURATION with a positive duration; write e.g. --slo ttft=500ms,tpot=50ms,e2e=10s", s, part)
+		}
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "ttft":
+			slo.TTFT = d
+		case "tpot":
+			slo.TPOT = d
+		case "e2e", "e2el":
+			slo.E2E = d
+		default:
+			return slo, fmt.Errorf("--slo %q: unknown objective %q: the objectives are ttft, tpot and e2e", s, k)
+		}
+	}
+	return slo, nil
+}
+
+// sloDuration is a duration, or a plain number of milliseconds.
+func sloDuration(v string) (time.Duration, error) {
+	if ms, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.Duration(ms * float64(time.Millisecond)), nil
+	}
+	return time.ParseDuration(v)
+}
+
+// config is the run's configuration as the Result stores it.
+func (l *llmRun) config() map[string]any {
+	p := l.plan
+	c := map[string]any{
+		"url": redactedURL(p.URL, false), "method": p.Method, "headers": redactedHeaders(p.Headers, false), "connections": p.Connections,
+		"requests": p.Requests, "duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, l.Workload),
+		"burst_delay_seconds": p.BurstEvery.Seconds(), "burst_rate": p.BurstSize, "wait_ongoing": p.WaitOngoing,
+		"pacing_granularity_seconds": p.Pacing().Seconds(), "timeout_seconds": p.Timeout.Seconds(), "connect_timeout_seconds": p.ConnectTimeout.Seconds(),
+		"keepalive": p.KeepAlive, "engine": p.Engine, "idle_timeout_seconds": p.Idle().Seconds(), "stream_drain_seconds": p.Drain().Seconds(),
+		"llm": l.Config(l.load),
+	}
+	transportConfig(c, p, false)
+	return c
+}

@@ -1,0 +1,166 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
+)
+
+// API is the kind of endpoint: "completions" or "chat".
+type API string
+
+// The APIs, and the paths that name them.
+const (
+	Completions API = "completions" // /v1/completions: a prompt
+	Chat        API = "chat"        // /v1/chat/completions: messages
+)
+
+// APIFromPath is the API a URL path ends in: .../completions or
+// .../chat/completions; ok is false for any other path.
+func APIFromPath(path string) (API, bool) {
+	p := strings.TrimSuffix(path, "/")
+	switch {
+	case strings.HasSuffix(p, "/chat/completions"):
+		return Chat, true
+	case strings.HasSuffix(p, "/completions"):
+		return Completions, true
+	}
+	return "", false
+}
+
+// Path is the API's path under an OpenAI-compatible base ("/v1").
+func (a API) Path() string {
+	if a == Chat {
+		return "/chat/completions"
+	}
+	return "/completions"
+}
+
+// Salts of a request's two length draws.
+const (
+	saltIn  = 0x696e707574
+	saltOut = 0x6f7574707574
+)
+
+// Spec is what the requests of a run share.
+type Spec struct {
+	API   API
+	Model string
+	// Input and Output are the prompt and output lengths, in tokens.
+	Input, Output Lengths
+	// Exact asks for exactly the output length: min_tokens equal to
+	// max_tokens and ignore_eos (vLLM's and SGLang's parameters; servers
+	// without them ignore them or refuse them).
+	Exact bool
+	// Extra are more members of every request's JSON object (--extra-body),
+	// as JSON: {"temperature":0}; empty for none.
+	Extra string
+	// Head is the request's encoded head up to its Content-Length value,
+	// Tail the rest of the head after it ("\r\n" …, the empty line
+	// included), as SplitHead makes them.
+	Head, Tail []byte
+
+	model []byte // Model as a JSON string
+	extra []byte // Extra's members, without the braces
+}
+
+// Init checks the spec and prepares its fixed parts. Its error is about
+// Extra (the caller names it: --extra-body, LLM.ExtraBody).
+func (s *Spec) Init() error {
+	m, err := json.Marshal(s.Model)
+	if err != nil {
+		return err
+	}
+	s.model = m
+	if e := strings.TrimSpace(s.Extra); e != "" {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(e), &obj); err != nil {
+			return fmt.Errorf("%q: not a JSON object (%v): give members to add to every request, e.g. '{\"temperature\":0}'", s.Extra, err)
+		}
+		inner := bytes.TrimSpace([]byte(e))
+		s.extra = bytes.TrimSpace(inner[1 : len(inner)-1])
+	}
+	return nil
+}
+
+// SplitHead encodes spec (a POST without a body) and splits it at its
+// Content-Length value: every request then writes head, its body's length,
+// tail and its body.
+func SplitHead(spec http1.RequestSpec) (head, tail []byte, err error) {
+	spec.Body = nil
+	spec.Header = append(spec.Header[:len(spec.Header):len(spec.Header)], [2]string{"Content-Length", "0"})
+	if err := spec.Validate(); err != nil {
+		return nil, nil, err
+	}
+	b := http1.AppendRequest(nil, &spec)
+	i := bytes.LastIndex(b, []byte("Content-Length: 0\r\n"))
+	if i < 0 {
+		return nil, nil, fmt.Errorf("llm: no Content-Length in the encoded request")
+	}
+	i += len("Content-Length: ")
+	return b[:i], b[i+1:], nil
+}
+
+// Expect is request hit's asked input and output lengths
+// (stream.Config.Expect).
+func (s *Spec) Expect(hit uint64) (in, out int) {
+	return s.Input.At(hit, saltIn), s.Output.At(hit, saltOut)
+}
+
+// Builder builds one worker's requests (engine.Requests).
+type Builder struct {
+	s         *Spec
+	body, req []byte
+}
+
+// NewBuilder returns a worker's builder.
+func (s *Spec) NewBuilder() *Builder { return &Builder{s: s} }
+
+// Next implements engine.Requests: request hit, its prompt and lengths
+// drawn from its number.
+func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
+	s := b.s
+	in, out := s.Expect(hit)
+	b.body = s.AppendBody(b.body[:0], hit, in, out)
+	r := append(b.req[:0], s.Head...)
+	r = strconv.AppendInt(r, int64(len(b.body)), 10)
+	r = append(r, s.Tail...)
+	b.req = append(r, b.body...)
+	return b.req, 0, false, true
+}
+
+// Done implements engine.Requests: responses are recorded as they are.
+func (b *Builder) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
+
+// AppendBody appends the JSON body of request hit: a prompt of in tokens,
+// asking for out tokens, streamed, with usage.
+func (s *Spec) AppendBody(dst []byte, hit uint64, in, out int) []byte {
+	dst = append(dst, `{"model":`...)
+	dst = append(dst, s.model...)
+	if s.API == Chat {
+		dst = append(dst, `,"messages":[{"role":"user","content":"`...)
+		dst = appendPrompt(dst, in, hit)
+		dst = append(dst, `"}],"max_completion_tokens":`...)
+	} else {
+		dst = append(dst, `,"prompt":"`...)
+		dst = appendPrompt(dst, in, hit)
+		dst = append(dst, `","max_tokens":`...)
+	}
+	dst = strconv.AppendInt(dst, int64(out), 10)
+	if s.Exact {
+		dst = append(dst, `,"min_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(out), 10)
+		dst = append(dst, `,"ignore_eos":true`...)
+	}
+	dst = append(dst, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	if len(s.extra) > 0 {
+		dst = append(dst, ',')
+		dst = append(dst, s.extra...)
+	}
+	return append(dst, '}')
+}

@@ -1,0 +1,302 @@
+// Package llmload prepares an LLM inference load, what hail llm and
+// package hail's Plan.LLM send: streaming POSTs to an OpenAI-compatible
+// API (/v1/completions or /v1/chat/completions, from the URL's path or the
+// API asked for), each asking for an exact output length with a prompt of
+// a target input length (package llm), read as token streams (package
+// stream); the open model's arrivals (Poisson by default, constant, or
+// gamma-distributed); the model, asked of the server's /v1/models when
+// none is given; and what the Result's hail.llm says the run asked
+// (Describe). docs/llm.md defines every number the run measures.
+//
+// Its messages name the inputs as the caller does (Names): the command's
+// flags, or the Go API's fields.
+package llmload
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/llm"
+	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/transport"
+)
+
+// Load is what every request asks of the model, and how the requests
+// arrive.
+type Load struct {
+	// API is "completions" or "chat"; "" takes it from the URL's path
+	// (chat for a base URL: http://HOST:PORT or …/v1).
+	API string
+	// Model is the model asked for; "" asks the server's /v1/models and
+	// takes the first it lists (Connect).
+	Model string
+	// InputTokens and OutputTokens are the prompt and output lengths: N,
+	// LOW-HIGH (uniform), N:WEIGHT,M:WEIGHT or normal:MEAN,SD.
+	InputTokens, OutputTokens string
+	// Exact asks for exactly the output length (min_tokens and ignore_eos
+	// beside max_tokens).
+	Exact bool
+	// ExtraBody is a JSON object whose members every request also
+	// carries ("": none).
+	ExtraBody string
+	// APIKey, if set, is sent as Authorization: Bearer APIKey unless the
+	// plan's headers carry an Authorization already.
+	APIKey string
+	// SLO are goodput's objectives.
+	SLO stream.SLO
+	// Arrivals is how the open model's requests arrive: "poisson" (also
+	// ""), "constant" (evenly spaced) or "gamma:B" (vLLM's burstiness B);
+	// only with a rate.
+	Arrivals string
+	// Seed seeds the random arrival times.
+	Seed uint64
+	// Names name the inputs in messages.
+	Names Names
+}
+
+// Names are how messages name a Load's inputs and the plan's fields they
+// meet ("--input-tokens", "LLM.InputTokens"; "-q", "Rate").
+type Names struct {
+	URL, API, Model, InputTokens, OutputTokens, ExtraBody, Arrivals, Header, Rate, Burst string
+}
+
+// Run is a prepared load.
+type Run struct {
+	// Spec is what every request asks (its Model set once Connect ran).
+	Spec *llm.Spec
+	// SLO are goodput's objectives.
+	SLO stream.SLO
+	// Arrivals names the open model's arrivals for the report: "poisson",
+	// "constant", "gamma:B" or "bursts"; "" in the closed model.
+	Arrivals string
+	// Workload builds the requests and reads their token streams.
+	Workload *run.Workload
+
+	names Names
+}
+
+// Prepare checks l against p, the run's plan (its URL, connections,
+// schedule and transport set), and makes p the load's: POSTs to the API's
+// path, every response read as a stream, uncompressed, not redirected,
+// with the JSON and event-stream headers. It sends nothing: Connect does
+// what needs the server. Each problem is one line.
+func Prepare(p *plan.Plan, l Load) (*Run, error) {
+	n := l.Names
+	api, err := apiOf(p, l)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Spec: &llm.Spec{API: api, Model: l.Model, Exact: l.Exact, Extra: l.ExtraBody}, SLO: l.SLO, names: n}
+	if r.Spec.Input, err = llm.ParseLengths(l.InputTokens); err != nil {
+		return nil, fmt.Errorf("%s %v", n.InputTokens, err)
+	}
+	if r.Spec.Output, err = llm.ParseLengths(l.OutputTokens); err != nil {
+		return nil, fmt.Errorf("%s %v", n.OutputTokens, err)
+	}
+	if err := r.Spec.Init(); err != nil {
+		return nil, fmt.Errorf("%s %v", n.ExtraBody, err)
+	}
+	p.Method, p.SSE, p.Compression, p.MaxRedirects = "POST", true, false, 0
+	if p.Headers, err = headers(p.Headers, l.APIKey, n); err != nil {
+		return nil, err
+	}
+	pacer, arrivals, err := arrivalsOf(p, l)
+	if err != nil {
+		return nil, err
+	}
+	r.Arrivals = arrivals
+	spec := r.Spec
+	r.Workload = &run.Workload{
+		NewRequests: func(int) engine.Requests { return spec.NewBuilder() },
+		Pacer:       pacer,
+		Stream:      &stream.Config{Tokens: true, SLO: l.SLO, Expect: spec.Expect},
+	}
+	return r, nil
+}
+
+// Connect finishes the load for p, once p is valid: it asks the server
+// for its model when none was given (GET …/v1/models, as vLLM's bench
+// does; ctx bounds it) and encodes the requests' head.
+func (r *Run) Connect(ctx context.Context, p *plan.Plan) error {
+	s := r.Spec
+	if s.Model == "" {
+		m, err := firstModel(ctx, p, r.names)
+		if err != nil {
+			return err
+		}
+		s.Model = m
+	}
+	if err := s.Init(); err != nil {
+		return fmt.Errorf("%s %v", r.names.ExtraBody, err)
+	}
+	var err error
+	s.Head, s.Tail, err = llm.SplitHead(p.Specs()[0])
+	return err
+}
+
+// apiOf is the API of l's requests, and p's URL its path: the path's
+// (…/completions or …/chat/completions, which l.API must not contradict),
+// or a base ("", "/", or ending in /v1) completed by l.API (chat when
+// none).
+func apiOf(p *plan.Plan, l Load) (llm.API, error) {
+	n, u := l.Names, p.URL
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("%s %q: an LLM load speaks http:// and https://", n.URL, u.Redacted())
+	}
+	if l.API != "" && l.API != string(llm.Completions) && l.API != string(llm.Chat) {
+		return "", fmt.Errorf("%s %q: choose completions or chat", n.API, l.API)
+	}
+	if api, ok := llm.APIFromPath(u.Path); ok {
+		if l.API != "" && l.API != string(api) {
+			return "", fmt.Errorf("%s %s, but the URL's path %s is the %s API: drop %s or change the path", n.API, l.API, u.Path, api, n.API)
+		}
+		return api, nil
+	}
+	base := strings.TrimSuffix(u.Path, "/")
+	switch {
+	case base == "":
+		base = "/v1"
+	case !strings.HasSuffix(base, "/v1"):
+		return "", fmt.Errorf("URL path %q names no API: end it in /v1/completions or /v1/chat/completions (or give the server's base, http://HOST:PORT/v1, with %s)", u.Path, n.API)
+	}
+	api := llm.Chat
+	if l.API != "" {
+		api = llm.API(l.API)
+	}
+	u.Path = base + api.Path()
+	return api, nil
+}
+
+// headers are the given headers with the JSON and event-stream ones; an
+// Authorization header from key unless one is given.
+func headers(given [][2]string, key string, n Names) ([][2]string, error) {
+	h := [][2]string{{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}}
+	auth := false
+	for _, kv := range given {
+		if strings.EqualFold(kv[0], "Content-Type") || strings.EqualFold(kv[0], "Accept") {
+			return nil, fmt.Errorf("%s %q: an LLM load sends Content-Type: application/json and Accept: text/event-stream itself", n.Header, kv[0]+": "+kv[1])
+		}
+		auth = auth || strings.EqualFold(kv[0], "Authorization")
+		h = append(h, kv)
+	}
+	if key != "" && !auth {
+		h = append(h, [2]string{"Authorization", "Bearer " + key})
+	}
+	return h, nil
+}
+
+// arrivalsOf is the open model's schedule (nil: the plan's, or the closed
+// model) and its name for the report.
+func arrivalsOf(p *plan.Plan, l Load) (schedule.Pacer, string, error) {
+	n, a := l.Names, strings.TrimSpace(l.Arrivals)
+	switch {
+	case p.BurstEvery > 0:
+		if a != "" {
+			return nil, "", fmt.Errorf("%s shapes %s's arrivals: %s sends bursts of its own; give one of them", n.Arrivals, n.Rate, n.Burst)
+		}
+		return nil, "bursts", nil
+	case p.Rate <= 0:
+		if a != "" {
+			return nil, "", fmt.Errorf("%s %s needs %s (the open model's rate); without it the closed model sends as responses end", n.Arrivals, a, n.Rate)
+		}
+		return nil, "", nil
+	}
+	switch {
+	case a == "constant":
+		return nil, a, nil
+	case a == "poisson" || a == "":
+		return schedule.NewArrivals(p.Rate, 1, l.Seed), "poisson", nil
+	case strings.HasPrefix(a, "gamma:"):
+		b, err := strconv.ParseFloat(strings.TrimPrefix(a, "gamma:"), 64)
+		if err == nil && b > 0 && b <= 1000 {
+			return schedule.NewArrivals(p.Rate, b, l.Seed), a, nil
+		}
+	}
+	return nil, "", fmt.Errorf("%s %q: give poisson, constant or gamma:B with a burstiness B above 0 (1 is poisson)", n.Arrivals, l.Arrivals)
+}
+
+// firstModel asks the server which models it serves (GET …/v1/models) and
+// returns the first.
+func firstModel(ctx context.Context, p *plan.Plan, n Names) (string, error) {
+	models := *p.URL
+	models.Path = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(models.Path, "/"), "/completions"), "/chat") + "/models"
+	models.RawQuery = ""
+	fail := func(why string, err error) (string, error) {
+		if err != nil {
+			return "", fmt.Errorf("no %s given, and %s (%w): give %s NAME", n.Model, why, err, n.Model)
+		}
+		return "", fmt.Errorf("no %s given, and %s: give %s NAME", n.Model, why, n.Model)
+	}
+	topt, err := p.TransportOptions(p.URL)
+	if err != nil {
+		return "", err
+	}
+	topt.RxTimes = false
+	ctx, cancel := context.WithTimeout(ctx, p.ConnectTimeout+modelsTimeout)
+	defer cancel()
+	d, err := transport.NewDialer(ctx, topt)
+	if err != nil {
+		return fail("the server cannot be reached", err)
+	}
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		c, _, err := d.Dial(ctx)
+		return c, err
+	}
+	tr := &http.Transport{DialContext: dial, DialTLSContext: dial}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, "GET", models.String(), nil)
+	if err != nil {
+		return fail("its URL is not valid", err)
+	}
+	for _, h := range p.Headers {
+		req.Header.Set(h[0], h[1])
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return fail("GET "+models.Path+" failed", err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != 200 {
+		return fail(fmt.Sprintf("GET %s answered %s", models.Path, resp.Status), nil)
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 4<<20)).Decode(&list); err != nil || len(list.Data) == 0 || list.Data[0].ID == "" {
+		return fail(fmt.Sprintf("GET %s listed no model", models.Path), nil)
+	}
+	return list.Data[0].ID, nil
+}
+
+// modelsTimeout bounds the /v1/models request beyond the connect timeout.
+const modelsTimeout = 10 * time.Second
+
+// Describe puts what the run asked of the model into res's hail.llm
+// (made, with every request failed, when no stream came back at all).
+func (r *Run) Describe(res *report.Result) {
+	m := res.EnsureLLM()
+	s := r.Spec
+	m.API, m.Model, m.InputAsked, m.OutputAsked, m.Arrivals = string(s.API), s.Model, s.Input.String(), s.Output.String(), r.Arrivals
+	m.SetSLO(r.SLO.TTFT.Seconds(), r.SLO.TPOT.Seconds(), r.SLO.E2E.Seconds())
+}
+
+// Config is the load's part of the run's configuration (its "llm" key).
+func (r *Run) Config(l Load) map[string]any {
+	s := r.Spec
+	return map[string]any{"api": string(s.API), "model": s.Model, "input_tokens": l.InputTokens, "output_tokens": l.OutputTokens,
+		"exact": l.Exact, "extra_body": l.ExtraBody, "slo": l.SLO.String(), "arrivals": r.Arrivals, "seed": l.Seed}
+}

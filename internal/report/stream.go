@@ -1,0 +1,169 @@
+package report
+
+// The Result's stream sections: hail.stream, what every streaming response
+// (server-sent events) measured, and hail.llm, what the token streams of
+// hail llm measured — both built from the run's totals, so that a merged
+// result rebuilds them exactly from its summed histograms.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+// Stream is hail.stream: the run's streaming responses.
+type Stream struct {
+	// Streams were responses that turned out to be streams (Content-Type
+	// text/event-stream, or any 2xx with --sse); Completed ended well;
+	// Truncated were cut when the run ended (sent requests, not errors);
+	// Failed ended in an error (a stream error kind, or the connection's).
+	Streams   int64 `json:"streams"`
+	Completed int64 `json:"completed"`
+	Truncated int64 `json:"truncated"`
+	Failed    int64 `json:"failed"`
+	// Events is how many events they delivered; EventsPerSec over the run.
+	Events       int64   `json:"events"`
+	EventsPerSec float64 `json:"events_per_sec"`
+	// FirstEvent is the time from each request's intended send time to its
+	// first event (completed and truncated streams); Gap the time between
+	// consecutive events; LongestStall each completed stream's longest time
+	// without an event (from its response head); seconds.
+	FirstEvent   Dist `json:"time_to_first_event"`
+	Gap          Dist `json:"inter_event_gap"`
+	LongestStall Dist `json:"longest_stall"`
+	// ReadLag is, per event, the time from its bytes' arrival in the kernel
+	// to hail reading them, seconds; no samples where the engine cannot see
+	// the kernel's receive time.
+	ReadLag Dist `json:"read_lag"`
+	// Histograms are the above as HdrHistograms (ns), for exact merges.
+	Histograms StreamHistograms `json:"histograms"`
+}
+
+// StreamHistograms are hail.stream's encoded histograms.
+type StreamHistograms struct {
+	FirstEvent   string `json:"first_event"`
+	Gap          string `json:"gap"`
+	LongestStall string `json:"longest_stall"`
+	ReadLag      string `json:"read_lag"`
+}
+
+// Dist summarises a histogram: its count, mean, standard deviation,
+// percentiles and extremes, in the histogram's unit (seconds for times,
+// tokens for token counts, tokens per second for rates).
+type Dist struct {
+	Samples int64   `json:"samples"`
+	Mean    float64 `json:"mean"`
+	Stddev  float64 `json:"stddev"`
+	Min     float64 `json:"min"`
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	P95     float64 `json:"p95"`
+	P99     float64 `json:"p99"`
+	P999    float64 `json:"p99.9"`
+	Max     float64 `json:"max"`
+}
+
+// dist summarises h, whose values are divided by scale.
+func dist(h *hdr.Histogram, scale float64) Dist {
+	if h.TotalCount() == 0 {
+		return Dist{}
+	}
+	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / scale }
+	return Dist{Samples: h.TotalCount(), Mean: h.Mean() / scale, Stddev: h.StdDev() / scale, Min: float64(h.Min()) / scale,
+		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: float64(h.Max()) / scale}
+}
+
+// timeDist summarises h, a histogram of ns, in seconds: every value a
+// whole number of nanoseconds (the mean and deviation rounded), as every
+// time in a Result is.
+func timeDist(h *hdr.Histogram) Dist {
+	if h.TotalCount() == 0 {
+		return Dist{}
+	}
+	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
+	return Dist{Samples: h.TotalCount(), Mean: sec(int64(math.Round(h.Mean()))), Stddev: sec(int64(math.Round(h.StdDev()))), Min: sec(h.Min()),
+		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: sec(h.Max())}
+}
+
+// buildStream fills r's stream sections from the run's totals.
+func buildStream(r *Result, in Input) {
+	s := in.Totals.Stream
+	if s == nil {
+		return
+	}
+	secs := in.Elapsed.Seconds()
+	st := &Stream{Streams: s.Streams, Completed: s.Completed, Truncated: s.Truncated,
+		Failed: max(s.Streams-s.Completed-s.Truncated, 0), Events: s.Events,
+		FirstEvent: timeDist(s.FirstEvent), Gap: timeDist(s.Gap), LongestStall: timeDist(s.Stall), ReadLag: timeDist(s.ReadLag),
+		Histograms: StreamHistograms{FirstEvent: encode(s.FirstEvent), Gap: encode(s.Gap), LongestStall: encode(s.Stall), ReadLag: encode(s.ReadLag)}}
+	if secs > 0 {
+		st.EventsPerSec = float64(s.Events) / secs
+	}
+	r.Hail.Stream = st
+	if s.Tokens != nil {
+		r.Hail.LLM = buildLLM(s, in)
+	}
+}
+
+// streamTotals rebuilds a result's stream totals from its sections (nil
+// when it has none).
+func streamTotals(r *Result) (*stats.Streams, error) {
+	st := r.Hail.Stream
+	if st == nil {
+		return nil, nil
+	}
+	s := stats.NewStreams(r.Hail.LLM != nil)
+	s.Streams, s.Completed, s.Truncated, s.Events = st.Streams, st.Completed, st.Truncated, st.Events
+	h := st.Histograms
+	enc := []string{h.FirstEvent, h.Gap, h.LongestStall, h.ReadLag}
+	if l := r.Hail.LLM; l != nil {
+		lh := l.Histograms
+		enc = append(enc, lh.TTFT, lh.TTFTFromSend, lh.TPOT, lh.ITL, lh.ChunkGap, lh.E2E, lh.E2EFromSend, lh.OutputTokens,
+			lh.InputTokens, lh.RequestRate)
+		t := s.Tokens
+		t.OutSum, t.InSum, t.OtherLength = l.TotalOutputTokens, l.TotalInputTokens, l.OtherLength
+		t.Good, t.GoodTokens = l.Goodput.Requests, l.Goodput.Tokens
+		t.Series = l.TotalOutputTokens
+		for i, name := range sourceNames {
+			t.Sources[i] = l.TokenSource[name]
+		}
+	}
+	for i, hist := range s.Hists() {
+		d, err := DecodeHist(enc[i])
+		if err != nil {
+			return nil, fmt.Errorf("bad stream histogram in result: %v", err)
+		}
+		hist.Merge(d)
+	}
+	return s, nil
+}
+
+// writeStreamText writes the stream section of the text report.
+func writeStreamText(b *strings.Builder, r *Result, c colorer) {
+	s := r.Hail.Stream
+	if s == nil {
+		return
+	}
+	fmt.Fprintln(b, c.heading("Streams (server-sent events):"))
+	fmt.Fprintf(b, "  %d streams: %d completed, %d truncated by the end of the run, %d failed; %d events (%.1f/s)\n",
+		s.Streams, s.Completed, s.Truncated, s.Failed, s.Events, s.EventsPerSec)
+	fmt.Fprintf(b, "  %-22s %10s %10s %10s %10s %10s %10s\n", "", "p50", "p90", "p99", "p99.9", "max", "samples")
+	row := func(name string, d Dist) {
+		if d.Samples == 0 {
+			return
+		}
+		fmt.Fprintf(b, "  %-22s %10s %10s %10s %10s %10s %10d\n", name, fmtDur(d.P50), fmtDur(d.P90), fmtDur(d.P99), fmtDur(d.P999), fmtDur(d.Max), d.Samples)
+	}
+	row("time to first event", s.FirstEvent)
+	row("inter-event gap", s.Gap)
+	row("longest stall", s.LongestStall)
+	row("hail's read lag", s.ReadLag)
+	if s.ReadLag.Samples == 0 && s.Events > 0 {
+		fmt.Fprintln(b, "  hail's read lag: not measured (no kernel receive times on this engine and transport)")
+	}
+	fmt.Fprintln(b)
+}

@@ -1,0 +1,82 @@
+package stats
+
+import "testing"
+
+func TestStreamRecording(t *testing.T) {
+	t.Parallel()
+	r := NewRecorder()
+	r.StreamBegin(true)
+	r.StreamEvent()
+	r.StreamChunk(1)
+	r.StreamEvent()
+	r.StreamChunk(1)
+	r.StreamGaps([]int64{-1, 1000, 5000, 2000}, []int64{5000})
+	r.StreamITL(2500, 2)
+	r.StreamEnd(&StreamSample{FirstEvent: 7000, Stall: 5000, Tokens: true, TTFT: 7000, TTFTSent: 6000, TPOT: 2500,
+		E2E: 20000, E2ESent: 19000, Out: 3, In: 10, Counted: 2, Source: FromSpread, Good: true})
+	r.StreamBegin(true)
+	r.StreamEvent()
+	r.StreamChunk(1)
+	r.StreamEnd(&StreamSample{Truncated: true, FirstEvent: 9000, Tokens: true, TTFT: 9000, TTFTSent: 8000, Counted: 1})
+
+	tot := NewTotals()
+	tot.drain(r, true)
+	s := tot.Stream
+	if s == nil || s.Tokens == nil {
+		t.Fatal("no stream totals")
+	}
+	k := s.Tokens
+	if s.Streams != 2 || s.Completed != 1 || s.Truncated != 1 || s.Events != 3 {
+		t.Errorf("streams %d completed %d truncated %d events %d", s.Streams, s.Completed, s.Truncated, s.Events)
+	}
+	if tot.Requests() != 1 { // the truncated stream; the completed one's response is the engine's to record
+		t.Errorf("requests %d, want the truncated stream", tot.Requests())
+	}
+	if s.FirstEvent.TotalCount() != 2 || s.Stall.TotalCount() != 1 || s.Gap.TotalCount() != 1 || s.ReadLag.TotalCount() != 2 {
+		t.Errorf("first-event %d stall %d gap %d read-lag %d values", s.FirstEvent.TotalCount(), s.Stall.TotalCount(), s.Gap.TotalCount(), s.ReadLag.TotalCount())
+	}
+	if k.TTFT.TotalCount() != 2 || k.TPOT.TotalCount() != 1 || k.ITL.TotalCount() != 2 || k.ChunkGap.TotalCount() != 1 {
+		t.Errorf("ttft %d tpot %d itl %d chunk gaps %d", k.TTFT.TotalCount(), k.TPOT.TotalCount(), k.ITL.TotalCount(), k.ChunkGap.TotalCount())
+	}
+	if k.OutSum != 3 || k.InSum != 10 || k.Good != 1 || k.GoodTokens != 3 || k.Sources[FromSpread] != 1 {
+		t.Errorf("tokens %+v", *k)
+	}
+	if k.Series != 3 { // 2 chunks counted live, +1 at the end; the truncated stream's 1 taken back
+		t.Errorf("series tokens %d, want 3", k.Series)
+	}
+	if got := k.PerRequestRate.Max(); got < 157_800_000 || got > 158_100_000 { // 3 tokens in 19 µs: 157,894.7 tokens/s
+		t.Errorf("per-request rate %d milli-tokens/s", got)
+	}
+
+	// Totals add: a second span merges in.
+	sum := NewTotals()
+	sum.Add(tot)
+	sum.Add(tot)
+	if sum.Stream.Tokens.OutSum != 6 || sum.Stream.Events != 6 || sum.Stream.Tokens.TTFT.TotalCount() != 4 {
+		t.Errorf("merged: out %d events %d ttft %d", sum.Stream.Tokens.OutSum, sum.Stream.Events, sum.Stream.Tokens.TTFT.TotalCount())
+	}
+	sum.reset()
+	if sum.Stream.Events != 0 || sum.Stream.Tokens.TTFT.TotalCount() != 0 {
+		t.Error("reset left stream data")
+	}
+}
+
+func TestStreamNoAllocs(t *testing.T) {
+	r := NewRecorder()
+	r.StreamBegin(true)
+	x := &struct {
+		StreamSample
+		gaps []int64
+	}{StreamSample{FirstEvent: 1, Stall: 1, Tokens: true, TTFT: 1, TTFTSent: 1, TPOT: 1, E2E: 1, E2ESent: 1, Out: 1, In: 1}, []int64{100, 200}}
+	a := testing.AllocsPerRun(1000, func() {
+		r.StreamBegin(true)
+		r.StreamEvent()
+		r.StreamChunk(1)
+		r.StreamGaps(x.gaps, x.gaps)
+		r.StreamITL(50, 2)
+		r.StreamEnd(&x.StreamSample)
+	})
+	if a != 0 {
+		t.Errorf("%v allocations per stream", a)
+	}
+}
