@@ -356,3 +356,22 @@ func TestDemoInTmux(t *testing.T) {
 		}
 	}
 }
+
+// q in hail demo's live view stops the run in progress and skips the
+// next: the screen shows what ran and says so, exit 0.
+func TestDemoInTmuxStopped(t *testing.T) {
+	t.Parallel()
+	x := newTmux(t)
+	x.start("demostop", 150, 45, hailLine("demo", "--duration", "20s"))
+	x.waitFor("demostop", false, 10*time.Second, "closed model", "Requests/s")
+	x.run("send-keys", "-t", "demostop", "q")
+	out := x.waitFor("demostop", false, 15*time.Second, "HAIL-EXIT=")
+	for _, want := range []string{"closed model (-c 32)", "not run", "Verdict, closed model:", "Stopped before both runs ended", "Try next:", "HAIL-EXIT=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing from the last screen:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Verdict, open model:") {
+		t.Errorf("the open-model run ran after q:\n%s", out)
+	}
+}
