@@ -151,14 +151,13 @@ func demoOne(c demoConfig, r *demoRun, i, n int, tty bool, interrupt chan struct
 		live = startLiveView(p, r.rate > 0, &f, stop, out, nil, nil, pid)
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
-	switch {
-	case live != nil:
+	if live != nil {
 		opts.Observe = live.observe
-	default:
+	} else {
 		fmt.Println(title)
-		if progress {
-			opts.Progress = func(s stats.Snapshot) { printProgress(os.Stderr, s) }
-		}
+	}
+	if progress {
+		opts.Progress = func(s stats.Snapshot) { printProgress(os.Stderr, s) }
 	}
 	res, err := run.Run(context.Background(), p, opts)
 	if live != nil {
