@@ -298,7 +298,8 @@ var (
 )
 
 // runnable turns a shell block into the script that runs it: hail from
-// this build, durations capped at 1s (a scenario's own too), every other
+// this build, durations capped at 1s (a scenario's own and hail demo's
+// too, the demo on 8 connections), every other
 // hail command interrupted after 3 s as Ctrl-C would (hail then reports and
 // exits 0: a run of -n requests stays bounded in time), a wait for each server started
 // in the background to listen, the first failure ending it, the servers
@@ -317,6 +318,9 @@ func runnable(text string) (string, bool, error) {
 			continue
 		}
 		l = strings.Replace(l, "go run ./cmd/hail", "hail", 1)
+		if strings.HasPrefix(l, "hail demo") && !strings.Contains(l, "--duration") {
+			l = "hail demo --duration 1s --connections 8" + l[len("hail demo"):] // its two runs, capped too
+		}
 		l = zFlag.ReplaceAllString(l, "$1$2 1s")
 		if m := runCmd.FindString(l); m != "" && !zFlag.MatchString(l) && !strings.Contains(l, "--check") {
 			l = m + " -z 1s" + l[len(m):] // a scenario's own stages, capped too
@@ -445,8 +449,9 @@ func TestDocsRunner(t *testing.T) {
 	if _, _, err := runnable("hail serve --openai --slots 4\n"); err == nil {
 		t.Error("a server in the foreground accepted")
 	}
-	script, _, _ = runnable("hail -z 30s -q 10 http://127.0.0.1:8080/\nhail run examples/vm-lifecycle.yaml -c 4\n")
-	for _, want := range []string{"3s hail -z 1s -q 10 http://127.0.0.1:8080/\n", "3s hail run examples/vm-lifecycle.yaml -z 1s -c 4\n"} {
+	script, _, _ = runnable("hail -z 30s -q 10 http://127.0.0.1:8080/\nhail run examples/vm-lifecycle.yaml -c 4\ngo run ./cmd/hail demo   # the demo\n")
+	for _, want := range []string{"3s hail -z 1s -q 10 http://127.0.0.1:8080/\n", "3s hail run examples/vm-lifecycle.yaml -z 1s -c 4\n",
+		"3s hail demo --duration 1s --connections 8   # the demo\n"} {
 		if !strings.Contains(script, want) {
 			t.Errorf("%q not in\n%s", want, script)
 		}

@@ -340,11 +340,11 @@ stages:
 func TestDemoInTmux(t *testing.T) {
 	t.Parallel()
 	x := newTmux(t)
-	x.start("demo", 150, 45, hailLine("demo", "--duration", "3s"))
-	x.waitFor("demo", false, 10*time.Second, "stall=1s@1s", "32 connections · closed model", "Requests/s", "Target process")
-	x.waitFor("demo", false, 15*time.Second, "stall=1s@1s", "open model, -q 1000", "Requests/s", "Target process")
+	x.start("demo", 150, 45, hailLine("demo", "--duration", "3s", "--connections", "8", "--rate", "500"))
+	x.waitFor("demo", false, 10*time.Second, "stall=1s@1s", "8 connections · closed model", "Requests/s", "Target process")
+	x.waitFor("demo", false, 15*time.Second, "stall=1s@1s", "open model, -q 500", "Requests/s", "Target process")
 	out := x.waitFor("demo", false, 20*time.Second, "HAIL-EXIT=")
-	for _, want := range []string{"closed model (-c 32)", "open model (-c 32 -q 1000)", "slower than 500ms",
+	for _, want := range []string{"closed model (-c 8)", "open model (-c 8 -q 500)", "slower than 500ms",
 		"Verdict, closed model:", "Verdict, open model:", "Try next:", "hail serve &", "HAIL-EXIT=0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing from the last screen:\n%s", want, out)
@@ -362,11 +362,11 @@ func TestDemoInTmux(t *testing.T) {
 func TestDemoInTmuxStopped(t *testing.T) {
 	t.Parallel()
 	x := newTmux(t)
-	x.start("demostop", 150, 45, hailLine("demo", "--duration", "20s"))
+	x.start("demostop", 150, 45, hailLine("demo", "--duration", "20s", "--connections", "4"))
 	x.waitFor("demostop", false, 10*time.Second, "closed model", "Requests/s")
 	x.run("send-keys", "-t", "demostop", "q")
 	out := x.waitFor("demostop", false, 15*time.Second, "HAIL-EXIT=")
-	for _, want := range []string{"closed model (-c 32)", "not run", "Verdict, closed model:", "Stopped before both runs ended", "Try next:", "HAIL-EXIT=0"} {
+	for _, want := range []string{"closed model (-c 4)", "not run", "Verdict, closed model:", "Stopped before both runs ended", "Try next:", "HAIL-EXIT=0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing from the last screen:\n%s", want, out)
 		}
