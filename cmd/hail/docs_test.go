@@ -308,7 +308,8 @@ var (
 func runnable(text string) (string, bool, error) {
 	var s strings.Builder
 	s.WriteString("set -euo pipefail\ntrap 'rc=$?; kill $(jobs -p) 2>/dev/null || true; exit $rc' EXIT\nlisten() { for _ in $(seq 200); do (exec 3<>/dev/tcp/${1%:*}/${1##*:}) 2>/dev/null && return; sleep 0.05; done; echo \"nothing listens on $1\" >&2; exit 1; }\n")
-	ran := false
+	s.WriteString(`started() { for _ in $(seq 200); do grep -q "^hail serve: $3" "$1" && return; kill -0 "$2" 2>/dev/null || { echo "hail serve exited: $(cat "$1")" >&2; exit 1; }; sleep 0.05; done; echo "hail serve did not start: $(cat "$1")" >&2; exit 1; }` + "\n")
+	ran, servers := false, 0
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
 		switch {
@@ -333,9 +334,26 @@ func runnable(text string) (string, bool, error) {
 		if strings.HasPrefix(l, "hail serve") && !serveLine.MatchString(l) {
 			return "", false, fmt.Errorf("%q runs a server in the foreground: the block would never end (end it with &)", l)
 		}
-		s.WriteString(l + "\n")
 		ran = true
-		if m := serveLine.FindStringSubmatch(l); m != nil {
+		m := serveLine.FindStringSubmatch(l)
+		if m == nil {
+			s.WriteString(l + "\n")
+			continue
+		}
+		// A server in the background: its stderr to a file, and the block
+		// goes on once it says it listens (a server that cannot bind, say
+		// to a port another block's line took, exits: the block fails).
+		servers++
+		log := fmt.Sprintf("serve-%d.log", servers)
+		said := "listening on"
+		switch {
+		case strings.Contains(m[1], "--openai"):
+			said = "mock OpenAI server on"
+		case strings.Contains(m[1], "--grpc"):
+			said = "gRPC on"
+		}
+		fmt.Fprintf(&s, "hail serve%s2>%s &\nstarted %s $! '%s'\n", m[1], log, log, said)
+		{
 			addrs := []string{"127.0.0.1:8080"}
 			if strings.Contains(m[1], "--openai") {
 				addrs[0] = "127.0.0.1:8000"
@@ -431,8 +449,9 @@ func runBlock(t *testing.T, root, script string) (string, error) {
 	return out.String(), err
 }
 
-// The runner fails a block in which a command exits non-zero, refuses a
-// server in the foreground, and caps durations.
+// The runner fails a block in which a command exits non-zero or a
+// background server cannot start (two on one port), refuses a server in
+// the foreground, and caps durations.
 func TestDocsRunner(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -445,6 +464,10 @@ func TestDocsRunner(t *testing.T) {
 	}
 	if out, err := runBlock(t, root, script); err == nil {
 		t.Errorf("a block whose command exits 3 passed:\n%s", out)
+	}
+	script, _, _ = runnable("hail serve &   # one\nhail serve --grpc 127.0.0.1:9090 &   # a second on 8080\n")
+	if out, err := runBlock(t, root, script); err == nil || !strings.Contains(out, "hail serve exited") {
+		t.Errorf("a block starting two servers on one port passed (%v):\n%s", err, out)
 	}
 	if _, _, err := runnable("hail serve --openai --slots 4\n"); err == nil {
 		t.Error("a server in the foreground accepted")
