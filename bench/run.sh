@@ -31,7 +31,7 @@ SYSCALLS=${SYSCALLS:-0}
 SYSCALL_SECS=${SYSCALL_SECS:-2}
 COUNT_CHECK=${COUNT_CHECK:-1}
 BASELINE=${BASELINE:-wrk}
-FLOOR_SRC=${FLOOR_SRC:-$REPO/../shared/floor/uringlimit.c}
+FLOOR_SRC=${FLOOR_SRC:-$BENCH_DIR/uringlimit.c}
 OUT_ROOT=${OUT_ROOT:-$BENCH_DIR/out}
 TOOLS=${TOOLS:-}
 
@@ -42,7 +42,7 @@ usage: bench/run.sh [--conns N] [--secs N] [--rounds N] [--tools "T ..."] [--eng
 Environment (flags win): CONNS (64), SECS (5), ROUNDS (3), TOOLS (all), HAIL_ENGINES ("net"; a row
 hail-E per engine), SYSCALLS (0; 1 adds syscalls/request for hail rows and wrk), SYSCALL_SECS (2),
 COUNT_CHECK (1; compare hail's own count with nginx's), BASELINE (wrk), HAIL_BIN (prebuilt hail; default: build the tree), SERVER_CPU (1), CLIENT_CPU (0),
-FLOOR_SRC (../shared/floor/uringlimit.c), OUT_ROOT (bench/out), KEEP_TMP (0).
+FLOOR_SRC (bench/uringlimit.c), OUT_ROOT (bench/out), KEEP_TMP (0).
 Tools: hail-<engine> wrk hey ab bombardier vegeta uringlimit
 EOF
 }

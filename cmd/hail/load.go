@@ -48,7 +48,8 @@ Closed model (default): -c connections each send the next request when the previ
 Open model (-q): requests are scheduled at fixed times and latency counts from each request's
 intended send time, so a stalled server cannot hide (coordinated-omission correction, as wrk2).
 
-Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and prints a report.`,
+Subcommands: 'hail serve' runs the built-in target; 'hail demo' loads it in the closed and
+the open model and shows what each measured.`,
 		Example: `  hail -n 10k -c 64 http://127.0.0.1:8080/
   hail -z 30s -q 5000 -c 200 --no-tui -j -o result.json http://127.0.0.1:8080/items
   hail demo`,

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(netnsHelperEnv) != "" { // this process is the network-namespace helper
 		os.Exit(netnsHelper())
 	}
+	if os.Getenv(docsShellEnv) != "" { // this process runs a docs block in a network namespace
+		os.Exit(docsShell())
+	}
 	if os.Getenv(burnServerEnv) != "" { // this process is a target that burns CPU per request
 		os.Exit(burnServer())
 	}

@@ -332,3 +332,46 @@ stages:
 		}
 	}
 }
+
+// hail demo in a terminal: the live view shows at once for each of its two
+// runs (the closed model, then the open one, each with its target's
+// process), then the one screen with both runs, the verdicts and the next
+// commands; the view is gone and no full report scrolls the screen away.
+func TestDemoInTmux(t *testing.T) {
+	t.Parallel()
+	x := newTmux(t)
+	x.start("demo", 150, 45, hailLine("demo", "--duration", "3s", "--connections", "8", "--rate", "500"))
+	x.waitFor("demo", false, 10*time.Second, "stall=1s@1s", "8 connections · closed model", "Requests/s", "Target process")
+	x.waitFor("demo", false, 15*time.Second, "stall=1s@1s", "open model, -q 500", "Requests/s", "Target process")
+	out := x.waitFor("demo", false, 20*time.Second, "HAIL-EXIT=")
+	for _, want := range []string{"closed model (-c 8)", "open model (-c 8 -q 500)", "slower than 500ms",
+		"Verdict, closed model:", "Verdict, open model:", "Try next:", "hail serve &", "HAIL-EXIT=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing from the last screen:\n%s", want, out)
+		}
+	}
+	for _, gone := range []string{"Requests/s ─", "Summary:", "Response time histogram"} {
+		if strings.Contains(out, gone) {
+			t.Errorf("%q on the last screen:\n%s", gone, out)
+		}
+	}
+}
+
+// q in hail demo's live view stops the run in progress and skips the
+// next: the screen shows what ran and says so, exit 0.
+func TestDemoInTmuxStopped(t *testing.T) {
+	t.Parallel()
+	x := newTmux(t)
+	x.start("demostop", 150, 45, hailLine("demo", "--duration", "20s", "--connections", "4"))
+	x.waitFor("demostop", false, 10*time.Second, "closed model", "Requests/s")
+	x.run("send-keys", "-t", "demostop", "q")
+	out := x.waitFor("demostop", false, 15*time.Second, "HAIL-EXIT=")
+	for _, want := range []string{"closed model (-c 4)", "not run", "Verdict, closed model:", "Stopped before both runs ended", "Try next:", "HAIL-EXIT=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing from the last screen:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Verdict, open model:") {
+		t.Errorf("the open-model run ran after q:\n%s", out)
+	}
+}
