@@ -1,0 +1,17 @@
+//go:build !unix
+
+package dataset
+
+import (
+	"io"
+	"os"
+)
+
+// mapFile reads the file whole where it cannot be mapped.
+func mapFile(f *os.File, size int64) ([]byte, func(), error) {
+	b := make([]byte, size)
+	_, err := io.ReadFull(f, b)
+	return b, func() {}, err
+}
+
+func release([]byte) {}
