@@ -24,6 +24,10 @@ type llmFlags struct {
 	slo          string
 	arrivals     string
 	seed         uint64
+	dataset      string
+	datasetOrder string
+	traceSpeedup float64
+	tokenizer    string
 	headers      []string
 	timeout      time.Duration
 	connTimeout  time.Duration
@@ -61,7 +65,9 @@ default; -c alone the closed one. See docs/llm.md for every metric and how it co
 vLLM's bench serve, guidellm and inference-perf.`,
 		Example: `  hail llm -q 4 -z 60s --model meta-llama/Llama-3.1-8B-Instruct http://127.0.0.1:8000/v1/chat/completions
   hail llm -c 32 -n 1000 --input-tokens 512 --output-tokens 64-256 http://127.0.0.1:8000/v1/completions
-  hail llm -q 10 -z 5m --slo ttft=500ms,tpot=50ms --output-format vllm -o result.json https://gateway/v1/chat/completions`,
+  hail llm -q 10 -z 5m --slo ttft=500ms,tpot=50ms --output-format vllm -o result.json https://gateway/v1/chat/completions
+  hail llm -q 5 -z 10m --dataset sharegpt:ShareGPT_V3_unfiltered_cleaned_split.json http://127.0.0.1:8000/v1/chat/completions
+  hail llm --dataset azure:AzureLLMInferenceTrace_conv.csv --trace-speedup 4 -z 10m http://127.0.0.1:8000/v1/completions`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -81,11 +87,15 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.StringVar(&f.extraBody, "extra-body", "", `JSON object whose members every request also carries, e.g. '{"temperature":0}'`)
 	fl.StringVar(&f.slo, "slo", "", "goodput's objectives: ttft=D,tpot=D,e2e=D (a plain number is milliseconds); TTFT and E2E count from the intended send")
 	fl.StringVar(&f.arrivals, "arrivals", f.arrivals, "with -q: poisson, constant (evenly spaced), or gamma:B (vLLM's burstiness B: below 1 burstier)")
-	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the random arrival times (-q with poisson or gamma)")
+	fl.StringVar(&f.dataset, "dataset", "random", "where prompts come from: random (made up, --input-tokens long), shared-prefix:groups=G,prefix=P, jsonl:FILE, sharegpt:FILE, or azure:FILE (an Azure LLM inference trace: lengths and arrival times)")
+	fl.StringVar(&f.datasetOrder, "dataset-order", "shuffle", "how a jsonl or sharegpt file's records are taken: shuffle (each once per pass, seeded), sequential, or random (with replacement)")
+	fl.Float64Var(&f.traceSpeedup, "trace-speedup", 1, "replay an azure trace this many times faster (0.5: twice as slow)")
+	fl.StringVar(&f.tokenizer, "tokenizer", "", "a Hugging Face tokenizer.json to count tokens with (default: whitespace-separated words)")
+	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of every draw: arrival times, lengths, prompt words, the dataset's order and groups")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra header 'Name: value' (repeatable); Authorization: Bearer $OPENAI_API_KEY is sent when set and no -H gives one")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "each request's whole time, stream included (default: none; --idle-timeout bounds a silent stream)")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
-	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "exact", "extra-body", "slo", "arrivals", "seed", "header", "timeout", "connect-timeout")
+	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "tokenizer", "exact", "extra-body", "slo", "arrivals", "seed", "header", "timeout", "connect-timeout")
 	addModelFlags(fl, &f.model)
 	addStreamFlags(fl, &f.strm, false)
 	addTransportFlags(fl, &f.tr)
@@ -100,6 +110,7 @@ func runLLM(cmd *cobra.Command, f *llmFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer l.Close()
 	p := l.plan
 	color, err := f.settle(&f.results, p)
 	if err != nil {

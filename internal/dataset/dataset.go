@@ -218,6 +218,13 @@ func (d *Dataset) Pace(hit uint64) (time.Duration, bool) {
 	return r.At, false
 }
 
+// Trace is the record of a trace's request hit (its lengths and time).
+func (d *Dataset) Trace(hit uint64) Record {
+	var r Record
+	d.azure(d.f.lineAt(d.f.off[hit%uint64(d.Records)]), &r)
+	return r
+}
+
 // Reader reads records for one worker: its buffer holds a record's
 // unescaped text while it is counted.
 type Reader struct {

@@ -16,12 +16,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/plan"
@@ -29,6 +31,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/tokenizer"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -59,8 +62,21 @@ type Load struct {
 	// ""), "constant" (evenly spaced) or "gamma:B" (vLLM's burstiness B);
 	// only with a rate.
 	Arrivals string
-	// Seed seeds the random arrival times.
+	// Seed seeds every draw: arrival times, lengths, prompts' words, the
+	// dataset's order and shared-prefix groups.
 	Seed uint64
+	// Dataset is where prompts come from: "" or random (made up from
+	// InputTokens), shared-prefix:groups=G,prefix=P, jsonl:FILE,
+	// sharegpt:FILE or azure:FILE (package dataset).
+	Dataset string
+	// DatasetOrder is how a file's records are taken: shuffle (also ""),
+	// sequential or random.
+	DatasetOrder string
+	// TraceSpeedup divides an azure trace's times (0: 1).
+	TraceSpeedup float64
+	// Tokenizer is a Hugging Face tokenizer.json to count tokens with
+	// ("": whitespace-separated words).
+	Tokenizer string
 	// Names name the inputs in messages.
 	Names Names
 }
@@ -69,6 +85,7 @@ type Load struct {
 // meet ("--input-tokens", "LLM.InputTokens"; "-q", "Rate").
 type Names struct {
 	URL, API, Model, InputTokens, OutputTokens, ExtraBody, Arrivals, Header, Rate, Burst string
+	Dataset, DatasetOrder, TraceSpeedup, Tokenizer                                       string
 }
 
 // Run is a prepared load.
@@ -104,15 +121,29 @@ func Prepare(p *plan.Plan, l Load) (*Run, error) {
 	if r.Spec.Output, err = llm.ParseLengths(l.OutputTokens); err != nil {
 		return nil, fmt.Errorf("%s %v", n.OutputTokens, err)
 	}
+	r.Spec.Seed = l.Seed
+	if err := r.data(l); err != nil {
+		return nil, err
+	}
+	if d := r.Spec.Data; d != nil && d.Chat && api == llm.Completions {
+		r.Close()
+		return nil, fmt.Errorf("%s %s holds chats (\"messages\"), which the completions API cannot send: use the chat API (…/v1/chat/completions)", n.Dataset, l.Dataset)
+	}
 	if err := r.Spec.Init(); err != nil {
+		r.Close()
+		if r.Spec.Counter != nil && !strings.Contains(err.Error(), "JSON object") {
+			return nil, fmt.Errorf("%s %s: %v", n.Tokenizer, l.Tokenizer, err)
+		}
 		return nil, fmt.Errorf("%s %v", n.ExtraBody, err)
 	}
 	p.Method, p.SSE, p.Compression, p.MaxRedirects = "POST", true, false, 0
 	if p.Headers, err = headers(p.Headers, l.APIKey, n); err != nil {
+		r.Close()
 		return nil, err
 	}
-	pacer, arrivals, err := arrivalsOf(p, l)
+	pacer, arrivals, err := arrivalsOf(p, l, r.Spec.Data)
 	if err != nil {
+		r.Close()
 		return nil, err
 	}
 	r.Arrivals = arrivals
@@ -196,10 +227,62 @@ func headers(given [][2]string, key string, n Names) ([][2]string, error) {
 	return h, nil
 }
 
+// data opens the load's dataset and tokenizer.
+func (r *Run) data(l Load) error {
+	n := l.Names
+	spec, err := dataset.ParseSpec(l.Dataset)
+	if err != nil {
+		return fmt.Errorf("%s %v", n.Dataset, err)
+	}
+	order, err := dataset.ParseOrder(strings.TrimSpace(l.DatasetOrder))
+	if err != nil {
+		return fmt.Errorf("%s %v", n.DatasetOrder, err)
+	}
+	switch {
+	case l.DatasetOrder != "" && (!spec.File() || spec.Kind == dataset.Azure):
+		return fmt.Errorf("%s %s: only a jsonl or sharegpt dataset has an order to choose (a trace is replayed in its own)", n.DatasetOrder, l.DatasetOrder)
+	case l.TraceSpeedup != 0 && spec.Kind != dataset.Azure:
+		return fmt.Errorf("%s %g: only an azure trace has times to speed up; give %s azure:FILE", n.TraceSpeedup, l.TraceSpeedup, n.Dataset)
+	case l.TraceSpeedup < 0 || math.IsNaN(l.TraceSpeedup) || math.IsInf(l.TraceSpeedup, 0):
+		return fmt.Errorf("%s %g: give a factor above 0 (2 replays the trace twice as fast)", n.TraceSpeedup, l.TraceSpeedup)
+	}
+	o := dataset.Options{Order: order, Seed: l.Seed, Speedup: l.TraceSpeedup}
+	if l.Tokenizer != "" {
+		tok, err := tokenizer.Load(l.Tokenizer)
+		if err != nil {
+			return fmt.Errorf("%s %v", n.Tokenizer, err)
+		}
+		o.Counter, r.Spec.Counter = tok, tok
+	}
+	if spec.Kind == dataset.Random {
+		return nil
+	}
+	d, err := dataset.Open(spec, o)
+	if err != nil {
+		return fmt.Errorf("%s %v", n.Dataset, err)
+	}
+	r.Spec.Data = d
+	return nil
+}
+
+// Close releases the load's dataset file, once the run is over.
+func (r *Run) Close() {
+	if d := r.Spec.Data; d != nil {
+		d.Close()
+	}
+}
+
 // arrivalsOf is the open model's schedule (nil: the plan's, or the closed
-// model) and its name for the report.
-func arrivalsOf(p *plan.Plan, l Load) (schedule.Pacer, string, error) {
+// model) and its name for the report: a trace's own times, or l's
+// arrivals at the plan's rate.
+func arrivalsOf(p *plan.Plan, l Load, d *dataset.Dataset) (schedule.Pacer, string, error) {
 	n, a := l.Names, strings.TrimSpace(l.Arrivals)
+	if d != nil && d.Kind == dataset.Azure {
+		if p.Rate > 0 || p.BurstEvery > 0 || a != "" {
+			return nil, "", fmt.Errorf("%s %s sets every request's arrival time: drop %s, %s and %s (replay it faster or slower with %s)", n.Dataset, d.Spec, n.Rate, n.Burst, n.Arrivals, n.TraceSpeedup)
+		}
+		return d, "trace", nil
+	}
 	switch {
 	case p.BurstEvery > 0:
 		if a != "" {
@@ -290,13 +373,48 @@ const modelsTimeout = 10 * time.Second
 func (r *Run) Describe(res *report.Result) {
 	m := res.EnsureLLM()
 	s := r.Spec
-	m.API, m.Model, m.InputAsked, m.OutputAsked, m.Arrivals = string(s.API), s.Model, s.Input.String(), s.Output.String(), r.Arrivals
+	in, out := s.Input.String(), s.Output.String()
+	if d := s.Data; d != nil {
+		switch d.Kind {
+		case dataset.SharedPrefix:
+			in = fmt.Sprintf("%d shared + %s", d.PrefixTokens, in)
+		case dataset.JSONL:
+			in, out = d.Spec.String(), d.Spec.String()+" (else "+out+")"
+		default:
+			in, out = d.Spec.String(), d.Spec.String()
+		}
+	}
+	m.API, m.Model, m.InputAsked, m.OutputAsked, m.Arrivals = string(s.API), s.Model, in, out, r.Arrivals
 	m.SetSLO(r.SLO.TTFT.Seconds(), r.SLO.TPOT.Seconds(), r.SLO.E2E.Seconds())
 }
 
 // Config is the load's part of the run's configuration (its "llm" key).
 func (r *Run) Config(l Load) map[string]any {
 	s := r.Spec
-	return map[string]any{"api": string(s.API), "model": s.Model, "input_tokens": l.InputTokens, "output_tokens": l.OutputTokens,
-		"exact": l.Exact, "extra_body": l.ExtraBody, "slo": l.SLO.String(), "arrivals": r.Arrivals, "seed": l.Seed}
+	c := map[string]any{"api": string(s.API), "model": s.Model, "input_tokens": l.InputTokens, "output_tokens": l.OutputTokens,
+		"exact": l.Exact, "extra_body": l.ExtraBody, "slo": l.SLO.String(), "arrivals": r.Arrivals, "seed": l.Seed, "dataset": "random"}
+	if d := s.Data; d != nil {
+		c["dataset"], c["dataset_records"], c["dataset_skipped"] = d.Spec.String(), d.Records, d.Skipped
+		if d.File() && d.Kind != dataset.Azure {
+			c["dataset_order"] = orDefault(l.DatasetOrder, "shuffle")
+		}
+		if d.Kind == dataset.Azure {
+			c["trace_speedup"] = l.TraceSpeedup
+			if l.TraceSpeedup == 0 {
+				c["trace_speedup"] = 1.0
+			}
+		}
+	}
+	if l.Tokenizer != "" {
+		c["tokenizer"] = l.Tokenizer
+	}
+	return c
+}
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -1,0 +1,194 @@
+package main
+
+// hail llm's datasets against hail serve --openai's request log: what
+// each request asked, and when it arrived.
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/llmserve"
+)
+
+// mockAsks reads the mock's request log: each request's arrival (ns),
+// prompt tokens and max_tokens, in the log's order.
+func mockAsks(t *testing.T, path string) (arrivals []int64, asks [][2]int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("request log: %v", err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for _, row := range rows[1:] {
+		a, _ := strconv.ParseInt(row[col["arrival_ns"]], 10, 64)
+		p, _ := strconv.Atoi(row[col["prompt_tokens"]])
+		m, _ := strconv.Atoi(row[col["max_tokens"]])
+		arrivals = append(arrivals, a)
+		asks = append(asks, [2]int{p, m})
+	}
+	return arrivals, asks
+}
+
+// startLoggedMock starts the mock with a request log at a path of its
+// own; stop closes the mock (the log complete).
+func startLoggedMock(t *testing.T, cfg llmserve.Config) (base, logPath string, stop func()) {
+	t.Helper()
+	logPath = filepath.Join(t.TempDir(), "mock.csv")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.Log, cfg.Seed = "127.0.0.1:0", f, 7
+	s, err := llmserve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			s.Close()
+			f.Close()
+		}
+	}
+	t.Cleanup(stop)
+	return "http://" + addr.String(), logPath, stop
+}
+
+// A trace is replayed as written: every request asks its line's lengths,
+// and arrives at its line's time (sped up) after the first, at the mock.
+func TestLLMTraceReplay(t *testing.T) {
+	t.Parallel()
+	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, PrefillPerToken: time.Microsecond, ITL: fixedITL(t, "1ms")})
+	var b strings.Builder
+	b.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	start := time.Date(2023, 11, 16, 18, 15, 46, 680590000, time.UTC)
+	var want [][2]int
+	var offsets []int64
+	at := time.Duration(0)
+	for i := range 30 {
+		at += time.Duration(i%7) * 13 * time.Millisecond // bunched and spread, several at once
+		in, out := 20+i*7, 1+i%5
+		fmt.Fprintf(&b, "%s,%d,%d\n", start.Add(at).Format("2006-01-02 15:04:05.0000000"), in, out)
+		want = append(want, [2]int{in, out})
+		offsets = append(offsets, int64(at/2))
+	}
+	trace := filepath.Join(t.TempDir(), "trace.csv")
+	os.WriteFile(trace, []byte(b.String()), 0o644)
+	res, _ := llmMockRun(t, "-c", "16", "--dataset", "azure:"+trace, "--trace-speedup", "2", base+"/v1/completions")
+	stop()
+	arrivals, asks := mockAsks(t, logPath)
+	if len(asks) != 30 {
+		t.Fatalf("the mock saw %d requests, the trace holds 30", len(asks))
+	}
+	slices.SortFunc(asks, func(a, b [2]int) int { return a[0] - b[0] })
+	if !slices.Equal(asks, want) {
+		t.Errorf("asked (prompt tokens, max_tokens) %v, the trace %v", asks, want)
+	}
+	slices.Sort(arrivals)
+	var worst float64
+	for i, a := range arrivals {
+		got := a - arrivals[0]
+		worst = max(worst, math.Abs(float64(got-offsets[i])))
+	}
+	if worst > float64(40*time.Millisecond) {
+		t.Errorf("arrivals off the trace's times by up to %.1f ms", worst/1e6)
+	}
+	if llm := res["hail"].(map[string]any)["llm"].(map[string]any); llm["arrivals"] != "trace" {
+		t.Errorf("hail.llm arrivals %v", llm["arrivals"])
+	}
+	t.Logf("arrivals within %.2f ms of the trace's times", worst/1e6)
+}
+
+// A ShareGPT file's conversations are each sent once per pass (sampled
+// without replacement), asking for the first human turn with the reply's
+// length; the mock's count of each prompt is the dataset's.
+func TestLLMShareGPTWithoutReplacement(t *testing.T) {
+	t.Parallel()
+	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, PrefillPerToken: time.Microsecond, ITL: fixedITL(t, "1ms")})
+	type turn struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	}
+	type conv struct {
+		Conversations []turn `json:"conversations"`
+	}
+	var convs []conv
+	var want [][2]int
+	for i := range 25 {
+		q := strings.Repeat("word ", 3+i) + "\"quoted\"\nand more"
+		a := strings.TrimSpace(strings.Repeat("reply ", 1+i%9))
+		convs = append(convs, conv{[]turn{{"human", q}, {"gpt", a}}})
+		want = append(want, [2]int{len(strings.Fields(q)), len(strings.Fields(a))})
+	}
+	convs = append(convs, conv{[]turn{{"gpt", "no question"}}})
+	js, _ := json.Marshal(convs)
+	path := filepath.Join(t.TempDir(), "sharegpt.json")
+	os.WriteFile(path, js, 0o644)
+	res, _ := llmMockRun(t, "-c", "4", "-n", "25", "--seed", "3", "--dataset", "sharegpt:"+path, base+"/v1/chat/completions")
+	stop()
+	_, asks := mockAsks(t, logPath)
+	slices.SortFunc(asks, func(a, b [2]int) int { return a[0] - b[0] })
+	if !slices.Equal(asks, want) {
+		t.Errorf("asked %v, the dataset's conversations %v", asks, want)
+	}
+	cfg := res["hail"].(map[string]any)["config"].(map[string]any)["llm"].(map[string]any)
+	if cfg["dataset_records"] != 25.0 || cfg["dataset_skipped"] != 1.0 || cfg["dataset_order"] != "shuffle" {
+		t.Errorf("config %v", cfg)
+	}
+}
+
+// Bad dataset input is one line naming the flag.
+func TestLLMDatasetBadInput(t *testing.T) {
+	t.Parallel()
+	o := &openAI{}
+	base := startOpenAI(t, o)
+	dir := t.TempDir()
+	chats := filepath.Join(dir, "chats.jsonl")
+	os.WriteFile(chats, []byte(`{"messages": [{"role": "user", "content": "hi"}]}`+"\n"), 0o644)
+	badTok := filepath.Join(dir, "tokenizer.json")
+	os.WriteFile(badTok, []byte(`{"model": {"type": "WordPiece", "vocab": {}}}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dataset", "parquet:x", base + "/v1/completions"}, "--dataset \"parquet:x\": unknown dataset"},
+		{[]string{"--dataset", "jsonl:" + filepath.Join(dir, "none"), base + "/v1/completions"}, "no such file"},
+		{[]string{"--dataset", "jsonl:" + chats, base + "/v1/completions"}, "use the chat API"},
+		{[]string{"--trace-speedup", "0", base + "/v1/completions"}, "--trace-speedup 0"},
+		{[]string{"--trace-speedup", "2", base + "/v1/completions"}, "only an azure trace"},
+		{[]string{"--dataset-order", "sequential", base + "/v1/completions"}, "--dataset-order"},
+		{[]string{"--tokenizer", badTok, base + "/v1/completions"}, `--tokenizer ` + badTok + `: its model "WordPiece"`},
+		{[]string{"--input-tokens", "lognormal:5", base + "/v1/completions"}, "lognormal needs"},
+	} {
+		_, errOut, code := hail(t, append([]string{"llm", "--no-tui", "-n", "1"}, c.args...)...)
+		if code != 1 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, errOut, c.want)
+		}
+	}
+	if reqs, _ := o.requests(); len(reqs) != 0 {
+		t.Errorf("%d requests sent by rejected commands", len(reqs))
+	}
+}
