@@ -192,3 +192,63 @@ func TestLLMDatasetBadInput(t *testing.T) {
 		t.Errorf("%d requests sent by rejected commands", len(reqs))
 	}
 }
+
+// A shared-prefix load, seen at the mock's prefix cache: one request at a
+// time, the first of each group finds nothing cached, every other finds
+// its group's prefix (its whole 16-token blocks); without the dataset,
+// nothing is ever cached.
+func TestLLMSharedPrefixAtTheMock(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dataset string
+		first   int // requests with nothing cached
+		cached  int // tokens the others find
+	}{
+		{"shared-prefix:groups=3,prefix=50", 3, 48},
+		{"random", 30, 0},
+	} {
+		base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 4, PrefixCacheTokens: 1 << 16, ITL: fixedITL(t, "1ms")})
+		llmMockRun(t, "-c", "1", "-n", "30", "--dataset", c.dataset, "--input-tokens", "20", "--output-tokens", "2", base+"/v1/completions")
+		stop()
+		rows := readCSV(t, logPath)
+		first := 0
+		for _, r := range rows {
+			switch r["cached_tokens"] {
+			case "0":
+				first++
+			case strconv.Itoa(c.cached):
+			default:
+				t.Errorf("%s: request %s found %s tokens cached, want 0 or %d", c.dataset, r["request"], r["cached_tokens"], c.cached)
+			}
+			if want := strconv.Itoa(20 + 50*min(c.cached, 1)); r["prompt_tokens"] != want {
+				t.Errorf("%s: request %s has %s prompt tokens, want %s", c.dataset, r["request"], r["prompt_tokens"], want)
+			}
+		}
+		if len(rows) != 30 || first != c.first {
+			t.Errorf("%s: %d of %d requests found nothing cached, want %d", c.dataset, first, len(rows), c.first)
+		}
+	}
+}
+
+// readCSV reads a CSV file's rows by its header's names.
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var rows []map[string]string
+	for _, rec := range recs[1:] {
+		m := map[string]string{}
+		for i, name := range recs[0] {
+			m[name] = rec[i]
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
