@@ -164,3 +164,20 @@ func FuzzDate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSpec reads any --dataset: a spec it accepts reads back the
+// same from its String.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"random", "shared-prefix:groups=2,prefix=9", "jsonl:a:b", "azure:", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ParseSpec(s)
+		if err != nil {
+			return
+		}
+		if again, err := ParseSpec(sp.String()); err != nil || again != sp {
+			t.Fatalf("%q: %+v reads back as %+v (%v)", s, sp, again, err)
+		}
+	})
+}

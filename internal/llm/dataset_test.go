@@ -265,3 +265,22 @@ func TestTokenizerWords(t *testing.T) {
 		t.Errorf("a prompt of 300 words is %d tokens", n)
 	}
 }
+
+// FuzzParseLengths reads any length spec: what it accepts draws lengths
+// from 1 to its bound.
+func FuzzParseLengths(f *testing.F) {
+	for _, s := range []string{"128", "10-20", "64:3,512:1", "normal:128,32", "lognormal:100,300", "lognormal:1,0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLengths(s)
+		if err != nil {
+			return
+		}
+		for hit := range uint64(50) {
+			if n := l.At(hit, saltIn); n < 1 || n > maxLength {
+				t.Fatalf("%q: request %d draws %d", s, hit, n)
+			}
+		}
+	})
+}
