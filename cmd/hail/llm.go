@@ -28,6 +28,7 @@ type llmFlags struct {
 	datasetOrder string
 	traceSpeedup float64
 	tokenizer    string
+	sweep        sweepFlags
 	headers      []string
 	timeout      time.Duration
 	connTimeout  time.Duration
@@ -46,7 +47,8 @@ const llmFormatHelp = "text (the LLM numbers first, then hail's report), json (o
 	"vllm (a vLLM bench serve result file), csv (one row per request), csv-seconds, markdown, html or quiet"
 
 func newLLMCmd() *cobra.Command {
-	f := &llmFlags{inputTokens: "1024", outputTokens: "128", exact: true, arrivals: "poisson", seed: 1, outputFlags: defaultOutputFlags()}
+	f := &llmFlags{inputTokens: "1024", outputTokens: "128", exact: true, arrivals: "poisson", seed: 1, outputFlags: defaultOutputFlags(),
+		sweep: sweepFlags{steps: 5, duration: 30 * time.Second, warmup: 5 * time.Second, precision: 0.02}}
 	cmd := &cobra.Command{
 		Use:   "llm [flags] URL",
 		Short: "load an OpenAI-compatible LLM server: TTFT from the intended time, TPOT, ITL, goodput",
@@ -92,10 +94,15 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.Float64Var(&f.traceSpeedup, "trace-speedup", 1, "replay an azure trace this many times faster (0.5: twice as slow)")
 	fl.StringVar(&f.tokenizer, "tokenizer", "", "a Hugging Face tokenizer.json to count tokens with (default: whitespace-separated words)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of every draw: arrival times, lengths, prompt words, the dataset's order and groups")
+	fl.BoolVar(&f.sweep.on, "sweep", false, "find the highest rate at which ≥ 99% of requests meet every --slo: a closed run (-c) for the ceiling, open-model steps below it, a bisection; prints the table")
+	fl.IntVar(&f.sweep.steps, "sweep-steps", f.sweep.steps, "--sweep: open-model rates tried below the ceiling before the bisection (1/N, 2/N, … of it)")
+	fl.Var(durationValue{&f.sweep.duration}, "sweep-step-duration", "--sweep: how long each step sends (default 30s)")
+	fl.Var(durationValue{&f.sweep.warmup}, "sweep-warmup", "--sweep: the first part of each step, not measured (default 5s)")
+	fl.Float64Var(&f.sweep.precision, "sweep-precision", f.sweep.precision, "--sweep: the bisection stops when the rates that pass and fail are within this fraction")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra header 'Name: value' (repeatable); Authorization: Bearer $OPENAI_API_KEY is sent when set and no -H gives one")
 	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "each request's whole time, stream included (default: none; --idle-timeout bounds a silent stream)")
 	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
-	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "tokenizer", "exact", "extra-body", "slo", "arrivals", "seed", "header", "timeout", "connect-timeout")
+	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "tokenizer", "exact", "extra-body", "slo", "arrivals", "seed", "sweep", "sweep-steps", "sweep-step-duration", "sweep-warmup", "sweep-precision", "header", "timeout", "connect-timeout")
 	addModelFlags(fl, &f.model)
 	addStreamFlags(fl, &f.strm, false)
 	addTransportFlags(fl, &f.tr)
@@ -106,11 +113,17 @@ vLLM's bench serve, guidellm and inference-perf.`,
 }
 
 func runLLM(cmd *cobra.Command, f *llmFlags, args []string) error {
+	if err := checkSweep(cmd, f); err != nil {
+		return err
+	}
 	l, err := prepareLLM(cmd, f, args)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	if f.sweep.on {
+		return runSweep(f, l)
+	}
 	p := l.plan
 	color, err := f.settle(&f.results, p)
 	if err != nil {

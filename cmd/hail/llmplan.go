@@ -77,6 +77,9 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 	if p.Headers, err = parseHeaders(f.headers); err != nil {
 		return nil, err
 	}
+	if f.sweep.on {
+		p.Rate = 1 // each step sets its own (llmload.Run.SetRate); the arrivals are checked at one
+	}
 	r, err := llmload.Prepare(p, l)
 	if err != nil {
 		return nil, err

@@ -101,6 +101,7 @@ type Run struct {
 	Workload *run.Workload
 
 	names Names
+	load  Load
 }
 
 // Prepare checks l against p, the run's plan (its URL, connections,
@@ -114,7 +115,7 @@ func Prepare(p *plan.Plan, l Load) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Spec: &llm.Spec{API: api, Model: l.Model, Exact: l.Exact, Extra: l.ExtraBody}, SLO: l.SLO, names: n}
+	r := &Run{Spec: &llm.Spec{API: api, Model: l.Model, Exact: l.Exact, Extra: l.ExtraBody}, SLO: l.SLO, names: n, load: l}
 	if r.Spec.Input, err = llm.ParseLengths(l.InputTokens); err != nil {
 		return nil, fmt.Errorf("%s %v", n.InputTokens, err)
 	}
@@ -225,6 +226,22 @@ func headers(given [][2]string, key string, n Names) ([][2]string, error) {
 		h = append(h, [2]string{"Authorization", "Bearer " + key})
 	}
 	return h, nil
+}
+
+// SetRate makes p and the workload the open model at rate requests/s with
+// the load's arrivals (a sweep's step), or the closed model at 0.
+func (r *Run) SetRate(p *plan.Plan, rate float64) error {
+	p.Rate = rate
+	l := r.load
+	if rate <= 0 {
+		l.Arrivals = ""
+	}
+	pacer, arrivals, err := arrivalsOf(p, l, r.Spec.Data)
+	if err != nil {
+		return err
+	}
+	r.Workload.Pacer, r.Arrivals = pacer, arrivals
+	return nil
 }
 
 // data opens the load's dataset and tokenizer.
