@@ -131,15 +131,15 @@ func fieldPairs(dt, st reflect.Type) []fieldPair {
 	return out
 }
 
-// jsonKey is the JSON key of f ("" for an unexported or untagged
-// field). An embedded struct without a tag, whose fields encoding/json
-// writes among its parent's, is matched with its twin by type name.
+// jsonKey is the JSON key of f ("" for an unexported or untagged field).
+// An untagged embedded struct, whose fields JSON flattens into its
+// parent's, is matched with its twin by type name.
 func jsonKey(f reflect.StructField) string {
 	if !f.IsExported() {
 		return ""
 	}
-	if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
-		return "embedded " + f.Type.Name()
+	if f.Anonymous && f.Tag.Get("json") == "" {
+		return "embedded " + f.Name
 	}
 	k, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	if k == "-" {

@@ -164,7 +164,8 @@ var flagWords = strings.NewReplacer(
 	"trust its CA with --cacert FILE, or skip verification with --skipTLS", "trust its CA with Plan.CACert, or skip verification with Plan.Insecure",
 	"(and trust its CA with --cacert FILE, or use --skipTLS)", "(and trust its CA with Plan.CACert, or set Plan.Insecure)",
 	"--cacert", "Plan.CACert", "--cert", "Plan.Cert", "--key", "Plan.Key", "--unix-socket", "Plan.UnixSocket",
-	"--connect-to", "Plan.ConnectTo", "--engine", "Plan.Engine", "--proxy", "Plan.Proxy")
+	"--connect-to", "Plan.ConnectTo", "--engine", "Plan.Engine", "--proxy", "Plan.Proxy",
+	"--target-pid", "WithTargetPID", "--target-cmd", "WithTargetCmd", "--target-cgroup", "WithTargetCgroup")
 
 // grpcWords are the gRPC flags in GRPCCall's words.
 var grpcWords = strings.NewReplacer("--call ", grpcNames.Method+" ", "(add the directories of imported files with -i)",

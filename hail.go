@@ -44,7 +44,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/runner"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/stats"
-	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/internal/target"
 )
 
 // Run carries out p and returns its Result.
@@ -80,7 +80,7 @@ type Option struct{ apply func(*options) }
 type options struct {
 	progress         func(Progress)
 	successBreakdown bool
-	targetPID        int
+	target           target.Spec
 }
 
 // WithProgress calls f with the run so far about once a second, from a
@@ -92,15 +92,37 @@ func WithProgress(f func(Progress)) Option { return Option{func(o *options) { o.
 // other responses to the Result (Result.LatencyPercentilesSuccessful).
 func WithSuccessBreakdown() Option { return Option{func(o *options) { o.successBreakdown = true }} }
 
-// WithTargetPID samples the target's process (on this machine) once a
-// second: its memory and CPU go into Result.Hail.Target and the series,
-// and the verdict counts its CPU on hail's CPUs as the target's.
-func WithTargetPID(pid int) Option { return Option{func(o *options) { o.targetPID = pid }} }
+// WithTargetPID samples the target's process (on this machine) and its
+// descendants once a second: their memory (RSS and PSS) and CPU go into
+// Result.Hail.Target (with a per-process breakdown), the series and each
+// stage's figures, and the verdict counts their CPU on hail's CPUs as the
+// target's. Each use adds a process; WithTargetCmd and WithTargetCgroup
+// add others.
+func WithTargetPID(pid int) Option {
+	return Option{func(o *options) { o.target.PIDs = append(o.target.PIDs, pid) }}
+}
+
+// WithTargetCmd samples, as WithTargetPID does, every process called
+// name (its command name, or its program's or script's base name: a
+// server run as python app.py is app.py) and their descendants, looked
+// for again every second: workers that come and go are counted while
+// they live.
+func WithTargetCmd(name string) Option {
+	return Option{func(o *options) { o.target.Cmds = append(o.target.Cmds, name) }}
+}
+
+// WithTargetCgroup samples, as WithTargetPID does, the processes of a
+// cgroup (v1 or v2: a path under /sys/fs/cgroup, or one relative to its
+// hierarchy such as /system.slice/app.service) and those beneath it, with
+// the cgroup's own CPU and memory counters.
+func WithTargetCgroup(path string) Option {
+	return Option{func(o *options) { o.target.Cgroups = append(o.target.Cgroups, path) }}
+}
 
 // run carries out j: a scenario's setup, the load, its teardown, the
 // thresholds.
 func (j *job) run(ctx context.Context, o options) (*Result, error) {
-	ro := run.Options{SuccessBreakdown: o.successBreakdown, Config: j.config, Workload: j.workload, TargetPID: o.targetPID}
+	ro := run.Options{SuccessBreakdown: o.successBreakdown, Config: j.config, Workload: j.workload, Target: o.target}
 	if o.progress != nil {
 		var steps []string
 		if j.workload != nil {
@@ -112,13 +134,15 @@ func (j *job) run(ctx context.Context, o options) (*Result, error) {
 		ro.Progress = func(stats.Snapshot) { o.progress(progressOf(coll, steps, lat)) }
 	}
 	var setup *report.Phase
+	var targets *runner.Targets
 	if j.sc != nil {
-		d, err := run.NewDialer(ctx, j.plan)
-		if err != nil {
+		// One dialer per origin for the setup, the load and the teardown.
+		var err error
+		if targets, err = runner.NewTargets(ctx, j.sc, j.plan); err != nil {
 			return nil, j.startError(err)
 		}
-		ro.Dialer = d
-		if setup, err = j.setup(ctx, d); err != nil {
+		ro.Dialer = targets.Route(j.workload)
+		if setup, err = j.setup(ctx, targets); err != nil {
 			return nil, err
 		}
 	}
@@ -128,7 +152,7 @@ func (j *job) run(ctx context.Context, o options) (*Result, error) {
 	}
 	if j.sc != nil {
 		j.sc.Annotate(res) // the pools as the load left them, before the teardown
-		res.Hail.Setup, res.Hail.Teardown = setup, j.teardown(ctx, ro.Dialer)
+		res.Hail.Setup, res.Hail.Teardown = setup, j.teardown(ctx, targets)
 	}
 	failed := 0
 	if len(j.thresholds) > 0 {
@@ -149,16 +173,16 @@ func (j *job) run(ctx context.Context, o options) (*Result, error) {
 
 // setup runs a scenario's setup; when a step fails, the teardown cleans
 // up what it made and the error says which step and why.
-func (j *job) setup(ctx context.Context, d *transport.Dialer) (*report.Phase, error) {
+func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, error) {
 	if len(j.sc.Setup) == 0 {
 		return nil, nil
 	}
-	ph, err := runner.Setup(ctx, j.sc, j.plan, d, ctx.Done())
+	ph, err := runner.Setup(ctx, j.sc, t, runner.PhaseOptions{Interrupt: ctx.Done()})
 	var pe *runner.PhaseError
 	if errors.As(err, &pe) {
 		se := &SetupError{Step: pe.Step, Reason: pe.Why}
 		convertValue(&se.Setup, ph)
-		convertValue(&se.Teardown, j.teardown(ctx, d))
+		convertValue(&se.Teardown, j.teardown(ctx, t))
 		return nil, se
 	}
 	if err != nil {
@@ -169,7 +193,7 @@ func (j *job) setup(ctx context.Context, d *transport.Dialer) (*report.Phase, er
 
 // teardown runs a scenario's teardown: after a cancelled load too, to
 // clean up; a cancellation during it stops it (unless the load's was).
-func (j *job) teardown(ctx context.Context, d *transport.Dialer) *report.Phase {
+func (j *job) teardown(ctx context.Context, t *runner.Targets) *report.Phase {
 	if len(j.sc.Teardown) == 0 {
 		return nil
 	}
@@ -177,7 +201,7 @@ func (j *job) teardown(ctx context.Context, d *transport.Dialer) *report.Phase {
 	if ctx.Err() != nil {
 		ctx, interrupt = context.WithoutCancel(ctx), nil
 	}
-	ph, err := runner.Teardown(ctx, j.sc, j.plan, d, interrupt)
+	ph, err := runner.Teardown(ctx, j.sc, t, runner.PhaseOptions{Interrupt: interrupt})
 	if err != nil && ph == nil {
 		ph = &report.Phase{Failed: "the teardown could not run: " + err.Error()}
 	}

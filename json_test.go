@@ -13,13 +13,14 @@ import (
 
 // Files the command wrote (testdata/cli-*.json: hail -j with the 2xx
 // breakdown, a run against a closed port, hail run with setup, steps,
-// teardown and thresholds, hail grpc) read into a Result and write back
+// teardown and thresholds, hail run with stages, a warmup, a stage's
+// threshold and a -w drain, hail grpc) read into a Result and write back
 // byte for byte, through ReadJSON/WriteJSON and through encoding/json (compacted).
 func TestJSONRoundTripOfTheCommandsFiles(t *testing.T) {
 	t.Parallel()
 	files, _ := filepath.Glob("testdata/cli-*.json")
-	if len(files) < 4 {
-		t.Fatalf("testdata/cli-*.json: %d files, want 4", len(files))
+	if len(files) < 5 {
+		t.Fatalf("testdata/cli-*.json: %d files, want 5", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

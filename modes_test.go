@@ -89,6 +89,39 @@ func TestConnectionStages(t *testing.T) {
 	}
 }
 
+// Each stage is reported on its own, its warmup left out: 200/s for a
+// second (the first 250 ms a warmup), then 400/s for half a second. The
+// schedule intends 150 + 50 requests in the first stage and its warmup, 200
+// in the second; a threshold judges the second stage by its name.
+func TestStageResults(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Connections: 4, WaitOngoing: true,
+		RateStages: []hail.Stage{{Duration: time.Second, Target: 200, Step: true, Warmup: 250 * time.Millisecond},
+			{Duration: 500 * time.Millisecond, Target: 400, Step: true, Name: "peak"}},
+		Thresholds: []hail.Threshold{{Expr: "rps > 300", Stage: "peak"}, {Expr: "rps > 300", Stage: "1"}}})
+	var te *hail.ThresholdError
+	if !errors.As(err, &te) {
+		t.Fatalf("error %v, want a *hail.ThresholdError (stage 1 runs at 200/s)", err)
+	}
+	hailtest.AssertExact(t, srv, res)
+	st := res.Hail.Stages
+	if len(st) != 2 || res.Hail.Counts.Unsent != 0 {
+		t.Fatalf("%d stages, %d unsent", len(st), res.Hail.Counts.Unsent)
+	}
+	w := st[0].Warmup
+	if st[0].Counts.Requests != 150 || w == nil || w.Counts.Requests != 50 || w.Duration != 250*time.Millisecond || st[1].Counts.Requests != 200 {
+		t.Errorf("stage 1: %d requests, warmup %+v; stage 2: %d; want 150, 50 over 250ms, 200", st[0].Counts.Requests, w, st[1].Counts.Requests)
+	}
+	if st[0].Measured != 750*time.Millisecond || st[1].Name != "peak" || st[1].Start != time.Second || st[1].Rates.RequestsPerSec != 400 {
+		t.Errorf("stage 1 measured %v; stage 2 %q from %v at %v/s", st[0].Measured, st[1].Name, st[1].Start, st[1].Rates.RequestsPerSec)
+	}
+	th := res.Hail.Thresholds
+	if len(th) != 2 || !th[0].Pass || th[0].Stage != "peak" || th[1].Pass || th[1].Value != 200 {
+		t.Errorf("thresholds %+v: stage peak at 400/s passes, stage 1 at 200/s fails", th)
+	}
+}
+
 // Bursts of 10 every 100 ms for a second: 100 requests, all answered.
 func TestBursts(t *testing.T) {
 	t.Parallel()
@@ -151,6 +184,11 @@ func TestBadPlanField(t *testing.T) {
 		{hail.Plan{URL: "http://127.0.0.1:1/", RateStages: []hail.Stage{{Duration: -time.Second, Target: 5}}}, "RateStages[0].Duration"},
 		{hail.Plan{URL: "http://127.0.0.1:1/", Thresholds: []hail.Threshold{{Expr: "p99 12ms"}}}, "Thresholds[0]"},
 		{hail.Plan{URL: "http://127.0.0.1:1/", Thresholds: []hail.Threshold{{Expr: "p99 < 12ms", Step: "x"}}}, "Thresholds[0].Step"},
+		{hail.Plan{URL: "http://127.0.0.1:1/", RateStages: []hail.Stage{{Duration: time.Second, Target: 5, Warmup: time.Second}}}, "RateStages[0].Warmup"},
+		{hail.Plan{URL: "http://127.0.0.1:1/", RateStages: []hail.Stage{{Duration: time.Second, Target: 5, Name: "12"}}}, "RateStages[0].Name"},
+		{hail.Plan{URL: "http://127.0.0.1:1/", RateStages: []hail.Stage{{Duration: time.Second, Target: 5, Name: "a"}, {Duration: time.Second, Name: "a"}}}, "RateStages[1].Name"},
+		{hail.Plan{URL: "http://127.0.0.1:1/", RateStages: []hail.Stage{{Duration: time.Second, Target: 5}}, Thresholds: []hail.Threshold{{Expr: "p99 < 12ms", Stage: "2"}}}, "Thresholds[0].Stage"},
+		{hail.Plan{URL: "http://127.0.0.1:1/", Thresholds: []hail.Threshold{{Expr: "p99 < 12ms", Stage: "1"}}}, "Thresholds[0].Stage"},
 		{hail.Plan{URL: "http://127.0.0.1:1/", HTTPVersion: "4"}, "HTTPVersion"},
 		{hail.Plan{URL: "http://127.0.0.1:1/", Streams: 4}, "Streams"},
 		{hail.Plan{URL: "http://127.0.0.1:1/", ConnectTo: map[string]string{"a": "b"}}, "ConnectTo"},
@@ -436,6 +474,30 @@ func TestTargetPID(t *testing.T) {
 	}
 	if tg := res.Hail.Target; tg == nil || tg.PID != os.Getpid() || tg.Samples < 1 || tg.PeakRSSBytes <= 0 {
 		t.Errorf("target %+v, want this process sampled", tg)
+	}
+}
+
+// WithTargetCmd and WithTargetCgroup name the target's processes too: one
+// that is not there stops the run before anything is sent, in the API's
+// words.
+func TestTargetNotThere(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	for _, c := range []struct {
+		opt  hail.Option
+		want string
+	}{
+		{hail.WithTargetCmd("no-such-server-xyz"), "WithTargetCmd no-such-server-xyz: no process of that name"},
+		{hail.WithTargetCgroup("/no/such/cgroup-xyz"), "WithTargetCgroup"},
+		{hail.WithTargetPID(-1), "WithTargetPID -1"},
+	} {
+		res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Requests: 10}, c.opt)
+		if err == nil || res != nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: result %v, error %v", c.want, res != nil, err)
+		}
+	}
+	if st := srv.Stats(); st.Requests != 0 {
+		t.Errorf("the server saw %d requests, want none", st.Requests)
 	}
 }
 

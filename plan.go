@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/llmload"
@@ -154,13 +156,21 @@ type Plan struct {
 
 // Stage is one segment of a ramp: over Duration the target moves linearly
 // from the previous stage's (0 before the first) to Target, or with Step
-// jumps to it at the start. A zero Duration jumps.
+// jumps to it at the start. A zero Duration jumps. Each stage is reported
+// on its own (Result.Hail.Stages).
 type Stage struct {
 	Duration time.Duration
 	// Target is requests per second (RateStages) or connections
 	// (ConnectionStages).
 	Target float64
 	Step   bool
+	// Warmup is the stage's first part, whose requests count in the run
+	// but not in the stage's results (a plateau measured once settled);
+	// shorter than Duration.
+	Warmup time.Duration
+	// Name names the stage in its results and thresholds (Threshold.Stage);
+	// "" leaves it its number. It needs a letter.
+	Name string
 }
 
 // Threshold is a pass/fail check of a run: Expr is METRIC OP VALUE, as in
@@ -171,6 +181,9 @@ type Threshold struct {
 	Expr string
 	// Step is the scenario step it judges ("": the whole run).
 	Step string
+	// Stage is the stage it judges instead: its number from 1 ("2") or
+	// its Name ("": none; not with Step).
+	Stage string
 	// AbortOnFail stops the run as soon as it fails, after AbortAfter (0:
 	// 1 s) and 100 requests.
 	AbortOnFail bool
@@ -212,6 +225,7 @@ type job struct {
 	grpcKind   string              // and its streaming kind
 	llm        *llmload.Run        // an LLM load's, or nil
 	config     map[string]any
+	stageList  []schedule.Stage // the stages a threshold may name
 }
 
 // compile turns p into a job. connect says it may talk to a server (to
@@ -228,7 +242,7 @@ func (p Plan) compile(ctx context.Context, connect bool) (*job, error) {
 	case modes > 1:
 		return nil, &FieldError{Field: "LLM", Problem: "a Plan runs a Scenario, a gRPC call or an LLM load: give one"}
 	case p.Scenario != nil:
-		return p.compileScenario(connect)
+		return p.compileScenario(ctx, connect)
 	}
 	ip, err := p.internal()
 	if err != nil {
@@ -382,6 +396,12 @@ func (p Plan) stages(j *job, settings *iscenario.Settings) error {
 			return &FieldError{Field: fmt.Sprintf("%s[%d].Duration", field, i), Value: s.Duration.String(), Problem: "must not be negative"}
 		case s.Target < 0 || math.IsNaN(s.Target) || math.IsInf(s.Target, 0):
 			return &FieldError{Field: fmt.Sprintf("%s[%d].Target", field, i), Value: fmt.Sprint(s.Target), Problem: "must be a number ≥ 0"}
+		case s.Warmup < 0 || s.Warmup > 0 && s.Warmup >= s.Duration:
+			return &FieldError{Field: fmt.Sprintf("%s[%d].Warmup", field, i), Value: s.Warmup.String(), Problem: "must be ≥ 0 and shorter than the stage's Duration (" + s.Duration.String() + ")"}
+		case s.Name != "" && strings.Trim(s.Name, "0123456789") == "":
+			return &FieldError{Field: fmt.Sprintf("%s[%d].Name", field, i), Value: strconv.Quote(s.Name), Problem: "needs a letter: a number names a stage by its position already"}
+		case s.Name != "" && slices.ContainsFunc(list[:i], func(o Stage) bool { return o.Name == s.Name }):
+			return &FieldError{Field: fmt.Sprintf("%s[%d].Name", field, i), Value: strconv.Quote(s.Name), Problem: "names an earlier stage too: give each its own"}
 		}
 		total += s.Duration
 		peak = max(peak, s.Target)
@@ -402,9 +422,10 @@ func (p Plan) stages(j *job, settings *iscenario.Settings) error {
 	if kind != "" {
 		settings.Stages, settings.StageKind, settings.Rate = nil, kind, 0
 		for _, s := range list {
-			settings.Stages = append(settings.Stages, schedule.Stage{Duration: s.Duration, Target: s.Target, Step: s.Step})
+			settings.Stages = append(settings.Stages, schedule.Stage{Duration: s.Duration, Target: s.Target, Step: s.Step, Warmup: s.Warmup, Name: s.Name})
 		}
 	}
+	j.stageList = settings.Stages
 	if j.sc != nil { // a scenario's plan is made from its settings
 		return nil
 	}
@@ -414,7 +435,7 @@ func (p Plan) stages(j *job, settings *iscenario.Settings) error {
 	if j.workload == nil {
 		j.workload = &run.Workload{}
 	}
-	j.workload.Pacer, j.workload.Connections = sched.Pacer, sched.ConnRamp
+	j.workload.Pacer, j.workload.Connections, j.workload.Stages = sched.Pacer, sched.ConnRamp, sched.Stages
 	return nil
 }
 
@@ -444,6 +465,16 @@ func (p Plan) addThresholds(j *job, sc *iscenario.Scenario) error {
 				return &FieldError{Field: field + ".Step", Value: strconv.Quote(t.Step), Problem: "names no step of the load: a threshold's Step is a scenario step's name"}
 			}
 			th.OnStep(t.Step, idx)
+		}
+		if t.Stage != "" {
+			if t.Step != "" {
+				return &FieldError{Field: field + ".Stage", Value: strconv.Quote(t.Stage), Problem: "give Step or Stage: a threshold judges one step over the run, or every step in one stage"}
+			}
+			idx := stageIndex(j.stageList, t.Stage)
+			if idx < 0 {
+				return &FieldError{Field: field + ".Stage", Value: strconv.Quote(t.Stage), Problem: fmt.Sprintf("names no stage of the run: give a stage's number (1 to %d) or its Name", len(j.stageList))}
+			}
+			th.OnStage(t.Stage, idx)
 		}
 		j.thresholds = append(j.thresholds, th)
 	}
@@ -522,9 +553,30 @@ func httpVersion(p *plan.Plan) string {
 func stagesConfig(ss []Stage) []map[string]any {
 	var out []map[string]any
 	for _, s := range ss {
-		out = append(out, map[string]any{"duration_seconds": s.Duration.Seconds(), "target": s.Target, "step": s.Step})
+		c := map[string]any{"duration_seconds": s.Duration.Seconds(), "target": s.Target, "step": s.Step}
+		if s.Warmup > 0 {
+			c["warmup_seconds"] = s.Warmup.Seconds()
+		}
+		if s.Name != "" {
+			c["name"] = s.Name
+		}
+		out = append(out, c)
 	}
 	return out
+}
+
+// stageIndex is the index of the stage ref names among stages (its number
+// from 1, or its name), or -1.
+func stageIndex(stages []schedule.Stage, ref string) int {
+	for i, s := range stages {
+		if s.Name != "" && s.Name == ref {
+			return i
+		}
+	}
+	if k, err := strconv.Atoi(ref); err == nil && k >= 1 && k <= len(stages) {
+		return k - 1
+	}
+	return -1
 }
 
 func model(p *plan.Plan, w *run.Workload) string {

@@ -64,6 +64,12 @@ type HailSection struct {
 	TLS *TLSCounts `json:"tls,omitempty"`
 	// Steps are a scenario's per-step results (nil for a single request).
 	Steps []StepResult `json:"steps,omitempty"`
+	// Origins are the per-server results of a scenario whose steps went
+	// to several (nil otherwise).
+	Origins []OriginResult `json:"origins,omitempty"`
+	// Stages are the per-stage results of a run with rate or connection
+	// stages (nil without stages).
+	Stages []StageResult `json:"stages,omitempty"`
 	// Thresholds are the run's pass/fail checks, each with what it
 	// measured.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
@@ -321,6 +327,9 @@ type Second struct {
 	NotSent   int64 `json:"not_sent,omitempty"`
 	CutOff    int64 `json:"cut_off,omitempty"`
 	Truncated int64 `json:"truncated,omitempty"`
+	// Drained of the Requests ended in the drain (Plan.WaitOngoing),
+	// after the run stopped sending.
+	Drained int64 `json:"drained,omitempty"`
 	// BodyBytes are response body bytes received, WireBytes every byte
 	// read, SentBytes every byte written.
 	BodyBytes int64 `json:"body_bytes"`
@@ -353,10 +362,14 @@ type Second struct {
 	// other processes used.
 	CPU    float64 `json:"cpu"`
 	Others float64 `json:"others_cpu,omitempty"`
-	// TargetRSS and TargetCPU are the target process's memory (bytes) and
-	// CPU (cores), TargetShare the share of hail's CPUs it used.
+	// TargetRSS and TargetCPU are the target's memory (bytes, its
+	// processes' sum) and CPU (cores), TargetShare the share of hail's
+	// CPUs it used; TargetPSS its proportional set size and TargetProcs
+	// its processes in this second.
 	TargetRSS   int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU   float64 `json:"target_cpu,omitempty"`
+	TargetPSS   int64   `json:"target_pss_bytes,omitempty"`
+	TargetProcs int     `json:"target_processes,omitempty"`
 	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
 
@@ -376,22 +389,28 @@ type GRPCStats struct {
 	// streaming", "bidi streaming"); empty for a scenario's several.
 	Call string `json:"call,omitempty"`
 	Kind string `json:"kind,omitempty"`
-	// Calls were sent; MessagesSent and MessagesReceived are their
-	// request and response messages.
-	Calls            int64 `json:"calls"`
+	// Calls were sent, each counted once however many attempts it took;
+	// MessagesSent and MessagesReceived are their request and response
+	// messages.
+	Calls int64 `json:"calls"`
+	// Retries are attempts that sent a call again on a new connection
+	// (the first went stale, or a GOAWAY turned it away unprocessed); each
+	// is also among Counts.Reconnects.
+	Retries          int64 `json:"retries"`
 	MessagesSent     int64 `json:"messages_sent"`
 	MessagesReceived int64 `json:"messages_received"`
 }
 
-// TargetUse is the target process's resource use over the run.
+// TargetUse is the target's resource use over the run: its processes
+// (WithTargetPID, WithTargetCmd, WithTargetCgroup), sampled once a second.
 type TargetUse struct {
-	// PID and Command name the process; Samples is how many times it was
-	// read (once a second).
+	// PID and Command name its first process; Samples is how many times
+	// it was read (once a second).
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
 	Samples int    `json:"samples"`
 	// PeakRSSBytes and MeanRSSBytes are over the samples, StartRSSBytes
-	// and EndRSSBytes the first and last.
+	// and EndRSSBytes the first and last: the sum over its processes.
 	PeakRSSBytes  int64 `json:"peak_rss_bytes"`
 	MeanRSSBytes  int64 `json:"mean_rss_bytes"`
 	StartRSSBytes int64 `json:"start_rss_bytes"`
@@ -401,13 +420,52 @@ type TargetUse struct {
 	CPU     time.Duration `json:"cpu_seconds"`
 	MeanCPU float64       `json:"cpu_mean_cores"`
 	PeakCPU float64       `json:"cpu_peak_cores"`
-	// Exited is set when the process ended during the run.
+	// Exited is set when its processes ended during the run.
 	Exited bool `json:"exited,omitempty"`
-	// Source says how hail knew the process: "--target-pid" (or
-	// WithTargetPID), "hail demo", "loopback listener".
+	// Source says how hail knew the processes: the flags that named them
+	// ("--target-pid", "--target-cmd", "--target-cgroup": the options
+	// WithTargetPID, WithTargetCmd, WithTargetCgroup), "hail demo",
+	// "loopback listener".
 	Source string `json:"source,omitempty"`
 	// OnHailCPUs is the share of hail's CPUs the target used.
 	OnHailCPUs float64 `json:"on_hail_cpus"`
+	// Follows says which processes were sampled, in words.
+	Follows string `json:"follows,omitempty"`
+	// PeakPSSBytes, MeanPSSBytes and EndPSSBytes are the processes'
+	// proportional set size (shared pages divided among their sharers;
+	// 0 when it could not be read).
+	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes int64 `json:"mean_pss_bytes,omitempty"`
+	EndPSSBytes  int64 `json:"end_pss_bytes,omitempty"`
+	// PeakCgroupMemoryBytes and EndCgroupMemoryBytes are the memory its
+	// cgroups were charged (WithTargetCgroup).
+	PeakCgroupMemoryBytes int64 `json:"peak_cgroup_memory_bytes,omitempty"`
+	EndCgroupMemoryBytes  int64 `json:"end_cgroup_memory_bytes,omitempty"`
+	// PeakProcesses is the most processes sampled at once; ProcessesSeen
+	// how many different ones were.
+	PeakProcesses int `json:"peak_processes,omitempty"`
+	ProcessesSeen int `json:"processes_seen,omitempty"`
+	// Processes break it down, the most CPU first (at most 20;
+	// ProcessesNotListed counts the others).
+	Processes          []TargetProcess `json:"processes,omitempty"`
+	ProcessesNotListed int             `json:"processes_not_listed,omitempty"`
+}
+
+// TargetProcess is one process of the target over the run.
+type TargetProcess struct {
+	// PID and Command name it.
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	// CPU is its CPU time during the run.
+	CPU time.Duration `json:"cpu_seconds"`
+	// PeakRSSBytes and PeakPSSBytes are its largest samples.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
+	// FirstSeen and LastSeen are when it was sampled first and last,
+	// from the start of sampling; Exited says it ended.
+	FirstSeen time.Duration `json:"first_seen"`
+	LastSeen  time.Duration `json:"last_seen"`
+	Exited    bool          `json:"exited,omitempty"`
 }
 
 // Shard says which part of a distributed run a Result is.
@@ -435,4 +493,25 @@ type Merged struct {
 	// Incomplete says, one line per shard, why the merged result is not
 	// the whole run as asked.
 	Incomplete []string `json:"incomplete,omitempty"`
+	// PerShard says, for a run of shards, what the merge got from each
+	// shard 0…N-1, in order.
+	PerShard []ShardOutcome `json:"per_shard,omitempty"`
+}
+
+// ShardOutcome is what a merge got from one shard of a run.
+type ShardOutcome struct {
+	// Index is the shard's index, from 0.
+	Index int `json:"index"`
+	// Outcome is how the shard ended: "complete", "interrupted" (stopped,
+	// deleted, evicted: its partial result merged when it wrote one),
+	// "failed" (with or without a result), "missing" or "late".
+	Outcome string `json:"outcome"`
+	// Merged says the shard's result is in the merge.
+	Merged bool `json:"merged"`
+	// Requests are the requests its result holds (0 without one).
+	Requests int64 `json:"requests"`
+	// Duration is how long it ran (0 without a result).
+	Duration time.Duration `json:"seconds,omitempty"`
+	// Reason says why it is not complete, as its scheduler told it.
+	Reason string `json:"reason,omitempty"`
 }

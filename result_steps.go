@@ -32,6 +32,9 @@ type StepResult struct {
 	// YieldReasons breaks them down.
 	Yields       int64            `json:"yields"`
 	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
+	// Stopped says why the step was no longer chosen before the run
+	// ended: a unique feed it needs was used up ("" when it was not).
+	Stopped string `json:"stopped,omitempty"`
 	// Captures counts values captured from the step's responses;
 	// CaptureMisses responses where a capture found nothing.
 	Captures      int64 `json:"captures"`
@@ -88,6 +91,9 @@ type ThresholdResult struct {
 	Expr string `json:"expr"`
 	// Step is the step it judged; "" for the whole run.
 	Step string `json:"step,omitempty"`
+	// Stage is the stage it judged, as it was named (its number from 1,
+	// or its name); "" for none.
+	Stage string `json:"stage,omitempty"`
 	// Value is the measured value in the metric's unit: seconds for
 	// latencies, a fraction for error_rate, requests per second for rps,
 	// a count for errors and requests.

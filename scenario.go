@@ -1,6 +1,7 @@
 package hail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,13 +28,14 @@ import (
 // and no grpc schema asks the server at its base by reflection when it is
 // loaded and at each Run, as hail run does.
 type Scenario struct {
-	file  string // the file's path, or a name: messages say it; relative paths resolve against its directory
-	data  []byte
-	built []posPath // a scenario.File's YAML: positions → paths
-	vars  map[string]string
-	base  string
-	env   func(string) (string, bool)
-	limit int64
+	file    string // the file's path, or a name: messages say it; relative paths resolve against its directory
+	data    []byte
+	built   []posPath // a scenario.File's YAML: positions → paths
+	vars    map[string]string
+	base    string
+	targets map[string]string
+	env     func(string) (string, bool)
+	limit   int64
 }
 
 // ScenarioOption adjusts how a Scenario compiles.
@@ -49,6 +51,12 @@ func ScenarioVars(vars map[string]string) ScenarioOption {
 // Plan.URL replaces it again for one Run.
 func ScenarioBase(url string) ScenarioOption {
 	return ScenarioOption{func(s *Scenario) { s.base = url }}
+}
+
+// ScenarioTargets replaces the URLs of the scenario's named targets
+// (targets:), name to URL (as hail run --target NAME=URL).
+func ScenarioTargets(urls map[string]string) ScenarioOption {
+	return ScenarioOption{func(s *Scenario) { s.targets = urls }}
 }
 
 // ScenarioEnv looks up the environment variables {{env.NAME}} reads
@@ -110,7 +118,7 @@ func newScenario(file string, opts []ScenarioOption) *Scenario {
 
 // checked returns s once it compiles (a Plan may still bound its run).
 func (s *Scenario) checked() (*Scenario, error) {
-	if _, err := s.compile("", true, false); err != nil {
+	if _, err := s.compile(context.Background(), "", true, false); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -118,14 +126,15 @@ func (s *Scenario) checked() (*Scenario, error) {
 
 // compile compiles s for one run: base replaces the file's (""), the
 // run's length is given by the Plan or not, insecure skips TLS
-// verification for the reflection that finds gRPC steps' schema.
-func (s *Scenario) compile(base string, lengthGiven, insecure bool) (*iscenario.Scenario, error) {
+// verification for the reflection that finds gRPC steps' schema;
+// cancelling ctx stops that reflection.
+func (s *Scenario) compile(ctx context.Context, base string, lengthGiven, insecure bool) (*iscenario.Scenario, error) {
 	if base == "" {
 		base = s.base
 	}
-	o := iscenario.LoadOptions{Vars: s.vars, Base: base, Env: s.env, LengthGiven: lengthGiven, FileLimit: s.limit,
+	o := iscenario.LoadOptions{Vars: s.vars, Base: base, Targets: s.targets, Env: s.env, LengthGiven: lengthGiven, FileLimit: s.limit,
 		GRPC: func(b *url.URL, ins bool) (grpccall.Source, error) {
-			return grpcload.ScenarioSource(b, ins || insecure)
+			return grpcload.ScenarioSource(ctx, b, ins || insecure)
 		}}
 	file := s.file
 	if s.built != nil {
@@ -152,13 +161,14 @@ func (s *Scenario) error(err error) error {
 }
 
 // scenarioWords are hail run's flags in the Go API's words.
-var scenarioWords = strings.NewReplacer("(or --base)", "(or ScenarioBase, or Plan.URL)", "--base ", "the base URL ",
+var scenarioWords = strings.NewReplacer("(or --base)", "(or ScenarioBase, or Plan.URL)", "--base ", "the base URL ", "--target ", "ScenarioTargets ",
 	"raise it with --body-file-limit", "raise it with ScenarioFileLimit")
 
 // compileScenario is the job of a Plan that runs a Scenario: the
 // scenario compiled afresh, its settings with the Plan's overrides (as hail
-// run's flags override a file's), its plan and workload.
-func (p Plan) compileScenario(connect bool) (*job, error) {
+// run's flags override a file's), its plan and workload. Cancelling ctx
+// stops the reflection that finds gRPC steps' schema.
+func (p Plan) compileScenario(ctx context.Context, connect bool) (*job, error) {
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -171,7 +181,7 @@ func (p Plan) compileScenario(connect bool) (*job, error) {
 		}
 	}
 	lengthGiven := p.Duration > 0 || p.Requests > 0 || len(p.RateStages)+len(p.ConnectionStages) > 0
-	sc, err := p.Scenario.compile(p.URL, lengthGiven, p.Insecure)
+	sc, err := p.Scenario.compile(ctx, p.URL, lengthGiven, p.Insecure)
 	if err != nil {
 		return nil, err
 	}

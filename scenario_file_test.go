@@ -121,3 +121,71 @@ func TestScenarioFileGRPC(t *testing.T) {
 		t.Errorf("configuration %v", res.Hail.Config)
 	}
 }
+
+// Targets: a scenario.File whose steps go to two servers (the built-in
+// REST target and a gRPC server, the first named by ScenarioTargets) runs
+// both in one Run; Result.Hail.Origins gives each its own counts, rates,
+// all-sent latency and verdict, adding up to the run's, and the REST
+// server saw exactly its origin's responses (setup and teardown, each
+// step a run with its concurrency, apart). The target's processes (here
+// this one, which serves both) are sampled for the run and its origins.
+func TestScenarioFileTargets(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewServer(t)
+	addr, stop := grpcTarget()
+	defer stop()
+	sc, err := hail.NewScenario(&scenario.File{
+		Targets:  map[string]scenario.Target{"rest": {URL: "http://127.0.0.1:1"}, "rpc": {URL: "grpc://" + addr}},
+		Requests: 400,
+		Steps: []scenario.Step{
+			{Name: "create", Target: "rest", Method: "POST", Path: "/items", Capture: map[string]scenario.Capture{"items": {JSON: "id"}},
+				Expect: &scenario.Expect{Status: []string{"201"}}},
+			{Name: "echo", Target: "rpc", GRPC: &scenario.Call{Method: "hail.v1.Target/Echo", Data: map[string]any{"payload": "p{{counter}}"}},
+				Expect: &scenario.Expect{Status: []string{"OK"}}},
+		},
+		Setup: []scenario.Step{{Name: "seed", Target: "rest", Method: "POST", Path: "/items", Capture: map[string]scenario.Capture{"items": {JSON: "id"}},
+			Repeat: 20, Concurrency: 4}},
+		Teardown: []scenario.Step{{Name: "cleanup", Target: "rest", Method: "DELETE", Path: "/items/{{take items}}", Repeat: scenario.RepeatAll, Concurrency: 4}},
+	}, hail.ScenarioTargets(map[string]string{"rest": srv.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hail.Run(context.Background(), hail.Plan{Scenario: sc, Connections: 4}, hail.WithTargetPID(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Hail
+	if len(h.Origins) != 2 {
+		t.Fatalf("origins %+v, want rest and rpc", h.Origins)
+	}
+	var requests int64
+	for _, o := range h.Origins {
+		requests += o.Counts.Requests
+		if o.Counts.Requests == 0 || o.AllSent.Requests != o.Counts.Requests || o.Rates.SuccessfulPerSec <= 0 || o.Verdict.Bottleneck == "" {
+			t.Errorf("origin %s: counts %+v, all sent %+v, rates %+v, verdict %q", o.Name, o.Counts, o.AllSent, o.Rates, o.Verdict.Bottleneck)
+		}
+	}
+	if requests != h.Counts.Requests || requests != 400 {
+		t.Errorf("the origins' requests add up to %d, the run's are %d, want 400", requests, h.Counts.Requests)
+	}
+	rest := h.Origins[0]
+	if rest.Name != "rest" {
+		rest = h.Origins[1]
+	}
+	st := srv.Stats()
+	if created := rest.StatusCodeDistribution["201"]; st.Items.Created != uint64(created)+20 || st.Items.Live != 0 ||
+		st.Items.Deleted != uint64(created)+20 || h.Teardown.Steps[0].Counts.Requests != created+20 {
+		t.Errorf("the REST server created %d and deleted %d items (%d live); the load created %d, the setup 20, the teardown deleted %d",
+			st.Items.Created, st.Items.Deleted, st.Items.Live, created, h.Teardown.Steps[0].Counts.Requests)
+	}
+	if tg := h.Target; tg == nil || tg.PID != os.Getpid() || tg.Source != "--target-pid" || tg.Samples < 1 {
+		t.Errorf("target %+v, want this process, given by --target-pid", tg)
+	}
+	// Each origin's verdict knows the target's processes, as the run's does.
+	note := fmt.Sprintf("the target (pid %d", os.Getpid())
+	for _, o := range h.Origins {
+		if !strings.Contains(strings.Join(o.Verdict.Reasons, "; "), note) {
+			t.Errorf("origin %s's verdict does not name the target: %q", o.Name, o.Verdict.Reasons)
+		}
+	}
+}

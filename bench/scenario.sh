@@ -4,14 +4,21 @@
 # /items/{{take}}) against plain single-URL runs, all against `hail serve`:
 #   plain  GET $PLAIN_PATH (/), the cheapest request the server answers;
 #   post   POST /items with a fixed JSON body (-d): the scenario's most expensive request for the
-#          server, without any of the scenario's machinery (templates, mix, captures, pools).
+#          server, without any of the scenario's machinery (templates, mix, captures, pools);
+#   grpc   the same lifecycle over gRPC ($GRPC_SCENARIO, examples/vm-lifecycle-grpc.yaml: Create with
+#          templated data and its id captured, Get and Delete of captured ids) against
+#          `hail serve --grpc`, on the h2 engine;
+#   hailgrpc  hail grpc calling Items/Create with fixed data (encoded once): what a gRPC call costs
+#          hail outside a scenario, without templates, captures or pools.
 #
 # `hail serve` runs pinned to CPU $SERVER_CPU (1), hail pinned to CPU $CLIENT_CPU (0), in the closed
 # model with -c $CONNS connections for $SECS seconds per run (the scenario's stages replaced by -c,
 # so every run has the same concurrency). The server is restarted for every run, so every run starts
 # with an empty item store. $ROUNDS rounds, the order rotating each round; the table shows medians of
 # hail's requests/s, of hail's CPU µs per request (from its report) and of the server's CPU µs per
-# request (from /proc/PID/stat). The goal: scenario ≥ 0.8 × plain GET requests/s. The example's setup
+# request (from /proc/PID/stat). The goals: scenario ≥ 0.8 × plain GET requests/s; the gRPC scenario's
+# hail CPU per call ≤ $GRPC_GOAL × the REST scenario's (both ratios are printed, with the gRPC
+# scenario's against hail grpc's, and the machine's load average). The example's setup
 # (50 creates) and teardown (deletes what the load left) run too, one request at a time: hail's
 # numbers exclude them, the server's count and CPU include them.
 #
@@ -37,6 +44,8 @@ ROUNDS=${ROUNDS:-3}
 ENGINE=${ENGINE:-auto}
 PLAIN_PATH=${PLAIN_PATH:-/}
 SCENARIO=${SCENARIO:-$REPO/examples/vm-lifecycle.yaml}
+GRPC_SCENARIO=${GRPC_SCENARIO:-$REPO/examples/vm-lifecycle-grpc.yaml}
+GRPC_GOAL=1.3 # the gRPC scenario's hail CPU per call ≤ 1.3 × the REST scenario's
 STAGES_GOAL=1.2 # STAGES=1: stages ≤ 1.2 × constant CPU µs per request
 positive_ints CONNS SECS ROUNDS
 
@@ -66,10 +75,26 @@ served() {
 
 # one KIND ROUND: one run on a fresh server; appends "KIND ROUND rps served hail_us server_us" to runs.txt.
 one() {
-	local kind=$1 round=$2 out=$TMPD/$1-$2.json rps n cpu0 cpu1 hus sus
-	serve_start "$HAIL"
+	local kind=$1 round=$2 out=$TMPD/$1-$2.json rps n cpu0 cpu1 hus sus gport=
+	case $kind in
+	grpc | hailgrpc)
+		gport=$(free_port) || die "no free port"
+		serve_start "$HAIL" --grpc "127.0.0.1:$gport"
+		for _ in $(seq 1 100); do (: <"/dev/tcp/127.0.0.1/$gport") 2>/dev/null && break || sleep 0.05; done
+		;;
+	*) serve_start "$HAIL" ;;
+	esac
 	cpu0=$(server_cpu)
 	case $kind in
+	grpc)
+		taskset -c "$CLIENT_CPU" "$HAIL" run "$GRPC_SCENARIO" --base "http://127.0.0.1:$gport" -c "$CONNS" -z "${SECS}s" \
+			--no-tui -j -o "$out" || [ $? = 2 ]
+		;;
+	hailgrpc)
+		taskset -c "$CLIENT_CPU" "$HAIL" grpc --insecure --call hail.v1.Items/Create -t 2s \
+			-d '{"name":"vm-1","tenant":"acme","cpus":4}' -m '{"x-tenant":"acme"}' \
+			-c "$CONNS" -z "${SECS}s" --no-tui -j -o "$out" "127.0.0.1:$gport"
+		;;
 	scenario)
 		taskset -c "$CLIENT_CPU" "$HAIL" run "$SCENARIO" --base "http://127.0.0.1:$PORT" -c "$CONNS" -z "${SECS}s" \
 			--engine "$ENGINE" --no-tui -j -o "$out" || [ $? = 2 ] # a failed threshold is still a measurement
@@ -84,7 +109,11 @@ one() {
 		;;
 	esac
 	cpu1=$(server_cpu)
-	n=$(served)
+	if [ -n "$gport" ]; then # gRPC calls: hail's count of those it sent (the server counts them the same)
+		n=$(sed -n 's/.*"sent": *\([0-9]*\).*/\1/p' "$out" | head -n 1)
+	else
+		n=$(served)
+	fi
 	serve_stop
 	rps=$(sed -n 's/.*"requestsPerSec": *\([0-9.e+]*\).*/\1/p' "$out" | head -n 1)
 	hus=$(sed -n 's/.*"cpu_per_request_us": *\([0-9.e+]*\).*/\1/p' "$out" | head -n 1)
@@ -143,21 +172,24 @@ if [ "${STAGES:-0}" = 1 ]; then
 	exit 0
 fi
 
-note "scenario $SCENARIO vs plain runs: -c $CONNS, ${SECS}s, $ROUNDS rounds, engine $ENGINE, server on CPU $SERVER_CPU, hail on CPU $CLIENT_CPU"
-KINDS=(plain scenario post)
+note "scenario $SCENARIO vs plain runs, and $GRPC_SCENARIO: -c $CONNS, ${SECS}s, $ROUNDS rounds, engine $ENGINE, server on CPU $SERVER_CPU, hail on CPU $CLIENT_CPU"
+note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+KINDS=(plain scenario post grpc hailgrpc)
 for r in $(seq 1 "$ROUNDS"); do
-	for i in 0 1 2; do
-		one "${KINDS[$(((r - 1 + i) % 3))]}" "$r"
+	for i in 0 1 2 3 4; do
+		one "${KINDS[$(((r - 1 + i) % 5))]}" "$r"
 	done
 done
 
 col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMPD/runs.txt" | median; }
 engine_used=$(sed -n 's/.*"engine": *"\([a-z0-9]*\)".*/\1/p' "$TMPD/scenario-1.json" | head -n 1)
 printf '\n| run (medians of %d) | requests/s | hail µs/request | server µs/request |\n| --- | ---: | ---: | ---: |\n' "$ROUNDS"
-for k in plain post scenario; do
+for k in plain post scenario grpc hailgrpc; do
 	case $k in
 	plain) name="plain GET $PLAIN_PATH" ;;
 	post) name="plain POST /items (fixed body)" ;;
+	grpc) name="vm-lifecycle-grpc scenario (h2)" ;;
+	hailgrpc) name="hail grpc Items/Create (fixed data)" ;;
 	*) name="vm-lifecycle scenario" ;;
 	esac
 	printf '| %s | %.0f | %.2f | %.2f |\n' "$name" "$(col $k 3)" "$(col $k 5)" "$(col $k 6)"
@@ -167,3 +199,13 @@ ratio2=$(awk -v a="$(col scenario 3)" -v b="$(col post 3)" 'BEGIN { printf "%.2f
 printf '\nscenario / plain GET = %s (goal ≥ 0.80); scenario / plain POST = %s; engine %s, -c %d, %ds runs\n' \
 	"$ratio" "$ratio2" "$engine_used" "$CONNS" "$SECS"
 awk -v r="$ratio" 'BEGIN { exit !(r >= 0.8) }' || note "below the 0.8 goal"
+# CPU per call: the median over rounds of each round's gRPC ÷ REST (and ÷ hail grpc) ratio.
+ratios() { # ratios KIND BASE: one KIND÷BASE hail µs/request ratio per round
+	awk -v k="$1" -v b="$2" '$1 == k { a[$2] = $5 } $1 == b { c[$2] = $5 } END { for (r in a) if (c[r] > 0) print a[r] / c[r] }' "$TMPD/runs.txt"
+}
+g=$(ratios grpc scenario | median)
+h=$(ratios grpc hailgrpc | median)
+verdict=ok
+awk -v r="$g" -v l="$GRPC_GOAL" 'BEGIN { exit !(r <= l) }' || verdict="above the $GRPC_GOAL goal"
+printf 'gRPC scenario ÷ REST scenario, hail CPU per call = %.2f (goal ≤ %s: %s); gRPC scenario ÷ hail grpc = %.2f (medians of per-round ratios); load average after: %s\n' \
+	"$g" "$GRPC_GOAL" "$verdict" "$h" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -24,6 +24,11 @@ type File struct {
 	// http://127.0.0.1:8080 or https://api.example.com/v2. Plan.URL
 	// replaces it.
 	Base string `yaml:"base,omitempty"`
+	// Targets name the servers steps may go to (Step.Target), each its
+	// URL (grpc:// or grpcs:// for a gRPC server: HTTP/2) and protocol:
+	// REST and gRPC, or two REST servers, in one run, each with its own
+	// connections, its verdict and its row in Result.Hail.Origins.
+	Targets map[string]Target `yaml:"targets,omitempty"`
 	// Headers are sent by every step (templates allowed).
 	Headers map[string]string `yaml:"headers,omitempty"`
 	// Variables are {{var.NAME}}: a string, a number, or a []string (for
@@ -39,8 +44,8 @@ type File struct {
 	Steps []Step `yaml:"steps"`
 	// Flows are sequences of steps one virtual user walks in order.
 	Flows []Flow `yaml:"flows,omitempty"`
-	// Setup and Teardown are steps run once, in order, before the load
-	// and after it.
+	// Setup and Teardown are steps run in order before the load and after
+	// it, each as many times as it repeats, with its Concurrency.
 	Setup    []Step `yaml:"setup,omitempty"`
 	Teardown []Step `yaml:"teardown,omitempty"`
 	// ConnectionStages ramp the connections (closed model), RateStages
@@ -94,6 +99,9 @@ type Step struct {
 	// Weight is the step's share of the choices (0: 1, or 0 for a step
 	// that is in a flow).
 	Weight float64 `yaml:"weight,omitempty"`
+	// Target names the server of File.Targets the step goes to ("": the
+	// base, or its URL's origin).
+	Target string `yaml:"target,omitempty"`
 	// Method is the request method (""; GET).
 	Method string `yaml:"method,omitempty"`
 	// Path is the request target under File.Base; URL an absolute URL of
@@ -122,6 +130,20 @@ type Step struct {
 	// Repeat is how many times a setup or teardown step runs (0: once),
 	// or RepeatAll.
 	Repeat Repeat `yaml:"repeat,omitempty"`
+	// Concurrency is how many of a setup or teardown step's requests are
+	// in flight at once (0: the load's connections, at most its Repeat).
+	Concurrency int `yaml:"concurrency,omitempty"`
+}
+
+// Target is a server steps may go to.
+type Target struct {
+	// URL is its scheme, host and port (and path prefix): http://,
+	// https://, or grpc:// and grpcs:// for gRPC (HTTP/2 without and with
+	// TLS).
+	URL string `yaml:"url"`
+	// Protocol is "http1" or "h2" ("": HTTP/1.1 for http and https, h2
+	// for grpc and grpcs).
+	Protocol string `yaml:"protocol,omitempty"`
 }
 
 // Capture says what to capture from a response: exactly one of its
@@ -188,12 +210,18 @@ type Flow struct {
 
 // Stage is one segment of a ramp: over Duration the target moves
 // linearly from the previous stage's (0 before the first) to Target, or
-// with Step jumps to it at the start.
+// with Step jumps to it at the start. Each stage is reported on its own.
 type Stage struct {
 	Duration time.Duration
 	// Target is connections or requests per second.
 	Target float64
 	Step   bool
+	// Warmup is the stage's first part, left out of its results (shorter
+	// than Duration; warmup:).
+	Warmup time.Duration
+	// Name names the stage in results and thresholds ("": its number;
+	// name:).
+	Name string
 }
 
 // Threshold is a pass/fail check: Expr is METRIC OP VALUE ("p99 < 12ms",
@@ -202,6 +230,9 @@ type Threshold struct {
 	Expr string `yaml:"expr"`
 	// Step is the step it judges ("": the whole run).
 	Step string `yaml:"step,omitempty"`
+	// Stage is the stage it judges instead: its number from 1 or its
+	// name ("": none).
+	Stage string `yaml:"stage,omitempty"`
 	// AbortOnFail stops the run as soon as it fails, after AbortAfter
 	// (0: 1 s) and 100 requests.
 	AbortOnFail bool          `yaml:"abort_on_fail,omitempty"`
@@ -299,6 +330,12 @@ func (s Stage) yaml(kind string) map[string]any {
 	m := map[string]any{"duration": s.Duration.String(), kind: s.Target}
 	if s.Step {
 		m["ramp"] = "step"
+	}
+	if s.Warmup > 0 {
+		m["warmup"] = s.Warmup.String()
+	}
+	if s.Name != "" {
+		m["name"] = s.Name
 	}
 	return m
 }

@@ -67,8 +67,8 @@ func TestBodyFileLimitUnderUlimit(t *testing.T) {
 		{[]string{"--body-file-limit", "512k", "-D", "/dev/zero"}, []string{"-D /dev/zero: more than the 512 KiB limit", "--body-file-limit SIZE"}},
 		{[]string{"--body-file-limit", "1m", "-Z", "/dev/zero"}, []string{"-Z /dev/zero: more than the 1 MiB limit"}},
 		// the limit raised past what the process may allocate: still one line
-		{[]string{"--body-file-limit", "128g", "-D", huge}, []string{"-D " + huge + ": 64 GiB needs 128 GiB of memory", "hail has room for"}},
-		{[]string{"--body-file-limit", "128g", "-D", "/dev/zero"}, []string{"-D /dev/zero: longer than the", "hail has memory for", "ulimit -v"}},
+		{[]string{"--body-file-limit", "128g", "-D", huge}, []string{"-D " + huge + ": 64 GiB needs 64.5 GiB of address space", "ulimit -v", "leaves"}},
+		{[]string{"--body-file-limit", "128g", "-D", "/dev/zero"}, []string{"-D /dev/zero: longer than hail has memory for: ulimit -v", "leaves"}},
 		{[]string{"run", scen}, []string{scen + ":7:16: up.body_file: " + huge + ": 64 GiB is over the 64 MiB limit"}},
 	} {
 		args := tc.args

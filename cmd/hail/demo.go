@@ -16,6 +16,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/target"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -54,7 +55,7 @@ an endpoint with a 1 ms / 20 ms delay mix, whose latency is measured from intend
 				p := &plan.Plan{URL: u, Method: "GET", Connections: conns, Duration: dur, Rate: step.rate,
 					KeepAlive: true, Compression: true, MaxRedirects: 10, ConnectTimeout: plan.DefaultConnectTimeout, Engine: plan.EngineAuto}
 				// Its own server is the target: its CPU is the target's, never "other processes".
-				res, err := run.Run(context.Background(), p, run.Options{TargetPID: pid, TargetSource: "hail demo"})
+				res, err := run.Run(context.Background(), p, run.Options{Target: target.Spec{PIDs: []int{pid}}, TargetSource: "hail demo"})
 				if err != nil {
 					return err
 				}

@@ -28,13 +28,13 @@ func addModelFlags(fl *pflag.FlagSet, f *modelFlags) {
 	f.n, f.c = 200, 50
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "number of requests to send; k and m suffixes (10k, 2m)")
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "number of concurrent connections")
-	fl.VarP(durationValue{&f.z}, "duration", "z",
+	fl.VarP(durationValue{&f.z, zeroRun}, "duration", "z",
 		"run for this long instead of -n requests: 10s, 3m, 1m30s, '1m 30s', 2min (a plain number is seconds)")
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false,
 		"at the end of -z or on Ctrl-C let in-flight requests finish (bounded by -t, else 30s) instead of aborting them")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q",
 		"open model: send this many requests per second in total, at fixed intended times (0: no limit)")
-	fl.Var(durationValue{&f.burstDelay}, "burst-delay", "send --burst-rate requests at once every this long")
+	fl.Var(durationValue{&f.burstDelay, zeroBurstDelay}, "burst-delay", "send --burst-rate requests at once every this long")
 	fl.Var(intValue{&f.burstRate, "requests per burst"}, "burst-rate", "requests per burst with --burst-delay (default 1)")
 	fl.BoolVar(&f.latencyCorr, "latency-correction", false,
 		"accepted for oha: hail always counts open-model latency from each request's intended send time")

@@ -46,8 +46,8 @@ func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	f.connTimeout = plan.DefaultConnectTimeout
 	fl.StringVarP(&f.method, "method", "m", f.method, "HTTP method")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra `HEADER` 'Name: value' (repeatable)")
-	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "per-request timeout (default: none)")
-	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
+	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "per-request timeout (default: none; 0 for none)")
+	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
 	fl.StringVarP(&f.accept, "accept-header", "A", "", "Accept header (default */*)")
 	fl.StringVarP(&f.body, "body-string", "d", "", "request `BODY`")
 	fl.StringVarP(&f.bodyFile, "body-path", "D", "", "request body from a `FILE`")
@@ -60,6 +60,7 @@ func addRequestFlags(fl *pflag.FlagSet, f *requestFlags) {
 	fl.StringVar(&f.awsSession, "aws-session", "", "AWS session `TOKEN` for --aws-sigv4 (default: $AWS_SESSION_TOKEN)")
 	fl.StringVar(&f.awsSigV4, "aws-sigv4", "", "sign every request with AWS SigV4: `aws:amz:REGION:SERVICE` (keys from -a or the environment)")
 	fl.StringVar(&f.host, "host", "", "Host header (and TLS server name) to send instead of the URL's")
+	markFiles(fl, "body-path", "body-path-lines")
 	setGroup(fl, groupRequest, "method", "header", "timeout", "connect-timeout", "accept-header", "body-string", "body-path",
 		"body-path-lines", "body-file-limit", "form", "content-type", "basic-auth", "aws-session", "aws-sigv4", "host")
 }
@@ -139,8 +140,9 @@ func (f *requestFlags) bodies(cmd *cobra.Command, p *plan.Plan) (string, error) 
 		p.Bodies = [][]byte{[]byte(f.body)}
 	case f.bodyFile != "":
 		// bodyfile bounds every read: a file over --body-file-limit, or
-		// beyond the memory left, is one line naming it, never a crash.
-		b, err := bodyfile.Read(f.bodyFile, f.bodyFileLimit)
+		// beyond the memory left, is one line naming it, never a crash. A
+		// large file is mapped, and its requests share it (engine.SharedBody).
+		b, err := bodyfile.Map(f.bodyFile, f.bodyFileLimit, 0)
 		if err != nil {
 			return "", fmt.Errorf("-D %v", err)
 		}

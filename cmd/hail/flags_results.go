@@ -19,9 +19,12 @@ import (
 type resultFlags struct {
 	dbURL       string
 	metricsAddr string
-	targetPID   int
+	targetPIDs  []int    // --target-pid, repeatable
+	targetCmds  []string // --target-cmd
+	cgroups     []string // --target-cgroup
 	shard       string
 	startAt     string
+	barrier     bool // --start-at barrier
 }
 
 // loadFormats are the --output-format values of the load command and hail run.
@@ -32,10 +35,12 @@ const loadFormatHelp = "text, json (oha's keys + hail), csv (one row per request
 func addResultFlags(fl *pflag.FlagSet, r *resultFlags) {
 	fl.StringVar(&r.dbURL, "db-url", "", "write every request (URL, times, latency, status, bytes, error, step, connection) to this SQLite `FILE`")
 	fl.StringVar(&r.metricsAddr, "metrics-addr", "", "serve live Prometheus/OpenMetrics metrics at http://`ADDR`/metrics during the run, e.g. 127.0.0.1:9090")
-	fl.Var(intValue{&r.targetPID, "process id"}, "target-pid", "sample this local process's RSS and CPU every second (from /proc) into the report")
+	fl.Var(intsValue{&r.targetPIDs, "process id"}, "target-pid", "sample this local process and its descendants (RSS, PSS, CPU) every second into the report (repeatable)")
+	fl.StringArrayVar(&r.targetCmds, "target-cmd", nil, "sample every process of this `NAME` and their descendants, looked for again every second (workers come and go; repeatable)")
+	fl.StringArrayVar(&r.cgroups, "target-cgroup", nil, "sample the processes of this cgroup `PATH` (v1 or v2: /sys/fs/cgroup/…, or /system.slice/app.service) and its CPU and memory counters (repeatable)")
 	fl.StringVar(&r.shard, "shard", "", "be shard `I/N` of a distributed run (I from 0, e.g. --shard $JOB_COMPLETION_INDEX/4): do 1/N of -n, -q, -c and stages")
-	fl.StringVar(&r.startAt, "start-at", "", "start at this wall-clock `TIME` (RFC 3339, or Unix seconds), so every shard starts together")
-	setGroup(fl, groupResults, "db-url", "metrics-addr", "target-pid", "shard", "start-at")
+	fl.StringVar(&r.startAt, "start-at", "", "start at this wall-clock `TIME` (RFC 3339, or Unix seconds), so every shard starts together; barrier: when a coordinator (hail kube) says, once every shard is ready")
+	setGroup(fl, groupResults, "db-url", "metrics-addr", "target-pid", "target-cmd", "target-cgroup", "shard", "start-at")
 }
 
 // parseShard parses --shard I/N (I from 0).
@@ -53,6 +58,10 @@ func parseShard(s string) (int, int, error) {
 	}
 	return i, n, nil
 }
+
+// barrierStart is the --start-at value that makes a shard wait at the start
+// barrier (internal/barrier) for a coordinator to publish its start time.
+const barrierStart = "barrier"
 
 // parseStartAt parses --start-at: RFC 3339 or Unix seconds (fractions allowed).
 func parseStartAt(s string) (time.Time, error) {
@@ -80,7 +89,12 @@ func applyResultFlags(r *resultFlags, p *plan.Plan) error {
 		}
 		p.ShardIndex, p.ShardCount = i, n
 	}
-	if r.startAt != "" {
+	if r.startAt == barrierStart {
+		if r.shard == "" || r.metricsAddr == "" {
+			return fmt.Errorf("--start-at barrier: give --shard I/N and --metrics-addr too: the barrier is served beside the metrics (hail kube sets all three)")
+		}
+		r.barrier = true
+	} else if r.startAt != "" {
 		t, err := parseStartAt(r.startAt)
 		if err != nil {
 			return err
@@ -95,8 +109,10 @@ func applyResultFlags(r *resultFlags, p *plan.Plan) error {
 		}
 		p.StartAt = t
 	}
-	if r.targetPID < 0 {
-		return fmt.Errorf("--target-pid %d: give the process id of the target", r.targetPID)
+	for _, pid := range r.targetPIDs {
+		if pid <= 0 {
+			return fmt.Errorf("--target-pid %d: give the process id of the target", pid)
+		}
 	}
 	return nil
 }

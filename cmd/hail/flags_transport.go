@@ -69,6 +69,7 @@ func addTransportFlags(fl *pflag.FlagSet, f *transportFlags) {
 	fl.StringVar(&f.cert, "cert", "", "TLS client certificate (PEM `FILE`; may hold the key too)")
 	fl.StringVar(&f.key, "key", "", "private key of --cert (PEM `FILE`)")
 	fl.BoolVar(&f.insecure, "insecure", false, "skip TLS certificate verification")
+	markFiles(fl, "cacert", "cert", "key")
 	setGroup(fl, groupTLS, "cacert", "cert", "key", "insecure")
 
 	fl.Var(choiceValue{&f.engine, []string{"auto", "net", "uring"}}, "engine", "net (goroutine per connection), uring (io_uring, Linux) or auto")

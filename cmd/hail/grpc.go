@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,22 +109,33 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 	fl.VarP(countValue{&f.n}, "total", "n", "number of calls (10k, 2m accepted); ignored with -z")
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "number of connections")
 	fl.VarP(intValue{&f.p, "calls per connection"}, "http2-parallel", "p", "calls in flight on each connection (HTTP/2 streams); c × p in all")
-	fl.VarP(durationValue{&f.z}, "duration", "z", "run for this long (10s, 3m) instead of -n calls")
-	fl.VarP(durationValue{&f.maxDuration}, "max-duration", "x", "stop after this long even if -n calls are not done")
+	fl.VarP(durationValue{&f.z, zeroRun}, "duration", "z", "run for this long (10s, 3m) instead of -n calls")
+	fl.VarP(zeroDurationValue{&f.maxDuration}, "max-duration", "x", "stop after this long even if -n calls are not done; 0 for no limit")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model: this many calls per second in total, at fixed intended times")
 	fl.VarP(rateValue{&f.q}, "rps", "r", "same as -q (ghz's name)")
 	addPacingFlag(fl, &f.pacing)
 	fl.BoolVarP(&f.wait, "wait-ongoing-requests-after-deadline", "w", false, "let calls in flight finish after -z or Ctrl-C instead of aborting them")
-	fl.VarP(durationValue{&f.timeout}, "timeout", "t", "each call's deadline, sent as grpc-timeout; 0 for none")
-	fl.Var(durationValue{&f.connTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
+	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "each call's deadline, sent as grpc-timeout; 0 for none")
+	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake (default 5s)")
 	addOutputFlags(fl, &f.outputFlags, grpcFormatHelp)
 	addResultFlags(fl, &f.results)
+	markFiles(fl, "data-file", "binary-file", "metadata-file", "proto", "protoset", "cacert", "cert", "key")
+	markDirs(fl, "import-paths")
 	return cmd
 }
 
 func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
+	out, err := openOutput(f.output) // checked before the server is asked anything
+	if err != nil {
+		return err
+	}
+	defer out.Discard()
 	g, err := prepareGRPC(cmd, f, args)
 	if err != nil {
+		return err
+	}
+	if g.Method == nil { // no --call: the methods there are to call
+		_, err := os.Stdout.WriteString(g.Listing)
 		return err
 	}
 	p := g.plan
@@ -131,11 +143,6 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := openOutput(f.output)
-	if err != nil {
-		return err
-	}
-	defer out.Discard()
 	results, err := prepareResults(&f.results, f.format, p, g.Workload, out, requestURLs{})
 	if err != nil {
 		return err
@@ -147,6 +154,7 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	release() // the output phase (signals.go)
 	if res.Hail.GRPC == nil {
 		res.Hail.GRPC = &report.GRPC{}
 	}
@@ -157,5 +165,5 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	return noSuccess(res)
+	return runExit(&f.results, res)
 }

@@ -226,7 +226,6 @@ func TestGRPCBadInput(t *testing.T) {
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":`, addr}, "not valid JSON"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-d", `{"payload":"{{nope}}"}`, addr}, "-d:"},
 		{[]string{"--insecure", "--call", "Echo", addr}, "expected package.Service/Method"},
-		{[]string{"--insecure", addr}, "--call is required"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-m", `{"a":1}`, addr}, "-m: expected a JSON object of strings"},
 		{[]string{"--insecure", "--cacert", pki.CAFile, "--call", "hail.v1.Target/Echo", addr}, "--insecure is plaintext"},
 		{[]string{"--call", "hail.v1.Target/Echo", addr}, "answered in plaintext, not TLS: add --insecure"},
@@ -318,6 +317,45 @@ func TestGRPCOpenModel(t *testing.T) {
 	}
 	if lag := h["schedule_lag"].(map[string]any); num(lag["samples"]) != calls {
 		t.Errorf("schedule lag samples %v, want one per call (%d)", lag["samples"], calls)
+	}
+}
+
+// -B holding one message is framed where it was read (or mapped: a large
+// file is never copied) and sent whole: the server decodes it — its status
+// field answers every call NotFound. An empty -B file is an empty message,
+// not none: every call OK.
+func TestGRPCBinaryOneMessage(t *testing.T) {
+	t.Parallel()
+	addr, _ := startGRPCServer(t, grpcserve.Config{})
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "hail.proto")
+	os.WriteFile(pf, grpcserve.Proto(), 0o644)
+	src, err := grpccall.FromProto([]string{pf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := grpccall.Resolve(src, "hail.v1.Target/Echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := grpccall.Encode(m.Desc.Input(), []byte(`{"payload":"one","status":"NotFound"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		file   []byte
+		status string
+	}{{"one", one, "NotFound"}, {"empty", nil, "OK"}} {
+		bf := filepath.Join(dir, tc.name+".bin")
+		os.WriteFile(bf, tc.file, 0o644)
+		r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Echo", "-B", bf, "-n", "20", "-c", "2", addr)
+		if got := num(r["statusCodeDistribution"].(map[string]any)[tc.status]); got != 20 {
+			t.Errorf("-B %s: statuses %v, want %s for all 20 calls", tc.name, r["statusCodeDistribution"], tc.status)
+		}
+		if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["messages_sent"]) != 20 {
+			t.Errorf("-B %s: %v, want one message per call", tc.name, g)
+		}
 	}
 }
 

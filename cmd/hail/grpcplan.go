@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -62,12 +61,16 @@ func prepareGRPC(cmd *cobra.Command, f *grpcFlags, args []string) (*grpcRun, err
 		if data != nil {
 			return nil, fmt.Errorf("-d/-D and -B each give the request: use one")
 		}
-		if c.Binary, err = bodyfile.Read(f.binFile, f.bodyFileLimit); err != nil {
+		// Mapped when large, with room for the message's 5-byte prefix
+		// before it: one message is then framed where it is, not copied
+		// (an empty file is still the room: an empty request, not none).
+		if c.Binary, err = bodyfile.Map(f.binFile, f.bodyFileLimit, grpccall.PrefixLen); err != nil {
 			return nil, fmt.Errorf("-B %v", err)
 		}
-		c.Binary = append([]byte{}, c.Binary...) // an empty file is an empty request, not none
+		c.BinaryRoom = true
 	}
-	if g.Load, err = grpcload.Prepare(context.Background(), p, c); err != nil {
+	// A signal during the probe or the reflection ends them (signals.go).
+	if g.Load, err = grpcload.Prepare(setupContext(), p, c); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -1,264 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
 )
-
-// The parts of a Kubernetes object the deploy tests read.
-type kubeObject struct {
-	Kind     string `yaml:"kind"`
-	Metadata struct {
-		Name string `yaml:"name"`
-	} `yaml:"metadata"`
-	Spec struct {
-		// Job
-		CompletionMode       string                 `yaml:"completionMode"`
-		Completions          int                    `yaml:"completions"`
-		Parallelism          int                    `yaml:"parallelism"`
-		BackoffLimitPerIndex *int                   `yaml:"backoffLimitPerIndex"`
-		Template             struct{ Spec podSpec } `yaml:"template"`
-		podSpec              `yaml:",inline"`       // Pod
-	} `yaml:"spec"`
-}
-
-type podSpec struct {
-	HostNetwork         bool             `yaml:"hostNetwork"`
-	HostPID             bool             `yaml:"hostPID"`
-	HostIPC             bool             `yaml:"hostIPC"`
-	SecurityContext     *securityContext `yaml:"securityContext"`
-	Containers          []container      `yaml:"containers"`
-	InitContainers      []container      `yaml:"initContainers"`
-	EphemeralContainers []container      `yaml:"ephemeralContainers"`
-	Volumes             []map[string]any `yaml:"volumes"`
-}
-
-type container struct {
-	Name  string   `yaml:"name"`
-	Image string   `yaml:"image"`
-	Args  []string `yaml:"args"`
-	Env   []struct {
-		Name  string `yaml:"name"`
-		Value string `yaml:"value"`
-	} `yaml:"env"`
-	Ports []struct {
-		HostPort int `yaml:"hostPort"`
-	} `yaml:"ports"`
-	Resources struct {
-		Requests map[string]string `yaml:"requests"`
-		Limits   map[string]string `yaml:"limits"`
-	} `yaml:"resources"`
-	SecurityContext *securityContext `yaml:"securityContext"`
-}
-
-type securityContext struct {
-	Privileged               *bool  `yaml:"privileged"`
-	AllowPrivilegeEscalation *bool  `yaml:"allowPrivilegeEscalation"`
-	RunAsNonRoot             *bool  `yaml:"runAsNonRoot"`
-	RunAsUser                *int   `yaml:"runAsUser"`
-	ProcMount                string `yaml:"procMount"`
-	Capabilities             *struct {
-		Add  []string `yaml:"add"`
-		Drop []string `yaml:"drop"`
-	} `yaml:"capabilities"`
-	SeccompProfile *struct {
-		Type string `yaml:"type"`
-	} `yaml:"seccompProfile"`
-	AppArmorProfile *struct {
-		Type string `yaml:"type"`
-	} `yaml:"appArmorProfile"`
-	SELinuxOptions *struct {
-		Type, User, Role string
-	} `yaml:"seLinuxOptions"`
-	Sysctls []struct {
-		Name string `yaml:"name"`
-	} `yaml:"sysctls"`
-	WindowsOptions *struct {
-		HostProcess *bool `yaml:"hostProcess"`
-	} `yaml:"windowsOptions"`
-}
-
-// restrictedViolations lists what in a pod spec the "restricted" Pod
-// Security Standard (Kubernetes' policy, which includes "baseline") forbids,
-// one line per violation: https://kubernetes.io/docs/concepts/security/pod-security-standards/
-func restrictedViolations(p podSpec) []string {
-	var bad []string
-	if p.HostNetwork || p.HostPID || p.HostIPC {
-		bad = append(bad, "host namespaces (hostNetwork, hostPID, hostIPC) must be unset")
-	}
-	allowedVolumes := []string{"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
-	for _, v := range p.Volumes {
-		for k := range v {
-			if k != "name" && !slices.Contains(allowedVolumes, k) {
-				bad = append(bad, fmt.Sprintf("volume %v: type %s is not allowed", v["name"], k))
-			}
-		}
-	}
-	pod := p.SecurityContext
-	if pod == nil {
-		pod = &securityContext{}
-	}
-	bad = append(bad, contextViolations("pod", pod)...)
-	all := slices.Concat(p.Containers, p.InitContainers, p.EphemeralContainers)
-	if len(all) == 0 {
-		bad = append(bad, "no containers")
-	}
-	for _, c := range all {
-		sc := c.SecurityContext
-		if sc == nil {
-			sc = &securityContext{}
-		}
-		name := "container " + c.Name
-		bad = append(bad, contextViolations(name, sc)...)
-		for _, port := range c.Ports {
-			if port.HostPort != 0 {
-				bad = append(bad, name+": hostPort must be unset")
-			}
-		}
-		if sc.Privileged != nil && *sc.Privileged {
-			bad = append(bad, name+": privileged")
-		}
-		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-			bad = append(bad, name+": allowPrivilegeEscalation must be false")
-		}
-		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
-			bad = append(bad, name+": capabilities.drop must include ALL")
-		} else if slices.ContainsFunc(sc.Capabilities.Add, func(c string) bool { return c != "NET_BIND_SERVICE" }) {
-			bad = append(bad, name+": capabilities.add may hold only NET_BIND_SERVICE")
-		}
-		if (sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot) && (pod.RunAsNonRoot == nil || !*pod.RunAsNonRoot || sc.RunAsNonRoot != nil) {
-			bad = append(bad, name+": runAsNonRoot must be true (on the pod or the container)")
-		}
-		if sc.SeccompProfile == nil && pod.SeccompProfile == nil {
-			bad = append(bad, name+": seccompProfile must be RuntimeDefault or Localhost (on the pod or the container)")
-		}
-	}
-	return bad
-}
-
-// contextViolations are the rules a pod's and a container's security
-// context share.
-func contextViolations(who string, sc *securityContext) []string {
-	var bad []string
-	if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-		bad = append(bad, who+": runAsUser must not be 0")
-	}
-	if s := sc.SeccompProfile; s != nil && s.Type != "RuntimeDefault" && s.Type != "Localhost" {
-		bad = append(bad, who+": seccompProfile.type "+s.Type)
-	}
-	if a := sc.AppArmorProfile; a != nil && a.Type != "RuntimeDefault" && a.Type != "Localhost" {
-		bad = append(bad, who+": appArmorProfile.type "+a.Type)
-	}
-	if o := sc.SELinuxOptions; o != nil && (o.User != "" || o.Role != "" || !slices.Contains([]string{"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}, o.Type)) {
-		bad = append(bad, who+": seLinuxOptions")
-	}
-	if sc.ProcMount != "" && sc.ProcMount != "Default" {
-		bad = append(bad, who+": procMount "+sc.ProcMount)
-	}
-	safe := []string{"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
-		"net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-		"net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes"}
-	for _, s := range sc.Sysctls {
-		if !slices.Contains(safe, s.Name) {
-			bad = append(bad, who+": sysctl "+s.Name)
-		}
-	}
-	if w := sc.WindowsOptions; w != nil && w.HostProcess != nil && *w.HostProcess {
-		bad = append(bad, who+": windowsOptions.hostProcess")
-	}
-	return bad
-}
-
-// The checker catches what the restricted profile forbids (it must be
-// able to fail).
-func TestRestrictedViolations(t *testing.T) {
-	t.Parallel()
-	yes, no, root := true, false, 0
-	good := func() podSpec {
-		return podSpec{SecurityContext: &securityContext{RunAsNonRoot: &yes, SeccompProfile: &struct {
-			Type string `yaml:"type"`
-		}{"RuntimeDefault"}}, Containers: []container{{Name: "c", SecurityContext: &securityContext{AllowPrivilegeEscalation: &no,
-			Capabilities: &struct {
-				Add  []string `yaml:"add"`
-				Drop []string `yaml:"drop"`
-			}{Drop: []string{"ALL"}}}}}}
-	}
-	if bad := restrictedViolations(good()); len(bad) != 0 {
-		t.Fatalf("a restricted pod: %v", bad)
-	}
-	for name, breakIt := range map[string]func(p *podSpec){
-		"escalation":  func(p *podSpec) { p.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil },
-		"caps":        func(p *podSpec) { p.Containers[0].SecurityContext.Capabilities.Drop = nil },
-		"add":         func(p *podSpec) { p.Containers[0].SecurityContext.Capabilities.Add = []string{"NET_RAW"} },
-		"nonroot":     func(p *podSpec) { p.SecurityContext.RunAsNonRoot = nil },
-		"root":        func(p *podSpec) { p.Containers[0].SecurityContext.RunAsUser = &root },
-		"seccomp":     func(p *podSpec) { p.SecurityContext.SeccompProfile = nil },
-		"hostnetwork": func(p *podSpec) { p.HostNetwork = true },
-		"hostpath":    func(p *podSpec) { p.Volumes = []map[string]any{{"name": "h", "hostPath": map[string]any{"path": "/"}}} },
-		"init":        func(p *podSpec) { p.InitContainers = []container{{Name: "mkdir"}} },
-		"privileged":  func(p *podSpec) { p.Containers[0].SecurityContext.Privileged = &yes },
-	} {
-		p := good()
-		breakIt(&p)
-		if len(restrictedViolations(p)) == 0 {
-			t.Errorf("%s: not caught", name)
-		}
-	}
-}
-
-// renderManifests runs deploy/kubernetes/run.sh --print with args and
-// decodes the objects it prints.
-func renderManifests(t *testing.T, env []string, args ...string) []kubeObject {
-	t.Helper()
-	trackDeployFiles(t)
-	cmd := exec.Command("bash", append([]string{"../../deploy/kubernetes/run.sh", "--print"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("run.sh --print %v: %v: %s", args, err, stderr.String())
-	}
-	var objs []kubeObject
-	dec := yaml.NewDecoder(&out)
-	for {
-		var o kubeObject
-		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("run.sh --print %v: not YAML: %v", args, err)
-		}
-		objs = append(objs, o)
-	}
-	return objs
-}
-
-// trackDeployFiles reads deploy/kubernetes's files in the test process, so
-// go test's cache, which sees only what the test process opens (not bash),
-// reruns these tests when run.sh or a manifest changes.
-func trackDeployFiles(t *testing.T) {
-	t.Helper()
-	entries, err := os.ReadDir("../../deploy/kubernetes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if _, err := os.ReadFile(filepath.Join("../../deploy/kubernetes", e.Name())); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // expand does Kubernetes' $(VAR) expansion of an argument ($$ is a $).
 func expand(s string, vars map[string]string) string {
@@ -283,204 +35,150 @@ func expand(s string, vars map[string]string) string {
 	return b.String()
 }
 
-// The manifests run.sh renders carry its settings, pass the restricted Pod
-// Security Standard, and give hail only flags it takes (parsed by hail's
-// own commands, as Kubernetes expands them).
-func TestDeployManifests(t *testing.T) {
-	t.Parallel()
-	load := []string{"-z", "10s", "-q", "900", "-c", "8", "-H", `X-Note: a "quoted" $(HOME) \ value`}
-	before := time.Now().Unix()
-	objs := renderManifests(t, []string{"LEAD=45"}, append([]string{"--shards", "3", "--target", "http://10.88.0.9:8080/", "--cpu", "250m",
-		"--cpu-limit", "1500m", "--memory", "128Mi", "--run", "e2e-3", "--image", "registry.example/hail:v2", "--"}, load...)...)
-	if len(objs) != 1 {
-		t.Fatalf("%d objects, want the shards Job", len(objs))
-	}
-	job := objs[0]
-	if job.Kind != "Job" || job.Metadata.Name != "hail-shards-e2e-3" || job.Spec.CompletionMode != "Indexed" || job.Spec.Completions != 3 ||
-		job.Spec.Parallelism != 3 || job.Spec.BackoffLimitPerIndex == nil || *job.Spec.BackoffLimitPerIndex != 0 {
-		t.Errorf("job %+v", job)
-	}
-	pod := job.Spec.Template.Spec
-	if bad := restrictedViolations(pod); len(bad) != 0 {
-		t.Errorf("shards job: %s", strings.Join(bad, "; "))
-	}
-	c := pod.Containers[0]
-	if c.Image != "registry.example/hail:v2" || c.Resources.Requests["cpu"] != "250m" || c.Resources.Limits["cpu"] != "1500m" ||
-		c.Resources.Requests["memory"] != "128Mi" || c.Resources.Limits["memory"] != "128Mi" {
-		t.Errorf("container %+v", c)
-	}
-	vars := map[string]string{"JOB_COMPLETION_INDEX": "2"}
-	for _, e := range c.Env {
-		if e.Value != "" {
-			vars[e.Name] = e.Value
+// hail kube reads a distributed run's arguments with the command they are
+// for: every file they name becomes absolute and is shipped (flags marked
+// as files, --form's @FILE, a scenario and the files it reads, a directory
+// of .proto files); a scenario file alone means hail run; hail kube's own
+// flags, a bad flag, a wrong number of arguments and a command that does
+// not shard are refused with one line.
+func TestKubeArgs(t *testing.T) { // not parallel: relative paths need its own working directory
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"body.json": "{}", "ca.pem": "x", "users.csv": "id\n1\n2\n", "protos/a.proto": `syntax = "proto3"; package a; message M {} service S { rpc C(M) returns (M); }`,
+		"s.yaml": "base: http://10.88.0.9:8080\nduration: 7s\nfeeds: {users: {file: users.csv, order: unique}}\nsteps: [{name: a, path: '/u/{{feed.users.id}}'}]\n",
+		"g.yaml": "base: http://10.88.0.9:9090\nrequests: 5\nsteps: [{name: g, grpc: {call: a.S/C}}]\n",
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if at, _ := strconv.ParseInt(vars["START_AT"], 10, 64); at < before+45 || at > time.Now().Unix()+45 {
-		t.Errorf("START_AT %s, want now + 45", vars["START_AT"])
-	}
-	var args []string
-	for _, a := range c.Args {
-		args = append(args, expand(a, vars))
-	}
-	if !slices.Equal(args[:2], []string{"--shard=2/3", "--start-at=" + vars["START_AT"]}) || !slices.Contains(args, load[len(load)-1]) ||
-		args[len(args)-1] != "http://10.88.0.9:8080/" {
-		t.Errorf("args as Kubernetes passes them: %q", args)
-	}
-	root := newRootCmd()
-	if err := root.ParseFlags(args); err != nil {
-		t.Errorf("hail rejects the shard's args: %v", err)
-	} else if h, _ := root.Flags().GetStringArray("header"); !slices.Contains(h, load[len(load)-1]) {
-		t.Errorf("the header reached hail as %q", h)
-	}
-
-	// A shared volume: the shards write to it, the merge Job reads it.
-	objs = renderManifests(t, nil, "--shards", "2", "--target", "http://t/", "--results", "pvc:hail-results", "--run", "r1")
-	if len(objs) != 2 || objs[1].Metadata.Name != "hail-merge-r1" {
-		t.Fatalf("pvc mode: %d objects", len(objs))
-	}
-	for _, o := range objs {
-		if bad := restrictedViolations(o.Spec.Template.Spec); len(bad) != 0 {
-			t.Errorf("%s: %s", o.Metadata.Name, strings.Join(bad, "; "))
+	t.Chdir(dir)
+	abs := func(n string) string { return filepath.Join(dir, n) }
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		out   []string
+		files []string
+		dirs  []string
+		z     time.Duration
+	}{
+		{"load", []string{"-z", "10s", "-Dbody.json", "--cacert=ca.pem", "-F", "f=@body.json;type=a/b", "http://t/"},
+			[]string{"-z", "10s", "-D" + abs("body.json"), "--cacert=" + abs("ca.pem"), "-F", "f=@" + abs("body.json") + ";type=a/b", "http://t/"},
+			[]string{abs("body.json"), abs("ca.pem"), abs("body.json")}, nil, 10 * time.Second},
+		{"scenario alone", []string{"s.yaml", "-n", "100"}, []string{"run", abs("s.yaml"), "-n", "100"},
+			[]string{abs("s.yaml"), abs("users.csv")}, nil, 7 * time.Second},
+		{"grpc", []string{"grpc", "--insecure", "--proto", "protos/a.proto", "-i", "protos", "--call", "a.S/C", "-z", "1m", "10.0.0.7:9090"},
+			[]string{"grpc", "--insecure", "--proto", abs("protos/a.proto"), "-i", abs("protos"), "--call", "a.S/C", "-z", "1m", "10.0.0.7:9090"},
+			[]string{abs("protos/a.proto")}, []string{abs("protos")}, time.Minute},
+		{"llm", []string{"llm", "-q", "4", "-z", "2m", "--cacert", "ca.pem", "--slo", "ttft=500ms", "https://gw/v1/completions"},
+			[]string{"llm", "-q", "4", "-z", "2m", "--cacert", abs("ca.pem"), "--slo", "ttft=500ms", "https://gw/v1/completions"},
+			[]string{abs("ca.pem")}, nil, 2 * time.Minute},
+	} {
+		k, err := parseKubeArgs(tc.args)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !slices.Equal(k.args, tc.out) || !slices.Equal(k.files, tc.files) || !slices.Equal(k.dirs, tc.dirs) || k.duration != tc.z {
+			t.Errorf("%s:\n args %q\n want %q\n files %q dirs %q (want %q %q), -z %s", tc.name, k.args, tc.out, k.files, k.dirs, tc.files, tc.dirs, k.duration)
+		}
+		// The rewritten arguments parse to the same flags.
+		root := newCommandTree()
+		c, rest, _ := root.Find(k.args)
+		if err := c.ParseFlags(rest); err != nil {
+			t.Errorf("%s: the shards' arguments do not parse: %v", tc.name, err)
 		}
 	}
-	shardArgs := objs[0].Spec.Template.Spec.Containers[0].Args
-	if out := expand(shardArgs[len(shardArgs)-1], map[string]string{"JOB_COMPLETION_INDEX": "1"}); out != "--output=/results/r1.shard-1.json" {
-		t.Errorf("pvc shard output %q", out)
-	}
-	merge := newMergeCmd()
-	margs := objs[1].Spec.Template.Spec.Containers[0].Args
-	if margs[0] != "merge" || margs[1] != "/results/r1.shard-*.json" || merge.ParseFlags(margs[1:]) != nil {
-		t.Errorf("merge args %q", margs)
-	}
-
-	// The target pod e2e.sh starts.
-	raw, err := os.ReadFile("../../deploy/kubernetes/target-pod.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var target kubeObject
-	if err := yaml.Unmarshal([]byte(strings.NewReplacer("__NAME__", "hail-serve", "__IMAGE__", "hail:local").Replace(string(raw))), &target); err != nil {
-		t.Fatal(err)
-	}
-	if bad := restrictedViolations(target.Spec.podSpec); len(bad) != 0 || target.Kind != "Pod" {
-		t.Errorf("target pod %s: %s", target.Kind, strings.Join(bad, "; "))
-	}
-	serve := newServeCmd()
-	if args := target.Spec.Containers[0].Args; args[0] != "serve" || serve.ParseFlags(args[1:]) != nil {
-		t.Errorf("target args %q", args)
-	}
-}
-
-// run.sh refuses bad settings with one line naming the setting, before it
-// touches a cluster.
-func TestDeployRunBadSettings(t *testing.T) {
-	t.Parallel()
-	trackDeployFiles(t)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--shards", "0", "--target", "http://t/"}, "--shards 0"},
-		{[]string{"--target", "t:8080"}, "--target 't:8080'"},
-		{[]string{"--target", "http://t/", "--cpu", "two"}, "--cpu two"},
-		{[]string{"--target", "http://t/", "--memory", "1 G"}, "--memory 1 G"},
-		{[]string{"--target", "http://t/", "--run", "Run_1"}, "--run Run_1"},
-		{[]string{"--target", "http://t/", "--results", "nfs"}, "--results nfs"},
-		{[]string{"--target", "http://t/", "--", "-o", "x.json"}, "load flag -o"},
-		{[]string{"--target", "http://t/", "--", "http://other/"}, "load flag http://other/"},
-		{[]string{"--target", "http://t/", "--bogus"}, "unknown setting --bogus"},
+		{[]string{"-z", "1s", "-o", "x.json", "http://t/"}, "--output is hail kube's"},
+		{[]string{"--shard", "0/2", "http://t/"}, "--shard is hail kube's"},
+		{[]string{"-j", "http://t/"}, "--json is hail kube's"},
+		{[]string{"--bogus", "http://t/"}, "unknown flag: --bogus"},
+		{[]string{"-z", "1s"}, "hail: expected one URL, got 0 arguments"},
+		{[]string{"serve", "--addr", ":1"}, "hail serve does not shard"},
+		{[]string{"-z", "1s", "--", "http://t/"}, "hold a --"},
+		{[]string{"-D", "nope.json", "http://t/"}, ""}, // checked when shipped (kube.Ship)
+		{[]string{"g.yaml"}, "hail kube reads a gRPC scenario's schema from its files"},
+		{[]string{"missing.yaml"}, "missing.yaml"},
 	} {
-		cmd := exec.Command("bash", append([]string{"../../deploy/kubernetes/run.sh", "--print"}, tc.args...)...)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || out.Len() != 0 || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 ||
-			!strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%v: %v, stdout %d bytes, stderr %q (want %q)", tc.args, err, out.Len(), stderr.String(), tc.want)
+		_, err := parseKubeArgs(tc.args)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tc.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line with %q", tc.args, err, tc.want)
 		}
 	}
 }
 
-// kubectlStub is a kubectl that answers run.sh from canned files: a Job
-// whose shard 0 succeeded (its log: a real shard result and a warning
-// line) and whose shard 1 was OOM-killed.
-const kubectlStub = `#!/bin/sh
-echo "$*" >> "$STUB/calls"
-case "$*" in
-*"apply -f"*) exit 0 ;;
-*"get job hail-shards-"*) echo "FailureTarget Failed " ;;
-*"get pods -l job-name="*) printf '0 Succeeded hail-shards-r-0-abc \n1 Failed hail-shards-r-1-def \n' ;;
-*"logs hail-shards-r-0-abc"*) cat "$STUB/shard0.log" ;;
-*"get pod hail-shards-r-1-def"*) echo "OOMKilled (exit code 137) " ;;
-*"logs hail-shards-r-1-def"*) echo "hail: runtime: out of memory" ;;
-*) echo "stub kubectl: unexpected: $*" >&2; exit 1 ;;
-esac
-`
-
-// run.sh names a failed shard with its pod's reason and last log line,
-// merges the others with hail merge --failed, writes the result and the
-// report marked incomplete, and exits 2.
-func TestDeployRunFailedShard(t *testing.T) {
+// hail kube run --dry-run prints the run's ConfigMap and Job; the shard's
+// arguments, as Kubernetes expands them, reach hail as written (a header
+// with $( and quotes), with the shard's own flags.
+func TestKubeDryRun(t *testing.T) {
 	t.Parallel()
-	trackDeployFiles(t)
-	base := startServe(t)
-	stub := t.TempDir()
-	out := t.TempDir()
-	res := filepath.Join(stub, "shard0.json")
-	if _, se, code := hail(t, "-n", "60", "-c", "4", "--no-tui", "--shard", "0/2", "-j", "-o", res, base+"/"); code != 0 {
-		t.Fatal(se)
+	header := `X-Note: a "quoted" $(HOME) \ value`
+	out, se, code := hail(t, "kube", "run", "--shards", "3", "--run", "e2e-3", "--image", "registry.example/hail:v2", "--cpu", "250m",
+		"--memory", "128Mi", "--dry-run", "--", "-z", "10s", "-q", "900", "-H", header, "http://10.88.0.9:8080/")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
 	}
-	js, err := os.ReadFile(res)
-	if err != nil {
+	docs := strings.Split(out, "\n---\n")
+	if len(docs) != 2 || !strings.Contains(docs[0], "kind: ConfigMap") {
+		t.Fatalf("output:\n%s", out)
+	}
+	var job batchv1.Job
+	if err := yaml.Unmarshal([]byte(docs[1]), &job); err != nil {
 		t.Fatal(err)
 	}
-	log := append([]byte("hail: warning: something to say\n"), js...)
-	if err := os.WriteFile(filepath.Join(stub, "shard0.log"), log, 0o644); err != nil {
-		t.Fatal(err)
+	c := job.Spec.Template.Spec.Containers[0]
+	if job.Name != "e2e-3" || *job.Spec.Completions != 3 || c.Image != "registry.example/hail:v2" || c.Resources.Requests.Cpu().String() != "250m" {
+		t.Errorf("job %s, %d completions, container %+v", job.Name, *job.Spec.Completions, c)
 	}
-	if err := os.WriteFile(filepath.Join(stub, "kubectl"), []byte(kubectlStub), 0o755); err != nil {
-		t.Fatal(err)
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, expand(a, map[string]string{"JOB_COMPLETION_INDEX": "2"}))
 	}
-	cmd := exec.Command("bash", "../../deploy/kubernetes/run.sh", "--shards", "2", "--target", base+"/", "--run", "r",
-		"--lead", "0", "--out", out, "--", "-n", "60", "-c", "4")
-	cmd.Env = append(os.Environ(), "PATH="+stub+":"+os.Getenv("PATH"), "STUB="+stub, "HAIL="+hailBin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	root := newCommandTree()
+	if err := root.ParseFlags(args); err != nil {
+		t.Fatalf("hail rejects the shard's args %q: %v", args, err)
 	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("run.sh hung: %s", stderr.String())
+	if h, _ := root.Flags().GetStringArray("header"); !slices.Equal(h, []string{header}) {
+		t.Errorf("the header reached hail as %q", h)
 	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("run.sh: %v, want exit 2: %s", err, stderr.String())
+	if s, _ := root.Flags().GetString("shard"); s != "2/3" {
+		t.Errorf("--shard %q", s)
 	}
-	se := stderr.String()
-	for _, want := range []string{
-		"run.sh: shard 1 FAILED: pod hail-shards-r-1-def: OOMKilled (exit code 137): hail: runtime: out of memory",
-		"run.sh: shard 0 said: hail: warning: something to say",
-		"hail merge: incomplete: shard 1/2 failed: pod hail-shards-r-1-def: OOMKilled (exit code 137): hail: runtime: out of memory",
-		"run.sh: the run is INCOMPLETE",
+	if s, _ := root.Flags().GetString("start-at"); s != "barrier" {
+		t.Errorf("--start-at %q", s)
+	}
+}
+
+// Bad settings get one line and exit 1, with nothing on stdout.
+func TestKubeBadInput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kube", "run", "--dry-run", "--results", "nfs", "--", "http://t/"}, `--results "nfs"`},
+		{[]string{"kube", "run", "--dry-run", "--run", "Run_1", "--", "http://t/"}, `--run "Run_1"`},
+		{[]string{"kube", "run", "--dry-run", "--shards", "0", "--", "http://t/"}, "--shards 0"},
+		{[]string{"kube", "run", "--dry-run", "http://t/"}, "give hail's arguments after --"},
+		{[]string{"kube", "run", "--dry-run", "--", "-D", "/nonexistent/b.json", "http://t/"}, "/nonexistent/b.json: no such file or directory (the shards need it)"},
+		{[]string{"kube", "run", "--kubeconfig", "/nonexistent", "--", "http://t/"}, "no cluster to talk to"},
+		{[]string{"kube", "collect"}, "accepts 1 arg(s)"},
 	} {
-		if !strings.Contains(se, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, se)
+		out, se, code := hail(t, tc.args...)
+		if code != 1 || out != "" || strings.Count(strings.TrimSpace(se), "\n") != 0 || !strings.Contains(se, tc.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, se, tc.want)
 		}
-	}
-	if !strings.Contains(stdout.String(), "INCOMPLETE") {
-		t.Errorf("the text report is not marked incomplete:\n%s", stdout.String())
-	}
-	m := readResultFile(t, filepath.Join(out, "r", "total.json"))
-	if m.Hail.Counts.Requests != 30 || len(m.Hail.Merged.Incomplete) != 1 {
-		t.Errorf("merged %d requests, incomplete %q", m.Hail.Counts.Requests, m.Hail.Merged.Incomplete)
-	}
-	if html, err := os.ReadFile(filepath.Join(out, "r", "report.html")); err != nil || !bytes.Contains(html, []byte("INCOMPLETE")) {
-		t.Errorf("report.html: %v", err)
 	}
 }

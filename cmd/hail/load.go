@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -60,6 +61,7 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
+	cmd.SuggestionsMinimumDistance = 2 // hail srve: did you mean serve (mistypedCommand)
 	cmd.SetVersionTemplate("hail {{.Version}}\n")
 	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(c.OutOrStdout(), c) })
 	fl := cmd.Flags()
@@ -82,6 +84,9 @@ Subcommands: 'hail serve' runs the built-in target, 'hail demo' loads it and pri
 func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, *reqgen.SigV4, error) {
 	if len(args) == 0 {
 		return nil, nil, fmt.Errorf("no URL given: usage is hail [flags] URL, e.g. hail -n 1000 http://127.0.0.1:8080/ (or try 'hail demo')")
+	}
+	if err := mistypedCommand(cmd, args[0]); err != nil {
+		return nil, nil, err
 	}
 	if len(args) > 1 {
 		return nil, nil, fmt.Errorf("one URL expected, got %d arguments (%s): quote the URL if it contains spaces or &", len(args), strings.Join(args, " "))
@@ -113,6 +118,25 @@ func buildPlan(cmd *cobra.Command, f *loadFlags, args []string) (*plan.Plan, *re
 		return nil, nil, err
 	}
 	return p, sign, nil
+}
+
+// wordRE is a bare word: what a command looks like, and a URL does not.
+var wordRE = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
+// mistypedCommand returns an error when arg, given where a URL goes, is a
+// word close to one of hail's commands (hail srve, hail verison): "did you
+// mean", where it was read as a URL without a scheme.
+func mistypedCommand(cmd *cobra.Command, arg string) error {
+	if !wordRE.MatchString(arg) {
+		return nil
+	}
+	if arg == "version" {
+		return fmt.Errorf("unknown command %q: did you mean 'hail --version' (-V)?", arg)
+	}
+	if s := cmd.Root().SuggestionsFor(arg); len(s) > 0 {
+		return fmt.Errorf("unknown command %q: did you mean 'hail %s'? (a URL needs its scheme: http://%s)", arg, s[0], arg)
+	}
+	return nil
 }
 
 func unwrapURLErr(err error) error {
@@ -178,13 +202,14 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	release() // the output phase (signals.go)
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	return noSuccess(res)
+	return runExit(&f.results, res)
 }
 
 // writeCompletions is oha's hidden --completions SHELL: the script hail

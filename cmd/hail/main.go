@@ -2,12 +2,16 @@
 //
 // Subcommands live in one file each: load.go (the default command, oha's
 // flags), serve.go (the built-in target), demo.go, runcmd.go (hail run, a
-// scenario file). main.go maps errors to exit codes: 0 when the run
-// completed, 1 for bad input or a run that could not start (one line on
-// stderr, nothing written), 2 when a scenario's threshold failed, 3 when
-// no request succeeded (for both, the report is written in full first; an
-// exitError carries the code), 130 when a second interrupt ended the
-// process at once.
+// scenario file), kube.go (hail kube, distributed runs on Kubernetes).
+// main.go maps errors to exit codes: 0 when the run completed, 1 for bad
+// input or a run that could not start (one line on stderr, nothing
+// written), 2 when a scenario's threshold failed, a merged run is
+// incomplete, or hail compare's --fail-on found a significant regression,
+// 3 when no request succeeded (for these, the report is written in full
+// first; an exitError carries the code), 4 when a shard was interrupted
+// (its result written), 130 when a further signal ended the process at
+// once or one stopped a setup the run cannot start without (the signal
+// table: signals.go).
 package main
 
 import (
@@ -18,9 +22,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/run"
 )
 
 // exitError carries an exit code other than 1.
@@ -55,28 +61,42 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		// The hot path allocates nothing, so collections are rare and cheap;
 		// a tight target keeps the connection-setup garbage of a large -c
-		// from doubling the resident set. The ballast, never touched (no
-		// resident memory), sets the heap the 10% counts from: without it
-		// a run's first megabytes of histograms and connection slots, and
-		// its report's, cost some thirty collections (a tenth of the CPU
-		// a 20 s streaming run spent outside its events).
+		// from doubling the resident set.
 		debug.SetGCPercent(10)
-		gcBallast = make([]byte, 64<<20)
 	}
-	root := newRootCmd()
+	root := newCommandTree()
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		// A load or scenario run catches SIGINT/SIGTERM from the start
 		// (signals.go); the one-request and checking modes keep the default.
 		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
-		if (cmd == root || cmd.Name() == "run" || cmd.Name() == "grpc" || cmd.Name() == "llm") && !quick {
+		if (cmd == root || cmd.Parent() == root && (cmd.Name() == "run" || cmd.Name() == "grpc" || cmd.Name() == "llm")) && !quick {
 			catchSignals()
 		}
+		if os.Getenv("GOGC") == "" && (cmd.Parent() == root && cmd.Name() == "llm" || cmd.Flags().Changed("sse")) {
+			// A streaming run: a ballast, never touched (no resident
+			// memory), sets the heap the 10% counts from. Without it the
+			// run's first megabytes of histograms and connection slots, and
+			// its report's, cost some thirty collections (a tenth of the
+			// CPU a 20 s streaming run spends outside its events). Other
+			// runs go without: the larger heap goal would let a large
+			// body's garbage (HTTP/2's frames of it) grow the resident set.
+			gcBallast = make([]byte, 64<<20)
+		}
 	}
-	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd(), newLLMCmd())
-	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
+	root.AddCommand(newKubeCmd())
 	err := root.Execute()
 	if err == nil {
 		return
+	}
+	var early *run.StartInterruptedError
+	switch {
+	case errors.As(err, &early): // the signal table's setup phase: the wait for --start-at
+		fmt.Fprintln(os.Stderr, "hail: "+early.Error())
+		os.Exit(130)
+	case setupInterrupted(): // the signal stopped what the run could not start without
+		restoreTerminal()
+		fmt.Fprintln(os.Stderr, "hail: interrupted during setup: nothing was sent")
+		os.Exit(130)
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -94,6 +114,32 @@ func main() {
 	os.Exit(1)
 }
 
+// newCommandTree is hail's commands: the load command (the root) and the
+// subcommands a run can be sharded with or that work on results. hail kube
+// parses a distributed run's arguments with a fresh tree.
+func newCommandTree() *cobra.Command {
+	root := newRootCmd()
+	root.AddCommand(newServeCmd(), newDemoCmd(), newRunCmd(), newGRPCCmd(), newLLMCmd())
+	root.AddCommand(newReportCmd(), newCompareCmd(), newMergeCmd())
+	return root
+}
+
+// markFiles marks flags that name a file (shell completion completes file
+// names; hail kube ships the file to its shards).
+func markFiles(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = cobra.MarkFlagFilename(fl, n)
+	}
+}
+
+// markDirs marks flags that name a directory (completion, and hail kube
+// ships the directory's files).
+func markDirs(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		_ = cobra.MarkFlagDirname(fl, n)
+	}
+}
+
 // oneLine keeps an error message to a single line.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -105,6 +151,11 @@ func oneLine(s string) string {
 
 // flagError rewrites pflag's messages into hail's one-line form.
 func flagError(cmd *cobra.Command, err error) error {
+	if cmd == cmd.Root() && len(os.Args) > 1 { // hail sevre --addr …: the command was mistyped, not the flag
+		if e := mistypedCommand(cmd, os.Args[1]); e != nil {
+			return e
+		}
+	}
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "unknown flag: "), strings.HasPrefix(msg, "unknown shorthand flag: "):

@@ -82,7 +82,7 @@ See docs/distributed.md.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&output, "output", "o", "", "write the merged result to this file (atomically) instead of stdout")
 	fl.Var(choiceValue{&format, []string{"json", "text", "markdown", "html", "csv-seconds"}}, "output-format", "json (default: a result hail report and compare read), text, markdown, html or csv-seconds")
-	fl.StringArrayVar(&failed, "failed", nil, "I=REASON: shard I failed (REASON as the scheduler says); merge the others and mark the run incomplete (repeatable)")
+	fl.StringArrayVar(&failed, "failed", nil, "I=REASON: shard I failed (REASON as the scheduler says); merge the others, and its result if it wrote one as it was stopped, and mark the run incomplete (repeatable)")
 	fl.BoolVar(&opt.Partial, "partial", false, "merge the shards there are: a missing shard marks the run incomplete instead of failing the merge")
 	return cmd
 }

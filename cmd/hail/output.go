@@ -14,34 +14,85 @@ import (
 
 // output is where the report goes: stdout, or a file written under a
 // temporary name and renamed into place only when complete, so no reader
-// ever sees a half-written report.
+// ever sees a half-written report. -o is checked before the run (a
+// directory, a directory that does not exist or cannot be written to is
+// refused then, not after the load), but nothing is created until the
+// first write: a run that ends before it leaves nothing behind. A path
+// that is not a regular file (/dev/null, /dev/stdout, a FIFO) is written
+// in place, never replaced.
 type output struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string // final path; "" for stdout
-	done bool
+	mu     sync.Mutex
+	f      *os.File
+	path   string // final path; "" for stdout
+	direct bool   // path is a device or a FIFO: written in place
+	done   bool
+	err    error // creating the file failed
 }
 
 func openOutput(path string) (*output, error) {
 	if path == "" {
 		return &output{}, nil
 	}
+	o := &output{path: path}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	signals.mu.Lock()
+	signals.out = o // removed if hail exits at once
+	signals.mu.Unlock()
+	return o, nil
+}
+
+// check refuses an -o the report could not be written to, before
+// anything is sent: a directory, a missing directory, one hail may not
+// create files in (a temporary file is created there and removed).
+func (o *output) check() error {
+	path := o.path
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case st.IsDir():
+			return fmt.Errorf("-o %s: is a directory: name a file, e.g. -o %s", path, filepath.Join(path, "result.json"))
+		case !st.Mode().IsRegular():
+			o.direct = true // a device or a FIFO: opened when written
+			return nil
+		}
+	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("-o %s: directory %s does not exist", path, dir)
+		return fmt.Errorf("-o %s: directory %s does not exist", path, dir)
 	}
 	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
-		return nil, fmt.Errorf("-o %s: cannot write there: %v", path, unwrapPathErr(err))
+		return fmt.Errorf("-o %s: cannot write there: %v", path, unwrapPathErr(err))
 	}
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		_ = f.Chmod(st.Mode().Perm()) // replacing a file keeps its permissions
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// open creates the temporary file (or opens a device) on the first write.
+func (o *output) open() (*os.File, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.f != nil || o.err != nil:
+		return o.f, o.err
+	case o.done:
+		return nil, fmt.Errorf("-o %s: discarded", o.path)
+	case o.direct:
+		o.f, o.err = os.OpenFile(o.path, os.O_WRONLY|os.O_TRUNC, 0)
+	default:
+		o.f, o.err = createTemp(filepath.Dir(o.path), "."+filepath.Base(o.path)+".tmp-")
+		if o.err == nil {
+			if st, err := os.Stat(o.path); err == nil && st.Mode().IsRegular() {
+				_ = o.f.Chmod(st.Mode().Perm()) // replacing a file keeps its permissions
+			}
+		}
 	}
-	o := &output{f: f, path: path}
-	signals.mu.Lock()
-	signals.out = o // removed if a second signal ends hail before the run
-	signals.mu.Unlock()
-	return o, nil
+	if o.err != nil {
+		o.err = fmt.Errorf("-o %s: cannot write there: %v", o.path, unwrapPathErr(o.err))
+	}
+	return o.f, o.err
 }
 
 // createTemp creates a new file named prefix followed by a random number in
@@ -59,20 +110,34 @@ func createTemp(dir, prefix string) (*os.File, error) {
 }
 
 func (o *output) Write(b []byte) (int, error) {
-	if o.f == nil {
+	if o.path == "" {
 		return os.Stdout.Write(b)
 	}
-	return o.f.Write(b)
+	f, err := o.open()
+	if err != nil {
+		return 0, err
+	}
+	return f.Write(b)
 }
 
-// Commit moves the finished file into place.
+// Commit moves the finished file into place (creating it empty when
+// nothing was written: -o with the quiet format).
 func (o *output) Commit() error {
+	if o.path == "" {
+		return nil
+	}
+	if _, err := o.open(); err != nil {
+		return err
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.f == nil || o.done {
+	if o.done {
 		return nil
 	}
 	o.done = true
+	if o.direct {
+		return o.f.Close()
+	}
 	if err := o.f.Sync(); err != nil {
 		o.f.Close()
 		os.Remove(o.f.Name())
@@ -90,12 +155,17 @@ func (o *output) Commit() error {
 func (o *output) Discard() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.f == nil || o.done {
+	if o.done {
 		return
 	}
 	o.done = true
+	if o.f == nil {
+		return
+	}
 	o.f.Close()
-	os.Remove(o.f.Name())
+	if !o.direct {
+		os.Remove(o.f.Name())
+	}
 }
 
 // settle resolves the output flags once the plan is known, for the

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/hail-loadgen/hail/internal/barrier"
 	"github.com/hail-loadgen/hail/internal/metrics"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
@@ -143,18 +144,28 @@ func (u requestURLs) appendURL(dst []byte, r *stats.TraceRecord) []byte {
 	return dst
 }
 
-// resultsRun holds one run's request log, metrics server and target sampler.
+// resultsRun holds one run's request log, metrics server and the target
+// the run samples.
 type resultsRun struct {
 	writer   *reqlog.Writer
 	tracer   *stats.Tracer
 	exporter *metrics.Exporter
 	server   *metrics.Server
+	gate     *barrier.Gate // --start-at barrier
 	meta     reqlog.Meta
-	pid      int // --target-pid's process (0: none)
+	spec     target.Spec // the processes the flags name (empty: none)
+	pid      int         // the target's first process (0: none)
 }
 
-// targetPID is --target-pid's process, for the live view (0: none).
+// targetPID is the target's first process, for the live view (0: none).
 func (r *resultsRun) targetPID() int { return r.pid }
+
+// spec is the target the results flags name (--target-pid, --target-cmd,
+// --target-cgroup); ok is false when they name none.
+func (r *resultFlags) spec() (target.Spec, bool) {
+	s := target.Spec{PIDs: r.targetPIDs, Cmds: r.targetCmds, Cgroups: r.cgroups}
+	return s, !s.Empty()
+}
 
 // prepareResults opens what the results flags ask for, before the run: a
 // problem (an unwritable --db-url, a missing --target-pid, a busy
@@ -192,14 +203,17 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 	if format == "csv" {
 		sinks = append(sinks, reqlog.NewCSV(out, rr.meta.Steps))
 	}
-	if r.targetPID != 0 {
-		if _, err := target.New(r.targetPID); err != nil { // checked now: nothing is written for a pid that is not there
+	if spec, ok := r.spec(); ok {
+		// Checked now: nothing is written for a process that is not there
+		// (the run samples the target itself: run.Options.Target).
+		s, err := target.NewSet(spec)
+		if err != nil {
 			for _, k := range sinks {
 				k.Abort()
 			}
 			return nil, err
 		}
-		rr.pid = r.targetPID
+		rr.spec, rr.pid = spec, s.FirstPID()
 	}
 	if r.metricsAddr != "" {
 		labels := prometheus.Labels{}
@@ -215,6 +229,14 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 			return nil, err
 		}
 		rr.server = srv
+		if r.barrier {
+			rr.gate = barrier.New(rr.meta.Shard, stopSelf)
+			rr.gate.RequireToken(os.Getenv(barrier.TokenEnv))
+			h := rr.gate.Handler()
+			for _, path := range barrier.Paths {
+				srv.Handle(path, h)
+			}
+		}
 	}
 	if len(sinks) > 0 {
 		rr.tracer = stats.NewTracer(0)
@@ -226,9 +248,9 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 // wire hooks the results features into the run's options.
 func (rr *resultsRun) wire(o *run.Options) {
 	o.Tracer = rr.tracer
-	// The run samples the target's process: --target-pid's, or the one
-	// listening on a loopback target's port.
-	o.TargetPID, o.FindTarget = rr.pid, true
+	// The run samples the target's processes: those the flags name, or
+	// those listening on the loopback targets' ports.
+	o.Target, o.FindTarget = rr.spec, true
 	if rr.exporter != nil {
 		prev := o.Observe
 		o.Observe = func(c *stats.Collector) {
@@ -237,6 +259,9 @@ func (rr *resultsRun) wire(o *run.Options) {
 			}
 			rr.exporter.Observe(c)
 		}
+	}
+	if rr.gate != nil {
+		o.Gate = rr.gate.Wait
 	}
 }
 

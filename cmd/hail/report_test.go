@@ -43,11 +43,11 @@ func TestReportAndCompare(t *testing.T) {
 		t.Fatal(se)
 	}
 	stdout, se, code := hail(t, "compare", a+","+b, b+","+a)
-	if code != 0 || !strings.Contains(stdout, "requests/s") || !strings.Contains(stdout, "A (median of 2, min–max)") || !strings.Contains(stdout, "noise") {
+	if code != 0 || !strings.Contains(stdout, "requests/s") || !strings.Contains(stdout, "(2 runs: their median, and min–max)") || !strings.Contains(stdout, "noise") {
 		t.Errorf("compare: exit %d, %s %s", code, stdout, se)
 	}
 	stdout, _, code = hail(t, "compare", "--output-format", "markdown", a, b)
-	if code != 0 || !strings.Contains(stdout, "| metric | A | B | change |") {
+	if code != 0 || !strings.Contains(stdout, "| metric | A (baseline) | B |") {
 		t.Errorf("compare markdown: exit %d, %s", code, stdout)
 	}
 }
@@ -278,7 +278,7 @@ func TestCompareLabelsTwoTargets(t *testing.T) {
 			}
 		}
 		if !strings.Contains(header, "Python VMM") || !strings.Contains(header, "Go VMM") || strings.Contains(stdout, "not comparable") ||
-			!strings.Contains(stdout, "Note: different targets") || !strings.Contains(stdout, "Python VMM: "+a) {
+			!strings.Contains(stdout, "Note: different targets") || !strings.Contains(stdout, "Python VMM (baseline): "+a) {
 			t.Errorf("%v:\n%s", args, stdout)
 		}
 		for _, l := range strings.Split(stdout, "\n") {
@@ -287,7 +287,7 @@ func TestCompareLabelsTwoTargets(t *testing.T) {
 			}
 		}
 	}
-	if _, se, code := hail(t, "compare", "--label", "x", "--label", "x", a, b); code != 1 || !strings.Contains(se, "both sides are named") {
+	if _, se, code := hail(t, "compare", "--label", "x", "--label", "x", a, b); code != 1 || !strings.Contains(se, "are both named \"x\"") {
 		t.Errorf("same labels: exit %d, %s", code, se)
 	}
 }

@@ -99,8 +99,12 @@ func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *ou
 		lv.closeTTY()
 		return nil
 	}
+	target := redactedURL(p.URL, false)
+	if scen != nil && scen.Targets != "" {
+		target = scen.Targets
+	}
 	lv.model = tui.New(tui.Config{
-		Method: p.Method, Target: redactedURL(p.URL, false), Connections: p.Connections,
+		Method: p.Method, Target: target, Connections: p.Connections,
 		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Open: open,
 		Cores: stats.Cores(), FPS: f.fps, Unit: f.unit,
 		Color: !f.noColor && os.Getenv("NO_COLOR") == "",

@@ -60,8 +60,37 @@ func (v intValue) Set(s string) error {
 	return nil
 }
 
-// durationValue is a Go duration ("10s", "1m30s", "250ms") or a plain number of seconds.
-type durationValue struct{ d *time.Duration }
+// intsValue is a repeatable whole-number flag: each use adds one.
+type intsValue struct {
+	n    *[]int
+	what string
+}
+
+func (v intsValue) String() string {
+	parts := make([]string, len(*v.n))
+	for i, n := range *v.n {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+func (v intsValue) Type() string { return "N" }
+func (v intsValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number (%s)", s, v.what)
+	}
+	*v.n = append(*v.n, n)
+	return nil
+}
+
+// durationValue is a positive duration: a Go duration ("10s", "1m30s",
+// "250ms"), oha's humantime, or a plain number of seconds. zero says what
+// 0 would mean and why the flag refuses it; every flag that refuses 0
+// says so.
+type durationValue struct {
+	d    *time.Duration
+	zero string
+}
 
 func (v durationValue) String() string {
 	if *v.d == 0 {
@@ -72,6 +101,9 @@ func (v durationValue) String() string {
 func (v durationValue) Type() string { return "DURATION" }
 func (v durationValue) Set(s string) error {
 	d, err := parseDuration(s)
+	if errors.Is(err, errZeroDuration) {
+		return errors.New(v.zero)
+	}
 	if err != nil {
 		return err
 	}
@@ -79,30 +111,56 @@ func (v durationValue) Set(s string) error {
 	return nil
 }
 
-// zeroDurationValue is a duration flag that also takes 0 (off).
+// zeroDurationValue is a duration flag that also takes 0 (as 0, 0s, 0ms…):
+// none, or off, as the flag's help says.
 type zeroDurationValue struct{ d *time.Duration }
 
-func (v zeroDurationValue) String() string { return v.d.String() }
-func (v zeroDurationValue) Type() string   { return "DURATION" }
+func (v zeroDurationValue) String() string {
+	if *v.d == 0 {
+		return "0" // no default shown in the help
+	}
+	return v.d.String()
+}
+func (v zeroDurationValue) Type() string { return "DURATION" }
 func (v zeroDurationValue) Set(s string) error {
-	if t := strings.TrimSpace(s); t == "0" || t == "0s" {
+	d, err := parseDuration(s)
+	if errors.Is(err, errZeroDuration) {
 		*v.d = 0
 		return nil
 	}
-	return durationValue(v).Set(s)
+	if err != nil {
+		return err
+	}
+	*v.d = d
+	return nil
 }
+
+// What 0 would mean for the flags that refuse it, and why they do.
+const (
+	zeroRun            = "0 would be a run of no time, which sends nothing: give a positive duration such as 10s (or -n for a number of requests)"
+	zeroBurstDelay     = "0 would send every burst at once, with no pause between them: give a positive interval such as 100ms (-q 0 sends as fast as the connections allow)"
+	zeroConnectTimeout = "0 would wait for a connection as long as the kernel does (about 2 minutes when nothing answers; for ever for a server that accepts and stays silent): give a positive timeout such as 5s"
+)
+
+// errZeroDuration is parseDuration's error for a duration of 0: each flag
+// says whether it takes one.
+var errZeroDuration = errors.New("a zero duration")
 
 // parseDuration reads a duration as oha does (humantime: 10s, 2min,
 // '1m 30s', '1s 500ms', 3h, 1day), as Go writes it (1m30s, 1.5s, 250ms), or
-// a plain number of seconds.
+// a plain number of seconds. 0 in any of these forms (0, 0s, 0ms, 0.0) is
+// errZeroDuration.
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
 		if f > 1e9 {
 			return 0, fmt.Errorf("%q is too long: a plain number of seconds goes up to 1e9 (31 years)", s)
 		}
+		if f == 0 && allZero(t) {
+			return 0, errZeroDuration
+		}
 		d := time.Duration(f * float64(time.Second))
-		if f <= 0 || d <= 0 {
+		if f < 0 || d <= 0 {
 			return 0, fmt.Errorf("%q must be a positive duration of at least 1ns, such as 10s, 1m or 250ms", s)
 		}
 		return d, nil
@@ -114,10 +172,25 @@ func parseDuration(s string) (time.Duration, error) {
 	if errors.Is(err, errTooLong) {
 		return 0, fmt.Errorf("%q is too long: the longest duration is %dh (292 years)", s, math.MaxInt64/int64(time.Hour))
 	}
-	if err != nil || d <= 0 {
+	switch {
+	case err != nil:
 		return 0, fmt.Errorf("%q is not a duration: write it like 10s, 1m30s, '1m 30s', 2min or 250ms", s)
+	case d == 0 && allZero(t):
+		return 0, errZeroDuration
+	case d <= 0 || strings.HasPrefix(t, "-"):
+		return 0, fmt.Errorf("%q must be a positive duration of at least 1ns, such as 10s, 1m or 250ms", s)
 	}
 	return d, nil
+}
+
+// allZero reports whether every digit of a duration's text is 0 (0,
+// 0.0, 0s, 0ms, '0m 0s'): a zero written as such, not a value too small
+// to hold (1e-12, 0.1ns).
+func allZero(t string) bool {
+	if strings.ContainsAny(t, "eE") && strings.ContainsAny(t, "123456789") {
+		return false
+	}
+	return !strings.ContainsAny(t, "123456789")
 }
 
 // humantimeUnits are the units of oha's durations (the humantime crate).

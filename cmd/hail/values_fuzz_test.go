@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,11 +33,18 @@ func FuzzParseCount(f *testing.F) {
 // that prints back to itself.
 func FuzzParseDuration(f *testing.F) {
 	for _, s := range []string{"10s", "1m30s", "250ms", "1.5", "0", "-1s", "1e-12", "1e9", "1e10", "300000h", "1ns", "0.5us", " 2s ",
-		"2min", "1m 30s", "1s 500ms", "3 hours", "1y", "5 parsecs", "1h30m", "2 weeks 1day", "9999999h", "300 years", ".s", "1.h"} {
+		"2min", "1m 30s", "1s 500ms", "3 hours", "1y", "5 parsecs", "1h30m", "2 weeks 1day", "9999999h", "300 years", ".s", "1.h",
+		"0s", "0ms", "-0s", "0.1ns", "0m 0s", "0.0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := parseDuration(s)
+		if errors.Is(err, errZeroDuration) { // each flag says whether it takes 0
+			if strings.ContainsAny(s, "123456789") {
+				t.Fatalf("%q read as zero", s)
+			}
+			return
+		}
 		if err != nil {
 			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "10s") && !strings.Contains(msg, "too long") {
 				t.Fatalf("%q: error %q is not one line with an example or the limit", s, msg)

@@ -4,30 +4,32 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
-// memoryRoom is how many more bytes this process may allocate, the least
-// of: the machine's MemAvailable, what ulimit -v (RLIMIT_AS) leaves above the
-// process's current virtual size, and what its cgroup v2 memory.max leaves
-// above memory.current. known is false when none of them could be read.
-func memoryRoom() (room int64, known bool) {
-	consider := func(v int64, ok bool) {
-		if ok && (!known || v < room) {
-			room, known = max(v, 0), true
-		}
+// memoryLimits are the limits on what this process may still allocate:
+// the machine's MemAvailable, what ulimit -v (RLIMIT_AS) leaves above the
+// process's current virtual size, and what its cgroup's limit (v2
+// memory.max, v1 memory.limit_in_bytes) leaves above its usage. Those that
+// cannot be read (or are unlimited) are left out.
+func memoryLimits() []memLimit {
+	var out []memLimit
+	if v, ok := meminfo("/proc/meminfo", "MemAvailable:"); ok {
+		out = append(out, memLimit{name: "MemAvailable (free memory)", room: v})
 	}
-	consider(meminfo("/proc/meminfo", "MemAvailable:"))
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < 1<<62 {
 		if vm, ok := meminfo("/proc/self/status", "VmSize:"); ok {
-			consider(int64(rl.Cur)-vm, true)
+			out = append(out, memLimit{name: "ulimit -v (" + FormatSize(int64(rl.Cur)) + ")", room: int64(rl.Cur) - vm, virtual: true})
 		}
 	}
-	consider(cgroupRoom())
-	return room, known
+	if room, name, ok := cgroupRoom("/proc/self/cgroup", "/sys/fs/cgroup"); ok {
+		out = append(out, memLimit{name: name, room: room})
+	}
+	return out
 }
 
 // meminfo reads a "Key: N kB" line of a /proc file, in bytes.
@@ -59,33 +61,48 @@ func meminfo(path, key string) (int64, bool) {
 	return 0, false
 }
 
-// cgroupRoom is what this process's memory cgroup leaves: memory.max −
-// memory.current (v2), or memory.limit_in_bytes − memory.usage_in_bytes (v1).
-func cgroupRoom() (int64, bool) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+// cgroupRoom is what this process's memory cgroup leaves — memory.max −
+// memory.current (v2), or memory.limit_in_bytes − memory.usage_in_bytes
+// (v1) — at the tightest of its cgroup and the cgroup's ancestors (their
+// limits hold for it too), and that limit's name with its value. self is
+// /proc/self/cgroup, root where cgroup file systems are mounted
+// (/sys/fs/cgroup).
+func cgroupRoom(self, root string) (int64, string, bool) {
+	b, err := os.ReadFile(self)
 	if err != nil {
-		return 0, false
+		return 0, "", false
+	}
+	best, name, found := int64(0), "", false
+	tightest := func(dir, limit, used, what string) {
+		for {
+			if l, room, ok := limitLeft(dir, limit, used); ok && (!found || room < best) {
+				best, name, found = room, "the cgroup's "+limit+" ("+FormatSize(l)+")", true
+			}
+			if dir == what || !strings.HasPrefix(dir, what) {
+				return
+			}
+			dir = filepath.Dir(dir)
+		}
 	}
 	for line := range strings.Lines(string(b)) {
 		parts := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
-		if parts[0] == "0" && parts[1] == "" {
-			if room, ok := limitLeft("/sys/fs/cgroup"+parts[2], "memory.max", "memory.current"); ok {
-				return room, true
-			}
-		}
-		if parts[1] == "memory" {
-			return limitLeft("/sys/fs/cgroup/memory"+parts[2], "memory.limit_in_bytes", "memory.usage_in_bytes")
+		switch {
+		case parts[0] == "0" && parts[1] == "": // v2
+			tightest(filepath.Join(root, parts[2]), "memory.max", "memory.current", root)
+		case parts[1] == "memory": // v1
+			tightest(filepath.Join(root, "memory", parts[2]), "memory.limit_in_bytes", "memory.usage_in_bytes", filepath.Join(root, "memory"))
 		}
 	}
-	return 0, false
+	return best, name, found
 }
 
-// limitLeft is the number in dir/limit minus the one in dir/used; false when
-// either is missing or the limit is "max".
-func limitLeft(dir, limit, used string) (int64, bool) {
+// limitLeft is the number in dir/limit and it minus the one in dir/used;
+// false when either is missing or the limit is "max" (or v1's
+// "unlimited", a number near 2⁶³).
+func limitLeft(dir, limit, used string) (int64, int64, bool) {
 	read := func(name string) (int64, bool) {
 		b, err := os.ReadFile(dir + "/" + name)
 		if err != nil {
@@ -96,5 +113,8 @@ func limitLeft(dir, limit, used string) (int64, bool) {
 	}
 	l, ok1 := read(limit)
 	u, ok2 := read(used)
-	return l - u, ok1 && ok2
+	if !ok1 || !ok2 || l >= 1<<62 {
+		return 0, 0, false
+	}
+	return l, l - u, true
 }

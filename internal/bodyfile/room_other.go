@@ -2,5 +2,5 @@
 
 package bodyfile
 
-// memoryRoom is unknown outside Linux: only the size limit applies.
-func memoryRoom() (int64, bool) { return 0, false }
+// memoryLimits are unknown outside Linux: only the size limit applies.
+func memoryLimits() []memLimit { return nil }

@@ -27,14 +27,19 @@ type Chain struct {
 	URL *url.URL
 	// Req is the current hop's request (wire bytes).
 	Req []byte
+	// Body, when not nil, is the current hop's body, sent after Req, which
+	// is then the head alone (SharedBody): a hop that keeps the body (307,
+	// 308) and a retry send the same shared bytes, never a copy.
+	Body []byte
 	// Hops is how many redirects were followed so far.
 	Hops int
 	buf  [2][]byte // the rewritten requests, alternating so that Req never aliases the next one
 }
 
-// Reset starts a chain for req, sent to the job's origin.
-func (ch *Chain) Reset(j *Job, req []byte) {
-	ch.URL, ch.Req, ch.Hops = j.URL, req, 0
+// Reset starts a chain for req (followed by the shared body, if not nil),
+// sent to the job's origin.
+func (ch *Chain) Reset(j *Job, req, body []byte) {
+	ch.URL, ch.Req, ch.Body, ch.Hops = j.URL, req, body, 0
 }
 
 // Follow decides what a response with p's status asks for. follow is false
@@ -65,6 +70,9 @@ func (ch *Chain) Follow(j *Job, p *http1.Parser) (follow, same bool, err error) 
 	}
 	ch.buf[i] = b
 	ch.URL, ch.Req = hop.URL, b
+	if !hop.KeepBody {
+		ch.Body = nil // a 303 (or a 301/302 after POST) goes on as a GET without it
+	}
 	ch.Hops++
 	return true, hop.SameOrigin, nil
 }
@@ -119,7 +127,7 @@ func (j *Job) FollowAway(call *Call, ch *Chain, p *http1.Parser, deadline time.T
 			origin = ch.URL
 		}
 		p.Reset(ch.Head())
-		keep, _, err := x.RoundTrip(call, ch.Req, p, j.Since, deadline, g.Aborted)
+		keep, _, err := x.RoundTrip(call, ch.Req, ch.Body, p, j.Since, deadline, g.Aborted)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ func TestChainURLAfterHops(t *testing.T) {
 		"../up", "https://h/a;b?c=%41", "/"}
 	for _, req := range []string{"GET /start HTTP/1.1\r\nHost: h\r\n\r\n", "GET http://127.0.0.1:8080/start HTTP/1.1\r\nHost: h\r\n\r\n"} {
 		var ch Chain
-		ch.Reset(j, []byte(req))
+		ch.Reset(j, []byte(req), nil)
 		for _, loc := range locations {
 			p := http1.Parser{Status: 302, Location: []byte(loc)}
 			follow, _, err := ch.Follow(j, &p)

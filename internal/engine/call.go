@@ -28,7 +28,9 @@ import (
 //	Fail         it ended in one named error kind; a request none of whose
 //	             bytes was written was not sent: aborted, it ends as
 //	             unsent, else as an error counted as not sent; a stream
-//	             cut by the end of the run ends as truncated
+//	             cut by the end of the run ends as truncated; CutShort,
+//	             just before Fail, counts what arrived of a response cut
+//	             short in the wire bytes
 //
 // Respond and Fail end the call exactly once: a second end is ignored.
 // Times are durations since the job's start. A Call allocates nothing.
@@ -67,13 +69,14 @@ func (c *Call) UseMeter(m *stream.Meter) { c.meter = m }
 func (c *Call) Meter() *stream.Meter { return c.meter }
 
 // Begin takes request hit's place in the call: its step's recorder of
-// shard, its intended time at (open model; in the closed model the time it
+// shard (of the stage its intended time falls in: Job.Group), its intended
+// time at (open model; in the closed model the time it
 // was claimed) and conn, the connection number for the per-request log,
 // which also keeps hit (the number Requests.Next built the request from:
 // the log names the request's URL from it). The request counts as in
 // flight from here.
 func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn int32) {
-	rec := j.Recorders[step][shard]
+	rec := j.Recorders[j.Group(step, at)][shard]
 	*c = Call{rec: rec, step: step, at: at, fb: -1, ready: -1, open: j.Source.Open(), live: true, meter: c.meter}
 	if c.meter != nil {
 		c.meter.Begin(rec, hit)
@@ -266,7 +269,7 @@ func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unp
 		return false
 	}
 	switch k {
-	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn:
+	case stats.ErrClosedBeforeResponse, stats.ErrReset, stats.ErrBrokenPipe, stats.ErrHTTP2Conn, stats.ErrHTTP2GoAway:
 	default:
 		return false
 	}
@@ -333,6 +336,17 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 		c.rec.Expected()
 	}
 	c.end(now)
+}
+
+// CutShort records the wire bytes that arrived of a response cut short
+// (the connection failed or closed mid-response, a redirect that cannot be
+// followed): call it just before Fail, so that they count in the run's
+// wire bytes as a complete response's do (Respond records those). It only
+// counts bytes; it marks no time (FirstByte does).
+func (c *Call) CutShort(wire int64) {
+	if c.live && wire > 0 {
+		c.rec.CutShort(wire)
+	}
 }
 
 // Fail ends the request at now as error kind k and hands it to reqs.Done

@@ -37,8 +37,13 @@ type Job struct {
 	Steps []string
 	// Recorders receive the measurements: Recorders[step] are the step's
 	// recorders, all of the same length; worker w records into
-	// Recorders[step][w % len].
+	// Recorders[step][w % len]. With Stages, there is a group per step
+	// and stage slot: Recorders[slot*len(Steps)+step] (Group).
 	Recorders [][]*stats.Recorder
+	// Stages, if set, gives each stage of a ramp (and each stage's warmup)
+	// recorders of its own: a request records into its step's group of the
+	// slot of its intended time. Nil: one group per step.
+	Stages *schedule.StageClock
 	// Connections is the number of concurrent connections (-c).
 	Connections int
 	// NewRequests returns the request builder of one worker.
@@ -90,9 +95,12 @@ type Job struct {
 }
 
 // Messages counts gRPC calls (those that were sent) and the messages they
-// carried: a call is one request, whatever its streaming kind.
+// carried: a call is one request, whatever its streaming kind, counted
+// once however many attempts it took. Retries are the attempts that sent
+// a call again on a new connection (a stale connection, a GOAWAY); they
+// are also among the run's reconnects.
 type Messages struct {
-	Calls, Sent, Received atomic.Int64
+	Calls, Retries, Sent, Received atomic.Int64
 }
 
 // MarkAborting records that the run is aborting; call it before closing Abort.
@@ -101,6 +109,16 @@ func (j *Job) MarkAborting() { j.aborting.Store(true) }
 // Aborting reports whether in-flight requests are being aborted, so that
 // failures caused by the abort are recorded as ErrAborted.
 func (j *Job) Aborting() bool { return j.aborting.Load() }
+
+// Group is the recorder group of a request of step intended at at (the
+// time it was claimed, in the closed model): the step's own, or with
+// Stages the step's in the slot of at. It neither locks nor allocates.
+func (j *Job) Group(step int, at time.Duration) int {
+	if j.Stages == nil {
+		return step
+	}
+	return j.Stages.Slot(at)*len(j.Steps) + step
+}
 
 // Since returns the time since the job's start.
 func (j *Job) Since() time.Duration { return time.Since(j.Start) }

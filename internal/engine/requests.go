@@ -55,11 +55,41 @@ type Verdict struct {
 	Think time.Duration
 }
 
+// SharedBody is implemented by Requests some of whose requests Next
+// returns as their head alone: their body, too large to copy into every
+// request (a -D file of hundreds of MB), is one slice that every request,
+// redirect hop and retry sends from. Engines write the head, then the
+// body (net.Buffers, a second send), and never copy the body.
+type SharedBody interface {
+	// Body returns the body that follows request hit of step (as Next
+	// returned it), or nil when the request holds its own body. The bytes
+	// stay valid and unchanged for the run.
+	Body(hit uint64, step int) []byte
+}
+
+// SharedBodies returns r's SharedBody, or nil when it has none: engines
+// ask once per worker, then per request only when it is not nil.
+func SharedBodies(r Requests) SharedBody {
+	if s, ok := r.(SharedBody); ok {
+		if st, static := r.(*Static); !static || st.Bodies != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// SplitAt is the size from which a request's body is kept apart from its
+// head (SharedBody) rather than encoded into every request variant.
+const SplitAt = 1 << 20
+
 // Static serves a fixed set of pre-encoded request variants: request number
 // hit is Variants[hit % len(Variants)], all in step 0.
 type Static struct {
 	// Variants are the encoded requests.
 	Variants [][]byte
+	// Bodies, when set, are the variants' shared bodies (SharedBody):
+	// Variants[i] is then a head alone when Bodies[i] is not nil.
+	Bodies [][]byte
 	// Head marks HEAD requests.
 	Head bool
 }
@@ -67,6 +97,14 @@ type Static struct {
 // Next implements Requests.
 func (s *Static) Next(hit uint64) ([]byte, int, bool, bool) {
 	return s.Variants[hit%uint64(len(s.Variants))], 0, s.Head, true
+}
+
+// Body implements SharedBody.
+func (s *Static) Body(hit uint64, _ int) []byte {
+	if s.Bodies == nil {
+		return nil
+	}
+	return s.Bodies[hit%uint64(len(s.Bodies))]
 }
 
 // Done implements Requests.

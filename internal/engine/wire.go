@@ -41,6 +41,8 @@ type Wire struct {
 	buf     []byte
 	r, w    int           // unconsumed response bytes are buf[r:w]
 	idle    time.Duration // the stream idle deadline set on Conn (since the job's start); 0: none
+	vec     [2][]byte     // a head and its shared body, for one writev
+	bufs    net.Buffers   // over vec (WriteTo consumes it)
 	rx      transport.RxReader
 	stamped bool // reads go through rx
 }
@@ -84,15 +86,25 @@ func (x *Wire) Close() bool {
 // and the first response byte are recorded in call; now is the job's
 // clock. keep is false when the connection cannot carry another request
 // (the response said so, or ended at the connection's end): the caller
-// closes it. wrote is the bytes of req written.
+// closes it. wrote is the bytes of req written, and of body: a shared
+// body (Chain.Body) that follows req, sent from where it is with one
+// writev, never copied; nil for a request that holds its own.
 //
 // A server may answer before it has read the whole request (a 413 to a
 // large body) and close: when the write fails because the server closed
 // (a broken pipe, a reset), whatever it already sent is read — within the
 // request's deadline and a second — and a complete response is the result,
 // as curl reports it. Not when the run is aborting (aborting reports it).
-func (x *Wire) RoundTrip(call *Call, req []byte, p *http1.Parser, now func() time.Duration, deadline time.Time, aborting func() bool) (keep bool, wrote int, err error) {
-	wrote, err = x.Conn.Write(req)
+func (x *Wire) RoundTrip(call *Call, req, body []byte, p *http1.Parser, now func() time.Duration, deadline time.Time, aborting func() bool) (keep bool, wrote int, err error) {
+	if body == nil {
+		wrote, err = x.Conn.Write(req)
+	} else {
+		x.vec = [2][]byte{req, body}
+		x.bufs = x.vec[:]
+		var n int64
+		n, err = x.bufs.WriteTo(x.Conn)
+		wrote = int(n)
+	}
 	call.Wrote(int64(wrote))
 	if err != nil {
 		if (errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)) && !aborting() {

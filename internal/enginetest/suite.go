@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -126,7 +127,11 @@ type testCase struct {
 	run  func(t *testing.T, v *env)
 }
 
-var cases = []testCase{
+// cases are the suite: the table below, then the families that have a
+// file of their own (shared_body.go, wire_bytes.go, redirect_conn.go).
+var cases = slices.Concat(table, sharedBodyCases, wireBytesCases, redirectConnCases)
+
+var table = []testCase{
 	{"exact/closed", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/")

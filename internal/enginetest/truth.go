@@ -47,6 +47,7 @@ const (
 //	/loop               302 to itself
 //	/badloc             302 to an ftp:// Location
 //	/close              no response: the connection (HTTP/1) or stream is cut
+//	/partial?n=N        200 announcing 2N body bytes, N of them, then cut
 //	/status?code=C      status C
 //	/early              413 at once, without reading the request body
 //	/to?code=C&loc=L    status C (a redirect) to L
@@ -235,6 +236,9 @@ func (s *Truth) serve(w http.ResponseWriter, r *http.Request) {
 	case "/close":
 		cut(w)
 		return
+	case "/partial":
+		partial(w, q)
+		return
 	case "/early":
 		if r.ProtoMajor == 1 {
 			w.Header().Set("Connection", "close")
@@ -323,6 +327,17 @@ func redirectChain(w http.ResponseWriter, r *http.Request, q url.Values, d time.
 
 // cut gives no response: it closes an HTTP/1 connection, and resets an
 // HTTP/2 or HTTP/3 stream.
+// partial serves /partial?n=N: a 200 announcing 2N body bytes, N of
+// them, then the connection (or stream) cut.
+func partial(w http.ResponseWriter, q url.Values) {
+	n, _ := strconv.Atoi(q.Get("n"))
+	w.Header().Set("Content-Length", strconv.Itoa(2*n))
+	w.WriteHeader(http.StatusOK)
+	w.Write(make([]byte, n))
+	http.NewResponseController(w).Flush()
+	cut(w)
+}
+
 func cut(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if c, _, err := hj.Hijack(); err == nil {

@@ -71,6 +71,7 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 	if err != nil {
 		return fmt.Errorf("%w: check the host name", err)
 	}
+	start := time.Now()
 	c, _, err := d.Dial(ctx)
 	if err != nil {
 		var te *transport.TLSError
@@ -91,8 +92,15 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 		}
 		return nil
 	}
-	first, err := prefaceAnswer(ctx, c)
+	first, err := prefaceAnswer(ctx, c, start, opt.Timeout)
+	if ctx.Err() != nil {
+		return fmt.Errorf("probing %s: %w", target, ctx.Err())
+	}
+	var ne net.Error
 	switch {
+	case len(first) == 0 && errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("the server at %s accepted the connection but sent no HTTP/2 settings: timed out after %v waiting for them (--connect-timeout): is it a gRPC server, and is it overloaded?",
+			target, opt.Timeout)
 	case err == nil && len(first) >= 9 && http2.FrameType(first[3]) == http2.FrameSettings:
 		return nil
 	case len(first) > 0 && (first[0] == 0x15 || first[0] == 0x16):
@@ -110,13 +118,20 @@ func Probe(ctx context.Context, opt transport.Options, target string) error {
 }
 
 // prefaceAnswer sends HTTP/2's client preface and an empty SETTINGS frame
-// and returns the first bytes of the answer (up to 64), waiting up to 5 s.
-func prefaceAnswer(ctx context.Context, c net.Conn) ([]byte, error) {
-	deadline := time.Now().Add(5 * time.Second)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+// and returns the first bytes of the answer (up to 64). The connect
+// timeout (timeout > 0), counted from start (the dial's), bounds the wait
+// as it bounds the rest of the connection's setup; ctx's deadline too.
+func prefaceAnswer(ctx context.Context, c net.Conn, start time.Time, timeout time.Duration) ([]byte, error) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = start.Add(timeout)
+	}
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 		deadline = d
 	}
 	_ = c.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) }) // ctx ends the wait too
+	defer stop()
 	msg := append([]byte(http2.ClientPreface), 0, 0, 0, byte(http2.FrameSettings), 0, 0, 0, 0, 0)
 	if _, err := c.Write(msg); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -290,6 +291,19 @@ func orTop(path string) string {
 	return path
 }
 
+// PrefixLen is the length of a gRPC message's prefix: a compressed flag
+// and a 4-byte length.
+const PrefixLen = 5
+
+// FrameInPlace frames the message in b[PrefixLen:] by writing its prefix
+// into b[:PrefixLen] (room left before it: bodyfile.Map), and returns b:
+// a large message is framed where it is, not copied.
+func FrameInPlace(b []byte) []byte {
+	b[0] = 0
+	binary.BigEndian.PutUint32(b[1:PrefixLen], uint32(len(b)-PrefixLen))
+	return b
+}
+
 // AppendFrame appends msg as one gRPC length-prefixed message
 // (uncompressed).
 func AppendFrame(dst, msg []byte) []byte {
@@ -328,7 +342,15 @@ func FirstMessage(body []byte) ([]byte, bool) {
 
 // ToJSON decodes one message of type md and writes it as protojson (JSON
 // names, as protojson writes them) to w, for captures.
-func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) error {
+// A payload that makes protobuf's decoder panic (a malformed map entry of
+// a dynamic message does, in protobuf-go v1.36) is an error too: a hostile
+// server's reply must not end the run.
+func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the message does not decode: %v", r)
+		}
+	}()
 	m := dynamicpb.NewMessage(md)
 	if err := proto.Unmarshal(payload, m); err != nil {
 		return err
@@ -353,7 +375,7 @@ func SplitBinary(md protoreflect.MessageDescriptor, data []byte) ([][]byte, erro
 			break
 		}
 		m := rest[k : k+int(n)]
-		if proto.Unmarshal(m, dynamicpb.NewMessage(md)) != nil {
+		if checkBinary(md, m) != nil {
 			msgs = nil
 			break
 		}
@@ -362,8 +384,45 @@ func SplitBinary(md protoreflect.MessageDescriptor, data []byte) ([][]byte, erro
 	if len(msgs) > 0 {
 		return msgs, nil
 	}
-	if err := proto.Unmarshal(data, dynamicpb.NewMessage(md)); err != nil {
+	if err := checkBinary(md, data); err != nil {
 		return nil, fmt.Errorf("not a serialized %s (nor length-delimited ones): %v", md.FullName(), err)
 	}
 	return [][]byte{data}, nil
+}
+
+// checkBinary checks that data decodes as md. A large message (a MiB or
+// more: a file sent as a bytes field) is checked by its wire format — each
+// field's tag, wire type and length, those of md's message fields within
+// them — since decoding it would copy its bytes fields.
+func checkBinary(md protoreflect.MessageDescriptor, data []byte) error {
+	if len(data) < 1<<20 {
+		return proto.Unmarshal(data, dynamicpb.NewMessage(md))
+	}
+	return checkWire(md, data, 0)
+}
+
+// checkWire walks the fields of a serialized md.
+func checkWire(md protoreflect.MessageDescriptor, b []byte, depth int) error {
+	if depth > 100 {
+		return errors.New("messages nested too deep")
+	}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		if fd := md.Fields().ByNumber(num); fd != nil && typ == protowire.BytesType && fd.Message() != nil && !fd.IsMap() {
+			v, _ := protowire.ConsumeBytes(b)
+			if err := checkWire(fd.Message(), v, depth+1); err != nil {
+				return fmt.Errorf("%s: %v", fd.Name(), err)
+			}
+		}
+		b = b[m:]
+	}
+	return nil
 }

@@ -35,6 +35,7 @@ var reflectionMethods = []string{
 
 // reflectionSource is a Source that asks the server.
 type reflectionSource struct {
+	ctx     context.Context // ends every question (a signal during hail's setup)
 	conn    grpc.ClientConnInterface
 	md      metadata.MD
 	target  string
@@ -45,9 +46,10 @@ type reflectionSource struct {
 
 // FromReflection is a Source that asks the server on conn by server
 // reflection, sending md with every request (--reflect-metadata); target
-// names the server in messages. Each question is bounded by timeout.
-func FromReflection(conn grpc.ClientConnInterface, md metadata.MD, target string, timeout time.Duration) Source {
-	return &reflectionSource{conn: conn, md: md, target: target, timeout: timeout, fds: map[string]*descriptorpb.FileDescriptorProto{}}
+// names the server in messages. Each question is bounded by timeout, and
+// ends with ctx.
+func FromReflection(ctx context.Context, conn grpc.ClientConnInterface, md metadata.MD, target string, timeout time.Duration) Source {
+	return &reflectionSource{ctx: ctx, conn: conn, md: md, target: target, timeout: timeout, fds: map[string]*descriptorpb.FileDescriptorProto{}}
 }
 
 func (r *reflectionSource) Describe() string { return "the server (by reflection)" }
@@ -77,7 +79,7 @@ func (r *reflectionSource) ask(req *rpb.ServerReflectionRequest) (*rpb.ServerRef
 }
 
 func (r *reflectionSource) askVia(method string, req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 	defer cancel()
 	if r.md != nil {
 		ctx = metadata.NewOutgoingContext(ctx, r.md)

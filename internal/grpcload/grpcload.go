@@ -35,6 +35,11 @@ type Call struct {
 	// Binary is the request as serialized protobuf: length-delimited
 	// messages, or one message. At most one of Data and Binary.
 	Binary []byte
+	// BinaryRoom says Binary begins with grpccall.PrefixLen bytes of room
+	// (bodyfile.Map's) before the serialized messages: one message sent
+	// alone is then framed where it is, never copied (a -B file of
+	// hundreds of MB costs its size once).
+	BinaryRoom bool
 	// Metadata is sent with every call (pairs from CheckMetadata);
 	// ReflectMetadata with the reflection requests.
 	Metadata        [][2]string
@@ -68,13 +73,19 @@ type Load struct {
 	Workload *run.Workload
 	// Messages is the request messages per call.
 	Messages int
+	// Listing, for a Call without a Method, is every method of Source
+	// with its request and response types and streaming kind (what hail
+	// grpc prints instead of a run); Method is then nil.
+	Listing string
 }
 
 // Prepare checks everything before a call is sent: the schema, the
 // method and the data against the method's input message. p is the
 // run's plan (its URL the server and the method's path, HTTP/2, POST);
-// Prepare sets its gRPC headers and bodies. Cancelling ctx stops the
-// probe and the reflection. Each problem is one line.
+// Prepare sets its gRPC headers and bodies. Without a Method, it lists
+// the source's methods instead (Load.Listing; .proto files and protosets
+// without asking the server). Cancelling ctx stops the probe and the
+// reflection. Each problem is one line.
 func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 	n := c.Names
 	if _, _, err := grpccall.ParseCall(c.Method); err != nil && c.Method != "" {
@@ -104,6 +115,9 @@ func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 			return nil, err
 		}
 	}
+	if g.Source != nil && c.Method == "" { // the files list their methods without the server
+		return g, g.list()
+	}
 	target := p.URL.Host
 	topt, err := p.TransportOptions(p.URL)
 	if err != nil {
@@ -120,11 +134,7 @@ func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 		}
 	}
 	if c.Method == "" {
-		names, err := g.Source.Services()
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s is required: the method to call, package.Service/Method; %s has %s", n.Method, g.Source.Describe(), strings.Join(names, ", "))
+		return g, g.list()
 	}
 	if g.Method == nil {
 		if err := g.resolve(p, c); err != nil {
@@ -132,6 +142,17 @@ func Prepare(ctx context.Context, p *plan.Plan, c Call) (*Load, error) {
 		}
 	}
 	return g, nil
+}
+
+// list fills g.Listing with every method of g's source (a Call without a
+// Method).
+func (g *Load) list() error {
+	methods, err := grpccall.List(g.Source)
+	if err != nil {
+		return err
+	}
+	g.Listing = grpccall.ListText(g.Source, methods)
+	return nil
 }
 
 // renamed phrases an error of grpccall, which names the method by the
@@ -165,9 +186,17 @@ func (g *Load) resolve(p *plan.Plan, c Call) error {
 	}
 	p.Headers = Headers(p, c.Metadata)
 	if c.Binary != nil {
-		msgs, err := grpccall.SplitBinary(m.Desc.Input(), c.Binary)
+		b := c.Binary
+		if c.BinaryRoom {
+			b = b[grpccall.PrefixLen:]
+		}
+		msgs, err := grpccall.SplitBinary(m.Desc.Input(), b)
 		if err != nil {
 			return fmt.Errorf("%s: %v", n.Binary, err)
+		}
+		if c.BinaryRoom && len(msgs) == 1 && (!m.ClientStreams() || c.StreamCount <= 1) {
+			p.Bodies, g.Messages = [][]byte{grpccall.FrameInPlace(c.Binary)}, 1
+			return p.Validate()
 		}
 		p.Bodies, g.Messages = bodies(msgs, m.ClientStreams(), c.StreamCount)
 		return p.Validate()

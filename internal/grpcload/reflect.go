@@ -16,7 +16,8 @@ import (
 )
 
 // ReflectionSource connects for server reflection through hail's own
-// transport, sending rm with each question; ctx bounds the name lookup.
+// transport, sending rm with each question; ctx bounds the name lookup
+// and ends every question (a signal during hail's setup).
 func ReflectionSource(ctx context.Context, p *plan.Plan, target string, rm [][2]string) (grpccall.Source, error) {
 	topt, err := p.TransportOptions(p.URL)
 	if err != nil {
@@ -38,24 +39,24 @@ func ReflectionSource(ctx context.Context, p *plan.Plan, target string, rm [][2]
 	for _, kv := range rm {
 		md.Append(kv[0], kv[1])
 	}
-	return grpccall.FromReflection(conn, md, target, p.ConnectTimeout+10*time.Second), nil
+	return grpccall.FromReflection(ctx, conn, md, target, p.ConnectTimeout+10*time.Second), nil
 }
 
 // ScenarioSource is the schema of a scenario's gRPC steps when its file
 // names none: the server at base, probed (a TLS mismatch is one line) and
-// asked by reflection.
-func ScenarioSource(base *url.URL, insecure bool) (grpccall.Source, error) {
+// asked by reflection. Cancelling ctx stops the probe and the reflection.
+func ScenarioSource(ctx context.Context, base *url.URL, insecure bool) (grpccall.Source, error) {
 	p := &plan.Plan{URL: base, HTTPVersion: plan.HTTP2, Insecure: insecure, ConnectTimeout: plan.DefaultConnectTimeout, KeepAlive: true}
 	topt, err := p.TransportOptions(base)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	probe, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := grpccall.Probe(ctx, topt, base.Host); err != nil {
+	if err := grpccall.Probe(probe, topt, base.Host); err != nil {
 		return nil, SchemeHint(err, "base: ", base)
 	}
-	return ReflectionSource(context.Background(), p, base.Host, nil)
+	return ReflectionSource(ctx, p, base.Host, nil)
 }
 
 // SchemeHint rephrases a probe's advice about --insecure for a target

@@ -87,6 +87,14 @@ func (r *RequestSpec) sendsContentLength() bool {
 // AppendRequest does not check r: call Validate first. It allocates only
 // if dst lacks capacity.
 func AppendRequest(dst []byte, r *RequestSpec) []byte {
+	return append(AppendHead(dst, r), r.Body...)
+}
+
+// AppendHead appends what AppendRequest writes before the body: the
+// request line and header, through the empty line, Content-Length
+// counting r.Body. A large body is then sent apart, from where it is
+// (engine.SharedBody), never copied into each request.
+func AppendHead(dst []byte, r *RequestSpec) []byte {
 	proto := r.proto()
 	dst = append(dst, r.method()...)
 	dst = append(dst, ' ')
@@ -122,8 +130,7 @@ func AppendRequest(dst []byte, r *RequestSpec) []byte {
 	} else if r.KeepAlive10 && proto == proto10 {
 		dst = append(dst, "Connection: keep-alive\r\n"...)
 	}
-	dst = append(dst, "\r\n"...)
-	return append(dst, r.Body...)
+	return append(dst, "\r\n"...)
 }
 
 // Validate reports the first problem that would make AppendRequest write a

@@ -303,6 +303,16 @@ func (s *Server) close() error {
 	return err
 }
 
+// closing reports whether Close has begun.
+func (s *Server) closing() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	c := &s.c

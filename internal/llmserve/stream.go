@@ -380,6 +380,10 @@ func (st *stream) finish(at time.Duration, o outcome) {
 	if o == outComplete && st.dead.Load() {
 		o = outClientGone // its last write failed
 	}
+	if o == outClientGone && s.closing() {
+		// Close closed the connection under it: the server went first.
+		o = outUnfinished
+	}
 	st.endAt, st.out = at, o
 	s.c.outcomes[o].Add(1)
 	if s.log != nil {

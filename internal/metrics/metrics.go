@@ -181,6 +181,7 @@ func histogram(d *prometheus.Desc, bounds []float64, sum float64, hs ...*hdr.His
 
 // Server serves /metrics.
 type Server struct {
+	mux  *http.ServeMux
 	srv  *http.Server
 	ln   net.Listener
 	done chan struct{}
@@ -202,13 +203,16 @@ func Serve(addr string, e *Exporter) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/metrics", http.StatusFound)
 	})
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
+	s := &Server{mux: mux, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)
 	}()
 	return s, nil
 }
+
+// Handle serves h at pattern beside /metrics (a shard's start barrier).
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }

@@ -16,7 +16,7 @@ import (
 )
 
 // HTMLCharts are the chart ids every HTML report has (a test checks them).
-var HTMLCharts = []string{"chart-rps", "chart-latency-time", "chart-spectrum", "chart-histogram", "chart-status"}
+var HTMLCharts = []string{"chart-rps", "chart-load", "chart-latency-time", "chart-spectrum", "chart-histogram", "chart-status"}
 
 // hasTarget says whether the series sampled a target process.
 func hasTarget(series []stats.Second) bool {

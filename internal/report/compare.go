@@ -1,45 +1,67 @@
 package report
 
+// hail compare's model: sides of one or several runs each, one of them the
+// baseline; every metric with each side's value (the median and spread of
+// its runs), its change against the baseline and a noise-aware verdict;
+// per-step and per-stage tables; the settings that differ; the warnings
+// about unlike runs that come before any change. compare_settings.go
+// finds the differing settings, compare_text.go and compare_html.go render.
+
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 )
 
-// Comparison is hail compare's table: the metrics of side A and side B
-// (each one or several runs), the change, and whether it is better, worse
-// or noise.
+// Comparison is hail compare's tables: the metrics of each side (one or
+// several runs), each with its change against the baseline side and
+// whether it is better, worse or noise.
 type Comparison struct {
-	A, B  Side
-	Rows  []CompareRow
-	Steps []StepComparison
+	// Sides are in the order given; Sides[Baseline] is the one the others
+	// are compared with.
+	Sides    []Side
+	Baseline int
+	Rows     []CompareRow
+	Steps    []StepComparison
+	Stages   []StageComparison
+	// Settings are the configuration fields whose values differ between
+	// the runs (flattened: "scenario.stages[1].connections").
+	Settings []SettingDiff
 	// Warnings say why the runs are unlike (a different offered rate or
 	// connection count, a side the generator limited): printed before any
 	// change.
 	Warnings []string
 	// Notes are information that does not make the runs incomparable:
-	// different targets (two implementations compared), a -w drain in
+	// different targets (implementations compared), a -w drain in
 	// requests/s, what target memory at full throughput compares.
 	Notes []string
 }
 
 // Side is one side of a comparison.
 type Side struct {
-	Label string   // "A", "B", or the user's label (--label, NAME=FILE)
+	Label string   // "A", "B", … or the user's label (--label, NAME=FILE)
 	Names []string // the result files
 }
 
-// StepComparison is the table of one scenario step present on both sides.
+// StepComparison is the table of one scenario step.
 type StepComparison struct {
 	Name string
 	Rows []CompareRow
 }
 
-// Spread is a metric over a side's runs.
+// StageComparison is the table of one stage of a ramp (matched by
+// number): Label and Load are the baseline's (or the first side's that
+// has it).
+type StageComparison struct {
+	Stage       int
+	Label, Load string
+	Rows        []CompareRow
+}
+
+// Spread is a metric over a side's runs; N is 0 when the side has no
+// value.
 type Spread struct {
 	Median, Min, Max float64
 	N                int
@@ -48,16 +70,26 @@ type Spread struct {
 // CompareRow is one metric of the comparison.
 type CompareRow struct {
 	Metric string
-	// Unit formats values: "rps", "s" (a latency), "ratio", "Bps", "us", "bytes", "cores".
+	// Unit formats values: "rps", "s" (a latency), "ratio", "Bps", "us",
+	// "bytes", "cores", "count".
 	Unit string
 	// HigherBetter is the metric's direction.
 	HigherBetter bool
-	A, B         Spread
-	// Change is (B − A) / A of the medians, in percent; NaN when A is 0.
+	// Cells are the sides', in their order.
+	Cells []CompareCell
+}
+
+// CompareCell is one side's value of a metric.
+type CompareCell struct {
+	Spread
+	// Change is (value − baseline) / baseline of the medians, in percent:
+	// NaN for the baseline itself, or when either has no value or the
+	// baseline's is 0.
 	Change float64
-	// Verdict is "better", "worse", "noise" (the change lies inside the
-	// spread of the runs) or "same"; "" for a metric that is not judged on
-	// its own (throughput: more bytes per second may be bigger responses).
+	// Verdict is "better", "worse", "noise" (the ranges of the runs
+	// overlap) or "same"; "" for the baseline, a side without a value and
+	// a metric that is not judged on its own (throughput: more bytes per
+	// second may be bigger responses; open connections).
 	Verdict string
 }
 
@@ -69,8 +101,9 @@ type metricDef struct {
 }
 
 // neutralMetrics are shown with their change but not judged better or
-// worse on their own: more bytes per second may be bigger responses.
-var neutralMetrics = map[string]bool{"throughput": true}
+// worse on their own: more bytes per second may be bigger responses, more
+// open connections is the load, not its outcome.
+var neutralMetrics = map[string]bool{"throughput": true, "conns open": true}
 
 func errorRate(r *Result) float64 {
 	m := r.Measure()
@@ -117,6 +150,10 @@ var runMetrics = []metricDef{
 	}},
 }
 
+// headlineMetrics are the rows of the summary table (the seed's QPS, P99
+// and RSS), in its order.
+var headlineMetrics = []string{"requests/s", "p99, all sent", "error rate", "target peak RSS"}
+
 func stepMetrics(name string) []metricDef {
 	step := func(r *Result) *Step {
 		for i := range r.Hail.Steps {
@@ -126,40 +163,92 @@ func stepMetrics(name string) []metricDef {
 		}
 		return nil
 	}
-	lat := func(f func(l StepLatency) float64) func(r *Result) (float64, bool) {
+	of := func(f func(s *Step) float64) func(r *Result) (float64, bool) {
 		return func(r *Result) (float64, bool) {
 			s := step(r)
 			if s == nil {
 				return 0, false
 			}
-			return f(s.Latency), true
+			return f(s), true
 		}
 	}
 	return []metricDef{
-		{"requests/s", "rps", true, func(r *Result) (float64, bool) {
+		{"requests/s", "rps", true, of(func(s *Step) float64 { return s.RPS })},
+		{"mean", "s", false, of(func(s *Step) float64 { return s.Latency.Mean })},
+		{"p50", "s", false, of(func(s *Step) float64 { return s.Latency.P50 })},
+		{"p90", "s", false, of(func(s *Step) float64 { return s.Latency.P90 })},
+		{"p99", "s", false, of(func(s *Step) float64 { return s.Latency.P99 })},
+		{"p99.9", "s", false, of(func(s *Step) float64 { return s.Latency.P999 })},
+		{"max", "s", false, of(func(s *Step) float64 { return s.Latency.Max })},
+		{"p99, all sent", "s", false, func(r *Result) (float64, bool) {
 			s := step(r)
-			if s == nil {
+			if s == nil || s.AllSent.Requests == 0 {
 				return 0, false
 			}
-			return s.RPS, true
+			return s.AllSent.P99, true
 		}},
-		{"mean", "s", false, lat(func(l StepLatency) float64 { return l.Mean })},
-		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50 })},
-		{"p90", "s", false, lat(func(l StepLatency) float64 { return l.P90 })},
-		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99 })},
-		{"p99.9", "s", false, lat(func(l StepLatency) float64 { return l.P999 })},
-		{"max", "s", false, lat(func(l StepLatency) float64 { return l.Max })},
-		{"error rate", "ratio", false, func(r *Result) (float64, bool) {
-			s := step(r)
-			if s == nil {
-				return 0, false
-			}
-			return s.ErrorRate, true
-		}},
+		{"error rate", "ratio", false, of(func(s *Step) float64 { return s.ErrorRate })},
 	}
 }
 
+// stageMetrics are the rows of stage number n's table.
+func stageMetrics(n int) []metricDef {
+	stage := func(r *Result) *Stage {
+		for i := range r.Hail.Stages {
+			if s := &r.Hail.Stages[i]; s.Stage == n && s.Seconds > 0 {
+				return s
+			}
+		}
+		return nil
+	}
+	of := func(f func(s *Stage) (float64, bool)) func(r *Result) (float64, bool) {
+		return func(r *Result) (float64, bool) {
+			s := stage(r)
+			if s == nil {
+				return 0, false
+			}
+			return f(s)
+		}
+	}
+	lat := func(f func(l StepLatency) float64) func(r *Result) (float64, bool) {
+		return of(func(s *Stage) (float64, bool) { return f(s.Latency), s.Counts.Responses > 0 })
+	}
+	return []metricDef{
+		{"requests/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.RequestsPerSec, true })},
+		{"successful/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.SuccessfulPerSec, true })},
+		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50 })},
+		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99 })},
+		{"p99, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.P99, s.AllSent.Requests > 0 })},
+		{"max, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.Max, s.AllSent.Requests > 0 })},
+		{"error rate", "ratio", false, of(func(s *Stage) (float64, bool) { return s.ErrorRate, true })},
+		{"conns open", "count", true, of(func(s *Stage) (float64, bool) {
+			if s.Load == nil {
+				return 0, false
+			}
+			return s.Load.ConnsOpenMean, true
+		})},
+		{"target peak RSS", "bytes", false, of(func(s *Stage) (float64, bool) {
+			if s.Process == nil || s.Process.PeakRSSBytes == 0 {
+				return 0, false
+			}
+			return float64(s.Process.PeakRSSBytes), true
+		})},
+		{"target CPU", "cores", false, of(func(s *Stage) (float64, bool) {
+			if s.Process == nil {
+				return 0, false
+			}
+			return s.Process.MeanCPU, true
+		})},
+	}
+}
+
+// headlineStageMetrics are the per-stage rows of the summary table.
+var headlineStageMetrics = []string{"requests/s", "p99, all sent", "target peak RSS"}
+
 func spreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
 	s := slices.Clone(xs)
 	sort.Float64s(s)
 	n := len(s)
@@ -170,79 +259,192 @@ func spreadOf(xs []float64) Spread {
 	return Spread{Median: med, Min: s[0], Max: s[n-1], N: n}
 }
 
+// SpreadOf is the median and min–max range of xs (N = 0 when empty).
+func SpreadOf(xs []float64) Spread { return spreadOf(xs) }
+
 // sameThreshold is the relative change below which two single runs are
 // called the same.
 const sameThreshold = 0.005
 
-func compareRows(defs []metricDef, a, b []*Result) []CompareRow {
+// compareRows measures each metric of defs on every side; a metric is
+// kept when at least two sides have a value.
+func compareRows(defs []metricDef, sides [][]*Result, base int) []CompareRow {
 	var rows []CompareRow
 	for _, d := range defs {
-		var xa, xb []float64
-		for _, r := range a {
-			if v, ok := d.get(r); ok {
-				xa = append(xa, v)
+		row := CompareRow{Metric: d.name, Unit: d.unit, HigherBetter: d.higher, Cells: make([]CompareCell, len(sides))}
+		have := 0
+		for i, runs := range sides {
+			var xs []float64
+			for _, r := range runs {
+				if v, ok := d.get(r); ok {
+					xs = append(xs, v)
+				}
+			}
+			row.Cells[i].Spread = spreadOf(xs)
+			if len(xs) > 0 {
+				have++
 			}
 		}
-		for _, r := range b {
-			if v, ok := d.get(r); ok {
-				xb = append(xb, v)
-			}
-		}
-		if len(xa) == 0 || len(xb) == 0 {
+		if have < 2 {
 			continue
 		}
-		row := CompareRow{Metric: d.name, Unit: d.unit, HigherBetter: d.higher, A: spreadOf(xa), B: spreadOf(xb)}
-		row.Change = math.NaN()
-		if row.A.Median != 0 {
-			row.Change = 100 * (row.B.Median - row.A.Median) / math.Abs(row.A.Median)
-		}
-		if !neutralMetrics[d.name] {
-			row.Verdict = verdictOf(row)
+		b := row.Cells[base].Spread
+		for i := range row.Cells {
+			c := &row.Cells[i]
+			c.Change = math.NaN()
+			if i == base || c.N == 0 || b.N == 0 {
+				continue
+			}
+			if b.Median != 0 {
+				c.Change = 100 * (c.Median - b.Median) / math.Abs(b.Median)
+			}
+			if !neutralMetrics[d.name] {
+				c.Verdict = Judge(b, c.Spread, d.higher)
+			}
 		}
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func verdictOf(r CompareRow) string {
-	a, b := r.A.Median, r.B.Median
+// Judge is the verdict on value against base for a metric whose direction
+// is higher (better when higher): "same" when their medians agree (within
+// 0.5% for single runs), "noise" when several runs were given and their
+// min–max ranges overlap, else "better" or "worse".
+func Judge(base, value Spread, higher bool) string {
+	a, b := base.Median, value.Median
 	if a == b {
 		return "same"
 	}
-	if r.A.N > 1 || r.B.N > 1 {
-		// Several runs: a change inside the spread of the runs is noise.
-		if r.B.Min <= r.A.Max && r.A.Min <= r.B.Max {
+	if Noisy(base, value) {
+		if value.Min <= base.Max && base.Min <= value.Max {
 			return "noise"
 		}
 	} else if den := math.Max(math.Abs(a), math.Abs(b)); den > 0 && math.Abs(b-a)/den < sameThreshold {
 		return "same"
 	}
-	if (b > a) == r.HigherBetter {
+	if (b > a) == higher {
 		return "better"
 	}
 	return "worse"
 }
 
-// Compare builds the comparison of runs a (side A) and b (side B).
-func Compare(a, b []*Result, aNames, bNames []string) *Comparison {
-	c := &Comparison{A: Side{Label: "A", Names: aNames}, B: Side{Label: "B", Names: bNames}}
-	c.Rows = compareRows(runMetrics, a, b)
-	var names []string
-	for _, r := range a {
-		for _, s := range r.Hail.Steps {
-			if !slices.Contains(names, s.Name) {
-				names = append(names, s.Name)
+// Noisy reports whether noise can be judged between two sides: one of them
+// has several runs, so a spread to set the change against.
+func Noisy(base, value Spread) bool { return base.N > 1 || value.N > 1 }
+
+// Compare builds the comparison of sides (each one or several runs; names
+// are their files), against side base. labels name the sides ("" or none:
+// A, B, C, …).
+func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Comparison {
+	c := &Comparison{Baseline: base}
+	for i := range sides {
+		s := Side{Label: sideLetter(i)}
+		if i < len(labels) && labels[i] != "" {
+			s.Label = labels[i]
+		}
+		if i < len(names) {
+			s.Names = names[i]
+		}
+		c.Sides = append(c.Sides, s)
+	}
+	c.Rows = compareRows(runMetrics, sides, base)
+	var steps []string
+	var stages []*Stage
+	for _, k := range append([]int{base}, indices(len(sides))...) {
+		for _, r := range sides[k] {
+			for _, s := range r.Hail.Steps {
+				if !slices.Contains(steps, s.Name) {
+					steps = append(steps, s.Name)
+				}
+			}
+			for i := range r.Hail.Stages {
+				s := &r.Hail.Stages[i]
+				if !slices.ContainsFunc(stages, func(o *Stage) bool { return o.Stage == s.Stage }) && s.Seconds > 0 {
+					stages = append(stages, s)
+				}
 			}
 		}
 	}
-	for _, n := range names {
-		rows := compareRows(stepMetrics(n), a, b)
-		if len(rows) > 0 {
+	for _, n := range steps {
+		if rows := compareRows(stepMetrics(n), sides, base); len(rows) > 0 {
 			c.Steps = append(c.Steps, StepComparison{Name: n, Rows: rows})
 		}
 	}
-	c.Warnings, c.Notes = comparability(a, b, aNames, bNames)
+	sort.Slice(stages, func(i, j int) bool { return stages[i].Stage < stages[j].Stage })
+	for _, s := range stages {
+		if rows := compareRows(stageMetrics(s.Stage), sides, base); len(rows) > 0 {
+			c.Stages = append(c.Stages, StageComparison{Stage: s.Stage, Label: s.Label(), Load: s.LoadText(), Rows: rows})
+		}
+	}
+	var all []*Result
+	var files []string
+	for i, runs := range sides {
+		all = append(all, runs...)
+		for k := range runs {
+			if i < len(names) && k < len(names[i]) {
+				files = append(files, names[i][k])
+			} else {
+				files = append(files, fmt.Sprintf("%s run %d", sideLetter(i), k+1))
+			}
+		}
+	}
+	c.Settings = settingDiffs(sides)
+	c.Warnings, c.Notes = comparability(all, files, c.Sides, c.Settings)
+	c.Warnings = append(c.Warnings, stagePlans(sides, c.Sides)...)
 	return c
+}
+
+// indices is 0 … n−1.
+func indices(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// sideLetter names side i by default: A, B, …, Z, S27, S28, …
+func sideLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprintf("S%d", i+1)
+}
+
+// Headline is the summary table, the seed's QPS/P99/RSS table: the run's
+// headline metrics, then each stage's.
+func (c *Comparison) Headline() []CompareRow {
+	var out []CompareRow
+	for _, m := range headlineMetrics {
+		for _, r := range c.Rows {
+			if r.Metric == m {
+				out = append(out, r)
+			}
+		}
+	}
+	for _, s := range c.Stages {
+		for _, m := range headlineStageMetrics {
+			for _, r := range s.Rows {
+				if r.Metric == m {
+					r.Metric = fmt.Sprintf("%s, %s: %s", s.Label, s.Load, m)
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// OneRunEach reports whether every side has a single run: no spread to
+// tell a change from noise.
+func (c *Comparison) OneRunEach() bool {
+	for _, s := range c.Sides {
+		if len(s.Names) > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // comparedKeys are the configuration fields that make two runs measure
@@ -251,35 +453,38 @@ var comparedKeys = []string{"url", "method", "model", "rate", "connections", "re
 
 // comparability says what makes the runs measure different things
 // (warnings) and what is worth knowing but does not (notes): a different
-// URL alone is the normal case of comparing two implementations.
-func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []string) {
-	all := append(slices.Clone(a), b...)
-	names := append(slices.Clone(aNames), bNames...)
+// URL alone is the normal case of comparing implementations. A difference
+// in a setting is spelt out side by side; one in a structure (a scenario)
+// points at the table of the settings that differ.
+func comparability(all []*Result, names []string, sides []Side, settings []SettingDiff) (warns, notes []string) {
 	label := func(i int) string {
 		if i < len(names) {
 			return names[i]
 		}
 		return fmt.Sprintf("run %d", i+1)
 	}
-	ref := all[0]
 	var diffs []string
 	urlDiff := ""
 	for _, k := range comparedKeys {
-		want, _ := json.Marshal(ref.Hail.Config[k])
-		var differ []string
-		for i, r := range all[1:] {
-			got, _ := json.Marshal(r.Hail.Config[k])
-			if string(got) != string(want) {
-				differ = append(differ, fmt.Sprintf("%s has %s", label(i+1), got))
+		d := ""
+		for _, sd := range settings {
+			if sd.Field == k {
+				var parts []string
+				for i, v := range sd.Values {
+					parts = append(parts, sides[i].Label+" has "+v)
+				}
+				d = "(" + strings.Join(parts, "; ") + ")"
 			}
 		}
-		if len(differ) > 0 {
-			d := fmt.Sprintf("(%s has %s; %s)", label(0), want, strings.Join(differ, "; "))
-			if k == "url" {
-				urlDiff = d
-			} else {
-				diffs = append(diffs, k+" differs "+d)
-			}
+		if n := countPrefixed(settings, k); d == "" && n > 0 {
+			d = fmt.Sprintf("(%d fields of it: see the settings that differ)", n)
+		}
+		switch {
+		case d == "":
+		case k == "url":
+			urlDiff = d
+		default:
+			diffs = append(diffs, k+" differs "+d)
 		}
 	}
 	switch {
@@ -308,9 +513,16 @@ func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []stri
 	var limited, why []string
 	closed := false
 	for i, r := range all {
-		if r.Hail.Verdict.GeneratorLimited {
+		if v := r.Hail.Verdict; v.GeneratorLimited && !slices.Contains(limited, label(i)) {
 			limited = append(limited, label(i))
-			why = append(why, label(i)+": "+strings.Join(r.Hail.Verdict.Reasons, "; "))
+			line := label(i)
+			if head, _ := v.Headline(); strings.Contains(head, "(") {
+				line += " (" + head[strings.Index(head, "(")+1:strings.LastIndex(head, ")")] + ")"
+			}
+			if len(v.Reasons) > 0 {
+				line += ": " + v.Reasons[0]
+			}
+			why = append(why, line)
 		}
 		if r.Hail.Interrupted {
 			warns = append(warns, fmt.Sprintf("%s was interrupted: it covers only part of the planned run", label(i)))
@@ -321,12 +533,45 @@ func comparability(a, b []*Result, aNames, bNames []string) (warns, notes []stri
 		closed = closed || r.Hail.Model == "closed"
 	}
 	if len(limited) > 0 {
-		warns = append(warns, fmt.Sprintf("the generator, not the target, limited %s: those numbers describe hail's limits (%s)", strings.Join(limited, ", "), strings.Join(why, " · ")))
+		warns = append(warns, fmt.Sprintf("the generator, not the target, limited %s: those numbers describe hail's limits", strings.Join(limited, ", ")))
+		warns = append(warns, why...)
 	}
 	if allWatchTarget(all) && (closed || slices.ContainsFunc(diffs, func(d string) bool { return strings.HasPrefix(d, "rate ") })) {
 		notes = append(notes, "target memory is compared at each run's own throughput (the closed model, or different -q): a server that serves more requests at once holds more, so the RSS compares throughput as much as memory; for memory alone compare runs at one fixed -q")
 	}
 	return warns, notes
+}
+
+// stagePlans warns when the sides' stages are not the same plan: another
+// number of stages, or a stage with another load or length.
+func stagePlans(sides [][]*Result, labels []Side) []string {
+	plan := func(r *Result) string {
+		var parts []string
+		for _, s := range r.Hail.Stages {
+			parts = append(parts, fmt.Sprintf("%s over %s s", s.LoadText(), trimFloat(s.End-s.Start)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var ref string
+	refSide := -1
+	for i, runs := range sides {
+		for _, r := range runs {
+			p := plan(r)
+			switch {
+			case refSide < 0:
+				ref, refSide = p, i
+			case p != ref:
+				none := func(s string) string {
+					if s == "" {
+						return "no stages"
+					}
+					return s
+				}
+				return []string{fmt.Sprintf("unlike runs, the stages differ (%s: %s; %s: %s): the stage tables compare stages by number", labels[refSide].Label, none(ref), labels[i].Label, none(p))}
+			}
+		}
+	}
+	return nil
 }
 
 // allWatchTarget reports whether every result monitored its target's process.
@@ -356,11 +601,16 @@ func formatValue(unit string, v float64) string {
 		return bytesHuman(v)
 	case "cores":
 		return fmt.Sprintf("%.2f cores", v)
+	case "count":
+		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%g", v)
 }
 
 func (s Spread) format(unit string) string {
+	if s.N == 0 {
+		return "n/a"
+	}
 	v := formatValue(unit, s.Median)
 	if s.N > 1 {
 		v += fmt.Sprintf(" (%s–%s)", formatValue(unit, s.Min), formatValue(unit, s.Max))
@@ -368,127 +618,14 @@ func (s Spread) format(unit string) string {
 	return v
 }
 
-func (r CompareRow) changeText() string {
-	if math.IsNaN(r.Change) {
-		if r.B.Median == r.A.Median {
+// changeText is the cell's change against the baseline: "+12.3%", "0%",
+// or "n/a".
+func (c CompareCell) changeText(base Spread) string {
+	if math.IsNaN(c.Change) {
+		if c.N > 0 && base.N > 0 && c.Median == base.Median {
 			return "0%"
 		}
 		return "n/a"
 	}
-	return fmt.Sprintf("%+.1f%%", r.Change)
-}
-
-func sideHeader(s Side) string {
-	if len(s.Names) > 1 {
-		return fmt.Sprintf("%s (median of %d, min–max)", s.Label, len(s.Names))
-	}
-	return s.Label
-}
-
-// WriteCompareText writes the comparison as an aligned text table.
-func WriteCompareText(w io.Writer, c *Comparison) error {
-	b := &strings.Builder{}
-	fmt.Fprintf(b, "%s: %s\n%s: %s\n\n", c.A.Label, strings.Join(c.A.Names, ", "), c.B.Label, strings.Join(c.B.Names, ", "))
-	if len(c.Warnings) > 0 { // before any change is read
-		fmt.Fprintf(b, "WARNING:\n")
-		for _, w := range c.Warnings {
-			fmt.Fprintf(b, "  - %s\n", w)
-		}
-		fmt.Fprintln(b)
-	}
-	table := func(rows []CompareRow) {
-		cells := [][]string{{"metric", sideHeader(c.A), sideHeader(c.B), "change", ""}}
-		for _, r := range rows {
-			cells = append(cells, []string{r.Metric, r.A.format(r.Unit), r.B.format(r.Unit), r.changeText(), r.Verdict})
-		}
-		widths := make([]int, 5)
-		for _, row := range cells {
-			for i, cell := range row {
-				widths[i] = max(widths[i], len([]rune(cell)))
-			}
-		}
-		for _, row := range cells {
-			line := ""
-			for i, cell := range row {
-				pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
-				if i == 0 || i == 4 {
-					line += cell + pad
-				} else {
-					line += pad + cell
-				}
-				if i < 4 {
-					line += "  "
-				}
-			}
-			fmt.Fprintln(b, "  "+strings.TrimRight(line, " "))
-		}
-	}
-	table(c.Rows)
-	for _, s := range c.Steps {
-		fmt.Fprintf(b, "\nStep %s:\n", s.Name)
-		table(s.Rows)
-	}
-	writeCompareNotes(b, c, "")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func writeCompareNotes(b *strings.Builder, c *Comparison, bullet string) {
-	if len(c.A.Names) == 1 && len(c.B.Names) == 1 {
-		fmt.Fprintf(b, "\n%sOne run per side: no spread to tell a change from noise. Give several runs per side (A1.json,A2.json,A3.json) for that.\n", bullet)
-	} else {
-		fmt.Fprintf(b, "\n%sA change is called noise when the min–max ranges of the two sides overlap.\n", bullet)
-	}
-	for _, n := range c.Notes {
-		fmt.Fprintf(b, "%sNote: %s\n", bullet, n)
-	}
-}
-
-var verdictMark = map[string]string{"better": "✅ better", "worse": "❌ worse", "noise": "〰️ noise", "same": "same", "": "(not judged)"}
-
-// WriteCompareMarkdown writes the comparison as a Markdown table, for
-// pasting into a review.
-func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
-	b := &strings.Builder{}
-	fmt.Fprintf(b, "**%s**: %s  \n**%s**: %s\n\n", mdEscape(c.A.Label), mdCode(c.A.Names), mdEscape(c.B.Label), mdCode(c.B.Names))
-	if len(c.Warnings) > 0 { // before any change is read
-		fmt.Fprintf(b, "> **Warning**\n")
-		for _, w := range c.Warnings {
-			fmt.Fprintf(b, "> - %s\n", mdEscape(w))
-		}
-		fmt.Fprintln(b)
-	}
-	table := func(rows []CompareRow) {
-		fmt.Fprintf(b, "| metric | %s | %s | change |\n| --- | ---: | ---: | --- |\n", sideHeader(c.A), sideHeader(c.B))
-		for _, r := range rows {
-			fmt.Fprintf(b, "| %s | %s | %s | %s %s |\n", r.Metric, r.A.format(r.Unit), r.B.format(r.Unit), r.changeText(), verdictMark[r.Verdict])
-		}
-	}
-	table(c.Rows)
-	for _, s := range c.Steps {
-		fmt.Fprintf(b, "\n**Step %s**\n\n", mdEscape(s.Name))
-		table(s.Rows)
-	}
-	if len(c.A.Names) == 1 && len(c.B.Names) == 1 {
-		fmt.Fprintf(b, "\n_One run per side: no spread to tell a change from noise._\n")
-	} else {
-		fmt.Fprintf(b, "\n_A change is called noise when the min–max ranges of the two sides overlap._\n")
-	}
-	for _, n := range c.Notes {
-		fmt.Fprintf(b, "\n_Note: %s_\n", mdEscape(n))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func mdCode(names []string) string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = "`" + strings.ReplaceAll(n, "`", "'") + "`"
-	}
-	return strings.Join(out, ", ")
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;").Replace(s)
+	return fmt.Sprintf("%+.1f%%", c.Change)
 }

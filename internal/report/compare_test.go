@@ -31,24 +31,47 @@ func row(c *Comparison, metric string) CompareRow {
 			return r
 		}
 	}
-	return CompareRow{Metric: "missing"}
+	return CompareRow{Metric: "missing", Cells: make([]CompareCell, 2)}
+}
+
+// two compares side a with side b (the baseline).
+func two(a, b []*Result, an, bn []string) *Comparison {
+	return Compare([][]*Result{a, b}, [][]string{an, bn}, nil, 0)
+}
+
+// cell is side i's cell of metric in c.
+func cell(c *Comparison, metric string, i int) CompareCell { return row(c, metric).Cells[i] }
+
+func text(t *testing.T, c *Comparison, o CompareOutput) (string, string) {
+	t.Helper()
+	var txt, md bytes.Buffer
+	if err := WriteCompareText(&txt, c, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareMarkdown(&md, c, o); err != nil {
+		t.Fatal(err)
+	}
+	return txt.String(), md.String()
 }
 
 func TestCompareSingleRuns(t *testing.T) {
 	a := runWith(2*time.Millisecond, 1000, "http://x/")
 	b := runWith(time.Millisecond, 2000, "http://x/")
-	c := Compare([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
-	if r := row(c, "p99"); r.Verdict != "better" || math.Abs(r.Change+50) > 1 {
+	c := two([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	if r := cell(c, "p99", 1); r.Verdict != "better" || math.Abs(r.Change+50) > 1 {
 		t.Errorf("p99 %+v", r)
 	}
-	if r := row(c, "requests/s"); r.Verdict != "better" || math.Abs(r.Change-100) > 0.01 {
+	if r := cell(c, "requests/s", 1); r.Verdict != "better" || math.Abs(r.Change-100) > 0.01 {
 		t.Errorf("rps %+v", r)
 	}
-	if r := row(c, "error rate"); r.Verdict != "same" {
+	if r := cell(c, "error rate", 1); r.Verdict != "same" {
 		t.Errorf("error rate %+v", r)
 	}
-	c = Compare([]*Result{b}, []*Result{a}, nil, nil)
-	if r := row(c, "p50"); r.Verdict != "worse" {
+	if r := cell(c, "p99", 0); r.Verdict != "" || !math.IsNaN(r.Change) {
+		t.Errorf("the baseline's own cell %+v", r)
+	}
+	c = two([]*Result{b}, []*Result{a}, nil, nil)
+	if r := cell(c, "p50", 1); r.Verdict != "worse" {
 		t.Errorf("p50 %+v", r)
 	}
 	if len(c.Warnings) != 0 {
@@ -68,23 +91,21 @@ func TestCompareSingleRuns(t *testing.T) {
 func TestCompareSpreadAndNoise(t *testing.T) {
 	a := []*Result{runWith(1000*time.Microsecond, 1000, "u"), runWith(1100*time.Microsecond, 1000, "u"), runWith(1300*time.Microsecond, 1000, "u")}
 	b := []*Result{runWith(1050*time.Microsecond, 1000, "u"), runWith(1200*time.Microsecond, 1000, "u"), runWith(1250*time.Microsecond, 1000, "u")}
-	c := Compare(a, b, []string{"a1", "a2", "a3"}, []string{"b1", "b2", "b3"})
+	c := two(a, b, []string{"a1", "a2", "a3"}, []string{"b1", "b2", "b3"})
 	r := row(c, "p50")
-	if r.Verdict != "noise" || r.A.N != 3 || r.A.Min >= r.A.Median || r.A.Max <= r.A.Median {
+	if a := r.Cells[0]; r.Cells[1].Verdict != "noise" || a.N != 3 || a.Min >= a.Median || a.Max <= a.Median {
 		t.Errorf("p50 %+v", r)
 	}
 	far := []*Result{runWith(3*time.Millisecond, 1000, "u"), runWith(3100*time.Microsecond, 1000, "u")}
-	if r := row(Compare(a, far, nil, nil), "p50"); r.Verdict != "worse" {
+	if r := cell(two(a, far, nil, nil), "p50", 1); r.Verdict != "worse" {
 		t.Errorf("clear regression called %s", r.Verdict)
 	}
-	var txt, md bytes.Buffer
-	_ = WriteCompareText(&txt, c)
-	_ = WriteCompareMarkdown(&md, c)
-	if !strings.Contains(txt.String(), "noise") || !strings.Contains(txt.String(), "A (median of 3, min–max)") {
-		t.Errorf("text:\n%s", txt.String())
+	txt, md := text(t, c, CompareOutput{})
+	if !strings.Contains(txt, "noise") || !strings.Contains(txt, "A (baseline): a1, a2, a3 (3 runs: their median, and min–max)") {
+		t.Errorf("text:\n%s", txt)
 	}
-	if !strings.Contains(md.String(), "| metric | A (median of 3, min–max) |") || !strings.Contains(md.String(), "〰️ noise") {
-		t.Errorf("markdown:\n%s", md.String())
+	if !strings.Contains(md, "| metric | A (baseline) | B |") || !strings.Contains(md, "〰️ noise") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }
 
@@ -92,7 +113,7 @@ func TestCompareWarnsNotComparable(t *testing.T) {
 	a := runWith(time.Millisecond, 100, "http://a/")
 	b := runWith(time.Millisecond, 100, "http://b/")
 	b.Hail.Config["connections"] = 64.0
-	c := Compare([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	c := two([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
 	joined := strings.Join(c.Warnings, "\n")
 	if !strings.Contains(joined, "not comparable: url differs") || !strings.Contains(joined, "the connection count (-c) differs") || len(c.Notes) != 0 {
 		t.Errorf("warnings %q, notes %q: with more than the URL different, the URL is a warning too", joined, c.Notes)
@@ -109,8 +130,8 @@ func TestCompareSteps(t *testing.T) {
 		r.Hail.Steps = BuildSteps([]string{"login"}, []*stats.Totals{tot}, nil, time.Second)
 		return r
 	}
-	c := Compare([]*Result{mk(time.Millisecond)}, []*Result{mk(2 * time.Millisecond)}, nil, nil)
-	if len(c.Steps) != 1 || c.Steps[0].Name != "login" || c.Steps[0].Rows[2].Metric != "p50" || c.Steps[0].Rows[2].Verdict != "worse" {
+	c := two([]*Result{mk(time.Millisecond)}, []*Result{mk(2 * time.Millisecond)}, nil, nil)
+	if len(c.Steps) != 1 || c.Steps[0].Name != "login" || c.Steps[0].Rows[2].Metric != "p50" || c.Steps[0].Rows[2].Cells[1].Verdict != "worse" {
 		t.Errorf("steps %+v", c.Steps)
 	}
 }
@@ -125,27 +146,24 @@ func TestCompareTwoImplementations(t *testing.T) {
 		r.Hail.Verdict.GeneratorLimited = true
 		r.Hail.Verdict.Reasons = []string{"CPU at 95% of its cores"}
 	}
-	c := Compare([]*Result{a}, []*Result{b}, []string{"py.json"}, []string{"go.json"})
-	c.A.Label, c.B.Label = "Python VMM", "Go VMM"
-	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "different targets") || !strings.Contains(c.Notes[0], "http://127.0.0.1:5000/") {
+	c := Compare([][]*Result{{a}, {b}}, [][]string{{"py.json"}, {"go.json"}}, []string{"Python VMM", "Go VMM"}, 0)
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "different targets") || !strings.Contains(c.Notes[0], "Python VMM has http://127.0.0.1:5000/; Go VMM has http://127.0.0.1:8080/") {
 		t.Errorf("notes %q", c.Notes)
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "limited py.json, go.json") || strings.Count(c.Warnings[0], "CPU at 95%") != 2 {
-		t.Errorf("warnings %q: want one generator warning naming both files", c.Warnings)
+	if len(c.Warnings) != 3 || !strings.Contains(c.Warnings[0], "limited py.json, go.json") || !strings.HasPrefix(c.Warnings[1], "py.json: CPU at 95%") || !strings.HasPrefix(c.Warnings[2], "go.json: CPU at 95%") {
+		t.Errorf("warnings %q: want one generator warning naming both files, then each file's reasons", c.Warnings)
 	}
-	if r := row(c, "throughput"); r.Verdict != "" || math.Abs(r.Change-100) > 0.01 {
+	if r := cell(c, "throughput", 1); r.Verdict != "" || math.Abs(r.Change-100) > 0.01 {
 		t.Errorf("throughput %+v: shown with its change, not judged", r)
 	}
-	var txt, md bytes.Buffer
-	_ = WriteCompareText(&txt, c)
-	_ = WriteCompareMarkdown(&md, c)
-	for _, want := range []string{"Python VMM: py.json", "Go VMM: go.json", "metric", "Python VMM", "Go VMM", "Note: different targets"} {
-		if !strings.Contains(txt.String(), want) {
-			t.Errorf("text lacks %q:\n%s", want, txt.String())
+	txt, md := text(t, c, CompareOutput{})
+	for _, want := range []string{"Python VMM (baseline): py.json", "Go VMM: go.json", "metric", "Python VMM", "Go VMM", "Note: different targets"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("text lacks %q:\n%s", want, txt)
 		}
 	}
-	if !strings.Contains(md.String(), "| metric | Python VMM | Go VMM | change |") || !strings.Contains(md.String(), "(not judged)") {
-		t.Errorf("markdown:\n%s", md.String())
+	if !strings.Contains(md, "| metric | Python VMM (baseline) | Go VMM |") || !strings.Contains(md, "(not judged)") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }
 
@@ -163,8 +181,8 @@ func TestCompareWaitDrain(t *testing.T) {
 		}
 		return r
 	}
-	c := Compare([]*Result{mk(false)}, []*Result{mk(true)}, []string{"a.json"}, []string{"b.json"})
-	if r := row(c, "requests/s"); r.A.Median != 1000 || r.B.Median != 3010/3.5 {
+	c := two([]*Result{mk(false)}, []*Result{mk(true)}, []string{"a.json"}, []string{"b.json"})
+	if r := row(c, "requests/s"); r.Cells[0].Median != 1000 || r.Cells[1].Median != 3010/3.5 {
 		t.Errorf("requests/s %+v: want each report's own", r)
 	}
 	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "b.json: requests/s counts its -w drain too (10 requests ended in the 0.50s") {
@@ -183,13 +201,11 @@ func TestCompareUnlikeRunsFirst(t *testing.T) {
 	for _, r := range []*Result{a, b} {
 		r.Hail.Target = &Target{PID: 1, PeakRSSBytes: 1 << 20}
 	}
-	c := Compare([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
-	var txt, md bytes.Buffer
-	_ = WriteCompareText(&txt, c)
-	_ = WriteCompareMarkdown(&md, c)
-	for _, out := range []string{txt.String(), md.String()} {
+	c := two([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	txt, md := text(t, c, CompareOutput{})
+	for _, out := range []string{txt, md} {
 		first := strings.Index(out, "%")
-		for _, want := range []string{"the offered rate (-q) differs (a.json has 1000; b.json has 2000)", "the connection count (-c) differs",
+		for _, want := range []string{"the offered rate (-q) differs (A has 1000; B has 2000)", "the connection count (-c) differs",
 			"the generator, not the target, limited b.json"} {
 			if i := strings.Index(out, want); i < 0 || i > first {
 				t.Errorf("%q missing or after the first percentage (at %d):\n%s", want, first, out)
@@ -201,7 +217,7 @@ func TestCompareUnlikeRunsFirst(t *testing.T) {
 	}
 	// A side whose verdict is not generator-side is never said to show hail's limits.
 	b.Hail.Verdict = Verdict{Bottleneck: BottleneckTarget, Reasons: []string{"waited for a free connection"}}
-	if c := Compare([]*Result{a}, []*Result{b}, nil, nil); strings.Contains(strings.Join(c.Warnings, " "), "hail's limits") {
+	if c := two([]*Result{a}, []*Result{b}, nil, nil); strings.Contains(strings.Join(c.Warnings, " "), "hail's limits") {
 		t.Errorf("warnings %q: the target's limit attributed to hail", c.Warnings)
 	}
 }

@@ -67,6 +67,12 @@ type Hail struct {
 	TLS *TLSCounts `json:"tls,omitempty"`
 	// Steps are a scenario's per-step results (absent for a plain run).
 	Steps []Step `json:"steps,omitempty"`
+	// Origins are the per-server results of a scenario whose steps went to
+	// several (absent otherwise).
+	Origins []Origin `json:"origins,omitempty"`
+	// Stages are the per-stage results of a run with rate or connection
+	// stages (stages.go; absent without stages).
+	Stages []Stage `json:"stages,omitempty"`
 	// Thresholds are a scenario's checks, each with its measured value.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// StoppedBy says why a scenario run stopped early (a failed threshold
@@ -100,9 +106,14 @@ type GRPC struct {
 	// streaming", "bidi streaming"); absent for a scenario's several.
 	Call string `json:"call,omitempty"`
 	Kind string `json:"kind,omitempty"`
-	// Calls were sent; MessagesSent and MessagesReceived are their
-	// request and response messages.
-	Calls            int64 `json:"calls"`
+	// Calls were sent, each counted once however many attempts it took;
+	// MessagesSent and MessagesReceived are their request and response
+	// messages.
+	Calls int64 `json:"calls"`
+	// Retries are attempts that sent a call again on a new connection
+	// (the first went stale, or a GOAWAY turned it away unprocessed); each
+	// is also among counts.reconnects.
+	Retries          int64 `json:"retries"`
 	MessagesSent     int64 `json:"messages_sent"`
 	MessagesReceived int64 `json:"messages_received"`
 }
@@ -343,7 +354,7 @@ func buildHail(r *Result, in Input) {
 	g.OthersCPU, g.Steal, g.CPUPressure = in.Machine.Others, in.Machine.Steal, in.Machine.Pressure
 	h.Target = in.Target
 	h.Verdict = verdict(in, r)
-	h.Hints = hints(t)
+	h.Hints = hints(t, in.Mismatch)
 	h.Series = in.Series
 	if h.Series == nil {
 		h.Series = []stats.Second{}

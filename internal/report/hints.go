@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hail-loadgen/hail/internal/stats"
 )
@@ -24,18 +25,33 @@ var hintFor = map[stats.ErrorKind]string{
 	stats.ErrVsockRefused:     "the VMM refused the vsock port: check that the guest listens on the PORT given in --vsock-uds PATH:PORT",
 	stats.ErrVsockGarbled:     "the VMM's unix socket did not answer CONNECT with OK <port>: check that PATH in --vsock-uds is the VMM's vsock socket (Firecracker's uds_path)",
 	stats.ErrVsockUnavailable: "AF_VSOCK is not available here: load the vhost_vsock module on a host, or use --vsock-uds for Firecracker/Cloud Hypervisor",
-	stats.ErrHTTP2Conn:        "HTTP/2 connections failed (GOAWAY or a protocol error): on http:// the server must accept h2c with prior knowledge; use https:// (h2 by ALPN) or drop --http2 if it does not",
+	stats.ErrHTTP2Conn:        "HTTP/2 connections failed (a protocol error): on http:// the server must accept h2c with prior knowledge; use https:// (h2 by ALPN) or drop --http2 if it does not",
+	stats.ErrHTTP2GoAway:      "the server sent GOAWAY and did not process these requests (each was sent again once on a new connection when that was safe): it is closing connections, perhaps after a number of requests or a maximum connection age",
 }
 
 // hints returns the advice for the error kinds that occurred, once each.
-func hints(t *stats.Totals) []string {
+// mismatch, when not nil, is the certificate met that was not issued for
+// the name hail checked: the name-mismatch hint names its names.
+func hints(t *stats.Totals, mismatch *CertNames) []string {
 	out := []string{}
 	for k := range stats.NumErrorKinds {
 		if n := t.Errors[k]; n > 0 {
-			if h, ok := hintFor[stats.ErrorKind(k)]; ok {
+			h, ok := hintFor[stats.ErrorKind(k)]
+			if stats.ErrorKind(k) == stats.ErrTLSHostname && mismatch != nil && len(mismatch.Names) > 0 {
+				h, ok = fmt.Sprintf("the server's certificate is not issued for the name hail checks, %s (the URL's host, or --host): it is issued for %s; use one of those, with --connect-to to keep the address (--insecure skips verification)",
+					mismatch.Host, strings.Join(mismatch.Names, ", ")), true
+			}
+			if ok {
 				out = append(out, fmt.Sprintf("%s (%d × %s)", h, n, stats.ErrorKind(k)))
 			}
 		}
 	}
 	return out
+}
+
+// CertNames are the names a server certificate was issued for, and the
+// name hail checked it against.
+type CertNames struct {
+	Host  string
+	Names []string
 }

@@ -14,7 +14,7 @@ func TestHints(t *testing.T) {
 	tot.Errors[stats.ErrHTTP2Conn] = 7
 	tot.Errors[stats.ErrNoLocalPorts] = 3
 	tot.Errors[stats.ErrTimeout] = 5 // the server's slowness: no generator-side fix
-	got := hints(&tot)
+	got := hints(&tot, nil)
 	if len(got) != 2 {
 		t.Fatalf("hints %q, want 2", got)
 	}

@@ -33,6 +33,8 @@ func WriteHTML(w io.Writer, r *Result) error {
 	series := h.Series
 	section(b, "Throughput", "Requests ended per second and the errors among them, second by second.")
 	b.WriteString(rpsChart("chart-rps", series))
+	section(b, "Connections and requests in flight", loadChartNote(r))
+	b.WriteString(loadChart("chart-load", r)) // stages.go
 	section(b, "Latency over time", "Latency percentiles of the responses that ended in each second (log scale).")
 	b.WriteString(latencyTimeChart("chart-latency-time", series))
 
@@ -66,6 +68,9 @@ func WriteHTML(w io.Writer, r *Result) error {
 
 	if len(h.Steps) > 0 {
 		writeStepsHTML(b, r)
+	}
+	if len(h.Stages) > 0 {
+		writeStagesHTML(b, r) // stages.go
 	}
 	writePhasesHTML(b, r)
 	if len(h.Thresholds) > 0 {
@@ -253,6 +258,7 @@ func writeTarget(b *strings.Builder, r *Result) {
 	if r.Hail.Counts.Requests > 0 {
 		rows = append(rows, [2]string{"CPU per request", fmt.Sprintf("%.2f µs", t.CPUSeconds*1e6/float64(r.Hail.Counts.Requests))})
 	}
+	rows = append(rows, targetRows(t)...) // target.go
 	if t.Exited {
 		rows = append(rows, [2]string{"note", "the process exited during the run"})
 	}
@@ -273,7 +279,9 @@ func writeDistributed(b *strings.Builder, r *Result) {
 		for _, n := range m.Notes {
 			rows = append(rows, [2]string{"note", n})
 		}
-
+		for _, line := range perShardLines(m) {
+			rows = append(rows, [2]string{"shard", line})
+		}
 	}
 	kvTable(b, rows)
 }
@@ -442,6 +450,11 @@ svg .hit{fill:transparent}
 svg .hit:hover{fill:rgba(37,99,235,.07)}
 svg .bar:hover{opacity:.75}
 svg .mark{font-size:11px;fill:#5b21b6;text-anchor:end}
+svg .boundary{stroke:#7c3aed;stroke-width:1;stroke-dasharray:4 3}
+svg .stagelabel{font-size:11px;fill:#5b21b6}
+svg .warmup{fill:rgba(107,114,128,.10)}
+svg .drain{fill:rgba(234,88,12,.12)}
+svg .bandlabel{font-size:11px;fill:var(--muted)}
 svg .count{font-size:12px;fill:var(--fg)}
 svg .empty{font-size:14px;fill:var(--muted);text-anchor:middle}
 .tip{min-height:18px;color:#1e3a8a;font-size:12px;font-variant-numeric:tabular-nums}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/testtier"
 )
@@ -227,7 +228,7 @@ const checkScript = `<script>
   var out = {labels: [], overlaps: [], charts: 0};
   document.querySelectorAll("svg.chart").forEach(function (svg) {
     out.charts++;
-    var texts = Array.prototype.slice.call(svg.querySelectorAll("text.ytick, text.xtick, text.ylabel, text.xlabel, text.title, text.legend, text.mark"));
+    var texts = Array.prototype.slice.call(svg.querySelectorAll("text.ytick, text.xtick, text.ylabel, text.xlabel, text.title, text.legend, text.mark, text.stagelabel, text.bandlabel"));
     var boxes = texts.map(function (t) {
       if (t.classList.contains("ytick") || t.classList.contains("xtick")) { out.labels.push(t.textContent); }
       return {t: t.textContent, r: t.getBoundingClientRect()};
@@ -264,11 +265,27 @@ func TestHTMLTicksInChromium(t *testing.T) {
 		s.Requests, s.Errors, s.P50, s.P99, s.Max = 3, 1, 1_100, 2_300, 70_000
 		s.TargetRSS, s.TargetCPU, s.CPU = 700<<10, 0.003, 0.07
 	}
+	// Stages with warmups, one a second long among many (their labels
+	// close together), and a -w drain.
+	staged := richResult(t)
+	var sg []schedule.Stage
+	for k := range 6 {
+		sg = append(sg, schedule.Stage{Duration: time.Duration(1+k%2) * 800 * time.Millisecond, Target: float64(10 * (k + 1)), Step: true, Warmup: 300 * time.Millisecond})
+	}
+	for k := range 10 { // stages 7 to 16, 50 ms each: their labels would collide
+		sg = append(sg, schedule.Stage{Duration: 50 * time.Millisecond, Target: float64(k)})
+	}
+	slots := make([]*stats.Totals, 22)
+	for i := range slots {
+		slots[i] = stats.NewTotals()
+	}
+	staged.Hail.Stages = BuildStages(StageInput{Clock: schedule.NewStageClock(sg, 0), Kind: "connections", Totals: slots, Series: staged.Hail.Series, Stopped: 10 * time.Second})
+	staged.Hail.Drain = &Drain{Seconds: 1.5, Requests: 40, InRates: true}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	noise := regexp.MustCompile(`\d\.\d*(0000|9999)|e[-+]\d|NaN|Inf`)
-	for name, r := range map[string]*Result{"rich": richResult(t), "big": big, "tiny": tiny} {
+	for name, r := range map[string]*Result{"rich": richResult(t), "big": big, "tiny": tiny, "staged": staged} {
 		var buf bytes.Buffer
 		if err := WriteHTML(&buf, r); err != nil {
 			t.Fatal(err)

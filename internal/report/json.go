@@ -310,17 +310,17 @@ func jsonKind(raw json.RawMessage) string {
 // run's end cut off (aborted requests and truncated streams) — and the
 // requests that failed before they were sent.
 func WriteCSV(w io.Writer, r *Result) error {
-	b := []byte("second,span,requests,errors,requests_per_sec,body_bytes,p50,p90,p99,max,schedule_lag_p99,in_flight,connections_open,cpu_cores,target_rss_bytes,target_cpu_cores,connection_wait_p99,others_cpu,not_sent,all_sent_p50,all_sent_p99,all_sent_max,failed,cut_off\n")
+	b := []byte("second,span,requests,errors,requests_per_sec,body_bytes,p50,p90,p99,max,schedule_lag_p99,in_flight,connections_open,cpu_cores,target_rss_bytes,target_cpu_cores,connection_wait_p99,others_cpu,not_sent,all_sent_p50,all_sent_p99,all_sent_max,failed,cut_off,drained,stage\n")
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Hail.Series {
 		rate := 0.0
 		if s.Span > 0 {
 			rate = float64(s.Requests) / s.Span
 		}
-		b = fmt.Appendf(b, "%d,%s,%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s,%d,%s,%s,%s,%d,%s,%s,%s,%d,%d\n", s.Index, f(s.Span), s.Requests, s.Errors, f(rate),
+		b = fmt.Appendf(b, "%d,%s,%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s,%d,%s,%s,%s,%d,%s,%s,%s,%d,%d,%d,%d\n", s.Index, f(s.Span), s.Requests, s.Errors, f(rate),
 			s.BodyBytes, f(sec(s.P50)), f(sec(s.P90)), f(sec(s.P99)), f(sec(s.Max)), f(sec(s.LagP99)), s.InFlight, s.ConnsOpen, f(s.CPU),
 			s.TargetRSS, f(s.TargetCPU), f(sec(s.WaitP99)), f(s.Others), s.NotSent, f(sec(s.AllP50)), f(sec(s.AllP99)), f(sec(s.AllMax)),
-			s.Errors-(s.CutOff-s.Truncated), s.CutOff)
+			s.Errors-(s.CutOff-s.Truncated), s.CutOff, s.Drained, stageAt(r.Hail.Stages, float64(s.Index)))
 	}
 	_, err := w.Write(b)
 	return err

@@ -15,6 +15,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	writeSummaryMarkdown(b, r)
 	writeOutcomesMarkdown(b, r)
 	writeStepsMarkdown(b, r)
+	writeStagesMarkdown(b, r) // stages.go
 	writePhasesMarkdown(b, r)
 	writeThresholdsMarkdown(b, r)
 	writeResourcesMarkdown(b, r)
@@ -130,8 +131,11 @@ func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
 			mark = "❌ fail"
 		}
 		expr := t.Expr
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			expr = t.Step + ": " + expr
+		case t.Stage != "":
+			expr = "stage " + t.Stage + ": " + expr
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s |\n", expr, mdEscape(t.Measured), mark)
 	}
@@ -154,6 +158,9 @@ func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "\nTarget (pid %d, %s): peak RSS %s (mean %s, %s → %s), CPU %.2f s (%.2f cores mean, %.2f peak).\n",
 			t.PID, mdEscape(t.Command), bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)),
 			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPUSeconds, t.MeanCPU, t.PeakCPU)
+		for _, row := range targetRows(t) {
+			fmt.Fprintf(b, "%s: %s.\n", row[0], mdEscape(row[1]))
+		}
 	}
 }
 

@@ -44,6 +44,9 @@ type Merged struct {
 	// the whole run as asked: a shard missing or failed, late or
 	// interrupted. Empty when the run is complete.
 	Incomplete []string `json:"incomplete,omitempty"`
+	// PerShard says, for a run of shards, what the merge got from each
+	// shard 0…N-1, in order.
+	PerShard []ShardOutcome `json:"per_shard,omitempty"`
 }
 
 // MergeOptions are hail merge's allowances for a run that did not go as
@@ -57,8 +60,10 @@ type MergeOptions struct {
 	Partial bool
 }
 
-// Target is the monitored target process's resource use over the run
-// (--target-pid), sampled once a second from /proc.
+// Target is the monitored target's resource use over the run: its
+// processes (--target-pid, --target-cmd, --target-cgroup, hail demo's
+// server, or the one listening on a loopback target's port), sampled once
+// a second from /proc and the cgroup hierarchies.
 type Target struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
@@ -74,15 +79,58 @@ type Target struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 	MeanCPU    float64 `json:"cpu_mean_cores"`
 	PeakCPU    float64 `json:"cpu_peak_cores"`
-	// Exited is set when the process ended during the run.
+	// Exited is set when the process ended during the run (every process
+	// followed, for several).
 	Exited bool `json:"exited,omitempty"`
-	// Source says how hail knew the process: "--target-pid", "hail demo"
-	// (its own server) or "loopback listener" (the process listening on a
-	// loopback target's port).
+	// Source says how hail knew the processes: the flags that named them
+	// ("--target-pid", "--target-cmd, --target-cgroup"), "hail demo" (its
+	// own server) or "loopback listener" (the processes listening on the
+	// loopback targets' ports).
 	Source string `json:"source,omitempty"`
-	// OnHailCPUs is the share of hail's CPUs the target used (0 when it
-	// runs on other CPUs): the target's, never counted as other processes'.
+	// OnHailCPUs is the share of hail's CPUs the target used (0 when its
+	// processes run on other CPUs): the target's, never counted as other
+	// processes'.
 	OnHailCPUs float64 `json:"on_hail_cpus"`
+	// Follows says which processes were sampled ("pid 123 and its
+	// descendants; processes named gunicorn and their descendants; cgroup
+	// /sys/fs/cgroup/memory/app (v1)"); PID and Command are the first of
+	// them.
+	Follows string `json:"follows,omitempty"`
+	// PeakPSSBytes, MeanPSSBytes and EndPSSBytes are the processes'
+	// proportional set size (smaps_rollup: shared pages divided among
+	// their sharers, where RSS counts them once per process); absent when
+	// it could not be read.
+	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes int64 `json:"mean_pss_bytes,omitempty"`
+	EndPSSBytes  int64 `json:"end_pss_bytes,omitempty"`
+	// PeakCgroupMemoryBytes and EndCgroupMemoryBytes are the memory the
+	// cgroups were charged (page cache included), for --target-cgroup.
+	PeakCgroupMemoryBytes int64 `json:"peak_cgroup_memory_bytes,omitempty"`
+	EndCgroupMemoryBytes  int64 `json:"end_cgroup_memory_bytes,omitempty"`
+	// PeakProcesses is the most processes sampled at once; ProcessesSeen
+	// how many different ones were, over the run.
+	PeakProcesses int `json:"peak_processes,omitempty"`
+	ProcessesSeen int `json:"processes_seen,omitempty"`
+	// Processes break the target down, the most CPU first (at most 20;
+	// ProcessesNotListed counts the others).
+	Processes          []TargetProcess `json:"processes,omitempty"`
+	ProcessesNotListed int             `json:"processes_not_listed,omitempty"`
+}
+
+// TargetProcess is one process of the target over the run.
+type TargetProcess struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	// CPUSeconds is its CPU time during the run (with the last moments of
+	// the children it reaped between two samples).
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	PeakPSSBytes int64   `json:"peak_pss_bytes,omitempty"`
+	// FirstSeen and LastSeen are when it was sampled first and last,
+	// seconds from the start of sampling; Exited says it ended.
+	FirstSeen float64 `json:"first_seen"`
+	LastSeen  float64 `json:"last_seen"`
+	Exited    bool    `json:"exited,omitempty"`
 }
 
 // TotalsOf rebuilds the exact Totals a Result was made from: its decoded
@@ -231,9 +279,16 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 		"per-second percentiles (p50…max, schedule lag) are the highest of the results' for that second: an upper bound, not exact",
 		fmt.Sprintf("generator CPU and context switches are summed over the %d results, and cores over the machines they ran on; peak RSS is the largest single result's", len(results)))
 	info.Notes = append(info.Notes, shared...)
-	info.Incomplete = append(info.Incomplete, lateOrInterrupted(results, name)...)
+	info.Incomplete = append(info.Incomplete, lateOrInterrupted(results, name, opt.Failed)...)
+	info.PerShard = shardOutcomes(results, opt)
 	mergeVerdicts(out, results, name)
 	if err := mergeSteps(out, results, sum.start, elapsed, info); err != nil {
+		return nil, err
+	}
+	if err := mergeOrigins(out, results, elapsed, name); err != nil { // origins.go
+		return nil, err
+	}
+	if err := mergeStages(out, results, name); err != nil { // stages.go
 		return nil, err
 	}
 	out.Hail.Target = mergeTarget(results, info)
@@ -296,46 +351,6 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 	return m, nil
 }
 
-// mergeVerdicts makes the merged verdict: the merged totals' own (Build's),
-// unless an input was limited by something the totals cannot show (its own
-// CPU, other processes, its wake-ups) or by the target: then the worst
-// input's kind (generator side before target), with the reasons of every
-// input that was not comfortable, labeled by shard (or name).
-func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
-	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
-	v := &out.Hail.Verdict
-	worst := v.Bottleneck
-	var reasons []string
-	for i, r := range results {
-		rv := r.Hail.Verdict
-		if rv.ReadLate { // a shard that read its streams late measured their gaps with its delay in them
-			v.ReadLate = true
-			if out.Hail.LLM != nil {
-				out.Hail.LLM.ITLAffected = true
-			}
-		}
-		if rank[rv.Bottleneck] == 0 && !rv.GeneratorLimited {
-			continue
-		}
-		label := resultLabel(r, name, i)
-		kind := rv.Bottleneck
-		if kind == "" { // a result from before bottleneck kinds
-			kind = BottleneckGenerator
-		}
-		if rank[kind] > rank[worst] {
-			worst = kind
-		}
-		for _, why := range rv.Reasons {
-			reasons = append(reasons, label+": "+why)
-		}
-	}
-	if worst != v.Bottleneck {
-		v.Bottleneck, v.Reasons = worst, nil
-	}
-	v.Reasons = append(v.Reasons, reasons...)
-	v.GeneratorLimited = GeneratorSide(v.Bottleneck)
-}
-
 // alignSeries merges per-second series by wall clock: entry k of a result
 // that started at s covers [s+k, s+k+1); it lands in second round((s-start)/1s)+k
 // of the merged series. It also returns the spread of the starts (ns).
@@ -355,6 +370,9 @@ func alignSeries(results []*Result, start int64, get func(*Result) []stats.Secon
 			m.Span = max(m.Span, s.Span)
 			m.Requests += s.Requests
 			m.Errors += s.Errors
+			m.NotSent += s.NotSent
+			m.CutOff += s.CutOff
+			m.Drained += s.Drained
 			m.BodyBytes += s.BodyBytes
 			m.WireBytes += s.WireBytes
 			m.SentBytes += s.SentBytes
@@ -400,6 +418,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	reasons := make([]map[string]int64, len(names))
 	captures, misses := make([]int64, len(names)), make([]int64, len(names))
 	checks := make([]map[string]int64, len(names))
+	stopped := make([]string, len(names))
 	for i, n := range names {
 		totals[i] = stats.NewTotals()
 		var parts []*Result
@@ -419,6 +438,9 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 				misses[i] += s.CaptureMisses
 				reasons[i] = addCounts(reasons[i], s.YieldReasons)
 				checks[i] = addCounts(checks[i], s.CheckFailures)
+				if stopped[i] == "" {
+					stopped[i] = s.Stopped // each shard's feed is its own; the first stop says which
+				}
 				parts = append(parts, &Result{Hail: Hail{StartUnixNano: r.Hail.StartUnixNano, Series: s.Series}})
 			}
 		}
@@ -428,7 +450,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	for i := range out.Hail.Steps {
 		s := &out.Hail.Steps[i]
 		s.Yields, s.YieldReasons, s.Captures, s.CaptureMisses = yields[i], reasons[i], captures[i], misses[i]
-		s.CheckFailures = checks[i]
+		s.CheckFailures, s.Stopped = checks[i], stopped[i]
 	}
 	failed, checked := 0, 0
 	for _, r := range results {
@@ -496,6 +518,9 @@ func writeResultsText(b *strings.Builder, r *Result) {
 		for _, n := range m.Notes {
 			fmt.Fprintf(b, "    - %s\n", n)
 		}
+		for _, line := range perShardLines(m) {
+			fmt.Fprintf(b, "    %s\n", line)
+		}
 		if len(m.Incomplete) > 0 {
 			fmt.Fprintf(b, "  INCOMPLETE:\tthe merged result is not the whole run as asked:\n")
 			for _, n := range m.Incomplete {
@@ -512,6 +537,7 @@ func writeResultsText(b *strings.Builder, r *Result) {
 			fmt.Fprintf(b, ", %.2f µs/request", t.CPUSeconds*1e6/float64(h.Counts.Requests))
 		}
 		fmt.Fprintln(b)
+		writeTargetProcesses(b, t) // target.go
 		if t.Exited {
 			fmt.Fprintf(b, "  Note:\tthe process exited during the run\n")
 		}
@@ -527,6 +553,7 @@ func mergeGRPC(results []*Result) *GRPC {
 				out = &GRPC{Call: g.Call, Kind: g.Kind}
 			}
 			out.Calls += g.Calls
+			out.Retries += g.Retries
 			out.MessagesSent += g.MessagesSent
 			out.MessagesReceived += g.MessagesReceived
 		}

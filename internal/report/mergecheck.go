@@ -68,9 +68,6 @@ func checkShards(results []*Result, name func(int) string, opt MergeOptions) ([]
 		if prev, dup := seen[s.Index]; dup {
 			return nil, fmt.Errorf("shard %d/%d appears twice: %s and %s", s.Index, n, prev, name(i))
 		}
-		if _, failed := opt.Failed[s.Index]; failed {
-			return nil, fmt.Errorf("shard %d/%d is given as failed but has a result (%s): drop one of them", s.Index, n, name(i))
-		}
 		seen[s.Index] = name(i)
 		if s.StartAt != first.StartAt {
 			return nil, fmt.Errorf("the results do not belong to one run: shard.start_at is %q in %s but %q in %s", first.StartAt, name(0), s.StartAt, name(i))
@@ -111,20 +108,30 @@ func resultLabel(r *Result, name func(int) string, i int) string {
 }
 
 // lateOrInterrupted returns a line for each result that started more than
-// LateStart after the agreed --start-at, or was interrupted.
-func lateOrInterrupted(results []*Result, name func(int) string) []string {
+// LateStart after the agreed --start-at, was interrupted, or is given as
+// failed (a shard stopped from outside writes its result as it goes: that
+// partial result is merged, and the line says what happened to it).
+func lateOrInterrupted(results []*Result, name func(int) string, failed map[int]string) []string {
 	var out []string
 	for i, r := range results {
 		label := resultLabel(r, name, i)
+		why := ""
 		if s := r.Hail.Shard; s != nil {
 			if late := time.Duration(s.LateNS); late > LateStart {
 				out = append(out, fmt.Sprintf("%s started %s after --start-at (it was scheduled late): its share of the load ran that much later than planned",
 					label, late.Round(time.Millisecond)))
 			}
+			why = failed[s.Index]
 		}
-		if r.Hail.Interrupted {
+		switch {
+		case r.Hail.Interrupted && why != "":
+			out = append(out, fmt.Sprintf("%s was interrupted after %s (%s): its share of the run was not all sent; what it did is merged", label,
+				time.Duration(r.Summary.Total*1e9).Round(time.Millisecond), why))
+		case r.Hail.Interrupted:
 			out = append(out, fmt.Sprintf("%s was interrupted after %s: its share of the run was not all sent", label,
 				time.Duration(r.Summary.Total*1e9).Round(time.Millisecond)))
+		case why != "":
+			out = append(out, fmt.Sprintf("%s failed (%s) after writing its result: merged", label, why))
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -41,7 +42,6 @@ func TestMergeIncomplete(t *testing.T) {
 		failed map[int]string
 		want   string
 	}{
-		{[]*Result{s0, mk(1), s2}, map[int]string{1: "x"}, "shard 1/3 is given as failed but has a result"},
 		{[]*Result{s0, s2}, map[int]string{1: "x", 5: "y"}, "failed shard 5: the run has shards 0 to 2"},
 		{nil, map[int]string{0: "x"}, "every shard failed"},
 	} {
@@ -50,12 +50,49 @@ func TestMergeIncomplete(t *testing.T) {
 		}
 	}
 
-	// Late beyond LateStart, or interrupted: merged, and marked.
+	// A shard given as failed that wrote a result (stopped from outside,
+	// it writes what it did) is merged, its line saying both; the merge
+	// says per shard what it got.
 	s1 := mk(1)
+	s1.Hail.Interrupted = true
+	m, err := MergeWith([]*Result{s0, s1, s2}, nil, MergeOptions{Failed: map[int]string{1: "pod deleted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "shard 1/3 was interrupted after 2s (pod deleted): its share of the run was not all sent; what it did is merged"
+	if got := m.Hail.Merged.Incomplete; len(got) != 1 || got[0] != want {
+		t.Errorf("incomplete %q, want %q", got, want)
+	}
+	if m.Hail.Counts.Requests != s0.Hail.Counts.Requests+s1.Hail.Counts.Requests+s2.Hail.Counts.Requests {
+		t.Errorf("the interrupted shard's requests are not merged: %d", m.Hail.Counts.Requests)
+	}
+	checkMarked(t, m, want)
+	ps := m.Hail.Merged.PerShard
+	if len(ps) != 3 || ps[0].Outcome != OutcomeComplete || ps[1].Outcome != OutcomeInterrupted || !ps[1].Merged ||
+		ps[1].Requests != s1.Hail.Counts.Requests || ps[1].Reason != "pod deleted" || ps[2].Outcome != OutcomeComplete {
+		t.Errorf("per shard %+v", ps)
+	}
+	var text bytes.Buffer
+	_ = WriteText(&text, m, TextOptions{})
+	if line := fmt.Sprintf("shard 1/3: interrupted after 2s, %d requests merged (pod deleted)", s1.Hail.Counts.Requests); !strings.Contains(text.String(), line) {
+		t.Errorf("the text report lacks %q:\n%s", line, text.String())
+	}
+	s1.Hail.Interrupted = false
+	if m, err = MergeWith([]*Result{s0, s1, s2}, nil, MergeOptions{Failed: map[int]string{1: "exit code 3"}}); err != nil ||
+		len(m.Hail.Merged.Incomplete) != 1 || m.Hail.Merged.Incomplete[0] != "shard 1/3 failed (exit code 3) after writing its result: merged" ||
+		m.Hail.Merged.PerShard[1].Outcome != OutcomeFailed {
+		t.Errorf("failed with a result: %v %q %+v", err, m.Hail.Merged.Incomplete, m.Hail.Merged.PerShard)
+	}
+	m, _ = MergeWith([]*Result{s0, s2}, nil, MergeOptions{Failed: map[int]string{1: "ImagePullBackOff"}})
+	if ps := m.Hail.Merged.PerShard; len(ps) != 3 || ps[1].Outcome != OutcomeFailed || ps[1].Merged || ps[1].String(3) != "shard 1/3: failed, no result (ImagePullBackOff)" {
+		t.Errorf("failed without a result: %+v", ps)
+	}
+
+	// Late beyond LateStart, or interrupted: merged, and marked.
 	s1.Hail.Shard.LateNS = int64(16200 * time.Millisecond)
 	s2.Hail.Interrupted = true
 	s0.Hail.Shard.LateNS = int64(LateStart / 2) // a moment late: on time
-	m, err := Merge([]*Result{s0, s1, s2}, nil)
+	m, err = Merge([]*Result{s0, s1, s2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +109,8 @@ func TestMergeIncomplete(t *testing.T) {
 	if err != nil || len(m.Hail.Merged.Incomplete) != 0 {
 		t.Fatalf("complete run: %v, incomplete %q", err, m.Hail.Merged.Incomplete)
 	}
-	var text, html bytes.Buffer
+	var html bytes.Buffer
+	text.Reset()
 	_ = WriteText(&text, m, TextOptions{})
 	_ = WriteHTML(&html, m)
 	if strings.Contains(text.String(), "INCOMPLETE") || strings.Contains(html.String(), "INCOMPLETE") {

@@ -80,7 +80,7 @@ func writePhasesMarkdown(b *strings.Builder, r *Result) {
 // writePhasesHTML writes the setup and teardown as tables.
 func writePhasesHTML(b *strings.Builder, r *Result) {
 	for _, x := range phasesOf(r) {
-		section(b, x.name, fmt.Sprintf("Run once on a connection of its own, in %.2fs; not part of the numbers above.", x.ph.Seconds))
+		section(b, x.name, fmt.Sprintf("Run once on connections of its own, in %.2fs; not part of the numbers above.", x.ph.Seconds))
 		b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>status codes</th><th>errors</th><th>p50</th><th>max</th></tr>")
 		for _, s := range x.ph.Steps {
 			fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>", esc(s.Name), s.Counts.Requests,

@@ -130,6 +130,9 @@ type Input struct {
 	Machine stats.MachineUse
 	// Connections is -c (for the target's sustained rate in the verdict).
 	Connections int
+	// Mismatch is the first server certificate not issued for the name
+	// hail checked, for the hint (nil: none).
+	Mismatch *CertNames
 	// Stopped is when the run stopped sending (-z, an interrupt), since
 	// its start; 0 when it ran out of requests. Wait says it then let
 	// in-flight requests finish (-w): the rest of Elapsed was its drain.

@@ -39,6 +39,9 @@ type Step struct {
 	// YieldReasons breaks them down.
 	Yields       int64            `json:"yields"`
 	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
+	// Stopped says why the step was no longer chosen before the run
+	// ended: a unique feed it needs was used up.
+	Stopped string `json:"stopped,omitempty"`
 	// Captures counts values captured from this step's responses;
 	// CaptureMisses responses where a capture found nothing.
 	Captures      int64 `json:"captures"`
@@ -82,6 +85,9 @@ type Threshold struct {
 	Expr string `json:"expr"`
 	// Step is the step checked; "" for the whole run.
 	Step string `json:"step,omitempty"`
+	// Stage is the stage checked, as the threshold named it (its number
+	// from 1, or its name); "" for none.
+	Stage string `json:"stage,omitempty"`
 	// Value is the measured value in the metric's unit: seconds for
 	// latencies, a fraction for error_rate, requests/s for rps, a count.
 	Value float64 `json:"value"`
@@ -334,6 +340,9 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))
 		}
+		if s.Stopped != "" {
+			fmt.Fprintf(b, "  %s: stopped after %d requests: %s\n", s.Name, s.Counts.Requests, s.Stopped)
+		}
 		if s.Yields > 0 {
 			var parts []string
 			for _, k := range sortedByCount(s.YieldReasons) {
@@ -399,8 +408,11 @@ func writeThresholds(b *strings.Builder, r *Result, c colorer) {
 			failed++
 		}
 		scope := "all steps"
-		if t.Step != "" {
+		switch {
+		case t.Step != "":
 			scope = "step " + t.Step
+		case t.Stage != "":
+			scope = "stage " + t.Stage
 		}
 		fmt.Fprintf(b, "  %s  %-28s %-16s measured %s\n", verdict, t.Expr, "("+scope+")", t.Measured)
 	}

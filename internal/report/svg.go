@@ -167,6 +167,7 @@ type chart struct {
 	left, right    float64
 	top, bottom    float64
 	xLabel, yLabel string
+	markEnd        float64 // where the last stage label ends (boundary)
 }
 
 // newChart starts a chart: the figure, title, grid, ticks, axes and labels.
@@ -297,4 +298,29 @@ func fmtDurShort(s float64) string {
 		return trim(s*1e3) + "ms"
 	}
 	return trim(s) + "s"
+}
+
+// band shades the plot between x0 and x1 (clamped to the x axis) in class
+// cls, with label at its top left ("" for none): a stage's warmup, a drain.
+func (c *chart) band(x0, x1 float64, cls, label string) {
+	p0, p1 := c.x.pos(x0, c.left, c.right), c.x.pos(x1, c.left, c.right)
+	if p1-p0 < 0.5 {
+		return
+	}
+	fmt.Fprintf(c.b, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s</title></rect>", cls, p0, c.top, p1-p0, c.bottom-c.top, esc(label))
+	if label != "" && textWidth(label, 11) < p1-p0 {
+		fmt.Fprintf(c.b, "<text class=\"bandlabel\" x=\"%.1f\" y=\"%.1f\">%s</text>", p0+3, c.bottom-6, esc(label))
+	}
+}
+
+// boundary draws a vertical dashed line at x with label beside its top:
+// the start of a stage. A label that would run into the previous one is
+// left out (its line stays; its tooltip names it).
+func (c *chart) boundary(x float64, label string) {
+	px := c.x.pos(x, c.left, c.right)
+	fmt.Fprintf(c.b, "<line class=\"boundary\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>%s</title></line>", px, px, c.top, c.bottom, esc(label))
+	if label != "" && px+3 >= c.markEnd+4 {
+		fmt.Fprintf(c.b, "<text class=\"stagelabel\" x=\"%.1f\" y=\"%.1f\">%s</text>", px+3, c.top+11, esc(label))
+		c.markEnd = px + 3 + textWidth(label, 11)
+	}
 }

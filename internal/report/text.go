@@ -91,6 +91,14 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 		fmt.Fprintln(b)
 		writeSteps(b, r, d, c)
 	}
+	if len(h.Origins) > 0 {
+		fmt.Fprintln(b)
+		writeOrigins(b, r, d, c) // origins.go
+	}
+	if len(h.Stages) > 0 {
+		fmt.Fprintln(b)
+		writeStagesText(b, r, d, c) // stages.go
+	}
 	writePhasesText(b, r, c) // phase.go: a scenario's setup and teardown
 	writeGeneratorText(b, r, d, c)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process
@@ -280,7 +288,11 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c
 		fmt.Fprintf(b, "  Connection:\t%s\n", conn)
 	}
 	if rg := h.GRPC; rg != nil {
-		fmt.Fprintf(b, "  gRPC:\t%s%d calls, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, rg.MessagesSent, rg.MessagesReceived)
+		retries := ""
+		if rg.Retries > 0 {
+			retries = fmt.Sprintf(" (%d sent again on a new connection)", rg.Retries)
+		}
+		fmt.Fprintf(b, "  gRPC:\t%s%d calls%s, %d messages sent, %d received\n", grpcCall(rg), rg.Calls, retries, rg.MessagesSent, rg.MessagesReceived)
 	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",

@@ -44,6 +44,7 @@ type Gen struct {
 	sign   *SigV4
 	seed   uint64
 	head   bool
+	split  bool // a body of engine.SplitAt or more is sent apart (builder.Body)
 }
 
 // New returns the generator of p's requests: to the URLs of urls (nil: p's
@@ -57,7 +58,12 @@ func New(p *plan.Plan, urls *URLSet, sign *SigV4, seed uint64) *Gen {
 	}
 	for _, s := range g.specs {
 		s.Target = "/"
-		enc := http1.AppendRequest(nil, &s)
+		enc := http1.AppendHead(nil, &s) // a large body is shared (Body), never copied into requests
+		if len(s.Body) < engine.SplitAt {
+			enc = append(enc, s.Body...)
+		} else {
+			g.split = true
+		}
 		line := bytes.IndexByte(enc, '\n') + 1
 		proto := bytes.LastIndexByte(enc[:line], ' ')
 		g.heads = append(g.heads, [2][]byte{[]byte(s.Method + " "), enc[proto:]})
@@ -251,6 +257,18 @@ func (b *builder) Next(hit uint64) ([]byte, int, bool, bool) {
 
 // Done implements engine.Requests.
 func (b *builder) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
+
+// Body implements engine.SharedBody: a body of engine.SplitAt or more
+// follows its request's head from where it is.
+func (b *builder) Body(hit uint64, _ int) []byte {
+	if !b.g.split {
+		return nil
+	}
+	if body := b.g.specs[b.g.choose(hit).body].Body; len(body) >= engine.SplitAt {
+		return body
+	}
+	return nil
+}
 
 // mix64 is the SplitMix64 finalizer: a request number and the seed become
 // well-spread random bits.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 )
 
@@ -146,7 +147,10 @@ func (b *builder) signed(c choice) []byte {
 	spec := g.specs[c.body]
 	spec.Target = g.prefix + string(b.tgt)
 	spec.Header = g.sign.headers(&spec, string(b.tgt), g.hashes[c.body], time.Unix(sec, 0))
-	buf = http1.AppendRequest(buf, &spec)
+	buf = http1.AppendHead(buf, &spec)
+	if len(spec.Body) < engine.SplitAt { // a larger one is shared (builder.Body)
+		buf = append(buf, spec.Body...)
+	}
 	if slot != nil {
 		slot.req = buf
 	} else {

@@ -25,7 +25,8 @@ const (
 // interrupt during the settling aborts them; without -w they are aborted
 // at once.
 type controller struct {
-	job   *engine.Job
+	job   *engine.Job   // the run's job (its first, with several origins)
+	jobs  []*engine.Job // every job of the run: one per origin
 	stop  chan struct{}
 	abort chan struct{}
 	wait  bool          // -w
@@ -40,13 +41,15 @@ type controller struct {
 	done    chan struct{} // closed when the engine returned
 }
 
-func newController(job *engine.Job, wait bool, timeout time.Duration) *controller {
-	c := &controller{job: job, stop: make(chan struct{}), abort: make(chan struct{}), wait: wait,
+func newController(jobs []*engine.Job, wait bool, timeout time.Duration) *controller {
+	c := &controller{job: jobs[0], jobs: jobs, stop: make(chan struct{}), abort: make(chan struct{}), wait: wait,
 		grace: DefaultGrace, done: make(chan struct{})}
 	if timeout > 0 {
 		c.grace = timeout
 	}
-	job.Stop, job.Abort = c.stop, c.abort
+	for _, job := range jobs {
+		job.Stop, job.Abort = c.stop, c.abort
+	}
 	return c
 }
 
@@ -109,14 +112,20 @@ func (c *controller) end(reason string, wait bool) {
 	c.ended, c.reason, c.at, c.waited = true, reason, c.job.Since(), wait
 	c.mu.Unlock()
 	if wait {
-		// What ends from now on ends in the drain: counted and marked.
-		for _, recs := range c.job.Recorders {
-			for _, r := range recs {
-				r.Drain()
+		// What ends from now on ends in the drain: counted and marked, in
+		// every job's recorders (a run with several origins has a job per
+		// origin).
+		for _, job := range c.jobs {
+			for _, recs := range job.Recorders {
+				for _, r := range recs {
+					r.Drain()
+				}
 			}
 		}
 	}
-	c.job.Source.Stop()
+	for _, job := range c.jobs {
+		job.Source.Stop()
+	}
 	close(c.stop)
 	if !wait {
 		c.abortNow()
@@ -129,7 +138,9 @@ func (c *controller) abortNow() {
 	defer c.mu.Unlock()
 	if !c.aborted {
 		c.aborted = true
-		c.job.MarkAborting()
+		for _, job := range c.jobs {
+			job.MarkAborting()
+		}
 		close(c.abort)
 	}
 }

@@ -17,21 +17,56 @@ import (
 
 // setup is what one run is made of, built from the plan before anything is
 // sent: the engine and why it was chosen, the dialer, the recorders (one
-// group per step) and the engine's job, minus its start time.
+// group per step and stage slot) and the engine's job, minus its start
+// time.
 type setup struct {
 	whole, share *plan.Plan // the plan, and this shard's part of it
+	woke         time.Time  // when the run began (after its start time, if any)
 	eng          engine.Engine
 	reason       string
 	dialer       *transport.Dialer
 	steps        []string
-	groups       [][]*stats.Recorder
+	groups       [][]*stats.Recorder // per step and stage slot: groups[slot*len(steps)+step]
+	stages       *schedule.StageClock
 	pacer        schedule.Pacer // nil: closed model
 	job          *engine.Job
-	target       *targetProc // the target's process, if known
+	target       *targetProc // the target's processes, if known
+	// legs are a run's origins when it sends to several, each with its own
+	// plan, engine, dialer and job over the run's recorders and stage clock
+	// (origins.go); the fields above are then the run's (the first leg's
+	// engine, dialer and job).
+	legs     []*setup
+	name     string          // a leg's origin
+	split    *schedule.Split // how a run with legs deals its requests (and, open model, its connections)
+	conns    *connShare      // how a closed-model run with legs deals its connections
+	lastTick time.Duration   // when conns was last rebalanced
+	ramp     *schedule.Ramp  // a closed-model run's connections over time
 }
 
-// build makes the run's setup. Its errors are phrased for the user.
+// build makes the run's setup, with its target's processes. Its errors
+// are phrased for the user.
 func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
+	var s *setup
+	var err error
+	if o.Workload != nil && len(o.Workload.Origins) > 0 {
+		s, err = buildOrigins(ctx, whole, o)
+	} else {
+		s, err = buildWith(ctx, whole, o, nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.target, err = findTarget(o, s.dialers()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildWith makes a run's setup or, given the run's groups of recorders
+// (per step and stage slot, as a leg sees them: legGroups) and its stage
+// clock, one leg's. A run's own groups (nil) are one per step and stage
+// slot of the workload's stages.
+func buildWith(ctx context.Context, whole *plan.Plan, o Options, groups [][]*stats.Recorder, stages *schedule.StageClock) (*setup, error) {
 	p := ShardShare(whole)
 	eng, reason, err := o.Engine, "the caller's engine (run.Options.Engine)", error(nil)
 	if eng == nil {
@@ -47,18 +82,21 @@ func build(ctx context.Context, whole *plan.Plan, o Options) (*setup, error) {
 		return nil, err
 	}
 	s := &setup{whole: whole, share: p, eng: eng, reason: reason, dialer: dialer, steps: []string{""}}
-	if s.target, err = findTarget(o, dialer); err != nil {
-		return nil, err
-	}
 	w := o.Workload
 	if w != nil && len(w.Steps) > 0 {
 		s.steps = w.Steps
 	}
-	s.groups = recorders(p.Connections, len(s.steps), o.Tracer)
+	if groups == nil {
+		if w != nil && len(w.Stages) > 0 {
+			stages = schedule.NewStageClock(w.Stages, p.Duration)
+		}
+		groups = recorders(p.Connections, len(s.steps), slotsOf(stages), o.Tracer)
+	}
+	s.groups, s.stages = groups, stages
 	s.pacer = shardPacer(whole, pacerOf(p, w))
 	s.job = &engine.Job{
 		Source: schedule.NewSource(s.pacer, p.Requests, p.Duration),
-		Steps:  s.steps, Recorders: s.groups, Connections: p.Connections, URL: p.URL,
+		Steps:  s.steps, Recorders: s.groups, Stages: s.stages, Connections: p.Connections, URL: p.URL,
 		Dialer: dialer, Timeout: p.Timeout, KeepAlive: p.KeepAlive, Pacing: p.Pacing(),
 		MaxRedirects: p.MaxRedirects, MaxHeaderBytes: 64 << 10,
 		RedirectDialer: func(u *url.URL) (*transport.Dialer, error) {
@@ -114,15 +152,34 @@ func NewDialer(ctx context.Context, p *plan.Plan) (*transport.Dialer, error) {
 	return dialer, nil
 }
 
-// recorders makes one group of recorders per step: min(connections,
-// 2 × cores) each, fewer per step when there are many steps (a Recorder
-// holds ~1 MB of histograms). A tracer, if any, is attached to all.
-func recorders(connections, steps int, tr *stats.Tracer) [][]*stats.Recorder {
+// maxStageRecorders bounds the recorders of a run with stages: only one
+// stage slot records at a time (two at a boundary), so the recorders of
+// the others cost memory (a Recorder holds ~1.6 MB of histograms, mostly
+// never touched) and the collector's time, not contention.
+const maxStageRecorders = 64
+
+// slotsOf is how many stage slots a run has: one without stages.
+func slotsOf(c *schedule.StageClock) int {
+	if c == nil {
+		return 1
+	}
+	return c.Slots()
+}
+
+// recorders makes one group of recorders per step and stage slot
+// (groups[slot*steps+step]): min(connections, 2 × cores) each, fewer per
+// step when there are many steps (a Recorder holds ~1 MB of histograms),
+// and fewer when the stage slots would make them more than
+// maxStageRecorders. A tracer, if any, is attached to all.
+func recorders(connections, steps, slots int, tr *stats.Tracer) [][]*stats.Recorder {
 	n := min(connections, 2*stats.Cores())
 	if steps > 4 {
 		n = max(1, n*4/steps)
 	}
-	groups := make([][]*stats.Recorder, steps)
+	if slots > 1 {
+		n = max(1, min(n, maxStageRecorders/(steps*slots)))
+	}
+	groups := make([][]*stats.Recorder, steps*slots)
 	for g := range groups {
 		groups[g] = make([]*stats.Recorder, n)
 		for i := range groups[g] {
@@ -155,14 +212,24 @@ func pacerOf(p *plan.Plan, w *Workload) schedule.Pacer {
 	return nil
 }
 
-// staticRequests serves the plan's own request variants, encoded once.
+// staticRequests serves the plan's own request variants, encoded once. A
+// body of engine.SplitAt or more is not copied into its variant: the
+// variant is its head, and the body is shared (engine.SharedBody).
 func staticRequests(p *plan.Plan) func(int) engine.Requests {
 	specs := p.Specs()
 	reqs := make([][]byte, len(specs))
+	var bodies [][]byte
 	for i := range specs {
-		reqs[i] = http1.AppendRequest(nil, &specs[i])
+		if len(specs[i].Body) < engine.SplitAt {
+			reqs[i] = http1.AppendRequest(nil, &specs[i])
+			continue
+		}
+		if bodies == nil {
+			bodies = make([][]byte, len(specs))
+		}
+		reqs[i], bodies[i] = http1.AppendHead(nil, &specs[i]), specs[i].Body
 	}
-	static := &engine.Static{Variants: reqs, Head: specs[0].Method == "HEAD"}
+	static := &engine.Static{Variants: reqs, Bodies: bodies, Head: specs[0].Method == "HEAD"}
 	return func(int) engine.Requests { return static }
 }
 

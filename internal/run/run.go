@@ -6,7 +6,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/target"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -51,16 +51,23 @@ type Options struct {
 	// Select picks (the conformance suite, internal/enginetest, puts each
 	// engine through the same runs this way).
 	Engine engine.Engine
-	// TargetPID is the target's process on this machine (--target-pid;
-	// hail demo's server): its memory and CPU are sampled once a second
-	// into the report (Result.Hail.Target), and its CPU on hail's CPUs is
-	// the target's, never other processes'. TargetSource says how it was
-	// known ("" is --target-pid).
-	TargetPID    int
+	// Target names the target's processes on this machine (--target-pid,
+	// --target-cmd, --target-cgroup; hail demo's server): their memory and
+	// CPU are sampled once a second into the report (Result.Hail.Target,
+	// the series, each stage's figures), and their CPU on hail's CPUs is
+	// the target's, never other processes', in the run's verdict and each
+	// origin's. TargetSource says how it was known ("": the flags).
+	Target       target.Spec
 	TargetSource string
-	// FindTarget, when TargetPID is 0, looks for the process listening on
-	// a loopback target's port (/proc) and treats it as TargetPID.
+	// FindTarget, when Target is empty, looks for the processes listening
+	// on the ports of the run's loopback targets (/proc; one per origin)
+	// and takes them as Target.
 	FindTarget bool
+	// Gate, if set, is the start barrier of a shard (--start-at barrier):
+	// called once the run is prepared, it returns when every shard is
+	// ready, with the start time they agreed on (which replaces the plan's
+	// StartAt); an error ends the run before anything is sent.
+	Gate func(ctx context.Context, interrupt <-chan struct{}) (time.Time, error)
 }
 
 // Workload replaces the plan's request with a set of steps: a scenario
@@ -89,6 +96,11 @@ type Workload struct {
 	// Connections, if set, makes the number of active connections follow a
 	// ramp (closed-model stages); the plan's Connections is its maximum.
 	Connections *schedule.Ramp
+	// Stages, if set, are the stages of the ramp (of Connections or of
+	// Pacer's rate) that each get results of their own (Result.Hail.Stages):
+	// a request belongs to the stage of its intended send time, and a
+	// stage's warmup is left out of its figures.
+	Stages []schedule.Stage
 	// Ended, if set, is closed by the workload when it has nothing left to
 	// send (a scenario's unique data feed is used up): the run then stops
 	// sending and lets in-flight requests finish (within the -w grace).
@@ -101,6 +113,11 @@ type Workload struct {
 	// the plan says (its All, Idle and Drain come from the plan): hail llm
 	// reads tokens, with the lengths its requests ask for and objectives.
 	Stream *stream.Config
+	// Origins, if set, send the steps to several servers, one engine each,
+	// under the one schedule, stages and controller (origins.go): each
+	// origin's builders replace NewRequests, and its plan the run's URL
+	// and protocol.
+	Origins []Origin
 }
 
 // DefaultGrace bounds how long -w waits for in-flight requests when no
@@ -116,18 +133,38 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !waitStart(ctx, p.StartAt, o.Interrupt) {
-		return nil, fmt.Errorf("interrupted while waiting for --start-at %s: nothing was sent", p.StartAt.Format(time.RFC3339))
+	if o.Gate != nil {
+		at, err := o.Gate(ctx, o.Interrupt)
+		if err != nil {
+			return nil, err
+		}
+		whole := *s.whole
+		whole.StartAt = at
+		s.whole = &whole
 	}
-	s.job.Start = time.Now()
-	ctl := newController(s.job, s.share.WaitOngoing, s.share.Timeout)
+	if !waitStart(ctx, s.whole.StartAt, o.Interrupt) {
+		return nil, &StartInterruptedError{At: s.whole.StartAt}
+	}
+	woke := time.Now()
+	start := woke
+	if at := s.whole.StartAt; !at.IsZero() && woke.Sub(at) < report.LateStart {
+		// The schedule starts at the agreed time, not at this process's
+		// wake-up: shards that woke a moment apart keep one time origin
+		// (their intended times and seconds line up exactly), and a late
+		// wake-up shows as their own lateness. The monotonic reading is
+		// kept (at, from a wall-clock time, has none).
+		start = woke.Add(-woke.Sub(at))
+	}
+	s.woke = woke
+	s.start(start)
+	ctl := newController(s.jobs(), s.share.WaitOngoing, s.share.Timeout)
 	col := startCollecting(s, o)
 	var data <-chan struct{}
 	if o.Workload != nil {
 		data = o.Workload.Ended
 	}
 	go ctl.watch(ctx, s.share.Duration, o.Interrupt, col.stopRun, data)
-	err = s.eng.Run(s.job)
+	err = s.runEngines(ctl)
 	finish := time.Now()
 	ctl.finished()
 	col.stop()
@@ -149,7 +186,7 @@ type collecting struct {
 // startCollecting drains the recorders once a second, calling the
 // workload's Check and the progress callback after every tick.
 func startCollecting(s *setup, o Options) *collecting {
-	c := &collecting{coll: stats.NewStepCollector(s.groups, s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
+	c := &collecting{coll: stats.NewStageCollector(s.groups, len(s.steps), s.job.Start), stopRun: make(chan struct{}), quit: make(chan struct{})}
 	switch on, t := o.OnSecond, s.target; {
 	case t != nil && on != nil:
 		c.coll.OnSecond(func(sec *stats.Second) { t.fill(sec); on(sec) })
@@ -163,8 +200,9 @@ func startCollecting(s *setup, o Options) *collecting {
 	}
 	w := o.Workload
 	var onTick func()
-	if o.Progress != nil || w != nil && w.Check != nil {
+	if o.Progress != nil || w != nil && w.Check != nil || s.conns != nil {
 		onTick = func() {
+			s.rebalance(c.coll) // origins.go: a closed-model run's connections among its origins
 			if w != nil && w.Check != nil && c.stoppedBy == "" {
 				if why := w.Check(c.coll); why != "" {
 					c.stoppedBy = why
@@ -210,15 +248,16 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	if s.target != nil {
 		tgt, machine = s.target.summary(elapsed, machine)
 	}
-	res := report.Build(report.Input{
+	in := report.Input{
 		Totals: totals, Series: col.coll.Series(), Elapsed: elapsed, Usage: col.coll.Usage(), Cores: stats.Cores(),
 		Engine: s.eng.Name(), EngineReason: s.reason, Open: s.pacer != nil, Rate: p.Rate, Start: s.job.Start,
 		Interrupted: why == endInterrupt, Config: o.Config, Version: plan.Version, SuccessSplit: o.SuccessBreakdown,
 		Protocol: p.Protocol(), ALPN: s.dialer.TLSStats().ALPN, Transport: transportName(p, s.dialer), TLS: tlsCounts(s.dialer),
 		Intent: counts, Machine: machine, Connections: p.Connections, Wait: ctl.drained(), Stopped: stoppedIf(why, stoppedAt),
-		Addr: s.dialer.Target(), Target: tgt,
-	})
-	res.Hail.Shard = shardInfo(s.whole, p, s.job.Start)
+		Addr: s.addr(), Target: tgt, Mismatch: s.mismatch(),
+	}
+	res := report.Build(in)
+	res.Hail.Shard = shardInfo(s.whole, p, s.woke)
 	res.Hail.Generator.Machine, res.Hail.Generator.MachineCPUs = stats.BootID(), stats.BootCPUs()
 	if o.Workload != nil && (len(s.steps) > 1 || s.steps[0] != "") {
 		col.coll.Steps(func(t []*stats.Totals, ser [][]stats.Second) {
@@ -228,11 +267,35 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 			res.Hail.Steps = report.BuildSteps(s.steps, t, ser, elapsed)
 		})
 	}
+	if s.stages != nil {
+		// The stages' requests were all taken by stoppedAt; an open-model
+		// schedule that ran out by itself (not at -n) covered its stages
+		// to their end, however early the last response came.
+		sent := stoppedAt
+		if why == endDone && s.pacer != nil && (p.Requests == 0 || counts.Intended < int64(p.Requests)) {
+			sent = max(sent, p.Duration)
+		}
+		col.coll.Stages(func(t []*stats.Totals) {
+			res.Hail.Stages = report.BuildStages(report.StageInput{Clock: s.stages, Kind: stageKind(o.Workload), Totals: t,
+				Series: res.Hail.Series, Stopped: sent})
+		})
+	}
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
-		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+	}
+	if s.legs != nil {
+		s.originResults(res, col, in, o)
 	}
 	return res
+}
+
+// stageKind is what a workload's stages ramp: "connections" or "rate".
+func stageKind(w *Workload) string {
+	if w.Connections != nil {
+		return "connections"
+	}
+	return "rate"
 }
 
 // stoppedIf is when the run stopped sending, or 0 when nothing stopped it.
@@ -258,4 +321,13 @@ func tlsCounts(d *transport.Dialer) *report.TLSCounts {
 		return nil
 	}
 	return &report.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
+}
+
+// certNames is the dialer's first certificate issued for other names than
+// the one checked, for the report's hint; nil when none was met.
+func certNames(d *transport.Dialer) *report.CertNames {
+	if m := d.Mismatch(); m != nil {
+		return &report.CertNames{Host: m.Host, Names: m.Names}
+	}
+	return nil
 }

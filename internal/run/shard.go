@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
@@ -92,20 +93,23 @@ func CheckStartAt(t, now time.Time, sharded bool) error {
 	return nil
 }
 
-// waitStart waits until the wall-clock time at, or until interrupt is closed or ctx ends
-// (false).
+// waitStart waits until the wall-clock time at, or until interrupt is
+// closed or ctx ends (false). The last spinStart before it is spent
+// yielding in a loop rather than on a timer, whose wake-up may come a
+// millisecond or more late on a busy machine: the shards of a run start
+// within that of each other.
 func waitStart(ctx context.Context, at time.Time, interrupt <-chan struct{}) bool {
 	if at.IsZero() {
 		return true
 	}
 	for {
 		left := time.Until(at)
-		if left <= 0 {
-			return true
+		if left <= spinStart {
+			break
 		}
 		// Re-read the wall clock at least once a second, so a clock step
 		// (NTP) during a long wait is followed.
-		t := time.NewTimer(min(left, time.Second))
+		t := time.NewTimer(min(left-spinStart, time.Second))
 		select {
 		case <-interrupt:
 			t.Stop()
@@ -116,7 +120,14 @@ func waitStart(ctx context.Context, at time.Time, interrupt <-chan struct{}) boo
 		case <-t.C:
 		}
 	}
+	for time.Now().Before(at) {
+		runtime.Gosched()
+	}
+	return true
 }
+
+// spinStart is how long before a start time waitStart stops sleeping.
+const spinStart = 2 * time.Millisecond
 
 // shardPacer paces a shard's requests: shard I of N takes requests I, I+N,
 // I+2N, … of the whole run's schedule, so the shards together send exactly
@@ -145,4 +156,12 @@ type interleaved struct {
 // Pace implements schedule.Pacer.
 func (s interleaved) Pace(hits uint64) (time.Duration, bool) {
 	return s.inner.Pace(hits*s.count + s.index)
+}
+
+// StartInterruptedError is a run that a signal (or its context) stopped
+// while it waited for --start-at: nothing was sent.
+type StartInterruptedError struct{ At time.Time }
+
+func (e *StartInterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while waiting for --start-at %s: nothing was sent", e.At.Format(time.RFC3339))
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/report"
@@ -10,63 +11,79 @@ import (
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
-// targetProc is the target's process on this machine, sampled once a
-// second: its memory and CPU go into the report, and its CPU on hail's
-// CPUs is the target's, never "other processes'".
+// targetProc is the target's processes on this machine, sampled once a
+// second: their memory and CPU go into the report, and their CPU on
+// hail's CPUs is the target's, never "other processes'".
 type targetProc struct {
 	s      *target.Sampler
-	source string  // how hail knew it: --target-pid, hail demo, loopback listener
-	share  float64 // the part of its CPU time spent on hail's CPUs (its CPUs that are hail's, of its CPUs)
-	cpus   int     // hail's CPUs
+	source string // how hail knew it: the --target-* flags, hail demo, loopback listener
+	cpus   int    // hail's CPUs
 }
 
-// findTarget returns the run's target process: o.TargetPID, or with
-// o.FindTarget the process listening on a loopback target's port (not
-// hail's own: an in-process target is part of hail's CPU). An explicit pid
-// that does not exist is an error; a listener that cannot be found is none.
-func findTarget(o Options, d *transport.Dialer) (*targetProc, error) {
-	pid, source := o.TargetPID, o.TargetSource
+// findTarget returns the run's target: the processes o.Target names, or
+// with o.FindTarget those listening on the ports of the run's loopback
+// targets (one per origin; not hail's own: an in-process target is part of
+// hail's CPU). A process, name or cgroup named that is not there is an
+// error; a listener that cannot be found is none.
+func findTarget(o Options, dialers []*transport.Dialer) (*targetProc, error) {
+	spec, source := o.Target, o.TargetSource
 	if source == "" {
-		source = "--target-pid"
+		source = spec.Flags()
 	}
-	if pid == 0 && o.FindTarget {
-		ap, ok := d.Loopback()
-		if !ok {
-			return nil, nil
-		}
-		if pid, ok = target.Listener(ap); !ok || pid == os.Getpid() {
-			return nil, nil
+	if spec.Empty() && o.FindTarget {
+		for _, d := range dialers {
+			ap, ok := d.Loopback()
+			if !ok {
+				continue
+			}
+			if pid, ok := target.Listener(ap); ok && pid != os.Getpid() && !slices.Contains(spec.PIDs, pid) {
+				spec.PIDs = append(spec.PIDs, pid)
+			}
 		}
 		source = "loopback listener"
 	}
-	if pid == 0 {
+	if spec.Empty() {
 		return nil, nil
 	}
-	s, err := target.New(pid)
+	s, err := target.NewSet(spec)
 	if err != nil {
 		if source == "loopback listener" {
 			return nil, nil
 		}
 		return nil, err
 	}
-	return &targetProc{s: s, source: source, share: cpuOverlap(pid), cpus: hailCPUs()}, nil
+	s.CountOn(cpuOverlap)
+	return &targetProc{s: s, source: source, cpus: hailCPUs()}, nil
+}
+
+// dialers are the run's dialers: one, or one per origin.
+func (s *setup) dialers() []*transport.Dialer {
+	if s.legs == nil {
+		return []*transport.Dialer{s.dialer}
+	}
+	out := make([]*transport.Dialer, len(s.legs))
+	for i, leg := range s.legs {
+		out[i] = leg.dialer
+	}
+	return out
 }
 
 // fill samples the target into one second of the series and takes its
 // CPU on hail's CPUs out of the second's share of other processes.
 func (t *targetProc) fill(sec *stats.Second) {
 	t.s.Fill(sec)
-	sec.TargetShare = min(t.onHail(sec.TargetCPU), 1)
+	shared, _ := t.s.Shared()
+	sec.TargetShare = min(t.onHail(shared), 1)
 	sec.Others = max(0, sec.Others-sec.TargetShare)
 }
 
 // onHail is the share of hail's CPUs that cores of the target's CPU use
-// took.
+// on them took.
 func (t *targetProc) onHail(cores float64) float64 {
 	if t.cpus <= 0 {
 		return 0
 	}
-	return cores * t.share / float64(t.cpus)
+	return cores / float64(t.cpus)
 }
 
 // summary is the target's use over a run of elapsed, with how hail knew
@@ -74,7 +91,9 @@ func (t *targetProc) onHail(cores float64) float64 {
 func (t *targetProc) summary(elapsed time.Duration, m stats.MachineUse) (*report.Target, stats.MachineUse) {
 	sum := t.s.Summary(elapsed)
 	sum.Source = t.source
-	sum.OnHailCPUs = min(t.onHail(sum.MeanCPU), 1)
+	if _, shared := t.s.Shared(); elapsed > 0 {
+		sum.OnHailCPUs = min(t.onHail(shared.Seconds()/elapsed.Seconds()), 1)
+	}
 	m.Others = max(0, m.Others-sum.OnHailCPUs)
 	return sum, m
 }

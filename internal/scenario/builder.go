@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"strconv"
 
 	"github.com/hail-loadgen/hail/internal/engine"
@@ -26,14 +25,15 @@ import (
 // missing value. Within a flow, such a step ends the flow early.
 type vu struct {
 	s       *Scenario
+	mix     *mix // the choice among steps and flows: the scenario's, or one origin's
 	id      int
 	rng     *random.Rand
 	ctx     template.Ctx
 	buf     []byte
 	body    []byte
 	scratch []byte
-	msg     []byte       // a gRPC step's encoded messages
-	msgJSON bytes.Buffer // a gRPC response message as protojson, for captures
+	msg     []byte // a gRPC step's encoded messages
+	msgJSON []byte // a gRPC response message as protojson, for captures
 	lastSet []bool
 	excl    []bool
 	flow    int // the flow being walked, -1 for none
@@ -66,7 +66,7 @@ type taken struct {
 type reservation struct{ vals []taken }
 
 func newVU(s *Scenario, worker int) *vu {
-	v := &vu{s: s, id: worker, flow: -1,
+	v := &vu{s: s, mix: &s.mix, id: worker, flow: -1,
 		rng:     random.New(s.seed ^ random.SplitMix(uint64(worker)+1)),
 		lastSet: make([]bool, len(s.captures)),
 		excl:    make([]bool, len(s.mix.acts)),
@@ -103,8 +103,13 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 		v.flow = -1 // the flow cannot go on: start a new choice
 		v.newRows()
 	}
-	m := &s.mix
+	m := v.mix
 	a := m.pick(v.rng)
+	if s.feedEnd.exclude(a, v.excl) { // its unique feed is used up: it is no longer chosen
+		if a = m.pickExcluding(v.rng, v.excl); a < 0 {
+			return nil, 0, false, false
+		}
+	}
 	for tries := 0; ; tries++ {
 		act := m.acts[a]
 		st := act.step
@@ -120,7 +125,7 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 			}
 			return req, st, s.Steps[st].isHead, true
 		}
-		if tries == 0 {
+		if tries == 0 && !s.feedEnd.exclude(a, v.excl) {
 			clear(v.excl)
 		}
 		v.excl[a] = true
@@ -207,7 +212,9 @@ func (v *vu) build(i int) ([]byte, bool) {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	b = append(b, body...)
+	if !st.shared() { // a shared body follows from where it is (Body)
+		b = append(b, body...)
+	}
 	v.buf = b
 	v.took = v.took[:0]
 	for k, ref := range st.refs {
@@ -217,6 +224,16 @@ func (v *vu) build(i int) ([]byte, bool) {
 		v.ctx.Slots[k] = ""
 	}
 	return b, true
+}
+
+// Body implements engine.SharedBody: a step's body_file of
+// engine.SplitAt or more follows its head from where it is, never copied
+// into a virtual user's request.
+func (v *vu) Body(_ uint64, step int) []byte {
+	if st := v.s.Steps[step]; st.shared() {
+		return st.bodyLit
+	}
+	return nil
 }
 
 // Reserved implements engine.Reserver: a token for the values the request
@@ -288,9 +305,9 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	if st.grpc != nil && (len(st.captures) > 0 || st.checksBody) {
 		body := p.Body
 		if !st.grpc.captureBody(p, &v.msgJSON) {
-			v.msgJSON.Reset()
+			v.msgJSON = v.msgJSON[:0]
 		}
-		p.Body = v.msgJSON.Bytes()
+		p.Body = v.msgJSON
 		defer func() { p.Body = body }()
 	}
 	for _, c := range st.checks {

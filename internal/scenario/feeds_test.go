@@ -36,3 +36,30 @@ func TestFeedErrors(t *testing.T) {
 		}
 	}
 }
+
+// Scenario.Files lists every file the scenario read besides itself,
+// resolved against its directory, each once: what a distributed run ships.
+func TestScenarioFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"users.csv": "id\n1\n", "body.json": `{"a":1}`, "lines.txt": "x\ny\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs := filepath.Join(dir, "lines.txt")
+	src := "base: http://127.0.0.1:1\nrequests: 1\nfeeds: {users: {file: users.csv}}\nsteps:\n" +
+		"  - {name: a, method: POST, path: '/{{feed.users.id}}', body_file: body.json}\n" +
+		"  - {name: b, method: POST, path: /, body_lines: " + abs + "}\n" +
+		"  - {name: c, method: POST, path: /, body_file: ./body.json}\n"
+	sc, err := Parse(filepath.Join(dir, "s.yaml"), []byte(src), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "users.csv"), filepath.Join(dir, "body.json"), abs}
+	if strings.Join(sc.Files, " ") != strings.Join(want, " ") {
+		t.Errorf("files %q, want %q", sc.Files, want)
+	}
+}

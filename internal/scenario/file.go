@@ -39,6 +39,9 @@ type LoadOptions struct {
 	Vars map[string]string
 	// Base overrides the file's base URL (--base).
 	Base string
+	// Targets override the URLs of the file's targets by name (--target
+	// NAME=URL).
+	Targets map[string]string
 	// Env looks up environment variables (default os.LookupEnv).
 	Env func(string) (string, bool)
 	// LengthGiven says the command line bounds the run (-z or -n), so the
@@ -47,7 +50,7 @@ type LoadOptions struct {
 	// GRPC finds the schema of gRPC steps when the file names none (hail
 	// run asks the server at base by reflection); insecure is the file's
 	// (or --insecure's) TLS verification setting.
-	GRPC func(base *url.URL, insecure bool) (grpccall.Source, error)
+	GRPC func(target *url.URL, insecure bool) (grpccall.Source, error)
 	// FileLimit bounds the files read into memory: the scenario, body_file,
 	// body_lines, pool, feed and protoset files (--body-file-limit; 0:
 	// bodyfile.DefaultLimit).
@@ -63,16 +66,16 @@ const (
 )
 
 var (
-	topKeys = []string{"name", "base", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
+	topKeys = []string{"name", "base", "targets", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
 		"connections", "rate", "duration", "requests", "timeout", "connect_timeout", "keepalive", "redirects",
 		"engine", "insecure", "seed", "max_repeat", "body_limit", "grpc", "think", "feeds", "setup", "teardown"}
-	stepKeys      = []string{"name", "weight", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
+	stepKeys      = []string{"name", "weight", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
-	phaseKeys     = []string{"name", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat"}
-	stageKeys     = []string{"duration", "connections", "rate", "ramp"}
+	phaseKeys     = []string{"name", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat", "concurrency"}
+	stageKeys     = []string{"duration", "connections", "rate", "ramp", "warmup", "name"}
 	captureKeys   = []string{"json", "header", "regex", "status"}
 	poolKeys      = []string{"max", "values", "file"}
-	thresholdKeys = []string{"expr", "step", "abort_on_fail", "abort_after"}
+	thresholdKeys = []string{"expr", "step", "stage", "abort_on_fail", "abort_after"}
 	nameRE        = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 )
 
@@ -105,12 +108,25 @@ type loader struct {
 	weightSet  []bool
 	stepInFlow []bool
 	firstNeeds []bool                  // the step needs a captured value before it can run
-	grpcSrc    grpccall.Source         // the schema of gRPC steps, once one needed it
+	grpcSrc    grpccall.Source         // the schema of gRPC steps from the file's grpc: key, once one needed it
+	grpcSrcs   map[int]grpccall.Source // the schema of each origin's gRPC steps by reflection, once one needed it
 	names      map[string]*yaml.Node   // every step's name: load, setup and teardown
 	phaseNodes map[string][]*yaml.Node // the setup and teardown steps
 	phase      bool                    // compiling a setup or teardown step
 	anyGRPC    bool                    // a step is a gRPC call: the run speaks HTTP/2
 	thinkNode  *yaml.Node              // a think time of the load (file, flow or step), for the open-model check
+	flowNodes  []*yaml.Node            // the flows, in order
+
+	// targets and origins (file_targets.go)
+	targetNodes map[string]*yaml.Node // the targets' keys, by name
+	targetURL   map[string]*url.URL   // the targets' URLs (http or https), by name
+	targetH2    map[string]bool       // the target speaks HTTP/2 (grpc://, protocol: h2)
+	targetHTTP1 map[string]bool       // the target says protocol: http1
+	baseTarget  string                // base names this target
+	originIdx   map[string]int        // origins by target name or scheme://host
+	originHTTP1 []bool                // per origin: its target says protocol: http1
+	stepOrigin  map[*yaml.Node]int    // each step's origin (-1: none), by its node
+	cur         int                   // the origin of the step being compiled
 
 	headers     []headerNode // the file's headers (fileHeaders), once read
 	headersErr  error        // their problem, if any
@@ -126,7 +142,9 @@ func Parse(file string, data []byte, o LoadOptions) (*Scenario, error) {
 	l := &loader{file: file, dir: filepath.Dir(file), o: o, src: strings.Split(string(data), "\n"),
 		s: &Scenario{File: file}, nodes: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{},
 		poolIdx: map[string]int{}, capIdx: map[string]int{}, stepIdx: map[string]int{},
-		names: map[string]*yaml.Node{}, phaseNodes: map[string][]*yaml.Node{}}
+		names: map[string]*yaml.Node{}, phaseNodes: map[string][]*yaml.Node{},
+		targetNodes: map[string]*yaml.Node{}, targetURL: map[string]*url.URL{}, targetH2: map[string]bool{}, targetHTTP1: map[string]bool{},
+		originIdx: map[string]int{}, stepOrigin: map[*yaml.Node]int{}, grpcSrcs: map[int]grpccall.Source{}}
 	var doc yaml.Node
 	if err := l.unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -158,6 +176,9 @@ func (l *loader) load() error {
 	if err := l.variables(); err != nil {
 		return err
 	}
+	if err := l.targets(); err != nil {
+		return err
+	}
 	if err := l.base(); err != nil {
 		return err
 	}
@@ -178,6 +199,9 @@ func (l *loader) load() error {
 		return err
 	}
 	if err := l.phases(); err != nil {
+		return err
+	}
+	if err := l.checkOrigins(); err != nil {
 		return err
 	}
 	if err := l.stages(connSet); err != nil {
@@ -270,7 +294,7 @@ func (l *loader) settings() (connSet bool, maxRepeat int, err error) {
 // finish makes the final checks and builds the mix.
 func (l *loader) finish() error {
 	s := l.s
-	if s.Base == nil {
+	if len(s.Origins) == 0 {
 		return l.errAt(l.root, "scenario: expected base: http://HOST:PORT (or a url in each step)")
 	}
 	if l.thinkNode != nil {
@@ -308,7 +332,10 @@ func (l *loader) finish() error {
 	for _, c := range l.env.Counters {
 		c.Store(0) // the sample requests checked at load count from 1 too
 	}
-	s.mix = newMix(s.Steps, s.Flows)
+	s.mix = newMix(s.Steps, s.Flows, -1)
+	for k, o := range s.Origins {
+		o.mix = newMix(s.Steps, s.Flows, k)
+	}
 	s.anyGRPC = l.anyGRPC
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed

@@ -59,8 +59,12 @@ func (l *loader) stepExpect(st *Step, n *yaml.Node) error {
 				if !isToken(name) {
 					return l.errAt(k, "%s.header: expected a header name such as Content-Type, found %q", what, name)
 				}
-				if l.anyGRPC {
-					return l.errAt(k, "%s.header: header checks need HTTP/1.1, but this file's gRPC steps make the whole run speak HTTP/2, whose engine keeps no response headers: check the body or the status instead", what)
+				if o := l.cur; o >= 0 && l.s.Origins[o].HTTP2 {
+					why := "this file's gRPC steps make the whole run speak HTTP/2"
+					if len(l.s.Origins) > 1 {
+						why = "its target, " + l.s.Origins[o].Name + ", speaks HTTP/2"
+					}
+					return l.errAt(k, "%s.header: header checks need HTTP/1.1, but %s, whose engine keeps no response headers: check the body or the status instead", what, why)
 				}
 				val, err := l.fixedString(v, what+".header."+name)
 				if err != nil {

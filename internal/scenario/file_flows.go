@@ -79,6 +79,7 @@ func (l *loader) flows() error {
 				return l.errAt(it, "%s never runs: expected a weight > 0", what)
 			}
 			s.Flows = append(s.Flows, f)
+			l.flowNodes = append(l.flowNodes, it)
 		}
 		if len(s.Steps)+len(s.Flows) > maxActivities {
 			return l.errAt(n, "flows: expected at most %d steps and flows in all", maxActivities)

@@ -24,11 +24,15 @@ var (
 
 // grpcSource returns the schema gRPC steps resolve their calls in: the
 // file's grpc.proto or grpc.protoset (paths relative to the file), else
-// what LoadOptions.GRPC finds (hail run asks the server by reflection).
-// It is made once, when the first gRPC step needs it.
+// what LoadOptions.GRPC finds at the step's origin (hail run asks the
+// server by reflection). It is made once, when the first gRPC step (of the
+// origin) needs it.
 func (l *loader) grpcSource(at *yaml.Node) (grpccall.Source, error) {
 	if l.grpcSrc != nil {
 		return l.grpcSrc, nil
+	}
+	if src := l.grpcSrcs[l.cur]; src != nil {
+		return src, nil
 	}
 	var protos, imports []string
 	protoset := ""
@@ -65,7 +69,10 @@ func (l *loader) grpcSource(at *yaml.Node) (grpccall.Source, error) {
 	case len(protos) > 0:
 		src, err = grpccall.FromProto(protos, imports)
 	case l.o.GRPC != nil:
-		src, err = l.o.GRPC(l.s.Base, l.s.Settings.Insecure)
+		if src, err = l.o.GRPC(l.s.Origins[l.cur].URL, l.s.Settings.Insecure); err == nil {
+			l.grpcSrcs[l.cur] = src
+			return src, nil
+		}
 	default:
 		return nil, l.errAt(at, "a grpc step needs the service's schema: expected grpc: {proto: FILE.proto} (or protoset) at the top of the file")
 	}
@@ -118,8 +125,8 @@ func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *templat
 	}); err != nil {
 		return err
 	}
-	if l.s.Base == nil {
-		return l.errAt(g, "%s: a grpc step needs a base: expected base: http://HOST:PORT (h2c) or https://HOST:PORT at the top of the file", what)
+	if st.origin < 0 {
+		return l.errAt(g, "%s: a grpc step needs a base: expected base: http://HOST:PORT (h2c) or https://HOST:PORT at the top of the file, or a target", what)
 	}
 	callN := vals["call"]
 	if callN == nil {
@@ -140,7 +147,7 @@ func (l *loader) grpcRequest(st *Step, it *yaml.Node, n stepFields, env *templat
 	if err != nil {
 		return l.errAt(callN, "%s.call: %v", what, strings.TrimPrefix(err.Error(), "--call "+call+": "))
 	}
-	gs := &grpcStep{method: m}
+	gs := newGRPCStep(m)
 	if v := vals["stream_count"]; v != nil {
 		c, err := l.integer(v, what+".stream_count", 1, 1_000_000)
 		if err != nil {
@@ -166,7 +173,7 @@ func (l *loader) grpcHead(st *Step, n stepFields, md *yaml.Node, env *template.E
 	if t := l.s.Settings.Timeout; t > 0 {
 		hdr += "grpc-timeout: " + grpccall.Timeout(t) + "\r\n"
 	}
-	parts := []*template.Template{template.Text("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Base.Host + "\r\n" + hdr)}
+	parts := []*template.Template{template.Text("POST " + st.Target + " HTTP/1.1\r\nHost: " + l.s.Origins[st.origin].URL.Host + "\r\n" + hdr)}
 	hs, err := l.mergeHeaders(headerSource{n.vals["headers"], st.Name + ".headers"}, headerSource{md, st.Name + ".grpc.metadata"})
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ package scenario
 
 import (
 	"bytes"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -166,16 +165,18 @@ func (l *loader) stepTarget(st *Step, it *yaml.Node, n stepFields, env *template
 	return target, host, nil
 }
 
-// stepPath compiles a path under the base URL.
+// stepPath compiles a path under the step's target (the base's URL by
+// default).
 func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *template.Env) (*template.Template, string, error) {
-	s, what := l.s, st.Name
+	what := st.Name
 	p, err := l.str(pathN, what+".path")
 	if err != nil {
 		return nil, "", err
 	}
-	if s.Base == nil {
-		return nil, "", l.errAt(pathN, "%s.path: a path needs a base URL: expected base: http://HOST:PORT at the top of the file (or --base), or a full url", what)
+	if st.origin < 0 {
+		return nil, "", l.errAt(pathN, "%s.path: a path needs a base URL: expected base: http://HOST:PORT at the top of the file (or --base), a target, or a full url", what)
 	}
+	base := l.s.Origins[st.origin].URL
 	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "{{") {
 		return nil, "", l.errAt(pathN, "%s.path: expected a path starting with /, found %q", what, p)
 	}
@@ -184,29 +185,24 @@ func (l *loader) stepPath(st *Step, pathN *yaml.Node, env *template.Env) (*templ
 		return nil, "", l.errIn(pathN, err, what+".path")
 	}
 	st.Target = p
-	return template.Concat(template.Text(strings.TrimSuffix(s.Base.EscapedPath(), "/")), t), s.Base.Host, nil
+	return template.Concat(template.Text(strings.TrimSuffix(base.EscapedPath(), "/")), t), base.Host, nil
 }
 
-// stepURL compiles a full URL, whose origin must be written out and be
-// the run's.
+// stepURL compiles a full URL, whose origin must be written out: it is
+// the step's origin (file_targets.go).
 func (l *loader) stepURL(st *Step, urlN *yaml.Node, env *template.Env) (*template.Template, string, error) {
-	s, what := l.s, st.Name
+	what := st.Name
 	raw, err := l.str(urlN, what+".url")
 	if err != nil {
 		return nil, "", err
 	}
 	origin, rest := splitURL(raw)
 	if strings.Contains(origin, "{{") {
-		return nil, "", l.errAt(urlN, "%s.url: the scheme, host and port must be written out (hail connects to one origin): expected templates only in the path, found %q", what, origin)
+		return nil, "", l.errAt(urlN, "%s.url: the scheme, host and port must be written out (hail connects to each origin it names): expected templates only in the path, found %q", what, origin)
 	}
 	u, err := parseOrigin(origin)
 	if err != nil {
 		return nil, "", l.errAt(urlN, "%s.url: %v", what, err)
-	}
-	if s.Base == nil {
-		s.Base = &url.URL{Scheme: u.Scheme, Host: u.Host}
-	} else if u.Scheme != s.Base.Scheme || u.Host != s.Base.Host {
-		return nil, "", l.errAt(urlN, "%s.url: expected the origin %s://%s of the run (one origin per run), found %s://%s", what, s.Base.Scheme, s.Base.Host, u.Scheme, u.Host)
 	}
 	t, err := template.Compile(rest, env, template.Target)
 	if err != nil {
@@ -308,7 +304,7 @@ func (l *loader) stepBody(st *Step, n stepFields, env *template.Env) error {
 		if err != nil {
 			return err
 		}
-		b, err := bodyfile.Read(l.path(p), l.o.FileLimit)
+		b, err := bodyfile.Map(l.path(p), l.o.FileLimit, 0) // sent as it is: mapped, never copied
 		if err != nil {
 			return l.errAt(v, "%s.body_file: %v", what, err)
 		}

@@ -6,6 +6,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/schedule"
@@ -32,11 +33,16 @@ func (l *loader) stages(connSet bool) error {
 	}
 	var peak float64
 	var total time.Duration
+	names := map[string]bool{}
 	for i, it := range items {
 		sg, kind, err := l.stage(fmt.Sprintf("stages[%d]", i), it)
 		if err != nil {
 			return err
 		}
+		if sg.Name != "" && names[sg.Name] {
+			return l.errAt(it, "stages[%d].name: %q names an earlier stage too: expected a name of its own", i, sg.Name)
+		}
+		names[sg.Name] = true
 		st.StageKind = kind
 		peak = math.Max(peak, sg.Target)
 		total += sg.Duration
@@ -71,7 +77,7 @@ func (l *loader) stages(connSet bool) error {
 func (l *loader) stage(what string, it *yaml.Node) (schedule.Stage, string, error) {
 	st := &l.s.Settings
 	var sg schedule.Stage
-	var durN *yaml.Node
+	var durN, warmN *yaml.Node
 	kind := ""
 	if err := l.fields(it, what, stageKeys, func(key string, k, v *yaml.Node) error {
 		var err error
@@ -101,6 +107,14 @@ func (l *loader) stage(what string, it *yaml.Node) (schedule.Stage, string, erro
 				err = l.errAt(v, "%s.ramp: expected linear or step, found %s", what, describe(v))
 			}
 			sg.Step = r == "step"
+		case "warmup":
+			warmN = v
+			sg.Warmup, err = l.duration(v, what+".warmup")
+		case "name":
+			sg.Name, err = l.str(v, what+".name")
+			if err == nil && (sg.Name == "" || strings.Trim(sg.Name, "0123456789") == "") {
+				err = l.errAt(v, "%s.name: expected a name with a letter in it (a number names a stage by its position already), found %s", what, describe(v))
+			}
 		}
 		return err
 	}); err != nil {
@@ -111,6 +125,9 @@ func (l *loader) stage(what string, it *yaml.Node) (schedule.Stage, string, erro
 	}
 	if kind == "" {
 		return sg, "", l.errAt(it, "%s: expected a target: connections (closed model) or rate (open model), found none", what)
+	}
+	if warmN != nil && sg.Warmup >= sg.Duration {
+		return sg, "", l.errAt(warmN, "%s.warmup: %s leaves nothing of the %s stage to measure: expected a warmup shorter than its duration", what, sg.Warmup, sg.Duration)
 	}
 	return sg, kind, nil
 }

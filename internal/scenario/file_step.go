@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 )
 
@@ -60,8 +61,7 @@ func (l *loader) prescanSteps() error {
 func (l *loader) prescanList(items []*yaml.Node, list string, keys []string, seeds bool) error {
 	for i, it := range items {
 		what := fmt.Sprintf("%s[%d]", list, i)
-		var name *yaml.Node
-		var capNode *yaml.Node
+		var name, capNode, targetNode, urlNode, grpcNode *yaml.Node
 		if err := l.fields(it, what, keys, func(key string, k, v *yaml.Node) error {
 			switch key {
 			case "name":
@@ -70,11 +70,21 @@ func (l *loader) prescanList(items []*yaml.Node, list string, keys []string, see
 				capNode = v
 			case "grpc":
 				l.anyGRPC = true
+				grpcNode = k
+			case "target":
+				targetNode = v
+			case "url":
+				urlNode = v
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
+		k, err := l.originOf(it, targetNode, urlNode, grpcNode)
+		if err != nil {
+			return err
+		}
+		l.stepOrigin[it] = k
 		if name == nil {
 			return l.errAt(it, "%s: expected a name (name: create), found none", what)
 		}
@@ -144,7 +154,8 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 		n.vals[key], n.keys[key] = v, k
 		return nil
 	})
-	st := &Step{Name: n.vals["name"].Value, Weight: 1, Method: "GET"}
+	st := &Step{Name: n.vals["name"].Value, Weight: 1, Method: "GET", origin: l.stepOrigin[it]}
+	l.cur = st.origin
 	if err := l.stepWeightMethod(st, n); err != nil {
 		return nil, err
 	}
@@ -156,7 +167,7 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 		if err := l.grpcRequest(st, it, n, &env); err != nil {
 			return nil, err
 		}
-		host = l.s.Base.Host
+		host = l.s.Origins[st.origin].URL.Host
 	} else {
 		target, h, err := l.stepTarget(st, it, n, &env)
 		if err != nil {
@@ -188,6 +199,13 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	}
 	if err := l.stepRepeat(st, n.vals["repeat"]); err != nil {
 		return nil, err
+	}
+	if v := n.vals["concurrency"]; v != nil {
+		c, err := l.integer(v, st.Name+".concurrency", 1, maxConnections)
+		if err != nil {
+			return nil, err
+		}
+		st.concurrency = int(c)
 	}
 	l.stepWaits(st)
 	if err := l.stepSample(st, it, host); err != nil {
@@ -290,7 +308,8 @@ func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
 			bodies = [][]byte{st.bodyLit}
 		}
 		for _, b := range bodies {
-			st.variants = append(st.variants, encodeTail(append([]byte(nil), st.head.Literal()...), b, st.sendsCL, st.close))
+			v := encodeTail(append([]byte(nil), st.head.Literal()...), b, st.sendsCL, st.close, st.shared())
+			st.variants = append(st.variants, v)
 		}
 	}
 	return nil
@@ -314,8 +333,9 @@ func (l *loader) sampleVU(st *Step, slot string) *vu {
 
 // encodeTail finishes a request after its head: Content-Length (when there
 // is a body or the method has one), Connection: close, the empty line and
-// the body. It matches http1.AppendRequest byte for byte.
-func encodeTail(b, body []byte, sendsCL, close bool) []byte {
+// the body (unless it is shared: then it follows from where it is). It
+// matches http1.AppendRequest byte for byte.
+func encodeTail(b, body []byte, sendsCL, close, shared bool) []byte {
 	if sendsCL || len(body) > 0 {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)
@@ -325,7 +345,16 @@ func encodeTail(b, body []byte, sendsCL, close bool) []byte {
 		b = append(b, "Connection: close\r\n"...)
 	}
 	b = append(b, "\r\n"...)
+	if shared {
+		return b
+	}
 	return append(b, body...)
+}
+
+// shared reports whether st's body is sent apart from its requests
+// (engine.SharedBody): a fixed body of engine.SplitAt bytes or more.
+func (st *Step) shared() bool {
+	return len(st.bodyLit) >= engine.SplitAt && st.body == nil && st.lines == nil && st.grpc == nil
 }
 
 // checkSample validates an expanded request head with http1's rules.

@@ -134,6 +134,12 @@ func TestLoadErrors(t *testing.T) {
 		{"stages and connections", "base: http://127.0.0.1:8080\nconnections: 9\n" + create + "stages:\n  - {duration: 1s, connections: 3}\n", `t.yaml:2:1: connections: the stages set the number of connections`},
 		{"flow step", head + create + "flows:\n  - name: f\n    steps: [create, lgoin]\n", `t.yaml:11:21: flow f.steps: undefined step "lgoin": expected one of create`},
 		{"threshold step", head + create + "thresholds:\n  - {expr: p99 < 1ms, step: crate}\n", `t.yaml:10:29: thresholds[0].step: undefined step "crate"`},
+		{"warmup too long", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 2s, connections: 3, warmup: 2s}\n", `t.yaml:9:44: stages[0].warmup: 2s leaves nothing of the 2s stage to measure`},
+		{"numeric stage name", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 2s, connections: 3, name: 7}\n", `t.yaml:9:42: stages[0].name: expected a name with a letter in it`},
+		{"stage name twice", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 2s, connections: 3, name: a}\n  - {duration: 2s, connections: 3, name: a}\n", `t.yaml:10:5: stages[1].name: "a" names an earlier stage too`},
+		{"threshold stage", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 2s, connections: 3, name: low}\nthresholds:\n  - {expr: p99 < 1ms, stage: 2}\n", `t.yaml:11:30: thresholds[0].stage: no stage "2": expected a stage number from 1 to 1 or a name: low`},
+		{"threshold stage without stages", head + create + "thresholds:\n  - {expr: p99 < 1ms, stage: 1}\n", `t.yaml:10:30: thresholds[0].stage: the scenario has no stages`},
+		{"threshold step and stage", "base: http://127.0.0.1:8080\n" + create + "stages:\n  - {duration: 2s, connections: 3}\nthresholds:\n  - {expr: p99 < 1ms, step: create, stage: 1}\n", `t.yaml:11:44: thresholds[0]: expected step or stage, found both`},
 		{"threshold expr", head + create + "thresholds:\n  - p99 < fast\n", `t.yaml:10:5: thresholds[0]: threshold "p99 < fast": p99 is a latency: expected a duration`},
 		{"yaml syntax", head + "steps:\n  - name: a\n   path: /\n", `t.yaml:3:1: invalid YAML: did not find expected '-' indicator`},
 		{"duplicate key", head + create + "    method: GET\n", `t.yaml:9:5: steps[0]: duplicate key "method" (first at line 5)`},
@@ -144,7 +150,6 @@ func TestLoadErrors(t *testing.T) {
 		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex or status, found several`},
 		{"body twice", head + "steps:\n  - name: a\n    path: /\n    body: x\n    body_file: f\n", `t.yaml:7:5: a: give one of body, body_json, body_file and body_lines, found more`},
 		{"never runs", head + create + "  - name: idle\n    weight: 0\n    path: /\n", `t.yaml:9:5: step idle never runs: expected a weight > 0 or a place in a flow`},
-		{"other origin", head + create + "  - name: b\n    url: http://10.0.0.1:8080/x\n", `t.yaml:10:10: b.url: expected the origin http://127.0.0.1:8080 of the run (one origin per run), found http://10.0.0.1:8080`},
 		{"content-length", head + create + "    headers: {Content-Length: 5}\n", `t.yaml:9:15: create.headers: Content-Length is set by hail from the body`},
 		{"bad method", head + "steps:\n  - name: a\n    method: GE T\n    path: /\n", `t.yaml:5:13: a.method: expected a method such as GET, POST or DELETE, found "GE T"`},
 		{"space in path", head + "steps:\n  - name: a\n    path: /a b\n", `t.yaml:5:11: a: the request target may not contain ' ': expected it percent-encoded (%20)`},
@@ -217,6 +222,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add("base: http://h:1\nduration: 1s\nsteps:\n  - {name: a, path: '/{{regex \"[a-z]{3}\"}}'}\nstages:\n  - {duration: 1s, rate: 10}\n")
 	f.Add("steps: [{name: a, url: 'http://h/{{choice a b}}'}]\nflows: [{name: f, steps: [a, a]}]\nrequests: 3\n")
 	f.Add("a: &x [1, *x]\n")
+	f.Add("base: http://h:1\nrequests: 1\nvariables: {x: &a [1,2,3]}\nsteps: [{name: a, method: POST, path: /, body_json: {b: &b [*a,*a,*a], c: [*b,*b,*b]}}]\n")
+	f.Add("base: http://h:1\nsteps: [{name: a, path: /}]\nstages:\n  - {duration: 2s, connections: 3, ramp: step, warmup: 1s, name: low}\n" +
+		"  - {duration: 1s, connections: 1}\nthresholds:\n  - {expr: p99 < 1s, stage: low}\n  - {expr: rps > 1, stage: 2}\n")
 	f.Add("base: http://h:1\nrequests: 2\nthink: 1ms..2ms\nsetup: [{name: s, path: /, capture: {p: {json: id}}, repeat: 2}]\n" +
 		"steps: [{name: a, method: POST, path: '/{{pick p}}', body_json: {n: '{{int 1 2}}', s: 'x{{uuid}}'}, expect: {status: [200, 2xx], json: {a.b: 1}}}]\n" +
 		"teardown: [{name: t, path: '/{{take p}}', repeat: all}]\n")

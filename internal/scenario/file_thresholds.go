@@ -1,5 +1,5 @@
-// Thresholds: pass/fail expressions, overall or per step, with their
-// abort settings.
+// Thresholds: pass/fail expressions, overall, per step or per stage, with
+// their abort settings.
 
 package scenario
 
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
@@ -14,7 +15,7 @@ import (
 )
 
 // thresholds reads the thresholds list: an expression, or a mapping with
-// expr, an optional step and the abort settings.
+// expr, an optional step or stage and the abort settings.
 func (l *loader) thresholds() error {
 	n, ok := l.nodes["thresholds"]
 	if !ok {
@@ -36,7 +37,7 @@ func (l *loader) thresholds() error {
 				return l.errAt(it, "%s: %v", what, err)
 			}
 		} else {
-			var exprN, stepN *yaml.Node
+			var exprN, stepN, stageN *yaml.Node
 			abort := false
 			after := threshold.DefaultAbortAfter
 			if err := l.fields(it, what, thresholdKeys, func(key string, k, v *yaml.Node) error {
@@ -46,6 +47,8 @@ func (l *loader) thresholds() error {
 					exprN = v
 				case "step":
 					stepN = v
+				case "stage":
+					stageN = v
 				case "abort_on_fail":
 					abort, err = l.boolean(v, what+".abort_on_fail")
 				case "abort_after":
@@ -77,8 +80,50 @@ func (l *loader) thresholds() error {
 				}
 				t.OnStep(name, idx)
 			}
+			if stageN != nil {
+				if stepN != nil {
+					return l.errAt(stageN, "%s: expected step or stage, found both: a threshold judges one step over the run, or every step in one stage", what)
+				}
+				ref, idx, err := l.stageRef(stageN, what+".stage")
+				if err != nil {
+					return err
+				}
+				t.OnStage(ref, idx)
+			}
 		}
 		l.s.Thresholds = append(l.s.Thresholds, t)
 	}
 	return nil
+}
+
+// stageRef reads a threshold's stage: its number (from 1) or its name;
+// it returns the stage as the user named it and its index.
+func (l *loader) stageRef(n *yaml.Node, what string) (string, int, error) {
+	stages := l.s.Settings.Stages
+	ref, err := l.str(n, what)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(stages) == 0 {
+		return "", 0, l.errAt(n, "%s: the scenario has no stages: a threshold names a stage of stages:", what)
+	}
+	for i, sg := range stages {
+		if sg.Name != "" && sg.Name == ref {
+			return ref, i, nil
+		}
+	}
+	if k, err := strconv.Atoi(ref); err == nil && k >= 1 && k <= len(stages) {
+		return ref, k - 1, nil
+	}
+	var names []string
+	for _, sg := range stages {
+		if sg.Name != "" {
+			names = append(names, sg.Name)
+		}
+	}
+	also := ""
+	if len(names) > 0 {
+		also = " or a name: " + strings.Join(names, ", ")
+	}
+	return "", 0, l.errAt(n, "%s: no stage %q: expected a stage number from 1 to %d%s", what, ref, len(stages), also)
 }

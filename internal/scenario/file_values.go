@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,6 +191,10 @@ func (l *loader) base() error {
 	if raw == "" {
 		return nil
 	}
+	if u, ok := l.targetURL[raw]; ok && what == "base" { // base: a target's name
+		l.baseTarget, l.s.Base = raw, u
+		return nil
+	}
 	u, err := parseOrigin(raw)
 	if err != nil {
 		if what == "--base" {
@@ -230,11 +235,16 @@ func parseOrigin(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// path resolves a path the file names against the file's directory, and
+// records it in Scenario.Files.
 func (l *loader) path(p string) string {
-	if filepath.IsAbs(p) {
-		return p
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(l.dir, p)
 	}
-	return filepath.Join(l.dir, p)
+	if !slices.Contains(l.s.Files, p) {
+		l.s.Files = append(l.s.Files, p)
+	}
+	return p
 }
 
 // thinkTime reads a think time: a duration (100ms, or a number of

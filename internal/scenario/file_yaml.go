@@ -35,6 +35,69 @@ func (l *loader) unmarshal(data []byte, doc *yaml.Node) (err error) {
 		}
 		return &Error{l.file, 1, 1, "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 	}
+	return l.aliasBudget(doc)
+}
+
+// minAliasBudget is the number of values a document may expand to however
+// few it writes itself: aliases may always repeat this much.
+const minAliasBudget = 250_000
+
+// aliasBudget refuses a document whose aliases expand to more than ten
+// times the values it writes (at least minAliasBudget): an alias bomb
+// (ten aliases of ten aliases of …) would otherwise make every walk of the
+// file take hours. It counts each anchored value's expanded size once, so
+// the check itself is linear in the file.
+func (l *loader) aliasBudget(doc *yaml.Node) error {
+	own := 0
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		own++
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(doc)
+	budget := max(10*own, minAliasBudget)
+	sizes := map[*yaml.Node]int{} // expanded size of an anchored value; -1 while it is being counted
+	total := 0
+	var over *yaml.Node
+	var size func(n *yaml.Node) int
+	size = func(n *yaml.Node) int {
+		if over != nil {
+			return 0
+		}
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			s, ok := sizes[n.Alias]
+			if !ok || s < 0 { // an alias inside its own anchor (yaml.v3 refuses it): the alias alone
+				s = 1
+			}
+			total += s
+			if total > budget && over == nil {
+				over = n
+			}
+			return s
+		}
+		if n.Anchor != "" {
+			sizes[n] = -1
+		}
+		before := total
+		total++
+		for _, c := range n.Content {
+			size(c)
+		}
+		s := total - before
+		if n.Anchor != "" {
+			sizes[n] = s
+		}
+		if total > budget && over == nil {
+			over = n
+		}
+		return s
+	}
+	size(doc)
+	if over != nil {
+		return l.errAt(over, "YAML aliases expand the file to more than %d values (%d written): an alias bomb? Write the values out, or alias less", budget, own)
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
@@ -14,7 +15,13 @@ import (
 // captures decode.
 type grpcStep struct {
 	method *grpccall.Method
-	count  int // stream_count: messages per client stream (0: the data's)
+	count  int               // stream_count: messages per client stream (0: the data's)
+	enc    *grpccall.Encoder // the input message's encoding, prepared once
+	dec    *grpccall.Decoder // the output message's JSON, prepared once
+}
+
+func newGRPCStep(m *grpccall.Method) *grpcStep {
+	return &grpcStep{method: m, enc: grpccall.NewEncoder(m.Desc.Input()), dec: grpccall.NewDecoder(m.Desc.Output())}
 }
 
 // encode appends the request body for data (the data's JSON after
@@ -22,6 +29,15 @@ type grpcStep struct {
 // gives one per call, by hit); client and bidi streaming send the array's
 // messages (count of them, cycling, when count is set).
 func (g *grpcStep) encode(dst, data []byte, hit uint64) ([]byte, error) {
+	if !g.method.ClientStreams() && firstByte(data) == '{' {
+		// One message: encoded in place behind its frame's prefix, by the
+		// step's Encoder when it covers the data (grpccall.Encoder).
+		at := len(dst)
+		if out, ok := g.enc.Append(append(dst, 0, 0, 0, 0, 0), data); ok {
+			binary.BigEndian.PutUint32(out[at+1:], uint32(len(out)-at-5))
+			return out, nil
+		}
+	}
 	msgs, err := grpccall.SplitData(data)
 	if err != nil {
 		return nil, err
@@ -61,13 +77,28 @@ func indexed(err error, i, n int) error {
 // captureBody puts into buf what a gRPC step's checks and captures read:
 // its first response message as protojson (JSON names). It reports false
 // when the response has no complete message or it does not decode.
-func (g *grpcStep) captureBody(p *http1.Parser, buf *bytes.Buffer) bool {
+func (g *grpcStep) captureBody(p *http1.Parser, buf *[]byte) bool {
 	payload, ok := grpccall.FirstMessage(p.Body)
 	if !ok {
 		return false
 	}
-	buf.Reset()
-	return grpccall.ToJSON(buf, g.method.Desc.Output(), payload) == nil
+	if *buf, ok = g.dec.AppendJSON((*buf)[:0], payload); ok {
+		return true
+	}
+	w := bytes.NewBuffer((*buf)[:0])
+	err := grpccall.ToJSON(w, g.method.Desc.Output(), payload)
+	*buf = w.Bytes()
+	return err == nil
+}
+
+// firstByte is the first byte of b that is not JSON white space (0: none).
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
 }
 
 // grpcYield is the yield reason of a call whose expanded data did not fit

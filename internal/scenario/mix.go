@@ -26,14 +26,20 @@ type activity struct {
 // weightScale spreads the weights over integers with plenty of precision.
 const weightScale = 1 << 40
 
-func newMix(steps []*Step, flows []*Flow) mix {
+// newMix makes the choice among steps and flows: all of them (origin -1),
+// or those sent to one origin.
+func newMix(steps []*Step, flows []*Flow, origin int) mix {
 	var m mix
 	var sum float64
 	for _, s := range steps {
-		sum += s.Weight
+		if origin < 0 || s.origin == origin {
+			sum += s.Weight
+		}
 	}
 	for _, f := range flows {
-		sum += f.Weight
+		if origin < 0 || f.origin == origin {
+			sum += f.Weight
+		}
 	}
 	add := func(a activity, w float64) {
 		if w <= 0 || sum <= 0 {
@@ -49,10 +55,14 @@ func newMix(steps []*Step, flows []*Flow) mix {
 		m.cum = append(m.cum, m.total)
 	}
 	for i, s := range steps {
-		add(activity{step: i, flow: -1}, s.Weight)
+		if origin < 0 || s.origin == origin {
+			add(activity{step: i, flow: -1}, s.Weight)
+		}
 	}
 	for i, f := range flows {
-		add(activity{step: -1, flow: i}, f.Weight)
+		if origin < 0 || f.origin == origin {
+			add(activity{step: -1, flow: i}, f.Weight)
+		}
 	}
 	return m
 }

@@ -9,14 +9,23 @@ import (
 
 // Plan is the plan.Plan a scenario runs by (after command-line overrides
 // of its Settings): the origin, connections, length, rate, timeouts and
-// engine. The steps themselves go to run.Run as a run.Workload.
+// engine. The steps themselves go to run.Run as a run.Workload. The
+// origin is the load's (its first, when it sends to several: OriginPlan
+// gives each its own).
 func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	st := &s.Settings
 	if s.thinkErr != nil && (sched.Rate > 0 || sched.Pacer != nil) {
 		return nil, s.thinkErr
 	}
 	engine := st.Engine
-	u := *s.Base
+	o := s.Origins[0]
+	if k := s.loadOrigins(); len(k) > 0 {
+		o = s.Origins[k[0]]
+	}
+	if n := len(s.loadOrigins()); n > 1 && sched.Connections < n {
+		return nil, fmt.Errorf("%s: %d connections for %d targets: each target needs one of its own; give at least %d", s.File, sched.Connections, n, n)
+	}
+	u := *o.URL
 	p := &plan.Plan{URL: &u, Method: "GET", Headers: s.Headers, Connections: sched.Connections,
 		Requests: sched.Requests, Duration: sched.Duration, Rate: sched.Rate,
 		Timeout: st.Timeout, ConnectTimeout: st.ConnectTimeout, MaxRedirects: st.Redirects, KeepAlive: st.KeepAlive,
@@ -24,8 +33,8 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = 5 * time.Second
 	}
-	if s.HasGRPC() { // gRPC is HTTP/2: the whole run speaks it
-		p.HTTPVersion = "2"
+	if o.HTTP2 { // gRPC steps, grpc://, protocol: h2
+		p.HTTPVersion = plan.HTTP2
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)

@@ -53,8 +53,12 @@ type Scenario struct {
 	File string
 	// Name is the file's name key.
 	Name string
-	// Base is the origin (and path prefix) every step is sent to.
+	// Base is the default target: the origin (and path prefix) of steps
+	// that name none (nil when every step names its own).
 	Base *url.URL
+	// Origins are the servers steps are sent to, each with its protocol
+	// (origin.go); the load's first.
+	Origins []*Origin
 	// Headers are the file's top-level headers (static ones), for redirects.
 	Headers [][2]string
 	// Settings are the run's parameters from the file.
@@ -64,7 +68,7 @@ type Scenario struct {
 	// Flows are the flows, in file order.
 	Flows []*Flow
 	// Setup are the steps run once, in order, on their own connection
-	// before the load (runner.Setup, through a Walk).
+	// before the load (runner.Setup, a PhaseStep each).
 	Setup []*Step
 	// Teardown are the steps run once, in order, on their own connection
 	// after the load (runner.Teardown).
@@ -75,6 +79,11 @@ type Scenario struct {
 	Thresholds []*threshold.Threshold
 	// Feeds are the data files whose rows fill templates.
 	Feeds []*values.Feed
+	// Files are the paths of the files the scenario read besides itself
+	// (feeds, body and pool files, .proto files and import directories),
+	// as resolved against its directory, each once, in the order read: what
+	// a distributed run ships to its shards.
+	Files []string
 
 	captures []string       // capture names, by id
 	reported []*values.Pool // the pools steps pick from or take from
@@ -135,7 +144,7 @@ type Step struct {
 
 	head     *template.Template // request line, Host and headers up to the framing headers
 	body     *template.Template // templated body; nil otherwise
-	bodyLit  []byte             // a fixed body (body or body_file)
+	bodyLit  []byte             // a fixed body (body or body_file); from engine.SplitAt bytes, shared (shared)
 	lines    [][]byte           // body_lines: one body per line, used in turn
 	lineNext atomic.Uint64
 	variants [][]byte // fully pre-encoded requests when nothing varies (one per line with body_lines)
@@ -143,16 +152,21 @@ type Step struct {
 	close    bool     // Connection: close
 	isHead   bool
 	repeat   int // setup and teardown: how many times it runs (repeatAll: until its pool is empty)
+	origin   int // the origin it is sent to (Scenario.Origins)
+	// concurrency: setup and teardown: how many requests at once (0: the
+	// load's connections)
+	concurrency int
 
 	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
 	refs     []template.PoolRef // pool values to resolve before building, slot order
 	lasts    []int              // {{last}} capture ids needed
 	feeds    []int              // feeds whose row the request needs
 	captures []*capture
-	checks   []*check       // expect: a response failing one is recorded as its error kind
-	think    thinkTime      // the pause after this step's requests (closed model)
-	reasons  []string       // per ref then per last: why a yield happened
-	yields   []atomic.Int64 // per reason
+	checks   []*check               // expect: a response failing one is recorded as its error kind
+	think    thinkTime              // the pause after this step's requests (closed model)
+	reasons  []string               // per ref then per last: why a yield happened
+	stopped  atomic.Pointer[string] // why the step is no longer chosen (its unique feed is used up)
+	yields   []atomic.Int64         // per reason
 	captured atomic.Int64
 	missed   atomic.Int64
 
@@ -171,6 +185,7 @@ type Flow struct {
 	Weight float64
 	steps  []int
 	think  thinkTime // the pause after each of its steps, unless the step has its own
+	origin int       // the origin its steps are sent to
 }
 
 // Names are the names of steps, in order: a run's Job.Steps.
@@ -283,7 +298,14 @@ func (s *Scenario) Config() map[string]any {
 		if sg.Step {
 			ramp = "step"
 		}
-		stages = append(stages, map[string]any{"duration_seconds": sg.Duration.Seconds(), s.Settings.StageKind: sg.Target, "ramp": ramp})
+		c := map[string]any{"duration_seconds": sg.Duration.Seconds(), s.Settings.StageKind: sg.Target, "ramp": ramp}
+		if sg.Warmup > 0 {
+			c["warmup_seconds"] = sg.Warmup.Seconds()
+		}
+		if sg.Name != "" {
+			c["name"] = sg.Name
+		}
+		stages = append(stages, c)
 	}
 	var ths []string
 	for _, t := range s.Thresholds {
@@ -291,13 +313,20 @@ func (s *Scenario) Config() map[string]any {
 		if t.Step != "" {
 			e += " [step " + t.Step + "]"
 		}
+		if t.Stage != "" {
+			e += " [stage " + t.Stage + "]"
+		}
 		ths = append(ths, e)
 	}
 	cfg := map[string]any{"file": s.File, "name": s.Name, "steps": steps, "flows": flows, "stages": stages, "thresholds": ths}
 	for key, list := range map[string][]*Step{"setup": s.Setup, "teardown": s.Teardown} {
 		var out []map[string]any
 		for _, st := range list {
-			out = append(out, map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)})
+			step := map[string]any{"name": st.Name, "method": st.Method, "target": st.Target, "repeat": repeatText(st.repeat)}
+			if st.concurrency > 0 {
+				step["concurrency"] = st.concurrency
+			}
+			out = append(out, step)
 		}
 		if out != nil {
 			cfg[key] = out
@@ -325,7 +354,11 @@ func (s *Scenario) CheckLines() []string {
 		steps []*Step
 	}{{"setup", s.Setup}, {"teardown", s.Teardown}} {
 		for _, st := range x.steps {
-			out = append(out, fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat)))
+			line := fmt.Sprintf("%-8s %-16s %s %s ×%s", x.name, st.Name, st.Method, st.Target, repeatText(st.repeat))
+			if st.concurrency > 0 {
+				line += fmt.Sprintf(", %d at once", st.concurrency)
+			}
+			out = append(out, line)
 		}
 	}
 	if s.think.set {
@@ -388,6 +421,9 @@ func AnnotateSteps(steps []*Step, rs []report.Step) {
 				r.Yields += n
 			}
 		}
+		if why := st.stopped.Load(); why != nil {
+			r.Stopped = *why
+		}
 		r.Captures, r.CaptureMisses = st.captured.Load(), st.missed.Load()
 		for _, c := range st.checks {
 			if n := c.failed.Load(); n > 0 {
@@ -397,5 +433,13 @@ func AnnotateSteps(steps []*Step, rs []report.Step) {
 				r.CheckFailures[c.desc] += n
 			}
 		}
+	}
+}
+
+// ShardFeeds gives shard index of count its part of every unique feed
+// (Feed.Partition): together the shards use each row once.
+func (s *Scenario) ShardFeeds(index, count int) {
+	for _, f := range s.Feeds {
+		f.Partition(index, count)
 	}
 }

@@ -25,6 +25,9 @@ type Schedule struct {
 	Duration time.Duration
 	// Requests bounds the run (0: none).
 	Requests uint64
+	// Stages are the ramp's stages (the last target held to Duration when
+	// that is longer), each reported on its own; nil without stages.
+	Stages []schedule.Stage
 }
 
 // Schedule derives the run's schedule from the settings (after command-line
@@ -49,6 +52,7 @@ func (st *Settings) Schedule() Schedule {
 		last := st.Stages[len(st.Stages)-1].Target
 		r.Stages = append(r.Stages, schedule.Stage{Duration: sc.Duration - total, Target: last})
 	}
+	sc.Stages = r.Stages
 	switch st.StageKind {
 	case "connections":
 		sc.Connections = max(1, int(math.Ceil(peak-1e-9)))

@@ -16,6 +16,9 @@ type Source struct {
 	hits     atomic.Uint64
 	stopped  atomic.Bool
 	conns    *Ramp // closed-model connection stages; nil: all connections always
+	// connPart, if set, is this source's part of the connections the ramp
+	// makes active (a run's origin's share: Split.Count).
+	connPart func(total int) int
 }
 
 // NewSource returns a Source. pacer is nil for the closed model; limit is
@@ -74,31 +77,62 @@ func (s *Source) SetConnections(r Ramp) {
 	s.conns = &r
 }
 
+// SplitConnections makes this source's active connections its part of
+// those the ramp makes active: part(total) of them (SetConnections first).
+// The part may change while the run goes on (an origin's share of a
+// closed-model run's connections follows its latency): an inactive
+// connection is then never told that it stays inactive for good.
+func (s *Source) SplitConnections(part func(total int) int) {
+	s.connPart = part
+}
+
 // ActiveConns is how many connections the stages make active at elapsed:
 // connection numbers below it may send. Without stages it is -1 (all).
 func (s *Source) ActiveConns(elapsed time.Duration) int {
 	if s.conns == nil {
 		return -1
 	}
-	return int(math.Floor(s.conns.At(elapsed) + 1e-9))
+	return s.activeAt(s.conns, elapsed)
+}
+
+// activeAt is how many of this source's connections r makes active at t.
+func (s *Source) activeAt(r *Ramp, t time.Duration) int {
+	n := int(math.Floor(r.At(t) + 1e-9))
+	if s.connPart != nil {
+		return s.connPart(n)
+	}
+	return n
 }
 
 // Active reports whether connection number conn (0-based, across all
 // workers) may send at elapsed. When it may not, wait is how long until it
 // may (a connection should close its socket while inactive), and never is
-// true when it will not be active again in this run.
+// true when it will not be active again in this run — or when the run has
+// no request left for it (stopped, or -n claimed to the last): an inactive
+// connection of a source whose part may grow again would otherwise wait
+// for a part that no request needs (a run with several origins hung so).
 func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time.Duration, never bool) {
 	r := s.conns
 	if r == nil || conn < s.ActiveConns(elapsed) {
 		return true, 0, false
 	}
+	if s.stopped.Load() || s.limit > 0 && s.hits.Load() >= s.limit {
+		return false, 0, true
+	}
 	// Find when it becomes active next: scan at 10 ms resolution to the end.
 	const step = 10 * time.Millisecond
 	end := r.Total()
 	for t := elapsed + step; t <= end; t += step {
-		if float64(conn) < math.Floor(r.At(t)+1e-9) {
+		if conn < s.activeAt(r, t) {
 			return false, t - elapsed, false
 		}
 	}
+	if s.connPart != nil {
+		return false, partRecheck, false // the part may grow again: look again later
+	}
 	return false, 0, true
 }
+
+// partRecheck is how often a connection that the ramp leaves inactive for
+// good looks again when its source's part of the ramp may change.
+const partRecheck = 100 * time.Millisecond

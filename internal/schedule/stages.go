@@ -13,6 +13,12 @@ type Stage struct {
 	Duration time.Duration
 	Target   float64 // requests per second (rate stages) or connections
 	Step     bool
+	// Warmup is the stage's first part whose requests count in the run
+	// but not in the stage's own results (a plateau measured once it has
+	// settled); less than Duration.
+	Warmup time.Duration
+	// Name names the stage in reports and thresholds ("": its number).
+	Name string
 }
 
 // Ramp is a piecewise-linear function of time built from stages.

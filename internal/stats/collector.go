@@ -27,6 +27,10 @@ type Second struct {
 	// llm's and --sse's streams still running after the drain).
 	CutOff    int64 `json:"cut_off,omitempty"`
 	Truncated int64 `json:"truncated,omitempty"`
+	// Drained of the Requests ended in the -w drain, after the run stopped
+	// sending (the drain begins summary.total − hail.drain.seconds into
+	// the run).
+	Drained int64 `json:"drained,omitempty"`
 	// BodyBytes received in this second; WireBytes all bytes read, SentBytes all written.
 	BodyBytes int64 `json:"body_bytes"`
 	WireBytes int64 `json:"wire_bytes"`
@@ -63,19 +67,26 @@ type Second struct {
 	// Others is the share of hail's CPUs that other processes used in this
 	// second (Linux; 0 where unknown).
 	Others float64 `json:"others_cpu,omitempty"`
-	// TargetRSS and TargetCPU are the monitored target process's resident
-	// memory (bytes) and CPU use (cores) in this second (--target-pid).
+	// TargetRSS and TargetCPU are the monitored target's resident memory
+	// (bytes, summed over its processes) and CPU use (cores) in this
+	// second (--target-pid, --target-cmd, --target-cgroup).
 	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
 	TargetCPU float64 `json:"target_cpu,omitempty"`
-	// TargetShare is the share of hail's CPUs the target's process used in
-	// this second (not in Others).
+	// TargetPSS is the target's proportional set size (bytes: shared pages
+	// divided among their sharers) and TargetProcs its processes, in this
+	// second (--target-pid, --target-cmd, --target-cgroup).
+	TargetPSS   int64 `json:"target_pss_bytes,omitempty"`
+	TargetProcs int   `json:"target_processes,omitempty"`
+	// TargetShare is the share of hail's CPUs the target's processes used
+	// in this second (not in Others).
 	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
 
 // Collector periodically drains a run's recorders into running totals and a
 // per-second series, off the hot path. Its methods are safe for concurrent use.
 type Collector struct {
-	groups [][]*Recorder // one group of recorders per step
+	groups [][]*Recorder // one group of recorders per step and stage slot: groups[slot*nsteps+step]
+	nsteps int
 	start  time.Time
 
 	mu      sync.Mutex
@@ -86,6 +97,8 @@ type Collector struct {
 	all     *Totals    // scratch: this tick, all steps
 	steps   []*Totals  // per step, the run so far
 	stepSer [][]Second // per step series
+	stages  []*Totals  // per stage slot, the run so far
+	slotSec *Totals    // scratch: this tick, one step in one slot
 	usage   Usage
 	started Usage
 	mreader MachineReader
@@ -116,17 +129,33 @@ func NewCollector(recs []*Recorder, start time.Time) *Collector {
 // NewStepCollector returns a Collector that also keeps totals and a series
 // per step: groups[i] are step i's recorders.
 func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
-	c := &Collector{groups: groups, start: start, total: NewTotals(), second: NewTotals(),
-		mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, len(groups))}
+	return NewStageCollector(groups, len(groups), start)
+}
+
+// NewStageCollector returns a Collector that keeps totals per step and
+// per stage slot (engine.Job.Stages): groups[slot*steps+step] are the
+// recorders of a step in a slot. A slot's totals are its steps' sum, a
+// step's its slots' sum, and the run's the sum of all.
+func NewStageCollector(groups [][]*Recorder, steps int, start time.Time) *Collector {
+	c := &Collector{groups: groups, nsteps: steps, start: start, total: NewTotals(), second: NewTotals(),
+		mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, steps)}
 	c.usage, c.machine = ReadUsage(), c.mreader.Read()
 	c.started, c.mstart = c.usage, c.machine
-	if len(groups) == 1 {
+	if slots := len(groups) / steps; slots > 1 {
+		c.slotSec = NewTotals()
+		for range slots {
+			c.stages = append(c.stages, NewTotals())
+		}
+	} else {
+		c.stages = []*Totals{c.total} // one slot: the run
+	}
+	if steps == 1 {
 		// One step: its totals are the run's (no second copy of the histograms).
 		c.steps = []*Totals{c.total}
 		return c
 	}
 	c.all = NewTotals()
-	for range groups {
+	for range steps {
 		c.steps = append(c.steps, NewTotals())
 	}
 	return c
@@ -187,9 +216,10 @@ func (c *Collector) span(now time.Time) float64 {
 }
 
 // closeSecond drains the recorders into one entry of the series; final
-// drains the stream histograms too (only the run's end needs them).
+// drains the stream histograms too (only the run's end needs them: each
+// stage slot's then land in its stage's totals, so they are per stage too).
 func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
-	single := len(c.groups) == 1
+	single := c.nsteps == 1
 	all := c.all
 	if single {
 		all = c.second // the one step's tick is the whole tick
@@ -202,14 +232,25 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 	others := m.Use(c.machine, cpu, now.Sub(c.mwhen)).Others
 	c.usage, c.machine, c.mwhen = u, m, now
 	keep := span > 0
-	for g, recs := range c.groups {
+	for g := range c.nsteps {
 		s := c.second
 		s.reset()
 		var gin, gopen int64
-		for _, r := range recs {
-			s.drain(r, final)
-			gin += atomic.LoadInt64(&r.inflight)
-			gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
+		for slot := range len(c.groups) / c.nsteps {
+			d := s // one slot: the step's tick
+			if c.slotSec != nil {
+				d = c.slotSec
+				d.reset()
+			}
+			for _, r := range c.groups[slot*c.nsteps+g] {
+				d.drain(r, final)
+				gin += atomic.LoadInt64(&r.inflight)
+				gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
+			}
+			if d != s {
+				c.stages[slot].Add(d)
+				s.Add(d)
+			}
 		}
 		inflight += gin
 		open += gopen
@@ -218,7 +259,7 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 		}
 		c.steps[g].Add(s)
 		all.Add(s)
-		if len(c.groups) > 1 && keep {
+		if keep {
 			c.stepSer[g] = append(c.stepSer[g], secondOf(s, c.lat, c.next, span, gin, gopen))
 		}
 	}
@@ -256,7 +297,7 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 	sec := Second{
 		Events: events, Tokens: tokens,
 		Index: index, Span: span,
-		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Truncated: s.Truncated(), BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
+		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Truncated: s.Truncated(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
 		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
 		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
 		InFlight: inflight, ConnsOpen: open,
@@ -273,6 +314,14 @@ func (c *Collector) Steps(f func(totals []*Totals, series [][]Second)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(c.steps, c.stepSer)
+}
+
+// Stages calls f with each stage slot's totals so far (one slot, without
+// stages: the run's), under the collector's lock: f must not keep them.
+func (c *Collector) Stages(f func(totals []*Totals)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(c.stages)
 }
 
 // Snapshot is a cheap summary of the run so far, for progress displays.

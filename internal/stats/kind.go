@@ -42,6 +42,7 @@ const (
 	ErrTLSClientCert
 	ErrHTTP2StreamReset
 	ErrHTTP2Conn
+	ErrHTTP2GoAway
 	ErrQUICHandshake
 	ErrHTTP3
 	ErrStreamError
@@ -93,6 +94,7 @@ var kindNames = [numErrorKinds]string{
 	ErrTLSClientCert:        "tls client certificate rejected",
 	ErrHTTP2StreamReset:     "http2 stream reset",
 	ErrHTTP2Conn:            "http2 connection error",
+	ErrHTTP2GoAway:          "http2 goaway",
 	ErrQUICHandshake:        "quic handshake failed",
 	ErrHTTP3:                "http3 stream error",
 	ErrStreamError:          "stream error event",

@@ -91,6 +91,10 @@ func (r *Recorder) Response(status int, latency, firstByte int64, body, wire int
 	atomic.AddInt64(&r.wireBytes, wire)
 }
 
+// CutShort records the wire bytes of a response that failed part way
+// (they count in the wire bytes, as a complete response's do).
+func (r *Recorder) CutShort(wire int64) { atomic.AddInt64(&r.wireBytes, wire) }
+
 // Error records one request that failed without a response.
 func (r *Recorder) Error(k ErrorKind) {
 	if k >= numErrorKinds {

@@ -20,9 +20,11 @@ const (
 	GRPCOK               = 0
 	GRPCUnknown          = 2
 	GRPCDeadlineExceeded = 4
+	GRPCPermissionDenied = 7
 	GRPCUnimplemented    = 12
 	GRPCInternal         = 13
 	GRPCUnavailable      = 14
+	GRPCUnauthenticated  = 16
 )
 
 // grpcNames are gRPC's code names as grpc-go's codes.Code.String spells

@@ -20,7 +20,9 @@ import (
 // descriptors cannot be read (another user's, without privileges). A
 // socket shared by several processes (a pre-forked server) names the
 // lowest pid.
-func Listener(addr netip.AddrPort) (pid int, ok bool) { return listenerAt("/proc", addr, listeningDiag) }
+func Listener(addr netip.AddrPort) (pid int, ok bool) {
+	return listenerAt("/proc", addr, listeningDiag)
+}
 
 // listenerAt is Listener with proc as /proc; the listening sockets come
 // from diag when it can tell (nil: from proc's net/tcp tables).

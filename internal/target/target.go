@@ -1,13 +1,28 @@
-// Package target samples a local process's resident memory and CPU time from
-// /proc (--target-pid), once per second of the run, so a report can say how
-// the target's memory and CPU moved under load without any other tool.
+// Package target samples the target's processes on this machine once a
+// second of the run, from /proc and the cgroup hierarchies, so a report can
+// say how the target's memory and CPU moved under load without any other
+// tool. The target is one or more processes and their descendants
+// (--target-pid), every process of a name and its descendants
+// (--target-cmd), the processes of a cgroup and the cgroups beneath it
+// (--target-cgroup), or any mix: the set is looked for again at every
+// sample, so workers that come and go (a pre-forking server, a VMM's
+// helpers) are counted while they live.
+//
+// Memory is the sum of the processes' resident sets (RSS; shared pages
+// count once per process) with the sum of their proportional sets beside
+// it (PSS, from smaps_rollup: each shared page divided among its sharers),
+// and a cgroup's charged memory. CPU is the processes' user + system time
+// over the run: a process's from its first sample (or its start, when it
+// started during the run), plus the time of children that ended between
+// two samples, which their parent's cutime and cstime account once it has
+// reaped them; a cgroup's from its own counter (cpu.stat or
+// cpuacct.usage), which counts its dead processes exactly.
 package target
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -16,153 +31,479 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat. It
-// is 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
-// Sample is one reading of the process.
-type Sample struct {
-	RSS int64         // resident set size, bytes
-	CPU time.Duration // user + system CPU time since the process started
+// Spec says which processes are the target.
+type Spec struct {
+	// PIDs are processes followed with their descendants (--target-pid).
+	PIDs []int
+	// Cmds are process names: every process whose name (comm), program
+	// (its command line's first word) or script (its second, for an
+	// interpreter) has one of these base names, with its descendants
+	// (--target-cmd).
+	Cmds []string
+	// Cgroups are cgroups whose processes, and those of the cgroups
+	// beneath, are followed (--target-cgroup).
+	Cgroups []string
 }
 
-// Sampler reads one process. Its methods are safe for concurrent use.
-type Sampler struct {
-	pid  int
-	proc string // /proc
-	cmd  string
+// Empty reports whether spec names no process.
+func (spec Spec) Empty() bool { return len(spec.PIDs)+len(spec.Cmds)+len(spec.Cgroups) == 0 }
 
-	mu      sync.Mutex
-	last    Sample
-	lastAt  time.Time
-	first   Sample
-	n       int
-	rssSum  int64
-	peakRSS int64
-	endRSS  int64
-	peakCPU float64
-	exited  bool
-	cpuEnd  time.Duration
-}
-
-// New checks that pid exists and takes a first reading.
-func New(pid int) (*Sampler, error) { return newAt("/proc", pid) }
-
-func newAt(proc string, pid int) (*Sampler, error) {
-	if pid <= 0 {
-		return nil, fmt.Errorf("--target-pid %d: give the process id of the target (e.g. $(pgrep -n nginx))", pid)
+// Flags names the flags that gave spec ("--target-pid, --target-cmd"),
+// for the report's words on how hail knew the target.
+func (spec Spec) Flags() string {
+	var flags []string
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"--target-pid", len(spec.PIDs)}, {"--target-cmd", len(spec.Cmds)}, {"--target-cgroup", len(spec.Cgroups)}} {
+		if f.n > 0 {
+			flags = append(flags, f.name)
+		}
 	}
-	s := &Sampler{pid: pid, proc: proc}
-	first, err := s.read()
-	if err != nil {
-		if os.IsNotExist(err) {
+	return strings.Join(flags, ", ")
+}
+
+// Sampler follows the target's processes. Its methods are safe for
+// concurrent use.
+type Sampler struct {
+	spec    Spec
+	proc    string // /proc
+	cgroups []*cgroup
+	born    time.Time
+
+	mu        sync.Mutex
+	procs     map[procKey]*process // every process followed so far
+	live      map[int]procKey      // those of the last scan, by pid
+	lastAt    time.Time
+	lastTicks uint64          // clock ticks since boot at the last scan
+	cgCPU     []time.Duration // each cgroup's CPU counter at the last scan (-1: unaccounted)
+
+	first                    reading
+	n                        int
+	rssSum, pssSum           int64
+	peakRSS, peakPSS, peakCG int64
+	end                      reading
+	pssKnown, cgKnown        bool
+	cpu                      time.Duration // over the samples
+	peakCPU                  float64
+	peakProcs                int
+	exited                   bool
+	// overlap, if set (CountOn), is the share of a process's CPU time
+	// spent on the CPUs counted apart; shared is the CPU the target spent
+	// there over the samples, lastShared in cores at the last one.
+	overlap    func(pid int) float64
+	shared     time.Duration
+	lastShared float64
+	pid        int // the first process followed, for the report's pid and command
+	cmd        string
+}
+
+// reading is what one scan of the target found.
+type reading struct {
+	rss, pss, cgMemory int64
+	pssOK, cgOK        bool
+	cpu                time.Duration // used since the previous scan
+	shared             time.Duration // of cpu, the part on the CPUs counted apart (CountOn)
+	procs              int
+}
+
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+// process is one process followed.
+type process struct {
+	pid, ppid        int
+	comm             string
+	cpu, ccpu        time.Duration // its totals at its last scan
+	used             time.Duration // CPU used over the run
+	first, last      time.Duration // when it was first and last seen, since the sampler began
+	peakRSS, peakPSS int64
+	cg               bool    // a member of a --target-cgroup whose counter gives its CPU
+	overlap          float64 // the share of its CPU time on the CPUs counted apart (CountOn)
+	gone             bool
+}
+
+// New follows pid and its descendants, and takes a first reading.
+func New(pid int) (*Sampler, error) { return NewSet(Spec{PIDs: []int{pid}}) }
+
+// NewSet follows the processes spec names, and takes a first reading. A
+// pid that does not exist, a name no process has, or a cgroup that is not
+// there is an error naming its flag.
+func NewSet(spec Spec) (*Sampler, error) { return newSetAt("/proc", cgroupRoot, spec) }
+
+func newSetAt(proc, cgRoot string, spec Spec) (*Sampler, error) {
+	s := &Sampler{spec: spec, proc: proc, born: time.Now(), procs: map[procKey]*process{}, live: map[int]procKey{}}
+	for _, pid := range spec.PIDs {
+		if pid <= 0 {
+			return nil, fmt.Errorf("--target-pid %d: give the process id of the target (e.g. $(pgrep -n nginx))", pid)
+		}
+		if _, err := readStat(proc, pid); err != nil {
 			return nil, fmt.Errorf("--target-pid %d: no such process", pid)
 		}
-		return nil, fmt.Errorf("--target-pid %d: %v", pid, err)
 	}
-	if b, err := os.ReadFile(fmt.Sprintf("%s/%d/comm", proc, pid)); err == nil {
-		s.cmd = strings.TrimSpace(string(b))
+	for _, name := range spec.Cmds {
+		if name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("--target-cmd %q: give a process name such as nginx or gunicorn (no path)", name)
+		}
 	}
-	s.first, s.last, s.lastAt, s.cpuEnd = first, first, time.Now(), first.CPU
+	for _, path := range spec.Cgroups {
+		c, err := openCgroup(cgRoot, path)
+		if err != nil {
+			return nil, err
+		}
+		s.cgroups = append(s.cgroups, c)
+	}
+	first, err := s.scan(s.born)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range spec.Cmds {
+		found := false
+		for _, p := range s.procs {
+			found = found || p.matched(s.proc, name)
+		}
+		if !found {
+			return nil, fmt.Errorf("--target-cmd %s: no process of that name (pgrep -l %s finds none either, or give --target-pid)", name, name)
+		}
+	}
+	s.first, s.end = first, first
 	return s, nil
 }
 
-// read returns the process's RSS and CPU time now.
-func (s *Sampler) read() (Sample, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("%s/%d/stat", s.proc, s.pid))
-	if err != nil {
-		return Sample{}, err
+// matched reports whether p is called name.
+func (p *process) matched(proc, name string) bool { return nameMatches(proc, p.pid, p.comm, name) }
+
+// nameMatches reports whether the process is called name: its comm (which
+// the kernel cuts to 15 bytes), or the base name of its command line's
+// first or second word (a program run by an interpreter: python app.py).
+func nameMatches(proc string, pid int, comm, name string) bool {
+	if comm == name || len(name) > 15 && comm == name[:15] {
+		return true
 	}
-	cpu, err := parseStat(stat)
-	if err != nil {
-		return Sample{}, err
+	args := readCmdline(proc, pid)
+	for i := 0; i < len(args) && i < 2; i++ {
+		if filepath.Base(args[i]) == name {
+			return true
+		}
 	}
-	status, err := os.ReadFile(fmt.Sprintf("%s/%d/status", s.proc, s.pid))
-	if err != nil {
-		return Sample{}, err
-	}
-	return Sample{RSS: parseRSS(status), CPU: cpu}, nil
+	return false
 }
 
-// parseStat returns utime + stime from /proc/PID/stat. The command name (in
-// parentheses) may itself hold spaces and parentheses, so fields are counted
-// after its last ')'.
-func parseStat(b []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("unreadable /proc stat")
+// scan finds the target's processes now and reads them: their memory, and
+// the CPU they used since the previous scan. Call it with s.mu held (or
+// before s is shared).
+func (s *Sampler) scan(now time.Time) (reading, error) {
+	var r reading
+	// The time of the scan, taken before the processes are listed: one that
+	// starts after it and is not listed is new at the next scan.
+	ticks := bootTicks(s.proc)
+	all, err := pids(s.proc)
+	if err != nil {
+		return r, fmt.Errorf("reading %s: %v", s.proc, err)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("unreadable /proc stat")
+	sts := make(map[int]procStat, len(all))
+	children := map[int][]int{}
+	for _, pid := range all {
+		st, err := readStat(s.proc, pid)
+		if err != nil {
+			continue // it ended as we looked
+		}
+		sts[pid] = st
+		children[st.ppid] = append(children[st.ppid], pid)
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unreadable /proc stat")
-	}
-	return time.Duration(ut+st) * time.Second / clockTicks, nil
-}
-
-// parseRSS returns VmRSS from /proc/PID/status, in bytes (0 for a zombie).
-func parseRSS(b []byte) int64 {
-	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
-		if rest, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
-			f := strings.Fields(string(rest))
-			if len(f) >= 1 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb * 1024
+	// The target's processes: the cgroups' members, and the roots (the
+	// pids, the named processes) with their descendants.
+	followed := map[int]bool{} // pid → a member of a cgroup
+	for _, c := range s.cgroups {
+		for pid := range c.members() {
+			if _, ok := sts[pid]; ok {
+				followed[pid] = true
 			}
 		}
 	}
-	return 0
+	var roots []int
+	for _, pid := range s.spec.PIDs {
+		if _, ok := sts[pid]; ok {
+			roots = append(roots, pid)
+		}
+	}
+	if len(s.spec.Cmds) > 0 {
+		for _, pid := range all {
+			st, ok := sts[pid]
+			if !ok {
+				continue
+			}
+			for _, name := range s.spec.Cmds {
+				if nameMatches(s.proc, pid, st.comm, name) {
+					roots = append(roots, pid)
+					break
+				}
+			}
+		}
+	}
+	for len(roots) > 0 {
+		pid := roots[len(roots)-1]
+		roots = roots[:len(roots)-1]
+		if _, seen := followed[pid]; seen {
+			continue
+		}
+		followed[pid] = false
+		roots = append(roots, children[pid]...)
+	}
+	since := now.Sub(s.born)
+	firstScan := s.lastAt.IsZero()
+	cgCPUOK := make([]bool, len(s.cgroups))
+	cgCPU := make([]time.Duration, len(s.cgroups))
+	for i, c := range s.cgroups {
+		cgCPU[i], cgCPUOK[i] = c.cpuUsage()
+	}
+	anyCgroupCPU := false
+	for _, ok := range cgCPUOK {
+		anyCgroupCPU = anyCgroupCPU || ok
+	}
+	// Processes gone since the last scan: what their parent's cutime and
+	// cstime will say of them is what they had when last seen.
+	seenOfGone := map[int]time.Duration{}
+	live := map[int]procKey{}
+	var used, usedShared, overlaps float64 // this scan's CPU of its processes, that part on the CPUs counted apart, their overlaps
+	for pid, key := range s.live {
+		if st, ok := sts[pid]; ok && st.start == key.start && hasKey(followed, pid) {
+			continue
+		}
+		p := s.procs[key]
+		p.gone = true
+		seenOfGone[p.ppid] += p.cpu + p.ccpu
+	}
+	for pid, inCG := range followed {
+		st := sts[pid]
+		key := procKey{pid, st.start}
+		p := s.procs[key]
+		if p == nil {
+			p = &process{pid: pid, ppid: st.ppid, comm: st.comm, first: since, ccpu: st.ccpu, cpu: st.cpu}
+			if !firstScan && st.start >= s.lastTicks {
+				p.cpu, p.ccpu = 0, 0 // it started since the last scan: all of its time (and its children's) is the run's
+			}
+			if s.overlap != nil {
+				p.overlap = s.overlap(pid)
+			}
+			s.procs[key] = p
+			if s.pid == 0 || pid == firstOf(s.spec.PIDs) {
+				s.pid, s.cmd = pid, st.comm
+			}
+		}
+		p.cg = inCG && anyCgroupCPU
+		ran := max(st.cpu-p.cpu, 0)
+		// Its children that ended and were reaped since the last scan: the
+		// rest of their time beyond what was last seen of them.
+		if tail := st.ccpu - p.ccpu - seenOfGone[pid]; !firstScan && tail > 0 {
+			ran += tail
+		}
+		p.cpu, p.ccpu, p.last, p.ppid, p.gone = st.cpu, st.ccpu, since, st.ppid, false
+		overlaps += p.overlap
+		if !firstScan {
+			p.used += ran
+			used += ran.Seconds()
+			usedShared += ran.Seconds() * p.overlap
+			if !p.cg {
+				r.cpu += ran
+			}
+		}
+		rss, err := readRSS(s.proc, pid)
+		if err != nil {
+			continue
+		}
+		r.rss += rss
+		p.peakRSS = max(p.peakRSS, rss)
+		if pss, ok := readPSS(s.proc, pid); ok {
+			r.pss += pss
+			r.pssOK = true
+			p.peakPSS = max(p.peakPSS, pss)
+		}
+		r.procs++
+		live[pid] = key
+	}
+	for i, c := range s.cgroups {
+		if cgCPUOK[i] && !firstScan && s.cgCPU[i] >= 0 {
+			r.cpu += max(cgCPU[i]-s.cgCPU[i], 0)
+		}
+		if !cgCPUOK[i] {
+			cgCPU[i] = -1
+		}
+		if m, ok := c.memoryUsage(); ok {
+			r.cgMemory += m
+			r.cgOK = true
+		}
+	}
+	s.cgCPU = cgCPU
+	s.live, s.lastAt, s.lastTicks = live, now, ticks
+	if s.overlap != nil {
+		// The part of the target's CPU on the CPUs counted apart: its
+		// processes' overlaps weighted by the CPU each used (a cgroup's
+		// counter, which also holds its dead processes, split alike), or
+		// their mean when none used any.
+		share := 1.0
+		switch {
+		case used > 0:
+			share = usedShared / used
+		case len(followed) > 0:
+			share = overlaps / float64(len(followed))
+		}
+		r.shared = time.Duration(float64(r.cpu) * share)
+	}
+	return r, nil
+}
+
+// CountOn makes the sampler count apart the target's CPU on some of the
+// machine's CPUs (hail's): overlap(pid) is the share of a process's CPU
+// time spent there (1 when it may run only there, 0 when never), asked
+// once for each process when it is first seen. Shared gives the part.
+func (s *Sampler) CountOn(overlap func(pid int) float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.overlap = overlap
+	for _, p := range s.procs {
+		p.overlap = overlap(p.pid)
+	}
+}
+
+// Shared is the target's CPU on the CPUs CountOn counts apart: in cores
+// at the last sample, and over the samples (or the one reading of a run
+// shorter than a second, once Summary has taken it).
+func (s *Sampler) Shared() (last float64, total time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastShared, s.shared
+}
+
+func hasKey(m map[int]bool, k int) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func firstOf(pids []int) int {
+	if len(pids) == 0 {
+		return 0
+	}
+	return pids[0]
 }
 
 // Fill takes a reading and puts it into one second of the series: it is
 // the collector's OnSecond hook, called once a second off the hot path.
 func (s *Sampler) Fill(sec *stats.Second) {
 	now := time.Now()
-	cur, err := s.read()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err != nil {
+	prev := s.lastAt
+	r, err := s.scan(now)
+	if err != nil || r.procs == 0 && len(s.cgroups) == 0 {
 		s.exited = true
-		return
+		if err != nil {
+			return
+		}
+	} else {
+		s.exited = false
 	}
-	dt := now.Sub(s.lastAt).Seconds()
-	cpu := 0.0
-	if dt > 0 {
-		cpu = (cur.CPU - s.last.CPU).Seconds() / dt
+	cpu, shared := 0.0, 0.0
+	if dt := now.Sub(prev).Seconds(); dt > 0 {
+		cpu, shared = r.cpu.Seconds()/dt, r.shared.Seconds()/dt
 	}
-	s.last, s.lastAt, s.cpuEnd = cur, now, cur.CPU
 	s.n++
-	s.rssSum += cur.RSS
-	s.peakRSS = max(s.peakRSS, cur.RSS)
-	s.endRSS = cur.RSS
+	s.rssSum += r.rss
+	s.pssSum += r.pss
+	s.peakRSS, s.peakPSS, s.peakCG = max(s.peakRSS, r.rss), max(s.peakPSS, r.pss), max(s.peakCG, r.cgMemory)
+	s.pssKnown, s.cgKnown = s.pssKnown || r.pssOK, s.cgKnown || r.cgOK
+	s.cpu += r.cpu
+	s.shared, s.lastShared = s.shared+r.shared, shared
 	s.peakCPU = max(s.peakCPU, cpu)
-	sec.TargetRSS, sec.TargetCPU = cur.RSS, cpu
+	s.peakProcs = max(s.peakProcs, r.procs)
+	s.end = r
+	sec.TargetRSS, sec.TargetCPU = r.rss, cpu
+	if r.pssOK {
+		sec.TargetPSS = r.pss
+	}
+	sec.TargetProcs = r.procs
 }
+
+// FirstPID is the first process followed (0: none yet), for the live
+// view's title.
+func (s *Sampler) FirstPID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
+
+// maxListed bounds the per-process breakdown of the summary.
+const maxListed = 20
 
 // Summary is the target's use over the run (elapsed long).
 func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := &report.Target{PID: s.pid, Command: s.cmd, Samples: s.n, StartRSSBytes: s.first.RSS, Exited: s.exited}
-	if s.n == 0 {
-		// A run shorter than a second: one reading at the end.
-		if cur, err := s.read(); err == nil {
-			s.cpuEnd = cur.CPU
-			t.PeakRSSBytes, t.MeanRSSBytes, t.EndRSSBytes = cur.RSS, cur.RSS, cur.RSS
+	if s.n == 0 { // a run shorter than a second: one reading at the end
+		if r, err := s.scan(time.Now()); err == nil {
+			s.n, s.rssSum, s.pssSum, s.end, s.cpu, s.shared = 1, r.rss, r.pss, r, r.cpu, r.shared
+			s.peakRSS, s.peakPSS, s.peakCG, s.peakProcs = r.rss, r.pss, r.cgMemory, r.procs
+			s.pssKnown, s.cgKnown = r.pssOK, r.cgOK
 		}
-	} else {
-		t.PeakRSSBytes, t.MeanRSSBytes, t.EndRSSBytes = s.peakRSS, s.rssSum/int64(s.n), s.endRSS
 	}
-	t.PeakRSSBytes = max(t.PeakRSSBytes, s.first.RSS)
-	t.CPUSeconds = (s.cpuEnd - s.first.CPU).Seconds()
+	t := &report.Target{PID: s.pid, Command: s.cmd, Samples: s.n, StartRSSBytes: s.first.rss, Exited: s.exited,
+		PeakRSSBytes: max(s.peakRSS, s.first.rss), EndRSSBytes: s.end.rss, Follows: s.follows(),
+		PeakProcesses: max(s.peakProcs, s.first.procs), ProcessesSeen: len(s.procs)}
+	if s.n > 0 {
+		t.MeanRSSBytes = s.rssSum / int64(s.n)
+	}
+	if s.pssKnown {
+		t.PeakPSSBytes, t.EndPSSBytes = max(s.peakPSS, s.first.pss), s.end.pss
+		if s.n > 0 {
+			t.MeanPSSBytes = s.pssSum / int64(s.n)
+		}
+	}
+	if s.cgKnown {
+		t.PeakCgroupMemoryBytes, t.EndCgroupMemoryBytes = max(s.peakCG, s.first.cgMemory), s.end.cgMemory
+	}
+	t.CPUSeconds = s.cpu.Seconds()
 	if elapsed > 0 {
 		t.MeanCPU = t.CPUSeconds / elapsed.Seconds()
 	}
 	t.PeakCPU = max(s.peakCPU, t.MeanCPU)
+	procs := make([]*process, 0, len(s.procs))
+	for _, p := range s.procs {
+		procs = append(procs, p)
+	}
+	sort.Slice(procs, func(i, j int) bool {
+		if procs[i].used != procs[j].used {
+			return procs[i].used > procs[j].used
+		}
+		return procs[i].pid < procs[j].pid
+	})
+	for i, p := range procs {
+		if i == maxListed {
+			t.ProcessesNotListed = len(procs) - maxListed
+			break
+		}
+		t.Processes = append(t.Processes, report.TargetProcess{PID: p.pid, Command: p.comm, CPUSeconds: p.used.Seconds(),
+			PeakRSSBytes: p.peakRSS, PeakPSSBytes: p.peakPSS, FirstSeen: p.first.Seconds(), LastSeen: p.last.Seconds(), Exited: p.gone})
+	}
 	return t
+}
+
+// follows says in words which processes the sampler follows.
+func (s *Sampler) follows() string {
+	var parts []string
+	for _, pid := range s.spec.PIDs {
+		parts = append(parts, fmt.Sprintf("pid %d and its descendants", pid))
+	}
+	for _, name := range s.spec.Cmds {
+		parts = append(parts, fmt.Sprintf("processes named %s and their descendants", name))
+	}
+	for _, c := range s.cgroups {
+		v := "v1"
+		if c.v2 {
+			v = "v2"
+		}
+		parts = append(parts, fmt.Sprintf("cgroup %s (%s)", c.name, v))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,9 +1,9 @@
 package target
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,46 +12,129 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	stat := []byte("1234 (my (odd) prog) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 4 0 100 1000 300\n")
-	cpu, err := parseStat(stat)
-	if err != nil || cpu != 3*time.Second {
-		t.Errorf("cpu %v, %v; want 3s", cpu, err)
+	stat := []byte("1234 (my (odd) prog) S 7 1234 1234 0 -1 4194560 500 0 0 0 250 50 30 20 20 0 4 0 100 1000 300\n")
+	st, err := parseProcStat(stat)
+	if err != nil || st.pid != 1234 || st.ppid != 7 || st.comm != "my (odd) prog" || st.cpu != 3*time.Second || st.ccpu != 500*time.Millisecond || st.start != 100 {
+		t.Errorf("%+v, %v", st, err)
 	}
 	if rss := parseRSS([]byte("Name:\tx\nVmPeak:\t 9 kB\nVmRSS:\t    2048 kB\n")); rss != 2048*1024 {
 		t.Errorf("rss %d", rss)
 	}
+	for _, bad := range []string{"", "12 (x", "x (y) S 1 2", "12 (y) S a b c d e f g h i j k l m n o p q r s t"} {
+		if _, err := parseProcStat([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
 }
 
-// A fake /proc: the sampler follows the process's CPU and memory and
-// summarises them.
-func TestSamplerFake(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "42")
+// fakeProc is a /proc of the test's making.
+type fakeProc struct {
+	t   *testing.T
+	dir string
+}
+
+func newFakeProc(t *testing.T) *fakeProc {
+	f := &fakeProc{t: t, dir: t.TempDir()}
+	f.uptime(1000)
+	return f
+}
+
+func (f *fakeProc) uptime(secs float64) {
+	os.WriteFile(filepath.Join(f.dir, "uptime"), fmt.Appendf(nil, "%.2f 0.00\n", secs), 0o644)
+}
+
+// set writes process pid: its parent, name, CPU ticks (own and its reaped
+// children's), start tick, resident pages and PSS.
+func (f *fakeProc) set(pid, ppid int, comm string, ticks, cticks int, start uint64, pages, pssKB int) {
+	p := filepath.Join(f.dir, fmt.Sprint(pid))
 	os.MkdirAll(p, 0o755)
-	write := func(ticks int, kb int) {
-		os.WriteFile(filepath.Join(p, "stat"), []byte("42 (srv) S 1 1 1 0 -1 0 0 0 0 0 "+itoa(ticks)+" 0 0 0 20 0 1 0 1 1 1\n"), 0o644)
-		os.WriteFile(filepath.Join(p, "status"), []byte("Name:\tsrv\nVmRSS:\t"+itoa(kb)+" kB\n"), 0o644)
-	}
-	write(100, 1000)
-	os.WriteFile(filepath.Join(p, "comm"), []byte("srv\n"), 0o644)
-	s, err := newAt(dir, 42)
+	os.WriteFile(filepath.Join(p, "stat"), fmt.Appendf(nil, "%d (%s) S %d 1 1 0 -1 0 0 0 0 0 %d 0 %d 0 20 0 1 0 %d 1 1\n", pid, comm, ppid, ticks, cticks, start), 0o644)
+	os.WriteFile(filepath.Join(p, "statm"), fmt.Appendf(nil, "100 %d 0 0 0 0 0\n", pages), 0o644)
+	os.WriteFile(filepath.Join(p, "smaps_rollup"), fmt.Appendf(nil, "00400000-7fff [rollup]\nRss:  %d kB\nPss:  %d kB\n", pages*int(pageSize)/1024, pssKB), 0o644)
+	os.WriteFile(filepath.Join(p, "cmdline"), []byte("/usr/sbin/"+comm+"\x00--flag\x00"), 0o644)
+}
+
+func (f *fakeProc) kill(pid int) { os.RemoveAll(filepath.Join(f.dir, fmt.Sprint(pid))) }
+
+// A fake /proc: the sampler follows a process and its children, counts
+// each child's CPU while it lives and the rest of it once its parent has
+// reaped it, and a child born and gone between two samples through its
+// parent too; memory is the sum of the living.
+func TestSamplerTree(t *testing.T) {
+	f := newFakeProc(t)
+	f.set(42, 1, "srv", 100, 0, 10, 100, 300)
+	f.set(43, 42, "srv", 50, 0, 20, 50, 100)
+	f.set(99, 1, "other", 500, 0, 5, 999, 999)
+	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sec stats.Second
-	write(150, 3000)
+	// +1 s: the parent used 10 ticks, the child 40.
+	f.uptime(1001)
+	f.set(42, 1, "srv", 110, 0, 10, 100, 300)
+	f.set(43, 42, "srv", 90, 0, 20, 60, 110)
 	s.Fill(&sec)
-	if sec.TargetRSS != 3000*1024 || sec.TargetCPU <= 0 {
-		t.Errorf("second: %+v", sec)
+	if sec.TargetProcs != 2 || sec.TargetRSS != 160*pageSize || sec.TargetPSS != 410*1024 {
+		t.Errorf("first second: %+v", sec)
 	}
-	write(200, 2000)
+	// +2 s: the child ended after 20 more ticks, and another child lived 30
+	// ticks between the samples; the parent reaped both (cutime 110 + 30)
+	// and used 5 ticks. A new child started (tick 100 200 of boot) and used 7.
+	f.uptime(1002)
+	f.kill(43)
+	f.set(42, 1, "srv", 115, 140, 10, 100, 300)
+	f.set(44, 42, "srv", 7, 0, 100150, 10, 10)
 	s.Fill(&sec)
+	if sec.TargetProcs != 2 || sec.TargetRSS != 110*pageSize {
+		t.Errorf("second second: %+v", sec)
+	}
 	sum := s.Summary(2 * time.Second)
-	if sum.Command != "srv" || sum.PeakRSSBytes != 3000*1024 || sum.MeanRSSBytes != 2500*1024 || sum.CPUSeconds != 1 || sum.MeanCPU != 0.5 || sum.Samples != 2 {
-		t.Errorf("summary %+v", sum)
+	// 10+40 then 5 + (140 − 90 seen of the child) + 7 = 112 ticks.
+	if sum.CPUSeconds < 1.119 || sum.CPUSeconds > 1.121 || sum.Samples != 2 || sum.PID != 42 || sum.Command != "srv" {
+		t.Errorf("summary: %.3f CPU s, %d samples, pid %d %s; want 1.12 s", sum.CPUSeconds, sum.Samples, sum.PID, sum.Command)
 	}
-	if _, err := newAt(dir, 43); err == nil || !strings.Contains(err.Error(), "no such process") {
+	if sum.ProcessesSeen != 3 || sum.PeakProcesses != 2 || sum.PeakPSSBytes != 410*1024 || !strings.Contains(sum.Follows, "pid 42 and its descendants") {
+		t.Errorf("summary: %d seen, %d at once, PSS %d, follows %q", sum.ProcessesSeen, sum.PeakProcesses, sum.PeakPSSBytes, sum.Follows)
+	}
+	byPID := map[int]float64{}
+	for _, p := range sum.Processes {
+		byPID[p.PID] = p.CPUSeconds
+	}
+	if byPID[42] < 0.649 || byPID[42] > 0.651 || byPID[43] < 0.399 || byPID[43] > 0.401 || byPID[44] != 0.07 || byPID[99] != 0 {
+		t.Errorf("per process: %v", byPID)
+	}
+	if _, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{7}}); err == nil || !strings.Contains(err.Error(), "--target-pid 7: no such process") {
 		t.Errorf("missing pid: %v", err)
+	}
+}
+
+// --target-cmd finds every process of the name, by comm or by command
+// line, and follows their children; a name nothing has is an error.
+func TestSamplerCmd(t *testing.T) {
+	f := newFakeProc(t)
+	f.set(10, 1, "gunicorn", 0, 0, 1, 10, 10)
+	f.set(11, 10, "python3", 0, 0, 2, 10, 10)
+	f.set(12, 1, "python3", 0, 0, 3, 10, 10)
+	os.WriteFile(filepath.Join(f.dir, "12", "cmdline"), []byte("/usr/bin/python3\x00/srv/app/manage.py\x00"), 0o644)
+	f.set(13, 1, "bash", 0, 0, 3, 10, 10)
+	for _, tc := range []struct {
+		name string
+		want int
+	}{{"gunicorn", 2}, {"manage.py", 1}, {"python3", 2}} {
+		s, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{tc.name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.procs); n != tc.want {
+			t.Errorf("%s: follows %d processes, want %d", tc.name, n, tc.want)
+		}
+	}
+	if _, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{"nginx"}}); err == nil || !strings.Contains(err.Error(), "--target-cmd nginx: no process") {
+		t.Errorf("no nginx: %v", err)
+	}
+	if _, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{"/usr/bin/x"}}); err == nil {
+		t.Error("a path accepted as a name")
 	}
 }
 
@@ -63,9 +146,7 @@ func TestSamplerSelf(t *testing.T) {
 	}
 	var sec stats.Second
 	s.Fill(&sec)
-	if sec.TargetRSS < 1<<20 || s.Summary(time.Second).Command == "" {
-		t.Errorf("rss %d", sec.TargetRSS)
+	if sec.TargetRSS < 1<<20 || sec.TargetProcs < 1 || s.Summary(time.Second).Command == "" {
+		t.Errorf("rss %d, %d processes", sec.TargetRSS, sec.TargetProcs)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -21,6 +21,9 @@ const (
 	// rate, a hundred interrupted runs); HAIL_SOAK=<duration> sets the
 	// soak's length.
 	Soak = "HAIL_SOAK"
+	// Memory holds the body-memory rule measured with 256 MiB bodies on
+	// every path (the fast tier measures some paths with 32 MiB).
+	Memory = "HAIL_MEMORY"
 	// Browser holds the HTML report rendered in headless chromium (some
 	// seconds a page, and a browser to install).
 	Browser = "HAIL_BROWSER"

@@ -131,7 +131,38 @@ type tlsCounters struct {
 	handshakes  atomic.Int64
 	resumptions atomic.Int64
 	alpn        atomic.Pointer[string]
+	mismatch    atomic.Pointer[NameMismatch]
 }
+
+// NameMismatch is a server certificate that was not issued for the name
+// hail checked: the names it was issued for, for the report's hint.
+type NameMismatch struct {
+	Host  string   // the name hail checked (the URL's host, or --host)
+	Names []string // the certificate's DNS names and IP addresses (its common name when it has none)
+}
+
+// NoteVerify notes a failed handshake's verification error: the first
+// certificate issued for other names than the one checked is kept
+// (Mismatch). Engines whose handshakes the Dialer does not make (HTTP/3)
+// call it too.
+func (d *Dialer) NoteVerify(err error) {
+	var he x509.HostnameError
+	if d.tls.mismatch.Load() != nil || !errors.As(err, &he) || he.Certificate == nil {
+		return
+	}
+	m := &NameMismatch{Host: he.Host, Names: append([]string(nil), he.Certificate.DNSNames...)}
+	for _, ip := range he.Certificate.IPAddresses {
+		m.Names = append(m.Names, ip.String())
+	}
+	if len(m.Names) == 0 && he.Certificate.Subject.CommonName != "" {
+		m.Names = []string{he.Certificate.Subject.CommonName}
+	}
+	d.tls.mismatch.CompareAndSwap(nil, m)
+}
+
+// Mismatch is the first certificate met that was not issued for the name
+// hail checked; nil when none was.
+func (d *Dialer) Mismatch() *NameMismatch { return d.tls.mismatch.Load() }
 
 // TLSStats are a Dialer's TLS handshakes so far.
 type TLSStats struct {
@@ -195,6 +226,7 @@ func (d *Dialer) handshake(ctx context.Context, c net.Conn) (net.Conn, error) {
 		if IsClientCertRejection(err) {
 			return nil, &ClientCertError{Err: err, Sent: len(d.opt.TLS.Certificates) > 0}
 		}
+		d.NoteVerify(err)
 		return nil, &TLSError{Err: err}
 	}
 	cs := tc.ConnectionState()

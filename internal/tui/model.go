@@ -59,6 +59,10 @@ type Scenario struct {
 	// Counters, if set, returns a step's capture misses and yields so far;
 	// the view calls it once per collector tick.
 	Counters func(step int) (misses, yields int64)
+	// Targets, if set, names the servers of a scenario that sends to
+	// several ("rest http://…, grpc http://…"): the header shows it in
+	// place of the one URL.
+	Targets string
 }
 
 // Stage is the stage in progress: its number (from 1) of Of, the target

@@ -213,10 +213,18 @@ func (m *Model) genPanel(w int, hl health) []string {
 		lag, wait = m.msValue(last.LagP99), m.msValue(last.WaitP99)
 	}
 	cpuLine := cpuSt.Render(fmt.Sprintf("%.0f%%", 100*cpu)) + m.st.dim.Render(fmt.Sprintf(" of %d cores", m.cfg.Cores))
+	out := []string{m.kv("CPU", cpuLine)}
 	if last.Others > 0.05 {
-		cpuLine += m.st.dim.Render(fmt.Sprintf(", others %.0f%%", 100*last.Others))
+		// Others' share is the number the warning below may cite: on a
+		// line of its own when the CPU line has no room for it.
+		others := fmt.Sprintf("%.0f%%", 100*last.Others)
+		if with := m.kv("CPU", cpuLine+m.st.dim.Render(", others "+others)); width(with) <= w {
+			out[0] = with
+		} else {
+			out = append(out, m.kv("others", v(others)+m.st.dim.Render(" of its CPUs")))
+		}
 	}
-	out := []string{m.kv("CPU", cpuLine), m.kv("lag p99", lag)}
+	out = append(out, m.kv("lag p99", lag))
 	if m.cfg.Open {
 		out = append(out, m.kv("wait p99", wait))
 	}

@@ -204,6 +204,18 @@ func TestGeneratorLimitedWarning(t *testing.T) {
 			t.Errorf("%v: no bottleneck sentence:\n%s", sz, s)
 		}
 	}
+	// Other processes' share, which the warning cites, is never cut off
+	// the panel: at 120 columns it gets a line of its own.
+	for i := range src.series {
+		src.series[i].Others = 0.86
+	}
+	for _, w := range []int{120, 200} {
+		m := newTestModel(t, baseConfig(), src, w, 40, start.Add(5*time.Second))
+		s := checkScreen(t, m.View(), w, 40)
+		if !strings.Contains(s, "others 86%") && !strings.Contains(s, "others    86% of its CPUs") {
+			t.Errorf("%d columns: others' 86%% is not in the generator panel:\n%s", w, s)
+		}
+	}
 	// Open model under its -q target with schedule lag.
 	cfg := baseConfig()
 	cfg.Open, cfg.Rate = true, 10000

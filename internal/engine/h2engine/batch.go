@@ -1,9 +1,11 @@
 package h2engine
 
 import (
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // batchConn is a connection whose writes are queued and written by one
@@ -15,22 +17,31 @@ import (
 // read error (the connection's cause of death).
 //
 // Write never blocks: what it can queue is bounded by HTTP/2 itself (DATA
-// by the server's flow-control windows, HEADERS by its stream limit), and a
-// writer that waited for room while the server waited for the client to
-// read would deadlock both.
+// by the server's flow-control windows, HEADERS by its stream limit) and by
+// the client, which waits (drain) before it queues more of a large body
+// than maxQueued; a writer that waited for room while the server waited for
+// the client to read would deadlock both.
 type batchConn struct {
 	net.Conn
 	in, out atomic.Int64
 	rerr    atomic.Pointer[error]
 
-	mu      sync.Mutex
-	queue   []byte
-	spare   []byte
-	werr    error
-	closed  bool
-	pending chan struct{} // one token while a flush is due
-	done    chan struct{}
+	mu       sync.Mutex
+	queue    []byte
+	spare    []byte
+	acks     int // acknowledgements (of the server's PING and SETTINGS) in queue
+	writing  int // acknowledgements in the write under way
+	werr     error
+	closed   bool
+	pending  chan struct{} // one token while a flush is due
+	writeLen int           // bytes in the write under way
+	progress chan struct{} // closed when a write completes; made only while someone waits (wait)
+	done     chan struct{}
 }
+
+// maxSpare bounds the queue buffer kept for reuse: a larger one (a burst of
+// request bodies) is left to the collector.
+const maxSpare = 1 << 20
 
 func newBatchConn(c net.Conn) *batchConn {
 	b := &batchConn{Conn: c, pending: make(chan struct{}, 1), done: make(chan struct{})}
@@ -54,7 +65,83 @@ func (b *batchConn) cause() error {
 	return nil
 }
 
-func (b *batchConn) Write(p []byte) (int, error) {
+func (b *batchConn) Write(p []byte) (int, error) { return b.write(p, 0) }
+
+// writeAcks queues p, which holds acks acknowledgements of the server's
+// PING or SETTINGS frames. When more than max acknowledgements are waiting
+// to be written it waits, up to patience, for the writer to bring them
+// under max/2 (the server reads them), and reports false if it did not: a
+// server that sends such frames and never reads the answers would
+// otherwise grow the queue without end.
+func (b *batchConn) writeAcks(p []byte, acks, max int, patience time.Duration) bool {
+	b.write(p, acks)
+	if b.unsentAcks() <= max {
+		return true
+	}
+	timer := time.NewTimer(patience)
+	defer timer.Stop()
+	for {
+		ch, n := b.wait()
+		if n.acks <= max/2 {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-b.done:
+			return true // closed: the reader ends anyway
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// unsentAcks are the acknowledgements queued or being written.
+func (b *batchConn) unsentAcks() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.acks + b.writing
+}
+
+// backlog is what is queued or being written: bytes and acknowledgements.
+type backlog struct{ bytes, acks int }
+
+// wait returns a channel closed when the write under way (or the next)
+// completes, and the backlog now.
+func (b *batchConn) wait() (<-chan struct{}, backlog) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.progress == nil {
+		b.progress = make(chan struct{})
+	}
+	return b.progress, backlog{len(b.queue) + b.writeLen, b.acks + b.writing}
+}
+
+// queued is the bytes queued or being written.
+func (b *batchConn) queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) + b.writeLen
+}
+
+// drain waits until at most n bytes are queued or being written; it gives
+// up when ctx ends (its error) or the connection closes (net.ErrClosed).
+func (b *batchConn) drain(ctx context.Context, n int) error {
+	for {
+		ch, q := b.wait()
+		if q.bytes <= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-b.done:
+			return net.ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (b *batchConn) write(p []byte, acks int) (int, error) {
 	b.mu.Lock()
 	if b.werr != nil || b.closed {
 		err := b.werr
@@ -65,6 +152,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	b.queue = append(b.queue, p...)
+	b.acks += acks
 	b.mu.Unlock()
 	select {
 	case b.pending <- struct{}{}:
@@ -83,6 +171,8 @@ func (b *batchConn) writer() {
 		b.mu.Lock()
 		q := b.queue
 		b.queue, b.spare = b.spare[:0], nil
+		b.writing, b.acks = b.acks, 0
+		b.writeLen = len(q)
 		b.mu.Unlock()
 		if len(q) == 0 {
 			continue
@@ -90,9 +180,16 @@ func (b *batchConn) writer() {
 		n, err := b.Conn.Write(q)
 		b.out.Add(int64(n))
 		b.mu.Lock()
-		b.spare = q[:0]
+		if cap(q) <= maxSpare {
+			b.spare = q[:0]
+		}
+		b.writing, b.writeLen = 0, 0
 		if err != nil && b.werr == nil {
 			b.werr = err
+		}
+		if b.progress != nil {
+			close(b.progress)
+			b.progress = nil
 		}
 		b.mu.Unlock()
 		if err != nil {

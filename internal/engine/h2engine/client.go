@@ -47,19 +47,28 @@ type client struct {
 	err         error  // the connection is dead
 	drained     chan struct{}
 	wbuf        []byte
+	hbuf        []byte // a header block made for one request (a body of its own length)
 
-	br      *bufio.Reader // what the framer reads from
-	preface chan struct{} // closed once the server's first frame is read, or the reader ended
-	notH2   *NotH2CError  // the server's first bytes were not a SETTINGS frame (set before preface closes)
+	br       *bufio.Reader // what the framer reads from
+	preface  chan struct{} // closed once the server's first frame is read, or the reader ended
+	notH2    *NotH2CError  // the server's first bytes were not a SETTINGS frame (set before preface closes)
+	settings *time.Timer   // fails the connection when the server's SETTINGS do not come in time (nil: no limit)
+	slow     *SettingsTimeoutError
 
 	// the header block being decoded (reader goroutine only)
 	dec     *hpack.Decoder
 	hStream uint32 // its stream
 	hEnd    bool   // it ends the stream
 	hStatus int
-	hGRPC   int // grpc-status; -1 when the block has none
+	hGRPC   int  // grpc-status; -1 when the block has none
+	hIsGRPC bool // content-type application/grpc (or application/grpc+…)
+	hEnc    bool // a grpc-encoding other than identity
 	hLoc    []byte
 	hEvents bool // content-type: text/event-stream
+	hBytes  int  // the block's encoded bytes so far
+	hSize   int  // its decoded size so far (RFC 9113 §6.5.2: name + value + 32 per field)
+
+	maxHeaderList int // the header list size hail announced: a larger block fails the connection
 }
 
 // call is one request in flight; each stream slot reuses its own.
@@ -104,8 +113,10 @@ const (
 var clientPreface = []byte(http2.ClientPreface)
 
 // newClient starts HTTP/2 on nc: the preface, our SETTINGS and connection
-// window, and the reader goroutine.
-func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*client, error) {
+// window, and the reader goroutine. A server whose SETTINGS (its preface)
+// have not arrived within settingsWithin (> 0; what is left of the connect
+// timeout, connectTimeout) fails the connection with a *SettingsTimeoutError.
+func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration, settingsWithin, connectTimeout time.Duration) (*client, error) {
 	c := &client{nc: nc, since: since, rxBase: time.Now().UnixNano() - int64(since()), nextID: 1, streams: map[uint32]*call{}, maxStreams: 100,
 		maxFrame: 16384, initWin: 65535, connWin: 65535}
 	c.cond = sync.NewCond(&c.mu)
@@ -123,13 +134,40 @@ func newClient(nc *batchConn, maxHeaderBytes int, since func() time.Duration) (*
 	b = appendFrameHeader(b, 18, http2.FrameSettings, 0, 0)
 	b = appendSetting(b, http2.SettingEnablePush, 0)
 	b = appendSetting(b, http2.SettingInitialWindowSize, streamWindow)
-	b = appendSetting(b, http2.SettingMaxHeaderListSize, uint32(max(maxHeaderBytes, 16<<10)))
+	c.maxHeaderList = max(maxHeaderBytes, 16<<10)
+	b = appendSetting(b, http2.SettingMaxHeaderListSize, uint32(c.maxHeaderList))
 	b = appendWindowUpdate(b, 0, connWindow-65535)
 	if _, err := nc.Write(b); err != nil {
 		return nil, err
 	}
+	if settingsWithin > 0 {
+		c.settings = time.AfterFunc(settingsWithin, func() { c.settingsLate(connectTimeout) })
+	}
 	go c.readLoop()
 	return c, nil
+}
+
+// SettingsTimeoutError is a connection whose server did not send its
+// HTTP/2 SETTINGS (the server's preface) within the connect timeout: it
+// accepted the connection and stayed silent, or sent them too slowly.
+type SettingsTimeoutError struct{ After time.Duration }
+
+func (e *SettingsTimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %v waiting for the server's HTTP/2 settings (--connect-timeout): it accepted the connection but did not answer the HTTP/2 preface", e.After)
+}
+
+// settingsLate fails the connection if the server's preface has not come.
+func (c *client) settingsLate(after time.Duration) {
+	select {
+	case <-c.preface:
+		return
+	default:
+	}
+	c.mu.Lock()
+	c.slow = &SettingsTimeoutError{After: after}
+	c.failLocked(c.slow)
+	c.mu.Unlock()
+	c.nc.Close()
 }
 
 // GoAwayError is a request that a GOAWAY frame from the server turned away
@@ -148,9 +186,16 @@ func (e *GoAwayError) Error() string {
 // errConnClosed is a request on a connection that was closed.
 var errConnClosed = errors.New("http2: client connection closed")
 
-// exchange sends tp and waits for its response, which the reader writes
-// into r. ctx cancels the stream.
-func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpResult) error {
+// maxQueued bounds the request bytes a stream hands the connection's
+// writer ahead of what it wrote: a large body (a server that opened a
+// window of a GB) goes out in pieces of this size, so that its frames
+// never make a copy of it.
+const maxQueued = 512 << 10
+
+// exchange sends tp with body (tp's own, or a shared one: SharedBody) and
+// waits for its response, which the reader writes into r. ctx cancels the
+// stream.
+func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *call, r *httpResult) error {
 	block := tp.h2Block()
 	select { // a token left by a call that ended as it was cancelled
 	case <-cl.done:
@@ -183,9 +228,26 @@ func (c *client) exchange(ctx context.Context, tp *template, cl *call, r *httpRe
 	*cl = call{id: id, done: cl.done, p: r, sendWin: c.initWin, idle: cl.idle}
 	c.streams[id] = cl
 	c.active++
-	body := tp.body
+	if int64(len(body)) != tp.clen && !tp.grpc { // the block's content-length is the template's
+		c.hbuf = tp.appendBlock(c.hbuf[:0], len(body))
+		block = c.hbuf
+	}
 	c.wbuf = appendHeaders(c.wbuf[:0], id, block, len(body) == 0, int(c.maxFrame))
 	for len(body) > 0 && c.err == nil && c.streams[id] == cl {
+		if len(c.wbuf) >= maxQueued/2 { // a large body: hand it over in pieces
+			c.write(cl)
+			if c.nc.queued() > maxQueued { // the writer is behind: wait for it, not holding c.mu
+				c.mu.Unlock()
+				err := c.nc.drain(ctx, maxQueued/2)
+				c.mu.Lock()
+				if err != nil {
+					c.resetLocked(cl)
+					c.mu.Unlock()
+					return err
+				}
+				continue
+			}
+		}
 		n := min(int64(len(body)), int64(c.maxFrame), c.connWin, cl.sendWin)
 		if n <= 0 {
 			if len(c.wbuf) > 0 {
@@ -344,13 +406,23 @@ func (c *client) failLocked(err error) {
 // that does not speak HTTP/2 at all. The mux asks it of a run's first connection only, so that
 // such a run ends with one clear error instead of a count of failed requests.
 func (c *client) WaitPreface(ctx context.Context) error {
+	if c.settings == nil { // no connect timeout bounds the wait: as long as one would by default
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+	}
 	select {
 	case <-c.preface:
 	case <-ctx.Done():
-		return nil // slow to answer is not an answer in HTTP/1: the requests will tell
+		return nil // the run stopped first
 	}
-	if c.notH2 != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.notH2 != nil:
 		return c.notH2
+	case c.slow != nil:
+		return c.slow
 	}
 	return nil
 }

@@ -61,11 +61,31 @@ func appendHeaders(b []byte, id uint32, block []byte, endStream bool, maxFrame i
 // from the static table, other fields as literals the server does not
 // index (so the block is valid on any connection, in any order).
 func (tp *template) h2Block() []byte {
-	if tp.block != nil {
-		return tp.block
+	if tp.block == nil {
+		tp.base = tp.appendBase(nil)
+		tp.block = tp.appendBlock(nil, int(tp.clen))
 	}
+	return tp.block
+}
+
+// appendBlock appends the template's HEADERS block for a body of n bytes,
+// its own or a shared one (h2Block first made the fields before
+// content-length).
+func (tp *template) appendBlock(b []byte, n int) []byte {
+	b = append(b, tp.base...)
+	if n > 0 && !tp.grpc {
+		var num [20]byte
+		d := strconv.AppendInt(num[:0], int64(n), 10)
+		b = appendInt(b, 4, 0x00, 28)
+		b = appendInt(b, 7, 0x00, uint64(len(d)))
+		b = append(b, d...)
+	}
+	return b
+}
+
+// appendBase appends the template's header fields but content-length.
+func (tp *template) appendBase(b []byte) []byte {
 	r := tp.req
-	var b []byte
 	switch r.Method {
 	case http.MethodGet:
 		b = append(b, 0x82)
@@ -97,10 +117,6 @@ func (tp *template) h2Block() []byte {
 			b = appendString(b, v)
 		}
 	}
-	if len(tp.body) > 0 && !tp.grpc {
-		b = appendLiteralIndexed(b, 28, strconv.Itoa(len(tp.body)))
-	}
-	tp.block = b
 	return b
 }
 

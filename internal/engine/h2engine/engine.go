@@ -90,7 +90,12 @@ func Open(ctx context.Context, d *transport.Dialer, maxHeaderBytes int, since fu
 			return nil, tm, &FatalError{Err: &ALPNError{Got: p}}
 		}
 	}
-	c, err := newClient(newBatchConn(nc), maxHeaderBytes, since)
+	limit := d.Options().Timeout // --connect-timeout bounds the whole setup: the server's SETTINGS too
+	within := limit
+	if limit > 0 {
+		within = max(limit-tm.Total, time.Millisecond)
+	}
+	c, err := newClient(newBatchConn(nc), maxHeaderBytes, since, within, limit)
 	if err != nil {
 		nc.Close()
 		return nil, tm, err
@@ -117,16 +122,22 @@ func Classify(err error, mid bool) stats.ErrorKind {
 	var ce http2.ConnectionError
 	var ae *ALPNError
 	var nh *NotH2CError
+	var st *SettingsTimeoutError
+	var fl *FloodError
 	switch {
 	case err == nil:
 		return stats.ErrOther
+	case errors.As(err, &st):
+		return stats.ErrConnectTimeout
 	case transport.IsClientCertRejection(err):
 		return stats.ErrTLSClientCert
 	case errors.As(err, &ae):
 		return stats.ErrTLS
 	case errors.As(err, &se):
 		return stats.ErrHTTP2StreamReset
-	case errors.As(err, &ga), errors.As(err, &ce), errors.As(err, &nh):
+	case errors.As(err, &ga):
+		return stats.ErrHTTP2GoAway
+	case errors.As(err, &ce), errors.As(err, &nh), errors.As(err, &fl):
 		return stats.ErrHTTP2Conn
 	}
 	k := engine.Classify(err, mid)

@@ -2,6 +2,7 @@ package h2engine
 
 import (
 	"encoding/binary"
+	"strings"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
@@ -17,18 +18,25 @@ import (
 
 // grpcResult is what the reader learns of a gRPC call's response.
 type grpcResult struct {
-	status int           // grpc-status of the trailers; -1 when none came
-	msgs   int64         // complete response messages
-	fb     time.Duration // when the first message was complete; 0 before
-	have   int           // bytes of the current message's 5-byte prefix seen
-	hdr    [5]byte
-	left   uint32 // payload bytes of the current message still to come
+	status  int           // grpc-status of the trailers; -1 when none came
+	msgs    int64         // complete response messages
+	fb      time.Duration // when the first message was complete; 0 before
+	framed  bool          // the response is gRPC's: a 200 with content-type application/grpc; its DATA are messages
+	encoded bool          // the response head named a grpc-encoding: compressed messages are allowed
+	bad     bool          // a message's flag byte broke the protocol (compressed without grpc-encoding, or not 0 or 1)
+	have    int           // bytes of the current message's 5-byte prefix seen
+	hdr     [5]byte
+	left    uint32 // payload bytes of the current message still to come
 }
 
 func (g *grpcResult) reset() { *g = grpcResult{status: -1} }
 
-// feed follows the message framing over one DATA frame's payload.
+// feed follows the message framing over one DATA frame's payload. The
+// DATA of a response that is not gRPC's (an HTTP error page) is not framed.
 func (g *grpcResult) feed(data []byte, now func() time.Duration) {
+	if !g.framed {
+		return
+	}
 	for {
 		if g.have < 5 {
 			if len(data) == 0 {
@@ -41,6 +49,9 @@ func (g *grpcResult) feed(data []byte, now func() time.Duration) {
 				return
 			}
 			g.left = binary.BigEndian.Uint32(g.hdr[1:])
+			if f := g.hdr[0]; f > 1 || f == 1 && !g.encoded {
+				g.bad = true
+			}
 		}
 		n := min(uint32(len(data)), g.left)
 		g.left -= n
@@ -56,32 +67,51 @@ func (g *grpcResult) feed(data []byte, now func() time.Duration) {
 	}
 }
 
-// code is the call's gRPC status code: the trailers' grpc-status; without
-// one, what the HTTP status maps to (gRPC's HTTP-to-gRPC mapping), or
-// Internal for a 200 response that ended without trailers. A response that
-// ended inside a message is Internal too.
+// code is the call's gRPC status code. grpc-status, when the server sent
+// one, is the status (gRPC's spec: it must be used), except that an OK
+// over a broken message framing — a response that ended inside a message,
+// or a compressed message without grpc-encoding — is Internal. Without
+// grpc-status the code is what the HTTP status maps to (grpcFromHTTP).
 func (g *grpcResult) code(httpStatus int) int {
 	switch {
-	case g.have > 0 && (g.status == stats.GRPCOK || g.status < 0):
+	case httpStatus == 200 && (g.have > 0 || g.bad) && (g.status == stats.GRPCOK || g.status < 0):
 		return stats.GRPCInternal
 	case g.status >= 0:
 		return g.status
 	}
+	return grpcFromHTTP(httpStatus)
+}
+
+// grpcFromHTTP is the gRPC status of a response without grpc-status, from
+// its HTTP status, as gRPC's "HTTP to gRPC Status Code Mapping"
+// (doc/http-grpc-status-mapping.md) specifies: 400 Internal, 401
+// Unauthenticated, 403 PermissionDenied, 404 Unimplemented, 429, 502, 503
+// and 504 Unavailable, anything else Unknown — a 200 too, as a truly OK
+// response carries grpc-status.
+func grpcFromHTTP(httpStatus int) int {
 	switch httpStatus {
-	case 200:
-		return stats.GRPCInternal
 	case 400:
 		return stats.GRPCInternal
 	case 401:
-		return 16 // Unauthenticated
+		return stats.GRPCUnauthenticated
 	case 403:
-		return 7 // PermissionDenied
+		return stats.GRPCPermissionDenied
 	case 404:
 		return stats.GRPCUnimplemented
 	case 429, 502, 503, 504:
 		return stats.GRPCUnavailable
 	}
 	return stats.GRPCUnknown
+}
+
+// isGRPCContentType reports whether a response's content-type is gRPC's:
+// application/grpc, alone or with a suffix (+proto, +json) or parameters.
+func isGRPCContentType(v string) bool {
+	const ct = "application/grpc"
+	if len(v) < len(ct) || !strings.EqualFold(v[:len(ct)], ct) {
+		return false
+	}
+	return len(v) == len(ct) || v[len(ct)] == '+' || v[len(ct)] == ';'
 }
 
 // parseGRPCStatus reads a grpc-status value; anything but a decimal number

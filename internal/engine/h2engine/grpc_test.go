@@ -25,6 +25,7 @@ func TestGRPCFeedSplits(t *testing.T) {
 	for _, chunk := range []int{1, 2, 4, 5, 6, 7, 100, 16384, len(body)} {
 		var g grpcResult
 		g.reset()
+		g.framed = true
 		clock := time.Duration(0)
 		now := func() time.Duration { clock++; return clock }
 		for b := body; len(b) > 0; {
@@ -46,13 +47,25 @@ func TestGRPCCode(t *testing.T) {
 	}{
 		{0, 200, 0, stats.GRPCOK},
 		{14, 200, 0, stats.GRPCUnavailable},
-		{-1, 200, 0, stats.GRPCInternal}, // ended without trailers
-		{0, 200, 3, stats.GRPCInternal},  // ended inside a message
+		{-1, 200, 0, stats.GRPCUnknown},  // ended without grpc-status: the spec's table says Unknown for a 200
+		{-1, 200, 3, stats.GRPCInternal}, // ended inside a message
+		{0, 200, 3, stats.GRPCInternal},
 		{5, 200, 3, 5},
-		{-1, 503, 0, stats.GRPCUnavailable},
+		// The spec's HTTP → gRPC table, for a response without grpc-status.
+		{-1, 400, 0, stats.GRPCInternal},
+		{-1, 401, 0, stats.GRPCUnauthenticated},
+		{-1, 403, 0, stats.GRPCPermissionDenied},
 		{-1, 404, 0, stats.GRPCUnimplemented},
-		{-1, 401, 0, 16},
+		{-1, 429, 0, stats.GRPCUnavailable},
+		{-1, 502, 0, stats.GRPCUnavailable},
+		{-1, 503, 0, stats.GRPCUnavailable},
+		{-1, 504, 0, stats.GRPCUnavailable},
 		{-1, 418, 0, stats.GRPCUnknown},
+		{-1, 500, 0, stats.GRPCUnknown},
+		{-1, 301, 0, stats.GRPCUnknown},
+		// grpc-status, when given, is used whatever the HTTP status.
+		{5, 503, 0, 5},
+		{0, 404, 0, stats.GRPCOK},
 	} {
 		g := grpcResult{status: tc.status, have: tc.partial}
 		if got := g.code(tc.http); got != tc.want {
@@ -79,6 +92,7 @@ func FuzzGRPCFeed(f *testing.F) {
 		var whole, split grpcResult
 		whole.reset()
 		split.reset()
+		whole.framed, split.framed = true, true
 		now := func() time.Duration { return 1 }
 		whole.feed(body, now)
 		for b := body; len(b) > 0; {
@@ -86,11 +100,24 @@ func FuzzGRPCFeed(f *testing.F) {
 			split.feed(b[:n], now)
 			b = b[n:]
 		}
-		if whole.msgs != split.msgs || whole.have != split.have || whole.left != split.left {
+		if whole.msgs != split.msgs || whole.have != split.have || whole.left != split.left || whole.bad != split.bad {
 			t.Fatalf("whole %+v, split by %d %+v", whole, c, split)
 		}
 		if whole.msgs != countFrames(body) {
 			t.Fatalf("feed counted %d, countFrames %d", whole.msgs, countFrames(body))
+		}
+		// A flag byte other than 0 (no grpc-encoding was named) is a protocol error.
+		bad := false
+		for b := body; len(b) >= 5; {
+			bad = bad || b[0] != 0
+			size := uint64(binary.BigEndian.Uint32(b[1:5]))
+			if uint64(len(b)-5) < size {
+				break
+			}
+			b = b[5+size:]
+		}
+		if whole.bad != bad {
+			t.Fatalf("feed says bad %v, the prefixes say %v", whole.bad, bad)
 		}
 	})
 }

@@ -87,7 +87,16 @@ func (m *Mux) Run(j *engine.Job) error {
 		}
 	} else {
 		if w, ok := c.(interface{ WaitPreface(context.Context) error }); ok {
-			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+			// The connection fails by itself after --connect-timeout; the
+			// wait also ends when the run stops (-z, a signal).
+			pctx, pcancel := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-j.Stop:
+					pcancel()
+				case <-pctx.Done():
+				}
+			}()
 			err := w.WaitPreface(pctx)
 			pcancel()
 			if err != nil {

@@ -27,6 +27,9 @@ func (c *client) readLoop() {
 	endPreface := func() {
 		if prefaceOpen {
 			prefaceOpen = false
+			if c.settings != nil {
+				c.settings.Stop()
+			}
 			close(c.preface)
 		}
 	}
@@ -42,10 +45,12 @@ func (c *client) readLoop() {
 			return
 		}
 		ctl = ctl[:0]
+		acks := 0
 		c.mu.Lock()
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
 			c.hStream, c.hEnd, c.hStatus, c.hGRPC, c.hLoc, c.hEvents = f.StreamID, f.StreamEnded(), 0, -1, c.hLoc[:0], false
+			c.hIsGRPC, c.hEnc, c.hBytes, c.hSize = false, false, 0, 0
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
 		case *http2.ContinuationFrame:
 			err = c.headerBlock(f.HeaderBlockFragment(), f.HeadersEnded())
@@ -54,29 +59,75 @@ func (c *client) readLoop() {
 		case *http2.RSTStreamFrame:
 			c.onRSTStream(f)
 		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				acks++
+			}
 			ctl, err = c.onSettings(f, ctl)
 		case *http2.WindowUpdateFrame:
 			c.onWindowUpdate(f)
 		case *http2.PingFrame:
+			if !f.IsAck() {
+				acks++
+			}
 			ctl = c.onPing(f, ctl)
 		case *http2.GoAwayFrame:
 			c.onGoAway(f)
 		}
-		if err != nil { // an undecodable header block or an invalid setting breaks the connection
-			var ce http2.ConnectionError
-			if !errors.As(err, &ce) {
-				ce = http2.ConnectionError(http2.ErrCodeCompression)
-			}
-			c.failLocked(ce)
+		if err != nil { // an undecodable or oversized header block, or an invalid setting, breaks the connection
+			c.failLocked(connectionFailure(err))
 			c.mu.Unlock()
 			c.nc.Close()
 			return
 		}
 		c.mu.Unlock()
-		if len(ctl) > 0 {
-			c.nc.Write(ctl)
+		if len(ctl) > 0 && !c.nc.writeAcks(ctl, acks, maxUnsentAcks, floodPatience) {
+			c.mu.Lock()
+			c.failLocked(&FloodError{Unsent: maxUnsentAcks})
+			c.mu.Unlock()
+			c.nc.Close()
+			return
 		}
 	}
+}
+
+// maxUnsentAcks bounds the acknowledgements of the server's PING and
+// SETTINGS frames waiting to be written: a server that floods them and
+// does not read the answers would otherwise grow hail's write queue
+// without end (the "ping flood" and "settings flood" of CVE-2019-9512
+// and -9515). x/net's server allows 10,000 queued control frames too.
+// Past it the reader stops reading until the server has read half of
+// them; a server that has not within floodPatience is flooding.
+const (
+	maxUnsentAcks = 10_000
+	floodPatience = 2 * time.Second
+)
+
+// FloodError is a connection whose server sent PING or SETTINGS frames
+// faster than it read hail's acknowledgements.
+type FloodError struct{ Unsent int }
+
+func (e *FloodError) Error() string {
+	return fmt.Sprintf("http2: the server sent PING or SETTINGS frames without reading the acknowledgements (over %d unsent): a control frame flood", e.Unsent)
+}
+
+// errHeaderBlockTooLarge is a response header block over the size hail
+// announced (SETTINGS_MAX_HEADER_LIST_SIZE), encoded or decoded: endless
+// CONTINUATION frames, or a block that HPACK expands past it.
+var errHeaderBlockTooLarge = fmt.Errorf("http2: %w", http1.ErrHeaderTooLarge)
+
+// connectionFailure is what the streams of a connection whose reader met
+// err end with: an oversized header block as such (header block too
+// large), an HTTP/2 connection error as itself, any other decoding error as
+// a COMPRESSION_ERROR.
+func connectionFailure(err error) error {
+	var ce http2.ConnectionError
+	switch {
+	case errors.Is(err, http1.ErrHeaderTooLarge), errors.Is(err, hpack.ErrStringLength):
+		return errHeaderBlockTooLarge
+	case errors.As(err, &ce):
+		return ce
+	}
+	return http2.ConnectionError(http2.ErrCodeCompression)
 }
 
 // checkPreface reports whether the server's first frame is a SETTINGS
@@ -223,8 +274,14 @@ func (c *client) onGoAway(f *http2.GoAwayFrame) {
 // headerBlock decodes a header block fragment; at the block's end the
 // response head (or trailers) goes to its stream.
 func (c *client) headerBlock(frag []byte, end bool) error {
+	if c.hBytes += len(frag); c.hBytes > c.maxHeaderList {
+		return errHeaderBlockTooLarge
+	}
 	if _, err := c.dec.Write(frag); err != nil {
 		return err
+	}
+	if c.hSize > c.maxHeaderList {
+		return errHeaderBlockTooLarge
 	}
 	if !end {
 		return nil
@@ -240,6 +297,7 @@ func (c *client) headerBlock(frag []byte, end bool) error {
 
 // onField notes the fields of a response head that hail uses.
 func (c *client) onField(f hpack.HeaderField) {
+	c.hSize += int(f.Size())
 	switch f.Name {
 	case ":status":
 		c.hStatus, _ = strconv.Atoi(f.Value)
@@ -248,7 +306,10 @@ func (c *client) onField(f hpack.HeaderField) {
 	case "grpc-status":
 		c.hGRPC = parseGRPCStatus(f.Value)
 	case "content-type":
+		c.hIsGRPC = isGRPCContentType(f.Value)
 		c.hEvents = http1.IsEventStream([]byte(f.Value))
+	case "grpc-encoding":
+		c.hEnc = f.Value != "identity"
 	}
 }
 
@@ -265,8 +326,10 @@ func (c *client) onHeaders(cl *call) {
 		}
 		cl.gotHeaders = true
 		*cl.p.status = status
-		if cl.p.grpc == nil { // a gRPC call's first byte is its first message (grpc.go)
+		if g := cl.p.grpc; g == nil { // a gRPC call's first byte is its first message (grpc.go)
 			cl.p.fb = c.since()
+		} else {
+			g.framed, g.encoded = status == 200 && c.hIsGRPC, c.hEnc
 		}
 		if cl.p.wantLoc && len(c.hLoc) > 0 {
 			*cl.p.location = append((*cl.p.location)[:0], c.hLoc...)

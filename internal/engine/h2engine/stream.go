@@ -31,6 +31,7 @@ type stream struct {
 	connIdx int // connection number, for connection stages
 	shard   int
 	reqs    engine.Requests
+	sb      engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	take    *engine.Taker
 	tmpl    templates
 	parser  http1.Parser
@@ -41,13 +42,16 @@ type stream struct {
 	h2call  call       // the HTTP/2 client's per-request state, reused
 	result  httpResult // where the HTTP/2 client writes the response
 	grpc    grpcResult // a gRPC call's messages and status, reused
-	// gRPC calls sent and their messages, added to Job.Messages at the end
-	calls, sent, received int64
+	// gRPC calls sent, their retries and messages, added to Job.Messages at the end
+	calls, retries, sent, received int64
+	callSent                       bool // the call in progress was counted as sent
+	retrying                       bool // the attempt in progress sends the call again after RetryStale
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
 	s := &stream{m: m, j: j, conn: c, connIdx: connIdx, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i),
 		tmpl: templates{scheme: j.URL.Scheme, shared: shared}, buf: make([]byte, 16<<10)}
+	s.sb = engine.SharedBodies(s.reqs)
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.take = engine.NewTaker(j, alarm, connIdx, c.idle)
 	s.h2call.done = make(chan struct{}, 1)
@@ -64,6 +68,7 @@ func (s *stream) run() {
 	defer func() {
 		if s.calls > 0 {
 			j.Messages.Calls.Add(s.calls)
+			j.Messages.Retries.Add(s.retries)
 			j.Messages.Sent.Add(s.sent)
 			j.Messages.Received.Add(s.received)
 		}
@@ -81,16 +86,20 @@ func (s *stream) run() {
 		s.take.Begin(&s.call, s.shard, step, hit, at, int32(s.connIdx))
 		s.call.Reserve(s.reqs)
 		s.call.Start(j.Since())
+		var body []byte
+		if s.sb != nil {
+			body = s.sb.Body(hit, step)
+		}
 		s.conn.inflight.Add(1)
-		s.do(raw, hit)
+		s.do(raw, body, hit)
 		s.conn.inflight.Add(-1)
 		s.take.End()
 	}
 }
 
-// do performs one request (raw, for hit), following redirects, and ends
-// its call.
-func (s *stream) do(raw []byte, hit uint64) {
+// do performs one request (raw, and its shared body if not nil, for hit),
+// following redirects, and ends its call.
+func (s *stream) do(raw, body []byte, hit uint64) {
 	j := s.j
 	ctx := s.ctx
 	if j.Timeout > 0 { // -t bounds the whole request, redirects included
@@ -98,7 +107,8 @@ func (s *stream) do(raw []byte, hit uint64) {
 		ctx, cancel = context.WithDeadline(ctx, j.Start.Add(s.call.StartTime()+j.Timeout))
 		defer cancel()
 	}
-	s.chain.Reset(j, raw)
+	s.chain.Reset(j, raw, body)
+	s.callSent, s.retrying = false, false
 	var away *live // the connection to another origin, once the chain left the run's
 	defer func() {
 		if away != nil {
@@ -107,17 +117,22 @@ func (s *stream) do(raw []byte, hit uint64) {
 	}()
 	for {
 		var tp *template
+		var body []byte // the request's: its own (part of its bytes), or the shared one
 		var err error
+		shared := s.chain.Body != nil
 		if away == nil {
-			tp, err = s.tmpl.get(s.chain.Req, hit)
-		} else {
-			tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme)
+			tp, body, err = s.tmpl.get(s.chain.Req, hit, shared)
+		} else if tp, err = parseTemplate(s.chain.Req, s.chain.URL.Scheme); err == nil {
+			body = tp.body
+		}
+		if shared {
+			body = s.chain.Body
 		}
 		if err != nil {
 			s.call.Fail(j.Since(), stats.ErrOther, s.reqs)
 			return
 		}
-		mid, reused, err := s.exchange(ctx, away, tp)
+		mid, reused, err := s.exchange(ctx, away, tp, body)
 		if err != nil && tp.grpc && j.Timeout > 0 && !j.Aborting() &&
 			(ctx.Err() == context.DeadlineExceeded || j.Since() >= s.call.StartTime()+j.Timeout-time.Millisecond) {
 			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
@@ -130,9 +145,11 @@ func (s *stream) do(raw []byte, hit uint64) {
 		if err != nil {
 			var ga *GoAwayError
 			k := s.kind(err, mid) // ErrAborted (never retried) when the run is aborting or over
-			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.req.Method) {
+			if s.call.RetryStale(k, reused, mid, s.h2call.wrote, errors.As(err, &ga), tp.method) {
+				s.retrying = true
 				continue // the connection had gone stale (or refused the stream): again, on a new one
 			}
+			s.call.CutShort(s.parser.WireBytes) // what arrived of a response cut short
 			s.call.Fail(j.Since(), k, s.reqs)
 			return
 		}
@@ -163,7 +180,7 @@ func (s *stream) do(raw []byte, hit uint64) {
 // exchange sends tp on c (nil: the stream's connection slot) and reads the
 // response into s.parser. It reports whether the response head had arrived
 // when it failed, and whether the connection had carried earlier requests.
-func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reused bool, err error) {
+func (s *stream) exchange(ctx context.Context, c *live, tp *template, body []byte) (mid, reused bool, err error) {
 	s.parser.Reset(tp.head)
 	s.h2call.wrote = false
 	own := c == nil
@@ -178,9 +195,9 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 		reused = tm.Total == 0
 	}
 	if hc, ok := c.Conn.(*client); ok {
-		mid, err = s.exchangeH2(ctx, c, hc, tp)
+		mid, err = s.exchangeH2(ctx, c, hc, tp, body)
 	} else {
-		mid, err = s.roundTrip(ctx, c, tp)
+		mid, err = s.roundTrip(ctx, c, tp, body)
 	}
 	if err == nil && own && !s.j.KeepAlive {
 		s.conn.retire(c)
@@ -191,7 +208,7 @@ func (s *stream) exchange(ctx context.Context, c *live, tp *template) (mid, reus
 // exchangeH2 sends tp on hc, hail's HTTP/2 client on c, which writes the
 // response into s.parser's fields. It reports whether the response head
 // had arrived when it failed.
-func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template) (mid bool, err error) {
+func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *template, body []byte) (mid bool, err error) {
 	r := &s.result
 	*r = httpResult{status: &s.parser.Status, body: &s.parser.BodyBytes, capture: &s.parser.Body, limit: s.parser.BodyLimit,
 		location: &s.parser.Location, wantLoc: s.parser.WantLocation, meter: s.meter, head: tp.head}
@@ -199,7 +216,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.grpc.reset()
 		r.grpc = &s.grpc
 	}
-	err = hc.exchange(ctx, tp, &s.h2call, r)
+	err = hc.exchange(ctx, tp, body, &s.h2call, r)
 	if s.h2call.wrote {
 		s.call.MarkSent()
 	}
@@ -207,7 +224,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.call.FirstByte(r.fb)
 	}
 	if tp.grpc {
-		s.endGRPC(tp)
+		s.endGRPC(body)
 	}
 	s.account(c)
 	if err != nil {
@@ -225,10 +242,15 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 // roundTrip sends tp on c, a Conn that is an http.RoundTripper (the HTTP/3
 // engine's), and reads the response into s.parser. It reports whether the
 // response head had arrived when it failed.
-func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool, err error) {
-	req := tp.req.WithContext(ctx)
-	if len(tp.body) > 0 {
-		req.Body = &bodyReader{b: tp.body}
+func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []byte) (mid bool, err error) {
+	r, err := tp.request()
+	if err != nil {
+		return false, err
+	}
+	req := r.WithContext(ctx)
+	req.ContentLength = int64(len(body))
+	if len(body) > 0 {
+		req.Body = &bodyReader{b: body}
 	}
 	// A request handed to the round tripper is on its way: the QUIC stack
 	// sends its frames at once (the engine lets them leave before it closes
@@ -269,13 +291,22 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template) (mid bool
 	return false, nil
 }
 
-// endGRPC counts a gRPC call's messages and stamps its first byte: the
-// first response message.
-func (s *stream) endGRPC(tp *template) {
+// endGRPC counts a gRPC call (body holds the messages it sent) and stamps
+// its first byte: the first response message. A call is counted once,
+// when its first attempt is sent; an attempt that sends it again after a
+// stale connection or a GOAWAY (RetryStale) is a retry, counted apart.
+func (s *stream) endGRPC(body []byte) {
 	if s.h2call.wrote {
-		s.calls++
-		s.sent += tp.msgs
+		switch {
+		case !s.callSent:
+			s.calls++
+			s.sent += countFrames(body)
+			s.callSent = true
+		case s.retrying:
+			s.retries++
+		}
 	}
+	s.retrying = false
 	s.received += s.grpc.msgs
 	if s.grpc.fb > 0 {
 		s.call.FirstByte(s.grpc.fb)

@@ -128,6 +128,14 @@ func Open(ctx context.Context, tr *http3.Transport, d *transport.Dialer, streams
 		if errors.As(err, &he) || errors.As(err, &ie) {
 			return nil, tm, &transport.ConnectTimeoutError{Err: err}
 		}
+		var te *quic.TransportError
+		if errors.As(err, &te) && te.ErrorCode.IsCryptoError() && !te.Remote && !noALPN(err) {
+			// hail's own verification of the server's certificate failed
+			// (an unknown authority, another name, expired): a TLS error
+			// by its cause, as over TCP — not the server refusing hail's.
+			d.NoteVerify(err)
+			return nil, tm, &transport.TLSError{Err: err}
+		}
 		herr := &HandshakeError{Err: err}
 		if noALPN(err) {
 			return nil, tm, &h2engine.FatalError{Err: fmt.Errorf("the server does not speak HTTP/3: it refused ALPN \"h3\" (%v)", err)}
@@ -182,7 +190,9 @@ func Classify(err error, mid bool) stats.ErrorKind {
 		return stats.ErrOther
 	case errors.As(err, new(*transport.ConnectTimeoutError)):
 		return stats.ErrConnectTimeout
-	case errors.As(err, &te) && te.ErrorCode.IsCryptoError() && certAlerts[uint8(te.ErrorCode-0x100)]:
+	case errors.As(err, new(*transport.TLSError)):
+		return engine.Classify(err, mid) // hail rejected the server's certificate: by its cause
+	case errors.As(err, &te) && te.Remote && te.ErrorCode.IsCryptoError() && certAlerts[uint8(te.ErrorCode-0x100)]:
 		return stats.ErrTLSClientCert
 	case errors.As(err, &he):
 		return stats.ErrConnectTimeout

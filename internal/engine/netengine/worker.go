@@ -20,6 +20,7 @@ type worker struct {
 	index int // connection number, for connection stages
 	shard int
 	reqs  engine.Requests
+	body  engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	take  *engine.Taker
 	rec   *stats.Recorder // where the connection's setups and closes are counted
 
@@ -34,6 +35,7 @@ type worker struct {
 
 func newWorker(j *engine.Job, i int, alarm *schedule.Alarm, slots chan struct{}) *worker {
 	w := &worker{j: j, index: i, shard: i % len(j.Recorders[0]), reqs: j.NewRequests(i), slots: slots}
+	w.body = engine.SharedBodies(w.reqs)
 	w.take = engine.NewTaker(j, alarm, i, w.closeConn)
 	w.rec = j.Recorders[0][w.shard]
 	w.wire.Epoch = j.Start.UnixNano() // responses end at the kernel's receive time
@@ -63,21 +65,26 @@ func (w *worker) run() {
 		w.take.Begin(&w.call, w.shard, step, hit, at, int32(w.index))
 		w.call.Reserve(w.reqs)
 		w.call.Start(j.Since())
-		w.do(req, head)
+		var body []byte
+		if w.body != nil {
+			body = w.body.Body(hit, step)
+		}
+		w.do(req, body, head)
 		w.take.End()
 	}
 }
 
-// do performs one request, following redirects, and ends its call.
-func (w *worker) do(req []byte, head bool) {
+// do performs one request (req, and its shared body if not nil),
+// following redirects, and ends its call.
+func (w *worker) do(req, body []byte, head bool) {
 	j := w.j
 	var deadline time.Time
 	if j.Timeout > 0 {
 		deadline = j.Start.Add(w.call.StartTime() + j.Timeout)
 	}
-	w.chain.Reset(j, req)
+	w.chain.Reset(j, req, body)
 	for {
-		if reused, wrote, err := w.exchange(w.chain.Req, head, deadline); err != nil {
+		if reused, wrote, err := w.exchange(w.chain.Req, w.chain.Body, head, deadline); err != nil {
 			mid := w.parser.WireBytes > 0
 			k := j.Kind(err, mid) // ErrAborted (never retried) when the run is aborting
 			if w.call.RetryStale(k, reused, mid, wrote > 0, false, redirect.Method(w.chain.Req)) {
@@ -89,8 +96,9 @@ func (w *worker) do(req []byte, head bool) {
 		}
 		follow, same, err := w.chain.Follow(j, &w.parser)
 		switch {
-		case err != nil:
-			w.fail(err)
+		case err != nil: // a redirect that cannot be followed: the connection itself is fine
+			w.call.CutShort(w.parser.WireBytes)
+			w.call.Fail(j.Since(), engine.Classify(err, false), w.reqs)
 			return
 		case !follow:
 			w.call.Respond(w.wire.Last, &w.parser, w.reqs) // when its last bytes arrived
@@ -107,10 +115,11 @@ func (w *worker) do(req []byte, head bool) {
 	}
 }
 
-// exchange sends req on the worker's connection (dialing one if needed)
-// and reads one response into w.parser. reused is true when the connection
-// had carried earlier requests; wrote is the bytes of req written.
-func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused bool, wrote int, err error) {
+// exchange sends req (and its shared body) on the worker's connection
+// (dialing one if needed) and reads one response into w.parser. reused is
+// true when the connection had carried earlier requests; wrote is the
+// bytes written.
+func (w *worker) exchange(req, body []byte, head bool, deadline time.Time) (reused bool, wrote int, err error) {
 	w.parser.Reset(head)
 	if w.wire.Conn == nil {
 		c, tm, err := w.dial()
@@ -124,7 +133,7 @@ func (w *worker) exchange(req []byte, head bool, deadline time.Time) (reused boo
 	if !deadline.IsZero() {
 		w.guard.SetDeadline(deadline)
 	}
-	keep, wrote, err := w.wire.RoundTrip(&w.call, req, &w.parser, w.j.Since, deadline, w.j.Aborting)
+	keep, wrote, err := w.wire.RoundTrip(&w.call, req, body, &w.parser, w.j.Since, deadline, w.j.Aborting)
 	if err == nil && (!keep || !w.j.KeepAlive) {
 		w.closeConn()
 	}
@@ -150,6 +159,7 @@ func (w *worker) fail(err error) { w.end(w.j.Kind(err, w.parser.WireBytes > 0)) 
 // end ends the request as error kind k, closing the connection.
 func (w *worker) end(k stats.ErrorKind) {
 	w.closeConn()
+	w.call.CutShort(w.parser.WireBytes) // what arrived of a response cut short
 	w.call.Fail(w.j.Since(), k, w.reqs)
 }
 

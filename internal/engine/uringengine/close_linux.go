@@ -70,7 +70,7 @@ func (w *worker) fail(c *conn, err error) {
 		err, c.sendErr = c.sendErr, nil
 	}
 	mid := c.parser.WireBytes > 0
-	reused, wrote := c.served > 0, c.sent > 0 && !w.isHandshakeLine(c)
+	reused, wrote := c.served > 0, (c.sent > 0 || c.inBody) && !w.isHandshakeLine(c)
 	w.closeConn(c)
 	if !c.active() {
 		return
@@ -89,6 +89,7 @@ func (w *worker) endErr(c *conn, err error) { w.endKind(c, engine.Classify(err, 
 
 func (w *worker) endKind(c *conn, k stats.ErrorKind) {
 	w.stampNow(c)
+	c.call.CutShort(c.parser.WireBytes) // what arrived of a response cut short
 	c.call.Fail(w.now, k, c.reqs)
 	w.finish(c)
 }

@@ -12,7 +12,8 @@ import (
 // conn is one connection slot of a worker: its socket (if any) and the
 // request in progress on it.
 type conn struct {
-	reqs engine.Requests // the worker's builder, or this connection's own (Job.PerConnection)
+	reqs engine.Requests   // the worker's builder, or this connection's own (Job.PerConnection)
+	sb   engine.SharedBody // reqs' shared bodies; nil: every request holds its own
 	idx  int32
 	gen  uint32 // bumped at every close; stale completions carry an older one
 	fd   int32  // -1 when there is no socket
@@ -45,7 +46,9 @@ type conn struct {
 	readyAt time.Duration
 
 	req     []byte // the current hop's request: stable memory
-	out     []byte // the bytes being sent (req, or the vsock CONNECT line)
+	body    []byte // the current hop's shared body, sent after req from where it is (nil: none)
+	out     []byte // the bytes being sent (req, its body, or the vsock CONNECT line)
+	inBody  bool   // out is body: req was sent
 	sent    int
 	sendBuf []byte // arena memory for copied requests
 	sa      []byte // arena memory for the connect sockaddr

@@ -156,10 +156,15 @@ func (w *worker) start(c *conn, hit uint64, at, waitFrom time.Duration) {
 		c.req = req
 	} else if err := w.copyReq(c, req); err != nil {
 		c.stamp = true
-		w.endErr(c, err) // nothing was sent; the connection is fine
+		c.parser.Reset(head) // no response of this request's to count (CutShort)
+		w.endErr(c, err)     // nothing was sent; the connection is fine
 		return
 	}
-	c.chain.Reset(w.j, c.req)
+	c.body = nil
+	if c.sb != nil {
+		c.body = c.sb.Body(hit, step) // stable: sent from where it is, never copied
+	}
+	c.chain.Reset(w.j, c.req, c.body)
 	c.stamp = true
 	w.exchange(c)
 	if c.stamp {
@@ -279,7 +284,7 @@ func (w *worker) armRecv(c *conn) {
 
 // send queues c's request on its open connection.
 func (w *worker) send(c *conn) {
-	c.sending, c.sent, c.out = true, 0, c.req
+	c.sending, c.sent, c.out, c.inBody = true, 0, c.req, false
 	w.queueSend(c)
 	if len(c.carry) > 0 {
 		w.feedCarry(c)

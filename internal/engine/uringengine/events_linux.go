@@ -152,6 +152,11 @@ func (w *worker) onSend(c *conn, res int32) {
 		w.queueSend(c)
 		return
 	}
+	if len(c.body) > 0 && !c.inBody && !c.handshaking && !w.isHandshakeLine(c) {
+		c.out, c.sent, c.inBody = c.body, 0, true // the head is out: now the shared body
+		w.queueSend(c)
+		return
+	}
 	c.sending = false
 	if c.handshaking {
 		return
@@ -375,5 +380,6 @@ func (w *worker) hop(c *conn) {
 		w.endErr(c, err)
 		return
 	}
+	c.body = c.chain.Body
 	w.exchange(c)
 }

@@ -250,6 +250,7 @@ func (w *worker) setup() error {
 		if w.j.PerConnection {
 			w.conns[i].reqs = w.j.NewRequests(int(w.connBase) + i)
 		}
+		w.conns[i].sb = engine.SharedBodies(w.conns[i].reqs)
 	}
 	return nil
 }

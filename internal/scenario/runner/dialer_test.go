@@ -53,10 +53,12 @@ teardown: [{name: clean, path: /, repeat: 2}]
 	}
 	p.CACert = k.CAFile
 	ctx := context.Background()
-	d, err := run.NewDialer(ctx, p)
+	tg, err := NewTargets(ctx, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := Workload(s, sched)
+	d := tg.Route(w)
 	if err := os.Remove(k.CAFile); err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +66,15 @@ teardown: [{name: clean, path: /, repeat: 2}]
 		t.Fatalf("a run building its own dialer without the CA file: %v, want a --cacert error", err)
 	}
 
-	setup, err := Setup(ctx, s, p, d, nil)
+	setup, err := Setup(ctx, s, tg, PhaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := run.Run(ctx, p, run.Options{Workload: Workload(s, sched), Dialer: d})
+	res, err := run.Run(ctx, p, run.Options{Workload: w, Dialer: d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	teardown, err := Teardown(ctx, s, p, d, nil)
+	teardown, err := Teardown(ctx, s, tg, PhaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,3 +113,56 @@ steps:
 		t.Errorf("%d requests (want 300: browse goes on), ended by %q", res.Hail.Counts.Requests, res.Hail.Scenario.EndedBy)
 	}
 }
+
+// The shards of a distributed run split a unique feed: shard I takes rows
+// I, I+N, …, so three shards together use each of the 50 rows once (each
+// shard alone ending when its part is used up); a sequential feed is not
+// split.
+func TestFeedUniqueSharded(t *testing.T) {
+	t.Parallel()
+	csvPath, _ := writeUsers(t, 50)
+	rec, base := startRecorder(t)
+	src := fmt.Sprintf(`
+base: %s
+connections: 2
+requests: 100
+feeds:
+  users: {file: %s, order: unique}
+  again: {file: %s}
+steps:
+  - {name: signup, path: '/s/{{feed.users.id}}/{{feed.again.id}}'}
+`, base, csvPath, csvPath)
+	seq := 0
+	for i := range 3 {
+		_, sc := runFile(t, src, base, func(s *scenario.Scenario) { s.ShardFeeds(i, 3) }, nil)
+		if want := len(sliceOf(50, i, 3)); sc.Feeds[0].Rows() != want || sc.Feeds[1].Rows() != 50 {
+			t.Errorf("shard %d/3: unique feed of %d rows (want %d), sequential of %d (want 50)", i, sc.Feeds[0].Rows(), want, sc.Feeds[1].Rows())
+		}
+		seq += int(sc.Feeds[1].Used())
+	}
+	ids := map[string]int{}
+	for key, n := range rec.counts("/s/") {
+		id, _, _ := strings.Cut(key, "/")
+		ids[id] += n
+	}
+	if len(ids) != 50 {
+		t.Errorf("%d distinct rows used, want all 50", len(ids))
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Errorf("row %s used %d times by the shards together, want once", id, n)
+		}
+	}
+	if seq != 50 {
+		t.Errorf("the sequential feed gave %d rows, want 50", seq)
+	}
+}
+
+// sliceOf is the indices shard i of n takes of total rows.
+func sliceOf(total, i, n int) []int {
+	var out []int
+	for k := i; k < total; k += n {
+		out = append(out, k)
+	}
+	return out
+}

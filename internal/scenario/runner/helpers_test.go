@@ -64,8 +64,10 @@ func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), ob
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := Workload(s, sched)
+	d := mustTargets(t, s, p).Route(w)
 	done := turn(p)
-	res, err := run.Run(context.Background(), p, run.Options{Workload: Workload(s, sched), Observe: observe})
+	res, err := run.Run(context.Background(), p, run.Options{Workload: w, Dialer: d, Observe: observe})
 	done()
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +84,16 @@ func runOn(t *testing.T, eng, src string) (*report.Result, *scenario.Scenario, *
 	base, srv := servetest.Start(t)
 	res, s := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
 	return res, s, srv
+}
+
+// mustTargets prepares s's targets for runs of p.
+func mustTargets(t *testing.T, s *scenario.Scenario, p *plan.Plan) *Targets {
+	t.Helper()
+	tg, err := NewTargets(context.Background(), s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }
 
 func step(t *testing.T, res *report.Result, name string) *report.Step {

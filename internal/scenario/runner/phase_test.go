@@ -3,8 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
@@ -47,7 +53,7 @@ func TestSetupTeardown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setup, err := Setup(context.Background(), s, p, nil, nil)
+			setup, err := Setup(context.Background(), s, mustTargets(t, s, p), PhaseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +63,7 @@ func TestSetupTeardown(t *testing.T) {
 			res, _ := runFile(t, lifecycle, base, func(x *scenario.Scenario) {
 				*x = *s // the same pools
 			}, nil)
-			td, err := Teardown(context.Background(), s, p, nil, nil)
+			td, err := Teardown(context.Background(), s, mustTargets(t, s, p), PhaseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +123,7 @@ func TestSetupFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ph, err := Setup(context.Background(), s, p, nil, nil)
+			ph, err := Setup(context.Background(), s, mustTargets(t, s, p), PhaseOptions{})
 			var pe *PhaseError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) || ph == nil || ph.Failed == "" {
 				t.Fatalf("got %v (phase %+v), want a setup error with %q", err, ph, c.want)
@@ -126,5 +132,79 @@ func TestSetupFails(t *testing.T) {
 				t.Errorf("the server saw %d requests: the setup must stop at its failure", n)
 			}
 		})
+	}
+}
+
+// A setup or teardown step runs with its concurrency: the server sees that
+// many of its requests at once (never more), exactly as many in all as it
+// repeats; repeat: all takes the pool to empty at the same concurrency;
+// progress is reported with the step's total, and ends with its count.
+func TestPhaseConcurrency(t *testing.T) {
+	t.Parallel()
+	var inFlight, most, n atomic.Int64
+	var ids atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if now <= m || most.CompareAndSwap(m, now) {
+				break
+			}
+		}
+		n.Add(1)
+		time.Sleep(20 * time.Millisecond)
+		if r.Method == http.MethodPost {
+			fmt.Fprintf(w, `{"id":"v%d"}`, ids.Add(1))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	src := `
+base: ` + srv.URL + `
+connections: 8
+requests: 10
+setup:
+  - {name: seed, method: POST, path: /vms, capture: {vms: {json: id}}, repeat: 40, concurrency: 4}
+steps:
+  - {name: get, path: '/vms/{{pick vms}}'}
+teardown:
+  - {name: cleanup, method: DELETE, path: '/vms/{{take vms}}', repeat: all}
+`
+	s, err := scenario.Parse("it.yaml", []byte(src), scenario.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan(s.Settings.Schedule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := mustTargets(t, s, p)
+	var mu sync.Mutex
+	var reports []Progress
+	o := PhaseOptions{Progress: func(pr Progress) { mu.Lock(); reports = append(reports, pr); mu.Unlock() }}
+	if _, err := Setup(context.Background(), s, tg, o); err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != 40 || most.Load() != 4 {
+		t.Errorf("setup: the server saw %d requests, at most %d at once; want 40, 4 at once", n.Load(), most.Load())
+	}
+	n.Store(0)
+	most.Store(0)
+	td, err := Teardown(context.Background(), s, tg, o)
+	if err != nil || td.Failed != "" {
+		t.Fatal(err, td)
+	}
+	// repeat: all, concurrency unset: the load's 8 connections.
+	if n.Load() != 40 || most.Load() != 8 || s.Pools[mustPool(t, s, "vms")].Len() != 0 {
+		t.Errorf("teardown: the server saw %d requests, at most %d at once; want 40, 8 at once", n.Load(), most.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	first, last := reports[0], reports[len(reports)-1]
+	if first.Phase != "setup" || first.Step != "seed" || first.Total != 40 || first.Concurrency != 4 || first.Ended {
+		t.Errorf("first progress %+v", first)
+	}
+	if last.Phase != "teardown" || last.Step != "cleanup" || last.Total != 40 || last.Done != 40 || !last.Ended || last.Rate() <= 0 {
+		t.Errorf("last progress %+v", last)
 	}
 }

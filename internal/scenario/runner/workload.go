@@ -1,7 +1,8 @@
 // Package runner carries a loaded scenario through internal/run: the
 // load's run.Workload (a request builder per virtual user, the stages, the
-// checks that end the run early), and the setup and teardown phases, each
-// a run of its own on one connection of the net engine.
+// checks that end the run early), the setup and teardown phases, each
+// step a run of its own with its concurrency (phase.go), and the
+// origins' plans and dialers that all three share (targets.go).
 package runner
 
 import (
@@ -10,12 +11,14 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 )
 
-// Workload is what run.Run needs to send sc's steps as sched paces them:
+// Workload is what run.Run needs to send sc's steps as sched paces them,
+// to the one origin of its load (Targets.Route adds one run.Origin per
+// origin for a load that sends to several):
 // their names, a request builder per worker (a virtual user), what of the
 // responses the checks and captures read, the stages, and the checks that
 // end the run early (unique feeds used up, thresholds with abort_on_fail).
 func Workload(sc *scenario.Scenario, sched scenario.Schedule) *run.Workload {
 	return &run.Workload{Ended: sc.Ended(), Steps: scenario.Names(sc.Steps), NewRequests: sc.NewRequests,
 		BodyLimit: scenario.BodyLimit(sc.Steps, sc.Settings.BodyLimit), PerConnection: sc.PerUser(), CaptureHeaders: scenario.ResponseHeaders(sc.Steps),
-		Pacer: sched.Pacer, Connections: sched.ConnRamp, Check: threshold.AbortCheck(sc.Thresholds)}
+		Pacer: sched.Pacer, Connections: sched.ConnRamp, Stages: sched.Stages, Check: threshold.AbortCheck(sc.Thresholds)}
 }

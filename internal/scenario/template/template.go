@@ -173,16 +173,30 @@ func (t *Template) AppendTo(dst []byte, c *Ctx) []byte {
 }
 
 // Concat joins templates into one, merging adjacent literal bytes.
+// It takes time linear in the parts' total size: the first merge into a
+// literal copies it into a buffer of t's own (the parts' bytes are never
+// written), later merges append to that buffer.
 func Concat(parts ...*Template) *Template {
 	t := &Template{}
+	owned := false // t's last literal is t's own buffer
 	for _, p := range parts {
 		for _, s := range p.segs {
-			if n := len(t.segs); s.kind == segLit && n > 0 && t.segs[n-1].kind == segLit {
-				t.segs[n-1].lit = append(t.segs[n-1].lit[:len(t.segs[n-1].lit):len(t.segs[n-1].lit)], s.lit...)
+			n := len(t.segs)
+			if s.kind != segLit || n == 0 || t.segs[n-1].kind != segLit {
+				t.segs = append(t.segs, s)
+				owned = false
 				continue
 			}
-			t.segs = append(t.segs, s)
+			last := &t.segs[n-1]
+			if !owned {
+				last.lit = append(make([]byte, 0, 2*(len(last.lit)+len(s.lit))), last.lit...)
+				owned = true
+			}
+			last.lit = append(last.lit, s.lit...)
 		}
+	}
+	for i := range t.segs { // nobody appending to a Literal writes into t
+		t.segs[i].lit = t.segs[i].lit[:len(t.segs[i].lit):len(t.segs[i].lit)]
 	}
 	return t
 }

@@ -1,7 +1,7 @@
 // Package threshold judges a run by a scenario's pass/fail expressions
-// (p99 < 12ms, error_rate < 0.1%, rps > 4000), over the whole run or one
-// step: when the run has ended (Evaluate), and while it runs for those
-// that may stop it (AbortCheck, abort_on_fail).
+// (p99 < 12ms, error_rate < 0.1%, rps > 4000), over the whole run, one
+// step or one stage: when the run has ended (Evaluate), and while it runs
+// for those that may stop it (AbortCheck, abort_on_fail).
 package threshold
 
 import (
@@ -16,7 +16,8 @@ import (
 )
 
 // Threshold is a pass/fail check such as "p99 < 12ms", "error_rate <
-// 0.1%" or "rps > 4000", over the whole run or one step.
+// 0.1%" or "rps > 4000", over the whole run, one step or one stage of a
+// ramp (its figures, its warmup left out: rps is per second of it).
 //
 // Metrics: pN (a latency percentile: p50, p90, p99, p99.9, any N in
 // [0, 100]), min, max, mean (avg), compared with durations (12ms, 1.5s,
@@ -29,6 +30,8 @@ type Threshold struct {
 	Expr        string // the expression as written
 	Step        string // the step it judges; "" for the whole run
 	step        int    // index, -1 for the whole run
+	Stage       string // the stage it judges, by number (from 1) or name; "" for none
+	stage       int    // index, -1 for none
 	metric      string // "p", "min", "max", "mean" (each with "_ok": responses only), "rps", "error_rate", "errors", "requests"
 	q           float64
 	op          string
@@ -60,32 +63,15 @@ func Parse(expr string) (*Threshold, error) {
 	if op == "" {
 		return nil, fmt.Errorf("threshold %q: expected one of the operators < <= > >=, found %q", expr, s[i:min(len(s), i+2)])
 	}
-	name := strings.TrimSpace(s[:i])
+	full := strings.TrimSpace(s[:i])
 	val := strings.TrimSpace(s[i+len(op):])
-	t := &Threshold{Expr: s, op: op, step: -1, AbortAfter: DefaultAbortAfter}
-	name, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
-	switch {
-	case ok && (name == "" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests"):
-		return nil, fmt.Errorf("threshold %q: _ok (responses only) goes with a latency: p99_ok, min_ok, max_ok or mean_ok", expr)
-	case name == "":
-		return nil, fmt.Errorf("threshold %q: expected a metric before %s (p99, error_rate, rps, …)", expr, op)
-	case name == "avg" || name == "mean":
-		t.metric = "mean"
-	case name == "min" || name == "max" || name == "rps" || name == "error_rate" || name == "errors" || name == "requests":
-		t.metric = name
-	case name[0] == 'p':
-		q, err := strconv.ParseFloat(name[1:], 64)
-		if err != nil || q < 0 || q > 100 || math.IsNaN(q) {
-			return nil, fmt.Errorf("threshold %q: metric %q: expected a percentile p0 to p100 such as p99 or p99.9", expr, name)
-		}
-		t.metric, t.q = "p", q
-	default:
-		return nil, fmt.Errorf("threshold %q: unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", expr, name)
+	t := &Threshold{Expr: s, op: op, step: -1, stage: -1, AbortAfter: DefaultAbortAfter}
+	var err error
+	if t.metric, t.q, err = parseMetric(full, op); err != nil {
+		return nil, fmt.Errorf("threshold %q: %v", expr, err)
 	}
-	latency := t.metric == "p" || t.metric == "min" || t.metric == "max" || t.metric == "mean"
-	if ok {
-		t.metric += "_ok"
-	}
+	name := strings.TrimSuffix(full, "_ok")
+	latency := isLatency(t.metric)
 	if val == "" {
 		return nil, fmt.Errorf("threshold %q: expected a value after %s", expr, op)
 	}
@@ -119,9 +105,65 @@ func Parse(expr string) (*Threshold, error) {
 	return t, nil
 }
 
+// parseMetric reads a threshold's metric name (op follows it, for
+// messages): "p" with its percentile, "min", "max", "mean" (each with
+// "_ok" for the responses only), "rps", "error_rate", "errors",
+// "requests".
+func parseMetric(name, op string) (string, float64, error) {
+	base, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
+	metric, q := "", 0.0
+	switch {
+	case ok && (base == "" || base == "rps" || base == "error_rate" || base == "errors" || base == "requests"):
+		return "", 0, fmt.Errorf("_ok (responses only) goes with a latency: p99_ok, min_ok, max_ok or mean_ok")
+	case base == "":
+		return "", 0, fmt.Errorf("expected a metric before %s (p99, error_rate, rps, …)", op)
+	case base == "avg" || base == "mean":
+		metric = "mean"
+	case base == "min" || base == "max" || base == "rps" || base == "error_rate" || base == "errors" || base == "requests":
+		metric = base
+	case base[0] == 'p':
+		v, err := strconv.ParseFloat(base[1:], 64)
+		if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
+			return "", 0, fmt.Errorf("metric %q: expected a percentile p0 to p100 such as p99 or p99.9", base)
+		}
+		metric, q = "p", v
+	default:
+		return "", 0, fmt.Errorf("unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", base)
+	}
+	if ok {
+		metric += "_ok"
+	}
+	return metric, q, nil
+}
+
+// isLatency reports whether metric (as parseMetric names it) is a latency.
+func isLatency(metric string) bool {
+	switch strings.TrimSuffix(metric, "_ok") {
+	case "p", "min", "max", "mean":
+		return true
+	}
+	return false
+}
+
 // OnStep makes t judge one step, name, whose index among the scenario's
 // steps is index, instead of the whole run.
 func (t *Threshold) OnStep(name string, index int) { t.Step, t.step = name, index }
+
+// OnStage makes t judge one stage of the run's ramp instead of the whole
+// run: ref is how the user named it (its number from 1, or its name) and
+// index its position among the stages.
+func (t *Threshold) OnStage(ref string, index int) { t.Stage, t.stage = ref, index }
+
+// scope names what t judges, for messages: " (step x)", " (stage 2)" or "".
+func (t *Threshold) scope() string {
+	switch {
+	case t.Step != "":
+		return " (step " + t.Step + ")"
+	case t.Stage != "":
+		return " (stage " + t.Stage + ")"
+	}
+	return ""
+}
 
 // pass reports whether v meets the threshold.
 func (t *Threshold) pass(v float64) bool {
@@ -181,10 +223,13 @@ func (t *Threshold) noData(m *report.Measure) string {
 }
 
 // midRun reports whether t can be judged before the run ends: a throughput
-// or a request count that has not been reached yet may still be.
+// or a request count that has not been reached yet may still be, and a
+// stage's rate is per second of the whole stage.
 func (t *Threshold) midRun() bool {
 	switch t.metric {
-	case "rps", "requests":
+	case "rps":
+		return t.stage < 0 && (t.op == "<" || t.op == "<=")
+	case "requests":
 		return t.op == "<" || t.op == "<="
 	}
 	return true
@@ -198,9 +243,17 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 	failed := 0
 	for _, t := range thresholds {
 		var m report.Measure
-		if t.step < 0 {
+		missing := ""
+		switch {
+		case t.stage >= 0:
+			if s := report.FindStage(res, t.Stage); s != nil {
+				m = s.Measure()
+			} else {
+				m, missing = report.Measure{Latency: stats.NewHist()}, "no such stage in this run (-c, -q or -z changed the stages?)"
+			}
+		case t.step < 0:
 			m = res.Measure()
-		} else {
+		default:
 			idx := -1
 			for i := range res.Hail.Steps {
 				if res.Hail.Steps[i].Name == t.Step {
@@ -215,7 +268,10 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 		}
 		v := m.Value(t.metric, t.q)
 		ok, measured := t.pass(v), t.format(v)
-		if empty := t.noData(&m); empty != "" {
+		if empty := t.noData(&m); missing != "" || empty != "" {
+			if missing != "" {
+				empty = missing
+			}
 			// A check over nothing is not a pass: a step that never ran
 			// must not let a pipeline through.
 			ok, measured = false, empty
@@ -223,7 +279,7 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 		if !ok {
 			failed++
 		}
-		res.Hail.Thresholds = append(res.Hail.Thresholds, report.Threshold{Expr: t.Expr, Step: t.Step, Value: v,
+		res.Hail.Thresholds = append(res.Hail.Thresholds, report.Threshold{Expr: t.Expr, Step: t.Step, Stage: t.Stage, Value: v,
 			Measured: measured, Pass: ok, AbortOnFail: t.AbortOnFail})
 	}
 	return failed
@@ -245,11 +301,16 @@ func AbortCheck(thresholds []*Threshold) func(c *stats.Collector) string {
 	}
 	return func(c *stats.Collector) string {
 		elapsed := time.Since(c.Start())
-		var ms []report.Measure
+		var ms, stages []report.Measure
 		var total report.Measure
 		c.Steps(func(totals []*stats.Totals, _ [][]stats.Second) {
 			for _, t := range totals {
 				ms = append(ms, report.MeasureTotals(t, elapsed))
+			}
+		})
+		c.Stages(func(totals []*stats.Totals) {
+			for _, t := range totals {
+				stages = append(stages, report.MeasureTotals(t, elapsed))
 			}
 		})
 		c.View(func(t *stats.Totals, _ []stats.Second) { total = report.MeasureTotals(t, elapsed) })
@@ -258,18 +319,17 @@ func AbortCheck(thresholds []*Threshold) func(c *stats.Collector) string {
 				continue
 			}
 			m := total
-			if t.step >= 0 && t.step < len(ms) {
+			switch {
+			case t.step >= 0 && t.step < len(ms):
 				m = ms[t.step]
+			case t.stage >= 0 && t.stage < len(stages) && len(stages) > 1:
+				m = stages[t.stage]
 			}
 			if m.Requests < abortMinRequests {
 				continue
 			}
 			if v := m.Value(t.metric, t.q); !t.pass(v) {
-				scope := ""
-				if t.Step != "" {
-					scope = " (step " + t.Step + ")"
-				}
-				return fmt.Sprintf("threshold %q%s failed at %.1fs with %s (abort_on_fail)", t.Expr, scope, elapsed.Seconds(), t.format(v))
+				return fmt.Sprintf("threshold %q%s failed at %.1fs with %s (abort_on_fail)", t.Expr, t.scope(), elapsed.Seconds(), t.format(v))
 			}
 		}
 		return ""

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -130,5 +131,49 @@ func TestEvaluate(t *testing.T) {
 	}
 	if failed != want || res.ThresholdsFailed() != want {
 		t.Errorf("%d failed, want %d", failed, want)
+	}
+}
+
+// A threshold on a stage judges that stage's figures, its rate per second
+// of the stage; one naming a stage the run does not have fails.
+func TestEvaluateStage(t *testing.T) {
+	fast, slow := stats.NewTotals(), stats.NewTotals()
+	for i := range 100 {
+		_ = fast.LatencyOK.RecordValue(1_000_000) // 1 ms
+		fast.Status[200]++
+		fast.LatencySum += 1_000_000
+		if i < 50 {
+			_ = slow.LatencyOK.RecordValue(50_000_000) // 50 ms
+			slow.Status[200]++
+			slow.LatencySum += 50_000_000
+		}
+	}
+	all := stats.NewTotals()
+	all.Add(fast)
+	all.Add(slow)
+	res := report.Build(report.Input{Totals: all, Elapsed: 2 * time.Second})
+	clock := schedule.NewStageClock([]schedule.Stage{{Duration: time.Second, Target: 100}, {Duration: time.Second, Target: 50, Name: "peak"}}, 0)
+	res.Hail.Stages = report.BuildStages(report.StageInput{Clock: clock, Kind: "rate", Totals: []*stats.Totals{fast, slow}, Stopped: 2 * time.Second})
+	var ts []*Threshold
+	for _, tc := range []struct{ expr, stage string }{
+		{"p99 < 2ms", "1"}, {"p99 < 2ms", "peak"}, {"rps >= 100", "1"}, {"rps >= 100", "2"}, {"p99 < 1s", "3"},
+	} {
+		th, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := map[string]int{"1": 0, "peak": 1, "2": 1, "3": 2}[tc.stage]
+		th.OnStage(tc.stage, idx)
+		ts = append(ts, th)
+	}
+	Evaluate(ts, res)
+	want := []bool{true, false, true, false, false}
+	for i, th := range res.Hail.Thresholds {
+		if th.Pass != want[i] || th.Stage == "" {
+			t.Errorf("%s (stage %s): pass %v, measured %s; want %v", th.Expr, th.Stage, th.Pass, th.Measured, want[i])
+		}
+	}
+	if m := res.Hail.Thresholds[4].Measured; !strings.Contains(m, "no such stage") {
+		t.Errorf("a missing stage measured %q", m)
 	}
 }

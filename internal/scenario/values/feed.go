@@ -75,6 +75,21 @@ func (f *Feed) Row(r *random.Rand) (int32, bool) {
 	return int32(i), true
 }
 
+// Partition keeps the rows of a unique feed that shard index of count
+// takes — rows index, index+count, index+2·count, … — so the shards of a
+// distributed run together use each row once. Other orders keep every row
+// (each shard reuses them as one process would). Call it before the run.
+func (f *Feed) Partition(index, count int) {
+	if f.Order != FeedUnique || count <= 1 {
+		return
+	}
+	var rows [][][]byte
+	for i := index; i < len(f.rows); i += count {
+		rows = append(rows, f.rows[i])
+	}
+	f.rows = rows
+}
+
 // Rows is the number of rows in the file.
 func (f *Feed) Rows() int { return len(f.rows) }
 

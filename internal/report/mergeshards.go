@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The outcomes of a shard in a merge (ShardOutcome.Outcome).
+const (
+	// OutcomeComplete: the shard's result is whole, started on time.
+	OutcomeComplete = "complete"
+	// OutcomeLate: whole, but started more than LateStart after the others.
+	OutcomeLate = "late"
+	// OutcomeInterrupted: stopped before its share was sent (deleted,
+	// evicted, a signal); what it did is merged.
+	OutcomeInterrupted = "interrupted"
+	// OutcomeFailed: the shard failed; its Reason says how. Merged when it
+	// wrote a result before failing.
+	OutcomeFailed = "failed"
+	// OutcomeMissing: no result and no reason (hail merge --partial).
+	OutcomeMissing = "missing"
+)
+
+// ShardOutcome is what a merge got from one shard of a distributed run.
+type ShardOutcome struct {
+	// Index is the shard's index, from 0.
+	Index int `json:"index"`
+	// Outcome is one of the Outcome constants.
+	Outcome string `json:"outcome"`
+	// Merged says the shard's result is in the merge.
+	Merged bool `json:"merged"`
+	// Requests are the requests its result holds (0 without one).
+	Requests int64 `json:"requests"`
+	// Seconds is how long it ran (0 without a result).
+	Seconds float64 `json:"seconds,omitempty"`
+	// Reason says why it is not complete, as its scheduler told it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// String is the outcome in one line: "shard 1/3: interrupted after 4.1s,
+// 5123 requests merged (pod deleted)".
+func (o ShardOutcome) String(count int) string {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "shard %d/%d: %s", o.Index, count, o.Outcome)
+	if o.Outcome == OutcomeInterrupted {
+		fmt.Fprintf(b, " after %s", time.Duration(o.Seconds*1e9).Round(time.Millisecond))
+	}
+	if o.Merged {
+		fmt.Fprintf(b, ", %d requests merged", o.Requests)
+	} else {
+		b.WriteString(", no result")
+	}
+	if o.Reason != "" {
+		fmt.Fprintf(b, " (%s)", o.Reason)
+	}
+	return b.String()
+}
+
+// shardOutcomes says what the merge got from each shard of a sharded run
+// (nil when the results are not shards).
+func shardOutcomes(results []*Result, opt MergeOptions) []ShardOutcome {
+	if len(results) == 0 || results[0].Hail.Shard == nil {
+		return nil
+	}
+	n := results[0].Hail.Shard.Count
+	out := make([]ShardOutcome, n)
+	for k := range out {
+		out[k] = ShardOutcome{Index: k, Outcome: OutcomeMissing}
+		if why, failed := opt.Failed[k]; failed {
+			out[k].Outcome, out[k].Reason = OutcomeFailed, why
+		}
+	}
+	for _, r := range results {
+		s := r.Hail.Shard
+		if s == nil || s.Index < 0 || s.Index >= n {
+			continue
+		}
+		o := &out[s.Index]
+		o.Merged, o.Requests, o.Seconds = true, r.Hail.Counts.Requests, r.Summary.Total
+		switch {
+		case r.Hail.Interrupted:
+			o.Outcome = OutcomeInterrupted
+		case o.Outcome == OutcomeFailed: // failed after writing its result
+		case time.Duration(s.LateNS) > LateStart:
+			o.Outcome = OutcomeLate
+			o.Reason = fmt.Sprintf("started %s after --start-at", time.Duration(s.LateNS).Round(time.Millisecond))
+		default:
+			o.Outcome = OutcomeComplete
+		}
+	}
+	return out
+}
+
+// perShardLines are the lines reports show of m.PerShard: every shard's
+// when there are few, else the ones that are not complete and a count of
+// the others.
+func perShardLines(m *Merged) []string {
+	n := len(m.PerShard)
+	var lines []string
+	complete := 0
+	for _, o := range m.PerShard {
+		if o.Outcome == OutcomeComplete && n > maxShardLines {
+			complete++
+			continue
+		}
+		lines = append(lines, o.String(n))
+	}
+	if complete > 0 {
+		lines = append(lines, fmt.Sprintf("the other %d shards: complete", complete))
+	}
+	return lines
+}
+
+// maxShardLines is how many shards reports list one by one.
+const maxShardLines = 16

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+// Origin is one server of a run that sent to several (a scenario whose
+// steps name their targets): its own counts, latency, status codes,
+// errors and verdict. The run's totals are the sum of its origins'.
+type Origin struct {
+	// Name is the target's name ("api"), "base", or the URL's host:port.
+	Name string `json:"name"`
+	// URL is its scheme, host and port (and path prefix).
+	URL string `json:"url"`
+	// Protocol is what its connections spoke ("HTTP/1.1", "h2c", "h2");
+	// Engine the engine that ran them.
+	Protocol string `json:"protocol"`
+	Engine   string `json:"engine,omitempty"`
+	// Steps are the steps sent to it.
+	Steps []string `json:"steps"`
+	// Connections is its part of the run's connections (the most it had
+	// open at once); Connects how many it opened.
+	Connections int   `json:"connections"`
+	Connects    int64 `json:"connects"`
+	// Share is its part of the run's requests (0–1).
+	Share float64 `json:"share"`
+	// Counts are exact; Intended and Unsent are its part of the run's.
+	Counts OriginCounts `json:"counts"`
+	// RPS is its requests ended per second over the run; ErrorRate its
+	// failed over its requests (aborted ones aside); Rates what ended,
+	// completed and succeeded per second of the run (as hail.rates).
+	RPS       float64 `json:"rps"`
+	ErrorRate float64 `json:"error_rate"`
+	Rates     Rates   `json:"rates"`
+	// Latency in seconds, of its responses; AllSent of every request sent
+	// to it, failures at their elapsed time (as hail.all_sent); SendDelay
+	// its requests' lateness (open model).
+	Latency                StepLatency      `json:"latency"`
+	AllSent                AllSent          `json:"all_sent"`
+	SendDelay              SendDelay        `json:"send_delay"`
+	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
+	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
+	Histograms             Histograms       `json:"histograms"`
+	// GRPC counts its gRPC calls and their messages (absent without).
+	GRPC *GRPC `json:"grpc,omitempty"`
+	// Verdict judges it as a run of its own: its requests' lateness and
+	// connection waits, its stalls, beside hail's CPU over the whole run.
+	Verdict Verdict `json:"verdict"`
+}
+
+// OriginCounts are an origin's exact totals.
+type OriginCounts struct {
+	StepCounts
+	Intended int64 `json:"intended"`
+	Unsent   int64 `json:"unsent"`
+}
+
+// SetTotals sets o's figures from its totals over a run of elapsed: its
+// counts, rates, latency (of the responses and of every sent request),
+// status codes, errors and histograms.
+func (o *Origin) SetTotals(t *stats.Totals, elapsed time.Duration) {
+	step := BuildSteps([]string{o.Name}, []*stats.Totals{t}, nil, elapsed)[0]
+	o.Counts.StepCounts, o.RPS, o.ErrorRate, o.Latency, o.AllSent = step.Counts, step.RPS, step.ErrorRate, step.Latency, step.AllSent
+	o.StatusCodeDistribution, o.ErrorDistribution, o.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
+	o.Rates = rates(t, elapsed.Seconds())
+}
+
+// writeOrigins writes the per-origin table of a run that sent to several
+// servers, and each origin's verdict.
+func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+	os := r.Hail.Origins
+	if len(os) == 0 {
+		return
+	}
+	w := len("origin")
+	for _, o := range os {
+		w = max(w, len(o.Name))
+	}
+	fmt.Fprintf(b, "Origins (one connection pool each, out of the run's connections; conns: the most it held):\n")
+	fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10s %6s %10s %10s %8s %8s %14s %14s %14s %14s  %s\n", w, "origin", "protocol", "engine", "conns",
+		"requests", "share", "req/s", "ok/s", "failed", "err%", "p50", "p99", "max", "all-sent p99", "status codes")
+	na := func(v float64, none bool) string {
+		if none {
+			return "n/a"
+		}
+		return d(v)
+	}
+	for _, o := range os {
+		none := o.Counts.Responses == 0
+		fmt.Fprintf(b, "  %-*s %-8s %-6s %6d %10d %5.1f%% %10.1f %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
+			o.Connections, o.Counts.Requests, 100*o.Share, o.Rates.RequestsPerSec, o.Rates.SuccessfulPerSec, o.Counts.Failed, 100*o.ErrorRate,
+			na(o.Latency.P50, none), na(o.Latency.P99, none), na(o.Latency.Max, none), na(o.AllSent.P99, o.AllSent.Requests == 0),
+			codeList(o.StatusCodeDistribution, c))
+	}
+	fmt.Fprintf(b, "  (req/s: every request that ended, ok/s: successful responses, per second of the run; p50 … max: responses; all-sent p99: every sent request)\n")
+	for _, o := range os {
+		fmt.Fprintf(b, "  %s: %s → %s", o.Name, o.URL, strings.Join(o.Steps, ", "))
+		if len(o.ErrorDistribution) > 0 {
+			fmt.Fprintf(b, "; errors: %s", countList(o.ErrorDistribution))
+		}
+		fmt.Fprintln(b)
+		line := "bottleneck: " + o.Verdict.Bottleneck
+		if len(o.Verdict.Reasons) > 0 {
+			line += ": " + o.Verdict.Reasons[0]
+		}
+		if o.Verdict.GeneratorLimited {
+			line = c.warn(line)
+		}
+		fmt.Fprintf(b, "    %s\n", line)
+	}
+}
+
+// mergeOrigins merges the per-origin results of runs that sent to several
+// servers (shards of one scenario), origin by origin (matched by name):
+// counts and histograms add exactly, connections add up, and each origin's
+// verdict is the worst of its inputs', their reasons labeled.
+func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name func(int) string) error {
+	var names []string
+	for _, r := range results {
+		for _, o := range r.Hail.Origins {
+			if !slices.Contains(names, o.Name) {
+				names = append(names, o.Name)
+			}
+		}
+	}
+	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
+	var all int64
+	for _, n := range names {
+		m := Origin{Name: n}
+		t := stats.NewTotals()
+		for i, r := range results {
+			for _, o := range r.Hail.Origins {
+				if o.Name != n {
+					continue
+				}
+				ot, err := stepTotals(&Step{Name: o.Name, Counts: o.Counts.StepCounts, Histograms: o.Histograms,
+					StatusCodeDistribution: o.StatusCodeDistribution, ErrorDistribution: o.ErrorDistribution})
+				if err != nil {
+					return err
+				}
+				t.Add(ot)
+				m.URL, m.Protocol, m.Engine, m.Steps = o.URL, o.Protocol, o.Engine, o.Steps
+				m.Connections += o.Connections
+				m.Connects += o.Connects
+				m.Counts.Intended += o.Counts.Intended
+				m.Counts.Unsent += o.Counts.Unsent
+				if o.GRPC != nil {
+					if m.GRPC == nil {
+						m.GRPC = &GRPC{}
+					}
+					m.GRPC.Calls += o.GRPC.Calls
+					m.GRPC.Retries += o.GRPC.Retries
+					m.GRPC.MessagesSent += o.GRPC.MessagesSent
+					m.GRPC.MessagesReceived += o.GRPC.MessagesReceived
+				}
+				if rank[o.Verdict.Bottleneck] >= rank[m.Verdict.Bottleneck] {
+					if rank[o.Verdict.Bottleneck] > rank[m.Verdict.Bottleneck] {
+						m.Verdict.Reasons = nil
+					}
+					m.Verdict.Bottleneck, m.Verdict.GeneratorLimited = o.Verdict.Bottleneck, o.Verdict.GeneratorLimited
+					for _, why := range o.Verdict.Reasons {
+						m.Verdict.Reasons = append(m.Verdict.Reasons, resultLabel(r, name, i)+": "+why)
+					}
+				}
+			}
+		}
+		m.SetTotals(t, elapsed)
+		all += m.Counts.Requests
+		out.Hail.Origins = append(out.Hail.Origins, m)
+	}
+	for i := range out.Hail.Origins {
+		if all > 0 {
+			out.Hail.Origins[i].Share = float64(out.Hail.Origins[i].Counts.Requests) / float64(all)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,467 @@
+package report
+
+// Per-stage results (hail.stages): each stage of a ramp of connections or
+// rate summarised on its own, from the requests whose intended send time
+// fell in it once its warmup was over.
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+// Stage is one stage of a ramp (rate or connection stages): the requests
+// intended in it — by their intended send time in the open model, the time
+// they were taken in the closed one — after its warmup, with their own
+// counts, rates, latency and histograms. Its counts and histograms, with
+// its warmup's, add up exactly to the run's.
+type Stage struct {
+	// Stage is its number, from 1; Name its name ("" when it has none).
+	Stage int    `json:"stage"`
+	Name  string `json:"name,omitempty"`
+	// Kind is "connections" (closed model) or "rate" (open model,
+	// requests per second): what From and Target count.
+	Kind string `json:"kind"`
+	// From is the target at its start (the previous stage's), Target the
+	// one at its end; Ramp is "linear" (From to Target over the stage) or
+	// "step" (Target from the start).
+	From   float64 `json:"from"`
+	Target float64 `json:"target"`
+	Ramp   string  `json:"ramp"`
+	// Start and End are when the stage begins and ends, seconds from the
+	// run's start (the last stage kept ends at the run's planned length).
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+	// Seconds is the time its figures cover: from the end of its warmup
+	// to its end, or to when the run stopped sending if that came first
+	// (0: the run stopped before it). Its rates are per second of it.
+	Seconds float64 `json:"seconds"`
+	// Warmup is the stage's first part, left out of its figures (absent
+	// when it has none).
+	Warmup *StageWarmup `json:"warmup,omitempty"`
+	// Counts are exact, as a step's.
+	Counts StepCounts `json:"counts"`
+	// Rates are over Seconds: every request that ended (oha's formula),
+	// completed (answered) and successful ones.
+	Rates Rates `json:"rates"`
+	// ErrorRate is Failed / (Requests − Aborted).
+	ErrorRate float64 `json:"error_rate"`
+	// Latency is of its responses (oha's meaning), seconds; AllSent of
+	// every sent request, a failure at its elapsed time.
+	Latency                StepLatency      `json:"latency"`
+	AllSent                AllSent          `json:"all_sent"`
+	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
+	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
+	Histograms             Histograms       `json:"histograms"`
+	// Load is what the connections did in the stage, from the per-second
+	// series (absent when no second lies in it).
+	Load *StageLoad `json:"load,omitempty"`
+	// Process is the target process's memory and CPU in the stage, from
+	// the per-second samples (--target-pid; absent without them).
+	Process *StageProcess `json:"target_process,omitempty"`
+}
+
+// StageWarmup is the part of a stage left out of its figures.
+type StageWarmup struct {
+	// Seconds is its length; Counts and Histograms its requests', so that
+	// the stages and their warmups add up to the run.
+	Seconds    float64    `json:"seconds"`
+	Counts     StepCounts `json:"counts"`
+	Histograms Histograms `json:"histograms"`
+}
+
+// StageLoad is what the connections did in a stage, from the seconds of
+// the series that lie in its measured part.
+type StageLoad struct {
+	Seconds       int     `json:"seconds"`
+	ConnsOpenMean float64 `json:"conns_open_mean"`
+	ConnsOpenMax  int64   `json:"conns_open_max"`
+	InFlightMean  float64 `json:"in_flight_mean"`
+	InFlightMax   int64   `json:"in_flight_max"`
+}
+
+// StageProcess is the target's use in a stage (all its processes), from
+// the samples of the seconds that lie in its measured part.
+type StageProcess struct {
+	Samples      int     `json:"samples"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	MeanRSSBytes int64   `json:"mean_rss_bytes"`
+	MeanCPU      float64 `json:"cpu_mean_cores"`
+	// PeakPSSBytes and MeanPSSBytes are the processes' proportional set
+	// size (absent when it could not be read); PeakProcesses the most
+	// processes sampled at once (--target-cmd, --target-cgroup, children).
+	PeakPSSBytes  int64 `json:"peak_pss_bytes,omitempty"`
+	MeanPSSBytes  int64 `json:"mean_pss_bytes,omitempty"`
+	PeakProcesses int   `json:"peak_processes,omitempty"`
+	// CPUPerRequestUS is its CPU time per request of the stage, µs
+	// (mean cores × seconds ÷ requests).
+	CPUPerRequestUS float64 `json:"cpu_per_request_us,omitempty"`
+}
+
+// StageInput is what BuildStages needs beyond the totals.
+type StageInput struct {
+	// Clock holds the stages and their slots (schedule.StageClock).
+	Clock *schedule.StageClock
+	// Kind is "connections" or "rate"; Start the ramp's target before the
+	// first stage.
+	Kind  string
+	Start float64
+	// Totals are the slots' totals (Clock's slots: stages, then warmups).
+	Totals []*stats.Totals
+	// Series is the run's per-second series.
+	Series []stats.Second
+	// Stopped is when the run stopped sending (its end if it ran to it).
+	Stopped time.Duration
+}
+
+// BuildStages makes the per-stage results.
+func BuildStages(in StageInput) []Stage {
+	c := in.Clock
+	out := make([]Stage, len(c.Stages()))
+	from := in.Start
+	for i, sg := range c.Stages() {
+		s := &out[i]
+		s.Stage, s.Name, s.Kind, s.From, s.Target, s.Ramp = i+1, sg.Name, in.Kind, from, sg.Target, "linear"
+		if sg.Step {
+			s.Ramp = "step"
+		}
+		from = sg.Target
+		begin, end := c.Start(i), c.End(i)
+		s.Start, s.End = begin.Seconds(), end.Seconds()
+		measured := min(begin+sg.Warmup, end)
+		span := max(min(end, in.Stopped)-measured, 0)
+		s.Seconds = span.Seconds()
+		fillStage(s, in.Totals[i], span)
+		if w := c.WarmupSlot(i); w >= 0 {
+			one := BuildSteps([]string{""}, []*stats.Totals{in.Totals[w]}, nil, sg.Warmup)[0]
+			s.Warmup = &StageWarmup{Seconds: (measured - begin).Seconds(), Counts: one.Counts, Histograms: one.Histograms}
+		}
+		s.Load, s.Process = stageSeries(in.Series, measured.Seconds(), (measured + span).Seconds(), s.Counts.Requests)
+	}
+	return out
+}
+
+// fillStage sets s's figures from its totals t over span.
+func fillStage(s *Stage, t *stats.Totals, span time.Duration) {
+	one := BuildSteps([]string{""}, []*stats.Totals{t}, nil, span)[0]
+	s.Counts, s.ErrorRate, s.Latency, s.AllSent = one.Counts, one.ErrorRate, one.Latency, one.AllSent
+	s.StatusCodeDistribution, s.ErrorDistribution, s.Histograms = one.StatusCodeDistribution, one.ErrorDistribution, one.Histograms
+	s.Rates = rates(t, span.Seconds())
+}
+
+// stageSeries summarises the per-second series over a stage's measured
+// part [from, to) (seconds from the run's start): the connections open and
+// requests in flight, and the target's RSS, PSS and processes, from the
+// samples taken inside it (each second's, at its end); the target's CPU from the seconds
+// that lie in it (or, for a part shorter than a second, those it
+// overlaps). requests are the stage's, for the target's CPU per request.
+func stageSeries(series []stats.Second, from, to float64, requests int64) (*StageLoad, *StageProcess) {
+	const eps = 1e-6
+	var l StageLoad
+	var p StageProcess
+	var rss, pss float64
+	pssSamples := 0
+	for _, s := range series {
+		if at := float64(s.Index) + s.Span; s.Span <= 0 || at <= from+eps || at >= to-eps {
+			continue
+		}
+		l.Seconds++
+		l.ConnsOpenMean += float64(s.ConnsOpen)
+		l.InFlightMean += float64(s.InFlight)
+		l.ConnsOpenMax = max(l.ConnsOpenMax, s.ConnsOpen)
+		l.InFlightMax = max(l.InFlightMax, s.InFlight)
+		if s.TargetRSS > 0 {
+			p.Samples++
+			p.PeakRSSBytes = max(p.PeakRSSBytes, s.TargetRSS)
+			rss += float64(s.TargetRSS)
+			p.PeakProcesses = max(p.PeakProcesses, s.TargetProcs)
+		}
+		if s.TargetPSS > 0 {
+			pssSamples++
+			p.PeakPSSBytes = max(p.PeakPSSBytes, s.TargetPSS)
+			pss += float64(s.TargetPSS)
+		}
+	}
+	var load *StageLoad
+	if l.Seconds > 0 {
+		l.ConnsOpenMean /= float64(l.Seconds)
+		l.InFlightMean /= float64(l.Seconds)
+		load = &l
+	}
+	var cpu, span float64
+	add := func(inside bool) {
+		for _, s := range series {
+			a := float64(s.Index)
+			if s.Span <= 0 || s.TargetRSS == 0 && s.TargetCPU == 0 {
+				continue
+			}
+			if inside && a >= from-eps && a+s.Span <= to+eps || !inside && a < to && a+s.Span > from {
+				cpu += s.TargetCPU * s.Span
+				span += s.Span
+			}
+		}
+	}
+	if add(true); span == 0 {
+		add(false)
+	}
+	if p.Samples == 0 && span == 0 {
+		return load, nil
+	}
+	if p.Samples > 0 {
+		p.MeanRSSBytes = int64(math.Round(rss / float64(p.Samples)))
+	}
+	if pssSamples > 0 {
+		p.MeanPSSBytes = int64(math.Round(pss / float64(pssSamples)))
+	}
+	if span > 0 {
+		p.MeanCPU = cpu / span
+		if requests > 0 { // a whole number of ns, as every time in a Result
+			p.CPUPerRequestUS = math.Round(p.MeanCPU*(to-from)*1e9/float64(requests)) / 1e3
+		}
+	}
+	return load, &p
+}
+
+// Measure measures stage s (what its thresholds judge): its rates are per
+// second of its measured part.
+func (s *Stage) Measure() Measure {
+	c := s.Counts
+	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS,
+		AllSent: decodeLatency(s.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: time.Duration(math.Round(s.Seconds * 1e9))}
+}
+
+// Label names the stage: "stage 2", or "stage 2 (peak)" when it has a
+// name.
+func (s *Stage) Label() string {
+	if s.Name != "" {
+		return fmt.Sprintf("stage %d (%s)", s.Stage, s.Name)
+	}
+	return fmt.Sprintf("stage %d", s.Stage)
+}
+
+// LoadText describes the stage's load: "0→500 conns", "5000 conns"
+// (a step), "1000→5000 req/s".
+func (s *Stage) LoadText() string {
+	unit := " conns"
+	if s.Kind == "rate" {
+		unit = " req/s"
+	}
+	n := func(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
+	if s.Ramp == "step" || s.From == s.Target {
+		return n(s.Target) + unit
+	}
+	return n(s.From) + "→" + n(s.Target) + unit
+}
+
+// FindStage returns the stage of r that ref names — its number (from 1)
+// or its name — or nil.
+func FindStage(r *Result, ref string) *Stage {
+	for i := range r.Hail.Stages {
+		s := &r.Hail.Stages[i]
+		if s.Name != "" && s.Name == ref || fmt.Sprint(s.Stage) == ref {
+			return s
+		}
+	}
+	return nil
+}
+
+// stageAt is the number of the stage in progress at t seconds into the
+// run (0: none, or no stages).
+func stageAt(stages []Stage, t float64) int {
+	for _, s := range stages {
+		if t >= s.Start && t < s.End {
+			return s.Stage
+		}
+	}
+	return 0
+}
+
+// writeStagesText writes the per-stage table: a row per stage, the
+// warmups left out, and the sum that ties the stages to the run.
+func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+	stages := r.Hail.Stages
+	if len(stages) == 0 {
+		return
+	}
+	proc := stagesHaveProcess(stages)
+	fmt.Fprintln(b, c.heading("Stages (a request counts in the stage of its intended send time; warmups are left out):"))
+	head := []string{"stage", "load", "measured", "requests", "req/s", "successful/s", "err%", "p50", "p99", "all-sent p99", "conns"}
+	if proc {
+		head = append(head, "target RSS", "target CPU")
+	}
+	rows := [][]string{head}
+	na := func(v float64, none bool) string {
+		if none {
+			return "n/a"
+		}
+		return d(v)
+	}
+	for _, s := range stages {
+		row := []string{s.Label(), s.LoadText(), measuredText(&s), fmt.Sprint(s.Counts.Requests), fmt.Sprintf("%.1f", s.Rates.RequestsPerSec),
+			fmt.Sprintf("%.1f", s.Rates.SuccessfulPerSec), fmt.Sprintf("%.2f%%", 100*s.ErrorRate),
+			na(s.Latency.P50, s.Counts.Responses == 0), na(s.Latency.P99, s.Counts.Responses == 0), na(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s)}
+		if proc {
+			rss, cpu := processText(&s)
+			row = append(row, rss, cpu)
+		}
+		rows = append(rows, row)
+	}
+	writeAligned(b, rows, 3)
+	fmt.Fprintf(b, "  (measured: seconds from the run's start; p50, p99: responses; all-sent p99: every sent request; conns: mean open")
+	if proc {
+		fmt.Fprintf(b, "; target RSS: peak, CPU: mean")
+	}
+	fmt.Fprintln(b, ")")
+	var inStages, inWarmups int64
+	for _, s := range stages {
+		inStages += s.Counts.Requests
+		if w := s.Warmup; w != nil {
+			inWarmups += w.Counts.Requests
+			fmt.Fprintf(b, "  %s: warmup %s s left out (%d requests)\n", s.Label(), trimFloat(w.Seconds), w.Counts.Requests)
+		}
+	}
+	if inWarmups > 0 {
+		fmt.Fprintf(b, "  %d requests in the stages + %d in their warmups = %d, the run's\n", inStages, inWarmups, inStages+inWarmups)
+	}
+	for _, s := range stages {
+		if len(s.ErrorDistribution) > 0 {
+			fmt.Fprintf(b, "  %s: errors: %s\n", s.Label(), countList(s.ErrorDistribution))
+		}
+	}
+}
+
+// warmupOf is the length of s's warmup, seconds (0 without one).
+func warmupOf(s *Stage) float64 {
+	if s.Warmup == nil {
+		return 0
+	}
+	return s.Warmup.Seconds
+}
+
+// trimFloat prints seconds without trailing zeros: 2, 2.5, 0.125.
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.3f", v)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// writeAligned writes rows as columns: the first left-aligned columns
+// (left of them), the rest right-aligned, two spaces apart, indented.
+func writeAligned(b *strings.Builder, rows [][]string, left int) {
+	var widths []int
+	for _, row := range rows {
+		for i, cell := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	for _, row := range rows {
+		line := ""
+		for i, cell := range row {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
+			if i < left {
+				line += cell + pad
+			} else {
+				line += pad + cell
+			}
+			if i < len(row)-1 {
+				line += "  "
+			}
+		}
+		fmt.Fprintln(b, "  "+strings.TrimRight(line, " "))
+	}
+}
+
+// mergeStages merges the per-stage results of shards of one run, stage by
+// stage (by number): counts and histograms add exactly, each stage's
+// figures are rebuilt from the sums over its longest measured time, and
+// its connections and target from the merged series.
+func mergeStages(out *Result, results []*Result, name func(int) string) error {
+	n := -1
+	for i, r := range results {
+		if n >= 0 && len(r.Hail.Stages) != n {
+			return fmt.Errorf("%s has %d stages, %s %d: the results are not shards of one run", name(i), len(r.Hail.Stages), name(0), n)
+		}
+		n = len(r.Hail.Stages)
+	}
+	if n <= 0 {
+		return nil
+	}
+	out.Hail.Stages = make([]Stage, n)
+	for k := range n {
+		s := &out.Hail.Stages[k]
+		*s = results[0].Hail.Stages[k]
+		total := stats.NewTotals()
+		var seconds float64
+		var warm *StageWarmup
+		for i, r := range results {
+			rs := &r.Hail.Stages[k]
+			t, err := stepTotals(&Step{Name: rs.Label(), Counts: rs.Counts, Histograms: rs.Histograms,
+				StatusCodeDistribution: rs.StatusCodeDistribution, ErrorDistribution: rs.ErrorDistribution})
+			if err != nil {
+				return fmt.Errorf("%s: %v", name(i), err)
+			}
+			total.Add(t)
+			seconds = max(seconds, rs.Seconds)
+			if w := rs.Warmup; w != nil {
+				if warm == nil {
+					warm = &StageWarmup{Seconds: w.Seconds}
+				}
+				if err := addWarmup(warm, w); err != nil {
+					return fmt.Errorf("%s: %v", name(i), err)
+				}
+			}
+		}
+		span := time.Duration(math.Round(seconds * 1e9))
+		s.Seconds = span.Seconds()
+		fillStage(s, total, span)
+		s.Warmup = warm
+		from := s.Start + warmupOf(s)
+		s.Load, s.Process = stageSeries(out.Hail.Series, from, from+s.Seconds, s.Counts.Requests)
+	}
+	return nil
+}
+
+// addWarmup adds warmup w's counts and histograms into into.
+func addWarmup(into, w *StageWarmup) error {
+	c, o := &into.Counts, w.Counts
+	c.Requests += o.Requests
+	c.NotSent += o.NotSent
+	c.Responses += o.Responses
+	c.Errors += o.Errors
+	c.Aborted += o.Aborted
+	c.Expected += o.Expected
+	c.Failed += o.Failed
+	c.BodyBytes += o.BodyBytes
+	c.SentBytes += o.SentBytes
+	c.LatencySumNS += o.LatencySumNS
+	c.FailedSumNS += o.FailedSumNS
+	into.Seconds = max(into.Seconds, w.Seconds)
+	hs := []struct{ dst, src *string }{
+		{&into.Histograms.LatencyOK, &w.Histograms.LatencyOK}, {&into.Histograms.LatencyBad, &w.Histograms.LatencyBad},
+		{&into.Histograms.FirstByte, &w.Histograms.FirstByte}, {&into.Histograms.Lag, &w.Histograms.Lag}, {&into.Histograms.Failed, &w.Histograms.Failed},
+	}
+	for _, h := range hs {
+		sum := stats.NewHist()
+		for _, enc := range []string{*h.dst, *h.src} {
+			if enc == "" {
+				continue
+			}
+			d, err := DecodeHist(enc)
+			if err != nil {
+				return fmt.Errorf("bad histogram in a stage's warmup: %v", err)
+			}
+			sum.Merge(d)
+		}
+		*h.dst = encode(sum)
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package report
+
+// The per-stage results in Markdown and HTML, and the HTML chart of
+// connections and requests in flight with the stages and the drain marked.
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// writeStagesMarkdown writes a table of the stages, if there are any.
+func writeStagesMarkdown(b *strings.Builder, r *Result) {
+	stages := r.Hail.Stages
+	if len(stages) == 0 {
+		return
+	}
+	proc := stagesHaveProcess(stages)
+	fmt.Fprintf(b, "| stage | load | requests | requests/s | successful/s | error rate | p50 | p99 | p99, all sent | conns |")
+	if proc {
+		fmt.Fprintf(b, " target RSS | target CPU |")
+	}
+	fmt.Fprintf(b, "\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	if proc {
+		fmt.Fprintf(b, " ---: | ---: |")
+	}
+	fmt.Fprintln(b)
+	for _, s := range stages {
+		none := s.Counts.Responses == 0
+		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.2f%% | %s | %s | %s | %s |", mdEscape(s.Label()), s.LoadText(), s.Counts.Requests,
+			s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate, durNA(s.Latency.P50, none), durNA(s.Latency.P99, none),
+			durNA(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s))
+		if proc {
+			rss, cpu := processText(&s)
+			fmt.Fprintf(b, " %s | %s |", rss, cpu)
+		}
+		fmt.Fprintln(b)
+	}
+	fmt.Fprintf(b, "\n_A request counts in the stage of its intended send time; %s._\n\n", warmupNote(stages))
+}
+
+// writeStagesHTML writes the stages' table.
+func writeStagesHTML(b *strings.Builder, r *Result) {
+	stages := r.Hail.Stages
+	section(b, "Stages", "Each stage of the ramp on its own: a request counts in the stage of its intended send time; "+warmupNote(stages)+".")
+	proc := stagesHaveProcess(stages)
+	b.WriteString("<table class=\"num\"><tr><th>stage</th><th>load</th><th>measured</th><th>requests</th><th>requests/s</th><th>successful/s</th><th>error rate</th><th>p50</th><th>p99</th><th>p99, all sent</th><th>max, all sent</th><th>conns</th>")
+	if proc {
+		b.WriteString("<th>target RSS</th><th>target CPU</th>")
+	}
+	b.WriteString("</tr>")
+	for _, s := range stages {
+		l, none, a := s.Latency, s.Counts.Responses == 0, s.AllSent
+		fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td><td>%s</td><td>%d</td><td>%.1f</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
+			esc(s.Label()), esc(s.LoadText()), esc(measuredText(&s)), s.Counts.Requests, s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate,
+			durNA(l.P50, none), durNA(l.P99, none), durNA(a.P99, a.Requests == 0), durNA(a.Max, a.Requests == 0), esc(connsText(&s)))
+		if proc {
+			rss, cpu := processText(&s)
+			fmt.Fprintf(b, "<td>%s</td><td>%s</td>", esc(rss), esc(cpu))
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table>\n")
+}
+
+// stagesHaveProcess says whether any stage has target process samples.
+func stagesHaveProcess(stages []Stage) bool {
+	for _, s := range stages {
+		if s.Process != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// warmupNote says what the warmups held.
+func warmupNote(stages []Stage) string {
+	var in, warm int64
+	for _, s := range stages {
+		in += s.Counts.Requests
+		if s.Warmup != nil {
+			warm += s.Warmup.Counts.Requests
+		}
+	}
+	if warm == 0 {
+		return "the stages add up to the run"
+	}
+	return fmt.Sprintf("warmups are left out: %d requests in the stages + %d in their warmups = %d, the run's", in, warm, in+warm)
+}
+
+// measuredText is the stage's measured part: "2–10 s", "a jump (0 s)",
+// "not reached".
+func measuredText(s *Stage) string {
+	from := s.Start + warmupOf(s)
+	switch {
+	case s.End == s.Start:
+		return "a jump (0 s)"
+	case s.Seconds == 0:
+		return "not reached"
+	}
+	return fmt.Sprintf("%s–%s s", trimFloat(from), trimFloat(from+s.Seconds))
+}
+
+// connsText is the stage's mean open connections, or n/a.
+func connsText(s *Stage) string {
+	if s.Load == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f", s.Load.ConnsOpenMean)
+}
+
+// processText is the stage's target peak RSS and mean CPU, or n/a.
+func processText(s *Stage) (rss, cpu string) {
+	p := s.Process
+	if p == nil {
+		return "n/a", "n/a"
+	}
+	rss, cpu = "n/a", fmt.Sprintf("%.2f cores", p.MeanCPU)
+	if p.PeakRSSBytes > 0 {
+		rss = bytesHuman(float64(p.PeakRSSBytes))
+	}
+	return rss, cpu
+}
+
+// loadChartNote is the note above the load chart.
+func loadChartNote(r *Result) string {
+	n := "Connections open and requests in flight at the end of each second."
+	if len(r.Hail.Stages) > 0 {
+		n += " Dashed lines start the stages; grey bands are their warmups (left out of the stages' figures)."
+	}
+	if r.Hail.Drain != nil {
+		n += " The orange band is the -w drain: the run had stopped sending and let requests in flight finish."
+	}
+	return n
+}
+
+// loadChart draws connections open and requests in flight per second,
+// with each stage's start and warmup, the planned connections of
+// connection stages, and the -w drain.
+func loadChart(id string, r *Result) string {
+	series := chartSeries(r.Hail.Series)
+	xs, xa := timeAxis(series)
+	conns := make([]float64, len(series))
+	inflight := make([]float64, len(series))
+	tips := make([]string, len(series))
+	top := 1.0
+	for i, s := range series {
+		conns[i], inflight[i] = float64(s.ConnsOpen), float64(s.InFlight)
+		top = math.Max(top, math.Max(conns[i], inflight[i]))
+		tips[i] = fmt.Sprintf("second %d: %d connections open, %d requests in flight", s.Index+1, s.ConnsOpen, s.InFlight)
+		if s.Drained > 0 {
+			tips[i] += fmt.Sprintf(", %d ended in the drain", s.Drained)
+		}
+	}
+	var planned line
+	var px []float64
+	for _, s := range r.Hail.Stages {
+		if s.Kind != "connections" {
+			break
+		}
+		from := s.From
+		if s.Ramp == "step" {
+			from = s.Target
+		}
+		px = append(px, s.Start, s.End)
+		planned.ys = append(planned.ys, from, s.Target)
+		top = math.Max(top, s.Target)
+	}
+	c := newChart(id, "Connections and requests in flight", xa, linearAxis(top*1.1, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }), "time into the run", "count")
+	for _, s := range r.Hail.Stages {
+		if w := warmupOf(&s); w > 0 {
+			c.band(s.Start, s.Start+w, "warmup", "warmup")
+		}
+	}
+	if d := r.Hail.Drain; d != nil {
+		c.band(r.Summary.Total-d.Seconds, r.Summary.Total, "drain", "drain (-w)")
+	}
+	for _, s := range r.Hail.Stages {
+		if s.End > s.Start {
+			c.boundary(s.Start, strconv.Itoa(s.Stage))
+		}
+	}
+	lines := []line{{name: "connections open", color: palette.blue, ys: conns}, {name: "in flight", color: palette.orange, ys: inflight}}
+	if len(px) > 0 {
+		planned.name, planned.color, planned.dash = "planned connections", palette.purple, true
+		c.polyline(px, planned)
+		lines = append(lines, planned)
+	}
+	if len(series) == 0 {
+		c.empty("no second of the run was sampled")
+	}
+	c.polyline(xs, lines[0])
+	c.polyline(xs, lines[1])
+	c.legend(lines)
+	c.hoverColumns(xs, tips)
+	return c.done()
+}

@@ -1,0 +1,153 @@
+package target
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat. It
+// is 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// pageSize is the unit of /proc/PID/statm.
+var pageSize = int64(os.Getpagesize())
+
+// procStat is what one process's /proc/PID/stat says.
+type procStat struct {
+	pid, ppid int
+	comm      string
+	cpu       time.Duration // utime + stime
+	ccpu      time.Duration // cutime + cstime: its children's, once it waited for them
+	start     uint64        // starttime, clock ticks since boot
+}
+
+// readStat reads /proc/PID/stat.
+func readStat(proc string, pid int) (procStat, error) {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(b)
+}
+
+// parseProcStat parses /proc/PID/stat. The command name (in parentheses)
+// may itself hold spaces and parentheses, so fields are counted after its
+// last ')'.
+func parseProcStat(b []byte) (procStat, error) {
+	open, i := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || i < open {
+		return procStat{}, fmt.Errorf("unreadable /proc stat")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+	if err != nil {
+		return procStat{}, fmt.Errorf("unreadable /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); ppid is field 4, utime 14, stime 15,
+	// cutime 16, cstime 17, starttime 22.
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("unreadable /proc stat")
+	}
+	var n [6]int64
+	for k, field := range []int{1, 11, 12, 13, 14, 19} {
+		if n[k], err = strconv.ParseInt(f[field], 10, 64); err != nil {
+			return procStat{}, fmt.Errorf("unreadable /proc stat")
+		}
+	}
+	tick := func(t int64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
+	return procStat{pid: pid, ppid: int(n[0]), comm: string(b[open+1 : i]), cpu: tick(n[1] + n[2]), ccpu: tick(n[3] + n[4]), start: uint64(n[5])}, nil
+}
+
+// readRSS reads a process's resident set size, bytes, from
+// /proc/PID/statm (its second field, in pages).
+func readRSS(proc string, pid int) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "statm"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("unreadable /proc statm")
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("unreadable /proc statm")
+	}
+	return pages * pageSize, nil
+}
+
+// parseRSS returns VmRSS from /proc/PID/status, in bytes (0 for a zombie).
+func parseRSS(b []byte) int64 { return kbField(b, "VmRSS:") }
+
+// readPSS reads a process's proportional set size, bytes, from
+// /proc/PID/smaps_rollup: its resident pages, each shared one divided by
+// the processes that share it. ok is false when it cannot be read (another
+// user's process, or a kernel older than 4.14).
+func readPSS(proc string, pid int) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "smaps_rollup"))
+	if err != nil || !bytes.Contains(b, []byte("\nPss:")) {
+		return 0, false
+	}
+	return kbField(b, "Pss:"), true
+}
+
+// kbField is the value of a "Name:   123 kB" line, in bytes.
+func kbField(b []byte, name string) int64 {
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
+			f := strings.Fields(string(rest))
+			if len(f) >= 1 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// readCmdline reads a process's command line: its arguments.
+func readCmdline(proc string, pid int) []string {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// pids lists the processes of /proc.
+func pids(proc string) ([]int, error) {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// bootTicks is the time since boot in clock ticks, from /proc/uptime (0
+// when it cannot be read).
+func bootTicks(proc string) uint64 {
+	b, err := os.ReadFile(filepath.Join(proc, "uptime"))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	up, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return uint64(up * clockTicks)
+}
