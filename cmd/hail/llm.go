@@ -28,6 +28,7 @@ type llmFlags struct {
 	datasetOrder string
 	traceSpeedup float64
 	tokenizer    string
+	stages       string
 	sweep        sweepFlags
 	headers      []string
 	timeout      time.Duration
@@ -89,6 +90,7 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.StringVar(&f.extraBody, "extra-body", "", `JSON object whose members every request also carries, e.g. '{"temperature":0}'`)
 	fl.StringVar(&f.slo, "slo", "", "goodput's objectives: ttft=D,tpot=D,e2e=D (a plain number is milliseconds); TTFT and E2E count from the intended send")
 	fl.StringVar(&f.arrivals, "arrivals", f.arrivals, "with -q: poisson, constant (evenly spaced), or gamma:B (vLLM's burstiness B: below 1 burstier)")
+	fl.StringVar(&f.stages, "stages", "", "rate steps instead of -q: DURATION:RATE[:WARMUP],… e.g. 30s:5,60s:10:10s (each stage's own results leave its warm-up out)")
 	fl.StringVar(&f.dataset, "dataset", "random", "where prompts come from: random (made up, --input-tokens long), shared-prefix:groups=G,prefix=P, jsonl:FILE, sharegpt:FILE, or azure:FILE (an Azure LLM inference trace: lengths and arrival times)")
 	fl.StringVar(&f.datasetOrder, "dataset-order", "shuffle", "how a jsonl or sharegpt file's records are taken: shuffle (each once per pass, seeded), sequential, or random (with replacement)")
 	fl.Float64Var(&f.traceSpeedup, "trace-speedup", 1, "replay an azure trace this many times faster (0.5: twice as slow)")
@@ -102,7 +104,7 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra header 'Name: value' (repeatable); Authorization: Bearer $OPENAI_API_KEY is sent when set and no -H gives one")
 	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "each request's whole time, stream included (default: none; 0 for none; --idle-timeout bounds a silent stream)")
 	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
-	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "tokenizer", "exact", "extra-body", "slo", "arrivals", "seed", "sweep", "sweep-steps", "sweep-step-duration", "sweep-warmup", "sweep-precision", "header", "timeout", "connect-timeout")
+	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "tokenizer", "exact", "extra-body", "slo", "arrivals", "stages", "seed", "sweep", "sweep-steps", "sweep-step-duration", "sweep-warmup", "sweep-precision", "header", "timeout", "connect-timeout")
 	addModelFlags(fl, &f.model)
 	addStreamFlags(fl, &f.strm, false)
 	addTransportFlags(fl, &f.tr)

@@ -252,3 +252,42 @@ func readCSV(t *testing.T, path string) []map[string]string {
 	}
 	return rows
 }
+
+// Rate stages: the open model steps from one rate to the next, each stage
+// with results of its own; the mock sees each stage's rate.
+func TestLLMStages(t *testing.T) {
+	t.Parallel()
+	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, ITL: fixedITL(t, "1ms")})
+	res, _ := llmMockRun(t, "-c", "16", "--arrivals", "constant", "--stages", "1s:20,1s:60:200ms", "--input-tokens", "5", "--output-tokens", "2", base+"/v1/completions")
+	stop()
+	arrivals, _ := mockAsks(t, logPath)
+	slices.Sort(arrivals)
+	if len(arrivals) != 80 {
+		t.Fatalf("the mock saw %d requests, the stages ask 20 + 60", len(arrivals))
+	}
+	first := 0
+	for _, a := range arrivals {
+		if a-arrivals[0] < int64(975*time.Millisecond) {
+			first++
+		}
+	}
+	if first != 20 {
+		t.Errorf("%d requests arrived in the first stage's second, 20 asked", first)
+	}
+	h := res["hail"].(map[string]any)
+	stages, _ := h["stages"].([]any)
+	if len(stages) != 2 || h["config"].(map[string]any)["llm"].(map[string]any)["stages"] != "1s:20,1s:60:200ms" {
+		t.Errorf("hail.stages %v", h["stages"])
+	}
+	for _, c := range []struct{ spec, want string }{
+		{"1s", "is not DURATION:RATE"}, {"0s:5", "positive duration"}, {"1s:0", "rate above 0"}, {"1s:5:2s", "warm-up"},
+	} {
+		_, errOut, code := hail(t, "llm", "--no-tui", "--stages", c.spec, base+"/v1/completions")
+		if code != 1 || !strings.Contains(errOut, "--stages") || !strings.Contains(errOut, c.want) {
+			t.Errorf("--stages %s: exit %d, %q", c.spec, code, errOut)
+		}
+	}
+	if _, errOut, code := hail(t, "llm", "--no-tui", "-q", "3", "--stages", "1s:5", base+"/v1/completions"); code != 1 || !strings.Contains(errOut, "drop -q") {
+		t.Errorf("-q with --stages: exit %d, %q", code, errOut)
+	}
+}

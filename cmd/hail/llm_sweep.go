@@ -43,8 +43,8 @@ func checkSweep(cmd *cobra.Command, f *llmFlags) error {
 		return nil
 	case f.slo == "":
 		return fmt.Errorf("--sweep finds the highest rate meeting objectives: give them with --slo, e.g. --slo ttft=500ms,tpot=50ms")
-	case changed("query-per-second") || changed("n-requests") || changed("duration") || changed("burst-delay"):
-		return fmt.Errorf("--sweep chooses each step's rate and length: drop -q, -n, -z and --burst-delay (the steps last --sweep-step-duration)")
+	case changed("query-per-second") || changed("n-requests") || changed("duration") || changed("burst-delay") || changed("stages"):
+		return fmt.Errorf("--sweep chooses each step's rate and length: drop -q, -n, -z, --burst-delay and --stages (the steps last --sweep-step-duration)")
 	case s.steps < 1 || s.steps > 100:
 		return fmt.Errorf("--sweep-steps %d: from 1 to 100", s.steps)
 	case s.duration <= 0 || s.warmup < 0 || s.warmup >= s.duration:

@@ -27,7 +27,7 @@ type llmRun struct {
 // llmNames name hail llm's inputs in llmload's messages.
 var llmNames = llmload.Names{URL: "URL", API: "--api", Model: "--model", InputTokens: "--input-tokens", OutputTokens: "--output-tokens",
 	ExtraBody: "--extra-body", Arrivals: "--arrivals", Header: "-H", Rate: "-q", Burst: "--burst-delay",
-	Dataset: "--dataset", DatasetOrder: "--dataset-order", TraceSpeedup: "--trace-speedup", Tokenizer: "--tokenizer"}
+	Dataset: "--dataset", DatasetOrder: "--dataset-order", TraceSpeedup: "--trace-speedup", Tokenizer: "--tokenizer", Stages: "--stages"}
 
 // prepareLLM checks the flags and the URL, asks the server for its model
 // when --model is not given, and builds the run. Each problem is one line.
@@ -55,7 +55,7 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 	if cmd.Flags().Changed("arrivals") {
 		l.Arrivals = f.arrivals
 	}
-	l.Dataset, l.Tokenizer = f.dataset, f.tokenizer
+	l.Dataset, l.Tokenizer, l.Stages = f.dataset, f.tokenizer, f.stages
 	if cmd.Flags().Changed("dataset-order") {
 		l.DatasetOrder = f.datasetOrder
 	}

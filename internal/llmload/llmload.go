@@ -77,6 +77,10 @@ type Load struct {
 	// Tokenizer is a Hugging Face tokenizer.json to count tokens with
 	// ("": whitespace-separated words).
 	Tokenizer string
+	// Stages are rate steps, DURATION:RATE[:WARMUP],… (30s:5,60s:10:10s):
+	// the open model at each rate in turn, with Arrivals' gaps, each
+	// stage with results of its own (its warm-up left out); "": none.
+	Stages string
 	// Names name the inputs in messages.
 	Names Names
 }
@@ -85,7 +89,7 @@ type Load struct {
 // meet ("--input-tokens", "LLM.InputTokens"; "-q", "Rate").
 type Names struct {
 	URL, API, Model, InputTokens, OutputTokens, ExtraBody, Arrivals, Header, Rate, Burst string
-	Dataset, DatasetOrder, TraceSpeedup, Tokenizer                                       string
+	Dataset, DatasetOrder, TraceSpeedup, Tokenizer, Stages                               string
 }
 
 // Run is a prepared load.
@@ -153,6 +157,10 @@ func Prepare(p *plan.Plan, l Load) (*Run, error) {
 		NewRequests: func(int) engine.Requests { return spec.NewBuilder() },
 		Pacer:       pacer,
 		Stream:      &stream.Config{Tokens: true, SLO: l.SLO, Expect: spec.Expect},
+	}
+	if l.Stages != "" {
+		stages, _ := ParseStages(l.Stages)
+		r.Workload.Stages = stages
 	}
 	return r, nil
 }
@@ -244,6 +252,47 @@ func (r *Run) SetRate(p *plan.Plan, rate float64) error {
 	return nil
 }
 
+// maxStages bounds a stages spec.
+const maxStages = 1000
+
+// ParseStages reads rate steps: DURATION:RATE[:WARMUP], comma-separated
+// (30s:5,60s:10:10s): RATE requests/s for DURATION, the first WARMUP of
+// it left out of the stage's own results. The error says what is wrong
+// and what is accepted.
+func ParseStages(spec string) ([]schedule.Stage, error) {
+	bad := func(why string) ([]schedule.Stage, error) {
+		return nil, fmt.Errorf("%q: %s; give DURATION:RATE[:WARMUP],… e.g. 30s:5,60s:10:10s (RATE requests/s for DURATION, WARMUP of it not in the stage's results)", spec, why)
+	}
+	var out []schedule.Stage
+	for _, part := range strings.Split(spec, ",") {
+		f := strings.Split(strings.TrimSpace(part), ":")
+		if len(f) < 2 || len(f) > 3 {
+			return bad(fmt.Sprintf("%q is not DURATION:RATE[:WARMUP]", part))
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(f[0]))
+		if err != nil || d <= 0 {
+			return bad(fmt.Sprintf("%q is not a positive duration", f[0]))
+		}
+		rate, err := strconv.ParseFloat(strings.TrimSpace(f[1]), 64)
+		if err != nil || !(rate > 0) || rate > 1e7 {
+			return bad(fmt.Sprintf("%q is not a rate above 0", f[1]))
+		}
+		st := schedule.Stage{Duration: d, Target: rate, Step: true}
+		if len(f) == 3 {
+			w, err := time.ParseDuration(strings.TrimSpace(f[2]))
+			if err != nil || w < 0 || w >= d {
+				return bad(fmt.Sprintf("warm-up %q is not a duration from 0 and below the stage's %v", f[2], d))
+			}
+			st.Warmup = w
+		}
+		out = append(out, st)
+		if len(out) > maxStages {
+			return bad(fmt.Sprintf("more than %d stages", maxStages))
+		}
+	}
+	return out, nil
+}
+
 // data opens the load's dataset and tokenizer.
 func (r *Run) data(l Load) error {
 	n := l.Names
@@ -295,10 +344,32 @@ func (r *Run) Close() {
 func arrivalsOf(p *plan.Plan, l Load, d *dataset.Dataset) (schedule.Pacer, string, error) {
 	n, a := l.Names, strings.TrimSpace(l.Arrivals)
 	if d != nil && d.Kind == dataset.Azure {
-		if p.Rate > 0 || p.BurstEvery > 0 || a != "" {
-			return nil, "", fmt.Errorf("%s %s sets every request's arrival time: drop %s, %s and %s (replay it faster or slower with %s)", n.Dataset, d.Spec, n.Rate, n.Burst, n.Arrivals, n.TraceSpeedup)
+		if p.Rate > 0 || p.BurstEvery > 0 || a != "" || l.Stages != "" {
+			return nil, "", fmt.Errorf("%s %s sets every request's arrival time: drop %s, %s, %s and %s (replay it faster or slower with %s)", n.Dataset, d.Spec, n.Rate, n.Burst, n.Arrivals, n.Stages, n.TraceSpeedup)
 		}
 		return d, "trace", nil
+	}
+	if l.Stages != "" {
+		stages, err := ParseStages(l.Stages)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s %v", n.Stages, err)
+		}
+		if p.Rate > 0 || p.BurstEvery > 0 {
+			return nil, "", fmt.Errorf("%s sets the rate stage by stage: drop %s and %s", n.Stages, n.Rate, n.Burst)
+		}
+		ramp := schedule.NewRampRate(schedule.Ramp{Stages: stages})
+		switch {
+		case a == "constant":
+			return ramp, a, nil
+		case a == "poisson" || a == "":
+			return schedule.Warped{Unit: schedule.NewArrivals(1, 1, l.Seed), Ramp: ramp}, "poisson", nil
+		case strings.HasPrefix(a, "gamma:"):
+			b, err := strconv.ParseFloat(strings.TrimPrefix(a, "gamma:"), 64)
+			if err == nil && b > 0 && b <= 1000 {
+				return schedule.Warped{Unit: schedule.NewArrivals(1, b, l.Seed), Ramp: ramp}, a, nil
+			}
+		}
+		return nil, "", fmt.Errorf("%s %q: give poisson, constant or gamma:B with a burstiness B above 0 (1 is poisson)", n.Arrivals, l.Arrivals)
 	}
 	switch {
 	case p.BurstEvery > 0:
@@ -410,6 +481,9 @@ func (r *Run) Config(l Load) map[string]any {
 	s := r.Spec
 	c := map[string]any{"api": string(s.API), "model": s.Model, "input_tokens": l.InputTokens, "output_tokens": l.OutputTokens,
 		"exact": l.Exact, "extra_body": l.ExtraBody, "slo": l.SLO.String(), "arrivals": r.Arrivals, "seed": l.Seed, "dataset": "random"}
+	if l.Stages != "" {
+		c["stages"] = l.Stages
+	}
 	if d := s.Data; d != nil {
 		c["dataset"], c["dataset_records"], c["dataset_skipped"] = d.Spec.String(), d.Records, d.Skipped
 		if d.File() && d.Kind != dataset.Azure {
