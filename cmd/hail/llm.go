@@ -29,6 +29,10 @@ type llmFlags struct {
 	traceSpeedup float64
 	tokenizer    string
 	stages       string
+	multiTurn    bool
+	turns        int
+	maxContext   int
+	think        time.Duration
 	sweep        sweepFlags
 	headers      []string
 	timeout      time.Duration
@@ -94,6 +98,10 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.StringVar(&f.dataset, "dataset", "random", "where prompts come from: random (made up, --input-tokens long), shared-prefix:groups=G,prefix=P, jsonl:FILE, sharegpt:FILE, or azure:FILE (an Azure LLM inference trace: lengths and arrival times)")
 	fl.StringVar(&f.datasetOrder, "dataset-order", "shuffle", "how a jsonl or sharegpt file's records are taken: shuffle (each once per pass, seeded), sequential, or random (with replacement)")
 	fl.Float64Var(&f.traceSpeedup, "trace-speedup", 1, "replay an azure trace this many times faster (0.5: twice as slow)")
+	fl.BoolVar(&f.multiTurn, "multi-turn", false, "every connection a user holding conversations (chat API, closed model): turn n+1 when turn n's reply ends, with the history so far")
+	fl.IntVar(&f.turns, "turns", 0, "--multi-turn: user turns of a made-up conversation (default 4; a sharegpt conversation has its own)")
+	fl.IntVar(&f.maxContext, "max-context-tokens", 0, "--multi-turn: drop a conversation's oldest turns beyond this many tokens (0: no bound)")
+	fl.Var(zeroDurationValue{&f.think}, "think-time", "--multi-turn: a user's pause between a reply's end and its next turn")
 	fl.StringVar(&f.tokenizer, "tokenizer", "", "a Hugging Face tokenizer.json to count tokens with (default: whitespace-separated words)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of every draw: arrival times, lengths, prompt words, the dataset's order and groups")
 	fl.BoolVar(&f.sweep.on, "sweep", false, "find the highest rate at which ≥ 99% of requests meet every --slo: a closed run (-c) for the ceiling, open-model steps below it, a bisection; prints the table")
@@ -104,7 +112,7 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra header 'Name: value' (repeatable); Authorization: Bearer $OPENAI_API_KEY is sent when set and no -H gives one")
 	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "each request's whole time, stream included (default: none; 0 for none; --idle-timeout bounds a silent stream)")
 	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
-	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "tokenizer", "exact", "extra-body", "slo", "arrivals", "stages", "seed", "sweep", "sweep-steps", "sweep-step-duration", "sweep-warmup", "sweep-precision", "header", "timeout", "connect-timeout")
+	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "multi-turn", "turns", "max-context-tokens", "think-time", "tokenizer", "exact", "extra-body", "slo", "arrivals", "stages", "seed", "sweep", "sweep-steps", "sweep-step-duration", "sweep-warmup", "sweep-precision", "header", "timeout", "connect-timeout")
 	addModelFlags(fl, &f.model)
 	addStreamFlags(fl, &f.strm, false)
 	addTransportFlags(fl, &f.tr)

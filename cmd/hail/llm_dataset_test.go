@@ -182,6 +182,12 @@ func TestLLMDatasetBadInput(t *testing.T) {
 		{[]string{"--dataset-order", "sequential", base + "/v1/completions"}, "--dataset-order"},
 		{[]string{"--tokenizer", badTok, base + "/v1/completions"}, `--tokenizer ` + badTok + `: its model "WordPiece"`},
 		{[]string{"--input-tokens", "lognormal:5", base + "/v1/completions"}, "lognormal needs"},
+		{[]string{"--multi-turn", base + "/v1/completions"}, "--multi-turn holds conversations: use the chat API"},
+		{[]string{"--multi-turn", "-q", "3", base + "/v1/chat/completions"}, "is the closed model"},
+		{[]string{"--turns", "3", base + "/v1/chat/completions"}, "--turns shapes --multi-turn"},
+		{[]string{"--think-time", "1s", base + "/v1/chat/completions"}, "--think-time is --multi-turn's pause"},
+		{[]string{"--multi-turn", "--dataset", "jsonl:" + chats, base + "/v1/chat/completions"}, "not from jsonl:"},
+		{[]string{"--multi-turn", "--sweep", "--slo", "ttft=1s", base + "/v1/chat/completions"}, "--multi-turn users are the closed model"},
 	} {
 		_, errOut, code := hail(t, append([]string{"llm", "--no-tui", "-n", "1"}, c.args...)...)
 		if code != 1 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
@@ -289,5 +295,71 @@ func TestLLMStages(t *testing.T) {
 	}
 	if _, errOut, code := hail(t, "llm", "--no-tui", "-q", "3", "--stages", "1s:5", base+"/v1/completions"); code != 1 || !strings.Contains(errOut, "drop -q") {
 		t.Errorf("-q with --stages: exit %d, %q", code, errOut)
+	}
+}
+
+// Multi-turn conversations seen at the mock: each turn carries the
+// conversation so far (the mock counts every message's tokens), its
+// oldest turns dropped beyond --max-context-tokens, the next turn sent a
+// think time after the last reply ended.
+func TestLLMMultiTurn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args    []string
+		prompts []int
+	}{
+		{[]string{"--turns", "4"}, []int{10, 25, 40, 55, 10, 25, 40, 55}},
+		{[]string{"--turns", "4", "--max-context-tokens", "30"}, []int{10, 25, 25, 25, 10, 25, 25, 25}},
+	} {
+		base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 4, ITL: fixedITL(t, "1ms")})
+		args := append([]string{"-c", "1", "-n", "8", "--multi-turn", "--think-time", "50ms", "--input-tokens", "10", "--output-tokens", "5"}, c.args...)
+		llmMockRun(t, append(args, base+"/v1/chat/completions")...)
+		stop()
+		rows := readCSV(t, logPath)
+		var prompts []int
+		for i, r := range rows {
+			n, _ := strconv.Atoi(r["prompt_tokens"])
+			prompts = append(prompts, n)
+			if r["max_tokens"] != "5" {
+				t.Errorf("%v: turn %d asks %s tokens", c.args, i, r["max_tokens"])
+			}
+			if i > 0 {
+				prevEnd, _ := strconv.ParseInt(rows[i-1]["end_ns"], 10, 64)
+				arrival, _ := strconv.ParseInt(r["arrival_ns"], 10, 64)
+				if gap := time.Duration(arrival - prevEnd); gap < 50*time.Millisecond {
+					t.Errorf("%v: turn %d arrived %v after the last reply ended (think time 50ms)", c.args, i, gap)
+				}
+			}
+		}
+		if !slices.Equal(prompts, c.prompts) {
+			t.Errorf("%v: prompt tokens by turn %v, want %v", c.args, prompts, c.prompts)
+		}
+	}
+}
+
+// ShareGPT conversations, turn by turn: the history is the conversation's
+// own turns, each turn asks for its reply's length, and two users hold
+// different conversations.
+func TestLLMMultiTurnShareGPT(t *testing.T) {
+	t.Parallel()
+	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 4, ITL: fixedITL(t, "1ms")})
+	conv := func(k int) map[string]any {
+		w := func(n int) string { return strings.TrimSpace(strings.Repeat(fmt.Sprintf("c%d ", k), n)) }
+		return map[string]any{"conversations": []map[string]string{
+			{"from": "human", "value": w(k + 1)}, {"from": "gpt", "value": w(k + 2)}, {"from": "human", "value": w(k + 3)}, {"from": "gpt", "value": w(k + 4)}}}
+	}
+	js, _ := json.Marshal([]any{conv(1), conv(2)})
+	path := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(path, js, 0o644)
+	llmMockRun(t, "-c", "2", "-n", "4", "--multi-turn", "--dataset", "sharegpt:"+path, base+"/v1/chat/completions")
+	stop()
+	var asks []string
+	for _, r := range readCSV(t, logPath) {
+		asks = append(asks, r["prompt_tokens"]+"/"+r["max_tokens"])
+	}
+	slices.Sort(asks)
+	// Conversation k's turns are k+1, k+2, k+3 and k+4 tokens long.
+	if want := []string{"12/6", "2/3", "3/4", "9/5"}; !slices.Equal(asks, want) {
+		t.Errorf("prompt tokens/max_tokens %v, want %v (each conversation's two turns: its first, then its first three)", asks, want)
 	}
 }

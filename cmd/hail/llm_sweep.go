@@ -41,6 +41,8 @@ func checkSweep(cmd *cobra.Command, f *llmFlags) error {
 			}
 		}
 		return nil
+	case f.multiTurn:
+		return fmt.Errorf("--sweep sends open-model rates; --multi-turn users are the closed model: drop one")
 	case f.slo == "":
 		return fmt.Errorf("--sweep finds the highest rate meeting objectives: give them with --slo, e.g. --slo ttft=500ms,tpot=50ms")
 	case changed("query-per-second") || changed("n-requests") || changed("duration") || changed("burst-delay") || changed("stages"):

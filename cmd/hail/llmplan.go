@@ -27,7 +27,8 @@ type llmRun struct {
 // llmNames name hail llm's inputs in llmload's messages.
 var llmNames = llmload.Names{URL: "URL", API: "--api", Model: "--model", InputTokens: "--input-tokens", OutputTokens: "--output-tokens",
 	ExtraBody: "--extra-body", Arrivals: "--arrivals", Header: "-H", Rate: "-q", Burst: "--burst-delay",
-	Dataset: "--dataset", DatasetOrder: "--dataset-order", TraceSpeedup: "--trace-speedup", Tokenizer: "--tokenizer", Stages: "--stages"}
+	Dataset: "--dataset", DatasetOrder: "--dataset-order", TraceSpeedup: "--trace-speedup", Tokenizer: "--tokenizer", Stages: "--stages",
+	MultiTurn: "--multi-turn", Turns: "--turns", MaxContext: "--max-context-tokens", Think: "--think-time"}
 
 // prepareLLM checks the flags and the URL, asks the server for its model
 // when --model is not given, and builds the run. Each problem is one line.
@@ -56,6 +57,7 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 		l.Arrivals = f.arrivals
 	}
 	l.Dataset, l.Tokenizer, l.Stages = f.dataset, f.tokenizer, f.stages
+	l.MultiTurn, l.Turns, l.MaxContextTokens, l.ThinkTime = f.multiTurn, f.turns, f.maxContext, f.think
 	if cmd.Flags().Changed("dataset-order") {
 		l.DatasetOrder = f.datasetOrder
 	}

@@ -228,8 +228,9 @@ func (d *Dataset) Trace(hit uint64) Record {
 // Reader reads records for one worker: its buffer holds a record's
 // unescaped text while it is counted.
 type Reader struct {
-	d    *Dataset
-	text []byte
+	d     *Dataset
+	text  []byte
+	turns []Turn
 }
 
 // NewReader returns a worker's reader.

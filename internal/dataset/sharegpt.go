@@ -140,3 +140,56 @@ func turn(b []byte, at int) (from, text []byte, err error) {
 	}
 	return from, text, nil
 }
+
+// Turn is one turn of a ShareGPT conversation: its text as the contents
+// of a JSON string (escaped, as in the file), and whether a human wrote
+// it.
+type Turn struct {
+	Text  []byte
+	Human bool
+}
+
+// Turns returns the turns of the conversation session g takes (its
+// record Index(g)), from its first human turn on; the slice is the
+// reader's, valid until its next call.
+func (rd *Reader) Turns(g uint64) []Turn {
+	d := rd.d
+	b := d.f.data
+	at := int(d.f.off[d.Index(g)])
+	rd.turns = rd.turns[:0]
+	end := value(b, at)
+	o, _ := openObject(b[:end], at)
+	for {
+		key, v0, v1, ok := o.next()
+		if !ok {
+			break
+		}
+		if string(key) != "conversations" && string(key) != "conversation" {
+			continue
+		}
+		turns, _ := openArray(b[:v1], v0)
+		for {
+			t0, t1, ok := turns.next()
+			if !ok {
+				break
+			}
+			from, text, err := turn(b[:t1], t0)
+			if err != nil {
+				continue
+			}
+			human := string(from) == "human" || string(from) == "user"
+			if len(rd.turns) == 0 && (!human || len(text) == 0) {
+				continue
+			}
+			rd.turns = append(rd.turns, Turn{Text: text, Human: human})
+		}
+	}
+	return rd.turns
+}
+
+// Count counts the tokens of a JSON string's contents (escaped), with
+// the dataset's Counter.
+func (rd *Reader) Count(escaped []byte) int {
+	rd.text = unescape(rd.text[:0], escaped)
+	return rd.d.o.Counter.Count(rd.text)
+}

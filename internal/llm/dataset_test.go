@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -283,4 +284,39 @@ func FuzzParseLengths(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A multi-turn user's turns carry the history so far, and building them
+// allocates nothing once the user's buffers have grown.
+func TestMultiTurnBuilder(t *testing.T) {
+	s := spec(t, Chat, nil, "4", "3")
+	s.Multi = &MultiTurn{Turns: 3, Users: 2}
+	if err := s.Init(); err != nil {
+		t.Fatal(err)
+	}
+	u := s.NewUser(1)
+	var lens []int
+	for hit := uint64(0); hit < 6; hit++ {
+		raw, _, _, _ := u.Next(hit)
+		msgs := body(t, raw)["messages"].([]any)
+		lens = append(lens, len(msgs))
+		if in, out := s.Expect(hit); out != 3 || in != 4+7*(len(msgs)/2) {
+			t.Errorf("turn %d: expects %d, %d with %d messages", hit, in, out, len(msgs))
+		}
+		u.Done(0, &http1.Parser{Status: 200})
+	}
+	if fmt.Sprint(lens) != "[1 3 5 1 3 5]" {
+		t.Errorf("messages by turn %v", lens)
+	}
+	// A failed turn ends the conversation.
+	u.Next(6)
+	u.Done(0, nil)
+	if raw, _, _, _ := u.Next(7); len(body(t, raw)["messages"].([]any)) != 1 {
+		t.Error("the conversation went on after a failed turn")
+	}
+	ok := &http1.Parser{Status: 200}
+	hit := uint64(8)
+	if a := testing.AllocsPerRun(100, func() { u.Next(hit); u.Done(0, ok); hit++ }); a != 0 {
+		t.Errorf("%v allocations per turn", a)
+	}
 }

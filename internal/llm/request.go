@@ -74,6 +74,9 @@ type Spec struct {
 	// Counter, if set, is the model's tokenizer: prompts are made of
 	// words that are one token each with it.
 	Counter Counter
+	// Multi, if set, makes the load multi-turn conversations (NewUser's
+	// builders, one per connection).
+	Multi *MultiTurn
 
 	model  []byte   // Model as a JSON string
 	extra  []byte   // Extra's members, without the braces
@@ -106,9 +109,9 @@ func (s *Spec) Init() error {
 	}
 	if d := s.Data; d != nil && (d.Kind == dataset.JSONL || d.Kind == dataset.ShareGPT) {
 		s.record = true
-		if s.asked == nil {
-			s.asked = new(ring)
-		}
+	}
+	if (s.record || s.Multi != nil) && s.asked == nil {
+		s.asked = new(ring)
 	}
 	return nil
 }
@@ -138,6 +141,9 @@ func (s *Spec) Expect(hit uint64) (in, out int) {
 	salt := mix(s.Seed, 0x73656564)
 	d := s.Data
 	switch {
+	case s.Multi != nil:
+		in, out, _ := s.asked.get(hit)
+		return in, out
 	case d == nil || d.Kind == dataset.Random:
 	case d.Kind == dataset.SharedPrefix:
 		return d.PrefixTokens + s.Input.At(hit, saltIn^salt), s.Output.At(hit, saltOut^salt)
@@ -147,6 +153,9 @@ func (s *Spec) Expect(hit uint64) (in, out int) {
 	default:
 		if in, out, ok := s.asked.get(hit); ok {
 			return in, out
+		}
+		if s.Multi != nil {
+			return 0, 0 // a turn built too long ago: its history is gone
 		}
 		var r dataset.Record
 		d.NewReader().Read(hit, &r) // built so long ago that its place was taken
@@ -169,6 +178,7 @@ type Builder struct {
 	body, req []byte
 	rd        *dataset.Reader
 	rec       dataset.Record
+	conv      *conversation // a multi-turn user's
 }
 
 // NewBuilder returns a worker's builder.
@@ -184,7 +194,9 @@ func (s *Spec) NewBuilder() *Builder {
 // drawn from its number, or read from its dataset record.
 func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := b.s
-	if s.record {
+	if b.conv != nil {
+		b.nextTurn(hit)
+	} else if s.record {
 		b.rd.Read(hit, &b.rec)
 		out := s.output(hit, &b.rec)
 		s.asked.put(hit, b.rec.Input, out)
@@ -200,8 +212,14 @@ func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
 	return b.req, 0, false, true
 }
 
-// Done implements engine.Requests: responses are recorded as they are.
-func (b *Builder) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
+// Done implements engine.Requests: responses are recorded as they are; a
+// multi-turn user's conversation goes on.
+func (b *Builder) Done(_ int, p *http1.Parser) engine.Verdict {
+	if b.conv != nil {
+		return b.doneTurn(p)
+	}
+	return engine.Verdict{}
+}
 
 // AppendBody appends the JSON body of request hit: a prompt of in tokens
 // (a shared-prefix group's first), asking for out tokens, streamed, with

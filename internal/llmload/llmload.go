@@ -81,6 +81,14 @@ type Load struct {
 	// the open model at each rate in turn, with Arrivals' gaps, each
 	// stage with results of its own (its warm-up left out); "": none.
 	Stages string
+	// MultiTurn makes every connection a user holding conversations
+	// (llm.MultiTurn): Turns user turns each (random), the history
+	// truncated at MaxContextTokens (0: no bound), ThinkTime between a
+	// reply and the next turn. Chat API, closed model.
+	MultiTurn        bool
+	Turns            int
+	MaxContextTokens int
+	ThinkTime        time.Duration
 	// Names name the inputs in messages.
 	Names Names
 }
@@ -90,6 +98,7 @@ type Load struct {
 type Names struct {
 	URL, API, Model, InputTokens, OutputTokens, ExtraBody, Arrivals, Header, Rate, Burst string
 	Dataset, DatasetOrder, TraceSpeedup, Tokenizer, Stages                               string
+	MultiTurn, Turns, MaxContext, Think                                                  string
 }
 
 // Run is a prepared load.
@@ -134,6 +143,10 @@ func Prepare(p *plan.Plan, l Load) (*Run, error) {
 		r.Close()
 		return nil, fmt.Errorf("%s %s holds chats (\"messages\"), which the completions API cannot send: use the chat API (…/v1/chat/completions)", n.Dataset, l.Dataset)
 	}
+	if err := r.multiTurn(p, l); err != nil {
+		r.Close()
+		return nil, err
+	}
 	if err := r.Spec.Init(); err != nil {
 		r.Close()
 		if r.Spec.Counter != nil && !strings.Contains(err.Error(), "JSON object") {
@@ -161,6 +174,10 @@ func Prepare(p *plan.Plan, l Load) (*Run, error) {
 	if l.Stages != "" {
 		stages, _ := ParseStages(l.Stages)
 		r.Workload.Stages = stages
+	}
+	if r.Spec.Multi != nil {
+		r.Workload.NewRequests = func(u int) engine.Requests { return spec.NewUser(u) }
+		r.Workload.PerConnection = true
 	}
 	return r, nil
 }
@@ -251,6 +268,48 @@ func (r *Run) SetRate(p *plan.Plan, rate float64) error {
 	r.Workload.Pacer, r.Arrivals = pacer, arrivals
 	return nil
 }
+
+// multiTurn checks a multi-turn load against the rest and sets it up.
+func (r *Run) multiTurn(p *plan.Plan, l Load) error {
+	n := l.Names
+	if !l.MultiTurn {
+		switch {
+		case l.Turns != 0:
+			return fmt.Errorf("%s shapes %s: add %s, or drop it", n.Turns, n.MultiTurn, n.MultiTurn)
+		case l.MaxContextTokens != 0:
+			return fmt.Errorf("%s bounds %s's histories: add %s, or drop it", n.MaxContext, n.MultiTurn, n.MultiTurn)
+		case l.ThinkTime != 0:
+			return fmt.Errorf("%s is %s's pause between turns: add %s, or drop it", n.Think, n.MultiTurn, n.MultiTurn)
+		}
+		return nil
+	}
+	d := r.Spec.Data
+	switch {
+	case r.Spec.API != llm.Chat:
+		return fmt.Errorf("%s holds conversations: use the chat API (…/v1/chat/completions)", n.MultiTurn)
+	case p.Rate > 0 || p.BurstEvery > 0 || l.Stages != "" || d != nil && d.Kind == dataset.Azure:
+		return fmt.Errorf("%s is the closed model (a user sends a turn when the last one's reply has ended): drop %s, %s, %s and traces; give users with %s", n.MultiTurn, n.Rate, n.Burst, n.Stages, "-c")
+	case d != nil && d.Kind != dataset.ShareGPT:
+		return fmt.Errorf("%s takes its conversations from %s sharegpt:FILE, or makes them up (random), not from %s", n.MultiTurn, n.Dataset, d.Spec)
+	case l.Turns < 0 || l.Turns > 1000:
+		return fmt.Errorf("%s %d: from 1 to 1000 user turns", n.Turns, l.Turns)
+	case d != nil && l.Turns != 0:
+		return fmt.Errorf("%s sets a made-up conversation's turns; a ShareGPT conversation has its own: drop it", n.Turns)
+	case l.MaxContextTokens < 0:
+		return fmt.Errorf("%s %d: a token count from 0 (no bound)", n.MaxContext, l.MaxContextTokens)
+	case l.ThinkTime < 0:
+		return fmt.Errorf("%s %v: a pause from 0", n.Think, l.ThinkTime)
+	}
+	turns := l.Turns
+	if turns == 0 {
+		turns = DefaultTurns
+	}
+	r.Spec.Multi = &llm.MultiTurn{Turns: turns, MaxContext: l.MaxContextTokens, Think: l.ThinkTime, Users: p.Connections}
+	return nil
+}
+
+// DefaultTurns is a made-up conversation's user turns.
+const DefaultTurns = 4
 
 // maxStages bounds a stages spec.
 const maxStages = 1000
@@ -483,6 +542,9 @@ func (r *Run) Config(l Load) map[string]any {
 		"exact": l.Exact, "extra_body": l.ExtraBody, "slo": l.SLO.String(), "arrivals": r.Arrivals, "seed": l.Seed, "dataset": "random"}
 	if l.Stages != "" {
 		c["stages"] = l.Stages
+	}
+	if m := s.Multi; m != nil {
+		c["multi_turn"] = map[string]any{"turns": m.Turns, "max_context_tokens": m.MaxContext, "think_time_seconds": m.Think.Seconds(), "users": m.Users}
 	}
 	if d := s.Data; d != nil {
 		c["dataset"], c["dataset_records"], c["dataset_skipped"] = d.Spec.String(), d.Records, d.Skipped
