@@ -531,6 +531,9 @@ func (r *Run) Describe(res *report.Result) {
 			in, out = d.Spec.String(), d.Spec.String()
 		}
 	}
+	if s.Multi != nil {
+		in += " per turn, with the history"
+	}
 	m.API, m.Model, m.InputAsked, m.OutputAsked, m.Arrivals = string(s.API), s.Model, in, out, r.Arrivals
 	m.SetSLO(r.SLO.TTFT.Seconds(), r.SLO.TPOT.Seconds(), r.SLO.E2E.Seconds())
 }
