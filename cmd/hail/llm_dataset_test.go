@@ -4,6 +4,7 @@ package main
 // each request asked, and when it arrived.
 
 import (
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -361,5 +362,60 @@ func TestLLMMultiTurnShareGPT(t *testing.T) {
 	// Conversation k's turns are k+1, k+2, k+3 and k+4 tokens long.
 	if want := []string{"12/6", "2/3", "3/4", "9/5"}; !slices.Equal(asks, want) {
 		t.Errorf("prompt tokens/max_tokens %v, want %v (each conversation's two turns: its first, then its first three)", asks, want)
+	}
+}
+
+// The per-request log holds each completed stream's tokens and TPOT: the
+// SQLite file's output tokens are the mock's tokens sent (multiset), its
+// input tokens the prompts' counts, its TPOT the mock's ITL; the CSV the
+// same.
+func TestLLMPerRequestTokens(t *testing.T) {
+	t.Parallel()
+	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 16, ITL: fixedITL(t, "2ms"), Stagger: true})
+	db := filepath.Join(t.TempDir(), "run.db")
+	llmMockRun(t, "-c", "4", "-n", "40", "--db-url", db, "--input-tokens", "10-30", "--output-tokens", "3-12", base+"/v1/completions")
+	stop()
+	var mock, logged []string
+	for _, r := range readCSV(t, logPath) {
+		mock = append(mock, r["prompt_tokens"]+"/"+r["tokens_sent"])
+	}
+	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query("SELECT input_tokens, output_tokens, tpot_ns, last_token_ns - first_token_ns FROM requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var in, out, tpot, span int64
+		if err := rows.Scan(&in, &out, &tpot, &span); err != nil {
+			t.Fatal(err)
+		}
+		logged = append(logged, fmt.Sprintf("%d/%d", in, out))
+		if want := span / (out - 1); tpot != want || tpot < int64(1500*time.Microsecond) || tpot > int64(4*time.Millisecond) {
+			t.Errorf("tpot %v for %d tokens over %v (the mock's ITL 2ms)", time.Duration(tpot), out, time.Duration(span))
+		}
+	}
+	slices.Sort(mock)
+	slices.Sort(logged)
+	if len(logged) != 40 || !slices.Equal(mock, logged) {
+		t.Errorf("hail's log (input/output tokens) %v, the mock's %v", logged, mock)
+	}
+	base2, _, _ := startLoggedMock(t, llmserve.Config{Slots: 16, ITL: fixedITL(t, "1ms")})
+	out, errOut, code := hail(t, "llm", "--no-tui", "--output-format", "csv", "-c", "2", "-n", "4", "--output-tokens", "5", "--input-tokens", "7", base2+"/v1/completions")
+	if code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, errOut)
+	}
+	rowsCSV, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rowsCSV) != 5 || rowsCSV[0][12] != "output-tokens" {
+		t.Fatalf("csv %v: %s", err, out)
+	}
+	for _, r := range rowsCSV[1:] {
+		if r[12] != "5" || r[13] != "7" || r[14] == "" {
+			t.Errorf("csv row %v", r)
+		}
 	}
 }

@@ -99,9 +99,12 @@ func TestWindow(t *testing.T) {
 	failed.FirstToken = 0
 	failed.SetError(1)
 	w.Add(failed)
-	w.Add(rec(3000, 50, 50, 200)) // after the window
+	w.Add(rec(3000, 50, 50, 200))     // after the window
+	counted := rec(2900, 50, 90, 200) // its own token counts: 10 tokens, TPOT 10ms
+	counted.OutTokens, counted.LastToken = 10, counted.End
+	w.Add(counted)
 	s := w.Step("step", 2)
-	if s.Requests != 5 || s.Completed != 3 || s.Met != 1 || s.Passed() || math.Abs(s.Goodput-0.5) > 1e-9 || math.Abs(s.TokensPerSec-16.5) > 1e-9 {
+	if s.Requests != 6 || s.Completed != 4 || s.Met != 2 || s.Passed() || math.Abs(s.Goodput-1) > 1e-9 || math.Abs(s.TokensPerSec-21.5) > 1e-9 {
 		t.Errorf("%+v", s)
 	}
 	if s.TTFT50 != 50*time.Millisecond || s.TTFT99 != 150*time.Millisecond || s.TPOT99 != 20*time.Millisecond {

@@ -13,8 +13,8 @@ import (
 type Window struct {
 	From, To time.Duration
 	SLO      stream.SLO
-	// Expect is a request's asked lengths: its output length divides its
-	// time after the first token (TPOT).
+	// Expect is a request's asked lengths: the output length of a record
+	// that carries no token counts.
 	Expect func(hit uint64) (in, out int)
 
 	requests, met, completed int
@@ -32,13 +32,17 @@ func (w *Window) Add(r *stats.TraceRecord) {
 		return
 	}
 	w.completed++
-	_, out := w.Expect(r.Hit)
+	out, last := int(r.OutTokens), r.LastToken
+	if out == 0 || last == 0 {
+		_, out = w.Expect(r.Hit)
+		last = r.End
+	}
 	w.tokens += int64(out)
 	ttft := r.FirstToken - r.Intended
 	w.ttft = append(w.ttft, ttft)
 	ok := w.SLO.TTFT == 0 || ttft <= int64(w.SLO.TTFT)
 	if out > 1 {
-		tpot := (r.End - r.FirstToken) / int64(out-1)
+		tpot := (last - r.FirstToken) / int64(out-1)
 		w.tpot = append(w.tpot, tpot)
 		ok = ok && (w.SLO.TPOT == 0 || tpot <= int64(w.SLO.TPOT))
 	}
