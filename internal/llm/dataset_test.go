@@ -320,3 +320,39 @@ func TestMultiTurnBuilder(t *testing.T) {
 		t.Errorf("%v allocations per turn", a)
 	}
 }
+
+// BenchmarkBuild is the cost of building one request: made up, from a
+// JSON Lines record, and a multi-turn turn.
+func BenchmarkBuild(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "d.jsonl")
+	var lines strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&lines, "{\"prompt\": %q, \"output_tokens\": 128}\n", strings.Repeat(fmt.Sprintf("word%d ", i), 500))
+	}
+	os.WriteFile(p, []byte(lines.String()), 0o644)
+	for _, c := range []struct {
+		name string
+		s    func() *Builder
+	}{
+		{"random-512", func() *Builder { return spec(b, Chat, nil, "512", "128").NewBuilder() }},
+		{"jsonl-500-words", func() *Builder {
+			return spec(b, Chat, openData(b, "jsonl:"+p, dataset.Options{}), "5", "128").NewBuilder()
+		}},
+		{"multi-turn-4x128", func() *Builder {
+			s := spec(b, Chat, nil, "128", "128")
+			s.Multi = &MultiTurn{Turns: 4, Users: 1}
+			s.Init()
+			return s.NewUser(0)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			bl := c.s()
+			ok := &http1.Parser{Status: 200}
+			b.ReportAllocs()
+			for i := range b.N {
+				bl.Next(uint64(i))
+				bl.Done(0, ok)
+			}
+		})
+	}
+}
