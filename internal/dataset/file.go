@@ -9,10 +9,11 @@ import (
 // file is a dataset file mapped into memory with the offset of each
 // usable record: 8 bytes a record, whatever the records' size.
 type file struct {
-	path  string
-	data  []byte
-	off   []uint64
-	unmap func()
+	path   string
+	data   []byte
+	off    []uint64
+	unmap  func()
+	mapped bool // data is a mapping of the file (its pages may be released), not memory of the heap
 }
 
 // openFile maps path.
@@ -33,7 +34,7 @@ func openFile(path string) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot map it: %v", path, err)
 	}
-	return &file{path: path, data: data, unmap: unmap}, nil
+	return &file{path: path, data: data, unmap: unmap, mapped: mapped}, nil
 }
 
 // releaseEvery is how much of the file the index pass reads before it
@@ -67,7 +68,7 @@ func (f *file) lines(fn func(line int, start, end int) error) error {
 			}
 		}
 		i = next
-		if i-released >= releaseEvery {
+		if i-released >= releaseEvery && f.mapped {
 			release(b[released:i:i])
 			released = i &^ (pageSize - 1)
 		}
@@ -82,7 +83,9 @@ func (f *file) count(c byte) int {
 	for i := 0; i < len(f.data); i += releaseEvery {
 		w := f.data[i:min(i+releaseEvery, len(f.data))]
 		n += bytes.Count(w, []byte{c})
-		release(w)
+		if f.mapped {
+			release(w)
+		}
 	}
 	return n
 }

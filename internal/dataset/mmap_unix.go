@@ -3,9 +3,12 @@
 package dataset
 
 import (
+	"golang.org/x/sys/unix"
 	"os"
-	"syscall"
 )
+
+// mapped says mapFile's memory is a mapping of the file.
+const mapped = true
 
 // mapFile maps f's size bytes read-only: the records are read in place,
 // from the page cache, and the kernel may drop any page it needs.
@@ -13,11 +16,11 @@ func mapFile(f *os.File, size int64) ([]byte, func(), error) {
 	if size == 0 {
 		return nil, func() {}, nil
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, nil, err
 	}
-	return b, func() { syscall.Munmap(b) }, nil
+	return b, func() { unix.Munmap(b) }, nil
 }
 
 // release tells the kernel the pages of b are not needed soon (the index
@@ -25,6 +28,6 @@ func mapFile(f *os.File, size int64) ([]byte, func(), error) {
 // page cache.
 func release(b []byte) {
 	if len(b) > 0 {
-		syscall.Madvise(b, syscall.MADV_DONTNEED)
+		unix.Madvise(b, unix.MADV_DONTNEED)
 	}
 }

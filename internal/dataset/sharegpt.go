@@ -47,7 +47,7 @@ func (d *Dataset) indexShareGPT() error {
 		default:
 			f.off = append(f.off, uint64(v0))
 		}
-		if v1-released >= releaseEvery {
+		if v1-released >= releaseEvery && f.mapped {
 			release(b[released:v1:v1])
 			released = v1 &^ (pageSize - 1)
 		}
