@@ -419,3 +419,43 @@ func TestLLMPerRequestTokens(t *testing.T) {
 		}
 	}
 }
+
+// hail compare puts two LLM runs' TTFT, TPOT, ITL, tokens/s and goodput
+// side by side: against a mock twice as slow between tokens, TPOT
+// doubles.
+func TestLLMCompare(t *testing.T) {
+	t.Parallel()
+	var files []string
+	for _, itl := range []string{"2ms", "4ms"} {
+		base, _, _ := startLoggedMock(t, llmserve.Config{Slots: 8, ITL: fixedITL(t, itl)})
+		out := filepath.Join(t.TempDir(), "run.json")
+		if _, errOut, code := hail(t, "llm", "--no-tui", "-j", "-o", out, "-c", "4", "-n", "20", "--input-tokens", "8", "--output-tokens", "10",
+			"--slo", "ttft=1s", base+"/v1/completions"); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		files = append(files, out)
+	}
+	text, errOut, code := hail(t, "compare", files[0], files[1])
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	for _, row := range []string{"TTFT p50", "TTFT p99", "TTFT p99, from send", "TPOT p50", "TPOT p99", "ITL p99", "output tokens/s", "goodput/s"} {
+		if !strings.Contains(text, row) {
+			t.Errorf("no %q row:\n%s", row, text)
+		}
+	}
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) >= 4 && f[0] == "TPOT" && f[1] == "p50" {
+			found = true
+			a, _ := time.ParseDuration(f[2])
+			b, _ := time.ParseDuration(f[3])
+			if a == 0 || b < a*3/2 || b > a*5/2 {
+				t.Errorf("TPOT p50 %v then %v: want about twice:\n%s", a, b, line)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no TPOT p50 row to read:\n%s", text)
+	}
+}
