@@ -459,3 +459,26 @@ func TestLLMCompare(t *testing.T) {
 		t.Errorf("no TPOT p50 row to read:\n%s", text)
 	}
 }
+
+// The HTML report of an LLM run has its section: the percentiles table
+// and the TTFT and ITL histograms, drawn from the run's histograms.
+func TestLLMHTML(t *testing.T) {
+	t.Parallel()
+	base, _, _ := startLoggedMock(t, llmserve.Config{Slots: 8, ITL: fixedITL(t, "1ms")})
+	out := filepath.Join(t.TempDir(), "run.json")
+	if _, errOut, code := hail(t, "llm", "--no-tui", "-j", "-o", out, "-c", "4", "-n", "20", "--input-tokens", "8", "--output-tokens", "10", base+"/v1/completions"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	page, errOut, code := hail(t, "report", out, "--output-format", "html")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"LLM streams", "20 completed, 0 failed", "TTFT (from intended send)", `id="chart-llm-ttft"`, `id="chart-llm-itl"`, "streams (", "tokens ("} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	if strings.Contains(page, "no streams") || strings.Contains(page, "no tokens") {
+		t.Error("an LLM histogram is empty")
+	}
+}
