@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/sweep"
@@ -97,13 +99,26 @@ func runSweep(f *llmFlags, l *llmRun) error {
 	if err != nil && len(res.Steps) == 0 {
 		return err
 	}
-	if f.format == "json" {
+	var werr error
+	switch f.format {
+	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if werr := enc.Encode(map[string]any{"sweep": res, "slo": l.SLO.String(), "config": l.config()}); werr != nil {
-			return werr
+		werr = enc.Encode(map[string]any{"sweep": res, "slo": l.SLO.String(), "config": l.config()})
+	case "html":
+		var table strings.Builder
+		res.WriteText(&table, l.SLO.String())
+		var steps []report.SweepStep
+		for _, st := range res.Steps {
+			if st.Kind != "closed" {
+				steps = append(steps, report.SweepStep{Rate: st.Rate, Passed: st.Passed(), TTFT99: st.TTFT99.Seconds(), Goodput: st.Goodput, Throughput: st.Throughput})
+			}
 		}
-	} else if werr := res.WriteText(out, l.SLO.String()); werr != nil {
+		werr = report.WriteSweepHTML(out, plan.Version, redactedURL(l.plan.URL, false), l.SLO.String(), steps, res.Answer, res.Ceiling, table.String())
+	default:
+		werr = res.WriteText(out, l.SLO.String())
+	}
+	if werr != nil {
 		return werr
 	}
 	if cerr := out.Commit(); cerr != nil {

@@ -82,10 +82,18 @@ func TestLLMSweepSteps(t *testing.T) {
 	if res.Answer <= 0 {
 		t.Errorf("answer %v", res.Answer)
 	}
-	text, errOut, code := hail(t, "llm", "--no-tui", "--sweep", "--slo", "ttft=200ms", "--sweep-step-duration", "300ms", "--sweep-warmup", "100ms",
+	text, errOut, code := hail(t, "llm", "--no-tui", "--sweep", "--slo", "ttft=200ms", "--sweep-step-duration", "250ms", "--sweep-warmup", "50ms",
 		"--sweep-steps", "1", "--sweep-precision", "0.9", "-c", "8", "--input-tokens", "8", "--output-tokens", "5", base+"/v1/completions")
 	if code != 0 || !strings.Contains(text, "TTFT p99") || !strings.Contains(text, "closed") || !strings.Contains(text, "requests/s") || !strings.Contains(errOut, "sweep: closed model:") {
 		t.Errorf("exit %d, text:\n%s\nstderr:\n%s", code, text, errOut)
+	}
+	page, errOut, code := hail(t, "llm", "--no-tui", "--sweep", "--output-format", "html", "--slo", "ttft=200ms", "--sweep-step-duration", "250ms", "--sweep-warmup", "50ms",
+		"--sweep-steps", "1", "--sweep-precision", "0.9", "-c", "8", "--input-tokens", "8", "--output-tokens", "5", base+"/v1/completions")
+	if code != 0 || !strings.Contains(page, `id="chart-sweep-ttft"`) || !strings.Contains(page, `id="chart-sweep-goodput"`) || !strings.Contains(page, "Highest rate") && !strings.Contains(page, "Every rate tried") {
+		t.Errorf("html: exit %d, stderr %s\n%.2000s", code, errOut, page)
+	}
+	if strings.Contains(page, "no step") || !strings.Contains(page, "answer ") {
+		t.Errorf("html: the curves are empty or have no answer\n%.3000s", page)
 	}
 }
 
