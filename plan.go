@@ -130,7 +130,9 @@ type Plan struct {
 	// http://) or "3" (QUIC).
 	HTTPVersion string
 	// Streams is the number of requests in flight per HTTP/2 or HTTP/3
-	// connection (a gRPC run's calls per connection); 0 is 1.
+	// connection (a gRPC run's calls per connection); 0 is 1. With a
+	// Scenario it applies to each connection of its HTTP/2 targets,
+	// replacing the scenario's own streams.
 	Streams int
 	// Engine is EngineAuto (""), EngineNet or EngineURing.
 	Engine Engine

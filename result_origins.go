@@ -19,6 +19,9 @@ type OriginResult struct {
 	// open at once); Connects how many it opened.
 	Connections int   `json:"connections"`
 	Connects    int64 `json:"connects"`
+	// Streams is how many requests each of its connections carried at
+	// once (HTTP/2; absent: one).
+	Streams int `json:"streams_per_connection,omitempty"`
 	// Share is its part of the run's requests (0 to 1).
 	Share float64 `json:"share"`
 	// Counts are its exact totals.

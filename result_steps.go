@@ -48,15 +48,17 @@ type StepResult struct {
 
 // StepCounts are a step's exact totals.
 type StepCounts struct {
-	// Requests ended (responses and errors); NotSent of them failed
-	// before they were sent.
+	// Requests ended (responses, errors and truncated streams); NotSent
+	// of them failed before they were sent.
 	Requests int64 `json:"requests"`
 	NotSent  int64 `json:"not_sent,omitempty"`
-	// Responses and Errors split Requests; Aborted of the errors were cut
-	// off by the run's end.
+	// Responses, Errors and Truncated split Requests; Aborted of the
+	// errors were cut off by the run's end, and so were the Truncated
+	// streams (--stream-drain), which are not errors.
 	Responses int64 `json:"responses"`
 	Errors    int64 `json:"errors"`
 	Aborted   int64 `json:"aborted"`
+	Truncated int64 `json:"truncated,omitempty"`
 	// Expected are responses with a failed status the step expects.
 	Expected int64 `json:"expected,omitempty"`
 	// Failed are errors other than cut-off requests, plus responses with

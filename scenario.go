@@ -173,7 +173,7 @@ func (p Plan) compileScenario(ctx context.Context, connect bool) (*job, error) {
 		name string
 		set  bool
 	}{{"Method", p.Method != ""}, {"Header", len(p.Header) > 0}, {"Body", len(p.Body) > 0}, {"Host", p.Host != ""},
-		{"Compression", p.Compression}, {"HTTPVersion", p.HTTPVersion != ""}, {"Streams", p.Streams != 0},
+		{"Compression", p.Compression}, {"HTTPVersion", p.HTTPVersion != ""},
 		{"BurstEvery", p.BurstEvery != 0}, {"BurstSize", p.BurstSize != 0}, {"MaxRedirects", p.MaxRedirects != 0},
 		{"DisableKeepAlive", p.DisableKeepAlive}} {
 		if f.set {
@@ -213,6 +213,14 @@ func (p Plan) compileScenario(ctx context.Context, connect bool) (*job, error) {
 	st.Insecure = st.Insecure || p.Insecure
 	if p.Seed != 0 {
 		sc.Reseed(p.Seed)
+	}
+	if p.Streams != 0 {
+		if p.Streams < 0 || p.Streams > 100_000 {
+			return nil, &FieldError{Field: "Streams", Problem: fmt.Sprintf("expected streams per connection from 1 to 100000, found %d", p.Streams)}
+		}
+		if err := sc.SetStreams(p.Streams); err != nil {
+			return nil, &FieldError{Field: "Streams", Problem: "several streams per connection need HTTP/2, and every target of the scenario speaks HTTP/1.1 (give a Target Protocol h2)"}
+		}
 	}
 	j := &job{sc: sc, thresholds: sc.Thresholds}
 	if err := p.stages(j, st); err != nil {

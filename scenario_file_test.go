@@ -2,6 +2,7 @@ package hail_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func TestScenarioFileTargets(t *testing.T) {
 	addr, stop := grpcTarget()
 	defer stop()
 	sc, err := hail.NewScenario(&scenario.File{
-		Targets:  map[string]scenario.Target{"rest": {URL: "http://127.0.0.1:1"}, "rpc": {URL: "grpc://" + addr}},
+		Targets:  map[string]scenario.Target{"rest": {URL: "http://127.0.0.1:1"}, "rpc": {URL: "grpc://" + addr, Streams: 4}},
 		Requests: 400,
 		Steps: []scenario.Step{
 			{Name: "create", Target: "rest", Method: "POST", Path: "/items", Capture: map[string]scenario.Capture{"items": {JSON: "id"}},
@@ -168,6 +169,9 @@ func TestScenarioFileTargets(t *testing.T) {
 	if requests != h.Counts.Requests || requests != 400 {
 		t.Errorf("the origins' requests add up to %d, the run's are %d, want 400", requests, h.Counts.Requests)
 	}
+	if h.Origins[1].Name != "rpc" || h.Origins[1].Streams != 4 || h.Origins[0].Streams != 0 {
+		t.Errorf("streams per connection: %s %d, %s %d; want rest 0 (HTTP/1.1: one), rpc 4", h.Origins[0].Name, h.Origins[0].Streams, h.Origins[1].Name, h.Origins[1].Streams)
+	}
 	rest := h.Origins[0]
 	if rest.Name != "rest" {
 		rest = h.Origins[1]
@@ -187,5 +191,20 @@ func TestScenarioFileTargets(t *testing.T) {
 		if !strings.Contains(strings.Join(o.Verdict.Reasons, "; "), note) {
 			t.Errorf("origin %s's verdict does not name the target: %q", o.Name, o.Verdict.Reasons)
 		}
+	}
+}
+
+// Plan.Streams with a Scenario whose targets all speak HTTP/1.1 is a
+// *FieldError naming Streams; with an HTTP/2 target it is taken.
+func TestScenarioStreamsField(t *testing.T) {
+	t.Parallel()
+	sc, err := hail.NewScenario(&scenario.File{Base: "http://127.0.0.1:1", Requests: 1, Steps: []scenario.Step{{Name: "a", Path: "/"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = hail.Run(context.Background(), hail.Plan{Scenario: sc, Streams: 4})
+	var fe *hail.FieldError
+	if !errors.As(err, &fe) || fe.Field != "Streams" || !strings.Contains(fe.Problem, "HTTP/2") {
+		t.Errorf("Streams on HTTP/1.1 targets: %v, want a *hail.FieldError for Streams", err)
 	}
 }

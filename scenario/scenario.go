@@ -74,6 +74,10 @@ type File struct {
 	Redirects int `yaml:"redirects,omitempty"`
 	// Engine is "auto", "net" or "uring".
 	Engine string `yaml:"engine,omitempty"`
+	// Streams is how many requests each connection of an HTTP/2 target
+	// (gRPC, grpc://, protocol h2) carries at once (0: one); a Target's
+	// own Streams, and Plan.Streams, replace it.
+	Streams int `yaml:"streams,omitempty"`
 	// Insecure skips TLS certificate verification.
 	Insecure bool `yaml:"insecure,omitempty"`
 	// Seed fixes the random choices, for a repeatable run.
@@ -144,6 +148,9 @@ type Target struct {
 	// Protocol is "http1" or "h2" ("": HTTP/1.1 for http and https, h2
 	// for grpc and grpcs).
 	Protocol string `yaml:"protocol,omitempty"`
+	// Streams is how many requests each of its connections carries at
+	// once when it speaks HTTP/2 (0: the File's Streams).
+	Streams int `yaml:"streams,omitempty"`
 }
 
 // Capture says what to capture from a response: exactly one of its

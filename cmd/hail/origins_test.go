@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/grpcserve"
 	"github.com/hail-loadgen/hail/internal/report"
@@ -88,5 +93,79 @@ steps:
 	}
 	if o := res.Hail.Origins; len(o) != 2 || o[0].Counts.Requests != 600 || o[1].Counts.Requests != 200 || o[0].Connections != 6 {
 		t.Errorf("merged origins %+v", o)
+	}
+}
+
+// hail run -p (and a target's streams:): each connection of an HTTP/2
+// target carries that many requests at once. The server counts the
+// requests in flight on each connection and holds each connection's
+// first ones until that many have arrived together: it sees exactly 2
+// connections and at most 4 streams on each, 4 reached on both.
+func TestRunStreamsPerConnection(t *testing.T) {
+	t.Parallel()
+	const conns, streams = 2, 4
+	type connState struct {
+		inflight, most int
+		open           chan struct{} // closed when most reaches streams
+	}
+	var mu sync.Mutex
+	seen := map[string]*connState{}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		c := seen[r.RemoteAddr]
+		if c == nil {
+			c = &connState{open: make(chan struct{})}
+			seen[r.RemoteAddr] = c
+		}
+		c.inflight++
+		if c.inflight > c.most {
+			c.most = c.inflight
+			if c.most == streams {
+				close(c.open)
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-c.open:
+		case <-time.After(5 * time.Second):
+		}
+		mu.Lock()
+		c.inflight--
+		mu.Unlock()
+	})}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	path := writeScenario(t, fmt.Sprintf(`
+targets:
+  edge: {url: 'http://%s', protocol: h2, streams: 2}
+connections: %d
+requests: 200
+steps:
+  - {name: page, target: edge, path: /}
+`, ln.Addr(), conns))
+	_, stderr, code := hail(t, "run", path, "-p", fmt.Sprint(streams), "--no-tui", "-j", "-o", filepath.Join(t.TempDir(), "r.json"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != conns {
+		t.Errorf("the server saw %d connections, want %d", len(seen), conns)
+	}
+	for addr, c := range seen {
+		if c.most != streams {
+			t.Errorf("connection %s carried at most %d requests at once, want %d", addr, c.most, streams)
+		}
+	}
+	// -p on a file whose targets all speak HTTP/1.1 is refused.
+	h1 := writeScenario(t, "base: http://127.0.0.1:1\nrequests: 1\nsteps:\n  - {name: a, path: /}\n")
+	if _, stderr, code := hail(t, "run", h1, "-p", "8", "--no-tui"); code != 1 || !strings.Contains(stderr, "-p 8: several streams per connection need HTTP/2") {
+		t.Errorf("-p on HTTP/1.1: exit %d: %s", code, stderr)
 	}
 }

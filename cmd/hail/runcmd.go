@@ -27,6 +27,7 @@ import (
 type runFlags struct {
 	pacing      time.Duration
 	c           int
+	p           int
 	z           time.Duration
 	n           uint64
 	q           float64
@@ -70,6 +71,7 @@ func newRunCmdFlags() (*cobra.Command, *runFlags) {
 runs it, and prints the report with one row per step and each threshold as PASS or FAIL.
 
 Flags override the file: -c replaces connection stages with a constant number of connections,
+-p sets the requests in flight on each connection of an HTTP/2 or gRPC target (streams:),
 -q replaces any stages with a constant rate (open model), -z cuts the stages short or holds the
 last target longer, -n bounds the number of requests. --base and --target NAME=URL point the
 file's default target and its named targets elsewhere.
@@ -101,6 +103,7 @@ FILE:LINE:COLUMN, what was expected and what was found; nothing sent).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.VarP(intValue{&f.c, "connections"}, "connections", "c", "connections (replaces the file's connections and connection stages)")
+	fl.VarP(intValue{&f.p, "streams per connection"}, "http2-parallel", "p", "requests in flight on each connection of an HTTP/2 or gRPC target (replaces the file's streams; HTTP/1.1 targets carry one)")
 	fl.VarP(durationValue{&f.z, zeroRun}, "duration", "z", "run for this long (cuts stages short, or holds the last target)")
 	fl.VarP(countValue{&f.n}, "n-requests", "n", "stop after this many requests (10k, 2m accepted)")
 	fl.VarP(rateValue{&f.q}, "query-per-second", "q", "open model at this constant rate (replaces the file's rate and stages; 0: no limit)")
@@ -163,6 +166,14 @@ func loadScenario(cmd *cobra.Command, f *runFlags, args []string) (*scenario.Sce
 		st.Connections = f.c
 		if st.StageKind == "connections" {
 			st.Stages, st.StageKind = nil, ""
+		}
+	}
+	if changed("http2-parallel") {
+		if f.p < 1 || f.p > 100_000 {
+			return nil, none, nil, fmt.Errorf("-p %d: expected streams per connection from 1 to 100000", f.p)
+		}
+		if err := sc.SetStreams(f.p); err != nil {
+			return nil, none, nil, err
 		}
 	}
 	if changed("query-per-second") {
@@ -323,10 +334,14 @@ func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload)
 		"duration_seconds": p.Duration.Seconds(), "rate": p.Rate, "model": modelName(p, workload), "wait_ongoing": p.WaitOngoing,
 		"engine": p.Engine, "keepalive": p.KeepAlive,
 		"redirects": p.MaxRedirects, "timeout_seconds": p.Timeout.Seconds(), "scenario": redactScenarioConfig(sc.Config())}
+	if p.HTTPVersion != "" {
+		cfg["streams_per_connection"] = p.StreamsPerConn()
+	}
 	if len(sc.Origins) > 1 {
 		var targets []map[string]any
-		for _, o := range sc.Origins {
-			targets = append(targets, map[string]any{"name": o.Name, "url": redactedURL(o.URL, false), "protocol": originProtocol(o), "share": o.Share})
+		for k, o := range sc.Origins {
+			targets = append(targets, map[string]any{"name": o.Name, "url": redactedURL(o.URL, false), "protocol": originProtocol(o), "share": o.Share,
+				"streams_per_connection": max(sc.OriginStreams(k), 1)})
 		}
 		cfg["targets"] = targets
 	}
@@ -416,7 +431,7 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s: OK\n", sc.File)
 	if len(sc.Origins) > 1 {
-		for _, o := range sc.Origins {
+		for k, o := range sc.Origins {
 			var names []string
 			for _, i := range o.Steps() {
 				names = append(names, sc.Steps[i].Name)
@@ -427,11 +442,19 @@ func printCheck(sc *scenario.Scenario, sched scenario.Schedule, p *plan.Plan) er
 			} else {
 				share = ", setup and teardown only"
 			}
-			fmt.Fprintf(b, "  target %-10s %s %s%s\n", o.Name, o.URL, originProtocol(o), share)
+			proto := originProtocol(o)
+			if n := sc.OriginStreams(k); n > 1 {
+				proto += fmt.Sprintf(" (%d streams per connection)", n)
+			}
+			fmt.Fprintf(b, "  target %-10s %s %s%s\n", o.Name, o.URL, proto, share)
 		}
 		fmt.Fprintf(b, "  engine %s for HTTP/1.1 targets; the run's connections are shared by the targets\n", p.Engine)
 	} else {
-		fmt.Fprintf(b, "  target %s, engine %s\n", p.URL, p.Engine)
+		streams := ""
+		if p.Streams > 1 {
+			streams = fmt.Sprintf(", %d streams per connection", p.Streams)
+		}
+		fmt.Fprintf(b, "  target %s, engine %s%s\n", p.URL, p.Engine, streams)
 	}
 	var total float64
 	for _, st := range sc.Steps {

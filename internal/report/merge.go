@@ -212,6 +212,10 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
 	t.Expected, t.NotSent = s.Counts.Expected, s.Counts.NotSent
 	t.FailedSum = s.Counts.FailedSumNS
+	if n := s.Counts.Truncated; n > 0 { // streams cut by the run's end: requests, neither responses nor errors
+		t.Stream = stats.NewStreams(false)
+		t.Stream.Truncated = n
+	}
 	return t, nil
 }
 

@@ -151,6 +151,8 @@ func TestMergeSteps(t *testing.T) {
 	for i := range 2 {
 		r := shardResult(t, randomTotals(rng, 200), i, 2, 0, 2)
 		ta, tb := randomTotals(rng, 120), randomTotals(rng, 80)
+		ta.Stream = stats.NewStreams(false)
+		ta.Stream.Truncated = 5 // streams the run's end cut: requests, neither responses nor errors
 		sum += ta.Requests()
 		r.Hail.Steps = BuildSteps([]string{"login", "browse"}, []*stats.Totals{ta, tb}, nil, 2*time.Second)
 		rs = append(rs, r)
@@ -161,5 +163,8 @@ func TestMergeSteps(t *testing.T) {
 	}
 	if len(m.Hail.Steps) != 2 || m.Hail.Steps[0].Name != "login" || m.Hail.Steps[0].Counts.Requests != sum {
 		t.Fatalf("steps %+v", m.Hail.Steps)
+	}
+	if c := m.Hail.Steps[0].Counts; c.Truncated != 10 || c.Requests != c.Responses+c.Errors+c.Truncated {
+		t.Errorf("login's counts %+v: want 10 truncated streams, and responses, errors and truncated adding up to the requests", c)
 	}
 }

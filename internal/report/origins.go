@@ -27,6 +27,9 @@ type Origin struct {
 	// open at once); Connects how many it opened.
 	Connections int   `json:"connections"`
 	Connects    int64 `json:"connects"`
+	// Streams is how many requests each of its connections carried at
+	// once (HTTP/2, more than one; absent: one).
+	Streams int `json:"streams_per_connection,omitempty"`
 	// Share is its part of the run's requests (0–1).
 	Share float64 `json:"share"`
 	// Counts are exact; Intended and Unsent are its part of the run's.
@@ -81,7 +84,7 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 	for _, o := range os {
 		w = max(w, len(o.Name))
 	}
-	fmt.Fprintf(b, "Origins (one connection pool each, out of the run's connections; conns: the most it held):\n")
+	fmt.Fprintf(b, "Origins (one connection pool each, out of the run's connections; conns: the most it held, ×streams on each):\n")
 	fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10s %6s %10s %10s %8s %8s %14s %14s %14s %14s  %s\n", w, "origin", "protocol", "engine", "conns",
 		"requests", "share", "req/s", "ok/s", "failed", "err%", "p50", "p99", "max", "all-sent p99", "status codes")
 	na := func(v float64, none bool) string {
@@ -92,8 +95,12 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 	}
 	for _, o := range os {
 		none := o.Counts.Responses == 0
-		fmt.Fprintf(b, "  %-*s %-8s %-6s %6d %10d %5.1f%% %10.1f %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
-			o.Connections, o.Counts.Requests, 100*o.Share, o.Rates.RequestsPerSec, o.Rates.SuccessfulPerSec, o.Counts.Failed, 100*o.ErrorRate,
+		conns := fmt.Sprint(o.Connections)
+		if o.Streams > 1 {
+			conns += fmt.Sprintf("×%d", o.Streams)
+		}
+		fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10d %5.1f%% %10.1f %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
+			conns, o.Counts.Requests, 100*o.Share, o.Rates.RequestsPerSec, o.Rates.SuccessfulPerSec, o.Counts.Failed, 100*o.ErrorRate,
 			na(o.Latency.P50, none), na(o.Latency.P99, none), na(o.Latency.Max, none), na(o.AllSent.P99, o.AllSent.Requests == 0),
 			codeList(o.StatusCodeDistribution, c))
 	}
@@ -147,6 +154,7 @@ func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name fu
 				m.URL, m.Protocol, m.Engine, m.Steps = o.URL, o.Protocol, o.Engine, o.Steps
 				m.Connections += o.Connections
 				m.Connects += o.Connects
+				m.Streams = max(m.Streams, o.Streams)
 				m.Counts.Intended += o.Counts.Intended
 				m.Counts.Unsent += o.Counts.Unsent
 				if o.GRPC != nil {

@@ -438,6 +438,7 @@ func addWarmup(into, w *StageWarmup) error {
 	c.Responses += o.Responses
 	c.Errors += o.Errors
 	c.Aborted += o.Aborted
+	c.Truncated += o.Truncated
 	c.Expected += o.Expected
 	c.Failed += o.Failed
 	c.BodyBytes += o.BodyBytes

@@ -60,6 +60,7 @@ type StepCounts struct {
 	Responses    int64 `json:"responses"`
 	Errors       int64 `json:"errors"`
 	Aborted      int64 `json:"aborted"`
+	Truncated    int64 `json:"truncated,omitempty"`
 	Expected     int64 `json:"expected,omitempty"`
 	Failed       int64 `json:"failed"`
 	BodyBytes    int64 `json:"body_bytes"`
@@ -139,7 +140,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s := &out[i]
 		s.Name = name
 		m := MeasureTotals(t, elapsed)
-		s.Counts = StepCounts{Requests: m.Requests, NotSent: t.NotSent, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted,
+		s.Counts = StepCounts{Requests: m.Requests, NotSent: t.NotSent, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted, Truncated: t.Truncated(),
 			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum, FailedSumNS: t.FailedSum}
 		if all > 0 {
 			s.Share = float64(m.Requests) / float64(all)

@@ -323,6 +323,9 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 		names = append(names, s.steps[st])
 	}
 	out := report.Origin{Name: org.Name, URL: org.Plan.URL.String(), Steps: names, Protocol: org.Plan.Protocol()}
+	if n := org.Plan.StreamsPerConn(); n > 1 {
+		out.Streams = n
+	}
 	out.SetTotals(t, in.Elapsed)
 	out.Connects = t.Connects
 	if all > 0 {

@@ -63,12 +63,13 @@ const (
 	defaultBodyLimit = 64 << 10
 	maxBodyLimit     = 64 << 20
 	maxConnections   = 1_000_000
+	maxStreams       = 100_000
 )
 
 var (
 	topKeys = []string{"name", "base", "targets", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
 		"connections", "rate", "duration", "requests", "timeout", "connect_timeout", "keepalive", "redirects",
-		"engine", "insecure", "seed", "max_repeat", "body_limit", "grpc", "think", "feeds", "setup", "teardown"}
+		"engine", "streams", "insecure", "seed", "max_repeat", "body_limit", "grpc", "think", "feeds", "setup", "teardown"}
 	stepKeys      = []string{"name", "weight", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
 	phaseKeys     = []string{"name", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat", "concurrency"}
@@ -118,15 +119,17 @@ type loader struct {
 	flowNodes  []*yaml.Node            // the flows, in order
 
 	// targets and origins (file_targets.go)
-	targetNodes map[string]*yaml.Node // the targets' keys, by name
-	targetURL   map[string]*url.URL   // the targets' URLs (http or https), by name
-	targetH2    map[string]bool       // the target speaks HTTP/2 (grpc://, protocol: h2)
-	targetHTTP1 map[string]bool       // the target says protocol: http1
-	baseTarget  string                // base names this target
-	originIdx   map[string]int        // origins by target name or scheme://host
-	originHTTP1 []bool                // per origin: its target says protocol: http1
-	stepOrigin  map[*yaml.Node]int    // each step's origin (-1: none), by its node
-	cur         int                   // the origin of the step being compiled
+	targetNodes   map[string]*yaml.Node // the targets' keys, by name
+	targetURL     map[string]*url.URL   // the targets' URLs (http or https), by name
+	targetH2      map[string]bool       // the target speaks HTTP/2 (grpc://, protocol: h2)
+	targetHTTP1   map[string]bool       // the target says protocol: http1
+	targetStreams map[string]int        // the target's streams: (0: the file's)
+	streamsNodes  map[string]*yaml.Node // where each target's streams: is
+	baseTarget    string                // base names this target
+	originIdx     map[string]int        // origins by target name or scheme://host
+	originHTTP1   []bool                // per origin: its target says protocol: http1
+	stepOrigin    map[*yaml.Node]int    // each step's origin (-1: none), by its node
+	cur           int                   // the origin of the step being compiled
 
 	headers     []headerNode // the file's headers (fileHeaders), once read
 	headersErr  error        // their problem, if any
@@ -144,6 +147,7 @@ func Parse(file string, data []byte, o LoadOptions) (*Scenario, error) {
 		poolIdx: map[string]int{}, capIdx: map[string]int{}, stepIdx: map[string]int{},
 		names: map[string]*yaml.Node{}, phaseNodes: map[string][]*yaml.Node{},
 		targetNodes: map[string]*yaml.Node{}, targetURL: map[string]*url.URL{}, targetH2: map[string]bool{}, targetHTTP1: map[string]bool{},
+		targetStreams: map[string]int{}, streamsNodes: map[string]*yaml.Node{},
 		originIdx: map[string]int{}, stepOrigin: map[*yaml.Node]int{}, grpcSrcs: map[int]grpccall.Source{}}
 	var doc yaml.Node
 	if err := l.unmarshal(data, &doc); err != nil {
@@ -263,6 +267,10 @@ func (l *loader) settings() (connSet bool, maxRepeat int, err error) {
 			if err == nil && st.Engine != "net" && st.Engine != "uring" && st.Engine != "auto" {
 				err = l.errAt(v, "engine: expected net, uring or auto, found %s", describe(v))
 			}
+		case "streams":
+			var n int64
+			n, err = l.integer(v, "streams", 1, maxStreams)
+			st.Streams = int(n)
 		case "insecure":
 			st.Insecure, err = l.boolean(v, "insecure")
 		case "seed":

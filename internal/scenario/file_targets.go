@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var targetKeys = []string{"url", "protocol"}
+var targetKeys = []string{"url", "protocol", "streams"}
 
 // Protocols an origin's connections speak.
 const (
@@ -23,7 +23,7 @@ const (
 )
 
 // targets reads the file's targets: name: URL, or name: {url: URL,
-// protocol: http1|h2}. grpc:// and grpcs:// URLs are HTTP/2 (h2c and h2
+// protocol: http1|h2, streams: N}. grpc:// and grpcs:// URLs are HTTP/2 (h2c and h2
 // over TLS); --target NAME=URL replaces a target's URL.
 func (l *loader) targets() error {
 	n, ok := l.nodes["targets"]
@@ -54,6 +54,10 @@ func (l *loader) targets() error {
 				switch key {
 				case "url":
 					raw, err = l.str(vv, what+".url")
+				case "streams":
+					var n int64
+					n, err = l.integer(vv, what+".streams", 1, maxStreams)
+					l.targetStreams[name], l.streamsNodes[name] = int(n), vv
 				case "protocol":
 					protoNode = vv
 					proto, err = l.str(vv, what+".protocol")
@@ -214,7 +218,7 @@ func (l *loader) namedOrigin(name string) int {
 	if k, ok := l.originIdx[key]; ok {
 		return k
 	}
-	k := l.addOrigin(key, &Origin{Name: name, URL: l.targetURL[name], HTTP2: l.targetH2[name]})
+	k := l.addOrigin(key, &Origin{Name: name, URL: l.targetURL[name], HTTP2: l.targetH2[name], Streams: l.targetStreams[name]})
 	l.originHTTP1[k] = l.targetHTTP1[name]
 	return k
 }
@@ -256,6 +260,11 @@ func (l *loader) checkOrigins() error {
 			return l.errAt(k, "targets.%s: no step is sent to it: expected target: %s in a step (or drop it)", name, name)
 		}
 	}
+	for name, n := range l.streamsNodes {
+		if o := s.Origins[l.originIdx["target "+name]]; o.Streams > 1 && !o.HTTP2 {
+			return l.errAt(n, "targets.%s.streams: several streams per connection need HTTP/2, and %s speaks HTTP/1.1: expected protocol: h2 (or a grpc:// URL), or drop streams", name, name)
+		}
+	}
 	for i, f := range s.Flows {
 		o := s.Steps[f.steps[0]].origin
 		for _, st := range f.steps[1:] {
@@ -284,6 +293,9 @@ func (l *loader) checkOrigins() error {
 		if total > 0 && f.Weight > 0 {
 			s.Origins[f.origin].Share += f.Weight / total
 		}
+	}
+	if n, ok := l.nodes["streams"]; ok && s.Settings.Streams > 1 && !s.anyHTTP2() {
+		return l.errAt(n, "streams: several streams per connection need HTTP/2, and every target of this file speaks HTTP/1.1: drop streams (or give a target protocol: h2)")
 	}
 	if len(s.loadOrigins()) > 1 {
 		for i, st := range s.Steps {

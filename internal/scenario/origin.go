@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"net/url"
 
 	"github.com/hail-loadgen/hail/internal/engine"
@@ -29,6 +30,9 @@ type Origin struct {
 	HTTP2 bool
 	// GRPC says a step sends a gRPC call to it.
 	GRPC bool
+	// Streams is its target's streams: (0: the file's Settings.Streams);
+	// OriginStreams says what a run uses.
+	Streams int
 	// Share is its part of the load's choices (0–1): the weights of its
 	// steps and flows over all.
 	Share float64
@@ -66,6 +70,44 @@ func (s *Scenario) NewOriginRequests(k int) func(worker int) engine.Requests {
 	}
 }
 
+// OriginStreams is how many requests each connection of origin k carries
+// at once: its target's streams:, else the file's, for an HTTP/2 origin;
+// 0 (one) for HTTP/1.1.
+func (s *Scenario) OriginStreams(k int) int {
+	o := s.Origins[k]
+	switch {
+	case !o.HTTP2:
+		return 0
+	case o.Streams > 0:
+		return o.Streams
+	}
+	return s.Settings.Streams
+}
+
+// SetStreams makes every HTTP/2 origin carry n requests per connection at
+// once (hail run -p), replacing the file's streams: and its targets'. It
+// fails when no origin of the load speaks HTTP/2.
+func (s *Scenario) SetStreams(n int) error {
+	if n > 1 && !s.anyHTTP2() {
+		return fmt.Errorf("-p %d: several streams per connection need HTTP/2, and every target of %s speaks HTTP/1.1 (give a target protocol: h2, or drop -p)", n, s.File)
+	}
+	s.Settings.Streams = n
+	for _, o := range s.Origins {
+		o.Streams = 0
+	}
+	return nil
+}
+
+// anyHTTP2 reports whether an origin the load sends to speaks HTTP/2.
+func (s *Scenario) anyHTTP2() bool {
+	for _, k := range s.loadOrigins() {
+		if s.Origins[k].HTTP2 {
+			return true
+		}
+	}
+	return false
+}
+
 // OriginPlan is origin k's plan: p (the run's, Scenario.Plan) sent to k's
 // URL over k's protocol.
 func (s *Scenario) OriginPlan(p *plan.Plan, k int) (*plan.Plan, error) {
@@ -73,7 +115,7 @@ func (s *Scenario) OriginPlan(p *plan.Plan, k int) (*plan.Plan, error) {
 	q := *p
 	u := *o.URL
 	q.URL = &u
-	q.HTTPVersion = ""
+	q.HTTPVersion, q.Streams = "", s.OriginStreams(k)
 	if o.HTTP2 {
 		q.HTTPVersion = plan.HTTP2
 	}

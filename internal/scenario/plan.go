@@ -18,10 +18,11 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 		return nil, s.thinkErr
 	}
 	engine := st.Engine
-	o := s.Origins[0]
+	first := 0
 	if k := s.loadOrigins(); len(k) > 0 {
-		o = s.Origins[k[0]]
+		first = k[0]
 	}
+	o := s.Origins[first]
 	if n := len(s.loadOrigins()); n > 1 && sched.Connections < n {
 		return nil, fmt.Errorf("%s: %d connections for %d targets: each target needs one of its own; give at least %d", s.File, sched.Connections, n, n)
 	}
@@ -34,7 +35,7 @@ func (s *Scenario) Plan(sched Schedule) (*plan.Plan, error) {
 		p.ConnectTimeout = 5 * time.Second
 	}
 	if o.HTTP2 { // gRPC steps, grpc://, protocol: h2
-		p.HTTPVersion = plan.HTTP2
+		p.HTTPVersion, p.Streams = plan.HTTP2, s.OriginStreams(first)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)

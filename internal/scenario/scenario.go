@@ -122,6 +122,11 @@ type Settings struct {
 	Redirects int
 	// Engine is net, uring or auto.
 	Engine string
+	// Streams is how many requests each connection of an HTTP/2 origin
+	// (gRPC, grpc://, protocol: h2) carries at once, as -p does for one
+	// URL (0 or 1: one); a target's own streams: replaces it. HTTP/1.1
+	// origins carry one request per connection.
+	Streams int
 	// Insecure skips TLS verification.
 	Insecure bool
 	// Seed fixes the random choices (0: a new seed each run).

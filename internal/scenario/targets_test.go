@@ -150,6 +150,11 @@ func TestTargetErrors(t *testing.T) {
 			`t.yaml:7:5: b: {{last tok}} reads what this virtual user captured, but no step sent to rpc captures tok`, LoadOptions{}},
 		{"header check on h2", head + "steps:\n  - {name: a, target: api, path: /}\n  - {name: b, target: rpc, path: /, expect: {header: {X-A: b}}}\n",
 			`t.yaml:7:55: b.expect.header: header checks need HTTP/1.1, but its target, rpc, speaks HTTP/2`, LoadOptions{}},
+		{"streams on http1", "targets:\n  api: {url: 'http://x:1', streams: 8}\nsteps:\n  - {name: a, target: api, path: /}\n",
+			`t.yaml:2:37: targets.api.streams: several streams per connection need HTTP/2, and api speaks HTTP/1.1: expected protocol: h2`, LoadOptions{}},
+		{"streams without h2", "base: http://x:1\nstreams: 4\nsteps:\n  - {name: a, path: /}\n",
+			`t.yaml:2:10: streams: several streams per connection need HTTP/2, and every target of this file speaks HTTP/1.1`, LoadOptions{}},
+		{"streams zero", head + "streams: 0\nsteps:\n  - {name: a, target: api, path: /}\n  - {name: b, target: rpc, path: /}\n", `t.yaml:5:10: streams: expected`, LoadOptions{}},
 		{"--target unknown", head + "steps:\n  - {name: a, target: api, path: /}\n  - {name: b, target: rpc, path: /}\n", `--target web=…: the file has no target web: its targets are api, rpc`,
 			LoadOptions{Targets: map[string]string{"web": "http://x:1"}}},
 		{"--target bad", head + "steps:\n  - {name: a, target: api, path: /}\n  - {name: b, target: rpc, path: /}\n", `--target api=x:1: expected a URL such as http://127.0.0.1:8080, found "x:1" (no scheme)`,
@@ -164,5 +169,43 @@ func TestTargetErrors(t *testing.T) {
 	s := mustParse(t, head+"connections: 1\nsteps:\n  - {name: a, target: api, path: /}\n  - {name: b, target: rpc, path: /}\n")
 	if _, err := s.Plan(s.Settings.Schedule()); err == nil || !strings.Contains(err.Error(), "1 connections for 2 targets") {
 		t.Errorf("1 connection for 2 targets: %v", err)
+	}
+}
+
+// streams: (the file's, a target's, -p's SetStreams) reaches each HTTP/2
+// origin's plan; HTTP/1.1 origins keep one request per connection.
+func TestStreams(t *testing.T) {
+	src := "targets:\n  api: http://127.0.0.1:8080\n  rpc: {url: 'grpc://127.0.0.1:9090', streams: 16}\n  edge: {url: 'http://127.0.0.1:8081', protocol: h2}\n" +
+		"requests: 10\nstreams: 4\nsteps:\n  - {name: a, target: api, path: /}\n  - {name: b, target: rpc, path: /}\n  - {name: c, target: edge, path: /}\n"
+	s := mustParse(t, src)
+	p, err := s.Plan(s.Settings.Schedule())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"api": 0, "rpc": 16, "edge": 4}
+	check := func(when string) {
+		t.Helper()
+		for k, o := range s.Origins {
+			q, err := s.OriginPlan(p, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q.Streams != want[o.Name] || s.OriginStreams(k) != want[o.Name] {
+				t.Errorf("%s: origin %s: plan streams %d, OriginStreams %d, want %d", when, o.Name, q.Streams, s.OriginStreams(k), want[o.Name])
+			}
+		}
+	}
+	check("file")
+	if err := s.SetStreams(32); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int{"api": 0, "rpc": 32, "edge": 32}
+	check("-p 32")
+	h1 := mustParse(t, "base: http://127.0.0.1:8080\nrequests: 1\nsteps:\n  - {name: a, path: /}\n")
+	if err := h1.SetStreams(2); err == nil || !strings.Contains(err.Error(), "-p 2: several streams per connection need HTTP/2") {
+		t.Errorf("-p on an HTTP/1.1 file: %v", err)
+	}
+	if err := h1.SetStreams(1); err != nil {
+		t.Errorf("-p 1 on an HTTP/1.1 file: %v", err)
 	}
 }

@@ -55,6 +55,14 @@ func (s *Source) Claim(elapsed time.Duration) (hit uint64, at time.Duration, ok 
 	return hit, at, true
 }
 
+// over reports whether every later Claim at elapsed or after would fail:
+// the run was stopped, its requests are all claimed, or (closed model) its
+// time is up.
+func (s *Source) over(elapsed time.Duration) bool {
+	return s.stopped.Load() || s.limit > 0 && s.hits.Load() >= s.limit ||
+		s.pacer == nil && s.duration > 0 && elapsed >= s.duration
+}
+
 // Stop ends the run: every later Claim fails.
 func (s *Source) Stop() { s.stopped.Store(true) }
 
@@ -116,7 +124,7 @@ func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time
 	if r == nil || conn < s.ActiveConns(elapsed) {
 		return true, 0, false
 	}
-	if s.stopped.Load() || s.limit > 0 && s.hits.Load() >= s.limit {
+	if s.over(elapsed) { // nothing left to claim: no reason to wait for a stage
 		return false, 0, true
 	}
 	// Find when it becomes active next: scan at 10 ms resolution to the end.

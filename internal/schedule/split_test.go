@@ -127,32 +127,38 @@ func TestSplitConnections(t *testing.T) {
 	}
 }
 
-// A connection its part leaves inactive is done once the source has no
-// request left (-n claimed, or stopped): it would otherwise wait for a
-// part that may grow, and the run with it.
-func TestSplitConnectionsDoneWhenClaimed(t *testing.T) {
+// A connection its part leaves inactive is told it never becomes active
+// once nothing is left to claim (every request claimed, the time up, the
+// run stopped): otherwise a run bounded by requests, whose split part
+// may grow again, would keep that worker waiting forever.
+func TestInactiveConnectionEndsWithTheSource(t *testing.T) {
 	t.Parallel()
-	for _, stop := range []bool{false, true} {
-		src := NewSource(nil, 3, 0)
-		src.SetConnections(Ramp{Start: 4})
-		src.SplitConnections(func(total int) int { return 1 })
-		if active, _, never := src.Active(1, 0); active || never {
-			t.Fatalf("before any claim: active %v, never %v; want inactive, not done", active, never)
-		}
-		if stop {
-			src.Stop()
-		} else {
+	r := Ramp{Start: 4}
+	for _, tc := range []struct {
+		name string
+		src  *Source
+		end  func(*Source)
+		at   time.Duration
+	}{
+		{"requests", NewSource(nil, 3, 0), func(s *Source) {
 			for range 3 {
-				if _, _, ok := src.Claim(0); !ok {
-					t.Fatal("a claim within -n failed")
-				}
+				s.Claim(0)
 			}
+		}, 0},
+		{"duration", NewSource(nil, 0, time.Second), func(*Source) {}, time.Second},
+		{"stopped", NewSource(nil, 0, 0), func(s *Source) { s.Stop() }, 0},
+	} {
+		tc.src.SetConnections(r)
+		tc.src.SplitConnections(func(int) int { return 1 })
+		if active, wait, never := tc.src.Active(2, 0); active || never || wait != partRecheck {
+			t.Errorf("%s: before the end, connection 2 of 1 active: active %v, wait %v, never %v; want a recheck", tc.name, active, wait, never)
 		}
-		if active, _, never := src.Active(1, 0); active || !never {
-			t.Errorf("stopped %v: after the last request, active %v, never %v; want done", stop, active, never)
+		tc.end(tc.src)
+		if active, _, never := tc.src.Active(2, tc.at); active || !never {
+			t.Errorf("%s: at the end: active %v, never %v; want never", tc.name, active, never)
 		}
-		if active, _, _ := src.Active(0, 0); !active {
-			t.Errorf("stopped %v: the active connection became inactive", stop)
+		if active, _, _ := tc.src.Active(0, tc.at); !active {
+			t.Errorf("%s: connection 0 (within the part) is inactive", tc.name)
 		}
 	}
 }
