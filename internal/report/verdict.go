@@ -448,22 +448,26 @@ func sustained(in Input, r *Result) string {
 // request ended while some were in flight: its first second and its
 // length. A second counts as stalled when it ended with requests in flight
 // and fewer than 5% of the run's median second ended in it (a stall seldom
-// starts on a second's boundary: the second it starts in has a few).
+// starts on a second's boundary: the second it starts in has a few). A
+// second in which streams delivered their events as usual is not stalled,
+// though no stream ended in it: a closed-model run of streams longer than
+// a second ends none in its first seconds.
 func longestStall(series []stats.Second) (from int, secs float64) {
-	var full []int64
+	var full, events []int64
 	for _, s := range series {
 		if s.Span >= 1 {
-			full = append(full, s.Requests)
+			full, events = append(full, s.Requests), append(events, s.Events)
 		}
 	}
 	if len(full) == 0 {
 		return 0, 0
 	}
 	slices.Sort(full)
-	median := full[len(full)/2]
+	slices.Sort(events)
+	median, medianEvents := full[len(full)/2], events[len(events)/2]
 	start, run := 0, 0.0
 	for i, s := range series {
-		if s.Requests*20 <= median && s.InFlight > 0 && s.Span >= 1 {
+		if s.Requests*20 <= median && s.Events*20 <= medianEvents && s.InFlight > 0 && s.Span >= 1 {
 			if run == 0 {
 				start = i
 			}

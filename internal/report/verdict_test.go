@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,36 @@ func TestVerdictKinds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A stall is seconds without progress: for streams, without events too. A
+// closed-model run of 6-second streams ends none in its first 6 seconds
+// while their tokens flow; streams that stop sending for 2 s stall.
+func TestLongestStallOfStreams(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		quiet    []int // seconds with no event
+		from     int
+		wantSecs float64
+	}{
+		{"tokens flowing, no stream ended yet", nil, 0, 0},
+		{"tokens stopped for 2 s", []int{3, 4}, 3, 2},
+	} {
+		var series []stats.Second
+		for i := range 20 {
+			s := stats.Second{Index: i, Span: 1, Events: 20000, InFlight: 1000}
+			if i >= 6 {
+				s.Requests = 150
+			}
+			if slices.Contains(tc.quiet, i) {
+				s.Events = 0
+			}
+			series = append(series, s)
+		}
+		if from, secs := longestStall(series); secs != tc.wantSecs || secs > 0 && from != tc.from {
+			t.Errorf("%s: a stall of %v s from %d, want %v s from %d", tc.name, secs, from, tc.wantSecs, tc.from)
+		}
 	}
 }

@@ -151,3 +151,32 @@ func bootTicks(proc string) uint64 {
 	}
 	return uint64(up * clockTicks)
 }
+
+// hasChildFiles reports whether proc lists each task's children
+// (/proc/PID/task/TID/children: Linux with CONFIG_PROC_CHILDREN).
+func hasChildFiles(proc string) bool {
+	m, _ := filepath.Glob(filepath.Join(proc, "self", "task", "*", "children"))
+	return len(m) > 0
+}
+
+// appendChildren appends to out the children of process pid that its
+// tasks' children files list.
+func appendChildren(out []int, proc string, pid int) []int {
+	dir := filepath.Join(proc, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if kid, err := strconv.Atoi(f); err == nil && kid > 0 {
+				out = append(out, kid)
+			}
+		}
+	}
+	return out
+}

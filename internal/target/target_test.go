@@ -31,12 +31,40 @@ func TestParse(t *testing.T) {
 type fakeProc struct {
 	t   *testing.T
 	dir string
+	// kids: the fake lists each process's children as Linux does
+	// (self/task/TID/children and PID/task/PID/children), so the sampler
+	// walks the tree instead of reading every process.
+	kids bool
+	ppid map[int]int
 }
 
 func newFakeProc(t *testing.T) *fakeProc {
-	f := &fakeProc{t: t, dir: t.TempDir()}
+	f := &fakeProc{t: t, dir: t.TempDir(), ppid: map[int]int{}}
 	f.uptime(1000)
 	return f
+}
+
+// newFakeProcKids is newFakeProc with children files.
+func newFakeProcKids(t *testing.T) *fakeProc {
+	f := newFakeProc(t)
+	f.kids = true
+	self := filepath.Join(f.dir, "self", "task", "1")
+	os.MkdirAll(self, 0o755)
+	os.WriteFile(filepath.Join(self, "children"), nil, 0o644)
+	return f
+}
+
+// link writes each living process's children file from the parents set.
+func (f *fakeProc) link() {
+	kids := map[int][]string{}
+	for pid, ppid := range f.ppid {
+		kids[ppid] = append(kids[ppid], fmt.Sprint(pid))
+	}
+	for pid := range f.ppid {
+		task := filepath.Join(f.dir, fmt.Sprint(pid), "task", fmt.Sprint(pid))
+		os.MkdirAll(task, 0o755)
+		os.WriteFile(filepath.Join(task, "children"), []byte(strings.Join(kids[pid], " ")), 0o644)
+	}
 }
 
 func (f *fakeProc) uptime(secs float64) {
@@ -52,22 +80,45 @@ func (f *fakeProc) set(pid, ppid int, comm string, ticks, cticks int, start uint
 	os.WriteFile(filepath.Join(p, "statm"), fmt.Appendf(nil, "100 %d 0 0 0 0 0\n", pages), 0o644)
 	os.WriteFile(filepath.Join(p, "smaps_rollup"), fmt.Appendf(nil, "00400000-7fff [rollup]\nRss:  %d kB\nPss:  %d kB\n", pages*int(pageSize)/1024, pssKB), 0o644)
 	os.WriteFile(filepath.Join(p, "cmdline"), []byte("/usr/sbin/"+comm+"\x00--flag\x00"), 0o644)
+	f.ppid[pid] = ppid
+	if f.kids {
+		f.link()
+	}
 }
 
-func (f *fakeProc) kill(pid int) { os.RemoveAll(filepath.Join(f.dir, fmt.Sprint(pid))) }
+func (f *fakeProc) kill(pid int) {
+	os.RemoveAll(filepath.Join(f.dir, fmt.Sprint(pid)))
+	delete(f.ppid, pid)
+	if f.kids {
+		f.link()
+	}
+}
 
 // A fake /proc: the sampler follows a process and its children, counts
 // each child's CPU while it lives and the rest of it once its parent has
 // reaped it, and a child born and gone between two samples through its
-// parent too; memory is the sum of the living.
+// parent too; memory is the sum of the living. Whether it reads every
+// process or walks the children files the kernel keeps, the same.
 func TestSamplerTree(t *testing.T) {
+	for _, kids := range []bool{false, true} {
+		t.Run(fmt.Sprintf("children files %v", kids), func(t *testing.T) { samplerTree(t, kids) })
+	}
+}
+
+func samplerTree(t *testing.T, kids bool) {
 	f := newFakeProc(t)
+	if kids {
+		f = newFakeProcKids(t)
+	}
 	f.set(42, 1, "srv", 100, 0, 10, 100, 300)
 	f.set(43, 42, "srv", 50, 0, 20, 50, 100)
 	f.set(99, 1, "other", 500, 0, 5, 999, 999)
 	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.childFiles != kids {
+		t.Fatalf("the sampler walks children files: %v, want %v", s.childFiles, kids)
 	}
 	var sec stats.Second
 	// +1 s: the parent used 10 ticks, the child 40.
