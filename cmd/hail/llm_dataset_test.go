@@ -272,14 +272,22 @@ func TestLLMStages(t *testing.T) {
 	if len(arrivals) != 80 {
 		t.Fatalf("the mock saw %d requests, the stages ask 20 + 60", len(arrivals))
 	}
-	first := 0
-	for _, a := range arrivals {
-		if a-arrivals[0] < int64(975*time.Millisecond) {
-			first++
+	// The gaps between arrivals: 50 ms in the first stage (20/s), 16.7 ms
+	// in the second (60/s). Medians, so that one late arrival on a busy
+	// machine does not move a request across the stages' boundary.
+	medianGap := func(a []int64) time.Duration {
+		var gaps []int64
+		for i := 1; i < len(a); i++ {
+			gaps = append(gaps, a[i]-a[i-1])
 		}
+		slices.Sort(gaps)
+		return time.Duration(gaps[len(gaps)/2])
 	}
-	if first != 20 {
-		t.Errorf("%d requests arrived in the first stage's second, 20 asked", first)
+	if g := medianGap(arrivals[:20]); g < 40*time.Millisecond || g > 60*time.Millisecond {
+		t.Errorf("the first stage's requests arrived %v apart (median), 50ms asked (20/s)", g)
+	}
+	if g := medianGap(arrivals[20:]); g < 12*time.Millisecond || g > 22*time.Millisecond {
+		t.Errorf("the second stage's requests arrived %v apart (median), 16.7ms asked (60/s)", g)
 	}
 	h := res["hail"].(map[string]any)
 	stages, _ := h["stages"].([]any)
