@@ -68,6 +68,7 @@ func Run(ctx context.Context, p Plan, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer j.close()
 	if err := j.plan.Validate(); err != nil {
 		return nil, public(err)
 	}

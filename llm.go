@@ -51,11 +51,36 @@ type LLMLoad struct {
 	// 1 burstier). ArrivalSeed seeds the random ones (0 is 1).
 	Arrivals    string
 	ArrivalSeed uint64
+	// Dataset is where prompts come from: "" or "random" (made up,
+	// InputTokens long), "shared-prefix:groups=G,prefix=P", "jsonl:FILE",
+	// "sharegpt:FILE" or "azure:FILE" (an Azure LLM inference trace, which
+	// also sets every request's arrival time: no Rate then). A file is
+	// mapped, not read, for the run. DatasetOrder is how a jsonl or
+	// sharegpt file's records are taken: "shuffle" (also ""), "sequential"
+	// or "random"; TraceSpeedup divides a trace's times (0 is 1). The
+	// draws of lengths, words, order and groups are seeded by ArrivalSeed
+	// too. docs/llm.md describes each.
+	Dataset, DatasetOrder string
+	TraceSpeedup          float64
+	// Tokenizer is a Hugging Face tokenizer.json to count tokens with
+	// ("": whitespace-separated words).
+	Tokenizer string
+	// MultiTurn makes every connection a user holding conversations (chat
+	// API, closed model: no Rate): Turns user turns each in a made-up
+	// conversation (0 is 4; a sharegpt conversation has its own), the
+	// history truncated at MaxContextTokens (0: no bound), ThinkTime
+	// between a reply and the next turn.
+	MultiTurn        bool
+	Turns            int
+	MaxContextTokens int
+	ThinkTime        time.Duration
 }
 
 // llmNames name an LLMLoad's fields in llmload's messages.
 var llmNames = llmload.Names{URL: "URL", API: "LLM.API", Model: "LLM.Model", InputTokens: "LLM.InputTokens", OutputTokens: "LLM.OutputTokens",
-	ExtraBody: "LLM.ExtraBody", Arrivals: "LLM.Arrivals", Header: "Header", Rate: "Rate", Burst: "BurstEvery"}
+	ExtraBody: "LLM.ExtraBody", Arrivals: "LLM.Arrivals", Header: "Header", Rate: "Rate", Burst: "BurstEvery",
+	Dataset: "LLM.Dataset", DatasetOrder: "LLM.DatasetOrder", TraceSpeedup: "LLM.TraceSpeedup", Tokenizer: "LLM.Tokenizer", Stages: "RateStages",
+	MultiTurn: "LLM.MultiTurn", Turns: "LLM.Turns", MaxContext: "LLM.MaxContextTokens", Think: "LLM.ThinkTime"}
 
 // load is l as llmload's Load, with hail llm's defaults.
 func (l *LLMLoad) load() llmload.Load {
@@ -70,7 +95,9 @@ func (l *LLMLoad) load() llmload.Load {
 		seed = 1
 	}
 	return llmload.Load{API: l.API, Model: l.Model, InputTokens: in, OutputTokens: out, Exact: !l.MaxTokensOnly, ExtraBody: l.ExtraBody,
-		APIKey: l.APIKey, SLO: stream.SLO{TTFT: l.SLOTTFT, TPOT: l.SLOTPOT, E2E: l.SLOE2E}, Arrivals: l.Arrivals, Seed: seed, Names: llmNames}
+		APIKey: l.APIKey, SLO: stream.SLO{TTFT: l.SLOTTFT, TPOT: l.SLOTPOT, E2E: l.SLOE2E}, Arrivals: l.Arrivals, Seed: seed, Names: llmNames,
+		Dataset: l.Dataset, DatasetOrder: l.DatasetOrder, TraceSpeedup: l.TraceSpeedup, Tokenizer: l.Tokenizer,
+		MultiTurn: l.MultiTurn, Turns: l.Turns, MaxContextTokens: l.MaxContextTokens, ThinkTime: l.ThinkTime}
 }
 
 // prepare makes j's plan an LLM load of l. With connect, once the plan is
@@ -91,6 +118,9 @@ func (l *LLMLoad) prepare(ctx context.Context, j *job, p Plan, connect bool) err
 		if d.v < 0 {
 			return &FieldError{Field: d.field, Value: d.v.String(), Problem: "must not be negative (0: no objective)"}
 		}
+	}
+	if l.TraceSpeedup < 0 {
+		return &FieldError{Field: "LLM.TraceSpeedup", Problem: "must not be negative (0 is 1: the trace's own times)"}
 	}
 	r, err := llmload.Prepare(j.plan, l.load())
 	if err != nil {

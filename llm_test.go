@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +56,31 @@ func TestLLMLoad(t *testing.T) {
 	}
 }
 
+// A dataset and multi-turn users from Go: a JSON Lines file's prompts,
+// each once, and conversations whose turns carry their history.
+func TestLLMLoadDatasetAndTurns(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewOpenAIServer(t, hailtest.OpenAIConfig{ITL: time.Millisecond})
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	os.WriteFile(path, []byte(`{"prompt": "one two three", "output_tokens": 3}`+"\n"+`{"prompt": "four five", "output_tokens": 2}`+"\n"), 0o644)
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/v1/completions", Requests: 4, Connections: 1,
+		LLM: &hail.LLMLoad{Dataset: "jsonl:" + path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res.Hail.LLM; l.TotalOutputTokens != 10 || l.TotalInputTokens != 10 {
+		t.Errorf("output %d, input %d tokens; two passes over the file ask 10 and 10", l.TotalOutputTokens, l.TotalInputTokens)
+	}
+	res, err = hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/v1/chat/completions", Requests: 3, Connections: 1,
+		LLM: &hail.LLMLoad{MultiTurn: true, Turns: 3, InputTokens: "4", OutputTokens: "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res.Hail.LLM; l.TotalInputTokens != 4+10+16 {
+		t.Errorf("input tokens %d over three turns, want 4 + 10 + 16", l.TotalInputTokens)
+	}
+}
+
 // An LLM load's bad input is a *FieldError naming the field, before any
 // request.
 func TestLLMLoadErrors(t *testing.T) {
@@ -77,6 +104,11 @@ func TestLLMLoadErrors(t *testing.T) {
 		{hail.Plan{URL: chat, Body: []byte("{}"), LLM: &hail.LLMLoad{}}, "Body"},
 		{hail.Plan{URL: chat, RateStages: []hail.Stage{{Duration: time.Second, Target: 5}}, LLM: &hail.LLMLoad{}}, "RateStages"},
 		{hail.Plan{URL: chat, GRPC: &hail.GRPCCall{Method: "a.B/C"}, LLM: &hail.LLMLoad{}}, "LLM"},
+		{hail.Plan{URL: chat, LLM: &hail.LLMLoad{Dataset: "parquet:x"}}, "LLM.Dataset"},
+		{hail.Plan{URL: chat, LLM: &hail.LLMLoad{TraceSpeedup: -1}}, "LLM.TraceSpeedup"},
+		{hail.Plan{URL: chat, LLM: &hail.LLMLoad{Tokenizer: "/nonexistent.json"}}, "LLM.Tokenizer"},
+		{hail.Plan{URL: chat, LLM: &hail.LLMLoad{Turns: 3}}, "LLM.Turns"},
+		{hail.Plan{URL: chat, Rate: 3, LLM: &hail.LLMLoad{MultiTurn: true}}, "LLM.MultiTurn"},
 	} {
 		err := c.p.Validate()
 		var fe *hail.FieldError

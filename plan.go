@@ -214,7 +214,15 @@ func (p Plan) Validate() error {
 	if err != nil {
 		return err
 	}
+	defer j.close()
 	return public(j.plan.Validate())
+}
+
+// close releases what compile opened (an LLM load's dataset file).
+func (j *job) close() {
+	if j.llm != nil {
+		j.llm.Close()
+	}
 }
 
 // job is a compiled Plan: what run.Run needs, and what to do around it.

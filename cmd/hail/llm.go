@@ -24,6 +24,16 @@ type llmFlags struct {
 	slo          string
 	arrivals     string
 	seed         uint64
+	dataset      string
+	datasetOrder string
+	traceSpeedup float64
+	tokenizer    string
+	stages       string
+	multiTurn    bool
+	turns        int
+	maxContext   int
+	think        time.Duration
+	sweep        sweepFlags
 	headers      []string
 	timeout      time.Duration
 	connTimeout  time.Duration
@@ -42,7 +52,8 @@ const llmFormatHelp = "text (the LLM numbers first, then hail's report), json (o
 	"vllm (a vLLM bench serve result file), csv (one row per request), csv-seconds, markdown, html or quiet"
 
 func newLLMCmd() *cobra.Command {
-	f := &llmFlags{inputTokens: "1024", outputTokens: "128", exact: true, arrivals: "poisson", seed: 1, outputFlags: defaultOutputFlags()}
+	f := &llmFlags{inputTokens: "1024", outputTokens: "128", exact: true, arrivals: "poisson", seed: 1, outputFlags: defaultOutputFlags(),
+		sweep: sweepFlags{steps: 5, duration: 30 * time.Second, warmup: 5 * time.Second, precision: 0.02}}
 	cmd := &cobra.Command{
 		Use:   "llm [flags] URL",
 		Short: "load an OpenAI-compatible LLM server: TTFT from the intended time, TPOT, ITL, goodput",
@@ -61,7 +72,9 @@ default; -c alone the closed one. See docs/llm.md for every metric and how it co
 vLLM's bench serve, guidellm and inference-perf.`,
 		Example: `  hail llm -q 4 -z 60s --model meta-llama/Llama-3.1-8B-Instruct http://127.0.0.1:8000/v1/chat/completions
   hail llm -c 32 -n 1000 --input-tokens 512 --output-tokens 64-256 http://127.0.0.1:8000/v1/completions
-  hail llm -q 10 -z 5m --slo ttft=500ms,tpot=50ms --output-format vllm -o result.json https://gateway/v1/chat/completions`,
+  hail llm -q 10 -z 5m --slo ttft=500ms,tpot=50ms --output-format vllm -o result.json https://gateway/v1/chat/completions
+  hail llm -q 5 -z 10m --dataset sharegpt:ShareGPT_V3_unfiltered_cleaned_split.json http://127.0.0.1:8000/v1/chat/completions
+  hail llm --dataset azure:AzureLLMInferenceTrace_conv.csv --trace-speedup 4 -z 10m http://127.0.0.1:8000/v1/completions`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -81,11 +94,25 @@ vLLM's bench serve, guidellm and inference-perf.`,
 	fl.StringVar(&f.extraBody, "extra-body", "", `JSON object whose members every request also carries, e.g. '{"temperature":0}'`)
 	fl.StringVar(&f.slo, "slo", "", "goodput's objectives: ttft=D,tpot=D,e2e=D (a plain number is milliseconds); TTFT and E2E count from the intended send")
 	fl.StringVar(&f.arrivals, "arrivals", f.arrivals, "with -q: poisson, constant (evenly spaced), or gamma:B (vLLM's burstiness B: below 1 burstier)")
-	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the random arrival times (-q with poisson or gamma)")
+	fl.StringVar(&f.stages, "stages", "", "rate steps instead of -q: DURATION:RATE[:WARMUP],… e.g. 30s:5,60s:10:10s (each stage's own results leave its warm-up out)")
+	fl.StringVar(&f.dataset, "dataset", "random", "where prompts come from: random (made up, --input-tokens long), shared-prefix:groups=G,prefix=P, jsonl:FILE, sharegpt:FILE, or azure:FILE (an Azure LLM inference trace: lengths and arrival times)")
+	fl.StringVar(&f.datasetOrder, "dataset-order", "shuffle", "how a jsonl or sharegpt file's records are taken: shuffle (each once per pass, seeded), sequential, or random (with replacement)")
+	fl.Float64Var(&f.traceSpeedup, "trace-speedup", 1, "replay an azure trace this many times faster (0.5: twice as slow)")
+	fl.BoolVar(&f.multiTurn, "multi-turn", false, "every connection a user holding conversations (chat API, closed model): turn n+1 when turn n's reply ends, with the history so far")
+	fl.IntVar(&f.turns, "turns", 0, "--multi-turn: user turns of a made-up conversation (default 4; a sharegpt conversation has its own)")
+	fl.IntVar(&f.maxContext, "max-context-tokens", 0, "--multi-turn: drop a conversation's oldest turns beyond this many tokens (0: no bound)")
+	fl.Var(zeroDurationValue{&f.think}, "think-time", "--multi-turn: a user's pause between a reply's end and its next turn")
+	fl.StringVar(&f.tokenizer, "tokenizer", "", "a Hugging Face tokenizer.json to count tokens with (default: whitespace-separated words)")
+	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of every draw: arrival times, lengths, prompt words, the dataset's order and groups")
+	fl.BoolVar(&f.sweep.on, "sweep", false, "find the highest rate at which ≥ 99% of requests meet every --slo: a closed run (-c) for the ceiling, open-model steps below it, a bisection; prints the table")
+	fl.IntVar(&f.sweep.steps, "sweep-steps", f.sweep.steps, "--sweep: open-model rates tried below the ceiling before the bisection (1/N, 2/N, … of it)")
+	fl.Var(durationValue{&f.sweep.duration, "a sweep's step must last: give --sweep-step-duration a positive duration, e.g. 30s"}, "sweep-step-duration", "--sweep: how long each step sends (default 30s)")
+	fl.Var(zeroDurationValue{&f.sweep.warmup}, "sweep-warmup", "--sweep: the first part of each step, not measured (default 5s)")
+	fl.Float64Var(&f.sweep.precision, "sweep-precision", f.sweep.precision, "--sweep: the bisection stops when the rates that pass and fail are within this fraction")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "extra header 'Name: value' (repeatable); Authorization: Bearer $OPENAI_API_KEY is sent when set and no -H gives one")
 	fl.VarP(zeroDurationValue{&f.timeout}, "timeout", "t", "each request's whole time, stream included (default: none; 0 for none; --idle-timeout bounds a silent stream)")
 	fl.Var(durationValue{&f.connTimeout, zeroConnectTimeout}, "connect-timeout", "timeout for DNS + connect + TLS handshake")
-	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "exact", "extra-body", "slo", "arrivals", "seed", "header", "timeout", "connect-timeout")
+	setGroup(fl, groupLLM, "api", "model", "input-tokens", "output-tokens", "dataset", "dataset-order", "trace-speedup", "multi-turn", "turns", "max-context-tokens", "think-time", "tokenizer", "exact", "extra-body", "slo", "arrivals", "stages", "seed", "sweep", "sweep-steps", "sweep-step-duration", "sweep-warmup", "sweep-precision", "header", "timeout", "connect-timeout")
 	addModelFlags(fl, &f.model)
 	addStreamFlags(fl, &f.strm, false)
 	addTransportFlags(fl, &f.tr)
@@ -96,9 +123,16 @@ vLLM's bench serve, guidellm and inference-perf.`,
 }
 
 func runLLM(cmd *cobra.Command, f *llmFlags, args []string) error {
+	if err := checkSweep(cmd, f); err != nil {
+		return err
+	}
 	l, err := prepareLLM(cmd, f, args)
 	if err != nil {
 		return err
+	}
+	defer l.Close()
+	if f.sweep.on {
+		return runSweep(f, l)
 	}
 	p := l.plan
 	color, err := f.settle(&f.results, p)

@@ -26,7 +26,9 @@ type llmRun struct {
 
 // llmNames name hail llm's inputs in llmload's messages.
 var llmNames = llmload.Names{URL: "URL", API: "--api", Model: "--model", InputTokens: "--input-tokens", OutputTokens: "--output-tokens",
-	ExtraBody: "--extra-body", Arrivals: "--arrivals", Header: "-H", Rate: "-q", Burst: "--burst-delay"}
+	ExtraBody: "--extra-body", Arrivals: "--arrivals", Header: "-H", Rate: "-q", Burst: "--burst-delay",
+	Dataset: "--dataset", DatasetOrder: "--dataset-order", TraceSpeedup: "--trace-speedup", Tokenizer: "--tokenizer", Stages: "--stages",
+	MultiTurn: "--multi-turn", Turns: "--turns", MaxContext: "--max-context-tokens", Think: "--think-time"}
 
 // prepareLLM checks the flags and the URL, asks the server for its model
 // when --model is not given, and builds the run. Each problem is one line.
@@ -54,6 +56,17 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 	if cmd.Flags().Changed("arrivals") {
 		l.Arrivals = f.arrivals
 	}
+	l.Dataset, l.Tokenizer, l.Stages = f.dataset, f.tokenizer, f.stages
+	l.MultiTurn, l.Turns, l.MaxContextTokens, l.ThinkTime = f.multiTurn, f.turns, f.maxContext, f.think
+	if cmd.Flags().Changed("dataset-order") {
+		l.DatasetOrder = f.datasetOrder
+	}
+	if cmd.Flags().Changed("trace-speedup") {
+		l.TraceSpeedup = f.traceSpeedup
+		if l.TraceSpeedup <= 0 {
+			return nil, fmt.Errorf("--trace-speedup %g: give a factor above 0 (2 replays the trace twice as fast)", f.traceSpeedup)
+		}
+	}
 	p := &plan.Plan{URL: u, Method: "POST"}
 	if err := f.model.apply(cmd, p); err != nil {
 		return nil, err
@@ -66,14 +79,19 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 	if p.Headers, err = parseHeaders(f.headers); err != nil {
 		return nil, err
 	}
+	if f.sweep.on {
+		p.Rate = 1 // each step sets its own (llmload.Run.SetRate); the arrivals are checked at one
+	}
 	r, err := llmload.Prepare(p, l)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
+		r.Close()
 		return nil, err
 	}
 	if err := r.Connect(context.Background(), p); err != nil {
+		r.Close()
 		return nil, err
 	}
 	return &llmRun{plan: p, load: l, Run: r}, nil

@@ -283,7 +283,7 @@ func TestRunDBURLSteps(t *testing.T) {
 	}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		if len(f) != 12 || f[6] != fmt.Sprint(status[f[9]]) {
+		if len(f) != 15 || f[6] != fmt.Sprint(status[f[9]]) {
 			t.Fatalf("csv row %q: status does not match the step", l)
 		}
 	}

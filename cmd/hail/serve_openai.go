@@ -23,6 +23,7 @@ With --openai it serves a mock OpenAI-compatible inference server at --addr inst
   GET /v1/models, /health, /stats
   --slots 256                  requests generating at once; the rest queue
   --prefill-per-token 100us    time to first token = queue wait + this × prompt tokens
+  --prefix-cache 65536         cache the prompts' 16-token blocks: a cached prefix is not prefilled
   --itl 20ms                   time between tokens: 20ms, uniform:10ms,30ms,
                                normal:20ms,5ms, lognormal:20ms,10ms
   --fault 429:5 --fault error:1 --fault stall:1:2s --fault drop:1 --fault 503:2:3s
@@ -35,6 +36,7 @@ type openaiFlags struct {
 	model      string
 	slots      int
 	prefill    time.Duration
+	prefix     int
 	itl        string
 	stagger    bool
 	perChunk   int
@@ -55,6 +57,7 @@ func addOpenAIFlags(fs *pflag.FlagSet) *openaiFlags {
 	fs.StringVar(&o.model, "model", llmserve.DefaultModel, "--openai: the model name /v1/models lists (requests naming another get theirs back)")
 	fs.IntVar(&o.slots, "slots", llmserve.DefaultSlots, "--openai: batch slots (requests generating at once); further requests queue")
 	fs.DurationVar(&o.prefill, "prefill-per-token", 100*time.Microsecond, "--openai: prefill time per prompt token (prompt tokens = whitespace-separated pieces)")
+	fs.IntVar(&o.prefix, "prefix-cache", 0, "--openai: a prefix cache of this many prompt tokens (16-token blocks, least recently used evicted): a prompt's cached leading blocks are not prefilled (0: none)")
 	fs.StringVar(&o.itl, "itl", "20ms", "--openai: time between output tokens: 20ms, uniform:MIN,MAX, normal:MEAN,SD or lognormal:MEAN,SD")
 	fs.BoolVar(&o.stagger, "stagger", true, "--openai: delay each first token by a uniform part of one mean ITL, so that streams do not tick together (on; --stagger=false: off)")
 	fs.DurationVar(&o.tick, "tick", 0, "--openai: the scheduler wakes at most once per tick; chunks due in between go out together, up to a tick late (0: ITL's mean ÷ 25, at most 2ms)")
@@ -70,7 +73,7 @@ func addOpenAIFlags(fs *pflag.FlagSet) *openaiFlags {
 }
 
 // openaiOnly are the flags that mean nothing without --openai.
-var openaiOnly = []string{"model", "slots", "prefill-per-token", "itl", "stagger", "tick", "tokens-per-chunk", "usage",
+var openaiOnly = []string{"model", "slots", "prefill-per-token", "prefix-cache", "itl", "stagger", "tick", "tokens-per-chunk", "usage",
 	"default-max-tokens", "eos", "fault", "request-log", "send-time", "seed"}
 
 // checkOpenAIFlags rejects --openai settings given without --openai.
@@ -89,7 +92,7 @@ func checkOpenAIFlags(cmd *cobra.Command, o *openaiFlags) error {
 // config turns the flags into the mock's configuration.
 func (o *openaiFlags) config(addr string) (llmserve.Config, error) {
 	cfg := llmserve.Config{
-		Addr: addr, Model: o.model, Slots: o.slots, PrefillPerToken: o.prefill, Stagger: o.stagger,
+		Addr: addr, Model: o.model, Slots: o.slots, PrefillPerToken: o.prefill, PrefixCacheTokens: o.prefix, Stagger: o.stagger,
 		Tick: o.tick, TokensPerChunk: o.perChunk, NoUsage: !o.usage, DefaultMaxTokens: o.defaultMax, EOSPercent: o.eos,
 		SendTime: o.sendTime, Seed: o.seed,
 	}

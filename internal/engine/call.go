@@ -317,6 +317,9 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	if m := c.meter; m != nil && m.On() {
 		if k, failed := m.Finish(now, c.at, c.start); failed {
 			v.Failed, v.Kind = true, k
+		} else if c.tracing {
+			in, out, last := m.Tokens()
+			c.tr.InTokens, c.tr.OutTokens, c.tr.LastToken = int32(min(in, 1<<31-1)), int32(min(out, 1<<31-1)), int64(last)
 		}
 		c.tr.FirstToken = int64(m.FirstToken())
 	}

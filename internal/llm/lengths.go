@@ -18,9 +18,12 @@ const maxLength = 1 << 20
 //	64:3,512:1     64 three times in four, 512 once (weights)
 //	normal:128,32  normal, mean 128 and standard deviation 32, rounded,
 //	               at least 1 and at most mean + 4 deviations
+//	lognormal:128,64  log-normal of mean 128 and standard deviation 64
+//	               (long-tailed, as real prompt and reply lengths are),
+//	               rounded, at least 1 and at most mean + 8 deviations
 type Lengths struct {
 	spec       string
-	kind       byte // 'f' fixed, 'u' uniform, 'w' weighted, 'n' normal
+	kind       byte // 'f' fixed, 'u' uniform, 'w' weighted, 'n' normal, 'l' log-normal
 	lo, hi     int
 	mean, sd   float64
 	values     []int
@@ -33,22 +36,30 @@ func ParseLengths(spec string) (Lengths, error) {
 	s := strings.TrimSpace(spec)
 	l := Lengths{spec: s}
 	bad := func(why string) (Lengths, error) {
-		return Lengths{}, fmt.Errorf("%q: %s; give N, LOW-HIGH, N:WEIGHT,M:WEIGHT or normal:MEAN,SD (token counts from 1 to %d)", spec, why, maxLength)
+		return Lengths{}, fmt.Errorf("%q: %s; give N, LOW-HIGH, N:WEIGHT,M:WEIGHT, normal:MEAN,SD or lognormal:MEAN,SD (token counts from 1 to %d)", spec, why, maxLength)
 	}
 	count := func(v string) (int, bool) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		return n, err == nil && n >= 1 && n <= maxLength
 	}
 	switch {
-	case strings.HasPrefix(s, "normal:"):
-		m, d, ok := strings.Cut(strings.TrimPrefix(s, "normal:"), ",")
+	case strings.HasPrefix(s, "normal:") || strings.HasPrefix(s, "lognormal:"):
+		name, args, _ := strings.Cut(s, ":")
+		m, d, ok := strings.Cut(args, ",")
 		mean, err1 := strconv.ParseFloat(strings.TrimSpace(m), 64)
 		sd, err2 := strconv.ParseFloat(strings.TrimSpace(d), 64)
 		if !ok || err1 != nil || err2 != nil || mean < 1 || mean > maxLength || sd < 0 || math.IsNaN(sd) || sd > maxLength {
-			return bad("normal needs a mean from 1 and a deviation from 0")
+			return bad(name + " needs a mean from 1 and a deviation from 0")
 		}
 		l.kind, l.mean, l.sd = 'n', mean, sd
 		l.lo, l.hi = 1, min(int(mean+4*sd), maxLength)
+		if name == "lognormal" {
+			// The underlying normal's parameters, from the mean and
+			// deviation asked for.
+			v := math.Log1p(sd * sd / (mean * mean))
+			l.kind, l.mean, l.sd = 'l', math.Log(mean)-v/2, math.Sqrt(v)
+			l.hi = min(int(mean+8*sd), maxLength)
+		}
 	case strings.Contains(s, ":"):
 		var total float64
 		for _, part := range strings.Split(s, ",") {
@@ -101,11 +112,15 @@ func (l Lengths) At(hit, salt uint64) int {
 			}
 		}
 		return l.values[len(l.values)-1]
-	case 'n':
+	case 'n', 'l':
 		// Box-Muller from two uniforms of the request.
 		v := unit(mix(hit, salt^0x9e3779b97f4a7c15))
 		z := math.Sqrt(-2*math.Log(1-u)) * math.Cos(2*math.Pi*v)
-		return min(max(int(math.Round(l.mean+l.sd*z)), l.lo), l.hi)
+		x := l.mean + l.sd*z
+		if l.kind == 'l' {
+			x = math.Exp(x)
+		}
+		return min(max(int(math.Round(x)), l.lo), l.hi)
 	}
 	return l.lo
 }

@@ -81,11 +81,11 @@ func TestPromptWords(t *testing.T) {
 		}
 		seen[w] = true
 	}
-	p := string(appendPrompt(nil, 1000, 1))
+	p := string(appendPrompt(nil, words[:], 1000, 1, saltPrompt))
 	if got := len(strings.Fields(p)); got != 1000 {
 		t.Errorf("%d words for 1000 tokens", got)
 	}
-	if q := string(appendPrompt(nil, 1000, 2)); q[:40] == p[:40] {
+	if q := string(appendPrompt(nil, words[:], 1000, 2, saltPrompt)); q[:40] == p[:40] {
 		t.Error("two requests' prompts share a prefix")
 	}
 }

@@ -1,5 +1,7 @@
 package llm
 
+import "fmt"
+
 // A prompt of n tokens is n words, each a common English word with a
 // leading space: a single token in the tokenizers of the models served
 // today (GPT's cl100k and o200k, Llama 2 and 3, Mistral, Qwen, Gemma all
@@ -29,15 +31,45 @@ var words = [256]string{
 	" saw", " best", " church", " ever", " least", " power", " development", " thought", " seemed", " family", " interest", " want", " members", " mind", " country", " service",
 }
 
-// appendPrompt appends the n words of request hit's prompt.
-func appendPrompt(dst []byte, n int, hit uint64) []byte {
+// Salts of the prompts' words: a request's own, and a shared-prefix
+// group's (so that no request's words are a group's).
+const (
+	saltPrompt = 0x70726f6d7074
+	saltGroup  = 0x67726f7570 << 20
+)
+
+// appendPrompt appends n words drawn from key and salt (a request's
+// number or a group's) among ws.
+func appendPrompt(dst []byte, ws []string, n int, key, salt uint64) []byte {
 	var h uint64
 	for i := 0; i < n; i++ {
-		if i%8 == 0 {
-			h = mix(hit, uint64(i/8)+0x70726f6d7074)
+		if i%4 == 0 {
+			h = mix(key, uint64(i/4)+salt)
 		}
-		dst = append(dst, words[byte(h)]...)
-		h >>= 8
+		dst = append(dst, ws[uint64(uint16(h))%uint64(len(ws))]...)
+		h >>= 16
 	}
 	return dst
+}
+
+// Counter counts a text's tokens (a model's tokenizer: package
+// tokenizer).
+type Counter interface {
+	Count(text []byte) int
+}
+
+// singleWords are the words of words that the counter counts as one token
+// each, within a text: the prompt's words with that tokenizer. The error
+// says when too few are.
+func singleWords(c Counter) ([]string, error) {
+	var ws []string
+	for _, w := range words {
+		if c.Count([]byte("x"+w)) == c.Count([]byte("x"))+1 {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) < 32 {
+		return nil, fmt.Errorf("only %d of hail's %d prompt words are one token each with this tokenizer (32 are needed): its prompts cannot be made to a token count", len(ws), len(words))
+	}
+	return ws, nil
 }

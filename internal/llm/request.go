@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
 )
@@ -64,9 +65,24 @@ type Spec struct {
 	// Tail the rest of the head after it ("\r\n" …, the empty line
 	// included), as SplitHead makes them.
 	Head, Tail []byte
+	// Seed seeds every draw of a request: its lengths and its prompt's
+	// words (and a dataset's order, its own).
+	Seed uint64
+	// Data is where the prompts come from (package dataset); nil, or
+	// random, makes them up from Input.
+	Data *dataset.Dataset
+	// Counter, if set, is the model's tokenizer: prompts are made of
+	// words that are one token each with it.
+	Counter Counter
+	// Multi, if set, makes the load multi-turn conversations (NewUser's
+	// builders, one per connection).
+	Multi *MultiTurn
 
-	model []byte // Model as a JSON string
-	extra []byte // Extra's members, without the braces
+	model  []byte   // Model as a JSON string
+	extra  []byte   // Extra's members, without the braces
+	words  []string // the prompts' words
+	record bool     // requests read their dataset's records (jsonl, sharegpt)
+	asked  *ring    // what the requests built asked, for Expect
 }
 
 // Init checks the spec and prepares its fixed parts. Its error is about
@@ -84,6 +100,18 @@ func (s *Spec) Init() error {
 		}
 		inner := bytes.TrimSpace([]byte(e))
 		s.extra = bytes.TrimSpace(inner[1 : len(inner)-1])
+	}
+	s.words = words[:]
+	if s.Counter != nil {
+		if s.words, err = singleWords(s.Counter); err != nil {
+			return err
+		}
+	}
+	if d := s.Data; d != nil && (d.Kind == dataset.JSONL || d.Kind == dataset.ShareGPT) {
+		s.record = true
+	}
+	if (s.record || s.Multi != nil) && s.asked == nil {
+		s.asked = new(ring)
 	}
 	return nil
 }
@@ -107,26 +135,76 @@ func SplitHead(spec http1.RequestSpec) (head, tail []byte, err error) {
 }
 
 // Expect is request hit's asked input and output lengths
-// (stream.Config.Expect).
+// (stream.Config.Expect): drawn from its number, or its dataset record's
+// (as its builder counted them).
 func (s *Spec) Expect(hit uint64) (in, out int) {
-	return s.Input.At(hit, saltIn), s.Output.At(hit, saltOut)
+	salt := mix(s.Seed, 0x73656564)
+	d := s.Data
+	switch {
+	case s.Multi != nil:
+		in, out, _ := s.asked.get(hit)
+		return in, out
+	case d == nil || d.Kind == dataset.Random:
+	case d.Kind == dataset.SharedPrefix:
+		return d.PrefixTokens + s.Input.At(hit, saltIn^salt), s.Output.At(hit, saltOut^salt)
+	case d.Kind == dataset.Azure:
+		r := d.Trace(hit)
+		return r.Input, r.Output
+	default:
+		if in, out, ok := s.asked.get(hit); ok {
+			return in, out
+		}
+		if s.Multi != nil {
+			return 0, 0 // a turn built too long ago: its history is gone
+		}
+		var r dataset.Record
+		d.NewReader().Read(hit, &r) // built so long ago that its place was taken
+		return r.Input, s.output(hit, &r)
+	}
+	return s.Input.At(hit, saltIn^salt), s.Output.At(hit, saltOut^salt)
+}
+
+// output is the output length of request hit: its record's, or drawn.
+func (s *Spec) output(hit uint64, r *dataset.Record) int {
+	if r.Output > 0 {
+		return r.Output
+	}
+	return s.Output.At(hit, saltOut^mix(s.Seed, 0x73656564))
 }
 
 // Builder builds one worker's requests (engine.Requests).
 type Builder struct {
 	s         *Spec
 	body, req []byte
+	rd        *dataset.Reader
+	rec       dataset.Record
+	conv      *conversation // a multi-turn user's
 }
 
 // NewBuilder returns a worker's builder.
-func (s *Spec) NewBuilder() *Builder { return &Builder{s: s} }
+func (s *Spec) NewBuilder() *Builder {
+	b := &Builder{s: s}
+	if s.record {
+		b.rd = s.Data.NewReader()
+	}
+	return b
+}
 
 // Next implements engine.Requests: request hit, its prompt and lengths
-// drawn from its number.
+// drawn from its number, or read from its dataset record.
 func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := b.s
-	in, out := s.Expect(hit)
-	b.body = s.AppendBody(b.body[:0], hit, in, out)
+	if b.conv != nil {
+		b.nextTurn(hit)
+	} else if s.record {
+		b.rd.Read(hit, &b.rec)
+		out := s.output(hit, &b.rec)
+		s.asked.put(hit, b.rec.Input, out)
+		b.body = s.appendRecord(b.body[:0], &b.rec, out)
+	} else {
+		in, out := s.Expect(hit)
+		b.body = s.AppendBody(b.body[:0], hit, in, out)
+	}
 	r := append(b.req[:0], s.Head...)
 	r = strconv.AppendInt(r, int64(len(b.body)), 10)
 	r = append(r, s.Tail...)
@@ -134,23 +212,68 @@ func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
 	return b.req, 0, false, true
 }
 
-// Done implements engine.Requests: responses are recorded as they are.
-func (b *Builder) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
+// Done implements engine.Requests: responses are recorded as they are; a
+// multi-turn user's conversation goes on.
+func (b *Builder) Done(_ int, p *http1.Parser) engine.Verdict {
+	if b.conv != nil {
+		return b.doneTurn(p)
+	}
+	return engine.Verdict{}
+}
 
-// AppendBody appends the JSON body of request hit: a prompt of in tokens,
-// asking for out tokens, streamed, with usage.
+// AppendBody appends the JSON body of request hit: a prompt of in tokens
+// (a shared-prefix group's first), asking for out tokens, streamed, with
+// usage.
 func (s *Spec) AppendBody(dst []byte, hit uint64, in, out int) []byte {
+	dst = s.openPrompt(dst)
+	if d := s.Data; d != nil && d.Kind == dataset.SharedPrefix {
+		dst = appendPrompt(dst, s.words, d.PrefixTokens, uint64(d.Group(hit)), saltGroup^s.Seed)
+		in -= d.PrefixTokens
+	}
+	dst = appendPrompt(dst, s.words, in, hit, saltPrompt^s.Seed)
+	return s.closePrompt(dst, out)
+}
+
+// appendRecord appends the JSON body of a dataset record's request,
+// asking for out tokens: its prompt, or its messages, as the file has
+// them.
+func (s *Spec) appendRecord(dst []byte, r *dataset.Record, out int) []byte {
+	if r.Messages != nil && s.API == Chat {
+		dst = append(dst, `{"model":`...)
+		dst = append(dst, s.model...)
+		dst = append(dst, `,"messages":`...)
+		dst = append(dst, r.Messages...)
+		dst = append(dst, `,"max_completion_tokens":`...)
+		return s.appendTail(dst, out)
+	}
+	dst = s.openPrompt(dst)
+	dst = append(dst, r.Prompt...)
+	return s.closePrompt(dst, out)
+}
+
+// openPrompt appends the body up to the prompt's text: into a prompt
+// string, or a chat's one user message.
+func (s *Spec) openPrompt(dst []byte) []byte {
 	dst = append(dst, `{"model":`...)
 	dst = append(dst, s.model...)
 	if s.API == Chat {
-		dst = append(dst, `,"messages":[{"role":"user","content":"`...)
-		dst = appendPrompt(dst, in, hit)
+		return append(dst, `,"messages":[{"role":"user","content":"`...)
+	}
+	return append(dst, `,"prompt":"`...)
+}
+
+// closePrompt appends the rest of the body after the prompt's text.
+func (s *Spec) closePrompt(dst []byte, out int) []byte {
+	if s.API == Chat {
 		dst = append(dst, `"}],"max_completion_tokens":`...)
 	} else {
-		dst = append(dst, `,"prompt":"`...)
-		dst = appendPrompt(dst, in, hit)
 		dst = append(dst, `","max_tokens":`...)
 	}
+	return s.appendTail(dst, out)
+}
+
+// appendTail appends the output length's value and the members after it.
+func (s *Spec) appendTail(dst []byte, out int) []byte {
 	dst = strconv.AppendInt(dst, int64(out), 10)
 	if s.Exact {
 		dst = append(dst, `,"min_tokens":`...)

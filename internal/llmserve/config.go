@@ -48,6 +48,13 @@ type Config struct {
 	// slot.
 	PrefillPerToken time.Duration
 
+	// PrefixCacheTokens, if above zero, gives the mock a prefix cache of
+	// that many prompt tokens: a prompt's leading blocks of BlockTokens
+	// tokens that an earlier prompt had are not prefilled again (their
+	// PrefillPerToken is saved), as vLLM's and SGLang's prefix caching
+	// does; the least recently used blocks are evicted.
+	PrefixCacheTokens int
+
 	// ITL is the time between two output tokens, drawn per token.
 	ITL Dist
 
@@ -139,6 +146,9 @@ func (c *Config) check() error {
 	}
 	if c.Tick > maxDuration {
 		return fmt.Errorf("tick %v: at most %v", c.Tick, maxDuration)
+	}
+	if c.PrefixCacheTokens < 0 || c.PrefixCacheTokens > 1<<30 {
+		return fmt.Errorf("prefix cache %d tokens: between 0 (none) and %d", c.PrefixCacheTokens, 1<<30)
 	}
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("max body bytes %d: must be positive", c.MaxBodyBytes)

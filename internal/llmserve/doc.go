@@ -107,7 +107,7 @@
 // after this header:
 //
 //	request,proto,endpoint,stream,arrival_ns,arrival_clock,admit_ns,first_token_ns,end_ns,
-//	prompt_tokens,max_tokens,output_tokens,tokens_sent,chunks_sent,status,fault,fault_at,outcome
+//	prompt_tokens,max_tokens,output_tokens,tokens_sent,chunks_sent,status,fault,fault_at,outcome,cached_tokens
 //
 // request is the request's number (1, 2, … in arrival order); proto http1
 // or h2; endpoint completions or chat; stream true or false. The times are
@@ -121,7 +121,8 @@
 // status the HTTP status; fault the fault drawn (none, 429, 503, error,
 // stall, drop) and fault_at the tokens sent before it struck; outcome one
 // of complete, error_event, dropped, client_gone, rejected, unfinished (the
-// server closed first).
+// server closed first); cached_tokens the prompt's leading tokens found in
+// the prefix cache (Config.PrefixCacheTokens), which it did not prefill.
 //
 // # How it is built, and why
 //

@@ -10,7 +10,7 @@ import (
 // logHeader is the log's first line; the package documentation describes
 // the columns.
 const logHeader = "request,proto,endpoint,stream,arrival_ns,arrival_clock,admit_ns,first_token_ns,end_ns," +
-	"prompt_tokens,max_tokens,output_tokens,tokens_sent,chunks_sent,status,fault,fault_at,outcome\n"
+	"prompt_tokens,max_tokens,output_tokens,tokens_sent,chunks_sent,status,fault,fault_at,outcome,cached_tokens\n"
 
 // record is one request's log line, copied out of its stream.
 type record struct {
@@ -23,6 +23,7 @@ type record struct {
 	fault                      FaultKind
 	faultAt                    int
 	outcome                    outcome
+	cached                     int
 }
 
 func (st *stream) record() record {
@@ -31,7 +32,7 @@ func (st *stream) record() record {
 		id: st.id, h2: st.c == nil, stream: st.req.stream, kernel: st.kernelRx, api: st.req.api,
 		arrival: st.arrivalUnix, end: s.wallBase + int64(st.endAt),
 		prompt: st.req.promptTokens, max: st.req.maxTokens, out: st.n,
-		sent: st.sent, chunks: st.chunks, status: st.status, faultAt: st.faultAt, outcome: st.out,
+		sent: st.sent, chunks: st.chunks, status: st.status, faultAt: st.faultAt, outcome: st.out, cached: st.req.cachedTokens,
 	}
 	if st.admitted {
 		r.admit = s.wallBase + int64(st.admitAt)
@@ -129,5 +130,7 @@ func (r *record) append(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(r.faultAt), 10)
 	b = append(b, ',')
 	b = append(b, outcomeNames[r.outcome]...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.cached), 10)
 	return append(b, '\n')
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // apiKind is the endpoint a request came to.
@@ -26,6 +27,8 @@ type genRequest struct {
 	minTokens    int
 	ignoreEOS    bool
 	promptTokens int
+	blocks       []uint64 // the prompt's block hashes, with a prefix cache
+	cachedTokens int      // the prompt's tokens found in the prefix cache
 }
 
 // wireRequest is the part of an OpenAI request body the mock reads; other
@@ -90,23 +93,31 @@ func decodeRequest(api apiKind, body []byte, cfg *Config) (genRequest, error) {
 		g.includeUsage = w.StreamOptions.IncludeUsage
 	}
 	var err error
+	var h *prefixHasher
+	if cfg.PrefixCacheTokens > 0 {
+		h = &prefixHasher{}
+	}
 	if api == apiCompletions {
-		g.promptTokens, err = promptTokens(w.Prompt)
+		g.promptTokens, err = promptTokens(w.Prompt, h)
 	} else {
-		g.promptTokens, err = messageTokens(w.Messages)
+		g.promptTokens, err = messageTokens(w.Messages, h)
+	}
+	if h != nil {
+		g.blocks = h.blocks
 	}
 	return g, err
 }
 
 // promptTokens counts a completions prompt: a string, a list of one string,
 // or a list of token ids.
-func promptTokens(raw json.RawMessage) (int, error) {
+func promptTokens(raw json.RawMessage, h *prefixHasher) (int, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, fmt.Errorf("prompt is required")
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
+		h.hash(s)
 		return countTokens(s), nil
 	}
 	var list []string
@@ -114,10 +125,16 @@ func promptTokens(raw json.RawMessage) (int, error) {
 		if len(list) != 1 {
 			return 0, fmt.Errorf("prompt: a list of %d prompts; the mock takes one prompt per request", len(list))
 		}
+		h.hash(list[0])
 		return countTokens(list[0]), nil
 	}
 	var ids []int64
 	if json.Unmarshal(raw, &ids) == nil {
+		if h != nil {
+			for _, id := range ids {
+				h.hash(strconv.FormatInt(id, 10))
+			}
+		}
 		return len(ids), nil
 	}
 	return 0, fmt.Errorf("prompt must be a string, a list of one string, or a list of token ids")
@@ -125,7 +142,7 @@ func promptTokens(raw json.RawMessage) (int, error) {
 
 // messageTokens counts the text of chat messages: string contents and the
 // text parts of list contents.
-func messageTokens(msgs []wireMessage) (int, error) {
+func messageTokens(msgs []wireMessage, h *prefixHasher) (int, error) {
 	if len(msgs) == 0 {
 		return 0, fmt.Errorf("messages is required and must not be empty")
 	}
@@ -137,6 +154,7 @@ func messageTokens(msgs []wireMessage) (int, error) {
 		}
 		var s string
 		if json.Unmarshal(c, &s) == nil {
+			h.hash(s)
 			n += countTokens(s)
 			continue
 		}
@@ -146,6 +164,7 @@ func messageTokens(msgs []wireMessage) (int, error) {
 		}
 		for _, p := range parts {
 			if p.Type == "text" {
+				h.hash(p.Text)
 				n += countTokens(p.Text)
 			}
 		}

@@ -25,7 +25,8 @@ var ErrServerClosed = errors.New("llmserve: server closed")
 type Server struct {
 	cfg      Config
 	start    time.Time
-	wallBase int64 // Unix ns at start
+	wallBase int64        // Unix ns at start
+	prefix   *prefixCache // nil: no prefix cache
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -60,6 +61,8 @@ type counters struct {
 	queued      atomic.Int64
 	accepted    atomic.Uint64
 	outcomes    [len(outcomeNames)]atomic.Uint64
+
+	prefixQueried, prefixHits atomic.Uint64
 }
 
 // Stats is a snapshot of the counters, also served as JSON by GET /stats.
@@ -89,6 +92,11 @@ type Stats struct {
 	Chunks uint64 `json:"chunks"`
 	// Connections counts accepted connections.
 	Connections uint64 `json:"connections"`
+	// PrefixQueriedTokens counts the prompt tokens of the requests that
+	// took a slot, with a prefix cache; PrefixHitTokens those of them
+	// found in the cache (not prefilled again).
+	PrefixQueriedTokens uint64 `json:"prefix_cache_queried_tokens"`
+	PrefixHitTokens     uint64 `json:"prefix_cache_hit_tokens"`
 }
 
 // New returns a Server for cfg, filling in defaults, or the configuration's
@@ -104,6 +112,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, start: time.Now(), conns: make(map[net.Conn]struct{}), done: make(chan struct{})}
 	s.wallBase = s.start.UnixNano()
 	s.slots.free = cfg.Slots
+	if cfg.PrefixCacheTokens > 0 {
+		s.prefix = newPrefixCache(cfg.PrefixCacheTokens)
+	}
 	models, _ := json.Marshal(map[string]any{"object": "list", "data": []map[string]any{
 		{"id": cfg.Model, "object": "model", "created": s.wallBase / 1e9, "owned_by": "hail", "max_model_len": maxOutputTokens},
 	}})
@@ -318,6 +329,9 @@ func (s *Server) Stats() Stats {
 		Tokens:      c.tokens.Load(),
 		Chunks:      c.chunks.Load(),
 		Connections: c.accepted.Load(),
+
+		PrefixQueriedTokens: c.prefixQueried.Load(),
+		PrefixHitTokens:     c.prefixHits.Load(),
 	}
 }
 

@@ -155,7 +155,12 @@ func geometric(r *rand.Rand, p float64) int {
 func (st *stream) admit(at time.Duration) {
 	cfg := &st.s.cfg
 	st.admitted, st.admitAt = true, at
-	t := at + time.Duration(st.req.promptTokens)*cfg.PrefillPerToken
+	if c := st.s.prefix; c != nil {
+		st.req.cachedTokens = min(c.match(st.req.blocks), st.req.promptTokens)
+		st.s.c.prefixQueried.Add(uint64(st.req.promptTokens))
+		st.s.c.prefixHits.Add(uint64(st.req.cachedTokens))
+	}
+	t := at + time.Duration(st.req.promptTokens-st.req.cachedTokens)*cfg.PrefillPerToken
 	if cfg.Stagger {
 		t += time.Duration(st.rng.Float64() * float64(cfg.ITL.Mean()))
 	}

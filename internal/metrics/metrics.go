@@ -34,6 +34,7 @@ type Exporter struct {
 	notSent, failedSent, cutOff, allSent                            *prometheus.Desc
 	latency, lag, connWait, firstByte                               *prometheus.Desc
 	inFlight, connsOpen, cpu, targetRSS, targetCPU, elapsed         *prometheus.Desc
+	events, tokens, truncated                                       *prometheus.Desc
 	info                                                            *prometheus.Desc
 	infoLabels                                                      []string
 }
@@ -71,6 +72,9 @@ func NewExporter(info Info, constLabels prometheus.Labels) *Exporter {
 		targetRSS:  d("target_rss_bytes", "The monitored target process's resident memory (--target-pid)."),
 		targetCPU:  d("target_cpu_cores", "The monitored target process's CPU use in the last second, in cores (--target-pid)."),
 		elapsed:    d("run_elapsed_seconds", "Seconds since the run started."),
+		events:     d("stream_events_total", "Server-sent events read from streaming responses, as of the last whole second."),
+		tokens:     d("output_tokens_total", "hail llm: output tokens streamed, as of the last whole second (a failed or cut stream's taken back when it ends)."),
+		truncated:  d("truncated_streams_total", "Streams still running when the run's drain ended: cut by hail, not errors."),
 		info:       d("run_info", "The run: target URL, model, engine and sharding (I/N).", "url", "model", "engine", "sharding"),
 		infoLabels: []string{info.URL, info.Model, info.Engine, info.Shard},
 	}
@@ -86,7 +90,8 @@ func (e *Exporter) Observe(c *stats.Collector) {
 // Describe implements prometheus.Collector.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{e.requests, e.responses, e.errs, e.bodyBytes, e.sentBytes, e.queued, e.unsent,
-		e.notSent, e.failedSent, e.cutOff, e.allSent, e.latency, e.lag, e.connWait, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed, e.info} {
+		e.notSent, e.failedSent, e.cutOff, e.allSent, e.latency, e.lag, e.connWait, e.firstByte, e.inFlight, e.connsOpen, e.cpu, e.targetRSS, e.targetCPU, e.elapsed,
+		e.events, e.tokens, e.truncated, e.info} {
 		ch <- d
 	}
 }
@@ -101,7 +106,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		return // the run has not started yet
 	}
 	snap := c.Snapshot()
-	c.View(func(t *stats.Totals, _ []stats.Second) {
+	c.View(func(t *stats.Totals, series []stats.Second) {
 		counter := func(d *prometheus.Desc, v int64, labels ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 		}
@@ -128,6 +133,16 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- histogram(e.lag, LagBuckets, -1, t.Lag)
 		ch <- histogram(e.connWait, LagBuckets, -1, t.ConnWait)
 		ch <- histogram(e.firstByte, LatencyBuckets, -1, t.FirstByte)
+		var events, tokens int64
+		for i := range series {
+			events += series[i].Events
+			tokens += series[i].Tokens
+		}
+		if events > 0 || t.Truncated() > 0 {
+			counter(e.events, events)
+			counter(e.tokens, tokens)
+			counter(e.truncated, t.Truncated())
+		}
 	})
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)

@@ -70,3 +70,39 @@ func TestExporter(t *testing.T) {
 		t.Errorf("second server on a busy address: %v", err)
 	}
 }
+
+// A streaming run's events, output tokens and truncated streams are
+// counters, as of the last whole second.
+func TestExporterStreams(t *testing.T) {
+	rec := stats.NewRecorder()
+	start := time.Now().Add(-2 * time.Second)
+	coll := stats.NewCollector([]*stats.Recorder{rec}, start)
+	rec.StreamBegin(true)
+	for range 5 {
+		rec.StreamEvent()
+		rec.StreamChunk(2)
+	}
+	rec.StreamEnd(&stats.StreamSample{Tokens: true, Counted: 10, Out: 10, In: 3, FirstEvent: 1, TTFT: 1, TTFTSent: 1, TPOT: 1, E2E: 1, E2ESent: 1})
+	rec.StreamBegin(true)
+	rec.StreamEvent()
+	rec.StreamEnd(&stats.StreamSample{Truncated: true, FirstEvent: -1, TTFT: -1, Tokens: true})
+	coll.Tick(start.Add(time.Second))
+	e := NewExporter(Info{}, nil)
+	e.Observe(coll)
+	srv, err := Serve("127.0.0.1:0", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	resp, err := http.Get("http://" + srv.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"hail_stream_events_total 6", "hail_output_tokens_total 10", "hail_truncated_streams_total 1"} {
+		if !strings.Contains(string(b), want+"\n") {
+			t.Errorf("no %q in\n%s", want, b)
+		}
+	}
+}

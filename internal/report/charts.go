@@ -181,6 +181,12 @@ func spectrumChart(id string, h *hdr.Histogram, name string) string {
 
 // histogramChart draws the latency distribution in log-spaced bins.
 func histogramChart(id string, h *hdr.Histogram) string {
+	return durationHistogram(id, h, "Latency histogram", "latency (log scale)", "responses")
+}
+
+// durationHistogram draws a histogram of durations (ns) in log-spaced
+// bins: its title, its x axis's name, and what it counts.
+func durationHistogram(id string, h *hdr.Histogram, title, xname, what string) string {
 	n := h.TotalCount()
 	lo, hi := sec(h.Min()), sec(h.Max())
 	if n == 0 || lo <= 0 {
@@ -220,9 +226,9 @@ func histogramChart(id string, h *hdr.Histogram) string {
 	}
 	xa.ticks = ticks
 	ya := linearAxis(float64(top)*1.05, compactNum)
-	c := newChart(id, "Latency histogram", xa, ya, "latency (log scale)", "responses")
+	c := newChart(id, title, xa, ya, xname, what)
 	if n == 0 {
-		c.empty("no responses")
+		c.empty("no " + what)
 	}
 	for i, k := range counts {
 		if k == 0 {
@@ -230,7 +236,7 @@ func histogramChart(id string, h *hdr.Histogram) string {
 		}
 		x0, x1 := xa.pos(edges[i], c.left, c.right), xa.pos(edges[i+1], c.left, c.right)
 		y := ya.pos(float64(k), c.bottom, c.top)
-		tip := fmt.Sprintf("%s – %s: %d responses (%.2f%%)", fmtDur(edges[i]), fmtDur(edges[i+1]), k, 100*float64(k)/float64(n))
+		tip := fmt.Sprintf("%s – %s: %d %s (%.2f%%)", fmtDur(edges[i]), fmtDur(edges[i+1]), k, what, 100*float64(k)/float64(n))
 		fmt.Fprintf(c.b, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" data-tip=\"%s\"><title>%s</title></rect>",
 			x0+0.5, y, math.Max(x1-x0-1, 1), c.bottom-y, palette.teal, esc(tip), esc(tip))
 	}

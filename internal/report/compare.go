@@ -148,6 +148,26 @@ var runMetrics = []metricDef{
 		}
 		return r.Hail.Target.CPUSeconds * 1e6 / float64(r.Hail.Counts.Requests), true
 	}},
+	// hail llm's (docs/llm.md), where the run streamed tokens: TTFT from
+	// the intended send first.
+	llmMetric("TTFT p50", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P50, l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P99, l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99, from send", "s", false, func(l *LLM) (float64, bool) { return l.TTFTFromSend.P99, l.TTFTFromSend.Samples > 0 }),
+	llmMetric("TPOT p50", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P50, l.TPOT.Samples > 0 }),
+	llmMetric("TPOT p99", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P99, l.TPOT.Samples > 0 }),
+	llmMetric("ITL p99", "s", false, func(l *LLM) (float64, bool) { return l.ITL.P99, l.ITL.Samples > 0 }),
+	llmMetric("output tokens/s", "rps", true, func(l *LLM) (float64, bool) { return l.OutputThroughput, true }),
+	llmMetric("goodput/s", "rps", true, func(l *LLM) (float64, bool) { return l.Goodput.RequestsPerSec, l.SLO != nil }),
+}
+
+// llmMetric is a metric of hail.llm, absent from a run without it.
+func llmMetric(name, unit string, higher bool, get func(l *LLM) (float64, bool)) metricDef {
+	return metricDef{name, unit, higher, func(r *Result) (float64, bool) {
+		if r.Hail.LLM == nil {
+			return 0, false
+		}
+		return get(r.Hail.LLM)
+	}}
 }
 
 // headlineMetrics are the rows of the summary table (the seed's QPS, P99

@@ -13,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/hail-loadgen/hail/internal/stats"
 )
 
 // WriteHTML writes r as one self-contained HTML page with inline SVG charts.
@@ -44,6 +48,10 @@ func WriteHTML(w io.Writer, r *Result) error {
 	writePercentileTable(b, r)
 	section(b, "Latency histogram", "How many responses took how long (log-spaced bins).")
 	b.WriteString(histogramChart("chart-histogram", lat))
+
+	if l := h.LLM; l != nil {
+		writeLLMHTML(b, l)
+	}
 
 	section(b, "Status codes and errors", "")
 	b.WriteString(statusChart("chart-status", r.StatusCodeDistribution, r.ErrorDistribution))
@@ -469,3 +477,31 @@ ul.hints{color:#92400e}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:20px;border-top:1px solid var(--line)}
 @media print{.tip{display:none}}
 `
+
+// writeLLMHTML writes hail llm's section: its numbers' percentiles, and
+// the distributions of time to first token and of the time between
+// tokens.
+func writeLLMHTML(b *strings.Builder, l *LLM) {
+	section(b, "LLM streams", fmt.Sprintf("%d completed, %d failed, %d truncated; %.1f output tokens/s. TTFT from the intended send (the queue included) first; docs/llm.md defines each.",
+		l.Completed, l.Failed, l.Truncated, l.OutputThroughput))
+	b.WriteString("<table class=\"num\"><tr><th></th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>samples</th></tr>")
+	for _, row := range []struct {
+		name string
+		d    Dist
+	}{{"TTFT (from intended send)", l.TTFT}, {"TTFT (from actual send)", l.TTFTFromSend}, {"TPOT", l.TPOT}, {"ITL (per token)", l.ITL}, {"inter-chunk gap", l.ChunkGap}} {
+		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
+		for _, v := range []float64{row.d.Mean, row.d.P50, row.d.P90, row.d.P99, row.d.P999, row.d.Max} {
+			fmt.Fprintf(b, "<td>%s</td>", esc(durNA(v, row.d.Samples == 0)))
+		}
+		fmt.Fprintf(b, "<td>%d</td></tr>", row.d.Samples)
+	}
+	b.WriteString("</table>\n")
+	decode := func(enc string) *hdr.Histogram {
+		if h, err := DecodeHist(enc); err == nil {
+			return h
+		}
+		return stats.NewHist()
+	}
+	b.WriteString(durationHistogram("chart-llm-ttft", decode(l.Histograms.TTFT), "Time to first token (from the intended send)", "TTFT (log scale)", "streams"))
+	b.WriteString(durationHistogram("chart-llm-itl", decode(l.Histograms.ITL), "Inter-token latency (per token)", "ITL (log scale)", "tokens"))
+}

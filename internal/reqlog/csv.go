@@ -10,7 +10,7 @@ import (
 // CSVHeader is the per-request CSV's header: oha's seven columns (same
 // names, same units: seconds since the run's start, bytes, status), then
 // hail's own.
-const CSVHeader = "request-start,DNS,DNS+dialup,Response-delay,request-duration,bytes,status,intended-start,error,step,connection,first-token\n"
+const CSVHeader = "request-start,DNS,DNS+dialup,Response-delay,request-duration,bytes,status,intended-start,error,step,connection,first-token,output-tokens,input-tokens,tpot\n"
 
 // CSV writes one row per request to w as batches arrive.
 type CSV struct {
@@ -67,7 +67,29 @@ func AppendRow(b []byte, r *stats.TraceRecord, steps []string) []byte {
 	if r.FirstToken > 0 {
 		b = appendSec(b, r.FirstToken)
 	}
+	b = append(b, ',')
+	if r.OutTokens > 0 {
+		b = strconv.AppendInt(b, int64(r.OutTokens), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(r.InTokens), 10)
+	} else {
+		b = append(b, ',')
+	}
+	b = append(b, ',')
+	if tpot, ok := TPOT(r); ok {
+		b = appendSec(b, tpot)
+	}
 	return append(b, '\n')
+}
+
+// TPOT is a completed token stream's time per output token, ns: from its
+// first content token to its last, over its output tokens less one (as
+// vLLM and hail.llm define it); ok is false for fewer than two tokens.
+func TPOT(r *stats.TraceRecord) (int64, bool) {
+	if r.OutTokens < 2 || r.LastToken < r.FirstToken || r.FirstToken == 0 {
+		return 0, false
+	}
+	return (r.LastToken - r.FirstToken) / int64(r.OutTokens-1), true
 }
 
 func appendCSVField(b []byte, s string) []byte {

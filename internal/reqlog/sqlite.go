@@ -66,7 +66,11 @@ CREATE TABLE IF NOT EXISTS requests (
   step          INTEGER NOT NULL,
   connection    INTEGER NOT NULL,
   url           TEXT,
-  first_token_ns INTEGER
+  first_token_ns INTEGER,
+  output_tokens INTEGER,
+  input_tokens  INTEGER,
+  last_token_ns INTEGER,
+  tpot_ns       INTEGER
 );
 `
 
@@ -87,7 +91,7 @@ CREATE VIEW oha AS
 `
 
 const (
-	sqlCols    = 13
+	sqlCols    = 17
 	rowsPerIns = 128
 )
 
@@ -181,7 +185,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	// The run id is part of the statement, and latency_ns is computed by
 	// SQLite: fewer values to bind per row.
 	row := fmt.Sprintf("(%d,", s.run) + strings.TrimSuffix(strings.Repeat("?,", sqlCols), ",") + ")"
-	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection, url, first_token_ns) VALUES "
+	ins := "INSERT INTO requests (run, intended_ns, start_ns, end_ns, first_byte_ns, connect_ns, dns_ns, status, body_bytes, error, step, connection, url, first_token_ns, output_tokens, input_tokens, last_token_ns, tpot_ns) VALUES "
 	// Rows are inserted through the driver directly (database/sql's
 	// per-argument checks cost a fifth of the time); conn is this sink's
 	// own connection, used by one goroutine.
@@ -210,8 +214,8 @@ func OpenSQLite(path string) (*SQLite, error) {
 	return s, nil
 }
 
-// addColumns adds requests.url and requests.first_token_ns to a file
-// written before they existed.
+// addColumns adds requests.url, first_token_ns and the token columns to a
+// file written before they existed.
 func addColumns(ctx context.Context, conn *sql.Conn) error {
 	rows, err := conn.QueryContext(ctx, "SELECT name FROM pragma_table_info('requests')")
 	if err != nil {
@@ -230,7 +234,7 @@ func addColumns(ctx context.Context, conn *sql.Conn) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, col := range []string{"url TEXT", "first_token_ns INTEGER"} {
+	for _, col := range []string{"url TEXT", "first_token_ns INTEGER", "output_tokens INTEGER", "input_tokens INTEGER", "last_token_ns INTEGER", "tpot_ns INTEGER"} {
 		name, _, _ := strings.Cut(col, " ")
 		if found[name] {
 			continue
@@ -279,6 +283,13 @@ func (s *SQLite) setArgs(a []driver.NamedValue, r *stats.TraceRecord) {
 	}
 	if r.FirstToken > 0 {
 		a[12].Value = r.FirstToken
+	}
+	a[13].Value, a[14].Value, a[15].Value, a[16].Value = nil, nil, nil, nil
+	if r.OutTokens > 0 {
+		a[13].Value, a[14].Value, a[15].Value = int64(r.OutTokens), int64(r.InTokens), r.LastToken
+	}
+	if tpot, ok := TPOT(r); ok {
+		a[16].Value = tpot
 	}
 }
 

@@ -132,3 +132,34 @@ func TestSourceActive(t *testing.T) {
 		t.Error("without stages every connection is active")
 	}
 }
+
+// A warped schedule follows each stage's rate with random gaps: its
+// requests per stage are the stage's rate × length (within Poisson's
+// spread), and it ends with the last stage.
+func TestWarped(t *testing.T) {
+	t.Parallel()
+	ramp := NewRampRate(Ramp{Stages: []Stage{{Duration: 10 * time.Second, Target: 100, Step: true}, {Duration: 10 * time.Second, Target: 400, Step: true}}})
+	w := Warped{Unit: NewArrivals(1, 1, 3), Ramp: ramp}
+	var first, second int
+	var last time.Duration
+	gaps := map[time.Duration]bool{}
+	for hit := uint64(0); ; hit++ {
+		at, stop := w.Pace(hit)
+		if stop {
+			break
+		}
+		if at < last {
+			t.Fatalf("request %d at %v, before %v", hit, at, last)
+		}
+		gaps[(at-last)/time.Millisecond] = true
+		last = at
+		if at < 10*time.Second {
+			first++
+		} else {
+			second++
+		}
+	}
+	if first < 900 || first > 1100 || second < 3800 || second > 4200 || len(gaps) < 20 {
+		t.Errorf("%d requests in the first stage (1000 asked), %d in the second (4000), %d distinct gaps", first, second, len(gaps))
+	}
+}

@@ -87,8 +87,12 @@ func NewRampRate(r Ramp) *RampRate {
 
 // Pace implements Pacer: the intended time of request number hits is where
 // the integral of the rate reaches hits.
-func (p *RampRate) Pace(hits uint64) (time.Duration, bool) {
-	h := float64(hits)
+func (p *RampRate) Pace(hits uint64) (time.Duration, bool) { return p.At(float64(hits)) }
+
+// At is when the integral of the rate reaches h requests (a fraction of
+// one included): Pace's time of a request number, or of a point of a
+// unit-rate process warped onto the ramp (Warped).
+func (p *RampRate) At(h float64) (time.Duration, bool) {
 	i := sort.Search(len(p.cum), func(i int) bool { return p.cum[i] > h }) - 1
 	if i < 0 || i >= len(p.ramp.Stages) {
 		return 0, true
@@ -119,4 +123,22 @@ func (p *RampRate) Pace(hits uint64) (time.Duration, bool) {
 		x = (-from + math.Sqrt(disc)) / a
 	}
 	return p.starts[i] + time.Duration(x*1e9), false
+}
+
+// Warped is an open-model Pacer whose rate follows a ramp with random
+// arrivals: a unit-rate schedule of Arrivals' kind (Poisson, gamma) mapped
+// through the ramp's integral, so that its gaps stay random and its rate
+// follows each stage.
+type Warped struct {
+	Unit *Arrivals // one request per second on average
+	Ramp *RampRate
+}
+
+// Pace implements Pacer.
+func (w Warped) Pace(hits uint64) (time.Duration, bool) {
+	u, stop := w.Unit.Pace(hits)
+	if stop {
+		return 0, true
+	}
+	return w.Ramp.At(u.Seconds())
 }

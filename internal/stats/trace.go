@@ -17,13 +17,18 @@ type TraceRecord struct {
 	// FirstToken is when a token stream's first content token arrived
 	// (hail llm), since the run's start; 0: none.
 	FirstToken int64
-	Connect    int64 // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
-	DNS        int64 // the DNS part of Connect (ns)
-	Body       int64 // body bytes received
-	Status     int32 // HTTP status; 0 when the request failed
-	Conn       int32 // connection number (0-based, across the run)
-	Step       uint16
-	Err        uint8 // ErrorKind+1 when the request failed; 0 when it got a response
+	// LastToken is when a completed token stream's last content token
+	// arrived, since the run's start; OutTokens and InTokens are its
+	// output and input tokens as counted (docs/llm.md); 0: none.
+	LastToken           int64
+	OutTokens, InTokens int32
+	Connect             int64 // DNS + dial + TLS (ns) when this request opened its connection; 0: reused
+	DNS                 int64 // the DNS part of Connect (ns)
+	Body                int64 // body bytes received
+	Status              int32 // HTTP status; 0 when the request failed
+	Conn                int32 // connection number (0-based, across the run)
+	Step                uint16
+	Err                 uint8 // ErrorKind+1 when the request failed; 0 when it got a response
 }
 
 // Failed reports whether the request ended without a response, and how.

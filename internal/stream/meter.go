@@ -102,6 +102,7 @@ type Meter struct {
 	// token streams
 	chunks            int64 // content chunks
 	firstTok, lastTok time.Duration
+	lastOut, lastIn   int64 // the tokens of the last stream Finish measured
 	usageOut, usageIn int64 // the last usage seen; -1 none
 	prevCum           int64 // completion_tokens as of the previous content chunk
 	cumAll            bool  // every content chunk so far carried usage
@@ -190,6 +191,16 @@ func (m *Meter) FirstToken() time.Duration {
 		return 0
 	}
 	return m.firstTok
+}
+
+// Tokens are the last completed token stream's input and output tokens
+// and its last content token's time since the job's start, as Finish
+// measured them (zeros when it read no tokens).
+func (m *Meter) Tokens() (in, out int64, last time.Duration) {
+	if !m.cfg.Tokens || m.chunks == 0 {
+		return 0, 0, 0
+	}
+	return m.lastIn, m.lastOut, m.lastTok
 }
 
 // IdleAt is when the current stream fails for want of an event, as a time
@@ -384,6 +395,7 @@ func (m *Meter) tokens(x *stats.StreamSample, now, at, start time.Duration) {
 		}
 	}
 	x.Out = out
+	m.lastOut = out
 	if c > 0 {
 		x.TTFT, x.TTFTSent = int64(m.firstTok-at), int64(m.firstTok-start)
 		if out >= 2 {
@@ -398,6 +410,7 @@ func (m *Meter) tokens(x *stats.StreamSample, now, at, start time.Duration) {
 	if x.In < 0 {
 		x.In = int64(max(wantIn, 0))
 	}
+	m.lastIn = x.In
 	x.OtherLength = wantOut >= 0 && out != int64(wantOut)
 	x.Good = m.good(x)
 }

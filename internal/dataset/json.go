@@ -1,0 +1,362 @@
+package dataset
+
+// A small JSON scanner over a record's bytes: it finds values without
+// decoding them, so a record's prompt is copied into a request as the JSON
+// string it already is (no unescape, no allocation). It accepts exactly
+// RFC 8259's grammar, nesting at most maxDepth deep.
+
+// maxDepth bounds the nesting of a record's JSON.
+const maxDepth = 64
+
+// ws skips JSON whitespace from i.
+func ws(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// str scans the string at b[i] (its opening quote) and returns the index
+// after its closing quote, or -1 when it is not a valid JSON string.
+func str(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !hex(b[i+1]) || !hex(b[i+2]) || !hex(b[i+3]) || !hex(b[i+4]) {
+					return -1
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+func hex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func digit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number scans the number at b[i] and returns the index after it, or -1.
+func number(b []byte, i int) int {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && digit(b[i]) {
+			i++
+		}
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !digit(b[i]) {
+			return -1
+		}
+		for i < len(b) && digit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !digit(b[i]) {
+			return -1
+		}
+		for i < len(b) && digit(b[i]) {
+			i++
+		}
+	}
+	return i
+}
+
+// value scans the value at b[i] (no whitespace before it) and returns the
+// index after it, or -1 when it is not a valid JSON value.
+func value(b []byte, i int) int {
+	// open[d] is the bracket opened at depth d; after[d] whether a value
+	// has been read in that container.
+	var open [maxDepth]byte
+	depth := 0
+	for {
+		if i >= len(b) {
+			return -1
+		}
+		// A value.
+		switch c := b[i]; c {
+		case '"':
+			i = str(b, i)
+		case '{', '[':
+			if depth == maxDepth {
+				return -1
+			}
+			open[depth] = c
+			depth++
+			i = ws(b, i+1)
+			if i < len(b) && (c == '{' && b[i] == '}' || c == '[' && b[i] == ']') {
+				depth--
+				i++
+				break
+			}
+			if c == '{' {
+				if i = str(b, i); i < 0 {
+					return -1
+				}
+				if i = ws(b, i); i >= len(b) || b[i] != ':' {
+					return -1
+				}
+				i = ws(b, i+1)
+			}
+			continue
+		case 't':
+			i = lit(b, i, "true")
+		case 'f':
+			i = lit(b, i, "false")
+		case 'n':
+			i = lit(b, i, "null")
+		default:
+			i = number(b, i)
+		}
+		if i < 0 {
+			return -1
+		}
+		// After a value: close containers, or the next member.
+		for {
+			if depth == 0 {
+				return i
+			}
+			i = ws(b, i)
+			if i >= len(b) {
+				return -1
+			}
+			c := b[i]
+			if c == ',' {
+				i = ws(b, i+1)
+				if open[depth-1] == '{' {
+					if i = str(b, i); i < 0 {
+						return -1
+					}
+					if i = ws(b, i); i >= len(b) || b[i] != ':' {
+						return -1
+					}
+					i = ws(b, i+1)
+				}
+				break
+			}
+			if open[depth-1] == '{' && c == '}' || open[depth-1] == '[' && c == ']' {
+				depth--
+				i++
+				continue
+			}
+			return -1
+		}
+	}
+}
+
+// lit scans the literal word at b[i].
+func lit(b []byte, i int, word string) int {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return -1
+	}
+	return i + len(word)
+}
+
+// object walks the members of the JSON object at b[i]: next returns each
+// member's key (as written, without quotes) and value's bounds.
+type object struct {
+	b     []byte
+	i     int
+	first bool
+	bad   bool
+}
+
+// openObject starts walking the object at b[i] (whitespace before it
+// allowed); ok is false when there is no object there.
+func openObject(b []byte, i int) (object, bool) {
+	i = ws(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return object{}, false
+	}
+	return object{b: b, i: i + 1, first: true}, true
+}
+
+// next returns the next member; ok is false at the end of the object or on
+// bad JSON (then o.bad is set).
+func (o *object) next() (key []byte, v0, v1 int, ok bool) {
+	b := o.b
+	i := ws(b, o.i)
+	if i < len(b) && b[i] == '}' {
+		o.i = i + 1
+		return nil, 0, 0, false
+	}
+	if !o.first {
+		if i >= len(b) || b[i] != ',' {
+			o.bad = true
+			return nil, 0, 0, false
+		}
+		i = ws(b, i+1)
+	}
+	o.first = false
+	k0 := i
+	if i = str(b, i); i < 0 {
+		o.bad = true
+		return nil, 0, 0, false
+	}
+	key = b[k0+1 : i-1]
+	if i = ws(b, i); i >= len(b) || b[i] != ':' {
+		o.bad = true
+		return nil, 0, 0, false
+	}
+	v0 = ws(b, i+1)
+	if v1 = value(b, v0); v1 < 0 {
+		o.bad = true
+		return nil, 0, 0, false
+	}
+	o.i = v1
+	return key, v0, v1, true
+}
+
+// array walks the elements of the JSON array at b[i].
+type array struct {
+	b     []byte
+	i     int
+	first bool
+	bad   bool
+}
+
+// openArray starts walking the array at b[i] (whitespace before it
+// allowed).
+func openArray(b []byte, i int) (array, bool) {
+	i = ws(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return array{}, false
+	}
+	return array{b: b, i: i + 1, first: true}, true
+}
+
+// next returns the next element's bounds; ok is false at the end of the
+// array or on bad JSON (then a.bad is set).
+func (a *array) next() (v0, v1 int, ok bool) {
+	b := a.b
+	i := ws(b, a.i)
+	if i < len(b) && b[i] == ']' {
+		a.i = i + 1
+		return 0, 0, false
+	}
+	if !a.first {
+		if i >= len(b) || b[i] != ',' {
+			a.bad = true
+			return 0, 0, false
+		}
+		i = ws(b, i+1)
+	}
+	a.first = false
+	v0 = i
+	if v1 = value(b, v0); v1 < 0 {
+		a.bad = true
+		return 0, 0, false
+	}
+	a.i = v1
+	return v0, v1, true
+}
+
+// unescape appends the text of the JSON string contents s (valid, as str
+// accepted them) to dst.
+func unescape(dst, s []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := rune(hexval(s[i+1])<<12 | hexval(s[i+2])<<8 | hexval(s[i+3])<<4 | hexval(s[i+4]))
+			i += 4
+			if r >= 0xd800 && r < 0xdc00 && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				lo := rune(hexval(s[i+3])<<12 | hexval(s[i+4])<<8 | hexval(s[i+5])<<4 | hexval(s[i+6]))
+				if lo >= 0xdc00 && lo < 0xe000 {
+					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+					i += 6
+				}
+			}
+			dst = utf8append(dst, r)
+		default:
+			dst = append(dst, s[i])
+		}
+	}
+	return dst
+}
+
+func hexval(c byte) int {
+	switch {
+	case c >= 'a':
+		return int(c-'a') + 10
+	case c >= 'A':
+		return int(c-'A') + 10
+	}
+	return int(c - '0')
+}
+
+// utf8append appends r's UTF-8 encoding (U+FFFD for a lone surrogate).
+func utf8append(dst []byte, r rune) []byte {
+	if r >= 0xd800 && r < 0xe000 {
+		r = 0xfffd
+	}
+	switch {
+	case r < 0x80:
+		return append(dst, byte(r))
+	case r < 0x800:
+		return append(dst, 0xc0|byte(r>>6), 0x80|byte(r)&0x3f)
+	case r < 0x10000:
+		return append(dst, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+	}
+	return append(dst, 0xf0|byte(r>>18), 0x80|byte(r>>12)&0x3f, 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+}
+
+// integer reads the non-negative integer at b[v0:v1] (a JSON number
+// without fraction or exponent), capped at max; ok is false otherwise.
+func integer(b []byte, v0, v1, max int) (int, bool) {
+	if v0 >= v1 || b[v0] == '-' {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b[v0:v1] {
+		if !digit(c) {
+			return 0, false
+		}
+		n = min(n*10+int(c-'0'), max)
+	}
+	return n, true
+}
