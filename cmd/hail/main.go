@@ -67,7 +67,7 @@ func main() {
 			catchSignals()
 		}
 	}
-	root.AddCommand(newKubeCmd())
+	root.AddCommand(newKubeCmd(), newOperatorCmd())
 	err := root.Execute()
 	if err == nil {
 		return

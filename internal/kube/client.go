@@ -115,6 +115,14 @@ func (c *client) Update(ctx context.Context, r schema.GroupVersionResource, ns s
 	return c.request("PUT", r, ns).Name(m.GetName()).Body(obj).Do(ctx).Into(obj)
 }
 
+func (c *client) UpdateStatus(ctx context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	return c.request("PUT", r, ns).Name(m.GetName()).SubResource("status").Body(obj).Do(ctx).Into(obj)
+}
+
 func (c *client) Delete(ctx context.Context, r schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
 	return c.request("DELETE", r, ns).Name(name).Body(&opts).Do(ctx).Error()
 }

@@ -86,6 +86,14 @@ func (f fakeCluster) Update(_ context.Context, r schema.GroupVersionResource, ns
 	return copyInto(got, obj)
 }
 
+func (f fakeCluster) UpdateStatus(_ context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error {
+	got, err := f.cs.Invokes(k8stesting.NewUpdateSubresourceActionWithOptions(r, "status", ns, obj, metav1.UpdateOptions{}), nil)
+	if err != nil {
+		return err
+	}
+	return copyInto(got, obj)
+}
+
 func (f fakeCluster) Delete(_ context.Context, r schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
 	_, err := f.cs.Invokes(k8stesting.NewDeleteActionWithOptions(r, ns, name, opts), nil)
 	return err

@@ -1,0 +1,359 @@
+package kube
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/hail-loadgen/hail/internal/report"
+)
+
+// The fake clientset's scheme learns the HailRun types, as a cluster with
+// the CRD installed knows them.
+func init() {
+	if err := addHailRuns(scheme.Scheme); err != nil {
+		panic(err)
+	}
+}
+
+// opTest is an operator on the simulated cluster.
+type opTest struct {
+	t       *testing.T
+	s       *sim
+	tracker k8stesting.ObjectTracker
+	log     *syncWriter
+	buf     *bytes.Buffer
+}
+
+// newOpTest is a simulated cluster whose API knows HailRuns: client-go's
+// fake clientset over a tracker of a scheme with them (the fake's own
+// scheme cannot learn a type).
+func newOpTest(t *testing.T, scripts func(i int) script) *opTest {
+	sc := runtime.NewScheme()
+	if err := scheme.AddToScheme(sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := addHailRuns(sc); err != nil {
+		t.Fatal(err)
+	}
+	tracker := k8stesting.NewObjectTracker(sc, serializer.NewCodecFactory(sc).UniversalDecoder())
+	cs := &fake.Clientset{}
+	cs.AddReactor("*", "*", k8stesting.ObjectReaction(tracker))
+	cs.AddWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := a.(k8stesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		w, err := tracker.Watch(a.GetResource(), a.GetNamespace(), opts)
+		return err == nil, w, err
+	})
+	s := newSim(t, scripts)
+	s.cs = cs
+	var buf bytes.Buffer
+	return &opTest{t: t, s: s, tracker: tracker, buf: &buf, log: &syncWriter{w: &buf}}
+}
+
+// operator returns an operator named id, quick to poll.
+func (ot *opTest) operator(id string) *Operator {
+	return &Operator{Client: fakeCluster{ot.s.cs}, Identity: id, LeaseNamespace: "hail-system", LeaseName: "hail-operator", LeaseDuration: 2 * time.Second,
+		Namespaces: []string{"load"}, Image: "hail:local", Log: ot.log, Validate: validateTest,
+		io: func(string) podIO { return ot.s }, tick: 5 * time.Millisecond, lead: 150 * time.Millisecond, leaseTick: 20 * time.Millisecond}
+}
+
+// validateTest stands for hail's parsing: a flag it does not know is refused.
+func validateTest(args []string) (time.Duration, error) {
+	for _, a := range args {
+		if a == "--bogus" {
+			return 0, errors.New("unknown flag: --bogus")
+		}
+	}
+	return 2 * time.Second, nil
+}
+
+// start runs op until the test ends (or stop is called).
+func (ot *opTest) start(op *Operator) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := op.Run(ctx); err != nil {
+			ot.t.Errorf("operator %s: %v", op.Identity, err)
+		}
+	}()
+	stop = func() { cancel(); <-done }
+	ot.t.Cleanup(stop)
+	return stop
+}
+
+// create makes a HailRun named name and plays the cluster for its Job.
+func (ot *opTest) create(name string, spec HailRunSpec) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ot.t.Cleanup(cancel)
+	hr := &HailRun{TypeMeta: metav1.TypeMeta{APIVersion: HailRunGroup.String(), Kind: "HailRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "load", UID: types.UID("uid-" + name), Generation: 1}, Spec: spec}
+	if err := ot.tracker.Create(HailRuns, hr, "load"); err != nil {
+		ot.t.Fatal(err)
+	}
+	ot.s.run(ctx, &Spec{Name: name, Namespace: "load", Shards: spec.Shards})
+}
+
+func (ot *opTest) get(name string) *HailRun {
+	var hr HailRun
+	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), HailRuns, "load", name, &hr); err != nil {
+		return nil
+	}
+	return &hr
+}
+
+// waitPhase waits until the HailRun is in phase, and returns it.
+func (ot *opTest) waitPhase(name, phase string) *HailRun {
+	ot.t.Helper()
+	var hr *HailRun
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		hr = ot.get(name)
+		if hr != nil && hr.Status.Phase == phase {
+			return hr
+		}
+		if time.Now().After(end) {
+			ot.t.Fatalf("%s never %s: %+v\n%s", name, phase, hr, ot.buf.String())
+		}
+	}
+}
+
+func condition(hr *HailRun, typ string) metav1.Condition {
+	for _, c := range hr.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
+
+func args() []string { return []string{"-z", "2s", "-q", "100", "http://10.88.0.9:8080/"} }
+
+// A HailRun is validated, run as an Indexed Job it owns, merged, and its
+// status says so: Succeeded, each shard complete with its requests, the
+// merged summary and verdict, the full result in a ConfigMap it owns;
+// the Job and the run's ConfigMap deleted (cleanup Delete); the
+// operator's metrics count it.
+func TestOperatorRunsHailRun(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(i int) script { return script{requests: 100 + i, end: "ok"} })
+	var job *batchv1.Job
+	var mu sync.Mutex
+	ot.s.cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		job = a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+		mu.Unlock()
+		return false, nil, nil
+	})
+	op := ot.operator("op-a")
+	ot.start(op)
+	ot.create("r1", HailRunSpec{Shards: 3, Args: args(), Thresholds: []string{"requests >= 300"},
+		Runner: RunnerTemplate{NodeSelector: map[string]string{"pool": "load"}, Env: []corev1.EnvVar{{Name: "X", Value: "1"}}}})
+	hr := ot.waitPhase("r1", PhaseSucceeded)
+	st := hr.Status
+	if st.Summary == nil || st.Summary.Requests != 303 || st.Summary.Errors != 0 || st.Verdict == nil || st.Verdict.Bottleneck != report.BottleneckNone {
+		t.Fatalf("summary %+v verdict %+v", st.Summary, st.Verdict)
+	}
+	for i, sh := range st.Shards {
+		if sh.State != ShardComplete || sh.Requests != int64(100+i) {
+			t.Errorf("shard %d: %+v", i, sh)
+		}
+	}
+	if len(st.Thresholds) != 1 || !st.Thresholds[0].Pass {
+		t.Errorf("thresholds %+v", st.Thresholds)
+	}
+	for _, c := range []string{"Validated", "Started", "Merged", "ThresholdsPassed"} {
+		if condition(hr, c).Status != metav1.ConditionTrue {
+			t.Errorf("condition %s: %+v", c, condition(hr, c))
+		}
+	}
+	if st.StartTime == nil || st.CompletionTime == nil || st.Job != "r1" {
+		t.Errorf("times %v %v, job %q", st.StartTime, st.CompletionTime, st.Job)
+	}
+	// The full result, gzipped in a ConfigMap the HailRun owns.
+	var cm corev1.ConfigMap
+	if st.Result == nil || st.Result.ConfigMap != "r1-result" {
+		t.Fatalf("result %+v", st.Result)
+	}
+	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), ConfigMaps, "load", "r1-result", &cm); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["total.json.gz"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := report.ReadJSON(zr)
+	if err != nil || full.Hail.Counts.Requests != 303 || cm.OwnerReferences[0].UID != "uid-r1" {
+		t.Fatalf("stored result: %v, %+v", err, cm.OwnerReferences)
+	}
+	// The Job: owned by the HailRun, the runner template applied.
+	mu.Lock()
+	j := job
+	mu.Unlock()
+	if j == nil || len(j.OwnerReferences) != 1 || j.OwnerReferences[0].Kind != "HailRun" || j.OwnerReferences[0].UID != "uid-r1" || !ptr.Deref(j.OwnerReferences[0].Controller, false) {
+		t.Fatalf("the Job's owner: %+v", j)
+	}
+	ps := j.Spec.Template.Spec
+	if ps.NodeSelector["pool"] != "load" || ps.Containers[0].Env[len(ps.Containers[0].Env)-1].Name != "X" {
+		t.Errorf("runner template not applied: %+v", ps)
+	}
+	gone(t, ot.s, &Spec{Name: "r1", Namespace: "load"})
+	rec := httptest.NewRecorder()
+	op.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`hail_operator_runs_ended_total{phase="Succeeded"} 1`, "hail_operator_leader 1", `hail_operator_hailruns{phase="Succeeded"} 1`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, rec.Body.String())
+		}
+	}
+}
+
+// A shard whose image cannot be pulled fails the run within seconds, the
+// cluster's words in the status; nothing is left.
+func TestOperatorBadImage(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(i int) script {
+		if i == 1 {
+			return script{pending: func(p *corev1.Pod) {
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+					Reason: "ErrImagePull", Message: `failed to pull and unpack image "docker.io/library/hail:nope": not found`}}}}
+			}}
+		}
+		return script{requests: 10, end: "ok"}
+	})
+	ot.start(ot.operator("op-a"))
+	t0 := time.Now()
+	ot.create("bad", HailRunSpec{Shards: 2, Args: args(), Image: "hail:nope"})
+	hr := ot.waitPhase("bad", PhaseFailed)
+	if !strings.Contains(hr.Status.Message, "shard 1 (pod bad-1-x1) cannot start: ErrImagePull") || time.Since(t0) > 10*time.Second {
+		t.Fatalf("after %s: %q", time.Since(t0), hr.Status.Message)
+	}
+	if c := condition(hr, "Merged"); c.Status != metav1.ConditionFalse || c.Reason != "NotStarted" {
+		t.Errorf("condition %+v", c)
+	}
+	gone(t, ot.s, &Spec{Name: "bad", Namespace: "load"})
+}
+
+// Arguments hail refuses fail the run at Validating: nothing is made.
+func TestOperatorInvalid(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, ok(1))
+	ot.start(ot.operator("op-a"))
+	for _, tc := range []struct {
+		name string
+		spec HailRunSpec
+		want string
+	}{
+		{"flag", HailRunSpec{Shards: 2, Args: []string{"--bogus", "http://x/"}}, "spec.args: unknown flag: --bogus"},
+		{"threshold", HailRunSpec{Shards: 2, Args: args(), Thresholds: []string{"p99 12ms"}}, "spec.thresholds: threshold \"p99 12ms\""},
+		{"scenario", HailRunSpec{Shards: 2, Scenario: &ScenarioSource{ConfigMap: "nope", File: "s.yaml"}}, "spec.scenario.configMap nope: no such ConfigMap"},
+		{"volume", HailRunSpec{Shards: 2, Args: args(), Runner: RunnerTemplate{Volumes: []corev1.Volume{{Name: "results"}}}}, "\"results\" is the operator's own volume name"},
+		{"cpu", HailRunSpec{Shards: 2, Args: args(), Runner: RunnerTemplate{Resources: corev1.ResourceRequirements{}}, Cleanup: "Sometimes"}, "spec.cleanup \"Sometimes\""},
+	} {
+		ot.create("inv-"+tc.name, tc.spec)
+		hr := ot.waitPhase("inv-"+tc.name, PhaseFailed)
+		if !strings.Contains(hr.Status.Message, tc.want) || condition(hr, "Validated").Status != metav1.ConditionFalse {
+			t.Errorf("%s: %q %+v", tc.name, hr.Status.Message, condition(hr, "Validated"))
+		}
+		if _, err := ot.s.cs.BatchV1().Jobs("load").Get(context.Background(), "inv-"+tc.name, metav1.GetOptions{}); err == nil {
+			t.Errorf("%s: a Job was made", tc.name)
+		}
+	}
+}
+
+// Deleting a running HailRun stops its run: the Job and the run's
+// ConfigMap are deleted (Kubernetes' garbage collector would too: the
+// HailRun owns the Job), no status is written after.
+func TestOperatorDeletionStopsJob(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(int) script { return script{requests: 10, end: "stopped"} })
+	ot.start(ot.operator("op-a"))
+	ot.create("del", HailRunSpec{Shards: 2, Args: args()})
+	ot.waitPhase("del", PhaseRunning)
+	if err := ot.tracker.Delete(HailRuns, "load", "del"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		_, err := ot.s.cs.BatchV1().Jobs("load").Get(context.Background(), "del", metav1.GetOptions{})
+		return err != nil
+	}, "the Job deleted")
+	gone(t, ot.s, &Spec{Name: "del", Namespace: "load"})
+}
+
+// Cleanup Keep keeps the Job (no TTL: until the HailRun is deleted) and
+// the run's ConfigMap once merged.
+func TestOperatorCleanupKeep(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, ok(20))
+	ot.start(ot.operator("op-a"))
+	ot.create("keep", HailRunSpec{Shards: 2, Args: args(), Cleanup: CleanupKeep})
+	hr := ot.waitPhase("keep", PhaseSucceeded)
+	if hr.Status.Summary.Requests != 40 {
+		t.Errorf("summary %+v", hr.Status.Summary)
+	}
+	j, err := ot.s.cs.BatchV1().Jobs("load").Get(context.Background(), "keep", metav1.GetOptions{})
+	if err != nil || j.Spec.TTLSecondsAfterFinished != nil {
+		t.Fatalf("the Job: %v, TTL %v", err, j)
+	}
+	if _, err := ot.s.cs.CoreV1().ConfigMaps("load").Get(context.Background(), "keep", metav1.GetOptions{}); err != nil {
+		t.Errorf("the run's ConfigMap: %v", err)
+	}
+}
+
+// One replica leads; when it stops mid-run, it lets the Lease go, the run
+// goes on in the cluster, and the waiting replica takes the Lease, adopts
+// the run and merges it.
+func TestOperatorLeaderHandoff(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(i int) script { return script{requests: 50, end: "ok", after: 700 * time.Millisecond} })
+	a, b := ot.operator("op-a"), ot.operator("op-b")
+	stopA := ot.start(a)
+	waitFor(t, func() bool { return holder(ot) == "op-a" }, "op-a to lead")
+	ot.start(b)
+	ot.create("ho", HailRunSpec{Shards: 2, Args: args()})
+	ot.waitPhase("ho", PhaseRunning)
+	if holder(ot) != "op-a" {
+		t.Fatalf("the Lease is %q's while op-a runs", holder(ot))
+	}
+	stopA()
+	hr := ot.waitPhase("ho", PhaseSucceeded)
+	if holder(ot) != "op-b" || hr.Status.Summary.Requests != 100 {
+		t.Fatalf("holder %q, summary %+v\n%s", holder(ot), hr.Status.Summary, ot.buf.String())
+	}
+	for _, want := range []string{"op-b leads", "hailrun load/ho is under way and no replica runs it: collecting it"} {
+		if !strings.Contains(ot.buf.String(), strings.TrimPrefix(want, "hailrun ")) {
+			t.Errorf("log lacks %q:\n%s", want, ot.buf.String())
+		}
+	}
+}
+
+func holder(ot *opTest) string {
+	var l coordinationv1.Lease
+	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), Leases, "hail-system", "hail-operator", &l); err != nil {
+		return ""
+	}
+	return ptr.Deref(l.Spec.HolderIdentity, "")
+}
+
+var _ = io.Discard
