@@ -118,10 +118,10 @@ func (s *Spec) Job() *batchv1.Job {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: s.labels()},
 		Spec: batchv1.JobSpec{
-			CompletionMode:          ptr.To(batchv1.IndexedCompletion),
-			Completions:             ptr.To(int32(s.Shards)),
-			Parallelism:             ptr.To(int32(s.Shards)),
-			BackoffLimitPerIndex:    ptr.To(int32(0)),
+			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
+			Completions:          ptr.To(int32(s.Shards)),
+			Parallelism:          ptr.To(int32(s.Shards)),
+			BackoffLimitPerIndex: ptr.To(int32(0)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: s.labels()},
 				Spec: corev1.PodSpec{
