@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -356,4 +355,3 @@ func holder(ot *opTest) string {
 	return ptr.Deref(l.Spec.HolderIdentity, "")
 }
 
-var _ = io.Discard
