@@ -354,4 +354,3 @@ func holder(ot *opTest) string {
 	}
 	return ptr.Deref(l.Spec.HolderIdentity, "")
 }
-
