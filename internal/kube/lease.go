@@ -25,16 +25,23 @@ type elector struct {
 	duration        time.Duration
 	retry           time.Duration
 	now             func() time.Time
+	logf            func(format string, args ...any) // says why it waits, once per reason
 }
 
-// acquire waits until this replica holds the Lease, or ctx ends.
+// acquire waits until this replica holds the Lease, or ctx ends. It says
+// why it waits (another holds the Lease, the API server cannot be
+// reached, RBAC refuses), each time the reason changes.
 func (e *elector) acquire(ctx context.Context) error {
+	last := ""
 	for {
 		ok, err := e.try(ctx)
 		if ok {
 			return nil
 		}
-		_ = err // another holds it, or the API server is away: try again
+		if why := oneLine(err.Error()); why != last && e.logf != nil {
+			e.logf("not leading yet: %s", why)
+			last = why
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

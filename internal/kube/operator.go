@@ -91,7 +91,7 @@ func (o *Operator) Run(ctx context.Context) error {
 		o.Log = os.Stderr
 	}
 	o.init()
-	e := &elector{cs: o.Client, namespace: o.LeaseNamespace, name: o.LeaseName, id: o.Identity, duration: o.LeaseDuration, retry: o.leaseTick, now: time.Now}
+	e := &elector{cs: o.Client, namespace: o.LeaseNamespace, name: o.LeaseName, id: o.Identity, duration: o.LeaseDuration, retry: o.leaseTick, now: time.Now, logf: o.logf}
 	o.logf("%s waits to lead (Lease %s/%s)", o.Identity, o.LeaseNamespace, o.LeaseName)
 	if err := e.acquire(ctx); err != nil {
 		return nil // ended before leading
