@@ -62,11 +62,27 @@ type Operator struct {
 
 // tracked is a HailRun this replica runs (or ran).
 type tracked struct {
-	uid    types.UID
-	cancel context.CancelFunc
-	spec   *Spec // once planned
-	done   bool
+	uid        types.UID
+	cancel     context.CancelFunc
+	spec       *Spec         // once planned
+	interrupts chan struct{} // a stop asked (StopAnnotation)
+	stopped    bool
+	done       bool
 }
+
+// stop asks the run to stop (once: the Runner takes one interrupt as a
+// stop, a second as a deletion of the pods).
+func (t *tracked) stop() {
+	select {
+	case t.interrupts <- struct{}{}:
+	default:
+	}
+}
+
+// StopAnnotation, set on a HailRun (to why), stops its run as hail kube
+// stop does: the shards stop, each writes what it did, and that is merged
+// (the run is then incomplete, so Failed, with its merged summary).
+const StopAnnotation = "hail-loadgen.github.io/stop"
 
 func (o *Operator) logf(format string, args ...any) {
 	o.logMu.Lock()
@@ -232,6 +248,11 @@ func (o *Operator) reconcile(ctx context.Context, key string) error {
 		o.mu.Lock()
 		t = nil
 	}
+	if t != nil && !t.done && !t.stopped && hr.Annotations[StopAnnotation] != "" {
+		t.stopped = true
+		o.logf("%s: stop asked (%s): its shards stop, and what they did is merged", key, hr.Annotations[StopAnnotation])
+		t.stop()
+	}
 	if t != nil || hr == nil || hr.DeletionTimestamp != nil {
 		o.mu.Unlock()
 		return nil
@@ -242,7 +263,7 @@ func (o *Operator) reconcile(ctx context.Context, key string) error {
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	t = &tracked{uid: hr.UID, cancel: cancel}
+	t = &tracked{uid: hr.UID, cancel: cancel, interrupts: make(chan struct{}, 1)}
 	o.runs[key] = t
 	o.wg.Add(1)
 	o.mu.Unlock()

@@ -47,9 +47,26 @@ func (o *Operator) execute(ctx context.Context, hr *HailRun, t *tracked, adopt b
 		if spec, err = r.LoadSpec(ctx, hr.Namespace, hr.Name); err == nil {
 			o.track(t, spec)
 			ths, _ = parseThresholds(hr.Spec.Thresholds)
+			go func() { // a stop asked: as hail kube stop, then the collect merges
+				select {
+				case <-t.interrupts:
+					_ = r.Stop(ctx, spec)
+				case <-ctx.Done():
+				}
+			}()
+			if hr.Annotations[StopAnnotation] != "" {
+				o.mu.Lock()
+				t.stopped = true
+				t.stop()
+				o.mu.Unlock()
+			}
 			code, err = r.Collect(ctx, spec)
 		}
+	} else if why := hr.Annotations[StopAnnotation]; why != "" {
+		st.fail(ctx, "Stopped", "stopped before it started ("+why+"): nothing was sent")
+		return
 	} else {
+		r.Interrupts = t.interrupts
 		st.set(ctx, func(s *HailRunStatus) {
 			s.Phase, s.Message, s.Job = PhaseValidating, "checking the run's arguments with hail's own parsing", hr.Name
 			setCondition(s, "Validated", metav1.ConditionUnknown, "Validating", "")

@@ -5,6 +5,9 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -113,7 +116,7 @@ func (ot *opTest) create(name string, spec HailRunSpec) {
 	if err := ot.tracker.Create(HailRuns, hr, "load"); err != nil {
 		ot.t.Fatal(err)
 	}
-	ot.s.run(ctx, &Spec{Name: name, Namespace: "load", Shards: spec.Shards})
+	ot.s.run(ctx, &Spec{Name: name, Namespace: "load", Shards: spec.Shards, Claim: spec.Results.Claim})
 }
 
 func (ot *opTest) get(name string) *HailRun {
@@ -353,4 +356,133 @@ func holder(ot *opTest) string {
 		return ""
 	}
 	return ptr.Deref(l.Spec.HolderIdentity, "")
+}
+
+// The stop annotation stops a running HailRun as hail kube stop does: the
+// shards stop and write what they did, which is merged; the run is
+// incomplete, so Failed, with the merged summary and each shard
+// Interrupted.
+func TestOperatorStopAnnotation(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(int) script { return script{requests: 40, end: "stopped"} })
+	ot.start(ot.operator("op-a"))
+	ot.create("st", HailRunSpec{Shards: 2, Args: args()})
+	ot.waitPhase("st", PhaseRunning)
+	hr := ot.get("st")
+	hr.Annotations = map[string]string{StopAnnotation: "enough"}
+	if err := ot.tracker.Update(HailRuns, hr, "load"); err != nil {
+		t.Fatal(err)
+	}
+	hr = ot.waitPhase("st", PhaseFailed)
+	st := hr.Status
+	if st.Summary == nil || st.Summary.Requests != 40 || len(st.Incomplete) != 2 || !strings.Contains(st.Message, "the run is incomplete: shard 0/2 was interrupted") {
+		t.Fatalf("status %+v %+v", st, st.Summary)
+	}
+	for _, sh := range st.Shards {
+		if sh.State != ShardInterrupted || sh.Requests != 20 || !strings.Contains(sh.Reason, "the run was stopped") {
+			t.Errorf("shard %+v", sh)
+		}
+	}
+	if c := condition(hr, "Merged"); c.Status != metav1.ConditionTrue || c.Reason != "Incomplete" {
+		t.Errorf("condition %+v", c)
+	}
+}
+
+// A threshold that fails on the merged result fails the run; the status
+// says which, with the measured value.
+func TestOperatorThresholdFails(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, ok(30))
+	ot.start(ot.operator("op-a"))
+	ot.create("th", HailRunSpec{Shards: 2, Args: args(), Thresholds: []string{"requests >= 100", "error_rate < 1%"}})
+	hr := ot.waitPhase("th", PhaseFailed)
+	th := hr.Status.Thresholds
+	if len(th) != 2 || th[0].Pass || th[0].Measured != "60" || !th[1].Pass || hr.Status.Message != "1 of 2 thresholds failed on the merged result" ||
+		condition(hr, "ThresholdsPassed").Status != metav1.ConditionFalse || hr.Status.Summary.Requests != 60 {
+		t.Fatalf("status %+v", hr.Status)
+	}
+}
+
+// Results on a claim: the shards write theirs there, and the merged
+// result is written beside them, through the volume helper.
+func TestOperatorResultsOnClaim(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, ok(25))
+	ot.s.results = t.TempDir()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "results", Namespace: "load"}, Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}
+	if err := ot.tracker.Add(pvc); err != nil {
+		t.Fatal(err)
+	}
+	ot.start(ot.operator("op-a"))
+	ot.create("vol", HailRunSpec{Shards: 2, Args: args(), Results: ResultsSink{Claim: "results"}})
+	hr := ot.waitPhase("vol", PhaseSucceeded)
+	if r := hr.Status.Result; r == nil || r.Claim != "results" || r.Path != "/results/vol.total.json" || r.ConfigMap != "vol-result" {
+		t.Fatalf("result %+v (%s)", r, hr.Status.Message)
+	}
+	f, err := os.Open(filepath.Join(ot.s.results, "vol.total.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m, err := report.ReadJSON(f); err != nil || m.Hail.Counts.Requests != 50 {
+		t.Fatalf("the merged result on the volume: %v", err)
+	}
+}
+
+// A scenario from a ConfigMap: hail's parsing reads it (and its files)
+// from a copy, the shards run it from the ConfigMap mounted at
+// /hail/scenario, with the HailRun's args after it.
+func TestOperatorScenarioConfigMap(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, ok(10))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "signup", Namespace: "load"},
+		Data: map[string]string{"s.yaml": "steps: []\n", "users.csv": "a\nb\n"}}
+	if err := ot.tracker.Add(cm); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	var files []string
+	op := ot.operator("op-a")
+	op.Validate = func(args []string) (time.Duration, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = args
+		for _, n := range []string{"s.yaml", "users.csv"} {
+			if b, err := os.ReadFile(filepath.Join(filepath.Dir(args[1]), n)); err == nil {
+				files = append(files, string(b))
+			}
+		}
+		return 0, nil
+	}
+	var job *batchv1.Job
+	ot.s.cs.PrependReactor("create", "jobs", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		job = a.(k8stesting.CreateAction).GetObject().(*batchv1.Job).DeepCopy()
+		mu.Unlock()
+		return false, nil, nil
+	})
+	ot.start(op)
+	ot.create("scn", HailRunSpec{Shards: 2, Scenario: &ScenarioSource{ConfigMap: "signup", File: "s.yaml"}, Args: []string{"-z", "30s"}})
+	ot.waitPhase("scn", PhaseSucceeded)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 4 || seen[0] != "run" || filepath.Base(seen[1]) != "s.yaml" || seen[2] != "-z" || len(files) != 2 || files[1] != "a\nb\n" {
+		t.Fatalf("validated %q, files %q", seen, files)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	if !slices.Equal(c.Args[:4], []string{"run", "/hail/scenario/s.yaml", "-z", "30s"}) {
+		t.Errorf("args %q", c.Args)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		mounted = mounted || (m.Name == "scenario" && m.MountPath == ScenarioDir && m.ReadOnly)
+	}
+	vol := job.Spec.Template.Spec.Volumes[len(job.Spec.Template.Spec.Volumes)-1]
+	if !mounted || vol.ConfigMap == nil || vol.ConfigMap.Name != "signup" {
+		t.Errorf("mounts %+v, volume %+v", c.VolumeMounts, vol)
+	}
+	if bad := restrictedProblems(t, &job.Spec.Template.ObjectMeta, &job.Spec.Template.Spec); len(bad) > 0 {
+		t.Errorf("the shards with the scenario volume: %q", bad)
+	}
 }
