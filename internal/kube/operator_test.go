@@ -486,3 +486,95 @@ func TestOperatorScenarioConfigMap(t *testing.T) {
 		t.Errorf("the shards with the scenario volume: %q", bad)
 	}
 }
+
+// hail kube run on a cluster with the operator: the run goes as a
+// HailRun (its files in a ConfigMap it owns, mounted at their paths), the
+// operator runs it, and hail kube writes the merged result and prints the
+// report, exit 0; the HailRun stays, the run's record.
+func TestSubmitHailRun(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(i int) script { return script{requests: 30 + i, end: "ok"} })
+	ot.start(ot.operator("op-a"))
+	spec := testSpec(2)
+	spec.Name = "sub"
+	spec.Files = []File{{Path: "/home/me/body.json", Key: "f0-body.json", Size: 2}}
+	spec.Args = []string{"-z", "2s", "-D", "/home/me/body.json", "http://10.88.0.9:8080/"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ot.s.run(ctx, spec)
+	out := t.TempDir()
+	r, so, se := ot.s.runner(out)
+	r.Client = fakeCluster{ot.s.cs}
+	if !ServesHailRuns(ctx, r.Client, "load") {
+		t.Fatal("the cluster does not serve HailRuns")
+	}
+	code, err := r.Submit(ctx, spec, map[string][]byte{"f0-body.json": []byte("{}")})
+	if err != nil || code != 0 {
+		t.Fatalf("code %d, %v\n%s\n%s", code, err, se.String(), ot.buf.String())
+	}
+	f, err := os.Open(filepath.Join(out, "sub", "total.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m, err := report.ReadJSON(f); err != nil || m.Hail.Counts.Requests != 61 {
+		t.Fatalf("total.json: %v", err)
+	}
+	for _, want := range []string{"run sub: HailRun load/sub of 2 shards", "Succeeded: merged 61 requests of 2 shards", "shard 1/2: complete, 31 requests merged", "the HailRun stays"} {
+		if !strings.Contains(se.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, se.String())
+		}
+	}
+	if !strings.Contains(so.String(), "Merged:") {
+		t.Errorf("no report on stdout:\n%s", so.String())
+	}
+	var cm corev1.ConfigMap
+	if err := r.Client.Get(ctx, ConfigMaps, "load", "sub-files", &cm); err != nil || string(cm.BinaryData["f0-body.json"]) != "{}" || cm.OwnerReferences[0].Kind != "HailRun" {
+		t.Fatalf("the files' ConfigMap: %v %+v", err, cm.OwnerReferences)
+	}
+	hr := ot.get("sub")
+	m := hr.Spec.Runner.VolumeMounts
+	if len(m) != 1 || m[0].MountPath != "/home/me/body.json" || m[0].SubPath != "f0-body.json" || hr.Spec.Runner.Volumes[0].ConfigMap.Name != "sub-files" {
+		t.Errorf("mounts %+v", hr.Spec.Runner)
+	}
+}
+
+// Ctrl-C while a submitted HailRun runs asks the operator to stop it: what
+// the shards did is merged, the run incomplete (exit 2).
+func TestSubmitCtrlCStops(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, func(int) script { return script{requests: 10, end: "stopped"} })
+	ot.start(ot.operator("op-a"))
+	spec := testSpec(2)
+	spec.Name = "subc"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ot.s.run(ctx, spec)
+	r, _, se := ot.s.runner(t.TempDir())
+	r.Client = fakeCluster{ot.s.cs}
+	ints := make(chan struct{}, 1)
+	r.Interrupts = ints
+	go func() {
+		ot.waitPhase("subc", PhaseRunning)
+		ints <- struct{}{}
+	}()
+	code, err := r.Submit(ctx, spec, nil)
+	if err != nil || code != 2 || !strings.Contains(se.String(), "the run is incomplete: shard 0/2 was interrupted") {
+		t.Fatalf("code %d, %v\n%s", code, err, se.String())
+	}
+}
+
+// Without an operator to take it up, the HailRun is deleted again and
+// Submit says so (hail kube run then runs it itself).
+func TestSubmitNoOperator(t *testing.T) {
+	t.Parallel()
+	ot := newOpTest(t, ok(1))
+	r, _, _ := ot.s.runner(t.TempDir())
+	r.Client = fakeCluster{ot.s.cs}
+	r.takeUp = 200 * time.Millisecond
+	spec := testSpec(2)
+	_, err := r.Submit(context.Background(), spec, nil)
+	if !errors.Is(err, ErrNoOperator) || ot.get(spec.Name) != nil {
+		t.Fatalf("%v; the HailRun: %v", err, ot.get(spec.Name))
+	}
+}

@@ -52,9 +52,10 @@ type Runner struct {
 	// HailRun's status).
 	Report func(phase string, shards []ShardStatus)
 
-	io   podIO         // nil: through Client
-	tick time.Duration // how often the barrier and progress poll (0: 250 ms)
-	lead time.Duration // the start's least lead (0: MinLead; tests shorten it)
+	io     podIO         // nil: through Client
+	tick   time.Duration // how often the barrier and progress poll (0: 250 ms)
+	lead   time.Duration // the start's least lead (0: MinLead; tests shorten it)
+	takeUp time.Duration // how long Submit waits for an operator (0: TakenUpWithin)
 
 	barrierToken map[string][]string // the header /start and /stop carry
 
