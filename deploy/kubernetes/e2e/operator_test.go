@@ -63,6 +63,11 @@ func TestOperatorE2E(t *testing.T) {
 		}
 	}
 	e := &env{t: t, cs: cs, out: t.TempDir(), stamp: time.Now().Format("150405"), kubeconf: os.Getenv("KUBECONFIG")}
+	e.hail = filepath.Join(e.out, "hail")
+	if b, err := exec.Command("go", "build", "-o", e.hail, "../../../cmd/hail").CombinedOutput(); err != nil {
+		t.Fatalf("building hail: %v\n%s", err, b)
+	}
+	e.operator = "auto"
 	ctx := context.Background()
 	e.namespace(ctx)
 	e.startTarget(ctx)
@@ -104,6 +109,7 @@ func TestOperatorE2E(t *testing.T) {
 	e.operatorExact(ctx, hc)
 	e.operatorBadImage(ctx, hc)
 	e.operatorDelete(ctx, hc)
+	e.kubeRunHailRun(ctx, hc)
 	metrics, err := cs.CoreV1().Services(opNS).ProxyGet("http", "hail-operator-metrics", "8080", "/metrics", nil).DoRaw(ctx)
 	e.check(fmt.Sprintf("the operator's /metrics counts the runs (%v)", err), err == nil &&
 		bytes.Contains(metrics, []byte(`hail_operator_runs_ended_total{phase="Succeeded"}`)) && bytes.Contains(metrics, []byte(`hail_operator_runs_ended_total{phase="Failed"}`)))
@@ -113,14 +119,46 @@ func TestOperatorE2E(t *testing.T) {
 	if logs, err := exec.Command("kubectl", "-n", opNS, "logs", "deployment/hail-operator").CombinedOutput(); err == nil {
 		fmt.Printf("e2e: the operator's log:\n%s\n", logs)
 	}
+	if os.Getenv("KEEP") == "" { // hail kube run goes to HailRuns while the CRD is served
+		_ = exec.Command(helm, "uninstall", "hail-operator", "-n", opNS, "--wait").Run()
+		_ = exec.Command("kubectl", "delete", "crd", "hailruns.hail-loadgen.github.io").Run()
+	}
 }
 
-// operatorLeads waits until the operator's pod is ready and holds its Lease.
+// kubeRunHailRun: hail kube run, on a cluster with the operator, runs as a
+// HailRun: the merged result written here, == what the target served.
+func (e *env) kubeRunHailRun(ctx context.Context, hc kube.Cluster) {
+	run := e.name("opkube")
+	before := e.served(ctx)
+	r := e.kube(run, append([]string{"run", "--shards", "2", "--run", run, "--cpu", "100m", "--memory", "128Mi", "--"}, append(load, e.url)...)...)
+	after := e.served(ctx)
+	show(r)
+	var hr kube.HailRun
+	err := hc.Get(ctx, kube.HailRuns, namespace, run, &hr)
+	e.check(fmt.Sprintf("%s: hail kube run (--operator auto) made HailRun %s, phase %s: %v", run, run, hr.Status.Phase, err), err == nil && hr.Status.Phase == kube.PhaseSucceeded &&
+		strings.Contains(r.stderr, "HailRun hail-e2e/"+run))
+	if r.merged == nil {
+		e.check(run+": a merged result written here", false)
+		return
+	}
+	c := r.merged.Hail.Counts
+	e.check(fmt.Sprintf("%s: exit %d; merged %d == served %d, errors %d; the report printed", run, r.code, c.Requests, after-before, c.Errors),
+		r.code == 0 && c.Requests == after-before && c.Requests > 0 && c.Errors == 0 && strings.Contains(r.stdout, "Merged:"))
+	e.summary = append(e.summary, fmt.Sprintf("hail kube run with the operator installed: HailRun %s, exit %d, merged %d = served %d", run, r.code, c.Requests, after-before))
+	_ = hc.Delete(ctx, kube.HailRuns, namespace, run, metav1.DeleteOptions{})
+}
+
+// operatorLeads waits until a running operator pod (not one going away
+// after a restart) holds the Lease.
 func (e *env) operatorLeads(ctx context.Context, opNS string) bool {
 	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
 		l, err := e.cs.CoordinationV1().Leases(opNS).Get(ctx, "hail-operator", metav1.GetOptions{})
-		if err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
-			fmt.Printf("e2e: the Lease is held by %s\n", *l.Spec.HolderIdentity)
+		if err != nil || l.Spec.HolderIdentity == nil {
+			continue
+		}
+		p, err := e.cs.CoreV1().Pods(opNS).Get(ctx, *l.Spec.HolderIdentity, metav1.GetOptions{})
+		if err == nil && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+			fmt.Printf("e2e: the Lease is held by %s (running)\n", p.Name)
 			return true
 		}
 	}
