@@ -4,7 +4,8 @@
 // fails within seconds with the cause when one cannot start, holds them at
 // a start barrier until all are ready, shows their progress, follows their
 // logs, and collects and merges their results — naming what happened to
-// every shard, losing nothing a shard wrote.
+// every shard, losing nothing a shard wrote. hail operator (Operator) runs
+// HailRun objects with the same Runner, from inside the cluster.
 //
 // It talks to the cluster with client-go, the Kubernetes client: its REST
 // client and kubeconfig loading, with a scheme of only the API groups it
