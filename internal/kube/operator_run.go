@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/hail-loadgen/hail/internal/report"
@@ -103,15 +104,16 @@ func (o *Operator) track(t *tracked, s *Spec) {
 	o.mu.Unlock()
 }
 
-// leftovers deletes what an earlier run of the same name left: the Job,
-// ConfigMap and helper pods of a run a leader started and left before its
-// start (nothing was sent: the run starts afresh).
+// leftovers deletes what an earlier run of a HailRun of the same name
+// left: this one's, started by a leader that stopped before the start
+// (nothing was sent: the run starts afresh), or a deleted HailRun's whose
+// Job is still going.
 func (o *Operator) leftovers(ctx context.Context, hr *HailRun) {
 	s := &Spec{Name: hr.Name, Namespace: hr.Namespace}
 	r := o.runner(hr.Namespace, hr.Name, "")
 	var cm corev1.ConfigMap
 	if err := o.Client.Get(ctx, ConfigMaps, hr.Namespace, hr.Name, &cm); err == nil {
-		if old, err := unmarshalSpec(cm.Data[specKey]); err == nil && old.Owner != nil && old.Owner.UID == hr.UID {
+		if old, err := unmarshalSpec(cm.Data[specKey]); err == nil && old.Owner != nil && old.Owner.Kind == "HailRun" && old.Owner.Name == hr.Name {
 			r.cleanup(ctx, s)
 			// Wait until the Job is gone: the new one has its name.
 			for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -397,7 +399,7 @@ type statusWriter struct {
 	o       *Operator
 	ns      string
 	name    string
-	uid     any
+	uid     types.UID
 	gen     int64
 	status  HailRunStatus
 	written time.Time
@@ -453,7 +455,7 @@ func (w *statusWriter) set(ctx context.Context, f func(s *HailRunStatus)) {
 		if err := w.o.Client.Get(ctx, HailRuns, w.ns, w.name, &cur); err != nil {
 			return // gone (deleted), or the API server away: the next write carries it
 		}
-		if any(cur.UID) != w.uid {
+		if cur.UID != w.uid {
 			return
 		}
 		cur.Status = *w.status.DeepCopy()

@@ -578,3 +578,34 @@ func TestSubmitNoOperator(t *testing.T) {
 		t.Fatalf("%v; the HailRun: %v", err, ot.get(spec.Name))
 	}
 }
+
+// A leader that dies without letting the Lease go holds it for its
+// duration; then another replica takes it (one transition), and the old
+// one, back, cannot take it while the new one renews.
+func TestLeaseExpires(t *testing.T) {
+	t.Parallel()
+	cs := fakeCluster{fake.NewClientset()}
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { return now }
+	a := &elector{cs: cs, namespace: "hail-system", name: "hail-operator", id: "op-a", duration: 15 * time.Second, now: clock}
+	b := &elector{cs: cs, namespace: "hail-system", name: "hail-operator", id: "op-b", duration: 15 * time.Second, now: clock}
+	ctx := context.Background()
+	if ok, err := a.try(ctx); !ok {
+		t.Fatalf("op-a: %v", err)
+	}
+	now = now.Add(10 * time.Second)
+	if ok, err := b.try(ctx); ok || !strings.Contains(err.Error(), "held by op-a") {
+		t.Fatalf("op-b took a Lease op-a renewed 10s ago: %v", err)
+	}
+	now = now.Add(6 * time.Second)
+	if ok, err := b.try(ctx); !ok {
+		t.Fatalf("op-b could not take a Lease op-a left 16s ago: %v", err)
+	}
+	if ok, _ := a.try(ctx); ok {
+		t.Fatal("op-a took back the Lease op-b holds")
+	}
+	var l coordinationv1.Lease
+	if err := cs.Get(ctx, Leases, "hail-system", "hail-operator", &l); err != nil || *l.Spec.HolderIdentity != "op-b" || *l.Spec.LeaseTransitions != 1 {
+		t.Fatalf("lease %+v: %v", l.Spec, err)
+	}
+}
