@@ -569,7 +569,9 @@ func (e *env) detach(ctx context.Context) {
 		e.t.Fatal(err)
 	}
 	s.Close()
+	drained := make(chan struct{}) // the terminal read to its end (EIO once hail has exited)
 	go func() {
+		defer close(drained)
 		buf := make([]byte, 4096)
 		for {
 			n, err := m.Read(buf)
@@ -590,7 +592,15 @@ func (e *env) detach(ctx context.Context) {
 	e.check(run+": Ctrl-C on a terminal asks: stop or detach [s/d]", asked)
 	fmt.Fprintln(m, "d")
 	code := p.exit(30 * time.Second)
-	e.check(fmt.Sprintf("%s: detached, exit %d (want 0), saying how to collect", run, code), code == 0 && strings.Contains(p.text(), "detached: run "+run+" goes on; collect it with: hail kube collect "+run+" -n "+namespace))
+	select { // what hail printed last is still in the terminal when it exits
+	case <-drained:
+	case <-time.After(5 * time.Second):
+	}
+	said := strings.Contains(p.text(), "detached: run "+run+" goes on; collect it with: hail kube collect "+run+" -n "+namespace)
+	e.check(fmt.Sprintf("%s: detached, exit %d (want 0), saying how to collect", run, code), code == 0 && said)
+	if code != 0 || !said {
+		fmt.Printf("e2e: what hail kube printed on the terminal:\n%q\n", p.text())
+	}
 	_, err = e.cs.BatchV1().Jobs(namespace).Get(ctx, run, metav1.GetOptions{})
 	e.check(run+": the run goes on (its Job is there)", err == nil)
 	r := e.kube(run, "collect", run)
