@@ -23,7 +23,7 @@ func newOperatorCmd() *cobra.Command {
 	var leaseDuration time.Duration
 	cmd := &cobra.Command{
 		Use:   "operator [flags]",
-		Short: "run HailRun objects: distributed runs declared in the cluster (deploy/helm/hail-operator)",
+		Short: "run HailRun objects: distributed runs declared in Kubernetes",
 		Long: `hail operator runs in the cluster (deploy/helm/hail-operator, or deploy/kubernetes/operator.yaml)
 and runs every HailRun of its namespaces as hail kube run does: it checks the run's arguments with
 hail's own parsing, makes the shards' Indexed Job (owned by the HailRun: deleting the HailRun stops
