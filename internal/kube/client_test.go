@@ -414,6 +414,14 @@ func TestClientHailRunsAndLeases(t *testing.T) {
 		t.Errorf("status: %s %s (%s) %+v", r.Method, r.URL, r.Header.Get("Content-Type"), body)
 	}
 
+	api.set(answer(200, hr))
+	if err := cs.MergePatch(ctx, HailRuns, "load", "r1", []byte(`{"metadata":{"annotations":{"a":"b"}}}`), &HailRun{}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := api.seen(); r.Method != "PATCH" || r.URL.Path != "/apis/hail-loadgen.github.io/v1alpha1/namespaces/load/hailruns/r1" || r.Header.Get("Content-Type") != "application/merge-patch+json" {
+		t.Errorf("merge patch: %s %s (%s)", r.Method, r.URL, r.Header.Get("Content-Type"))
+	}
+
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hail-operator"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("op-a")}}
 	api.set(answer(201, l))
 	if err := cs.Create(ctx, Leases, "hail-system", l.DeepCopy()); err != nil {

@@ -37,6 +37,9 @@ type Cluster interface {
 	// UpdateStatus replaces the status of the object of obj's name by
 	// obj's (the status subresource); obj becomes the object as stored.
 	UpdateStatus(ctx context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error
+	// MergePatch changes the object name by a JSON merge patch (RFC 7386)
+	// and reads the result into obj.
+	MergePatch(ctx context.Context, r schema.GroupVersionResource, ns, name string, patch []byte, obj runtime.Object) error
 	// Delete deletes the object name.
 	Delete(ctx context.Context, r schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error
 	// Logs streams the log of pod's container (follow: until it ends).

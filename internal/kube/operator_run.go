@@ -150,6 +150,9 @@ func (o *Operator) plan(ctx context.Context, hr *HailRun) (*Spec, []*threshold.T
 	args := h.Args
 	var check []string
 	if sc := h.Scenario; sc != nil {
+		if sc.ConfigMap == hr.Name {
+			return nil, nil, fmt.Errorf("spec.scenario.configMap %s: the run's own ConfigMap takes the HailRun's name: give the scenario's ConfigMap another name", sc.ConfigMap)
+		}
 		dir, err := o.scenarioFiles(ctx, hr.Namespace, sc)
 		if err != nil {
 			return nil, nil, err

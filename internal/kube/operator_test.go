@@ -270,6 +270,7 @@ func TestOperatorInvalid(t *testing.T) {
 		{"flag", HailRunSpec{Shards: 2, Args: []string{"--bogus", "http://x/"}}, "spec.args: unknown flag: --bogus"},
 		{"threshold", HailRunSpec{Shards: 2, Args: args(), Thresholds: []string{"p99 12ms"}}, "spec.thresholds: threshold \"p99 12ms\""},
 		{"scenario", HailRunSpec{Shards: 2, Scenario: &ScenarioSource{ConfigMap: "nope", File: "s.yaml"}}, "spec.scenario.configMap nope: no such ConfigMap"},
+		{"same", HailRunSpec{Shards: 2, Scenario: &ScenarioSource{ConfigMap: "inv-same", File: "s.yaml"}}, "the run's own ConfigMap takes the HailRun's name"},
 		{"volume", HailRunSpec{Shards: 2, Args: args(), Runner: RunnerTemplate{Volumes: []corev1.Volume{{Name: "results"}}}}, "\"results\" is the operator's own volume name"},
 		{"cpu", HailRunSpec{Shards: 2, Args: args(), Runner: RunnerTemplate{Resources: corev1.ResourceRequirements{}}, Cleanup: "Sometimes"}, "spec.cleanup \"Sometimes\""},
 	} {

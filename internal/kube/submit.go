@@ -124,20 +124,15 @@ func (r *Runner) CollectHailRun(ctx context.Context, ns, name string) (int, erro
 // StopHailRun asks hail operator to stop a HailRun: its shards stop, and
 // what they did is merged.
 func (r *Runner) StopHailRun(ctx context.Context, ns, name, why string) error {
-	for try := 0; ; try++ {
-		var hr HailRun
-		if err := r.Client.Get(ctx, HailRuns, ns, name, &hr); err != nil {
-			return fmt.Errorf("HailRun %s/%s: %v", ns, name, err)
-		}
-		if hr.Annotations == nil {
-			hr.Annotations = map[string]string{}
-		}
-		hr.Annotations[StopAnnotation] = why
-		err := r.Client.Update(ctx, HailRuns, ns, &hr)
-		if err == nil || !apierrors.IsConflict(err) || try == 4 {
-			return err
-		}
+	// A merge patch of the annotation alone: an update would send the
+	// spec back as this client encodes it (readyTimeout "3m" as "3m0s"),
+	// which the CRD's immutability rule refuses as a change.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{StopAnnotation: why}}})
+	var hr HailRun
+	if err := r.Client.MergePatch(ctx, HailRuns, ns, name, patch, &hr); err != nil {
+		return fmt.Errorf("HailRun %s/%s: %v", ns, name, err)
 	}
+	return nil
 }
 
 // followHailRun follows the HailRun until it ends.

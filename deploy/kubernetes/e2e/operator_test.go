@@ -22,12 +22,15 @@ import (
 )
 
 // TestOperatorE2E checks hail operator on a real cluster: installed with
-// its Helm chart (watching the test's namespace only, itself in a
+// its Helm chart (2 replicas watching the test's namespace only, in a
 // namespace enforcing the restricted standard), a HailRun of 3 shards
 // ends Succeeded with the merged summary equal to what the target served;
 // a HailRun with a bad image ends Failed with the cause within 30 s;
-// deleting a running HailRun stops its Job. The image hail:local must hold
-// this tree's hail (deploy/kubernetes/local/README.md).
+// deleting a running HailRun stops its Job; hail kube run goes to a
+// HailRun; hail kube stop stops one, what it did merged; a scenario from
+// a ConfigMap; the leader's pod deleted mid-run, the other replica
+// adopts the run. The image hail:local must hold this tree's hail
+// (deploy/kubernetes/local/README.md).
 //
 //	HAIL_KUBE_E2E=1 KUBECONFIG=/tmp/k8s-local/state/pki/admin.kubeconfig \
 //	    go test ./deploy/kubernetes/e2e -run TestOperatorE2E -v -count=1 -timeout 15m
@@ -88,7 +91,7 @@ func TestOperatorE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	install := exec.Command(helm, "upgrade", "--install", "hail-operator", "../../helm/hail-operator", "-n", opNS,
-		"--set", "namespaces={"+namespace+"}", "--set", "leaseDuration=10s",
+		"--set", "namespaces={"+namespace+"}", "--set", "leaseDuration=10s", "--set", "replicas=2",
 		// This cluster has no kube-proxy: pods reach the API server at its own address.
 		"--set", "apiServer.host="+apiHost, "--set-string", "apiServer.port="+apiPort, "--wait", "--timeout", "3m")
 	out, err := install.CombinedOutput()
@@ -110,9 +113,17 @@ func TestOperatorE2E(t *testing.T) {
 	e.operatorBadImage(ctx, hc)
 	e.operatorDelete(ctx, hc)
 	e.kubeRunHailRun(ctx, hc)
-	metrics, err := cs.CoreV1().Services(opNS).ProxyGet("http", "hail-operator-metrics", "8080", "/metrics", nil).DoRaw(ctx)
-	e.check(fmt.Sprintf("the operator's /metrics counts the runs (%v)", err), err == nil &&
-		bytes.Contains(metrics, []byte(`hail_operator_runs_ended_total{phase="Succeeded"}`)) && bytes.Contains(metrics, []byte(`hail_operator_runs_ended_total{phase="Failed"}`)))
+	e.operatorStop(ctx, hc)
+	e.operatorScenario(ctx, hc)
+	e.operatorHandoff(ctx, hc, opNS)
+	// The leader's metrics (two replicas: the Service would answer from either).
+	leader := ""
+	if l, err := cs.CoordinationV1().Leases(opNS).Get(ctx, "hail-operator", metav1.GetOptions{}); err == nil && l.Spec.HolderIdentity != nil {
+		leader = *l.Spec.HolderIdentity
+	}
+	metrics, err := cs.CoreV1().Pods(opNS).ProxyGet("http", leader, "8080", "/metrics", nil).DoRaw(ctx)
+	e.check(fmt.Sprintf("the leader's (%s) /metrics: it leads and counts the run it adopted (%v)", leader, err), err == nil &&
+		bytes.Contains(metrics, []byte("hail_operator_leader 1")) && bytes.Contains(metrics, []byte(`hail_operator_runs_ended_total{phase="Succeeded"} 1`)))
 	if lines := regexp.MustCompile(`(?m)^hail_operator_.*$`).FindAll(metrics, -1); len(lines) > 0 {
 		fmt.Printf("e2e: the operator's metrics:\n%s\n", bytes.Join(lines, []byte("\n")))
 	}
@@ -290,4 +301,103 @@ func (e *env) operatorDelete(ctx context.Context, hc kube.Cluster) {
 	b := e.served(ctx)
 	e.check(fmt.Sprintf("%s: deleted while Running: its Job and pods gone after %s; the target served %d in the 3 s after", name, took.Round(100*time.Millisecond), b-a), gone && b == a)
 	e.summary = append(e.summary, fmt.Sprintf("HailRun deleted 3 s into a 60 s run: Job and pods gone after %s, nothing served after", took.Round(100*time.Millisecond)))
+}
+
+// operatorStop: the stop annotation (what hail kube stop sets) stops a
+// running HailRun's shards; what they did is merged, == served; the run
+// is Failed, incomplete, each shard Interrupted.
+func (e *env) operatorStop(ctx context.Context, hc kube.Cluster) {
+	name := e.name("opstop")
+	before := e.served(ctx)
+	e.createRun(ctx, hc, name, kube.HailRunSpec{Shards: 2, Args: []string{"-z", "60s", "-q", "500", "-c", "4", e.url}, Runner: small})
+	if hr := e.waitRun(ctx, hc, name, 2*time.Minute, kube.PhaseRunning); hr.Status.Phase != kube.PhaseRunning {
+		e.check(fmt.Sprintf("%s: Running (is %s: %s)", name, hr.Status.Phase, hr.Status.Message), false)
+		return
+	}
+	time.Sleep(3 * time.Second)
+	out, err := exec.Command(e.hail, "kube", "stop", name, "-n", namespace).CombinedOutput()
+	e.check(fmt.Sprintf("%s: hail kube stop on a HailRun: %v (%s)", name, err, strings.TrimSpace(string(out))), err == nil)
+	hr := e.waitRun(ctx, hc, name, time.Minute, kube.PhaseFailed, kube.PhaseSucceeded)
+	after := e.served(ctx)
+	interrupted := 0
+	for _, s := range hr.Status.Shards {
+		if s.State == kube.ShardInterrupted {
+			interrupted++
+		}
+	}
+	var got int64
+	if hr.Status.Summary != nil {
+		got = hr.Status.Summary.Requests
+	}
+	e.check(fmt.Sprintf("%s: stopped: %s (%s); merged %d == served %d; %d of 2 shards Interrupted", name, hr.Status.Phase, hr.Status.Message, got, after-before, interrupted),
+		hr.Status.Phase == kube.PhaseFailed && got == after-before && got > 0 && interrupted == 2)
+	e.summary = append(e.summary, fmt.Sprintf("HailRun stopped (hail kube stop) 3 s into -z 60s: %s, merged %d = served %d, both shards Interrupted", hr.Status.Phase, got, after-before))
+	_ = hc.Delete(ctx, kube.HailRuns, namespace, name, metav1.DeleteOptions{})
+}
+
+// operatorScenario: a HailRun of a scenario from a ConfigMap (a feed
+// beside it): validated by the operator from a copy, run from the
+// ConfigMap mounted at /hail/scenario; every row used once.
+func (e *env) operatorScenario(ctx context.Context, hc kube.Cluster) {
+	name := e.name("opscn")
+	var rows strings.Builder
+	rows.WriteString("id\n")
+	for i := range 600 {
+		fmt.Fprintf(&rows, "%d\n", i)
+	}
+	scn := fmt.Sprintf("name: signup\nbase: %s\nconnections: 2\nrequests: 600\nfeeds:\n  users: {file: users.csv, order: unique}\nsteps:\n  - {name: signup, method: POST, path: '/users/{{feed.users.id}}', body: 'x'}\n", strings.TrimSuffix(e.url, "/"))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-scn", Namespace: namespace}, Data: map[string]string{"signup.yaml": scn, "users.csv": rows.String()}}
+	if err := hc.Create(ctx, kube.ConfigMaps, namespace, cm); err != nil {
+		e.t.Fatal(err)
+	}
+	before := e.served(ctx)
+	e.createRun(ctx, hc, name, kube.HailRunSpec{Shards: 2, Scenario: &kube.ScenarioSource{ConfigMap: name + "-scn", File: "signup.yaml"}, Runner: small})
+	hr := e.waitRun(ctx, hc, name, 3*time.Minute, kube.PhaseSucceeded, kube.PhaseFailed)
+	after := e.served(ctx)
+	var got int64
+	if hr.Status.Summary != nil {
+		got = hr.Status.Summary.Requests
+	}
+	e.check(fmt.Sprintf("%s: a scenario from ConfigMap %s: %s (%s); merged %d == rows 600 == served %d", name, name+"-scn", hr.Status.Phase, hr.Status.Message, got, after-before),
+		hr.Status.Phase == kube.PhaseSucceeded && got == 600 && after-before == 600)
+	e.summary = append(e.summary, fmt.Sprintf("HailRun of a scenario from a ConfigMap (unique feed of 600 rows): %s, merged %d = served %d", hr.Status.Phase, got, after-before))
+	_ = hc.Delete(ctx, kube.HailRuns, namespace, name, metav1.DeleteOptions{})
+	_ = hc.Delete(ctx, kube.ConfigMaps, namespace, name+"-scn", metav1.DeleteOptions{})
+}
+
+// operatorHandoff: with two replicas, the leader's pod deleted while a
+// HailRun runs: the other replica takes the Lease, adopts the run and
+// merges it; merged == served.
+func (e *env) operatorHandoff(ctx context.Context, hc kube.Cluster, opNS string) {
+	name := e.name("opho")
+	before := e.served(ctx)
+	e.createRun(ctx, hc, name, kube.HailRunSpec{Shards: 2, Args: []string{"-z", "20s", "-q", "500", "-c", "4", e.url}, Runner: small})
+	if hr := e.waitRun(ctx, hc, name, 2*time.Minute, kube.PhaseRunning); hr.Status.Phase != kube.PhaseRunning {
+		e.check(fmt.Sprintf("%s: Running (is %s: %s)", name, hr.Status.Phase, hr.Status.Message), false)
+		return
+	}
+	l, err := e.cs.CoordinationV1().Leases(opNS).Get(ctx, "hail-operator", metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		e.t.Fatalf("the Lease: %v", err)
+	}
+	old := *l.Spec.HolderIdentity
+	time.Sleep(2 * time.Second)
+	if err := e.cs.CoreV1().Pods(opNS).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	hr := e.waitRun(ctx, hc, name, 3*time.Minute, kube.PhaseSucceeded, kube.PhaseFailed)
+	after := e.served(ctx)
+	l, _ = e.cs.CoordinationV1().Leases(opNS).Get(ctx, "hail-operator", metav1.GetOptions{})
+	holder := ""
+	if l != nil && l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	var got int64
+	if hr.Status.Summary != nil {
+		got = hr.Status.Summary.Requests
+	}
+	e.check(fmt.Sprintf("%s: the leader %s deleted mid-run; %s leads and merged it: %s, %d == served %d", name, old, holder, hr.Status.Phase, got, after-before),
+		holder != "" && holder != old && hr.Status.Phase == kube.PhaseSucceeded && got == after-before && got == 10000)
+	e.summary = append(e.summary, fmt.Sprintf("leader pod deleted 2 s into a 20 s HailRun: %s took over, %s, merged %d = served %d", holder, hr.Status.Phase, got, after-before))
+	_ = hc.Delete(ctx, kube.HailRuns, namespace, name, metav1.DeleteOptions{})
 }
