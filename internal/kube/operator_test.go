@@ -119,6 +119,13 @@ func (ot *opTest) create(name string, spec HailRunSpec) {
 	ot.s.run(ctx, &Spec{Name: name, Namespace: "load", Shards: spec.Shards, Claim: spec.Results.Claim})
 }
 
+// logText is what the operators logged so far.
+func (ot *opTest) logText() string {
+	ot.log.mu.Lock()
+	defer ot.log.mu.Unlock()
+	return ot.buf.String()
+}
+
 func (ot *opTest) get(name string) *HailRun {
 	var hr HailRun
 	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), HailRuns, "load", name, &hr); err != nil {
@@ -137,7 +144,7 @@ func (ot *opTest) waitPhase(name, phase string) *HailRun {
 			return hr
 		}
 		if time.Now().After(end) {
-			ot.t.Fatalf("%s never %s: %+v\n%s", name, phase, hr, ot.buf.String())
+			ot.t.Fatalf("%s never %s: %+v\n%s", name, phase, hr, ot.logText())
 		}
 	}
 }
@@ -342,11 +349,11 @@ func TestOperatorLeaderHandoff(t *testing.T) {
 	stopA()
 	hr := ot.waitPhase("ho", PhaseSucceeded)
 	if holder(ot) != "op-b" || hr.Status.Summary.Requests != 100 {
-		t.Fatalf("holder %q, summary %+v\n%s", holder(ot), hr.Status.Summary, ot.buf.String())
+		t.Fatalf("holder %q, summary %+v\n%s", holder(ot), hr.Status.Summary, ot.logText())
 	}
 	for _, want := range []string{"op-b leads", "hailrun load/ho is under way and no replica runs it: collecting it"} {
-		if !strings.Contains(ot.buf.String(), strings.TrimPrefix(want, "hailrun ")) {
-			t.Errorf("log lacks %q:\n%s", want, ot.buf.String())
+		if !strings.Contains(ot.logText(), strings.TrimPrefix(want, "hailrun ")) {
+			t.Errorf("log lacks %q:\n%s", want, ot.logText())
 		}
 	}
 }
@@ -511,7 +518,7 @@ func TestSubmitHailRun(t *testing.T) {
 	}
 	code, err := r.Submit(ctx, spec, map[string][]byte{"f0-body.json": []byte("{}")})
 	if err != nil || code != 0 {
-		t.Fatalf("code %d, %v\n%s\n%s", code, err, se.String(), ot.buf.String())
+		t.Fatalf("code %d, %v\n%s\n%s", code, err, se.String(), ot.logText())
 	}
 	f, err := os.Open(filepath.Join(out, "sub", "total.json"))
 	if err != nil {
