@@ -317,7 +317,6 @@ func (o *Operator) finish(ctx context.Context, st *statusWriter, r *Runner, spec
 			s.Message += "; the full result could not be stored: " + storeErr.Error()
 		}
 	})
-	o.metrics.ended.WithLabelValues(st.status.Phase).Inc()
 	o.logf("%s/%s: %s: %s", hr.Namespace, hr.Name, st.status.Phase, st.status.Message)
 }
 
@@ -443,14 +442,17 @@ func (w *statusWriter) fail(ctx context.Context, reason, msg string) {
 		s.Phase, s.Message = PhaseFailed, msg
 		s.CompletionTime = ptr.To(metav1.Now())
 	})
-	w.o.metrics.ended.WithLabelValues(PhaseFailed).Inc()
 	w.o.logf("%s/%s: Failed: %s", w.ns, w.name, msg)
 }
 
 // set changes the status with f and writes it (on the HailRun as it is
 // now: a conflict is read again and retried).
 func (w *statusWriter) set(ctx context.Context, f func(s *HailRunStatus)) {
+	was := w.status.Phase
 	f(&w.status)
+	if p := w.status.Phase; p != was && (p == PhaseSucceeded || p == PhaseFailed) {
+		w.o.metrics.ended.WithLabelValues(p).Inc() // counted before the status says so
+	}
 	w.status.ObservedGeneration = w.gen
 	w.written = time.Now()
 	for try := 0; try < 5; try++ {

@@ -45,6 +45,10 @@ type opTest struct {
 	tracker k8stesting.ObjectTracker
 	log     *syncWriter
 	buf     *bytes.Buffer
+	// watching gets a value as each watch of HailRuns starts: the fake's
+	// watch sees only what is made after it (a real API server's resumes
+	// from the list), so a test makes its HailRuns once one watches.
+	watching chan struct{}
 }
 
 // newOpTest is a simulated cluster whose API knows HailRuns: client-go's
@@ -59,6 +63,7 @@ func newOpTest(t *testing.T, scripts func(i int) script) *opTest {
 		t.Fatal(err)
 	}
 	tracker := k8stesting.NewObjectTracker(sc, serializer.NewCodecFactory(sc).UniversalDecoder())
+	watching := make(chan struct{}, 8)
 	cs := &fake.Clientset{}
 	cs.AddReactor("*", "*", k8stesting.ObjectReaction(tracker))
 	cs.AddWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
@@ -67,12 +72,18 @@ func newOpTest(t *testing.T, scripts func(i int) script) *opTest {
 			opts = w.ListOptions
 		}
 		w, err := tracker.Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err == nil && a.GetResource() == HailRuns {
+			select {
+			case watching <- struct{}{}:
+			default:
+			}
+		}
 		return err == nil, w, err
 	})
 	s := newSim(t, scripts)
 	s.cs = cs
 	var buf bytes.Buffer
-	return &opTest{t: t, s: s, tracker: tracker, buf: &buf, log: &syncWriter{w: &buf}}
+	return &opTest{t: t, s: s, tracker: tracker, buf: &buf, log: &syncWriter{w: &buf}, watching: watching}
 }
 
 // operator returns an operator named id, quick to poll.
@@ -92,8 +103,21 @@ func validateTest(args []string) (time.Duration, error) {
 	return 2 * time.Second, nil
 }
 
-// start runs op until the test ends (or stop is called).
+// start runs op until the test ends (or stop is called), and waits until
+// it leads and watches HailRuns.
 func (ot *opTest) start(op *Operator) (stop func()) {
+	stop = ot.startWaiting(op)
+	select {
+	case <-ot.watching:
+	case <-time.After(10 * time.Second):
+		ot.t.Fatalf("operator %s never watched HailRuns:\n%s", op.Identity, ot.logText())
+	}
+	return stop
+}
+
+// startWaiting runs op until the test ends (or stop is called), leading
+// or not.
+func (ot *opTest) startWaiting(op *Operator) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -229,11 +253,20 @@ func TestOperatorRunsHailRun(t *testing.T) {
 		t.Errorf("runner template not applied: %+v", ps)
 	}
 	gone(t, ot.s, &Spec{Name: "r1", Namespace: "load"})
-	rec := httptest.NewRecorder()
-	op.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	// The metrics (the phases as the operator's watch has them: a moment
+	// after the status is written).
+	var text string
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		rec := httptest.NewRecorder()
+		op.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		text = rec.Body.String()
+		if strings.Contains(text, `hail_operator_hailruns{phase="Succeeded"} 1`) || time.Now().After(end) {
+			break
+		}
+	}
 	for _, want := range []string{`hail_operator_runs_ended_total{phase="Succeeded"} 1`, "hail_operator_leader 1", `hail_operator_hailruns{phase="Succeeded"} 1`} {
-		if !strings.Contains(rec.Body.String(), want) {
-			t.Errorf("metrics lack %q:\n%s", want, rec.Body.String())
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q:\n%s", want, text)
 		}
 	}
 }
@@ -340,7 +373,7 @@ func TestOperatorLeaderHandoff(t *testing.T) {
 	a, b := ot.operator("op-a"), ot.operator("op-b")
 	stopA := ot.start(a)
 	waitFor(t, func() bool { return holder(ot) == "op-a" }, "op-a to lead")
-	ot.start(b)
+	ot.startWaiting(b)
 	ot.create("ho", HailRunSpec{Shards: 2, Args: args()})
 	ot.waitPhase("ho", PhaseRunning)
 	if holder(ot) != "op-a" {
