@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -80,7 +81,7 @@ it wrote is merged. See docs/distributed.md.`,
 
 func newKubeRunCmd() *cobra.Command {
 	var kf kubeFlags
-	var results, image, cpu, cpuLimit, memory, name string
+	var results, image, cpu, cpuLimit, memory, name, operator string
 	var shards int
 	var readyTimeout, keepFor time.Duration
 	var keep, detach, dryRun bool
@@ -137,10 +138,16 @@ cause on one line; everything made in the cluster is deleted again).`,
 			}
 			spec := &kube.Spec{Name: name, Token: kube.NewToken(), Shards: shards, Image: image, CPU: cpu, CPULimit: cpuLimit, Memory: memory, Claim: claim,
 				Args: k.args, Files: files, Duration: k.duration, ReadyTimeout: readyTimeout, KeepFor: keepFor, Created: time.Now().UTC()}
+			if operator != "auto" && operator != "always" && operator != "never" {
+				return fmt.Errorf("--operator %q: give auto, always or never", operator)
+			}
 			if dryRun {
 				spec.Namespace = kf.namespace
 				if err := spec.Check(); err != nil {
 					return err
+				}
+				if operator == "always" {
+					return printHailRun(spec, data)
 				}
 				return printObjects(spec, data)
 			}
@@ -150,7 +157,22 @@ cause on one line; everything made in the cluster is deleted again).`,
 			}
 			spec.Namespace = ns
 			r.Keep, r.Detach = keep, detach
-			return exitStatus(r.Run(context.Background(), spec, data))
+			ctx := context.Background()
+			scenario := len(k.args) > 0 && k.args[0] == "run"
+			if operator == "always" && scenario {
+				return fmt.Errorf("--operator always: a scenario runs as a HailRun from a ConfigMap (spec.scenario, docs/distributed.md): make that HailRun, or give --operator never")
+			}
+			if operator == "always" || (operator == "auto" && !scenario && !onVolume(files) && kube.ServesHailRuns(ctx, r.Client, ns)) {
+				if keep {
+					spec.KeepFor = -1 // the HailRun's cleanup: Keep
+				}
+				code, err := r.Submit(ctx, spec, data)
+				if !errors.Is(err, kube.ErrNoOperator) || operator == "always" {
+					return exitStatus(code, err)
+				}
+				fmt.Fprintf(os.Stderr, "hail kube: %v: running it directly (--operator never skips the HailRun)\n", err)
+			}
+			return exitStatus(r.Run(ctx, spec, data))
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
@@ -167,6 +189,7 @@ cause on one line; everything made in the cluster is deleted again).`,
 	fl.DurationVar(&keepFor, "keep-for", 24*time.Hour, "how long Kubernetes keeps a finished run's Job and pods (their logs) when hail kube does not delete them (detached; 1h with a volume)")
 	fl.BoolVar(&keep, "keep", false, "keep the run's Job, pods and ConfigMap after collecting it (else deleted: the results are here)")
 	fl.BoolVar(&detach, "detach", false, "return once the shards have started; collect the run later with hail kube collect RUN")
+	fl.StringVar(&operator, "operator", "auto", "auto: run it as a HailRun, for hail operator, when the cluster serves HailRuns (the operator's chart is installed), it is not a scenario and no file goes on the volume; always; never (a Job of hail kube's own)")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the objects the run would create, as YAML, and exit (nothing is sent to a cluster)")
 	return cmd
 }
@@ -179,6 +202,38 @@ func exitStatus(code int, err error) error {
 		return err
 	case code != 0:
 		return &exitError{code: code}
+	}
+	return nil
+}
+
+// onVolume reports whether a file goes on the results volume.
+func onVolume(files []kube.File) bool {
+	for _, f := range files {
+		if f.OnVolume {
+			return true
+		}
+	}
+	return false
+}
+
+// printHailRun prints the HailRun of a run (and its files' ConfigMap) as YAML.
+func printHailRun(s *kube.Spec, data map[string][]byte) error {
+	objs := []any{s.HailRun()}
+	if len(s.Files) > 0 {
+		cm := s.ConfigMap(data)
+		cm.Name += "-files"
+		delete(cm.Data, "run.json")
+		objs = append(objs, cm)
+	}
+	for i, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Println("---")
+		}
+		os.Stdout.Write(b)
 	}
 	return nil
 }
@@ -196,6 +251,13 @@ func printObjects(s *kube.Spec, data map[string][]byte) error {
 		os.Stdout.Write(b)
 	}
 	return nil
+}
+
+// isHailRun reports whether run name is a HailRun (one hail kube run
+// submitted to hail operator).
+func isHailRun(r *kube.Runner, ns, name string) bool {
+	var hr kube.HailRun
+	return r.Client.Get(context.Background(), kube.HailRuns, ns, name, &hr) == nil
 }
 
 func newKubeCollectCmd() *cobra.Command {
@@ -216,6 +278,9 @@ leaves the run going. Exit status as hail kube run's.`,
 				return err
 			}
 			r.Keep = keep
+			if isHailRun(r, ns, args[0]) {
+				return exitStatus(r.CollectHailRun(context.Background(), ns, args[0]))
+			}
 			s, err := r.LoadSpec(context.Background(), ns, args[0])
 			if err != nil {
 				return err
@@ -243,6 +308,13 @@ result of what it did (marked interrupted). The pods stay: hail kube collect RUN
 			r, ns, err := kf.runner()
 			if err != nil {
 				return err
+			}
+			if isHailRun(r, ns, args[0]) {
+				if err := r.StopHailRun(context.Background(), ns, args[0], "hail kube stop"); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "hail kube: HailRun %s: hail operator stops its shards and merges what they did; hail kube collect %s -n %s writes it here\n", args[0], args[0], ns)
+				return nil
 			}
 			s, err := r.LoadSpec(context.Background(), ns, args[0])
 			if err != nil {

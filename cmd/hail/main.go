@@ -83,7 +83,7 @@ func main() {
 			gcBallast = make([]byte, 64<<20)
 		}
 	}
-	root.AddCommand(newKubeCmd())
+	root.AddCommand(newKubeCmd(), newOperatorCmd())
 	err := root.Execute()
 	if err == nil {
 		return

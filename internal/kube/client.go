@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -113,6 +114,18 @@ func (c *client) Update(ctx context.Context, r schema.GroupVersionResource, ns s
 		return err
 	}
 	return c.request("PUT", r, ns).Name(m.GetName()).Body(obj).Do(ctx).Into(obj)
+}
+
+func (c *client) UpdateStatus(ctx context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	return c.request("PUT", r, ns).Name(m.GetName()).SubResource("status").Body(obj).Do(ctx).Into(obj)
+}
+
+func (c *client) MergePatch(ctx context.Context, r schema.GroupVersionResource, ns, name string, patch []byte, obj runtime.Object) error {
+	return c.request("PATCH", r, ns).Name(name).SetHeader("Content-Type", string(types.MergePatchType)).Body(patch).Do(ctx).Into(obj)
 }
 
 func (c *client) Delete(ctx context.Context, r schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 )
 
 // apiStandIn is a small API server on loopback: it records every request
@@ -357,5 +359,77 @@ func TestClientLogsAndProxy(t *testing.T) {
 		if r.Method != "POST" || r.URL.Path != "/api/v1/namespaces/load/pods/p1:9090/proxy/start" || r.URL.Query().Get("at") != "12" || r.Header.Get("X-Hail-Barrier-Token") != "k" {
 			t.Errorf("proxied %s %s %v", r.Method, r.URL, r.Header)
 		}
+	}
+}
+
+// The operator's calls: a HailRun (the custom group) travels as JSON,
+// read, listed, and its status written through the status subresource;
+// a Lease as protobuf.
+func TestClientHailRunsAndLeases(t *testing.T) {
+	t.Parallel()
+	cs, api := connectStandIn(t)
+	ctx := context.Background()
+	answer := func(code int, obj runtime.Object) func(http.ResponseWriter, *http.Request) {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			b, err := runtime.Encode(api.codecs.LegacyCodec(HailRunGroup, coordinationv1.SchemeGroupVersion), obj)
+			if err != nil {
+				t.Error(err)
+			}
+			w.Header().Set("Content-Type", runtime.ContentTypeJSON)
+			w.WriteHeader(code)
+			w.Write(b)
+		}
+	}
+	hr := &HailRun{ObjectMeta: metav1.ObjectMeta{Name: "r1", Namespace: "load", UID: "u1"}, Spec: HailRunSpec{Shards: 3, Args: []string{"-z", "1s", "http://x/"}}}
+
+	api.set(answer(200, hr))
+	var got HailRun
+	if err := cs.Get(ctx, HailRuns, "load", "r1", &got); err != nil || got.Spec.Shards != 3 || got.Spec.Args[2] != "http://x/" {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	r, _ := api.seen()
+	if r.URL.Path != "/apis/hail-loadgen.github.io/v1alpha1/namespaces/load/hailruns/r1" || strings.Contains(r.Header.Get("Accept"), "protobuf") {
+		t.Errorf("get: %s %s, Accept %s", r.Method, r.URL, r.Header.Get("Accept"))
+	}
+
+	api.set(answer(200, &HailRunList{Items: []HailRun{*hr}}))
+	var list HailRunList
+	if err := cs.List(ctx, HailRuns, "", metav1.ListOptions{}, &list); err != nil || len(list.Items) != 1 || list.Items[0].Name != "r1" {
+		t.Fatalf("list: %v %+v", err, list)
+	}
+	if r, _ := api.seen(); r.URL.Path != "/apis/hail-loadgen.github.io/v1alpha1/hailruns" {
+		t.Errorf("list of every namespace: %s", r.URL)
+	}
+
+	up := hr.DeepCopyObject().(*HailRun)
+	up.Status = HailRunStatus{Phase: PhaseSucceeded, Summary: &RunSummary{Requests: 303, P99: "1ms"}}
+	api.set(answer(200, up))
+	if err := cs.UpdateStatus(ctx, HailRuns, "load", up.DeepCopyObject()); err != nil {
+		t.Fatal(err)
+	}
+	r, body := api.seen()
+	sent, ok := body.(*HailRun)
+	if r.Method != "PUT" || r.URL.Path != "/apis/hail-loadgen.github.io/v1alpha1/namespaces/load/hailruns/r1/status" ||
+		r.Header.Get("Content-Type") != runtime.ContentTypeJSON || !ok || sent.Status.Summary.Requests != 303 {
+		t.Errorf("status: %s %s (%s) %+v", r.Method, r.URL, r.Header.Get("Content-Type"), body)
+	}
+
+	api.set(answer(200, hr))
+	if err := cs.MergePatch(ctx, HailRuns, "load", "r1", []byte(`{"metadata":{"annotations":{"a":"b"}}}`), &HailRun{}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := api.seen(); r.Method != "PATCH" || r.URL.Path != "/apis/hail-loadgen.github.io/v1alpha1/namespaces/load/hailruns/r1" || r.Header.Get("Content-Type") != "application/merge-patch+json" {
+		t.Errorf("merge patch: %s %s (%s)", r.Method, r.URL, r.Header.Get("Content-Type"))
+	}
+
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "hail-operator"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("op-a")}}
+	api.set(answer(201, l))
+	if err := cs.Create(ctx, Leases, "hail-system", l.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	r, body = api.seen()
+	if sent, ok := body.(*coordinationv1.Lease); r.URL.Path != "/apis/coordination.k8s.io/v1/namespaces/hail-system/leases" ||
+		r.Header.Get("Content-Type") != runtime.ContentTypeProtobuf || !ok || *sent.Spec.HolderIdentity != "op-a" {
+		t.Errorf("lease: %s %s (%s) %+v", r.Method, r.URL, r.Header.Get("Content-Type"), body)
 	}
 }

@@ -34,6 +34,12 @@ type Cluster interface {
 	// Update replaces the object of obj's name by obj; obj becomes the
 	// object as stored.
 	Update(ctx context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error
+	// UpdateStatus replaces the status of the object of obj's name by
+	// obj's (the status subresource); obj becomes the object as stored.
+	UpdateStatus(ctx context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error
+	// MergePatch changes the object name by a JSON merge patch (RFC 7386)
+	// and reads the result into obj.
+	MergePatch(ctx context.Context, r schema.GroupVersionResource, ns, name string, patch []byte, obj runtime.Object) error
 	// Delete deletes the object name.
 	Delete(ctx context.Context, r schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error
 	// Logs streams the log of pod's container (follow: until it ends).
@@ -57,4 +63,6 @@ var (
 	Jobs = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	// StorageClasses say when a pending claim binds (cluster-scoped).
 	StorageClasses = schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses"}
+	// Leases elect hail operator's leader.
+	Leases = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )

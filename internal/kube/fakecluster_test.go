@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -80,6 +81,22 @@ func (f fakeCluster) Create(_ context.Context, r schema.GroupVersionResource, ns
 
 func (f fakeCluster) Update(_ context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error {
 	got, err := f.cs.Invokes(k8stesting.NewUpdateActionWithOptions(r, ns, obj, metav1.UpdateOptions{}), nil)
+	if err != nil {
+		return err
+	}
+	return copyInto(got, obj)
+}
+
+func (f fakeCluster) UpdateStatus(_ context.Context, r schema.GroupVersionResource, ns string, obj runtime.Object) error {
+	got, err := f.cs.Invokes(k8stesting.NewUpdateSubresourceActionWithOptions(r, "status", ns, obj, metav1.UpdateOptions{}), nil)
+	if err != nil {
+		return err
+	}
+	return copyInto(got, obj)
+}
+
+func (f fakeCluster) MergePatch(_ context.Context, r schema.GroupVersionResource, ns, name string, patch []byte, obj runtime.Object) error {
+	got, err := f.cs.Invokes(k8stesting.NewPatchAction(r, ns, name, types.MergePatchType, patch), nil)
 	if err != nil {
 		return err
 	}

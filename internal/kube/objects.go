@@ -118,11 +118,10 @@ func (s *Spec) Job() *batchv1.Job {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: s.labels()},
 		Spec: batchv1.JobSpec{
-			CompletionMode:          ptr.To(batchv1.IndexedCompletion),
-			Completions:             ptr.To(int32(s.Shards)),
-			Parallelism:             ptr.To(int32(s.Shards)),
-			BackoffLimitPerIndex:    ptr.To(int32(0)),
-			TTLSecondsAfterFinished: ptr.To(int32(s.KeepFor.Seconds())),
+			CompletionMode:       ptr.To(batchv1.IndexedCompletion),
+			Completions:          ptr.To(int32(s.Shards)),
+			Parallelism:          ptr.To(int32(s.Shards)),
+			BackoffLimitPerIndex: ptr.To(int32(0)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: s.labels()},
 				Spec: corev1.PodSpec{
@@ -157,6 +156,20 @@ func (s *Spec) Job() *batchv1.Job {
 				},
 			},
 		},
+	}
+	if s.KeepFor >= 0 {
+		job.Spec.TTLSecondsAfterFinished = ptr.To(int32(s.KeepFor.Seconds()))
+	}
+	if s.Owner != nil {
+		job.OwnerReferences = []metav1.OwnerReference{*s.Owner}
+	}
+	if x := s.Pod; x != nil {
+		ps := &job.Spec.Template.Spec
+		ps.NodeSelector, ps.Tolerations, ps.Affinity = x.NodeSelector, x.Tolerations, x.Affinity
+		ps.Volumes = append(ps.Volumes, x.Volumes...)
+		c := &ps.Containers[0]
+		c.Env = append(c.Env, x.Env...)
+		c.VolumeMounts = append(c.VolumeMounts, x.VolumeMounts...)
 	}
 	if s.Duration > 0 { // a hung run ends: the barrier, the run, and room to settle
 		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((s.ReadyTimeout + s.Duration).Seconds()) + 600)

@@ -63,10 +63,16 @@ func (r *Runner) Run(ctx context.Context, s *Spec, data map[string][]byte) (int,
 		r.say("detached: run %s goes on; collect it with: hail kube collect %s -n %s (stop it with hail kube stop %s -n %s)", s.Name, s.Name, s.Namespace, s.Name, s.Namespace)
 		return 0, nil
 	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled from outside (an operator that lost its lease): the
+		// run goes on, as a detached one, for whoever collects it.
+		return 1, err
+	}
 	// The followers end as the logs do, a moment after the containers:
 	// the last lines of a deleted shard are its result.
 	fl.waitFor(logGrace)
 	cancel()
+	r.report(PhaseMerging, s, w.snapshot())
 	return r.collect(context.WithoutCancel(ctx), s, w.snapshot(), stopped)
 }
 
@@ -99,6 +105,7 @@ func (r *Runner) barrier(ctx context.Context, s *Spec, w *watcher, fl *followers
 	}
 	for {
 		v := w.snapshot()
+		r.report(PhaseWaiting, s, v)
 		if v.createFailed != "" {
 			callOff("a shard's pod cannot be created")
 			return time.Time{}, fmt.Errorf("the Job cannot create the shards' pods: %s (%s)", v.createFailed, s.hint("describe job", s.Name))
@@ -207,6 +214,7 @@ func (r *Runner) follow(ctx context.Context, s *Spec, w *watcher, fl *followers,
 	var answers chan string
 	for {
 		v := w.snapshot()
+		r.report(PhaseRunning, s, v)
 		running, done := map[int]string{}, 0
 		for _, st := range v.shards {
 			switch {
@@ -392,6 +400,7 @@ func (r *Runner) Collect(ctx context.Context, s *Spec) (int, error) {
 	fl := &followers{dir: func() (string, error) { return r.runDir(s) }, io: r.podIO(s.Namespace)}
 	for {
 		v = w.snapshot()
+		r.report(PhaseRunning, s, v)
 		left := 0
 		for _, st := range v.shards {
 			if !st.ended && !(st.pod != "" && st.gone) {
@@ -419,6 +428,7 @@ func (r *Runner) Collect(ctx context.Context, s *Spec) (int, error) {
 	}
 	fl.waitFor(logGrace)
 	cancel()
+	r.report(PhaseMerging, s, w.snapshot())
 	return r.collect(context.WithoutCancel(ctx), s, w.snapshot(), !s.Stopped.IsZero())
 }
 

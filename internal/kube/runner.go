@@ -46,10 +46,16 @@ type Runner struct {
 	Keep bool
 	// Detach returns as soon as the run has started (collect it later).
 	Detach bool
+	// Report, when set, is told the run's phase (PhaseWaiting,
+	// PhaseRunning, PhaseMerging) and its shards' states as the cluster
+	// says them, at every change it sees (the operator writes them in a
+	// HailRun's status).
+	Report func(phase string, shards []ShardStatus)
 
-	io   podIO         // nil: through Client
-	tick time.Duration // how often the barrier and progress poll (0: 250 ms)
-	lead time.Duration // the start's least lead (0: MinLead; tests shorten it)
+	io     podIO         // nil: through Client
+	tick   time.Duration // how often the barrier and progress poll (0: 250 ms)
+	lead   time.Duration // the start's least lead (0: MinLead; tests shorten it)
+	takeUp time.Duration // how long Submit waits for an operator (0: TakenUpWithin)
 
 	barrierToken map[string][]string // the header /start and /stop carry
 
@@ -330,6 +336,23 @@ func (r *Runner) stage(ctx context.Context, s *Spec, data map[string][]byte) err
 	for _, f := range on {
 		if _, err := proxyBody(ctx, r.podIO(s.Namespace), "PUT", name, filesPort, "/files/"+s.volumeKey(f), nil, tokenHeaders(tok), data[f.Key]); err != nil {
 			return fmt.Errorf("staging %s on the volume: %v", f.Path, err)
+		}
+	}
+	return nil
+}
+
+// putFiles writes files (names starting with the run's name and a dot)
+// on the run's results volume, through a helper pod.
+func (r *Runner) putFiles(ctx context.Context, s *Spec, files map[string][]byte) error {
+	name := s.Name + "-stage"
+	tok, err := r.helperPod(ctx, s, name)
+	if err != nil {
+		return err
+	}
+	defer r.endHelper(ctx, s, name, tok)
+	for n, b := range files {
+		if _, err := proxyBody(ctx, r.podIO(s.Namespace), "PUT", name, filesPort, "/files/"+n, nil, tokenHeaders(tok), b); err != nil {
+			return fmt.Errorf("writing %s on the volume: %v", n, err)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package kube
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The API groups hail kube talks to, and only them. client-go's typed
+// The API groups hail kube and hail operator talk to, and only them. client-go's typed
 // clients (k8s.io/client-go/kubernetes/...) import its scheme of every
 // API group (some 57 packages of k8s.io/api): linked into hail, that
 // doubled the binary and the memory and start of every hail run, kube or
@@ -26,6 +27,8 @@ var groups = []group{
 	{corev1.SchemeGroupVersion, corev1.AddToScheme, true},
 	{batchv1.SchemeGroupVersion, batchv1.AddToScheme, true},
 	{storagev1.SchemeGroupVersion, storagev1.AddToScheme, true},
+	{coordinationv1.SchemeGroupVersion, coordinationv1.AddToScheme, true}, // hail operator's Lease
+	{HailRunGroup, addHailRuns, false},
 }
 
 // group is one API group version hail kube talks to.

@@ -4,7 +4,8 @@
 // fails within seconds with the cause when one cannot start, holds them at
 // a start barrier until all are ready, shows their progress, follows their
 // logs, and collects and merges their results — naming what happened to
-// every shard, losing nothing a shard wrote.
+// every shard, losing nothing a shard wrote. hail operator (Operator) runs
+// HailRun objects with the same Runner, from inside the cluster.
 //
 // It talks to the cluster with client-go, the Kubernetes client: its REST
 // client and kubeconfig loading, with a scheme of only the API groups it
@@ -22,7 +23,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Spec is one distributed run: what hail kube run creates, stored with it
@@ -56,7 +59,8 @@ type Spec struct {
 	// ReadyTimeout bounds how long every shard may take to be ready.
 	ReadyTimeout time.Duration `json:"ready_timeout_ns"`
 	// KeepFor is how long the finished Job and its pods are kept when
-	// hail kube does not delete them itself (a detached run).
+	// hail kube does not delete them itself (a detached run); negative:
+	// until the Job is deleted (a HailRun kept by its cleanup policy).
 	KeepFor time.Duration `json:"keep_for_ns"`
 	// Created is when the run was created.
 	Created time.Time `json:"created"`
@@ -64,6 +68,25 @@ type Spec struct {
 	Token string `json:"token"`
 	// Stopped is when hail kube stop stopped it (zero: it was not).
 	Stopped time.Time `json:"stopped,omitzero"`
+	// Owner, when set, owns the run's Job (a HailRun: deleting it
+	// deletes the Job, its pods and the ConfigMap).
+	Owner *metav1.OwnerReference `json:"owner,omitempty"`
+	// Pod adds to the shards' pods (a HailRun's runner template).
+	Pod *PodExtras `json:"pod,omitempty"`
+}
+
+// PodExtras are what a HailRun's runner template adds to the shards' pods:
+// where they may run, more environment, more volumes.
+type PodExtras struct {
+	// NodeSelector, Tolerations and Affinity place the pods.
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	Affinity     *corev1.Affinity    `json:"affinity,omitempty"`
+	// Env is added to the container's environment.
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// Volumes are added to the pod, VolumeMounts to the container.
+	Volumes      []corev1.Volume      `json:"volumes,omitempty"`
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
 }
 
 // File is one file the shards read.

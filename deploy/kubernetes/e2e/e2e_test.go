@@ -68,6 +68,21 @@ type env struct {
 	mu       sync.Mutex
 	summary  []string
 	kubeconf string
+	operator string // hail kube run's --operator ("": never: TestE2E checks hail kube's own Job)
+}
+
+// kubeArgs are hail kube's arguments for subcommand sub: the namespace,
+// --out, and for run, --operator.
+func (e *env) kubeArgs(sub string) []string {
+	all := []string{"kube", sub, "-n", namespace, "--out", e.out}
+	if sub == "run" {
+		op := e.operator
+		if op == "" {
+			op = "never"
+		}
+		all = append(all, "--operator", op)
+	}
+	return all
 }
 
 func (e *env) check(what string, ok bool) {
@@ -232,9 +247,7 @@ type result struct {
 // kube runs hail kube with args (namespace and --out added) and reads what
 // the run left in its directory.
 func (e *env) kube(run string, args ...string) result {
-	all := append([]string{"kube"}, args[0])
-	all = append(all, "-n", namespace, "--out", e.out)
-	all = append(all, args[1:]...)
+	all := append(e.kubeArgs(args[0]), args[1:]...)
 	cmd := exec.Command(e.hail, all...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
@@ -453,7 +466,7 @@ func (p *proc) exit(limit time.Duration) int {
 }
 
 func (e *env) start(run string, args ...string) *proc {
-	all := append([]string{"kube", args[0], "-n", namespace, "--out", e.out}, args[1:]...)
+	all := append(e.kubeArgs(args[0]), args[1:]...)
 	p := &proc{cmd: exec.Command(e.hail, all...)}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
@@ -556,7 +569,9 @@ func (e *env) detach(ctx context.Context) {
 		e.t.Fatal(err)
 	}
 	s.Close()
+	drained := make(chan struct{}) // the terminal read to its end (EIO once hail has exited)
 	go func() {
+		defer close(drained)
 		buf := make([]byte, 4096)
 		for {
 			n, err := m.Read(buf)
@@ -577,7 +592,15 @@ func (e *env) detach(ctx context.Context) {
 	e.check(run+": Ctrl-C on a terminal asks: stop or detach [s/d]", asked)
 	fmt.Fprintln(m, "d")
 	code := p.exit(30 * time.Second)
-	e.check(fmt.Sprintf("%s: detached, exit %d (want 0), saying how to collect", run, code), code == 0 && strings.Contains(p.text(), "detached: run "+run+" goes on; collect it with: hail kube collect "+run+" -n "+namespace))
+	select { // what hail printed last is still in the terminal when it exits
+	case <-drained:
+	case <-time.After(5 * time.Second):
+	}
+	said := strings.Contains(p.text(), "detached: run "+run+" goes on; collect it with: hail kube collect "+run+" -n "+namespace)
+	e.check(fmt.Sprintf("%s: detached, exit %d (want 0), saying how to collect", run, code), code == 0 && said)
+	if code != 0 || !said {
+		fmt.Printf("e2e: what hail kube printed on the terminal:\n%q\n", p.text())
+	}
 	_, err = e.cs.BatchV1().Jobs(namespace).Get(ctx, run, metav1.GetOptions{})
 	e.check(run+": the run goes on (its Job is there)", err == nil)
 	r := e.kube(run, "collect", run)
