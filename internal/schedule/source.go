@@ -55,6 +55,13 @@ func (s *Source) Claim(elapsed time.Duration) (hit uint64, at time.Duration, ok 
 	return hit, at, true
 }
 
+// over reports whether every later Claim at elapsed or after fails: the
+// run was stopped, its requests are all claimed, or (closed model) its
+// duration is over.
+func (s *Source) over(elapsed time.Duration) bool {
+	return s.stopped.Load() || s.limit > 0 && s.hits.Load() >= s.limit || s.pacer == nil && s.duration > 0 && elapsed >= s.duration
+}
+
 // Stop ends the run: every later Claim fails.
 func (s *Source) Stop() { s.stopped.Store(true) }
 
@@ -107,11 +114,18 @@ func (s *Source) activeAt(r *Ramp, t time.Duration) int {
 // Active reports whether connection number conn (0-based, across all
 // workers) may send at elapsed. When it may not, wait is how long until it
 // may (a connection should close its socket while inactive), and never is
-// true when it will not be active again in this run.
+// true when it will not be active again in this run, or when the run has
+// no request left for it (over).
 func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time.Duration, never bool) {
 	r := s.conns
 	if r == nil || conn < s.ActiveConns(elapsed) {
 		return true, 0, false
+	}
+	if s.over(elapsed) {
+		// A connection left inactive by its part of a split (which never
+		// says never) would otherwise wait for a request that cannot come,
+		// and its engine, and a run of a request count, would never end.
+		return false, 0, true
 	}
 	// Find when it becomes active next: scan at 10 ms resolution to the end.
 	const step = 10 * time.Millisecond

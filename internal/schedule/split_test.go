@@ -126,3 +126,37 @@ func TestSplitConnections(t *testing.T) {
 		t.Errorf("part 2's 10th connection at 0.5 s: active %v, wait %v, never %v; want inactive until later", active, wait, never)
 	}
 }
+
+// A connection that its part of a split leaves inactive is told never once
+// the run has no request left for it: its requests all claimed, the run
+// stopped, or a closed-model duration over. (It used to look again every
+// 100 ms for good, and a run of a request count, whose engine waits for
+// every connection, never ended: TestScenarioFileTargets hung.)
+func TestSplitConnectionNeverWhenOver(t *testing.T) {
+	t.Parallel()
+	r := Ramp{Stages: []Stage{{Duration: time.Second, Target: 4}}}
+	for _, tc := range []struct {
+		name string
+		src  *Source
+		at   time.Duration
+		end  func(*Source)
+	}{
+		{"claimed", NewSource(nil, 3, 0), 2 * time.Second, func(s *Source) {
+			for range 3 {
+				s.Claim(0)
+			}
+		}},
+		{"stopped", NewSource(nil, 0, 0), 2 * time.Second, (*Source).Stop},
+		{"duration", NewSource(nil, 0, 5*time.Second), 5 * time.Second, func(*Source) {}},
+	} {
+		tc.src.SetConnections(r)
+		tc.src.SplitConnections(func(total int) int { return total / 2 })
+		if active, wait, never := tc.src.Active(3, 2*time.Second); active || never || wait != partRecheck {
+			t.Errorf("%s: before the end: active %v, wait %v, never %v; want inactive, looking again in %v", tc.name, active, wait, never, partRecheck)
+		}
+		tc.end(tc.src)
+		if active, _, never := tc.src.Active(3, tc.at); active || !never {
+			t.Errorf("%s: after the end: active %v, never %v; want never", tc.name, active, never)
+		}
+	}
+}
