@@ -204,9 +204,18 @@ func (sp *sampler) first(from time.Duration, ok func(float64) bool) time.Duratio
 	return -1
 }
 
+// timingSlack is how far the stage tests let a boundary move from the
+// plan.
+const timingSlack = 100 * time.Millisecond
+
+// near checks that what happened at got, within timingSlack of want;
+// under the race detector it only logs the distance (raceDetector).
 func near(t *testing.T, what string, got, want time.Duration) {
 	t.Helper()
 	t.Logf("%s at %v (plan %v)", what, got, want)
+	if raceDetector && got >= 0 {
+		return
+	}
 	if got < 0 || got < want-timingSlack || got > want+timingSlack {
 		t.Errorf("%s at %v, want %v ± %v", what, got, want, timingSlack)
 	}
