@@ -711,19 +711,35 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 }
 
 // Connections spread unevenly over explicit workers (7 over 3 rings), and
-// more workers than connections collapse to one per connection.
+// more workers than connections collapse to one per connection. The
+// server answers none of the first requests until one has arrived on every
+// connection, so the run needs them all at once (with a server that
+// answered at once, a worker that a loaded machine started late could
+// find the 700 requests all claimed, and its connections never opened).
 func TestWorkers(t *testing.T) {
 	t.Parallel()
 	needURing(t)
-	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct{ workers, conns int }{{3, 7}, {8, 2}} {
-		before := s.Stats().Requests
-		r := runJob(t, jobOpts{url: base, n: 700, c: tc.conns, eng: &Engine{Workers: tc.workers}})
+		var arrived, served atomic.Int64
+		all := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if arrived.Add(1) == int64(tc.conns) {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(20 * time.Second):
+			}
+			served.Add(1)
+			w.Write([]byte("hello world\n"))
+		}))
+		t.Cleanup(srv.Close)
+		r := runJob(t, jobOpts{url: srv.URL + "/", n: 700, c: tc.conns, eng: &Engine{Workers: tc.workers}})
 		want200(t, r, 700, 12)
 		if r.t.Connects != int64(tc.conns) {
 			t.Errorf("%d workers, %d connections: %d connects", tc.workers, tc.conns, r.t.Connects)
 		}
-		if got := s.Stats().Requests - before; got != 700 {
+		if got := served.Load(); got != 700 {
 			t.Errorf("server saw %d requests", got)
 		}
 	}
