@@ -56,7 +56,9 @@ func TestTLS(t *testing.T) {
 	for _, keepAlive := range []bool{true, false} {
 		served.Store(0)
 		p := newPlan(t, srv.URL+"/")
-		p.Requests, p.KeepAlive, p.CACert = 200, keepAlive, pki.CAFile
+		// 200 handshakes: under the race detector on a loaded machine one
+		// took over newPlan's 2 s connect timeout; the test is not about it.
+		p.Requests, p.KeepAlive, p.CACert, p.ConnectTimeout = 200, keepAlive, pki.CAFile, 20*time.Second
 		res := runNet(t, p)
 		c := res.Hail.Counts
 		if res.StatusCodeDistribution["200"] != 200 || served.Load() != 200 {
@@ -186,7 +188,10 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 		if rate > 0 {
 			bound = 0.02
 		}
-		if n < 300 || float64(allocs) > bound*float64(n)+perTick {
+		// At least 100 requests between the ticks (a loaded machine sent
+		// 149 at 5000/s, under the race detector): an allocation per
+		// request, or one in ten, would still be over the bound.
+		if n < 100 || float64(allocs) > bound*float64(n)+perTick {
 			t.Errorf("rate %v: %d allocations for %d requests", rate, allocs, n)
 		}
 	}
