@@ -52,14 +52,15 @@ type Mux struct {
 	// head had arrived.
 	Classify func(err error, midResponse bool) stats.ErrorKind
 	// Settle is how long after a request was handed to a connection that
-	// sends asynchronously (QUIC: its frames leave from quic-go's own
-	// goroutine, and closing the connection discards what is still
-	// queued) an abort still waits for it before it cancels the requests
+	// sends asynchronously (hail's HTTP/2 client writes from a goroutine of
+	// its own, quic-go from its own; closing the connection discards what
+	// is still queued, and a reset can discard what the server has not
+	// read) an abort still waits for it before it cancels the requests
 	// in flight and closes their connections: the wait ends as soon as no
 	// request handed over less than Settle ago is still waiting for its
 	// response head, so that the server's count matches the requests
-	// counted as sent. A fixed pause after the abort (it was 20 ms) lost a
-	// request that a loaded machine had not sent in that time.
+	// counted as sent. A fixed pause after the abort (5 ms for HTTP/2, 20 ms
+	// for HTTP/3) lost requests that a loaded machine had not sent in time.
 	Settle time.Duration
 }
 

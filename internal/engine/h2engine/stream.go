@@ -45,8 +45,9 @@ type stream struct {
 	callSent                       bool // the call in progress was counted as sent
 	retrying                       bool // the attempt in progress sends the call again after RetryStale
 	// handedAt is when (Job.Since, at least 1) the request in flight was
-	// handed to a round tripper that sends asynchronously (roundTrip),
-	// until the round trip returns; 0 otherwise. An abort waits for it
+	// handed to its connection, which sends asynchronously (hail's HTTP/2
+	// client through its writer goroutine, quic-go from its own), until
+	// the exchange returns; 0 otherwise. An abort waits for it
 	// (Mux.settle).
 	handedAt atomic.Int64
 }
@@ -217,7 +218,11 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.grpc.reset()
 		r.grpc = &s.grpc
 	}
+	// The connection's writer goroutine sends the frames: an abort lets
+	// them leave before it closes the connections (Mux.settle).
+	s.handedAt.Store(max(int64(s.j.Since()), 1))
 	err = hc.exchange(ctx, tp, body, &s.h2call, r)
+	s.handedAt.Store(0)
 	if s.h2call.wrote {
 		s.call.MarkSent()
 	}
