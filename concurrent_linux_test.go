@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,29 +18,51 @@ import (
 
 // A run whose connections hang in their setup (a listener that never
 // accepts, its backlog full) holds its dial slots; another run in the
-// same process dials at once.
+// same process dials at once: it ends while the first run's dials still
+// hang (their connect timeout is 30 s; dial slots shared between runs
+// would hold the second run until then). The first run is cancelled once
+// the second has ended.
 func TestDialSlotsAreTheRunsOwn(t *testing.T) {
 	t.Parallel()
 	hole := blackhole(t)
 	srv := hailtest.NewServer(t)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		_, _ = hail.Run(context.Background(), hail.Plan{URL: "http://" + hole + "/", Requests: 256, Connections: 256,
-			ConnectTimeout: 3 * time.Second, Engine: hail.EngineNet})
-	})
-	for deadline := time.Now().Add(5 * time.Second); synSent(t, hole) < 250 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond) // until the first run holds its dial slots
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		_, _ = hail.Run(ctx, hail.Plan{URL: "http://" + hole + "/", Requests: 256, Connections: 256,
+			ConnectTimeout: 30 * time.Second, Engine: hail.EngineNet})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for synSent(t, hole) < 250 { // until the first run holds its dial slots
+		if time.Now().After(deadline) {
+			t.Fatalf("the first run has %d of its 256 dials hanging after 20 s", synSent(t, hole))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
+	second, stop := context.WithTimeout(context.Background(), 25*time.Second)
+	defer stop()
 	start := time.Now()
-	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Requests: 100, Connections: 2, Engine: hail.EngineNet})
+	res, err := hail.Run(second, hail.Plan{URL: srv.URL + "/", Requests: 100, Connections: 2, Engine: hail.EngineNet})
 	took := time.Since(start)
-	wg.Wait()
+	select {
+	case <-first:
+		t.Errorf("the first run ended (its dials have a 30 s timeout) before the second, which took %v", took)
+	default:
+	}
+	cancel()
+	select {
+	case <-first:
+	case <-time.After(10 * time.Second):
+		t.Errorf("the first run did not end within 10 s of its cancellation")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	hailtest.AssertExact(t, srv, res)
-	if took > time.Second {
-		t.Errorf("the second run took %v beside a run whose dials hang for 3 s", took)
+	if res.Hail.Interrupted {
+		t.Errorf("the second run was interrupted after %v (its dials waited for the first run's)", took)
 	}
 }
 

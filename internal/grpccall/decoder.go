@@ -316,6 +316,11 @@ func (f *decField) writeMap(dst []byte, vals []value, depth int) ([]byte, bool, 
 					return nil, false, false // a value sent twice merges
 				}
 				e.val = x
+			case num == 1 || num == 2:
+				// A key or value of another wire type: left to ToJSON, whose
+				// decoder (protobuf-go's reflective one) then drops the key
+				// it had and fails the message.
+				return nil, false, false
 			}
 		}
 		e.num, e.u = f.key.intKey(e.key.n)

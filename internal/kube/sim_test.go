@@ -140,8 +140,7 @@ func (s *sim) shard(ctx context.Context, spec *Spec, job *batchv1.Job, i int) {
 	pods := s.cs.CoreV1().Pods(s.ns)
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns, Labels: job.Spec.Template.Labels,
 		Annotations: map[string]string{indexAnnotation: fmt.Sprint(i)}, CreationTimestamp: metav1.Now()}, Spec: job.Spec.Template.Spec}
-	p, err := pods.Create(ctx, p, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		s.t.Error(err)
 		return
 	}

@@ -206,8 +206,17 @@ func TestSlotsQueue(t *testing.T) {
 		if running > slots {
 			t.Errorf("request %d: %d requests generating when it was admitted", id, running)
 		}
-		if admit-arrival > int64(5*time.Millisecond) && !ends[admit] {
-			t.Errorf("request %d waited %v, and was not admitted when another ended", id, time.Duration(admit-arrival))
+		// A request that found every slot busy is admitted exactly when
+		// another ends; one that found a slot free waited only for the
+		// machine (8 ms under the race detector on a loaded machine).
+		busy := 0
+		for _, s := range spans {
+			if s.admit <= arrival && arrival < s.end {
+				busy++
+			}
+		}
+		if busy >= slots && admit > arrival && !ends[admit] {
+			t.Errorf("request %d found every slot busy, waited %v, and was not admitted when another ended", id, time.Duration(admit-arrival))
 		}
 	}
 	// The requests that waited for a slot have the wait in their TTFT.

@@ -44,9 +44,10 @@ func sampleResultForFuzz() *Result {
 }
 
 // hail's JSON carries every key oha's published schema requires, with the
-// schema's types. The schema is read from ../shared/oha/schema.json beside
-// the project; the expectations below are written out too, so the test
-// still checks oha's layout if the schema file is absent.
+// schema's types. The schema is oha's own, so it is not in this repository:
+// it is read from ../shared/oha/schema.json beside the project (CI has it);
+// the expectations below are written out too, so a clone without it still
+// checks oha's layout.
 func TestJSONMatchesOhaSchema(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, sampleResult(t)); err != nil {
@@ -89,7 +90,7 @@ func TestJSONMatchesOhaSchema(t *testing.T) {
 	path := filepath.Join("..", "..", "..", "shared", "oha", "schema.json")
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		t.Logf("oha schema not found at %s: checked the written expectations only", path)
+		t.Logf("oha's schema not found at %s: checked the written expectations only", path)
 		return
 	}
 	var schema map[string]any

@@ -75,9 +75,15 @@ func (c *controller) watch(ctx context.Context, deadline time.Duration, interrup
 		}
 		c.end(endDeadline, wait)
 	case <-interrupt:
+		if c.past(deadline) {
+			break
+		}
 		c.end(endInterrupt, c.wait)
 		interrupt = nil // it started the settling: it cannot also cut it short
 	case <-ctx.Done():
+		if c.past(deadline) {
+			break
+		}
 		c.end(endInterrupt, c.wait)
 		ctx = context.Background()
 	case <-threshold:
@@ -99,6 +105,21 @@ func (c *controller) watch(ctx context.Context, deadline time.Duration, interrup
 		return
 	}
 	c.abortNow()
+}
+
+// past reports, for an interrupt that came before the deadline's timer
+// fired, whether the deadline (0: none) had passed all the same: the
+// engines stop starting requests at it on their own (the Source's
+// duration), so the run was already settling, and the interrupt aborts
+// what is left. (Taken as the run's first end, it would start a settling
+// of the whole grace that nothing but the grace could cut short: under
+// load, where the timer fires late, a Ctrl-C after -z waited 30 s.)
+func (c *controller) past(deadline time.Duration) bool {
+	if deadline <= 0 || c.job.Since() < deadline {
+		return false
+	}
+	c.end(endDeadline, c.wait)
+	return true
 }
 
 // end stops the run for reason: no new request starts; in-flight ones

@@ -11,6 +11,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // Each stage of a ramp gets the requests intended in it, its warmup's left
@@ -92,8 +93,15 @@ func TestStagesAddUp(t *testing.T) {
 					t.Errorf("%s: %d requests, warmup %+v: every part of each stage sent", s.Label(), s.Counts.Requests, s.Warmup)
 				}
 			}
-			// Six connections of 2 ms requests send about three times what two do.
-			if r := st[1].Rates.RequestsPerSec / st[0].Rates.RequestsPerSec; r < 1.5 {
+			// The second stage opened the four connections the first did not
+			// use...
+			if c := res.Hail.Counts.Connects; c != 6 {
+				t.Errorf("%d connections opened, want 2 then 4 more", c)
+			}
+			// ...and six connections of 2 ms requests send about three times
+			// what two do: on a quiet machine (the timing tier; when the
+			// machine is the limit, six send little more than two).
+			if r := st[1].Rates.RequestsPerSec / st[0].Rates.RequestsPerSec; r < 1.5 && testtier.On(testtier.Timing) {
 				t.Errorf("6 connections sent %.1f/s, 2 sent %.1f/s: the stages' rates do not follow their connections", st[1].Rates.RequestsPerSec, st[0].Rates.RequestsPerSec)
 			}
 			checkStagesAddUp(t, res, srv.Stats().Requests)

@@ -40,8 +40,9 @@ func (Engine) Name() string { return "h2" }
 // Run implements engine.Engine.
 func (e Engine) Run(j *engine.Job) error {
 	// Frames leave through the connection's writer goroutine: an abort lets
-	// those already queued leave before it closes the connections.
-	m := &Mux{Streams: e.Streams, Classify: Classify, Settle: 5 * time.Millisecond}
+	// the requests handed to it in the last 250 ms get their answer (or
+	// that long) before it closes the connections.
+	m := &Mux{Streams: e.Streams, Classify: Classify, Settle: 250 * time.Millisecond}
 	m.Open = func(ctx context.Context) (Conn, transport.Timing, error) {
 		return Open(ctx, j.Dialer, j.MaxHeaderBytes, j.Since)
 	}

@@ -51,10 +51,16 @@ type Mux struct {
 	// Classify names a failure; midResponse tells whether the response
 	// head had arrived.
 	Classify func(err error, midResponse bool) stats.ErrorKind
-	// Settle is how long an abort waits before it cancels the requests in
-	// flight and closes their connections, so that requests already handed
-	// to a connection that sends asynchronously (QUIC) leave first and the
-	// server's count matches the requests counted as sent.
+	// Settle is how long after a request was handed to a connection that
+	// sends asynchronously (hail's HTTP/2 client writes from a goroutine of
+	// its own, quic-go from its own; closing the connection discards what
+	// is still queued, and a reset can discard what the server has not
+	// read) an abort still waits for it before it cancels the requests
+	// in flight and closes their connections: the wait ends as soon as no
+	// request handed over less than Settle ago is still waiting for its
+	// response head, so that the server's count matches the requests
+	// counted as sent. A fixed pause after the abort (5 ms for HTTP/2, 20 ms
+	// for HTTP/3) lost requests that a loaded machine had not sent in time.
 	Settle time.Duration
 }
 
@@ -120,11 +126,13 @@ func (m *Mux) Run(j *engine.Job) error {
 		occ = engine.NewOccupancy(n)
 	}
 	var wg sync.WaitGroup
+	all := make([]*stream, n)
 	for i := 0; i < n; i++ {
 		s := newStream(m, j, ctx, conns[i/streams], i/streams, i, alarm, shared)
 		if occ != nil {
 			s.take.Share(occ)
 		}
+		all[i] = s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -135,9 +143,7 @@ func (m *Mux) Run(j *engine.Job) error {
 	go func() {
 		select {
 		case <-j.Abort:
-			if m.Settle > 0 {
-				time.Sleep(m.Settle)
-			}
+			m.settle(j, all)
 			cancel()
 			for _, c := range conns {
 				c.close()
@@ -153,6 +159,26 @@ func (m *Mux) Run(j *engine.Job) error {
 	cancel()
 	retired.Wait()
 	return nil
+}
+
+// settle waits until no request handed to an asynchronous connection less
+// than m.Settle ago is still waiting for its response head (Settle).
+func (m *Mux) settle(j *engine.Job, streams []*stream) {
+	if m.Settle <= 0 {
+		return
+	}
+	for {
+		wait, now := time.Duration(0), j.Since()
+		for _, s := range streams {
+			if at := s.handedAt.Load(); at != 0 {
+				wait = max(wait, time.Duration(at)+m.Settle-now)
+			}
+		}
+		if wait <= 0 {
+			return
+		}
+		time.Sleep(min(wait, time.Millisecond))
+	}
 }
 
 // live is an open connection and the bytes already attributed to responses.

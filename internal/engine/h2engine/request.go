@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/hail-loadgen/hail/internal/engine"
@@ -18,17 +19,21 @@ import (
 // tripper takes. Requests are converted once per distinct variant: each
 // stream keeps the last few and recognises them by their bytes.
 type template struct {
-	raw    []byte        // the wire bytes it was made from (a private copy)
-	req    *http.Request // method, URL, Host, headers; Body unset (made on first use: request)
-	method string
-	scheme string
-	body   []byte
-	clen   int64 // the body's length: its own, or (the head alone) a shared one's
-	head   bool
-	block  []byte // the HTTP/2 HEADERS block, made on first use, for a body of clen
-	base   []byte // the block's fields but content-length
-	grpc   bool   // a gRPC call (content-type application/grpc): see grpc.go
-	msgs   int64  // a gRPC call's request messages
+	raw []byte        // the wire bytes it was made from (a private copy)
+	req *http.Request // method, URL, Host, headers; Body unset (made on first use: request)
+	// reqOnce makes req on first use: a run's static templates are shared
+	// by all its streams (staticTemplates).
+	reqOnce sync.Once
+	reqErr  error
+	method  string
+	scheme  string
+	body    []byte
+	clen    int64 // the body's length: its own, or (the head alone) a shared one's
+	head    bool
+	block   []byte // the HTTP/2 HEADERS block, made on first use, for a body of clen
+	base    []byte // the block's fields but content-length
+	grpc    bool   // a gRPC call (content-type application/grpc): see grpc.go
+	msgs    int64  // a gRPC call's request messages
 	// pre and post are the wire head around its Content-Length line
 	// (post ends with the empty line): a request whose head differs from
 	// this one's only in that line's value is this template with its own
@@ -59,14 +64,18 @@ func parse(raw []byte, scheme string) (*template, error) {
 // request is the template's request as net/http has it (the HTTP/3
 // engine's round tripper takes one), made on first use.
 func (tp *template) request() (*http.Request, error) {
-	if tp.req == nil {
+	tp.reqOnce.Do(func() {
+		if tp.req != nil {
+			return
+		}
 		full, err := parseHTTP(tp.raw, tp.scheme)
 		if err != nil {
-			return nil, err
+			tp.reqErr = err
+			return
 		}
 		tp.req = full.req
-	}
-	return tp.req, nil
+	})
+	return tp.req, tp.reqErr
 }
 
 // parseHTTP converts raw with net/http's request reader.
@@ -179,7 +188,8 @@ func (tp *template) match(raw []byte, headOnly bool) ([]byte, bool) {
 
 // templates caches a stream's converted variants. Shared are a run's
 // static variants, converted once for every stream before it starts (read
-// only: their HEADERS blocks are made then); engine.Static's Next(hit)
+// only: their HEADERS blocks are made then, their http.Request once, by
+// whichever stream needs it first); engine.Static's Next(hit)
 // returns Variants[hit%len], so the template for a request is found at that
 // index and confirmed by identity (a redirect hop's request is not).
 type templates struct {

@@ -46,6 +46,12 @@ type stream struct {
 	calls, retries, sent, received int64
 	callSent                       bool // the call in progress was counted as sent
 	retrying                       bool // the attempt in progress sends the call again after RetryStale
+	// handedAt is when (Job.Since, at least 1) the request in flight was
+	// handed to its connection, which sends asynchronously (hail's HTTP/2
+	// client through its writer goroutine, quic-go from its own), until
+	// the exchange returns; 0 otherwise. An abort waits for it
+	// (Mux.settle).
+	handedAt atomic.Int64
 }
 
 func newStream(m *Mux, j *engine.Job, ctx context.Context, c *slot, connIdx, i int, alarm *schedule.Alarm, shared []*template) *stream {
@@ -216,7 +222,11 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		s.grpc.reset()
 		r.grpc = &s.grpc
 	}
+	// The connection's writer goroutine sends the frames: an abort lets
+	// them leave before it closes the connections (Mux.settle).
+	s.handedAt.Store(max(int64(s.j.Since()), 1))
 	err = hc.exchange(ctx, tp, body, &s.h2call, r)
+	s.handedAt.Store(0)
 	if s.h2call.wrote {
 		s.call.MarkSent()
 	}
@@ -253,10 +263,12 @@ func (s *stream) roundTrip(ctx context.Context, c *live, tp *template, body []by
 		req.Body = &bodyReader{b: body}
 	}
 	// A request handed to the round tripper is on its way: the QUIC stack
-	// sends its frames at once (the engine lets them leave before it closes
-	// connections at an abort).
+	// sends its frames from its own goroutine, and an abort lets them leave
+	// before it closes the connections (Mux.settle).
+	s.handedAt.Store(max(int64(s.j.Since()), 1))
 	s.call.MarkSent()
 	resp, err := c.Conn.(http.RoundTripper).RoundTrip(req)
+	s.handedAt.Store(0)
 	if err != nil {
 		s.account(c)
 		return false, causeOf(c, err)

@@ -41,8 +41,9 @@ func (e Engine) Run(j *engine.Job) error {
 	quietBufferWarning()
 	tr := &http3.Transport{DisableCompression: true, MaxResponseHeaderBytes: j.MaxHeaderBytes}
 	// quic-go sends a request's frames from its own goroutine: an abort lets
-	// those already handed to it leave before it closes the connections.
-	m := &h2engine.Mux{Streams: e.Streams, Classify: Classify, Settle: 20 * time.Millisecond}
+	// those handed to it in the last 250 ms get their answer (or that long)
+	// before it closes the connections.
+	m := &h2engine.Mux{Streams: e.Streams, Classify: Classify, Settle: 250 * time.Millisecond}
 	streams := max(e.Streams, 1)
 	m.Open = func(ctx context.Context) (h2engine.Conn, transport.Timing, error) {
 		return Open(ctx, tr, j.Dialer, streams)

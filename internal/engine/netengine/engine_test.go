@@ -56,7 +56,9 @@ func TestTLS(t *testing.T) {
 	for _, keepAlive := range []bool{true, false} {
 		served.Store(0)
 		p := newPlan(t, srv.URL+"/")
-		p.Requests, p.KeepAlive, p.CACert = 200, keepAlive, pki.CAFile
+		// 200 handshakes: under the race detector on a loaded machine one
+		// took over newPlan's 2 s connect timeout; the test is not about it.
+		p.Requests, p.KeepAlive, p.CACert, p.ConnectTimeout = 200, keepAlive, pki.CAFile, 20*time.Second
 		res := runNet(t, p)
 		c := res.Hail.Counts
 		if res.StatusCodeDistribution["200"] != 200 || served.Load() != 200 {
@@ -75,16 +77,34 @@ func TestTLS(t *testing.T) {
 }
 
 // More connections than dial slots (256 set up at once) all connect and
-// serve exactly their share.
+// serve exactly their share. The server answers none of the first 600
+// requests before all 600 have arrived, so the run needs every connection
+// at once (with an answering server, a loaded machine let the first
+// connections serve all 2000 requests before the last workers had
+// started: 564 connects); 20 s bounds the wait.
 func TestManyConnections(t *testing.T) {
 	t.Parallel()
-	base, s := servetest.Start(t)
-	p := newPlan(t, base+"/")
-	p.Requests, p.Connections = 2000, 600
+	const conns = 600
+	var arrived, served atomic.Int64
+	all := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived.Add(1) == conns {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-time.After(20 * time.Second):
+		}
+		served.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	p := newPlan(t, srv.URL+"/")
+	p.Requests, p.Connections = 2000, conns
 	res := runNet(t, p)
-	if c := res.Hail.Counts; c.Connects != 600 || c.Responses != 2000 || s.Stats().Requests != 2000 {
-		t.Errorf("%d connects, %d responses, the server saw %d: want 600, 2000, 2000 (errors %v)", c.Connects, c.Responses,
-			s.Stats().Requests, res.ErrorDistribution)
+	if c := res.Hail.Counts; c.Connects != conns || c.Responses != 2000 || served.Load() != 2000 {
+		t.Errorf("%d connects, %d responses, the server saw %d: want %d, 2000, 2000 (errors %v)", c.Connects, c.Responses,
+			served.Load(), conns, res.ErrorDistribution)
 	}
 }
 
@@ -168,7 +188,10 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 		if rate > 0 {
 			bound = 0.02
 		}
-		if n < 300 || float64(allocs) > bound*float64(n)+perTick {
+		// At least 100 requests between the ticks (a loaded machine sent
+		// 149 at 5000/s, under the race detector): an allocation per
+		// request, or one in ten, would still be over the bound.
+		if n < 100 || float64(allocs) > bound*float64(n)+perTick {
 			t.Errorf("rate %v: %d allocations for %d requests", rate, allocs, n)
 		}
 	}

@@ -401,7 +401,10 @@ func TestReusingBuilderAndSteps(t *testing.T) {
 }
 
 // Thousands of connections: every one connects through the ring and the
-// count is exact.
+// count is exact. The server answers none of the first 2000 requests until
+// all have arrived, so the run needs every connection at once (with a
+// server that answered at once, a loaded machine let the first connections
+// serve all 6000 requests before the rest had started: 1405 connects).
 func TestManyConnections(t *testing.T) {
 	t.Parallel()
 	needURing(t)
@@ -409,14 +412,28 @@ func TestManyConnections(t *testing.T) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 4500 {
 		t.Skipf("RLIMIT_NOFILE %d is too low for 2000 connections and their server side", lim.Cur)
 	}
-	s, base := startServe(t, "127.0.0.1:0")
+	const conns = 2000
+	var arrived, served atomic.Int64
+	all := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived.Add(1) == conns {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-time.After(20 * time.Second):
+		}
+		served.Add(1)
+		w.Write([]byte("hello world\n"))
+	}))
+	t.Cleanup(srv.Close)
 	start := time.Now()
-	r := runJob(t, jobOpts{url: base, n: 6000, c: 2000})
+	r := runJob(t, jobOpts{url: srv.URL + "/", n: 6000, c: conns})
 	want200(t, r, 6000, 12)
-	if r.t.Connects != 2000 {
-		t.Errorf("connects = %d, want 2000", r.t.Connects)
+	if r.t.Connects != conns {
+		t.Errorf("connects = %d, want %d", r.t.Connects, conns)
 	}
-	if got := s.Stats().Requests; got != 6000 {
+	if got := served.Load(); got != 6000 {
 		t.Errorf("server saw %d requests", got)
 	}
 	t.Logf("2000 connections, 6000 requests in %v", time.Since(start))
@@ -711,19 +728,35 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 }
 
 // Connections spread unevenly over explicit workers (7 over 3 rings), and
-// more workers than connections collapse to one per connection.
+// more workers than connections collapse to one per connection. The
+// server answers none of the first requests until one has arrived on every
+// connection, so the run needs them all at once (with a server that
+// answered at once, a worker that a loaded machine started late could
+// find the 700 requests all claimed, and its connections never opened).
 func TestWorkers(t *testing.T) {
 	t.Parallel()
 	needURing(t)
-	s, base := startServe(t, "127.0.0.1:0")
 	for _, tc := range []struct{ workers, conns int }{{3, 7}, {8, 2}} {
-		before := s.Stats().Requests
-		r := runJob(t, jobOpts{url: base, n: 700, c: tc.conns, eng: &Engine{Workers: tc.workers}})
+		var arrived, served atomic.Int64
+		all := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if arrived.Add(1) == int64(tc.conns) {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(20 * time.Second):
+			}
+			served.Add(1)
+			w.Write([]byte("hello world\n"))
+		}))
+		t.Cleanup(srv.Close)
+		r := runJob(t, jobOpts{url: srv.URL + "/", n: 700, c: tc.conns, eng: &Engine{Workers: tc.workers}})
 		want200(t, r, 700, 12)
 		if r.t.Connects != int64(tc.conns) {
 			t.Errorf("%d workers, %d connections: %d connects", tc.workers, tc.conns, r.t.Connects)
 		}
-		if got := s.Stats().Requests - before; got != 700 {
+		if got := served.Load(); got != 700 {
 			t.Errorf("server saw %d requests", got)
 		}
 	}
