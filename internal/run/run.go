@@ -158,6 +158,13 @@ func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
 	s.woke = woke
 	s.start(start)
 	ctl := newController(s.jobs(), s.share.WaitOngoing, s.share.Timeout)
+	select {
+	case <-o.Interrupt: // stopped before the start (a signal during a scenario's setup): nothing is sent
+		ctl.end(endInterrupt, false)
+	case <-ctx.Done():
+		ctl.end(endInterrupt, false)
+	default:
+	}
 	col := startCollecting(s, o)
 	var data <-chan struct{}
 	if o.Workload != nil {

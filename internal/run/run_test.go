@@ -339,6 +339,24 @@ func TestInterrupt(t *testing.T) {
 	})
 }
 
+// An interrupt that came before the run started (a signal during a
+// scenario's setup) sends nothing: the server sees no request, and the
+// result is complete and marked interrupted.
+func TestInterruptBeforeTheStart(t *testing.T) {
+	t.Parallel()
+	forEngines(t, func(t *testing.T, engine string) {
+		base, s := servetest.Start(t)
+		p := newPlan(t, base+"/", engine)
+		p.Requests, p.Connections = 200, 4
+		intr := make(chan struct{})
+		close(intr)
+		res := mustRun(t, p, Options{Interrupt: intr})
+		if srv := s.Stats().Requests; srv != 0 || res.Hail.Counts.Sent != 0 || !res.Hail.Interrupted {
+			t.Errorf("the server saw %d requests, hail sent %d, interrupted %v: want none sent, interrupted", srv, res.Hail.Counts.Sent, res.Hail.Interrupted)
+		}
+	})
+}
+
 func TestOpenModelLagReported(t *testing.T) {
 	t.Parallel()
 	forEngines(t, func(t *testing.T, engine string) {
