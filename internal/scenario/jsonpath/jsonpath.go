@@ -207,13 +207,34 @@ func skipValue(b []byte, i int) (int, bool) {
 	return j, j > i
 }
 
+// keyEquals reports whether the JSON key raw (its string body, esc when it
+// holds escapes) is key, read as encoding/json reads it: escapes decoded,
+// and each byte of invalid UTF-8 read as U+FFFD.
 func keyEquals(raw []byte, esc bool, key string) bool {
-	if !esc {
+	if !esc && utf8.Valid(raw) {
 		return string(raw) == key
 	}
-	var buf [64]byte
-	u, ok := unescapeJSON(buf[:0], raw)
-	return ok && string(u) == key
+	u := raw
+	if esc {
+		var buf [64]byte
+		var ok bool
+		if u, ok = unescapeJSON(buf[:0], raw); !ok {
+			return false
+		}
+	}
+	const replacement = "\uFFFD"
+	for len(u) > 0 {
+		r, n := utf8.DecodeRune(u)
+		enc := string(u[:n])
+		if r == utf8.RuneError && n == 1 {
+			enc = replacement
+		}
+		if !strings.HasPrefix(key, enc) {
+			return false
+		}
+		key, u = key[len(enc):], u[n:]
+	}
+	return key == ""
 }
 
 // unescapeJSON appends the unescaped JSON string body raw to dst.
