@@ -69,7 +69,7 @@ func TestLLMSweepFindsCapacity(t *testing.T) {
 func TestLLMSweepSteps(t *testing.T) {
 	t.Parallel()
 	base, _, _ := startLoggedMock(t, llmserve.Config{Slots: 4, ITL: fixedITL(t, "1ms")})
-	res := sweepRun(t, "--slo", "ttft=200ms", "--sweep-step-duration", "400ms", "--sweep-warmup", "100ms", "--sweep-steps", "1",
+	res := sweepRun(t, "--slo", "ttft=200ms", "--sweep-step-duration", "200ms", "--sweep-warmup", "50ms", "--sweep-steps", "1",
 		"--sweep-precision", "0.5", "-c", "16", "--input-tokens", "8", "--output-tokens", "10", base+"/v1/completions")
 	if len(res.Steps) < 2 || res.Steps[0].Kind != "closed" || res.Steps[0].Rate != 0 || res.Steps[1].Rate != res.Ceiling || res.Ceiling <= 0 {
 		t.Fatalf("steps %+v", res.Steps)

@@ -107,6 +107,7 @@ func median(xs []int64) int64 {
 // Runs leave no goroutine, file descriptor or OS thread behind. Not
 // parallel: it counts the whole process's.
 func TestNoLeaks(t *testing.T) {
+	testtier.Require(t, testtier.Soak) // alone, a few seconds: the soak tier
 	forEnginesInTurn(t, func(t *testing.T, engine string) {
 		base, _ := servetest.Start(t)
 		run := func() {
@@ -158,8 +159,9 @@ func checkNoLeaks(t *testing.T, run func()) {
 }
 
 // The HTTP/2 (h2c) and HTTP/3 engines leave nothing behind either: closed, open and aborted runs.
-// Not parallel, as TestNoLeaks.
+// Not parallel, as TestNoLeaks; in the soak tier with it.
 func TestNoLeaksH2H3(t *testing.T) {
+	testtier.Require(t, testtier.Soak)
 	h2c := servetest.StartH2(t, nil, nil, nil)
 	_, h3base, ca := servetest.StartH3(t, h3serve.Config{})
 	for _, tc := range []struct{ version, base string }{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/hail-loadgen/hail/internal/testtier"
 	"io"
 	"log"
 	"net"
@@ -98,7 +99,9 @@ func TestH2OpenModel(t *testing.T) {
 	if res.Summary.Fastest < 0.002 {
 		t.Errorf("fastest %v < the server's 2ms delay", res.Summary.Fastest)
 	}
-	if el := res.Summary.Total; el < 0.45 || el > 2 {
+	// Never early; not much late, where timing is judged (a busy machine
+	// can stall any run for a second).
+	if el := res.Summary.Total; el < 0.45 || el > 2 && testtier.On(testtier.Timing) {
 		t.Errorf("300 requests at 600/s took %.2fs", el)
 	}
 }

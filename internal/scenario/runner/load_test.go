@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/hail-loadgen/hail/internal/testtier"
 	"math"
 	"strings"
 	"sync"
@@ -225,6 +226,7 @@ func near(t *testing.T, what string, got, want time.Duration) {
 // of the plan (closed model; timingSlack). The timing tests of this
 // package run one at a time, before its parallel ones.
 func TestConnectionStageBoundaries(t *testing.T) {
+	testtier.Require(t, testtier.Timing) // boundaries within 100 ms: the timing tier
 	const src = `
 base: http://unused:1
 seed: 1
@@ -258,6 +260,7 @@ stages:
 // sent within 100 ms of its boundaries, linear ramps included
 // (timingSlack).
 func TestRateStageBoundaries(t *testing.T) {
+	testtier.Require(t, testtier.Timing) // boundaries within 100 ms: the timing tier
 	const src = `
 base: http://unused:1
 connections: 8
