@@ -402,6 +402,11 @@ teardown:
 	// A phase that took a second or more says how it went (phaseprogress.go):
 	// on a busy machine the setup or the teardown may; nothing else is said.
 	stderr = regexp.MustCompile(`(?m)^hail: (setup|teardown) .* done in .*\n`).ReplaceAllString(stderr, "")
+	// Most queries fail their check (below); should every one of them miss
+	// the one VM that passes it, no request succeeded: exit 3, said once.
+	if code == 3 && strings.HasPrefix(stderr, "hail: no request succeeded: ") && strings.Count(stderr, "\n") == 1 {
+		code, stderr = 0, ""
+	}
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
