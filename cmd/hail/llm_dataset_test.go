@@ -70,7 +70,9 @@ func startLoggedMock(t *testing.T, cfg llmserve.Config) (base, logPath string, s
 	stop = func() {
 		if !stopped {
 			stopped = true
-			s.Close()
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
 			f.Close()
 		}
 	}

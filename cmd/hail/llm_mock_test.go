@@ -36,34 +36,9 @@ type mockRequest struct {
 // and reads the log.
 func startMock(t *testing.T, cfg llmserve.Config) (base string, logOf func() []mockRequest) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "mock.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr, cfg.Log, cfg.Seed = "127.0.0.1:0", f, 7
-	s, err := llmserve.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	closed := false
-	t.Cleanup(func() {
-		if !closed {
-			s.Close()
-			f.Close()
-		}
-	})
-	return "http://" + addr.String(), func() []mockRequest {
-		closed = true
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+	base, path, stop := startLoggedMock(t, cfg)
+	return base, func() []mockRequest {
+		stop()
 		return readMockLog(t, path)
 	}
 }

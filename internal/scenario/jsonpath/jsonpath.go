@@ -225,14 +225,17 @@ func keyEquals(raw []byte, esc bool, key string) bool {
 	const replacement = "\uFFFD"
 	for len(u) > 0 {
 		r, n := utf8.DecodeRune(u)
-		enc := string(u[:n])
 		if r == utf8.RuneError && n == 1 {
-			enc = replacement
+			if !strings.HasPrefix(key, replacement) {
+				return false
+			}
+			key, u = key[len(replacement):], u[1:]
+			continue
 		}
-		if !strings.HasPrefix(key, enc) {
+		if len(key) < n || key[:n] != string(u[:n]) { // compared without a copy
 			return false
 		}
-		key, u = key[len(enc):], u[n:]
+		key, u = key[n:], u[n:]
 	}
 	return key == ""
 }
