@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -297,14 +296,15 @@ func termWidth() int {
 // process, so the demo's generator CPU figures are hail's alone, and
 // returns its address and pid. The child is killed with hail even when
 // hail exits at once (a second signal): it is started from a thread that
-// stays until it ends, with that thread's death as its kill signal.
+// stays until it ends, with that thread's death as its kill signal (on
+// Linux; elsewhere stop kills it).
 func startServeChild() (addr string, pid int, stop func(), err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", 0, nil, err
 	}
 	cmd := exec.Command(exe, "serve", "--addr", "127.0.0.1:0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childDiesWithHail()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", 0, nil, err
