@@ -228,5 +228,12 @@ func teardownSignals() (interrupt <-chan struct{}, end func()) {
 
 // stopSelf stops the run as a first SIGTERM from outside does: a shard's
 // coordinator asked it to stop (POST /stop at its start barrier), and the
-// stop goes through the same signal handling.
-func stopSelf() { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) }
+// stop goes through the same signal handling: a SIGTERM handed to the
+// signal watcher as the kernel's would be.
+func stopSelf() {
+	catchSignals()
+	signals.mu.Lock()
+	ch := signals.ch
+	signals.mu.Unlock()
+	ch <- syscall.SIGTERM
+}

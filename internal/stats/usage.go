@@ -1,11 +1,9 @@
 package stats
 
-import (
-	"syscall"
-	"time"
-)
+import "time"
 
-// Usage is the generator process's own resource use, from getrusage(2).
+// Usage is the generator process's own resource use, from getrusage(2)
+// (GetProcessTimes on Windows: CPU times only).
 type Usage struct {
 	User   time.Duration // CPU time in user mode
 	System time.Duration // CPU time in the kernel
@@ -13,21 +11,6 @@ type Usage struct {
 	Voluntary, Involuntary int64
 	// MaxRSS is the peak resident set size in bytes.
 	MaxRSS int64
-}
-
-// ReadUsage returns the process's resource use so far.
-func ReadUsage() Usage {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return Usage{}
-	}
-	return Usage{
-		User:        time.Duration(ru.Utime.Nano()),
-		System:      time.Duration(ru.Stime.Nano()),
-		Voluntary:   int64(ru.Nvcsw),
-		Involuntary: int64(ru.Nivcsw),
-		MaxRSS:      int64(ru.Maxrss) * 1024,
-	}
 }
 
 // Sub returns the use between o and u (MaxRSS is u's).
