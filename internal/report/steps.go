@@ -51,6 +51,9 @@ type Step struct {
 	CheckFailures map[string]int64 `json:"check_failures,omitempty"`
 	// Series is the step's per-second series.
 	Series []stats.Second `json:"series"`
+	// LLM is what the step's token streams measured (a scenario's llm
+	// step), as hail.llm says it of a run; absent for other steps.
+	LLM *LLM `json:"llm,omitempty"`
 }
 
 // StepCounts are a step's exact totals.
@@ -172,6 +175,9 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 			s.Series = series[i]
 		} else {
 			s.Series = []stats.Second{}
+		}
+		if st := t.Stream; st != nil && st.Tokens != nil {
+			s.LLM = buildLLM(st, Input{Totals: t, Series: s.Series, Elapsed: elapsed})
 		}
 	}
 	return out
@@ -338,6 +344,9 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, m.Responses, r.Hail.AllSent, r.StatusCodeDistribution)
 	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
+		if s.LLM != nil {
+			fmt.Fprintf(b, "  %s: llm: %s\n", s.Name, s.LLM.StepLine())
+		}
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))
 		}
