@@ -147,7 +147,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no steps", head, `t.yaml:1:1: scenario: expected a steps list`},
 		{"bad capture regex", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {regex: 'a('}\n", `t.yaml:7:18: a.capture.x.regex: expected a regular expression, found "a("`},
 		{"capture header", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {header: 'X Bad'}\n", `t.yaml:7:19: a.capture.x.header: expected a header name`},
-		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex or status, found several`},
+		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex, status or llm, found several`},
 		{"body twice", head + "steps:\n  - name: a\n    path: /\n    body: x\n    body_file: f\n", `t.yaml:7:5: a: give one of body, body_json, body_file and body_lines, found more`},
 		{"never runs", head + create + "  - name: idle\n    weight: 0\n    path: /\n", `t.yaml:9:5: step idle never runs: expected a weight > 0 or a place in a flow`},
 		{"content-length", head + create + "    headers: {Content-Length: 5}\n", `t.yaml:9:15: create.headers: Content-Length is set by hail from the body`},
