@@ -124,6 +124,9 @@ func (l *loader) llmSpec(st *Step, ls *llmStep, n stepFields, vals map[string]*y
 	if err != nil {
 		return err
 	}
+	if strings.Contains(m, "{{") {
+		return l.errAt(mv, "%s.model: expected the model's name as the server lists it (a model is not a template), found %q", what, m)
+	}
 	spec.Model = m
 	for _, x := range []struct {
 		key, def string

@@ -195,6 +195,14 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 		shared = &report.LLM{}
 	}
 	res.Hail.LLM.KeepAsked(shared)
+	// vLLM's failed are the llm steps' requests that did not complete,
+	// not the other steps'.
+	res.Hail.LLM.Failed = 0
+	for _, r := range res.Hail.Steps {
+		if r.LLM != nil {
+			res.Hail.LLM.Failed += r.LLM.Failed
+		}
+	}
 }
 
 // sameSLO reports whether two steps' objectives are the same.
