@@ -5,6 +5,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stats"
@@ -35,7 +36,9 @@ type vu struct {
 	msg     []byte      // a gRPC step's encoded messages
 	msgJSON []byte      // a gRPC response message as protojson, for captures
 	convs   []convState // the llm steps' conversations in this iteration
-	pairs   [][2][]byte // a conversation's turns being sent
+	// builders are the llm steps' request builders of a dataset, by step
+	builders []*llm.Builder
+	pairs    [][2][]byte // a conversation's turns being sent
 	// tokIn and tokOut are the tokens of the token stream Done is about
 	// to see (tokSet: there is one), for llm captures (StreamTokens).
 	tokIn, tokOut int64

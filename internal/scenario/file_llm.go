@@ -12,13 +12,14 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stream"
 )
 
 var (
-	llmStepKeys = []string{"model", "api", "prompt", "input_tokens", "output_tokens", "exact", "slo", "conversation", "max_context_tokens"}
+	llmStepKeys = []string{"model", "api", "prompt", "dataset", "dataset_order", "input_tokens", "output_tokens", "exact", "slo", "conversation", "max_context_tokens"}
 	// bodyKeys are step keys an llm step's prompt replaces.
 	llmOnlyHTTP = []string{"method", "body", "body_json", "body_file", "body_lines", "grpc"}
 )
@@ -59,7 +60,7 @@ func (l *loader) llmRequest(st *Step, it *yaml.Node, n stepFields, env *template
 		return "", err
 	}
 	st.head = template.Concat(st.head, template.Text("Content-Type: application/json\r\nAccept: text/event-stream\r\n"))
-	ls := &llmStep{conv: -1}
+	ls := &llmStep{conv: -1, index: l.stepIdx[st.Name]}
 	st.llm = ls
 	if err := l.llmSpec(st, ls, n, vals, what); err != nil {
 		return "", err
@@ -75,6 +76,9 @@ func (l *loader) llmRequest(st *Step, it *yaml.Node, n stepFields, env *template
 		if vals["input_tokens"] != nil {
 			return "", l.errAt(vals["input_tokens"], "%s: input_tokens is the length of a made-up prompt: give prompt or input_tokens, not both", what)
 		}
+	}
+	if err := l.llmDataset(ls, vals, what); err != nil {
+		return "", err
 	}
 	if v := vals["slo"]; v != nil {
 		s, err := l.str(v, what+".slo")
@@ -171,6 +175,9 @@ func (l *loader) llmConversation(st *Step, ls *llmStep, vals map[string]*yaml.No
 	if v == nil {
 		return nil
 	}
+	if ls.spec.Data != nil {
+		return l.errAt(v, "%s.conversation: a conversation's turns are the steps' prompts: expected prompt or input_tokens, not a dataset", what)
+	}
 	name, err := l.str(v, what+".conversation")
 	if err != nil {
 		return err
@@ -187,5 +194,64 @@ func (l *loader) llmConversation(st *Step, ls *llmStep, vals map[string]*yaml.No
 		l.convIdx[name] = id
 	}
 	ls.conv, ls.convName = id, name
+	return nil
+}
+
+// llmDataset opens the step's dataset, as hail llm's --dataset takes it
+// (random, shared-prefix:groups=G,prefix=P, jsonl:FILE, sharegpt:FILE;
+// files relative to the scenario's), in its dataset_order (shuffle by
+// default, by the file's seed).
+func (l *loader) llmDataset(ls *llmStep, vals map[string]*yaml.Node, what string) error {
+	v, ov := vals["dataset"], vals["dataset_order"]
+	if v == nil {
+		if ov != nil {
+			return l.errAt(ov, "%s.dataset_order is the order of a dataset's records: add dataset: jsonl:FILE or sharegpt:FILE, or drop it", what)
+		}
+		return nil
+	}
+	src, err := l.str(v, what+".dataset")
+	if err != nil {
+		return err
+	}
+	spec, err := dataset.ParseSpec(src)
+	if err != nil {
+		return l.errAt(v, "%s.dataset: %v", what, err)
+	}
+	switch {
+	case ls.prompt != nil:
+		return l.errAt(v, "%s: the prompts are the dataset's or the prompt template's: give dataset or prompt, not both", what)
+	case spec.Kind == dataset.Azure:
+		return l.errAt(v, "%s.dataset: a trace sets its requests' arrival times, which a scenario's steps do not follow: use hail llm --dataset %s", what, src)
+	case spec.Kind == dataset.Random:
+		return nil
+	}
+	var order dataset.Order
+	if ov != nil {
+		o, err := l.str(ov, what+".dataset_order")
+		if err != nil {
+			return err
+		}
+		if !spec.File() {
+			return l.errAt(ov, "%s.dataset_order: only a jsonl or sharegpt dataset has an order to choose", what)
+		}
+		if order, err = dataset.ParseOrder(o); err != nil {
+			return l.errAt(ov, "%s.dataset_order: %v", what, err)
+		}
+	}
+	if spec.File() {
+		spec.Path = l.path(spec.Path)
+	}
+	d, err := dataset.Open(spec, dataset.Options{Order: order, Seed: l.s.Settings.Seed})
+	if err != nil {
+		return l.errAt(v, "%s.dataset: %v", what, err)
+	}
+	if d.Chat && ls.spec.API == llm.Completions {
+		d.Close()
+		return l.errAt(v, "%s.dataset: %s holds chats (\"messages\"), which the completions API cannot send: use the chat API (…/v1/chat/completions)", what, src)
+	}
+	ls.spec.Data = d
+	if err := ls.spec.Init(); err != nil {
+		return l.errAt(v, "%s.dataset: %v", what, err)
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/llm"
@@ -20,6 +21,7 @@ type llmStep struct {
 	conv       int // the conversation (Scenario.convs), -1 for none
 	convName   string
 	maxContext int // a conversation's history bound, in tokens (0: none)
+	index      int // the step's index among the load's steps
 }
 
 // turn is one user turn of a conversation and its reply, JSON-escaped,
@@ -45,6 +47,20 @@ type convState struct {
 func (v *vu) buildLLM(st *Step, hit uint64) []byte {
 	l := st.llm
 	s := l.spec
+	if s.Data != nil { // the dataset's prompts, as hail llm builds them
+		if v.builders == nil {
+			v.builders = make([]*llm.Builder, len(v.s.Steps))
+		}
+		b := v.builders[l.index]
+		if b == nil {
+			b = s.NewBuilder()
+			v.builders[l.index] = b
+		}
+		body := b.Body(hit)
+		in, out := s.Expect(hit)
+		v.s.asked.Put(hit, in, out)
+		return body
+	}
 	out := s.Output.At(hit, saltLLMOut)
 	var prompt []byte
 	in := 0
@@ -166,14 +182,19 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 			continue
 		}
 		ls := st.llm
-		in := ls.spec.Input.String()
-		if ls.prompt != nil {
+		in, out := ls.spec.Input.String(), ls.spec.Output.String()
+		switch d := ls.spec.Data; {
+		case ls.prompt != nil:
 			in = "prompt"
+		case d != nil && d.Kind == dataset.SharedPrefix:
+			in = fmt.Sprintf("%d shared + %s", d.PrefixTokens, in)
+		case d != nil:
+			in, out = d.Spec.String(), d.Spec.String()+" (else "+out+")"
 		}
 		if ls.conv >= 0 {
 			in += " per turn, with conversation " + ls.convName
 		}
-		asked := &report.LLM{API: string(ls.spec.API), Model: ls.spec.Model, InputAsked: in, OutputAsked: ls.spec.Output.String()}
+		asked := &report.LLM{API: string(ls.spec.API), Model: ls.spec.Model, InputAsked: in, OutputAsked: out}
 		asked.SetSLO(ls.slo.TTFT.Seconds(), ls.slo.TPOT.Seconds(), ls.slo.E2E.Seconds())
 		for i := range res.Hail.Steps {
 			if r := &res.Hail.Steps[i]; r.Name == st.Name && r.LLM != nil {

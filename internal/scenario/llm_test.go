@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,5 +111,39 @@ variables: {word: hi}
 	req, _, _, _ := v.Next(3)
 	if strings.Count(string(req), `"role"`) != 1 {
 		t.Fatalf("a new iteration's first turn carries history: %q", req)
+	}
+}
+
+// An llm step with a dataset sends the dataset's prompts and output
+// lengths, as hail llm's --dataset does, and its streams' expected
+// lengths are the records'.
+func TestLLMStepDataset(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "p.jsonl"), []byte(`{"prompt": "one two three", "output_tokens": 7}`+"\n"), 0o644)
+	src := llmHead + "steps:\n  - name: ask\n    path: /v1/completions\n    llm: {model: m, dataset: 'jsonl:p.jsonl', dataset_order: sequential}\n"
+	path := filepath.Join(dir, "s.yaml")
+	os.WriteFile(path, []byte(src), 0o644)
+	s, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Files) != 1 || !strings.HasSuffix(s.Files[0], "p.jsonl") {
+		t.Errorf("files %v: want the dataset, for the shards", s.Files)
+	}
+	v := newVU(s, 0)
+	for hit := range uint64(3) {
+		req, _, _, _ := v.Next(hit)
+		_, body, _ := strings.Cut(string(req), "\r\n\r\n")
+		if !strings.Contains(body, `"prompt":"one two three"`) || !strings.Contains(body, `"max_tokens":7`) {
+			t.Fatalf("body %s", body)
+		}
+		if in, out := s.expect(hit); in != 3 || out != 7 {
+			t.Errorf("expect(%d) = %d, %d; want 3, 7", hit, in, out)
+		}
+	}
+	_, err = parse(t, llmHead+"steps:\n  - name: ask\n    path: /v1/completions\n    llm: {model: m, dataset: 'azure:x.csv'}\n")
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:6:30: ask.llm.dataset: a trace sets its requests' arrival times") {
+		t.Errorf("a trace: %v", err)
 	}
 }
