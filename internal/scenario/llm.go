@@ -179,6 +179,13 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 	same := true
 	for _, st := range s.Steps {
 		if st.llm == nil {
+			// The collector's totals may give any step of a run with
+			// token streams an empty token part: only llm steps have one.
+			for i := range res.Hail.Steps {
+				if r := &res.Hail.Steps[i]; r.Name == st.Name {
+					r.LLM = nil
+				}
+			}
 			continue
 		}
 		ls := st.llm
@@ -229,4 +236,27 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 // sameSLO reports whether two steps' objectives are the same.
 func sameSLO(a, b *report.SLO) bool {
 	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// describe says what the step asks of the model, for hail run --check.
+func (l *llmStep) describe() string {
+	s := l.spec
+	in := s.Input.String() + " made-up input tokens"
+	switch {
+	case l.prompt != nil:
+		in = "a prompt template"
+	case s.Data != nil:
+		in = "dataset " + s.Data.Spec.String()
+	}
+	out := fmt.Sprintf("%s API, model %s, %s → %s output tokens", s.API, s.Model, in, s.Output)
+	if l.slo.Any() {
+		out += ", slo " + l.slo.String()
+	}
+	if l.conv >= 0 {
+		out += ", conversation " + l.convName
+		if l.maxContext > 0 {
+			out += fmt.Sprintf(" (at most %d tokens of history)", l.maxContext)
+		}
+	}
+	return out
 }

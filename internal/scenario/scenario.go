@@ -382,6 +382,9 @@ func (s *Scenario) CheckLines() []string {
 		for _, c := range st.checks {
 			out = append(out, fmt.Sprintf("check    %-16s %s", st.Name, c.desc))
 		}
+		if st.llm != nil {
+			out = append(out, fmt.Sprintf("llm      %-16s %s", st.Name, st.llm.describe()))
+		}
 	}
 	for _, f := range s.Flows {
 		if f.think.set {
