@@ -228,6 +228,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add("base: http://h:1\nrequests: 2\nthink: 1ms..2ms\nsetup: [{name: s, path: /, capture: {p: {json: id}}, repeat: 2}]\n" +
 		"steps: [{name: a, method: POST, path: '/{{pick p}}', body_json: {n: '{{int 1 2}}', s: 'x{{uuid}}'}, expect: {status: [200, 2xx], json: {a.b: 1}}}]\n" +
 		"teardown: [{name: t, path: '/{{take p}}', repeat: all}]\n")
+	f.Add("base: http://h:1\nrequests: 3\nsteps:\n  - {name: m, path: /v1/models, capture: {id: {json: 'data[0].id'}}}\n" +
+		"  - {name: a, path: /v1/chat/completions, llm: {model: x, prompt: 'hi \"{{last id}}\"', output_tokens: 2-9, slo: ttft=1s, conversation: c, max_context_tokens: 5}, capture: {n: {llm: output_tokens}}}\n" +
+		"  - {name: b, path: /v1/completions, llm: {model: x, input_tokens: 'normal:10,2', exact: true}}\n" +
+		"flows: [{name: f, steps: [m, a, a, b]}]\nthresholds:\n  - {expr: p99_ttft < 1s, step: a}\n  - goodput > 50%\n  - output_tokens_per_sec > 1\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse("fuzz.yaml", []byte(src), LoadOptions{Env: func(string) (string, bool) { return "v", true }})
 		if err != nil {
@@ -239,7 +243,10 @@ func FuzzLoad(f *testing.F) {
 		// A loaded scenario builds requests without panicking.
 		v := newVU(s, 0)
 		for i := range 5 {
-			v.Next(uint64(i))
+			if _, step, _, ok := v.Next(uint64(i)); ok {
+				v.StreamTokens(3, 4) // what an llm step's stream would hand over
+				v.Done(step, &http1.Parser{Status: 200})
+			}
 		}
 	})
 }
