@@ -137,7 +137,7 @@ func parseMetric(name, op string) (string, float64, error) {
 		metric = "mean"
 	case base == "min" || base == "max" || base == "rps" || base == "error_rate" || base == "errors" || base == "requests":
 		metric = base
-	case base[0] == 'p':
+	case base[0] == 'p' && !strings.Contains(base, "_"):
 		v, err := strconv.ParseFloat(base[1:], 64)
 		if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
 			return "", 0, fmt.Errorf("metric %q: expected a percentile p0 to p100 such as p99 or p99.9", base)
