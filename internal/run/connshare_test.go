@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -97,10 +98,12 @@ func TestConnSharePausesAFraction(t *testing.T) {
 
 // forwarding is a builder that reads token streams and reserves values.
 type forwarding struct {
-	engine.Static
 	in, out  int64
 	released uint32
 }
+
+func (f *forwarding) Next(uint64) ([]byte, int, bool, bool)  { return nil, 0, false, false }
+func (f *forwarding) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
 
 func (f *forwarding) StreamTokens(in, out int64)   { f.in, f.out = in, out }
 func (f *forwarding) Reserved() uint32             { return 7 }
@@ -111,11 +114,19 @@ func (f *forwarding) Release(token uint32, _ bool) { f.released = token }
 func TestPacedForwards(t *testing.T) {
 	f := &forwarding{}
 	var pause, every atomic.Int64
-	var reqs engine.Requests = &paced{Requests: f, pause: &pause, every: &every}
+	var reqs engine.Requests = newPaced(f, &pause, &every)
 	reqs.(engine.TokenReader).StreamTokens(3, 4)
 	r := reqs.(engine.Reserver)
 	r.Release(r.Reserved(), true)
 	if f.in != 3 || f.out != 4 || f.released != 7 {
 		t.Errorf("forwarded tokens %d, %d and release %d; want 3, 4 and 7", f.in, f.out, f.released)
+	}
+	if engine.SharedBodies(reqs) != nil {
+		t.Error("a builder without shared bodies has some once paced")
+	}
+	body := []byte("a shared body")
+	shared := newPaced(&engine.Static{Bodies: [][]byte{body}}, &pause, &every)
+	if sb := engine.SharedBodies(shared); sb == nil || string(sb.Body(0, 0)) != string(body) {
+		t.Error("a paced builder hides its shared bodies: the engine would send their heads alone")
 	}
 }
