@@ -20,7 +20,8 @@ import (
 
 var (
 	llmStepKeys = []string{"model", "api", "prompt", "dataset", "dataset_order", "input_tokens", "output_tokens", "exact", "slo", "conversation", "max_context_tokens"}
-	// bodyKeys are step keys an llm step's prompt replaces.
+	// llmOnlyHTTP are step keys an llm step's prompt (a streaming POST)
+	// replaces.
 	llmOnlyHTTP = []string{"method", "body", "body_json", "body_file", "body_lines", "grpc"}
 )
 

@@ -124,9 +124,16 @@ func (v *vu) doneLLM(st *Step, p *http1.Parser) {
 	if p == nil || p.Status < 200 || p.Status > 299 {
 		return
 	}
-	t := turn{user: append([]byte(nil), c.pending.user...), in: c.pending.in, out: c.pending.out}
-	t.reply = l.spec.AppendWords(nil, t.out, c.hit^saltLLMReply)
-	c.turns = append(c.turns, t)
+	n := len(c.turns) // an earlier iteration's turn's buffers are reused
+	if n < cap(c.turns) {
+		c.turns = c.turns[:n+1]
+	} else {
+		c.turns = append(c.turns, turn{})
+	}
+	t := &c.turns[n]
+	t.in, t.out = c.pending.in, c.pending.out
+	t.user = append(t.user[:0], c.pending.user...)
+	t.reply = l.spec.AppendWords(t.reply[:0], t.out, c.hit^saltLLMReply)
 }
 
 // newConversations forgets the virtual user's conversations: a new
@@ -151,9 +158,6 @@ func (s *Scenario) expect(hit uint64) (in, out int) {
 	}
 	return -1, -1
 }
-
-// HasLLM reports whether any step of the load is an llm step.
-func (s *Scenario) HasLLM() bool { return s.anyLLM }
 
 // StreamConfig is how the load's streams are read (nil without llm
 // steps): the llm steps' as token streams with their objectives, the

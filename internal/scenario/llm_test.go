@@ -147,3 +147,39 @@ func TestLLMStepDataset(t *testing.T) {
 		t.Errorf("a trace: %v", err)
 	}
 }
+
+// Building an llm step's requests and ending them allocates nothing once
+// the virtual user's buffers have grown: a prompt template, and the turns
+// of a conversation flow after flow.
+func TestLLMStepAllocs(t *testing.T) {
+	s, err := parse(t, llmHead+`steps:
+  - name: a
+    path: /v1/chat/completions
+    llm: {model: m, prompt: 'hello {{int 1 9}}', output_tokens: 4, conversation: c}
+  - name: b
+    path: /v1/chat/completions
+    llm: {model: m, input_tokens: 5, output_tokens: 3-6, conversation: c}
+flows:
+  - {name: f, steps: [a, b, b]}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newVU(s, 0)
+	ok := &http1.Parser{Status: 200}
+	hit := uint64(0)
+	flow := func() {
+		for range 3 {
+			_, step, _, _ := v.Next(hit)
+			v.StreamTokens(5, 4)
+			v.Done(step, ok)
+			hit++
+		}
+	}
+	for range 3 {
+		flow()
+	}
+	if n := testing.AllocsPerRun(50, flow); n != 0 {
+		t.Errorf("%.1f allocations per flow of three llm requests", n)
+	}
+}

@@ -95,7 +95,7 @@ type Scenario struct {
 	thinkErr error      // the error an open-model run of a file with think times gets
 	feedEnd  *feedEnd   // ends the run when unique feeds leave nothing to run
 	anyGRPC  bool       // a step of the load, setup or teardown is a gRPC call (HasGRPC)
-	anyLLM   bool       // a step of the load is an llm step (HasLLM)
+	anyLLM   bool       // a step of the load is an llm step (StreamConfig)
 	convs    int        // the llm steps' conversations, by index
 	asked    *llm.Asked // what the llm steps' requests asked for, by request number (expect)
 }
