@@ -14,12 +14,11 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/hail-loadgen/hail/internal/llm"
-
 	"gopkg.in/yaml.v3"
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 )

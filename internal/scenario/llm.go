@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+
 	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/llm"
@@ -66,13 +67,14 @@ func (v *vu) buildLLM(st *Step, hit uint64) []byte {
 	in := 0
 	if l.prompt != nil {
 		q := l.prompt.AppendTo(v.scratch[:0], &v.ctx)
+		v.scratch = q[:0]
 		prompt = q[1 : len(q)-1] // within its quotes
 		in = dataset.Words{}.Count(prompt)
 	} else {
 		in = s.Input.At(hit, saltLLMIn)
 		prompt = s.AppendWords(v.scratch[:0], in, hit)
+		v.scratch = prompt[:0]
 	}
-	v.scratch = prompt[:0]
 	if l.conv < 0 {
 		v.s.asked.Put(hit, in, out)
 		v.body = s.AppendPrompt(v.body[:0], prompt, out)
