@@ -190,3 +190,63 @@ flows:
 		t.Errorf("prompt tokens turn by turn %v, want %v", prompts, want)
 	}
 }
+
+// Two runs' llm steps merge exactly: hail merge adds each step's streams
+// (completed, tokens, goodput, TTFT samples) and keeps what they asked.
+func TestScenarioLLMStepsMerge(t *testing.T) {
+	t.Parallel()
+	base, logOf := startMock(t, llmserve.Config{Slots: 8, ITL: fixedITL(t, "1ms")})
+	path := llmScenario(t, base, "")
+	dir := t.TempDir()
+	var parts []map[string]any
+	for _, name := range []string{"a.json", "b.json"} {
+		out := filepath.Join(dir, name)
+		if _, se, code := hail(t, "run", "--no-tui", "-j", "-o", out, path); code != 0 {
+			t.Fatalf("hail run: exit %d: %s", code, se)
+		}
+		parts = append(parts, readJSON(t, out))
+	}
+	logOf()
+	merged := filepath.Join(dir, "m.json")
+	if _, se, code := hail(t, "merge", "-o", merged, filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")); code != 0 {
+		t.Fatalf("hail merge: exit %d: %s", code, se)
+	}
+	m := stepLLM(t, readJSON(t, merged), "ask")
+	if m == nil {
+		t.Fatal("the merged step ask has no llm")
+	}
+	sum := func(get func(map[string]any) float64) float64 {
+		return get(stepLLM(t, parts[0], "ask")) + get(stepLLM(t, parts[1], "ask"))
+	}
+	for _, x := range []struct {
+		name string
+		get  func(map[string]any) float64
+	}{
+		{"completed", func(l map[string]any) float64 { return l["completed"].(float64) }},
+		{"total_output_tokens", func(l map[string]any) float64 { return l["total_output_tokens"].(float64) }},
+		{"goodput.requests", func(l map[string]any) float64 { return l["goodput"].(map[string]any)["requests"].(float64) }},
+		{"ttft samples", func(l map[string]any) float64 { return l["ttft"].(map[string]any)["samples"].(float64) }},
+		{"itl samples", func(l map[string]any) float64 { return l["itl"].(map[string]any)["samples"].(float64) }},
+	} {
+		if got, want := x.get(m), sum(x.get); got != want || want == 0 {
+			t.Errorf("merged %s %v, want the parts' sum %v", x.name, got, want)
+		}
+	}
+	if m["model"] != "mock" || m["slo"] == nil {
+		t.Errorf("merged step's model %v, slo %v: want what it asked kept", m["model"], m["slo"])
+	}
+}
+
+// readJSON reads a JSON result file.
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
