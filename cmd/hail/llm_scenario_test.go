@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,12 +49,21 @@ flows:
 	return path
 }
 
-// runLLMScenario runs hail run on path and returns its JSON result and exit
-// code.
+// runLLMScenario runs hail run on path and returns its JSON result, exit
+// code and standard error; the result renders in text, HTML and Markdown
+// with a line per llm step.
 func runLLMScenario(t *testing.T, path string, args ...string) (map[string]any, int, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "run.json")
 	_, errOut, code := hail(t, append([]string{"run", "--no-tui", "-j", "-o", out}, append(args, path)...)...)
+	defer func() {
+		for format, want := range map[string]string{"text": ": llm: ", "html": "LLM: ", "markdown": " (llm): "} {
+			text, se, c := hail(t, "report", out, "--output-format", format)
+			if c != 0 || !strings.Contains(text, want) {
+				t.Errorf("hail report --output-format %s: exit %d (%s), no %q in it", format, c, se, want)
+			}
+		}
+	}()
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("hail run: exit %d: %s", code, errOut)
