@@ -44,6 +44,9 @@ type StepResult struct {
 	CheckFailures map[string]int64 `json:"check_failures,omitempty"`
 	// Series is the step's per-second series.
 	Series []Second `json:"series"`
+	// LLM is what the step's token streams measured (a scenario's llm
+	// step), as Hail.LLM says it of a run; nil for other steps.
+	LLM *LLM `json:"llm,omitempty"`
 }
 
 // StepCounts are a step's exact totals.

@@ -212,3 +212,40 @@ func TestScenarioStreamsField(t *testing.T) {
 		t.Errorf("Streams on HTTP/1.1 targets: %v, want a *hail.FieldError for Streams", err)
 	}
 }
+
+// An llm step written as Go values runs through the Go API: its streams
+// are measured per step (StepResult.LLM, the mock's counts) and summed in
+// Hail.LLM; its captured output tokens reach the next step.
+func TestScenarioFileLLM(t *testing.T) {
+	t.Parallel()
+	srv := hailtest.NewOpenAIServer(t, hailtest.OpenAIConfig{Model: "m", ITL: time.Millisecond})
+	sc, err := hail.NewScenario(&scenario.File{
+		Base:        srv.URL,
+		Requests:    6,
+		Connections: 1,
+		Steps: []scenario.Step{
+			{Name: "ask", Path: "/v1/chat/completions", LLM: &scenario.LLM{Model: "m", Prompt: "hello {{counter}}", OutputTokens: "5",
+				SLO: "ttft=5s", Conversation: "c"}, Capture: map[string]scenario.Capture{"n": {LLM: "output_tokens"}}},
+			{Name: "more", Path: "/v1/chat/completions", LLM: &scenario.LLM{Model: "m", Prompt: "{{last n}} more", OutputTokens: "3", Conversation: "c"}},
+		},
+		Flows: []scenario.Flow{{Name: "f", Steps: []string{"ask", "more"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hail.Run(context.Background(), hail.Plan{Scenario: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := srv.Stats()
+	ask, more := res.Hail.Steps[0].LLM, res.Hail.Steps[1].LLM
+	if ask == nil || more == nil || ask.Completed != 3 || more.Completed != 3 || ask.TotalOutputTokens != 15 || more.TotalOutputTokens != 9 {
+		t.Fatalf("steps' llm: %+v, %+v", ask, more)
+	}
+	if l := res.Hail.LLM; l == nil || uint64(l.Completed) != st.Completed || uint64(l.TotalOutputTokens) != st.Tokens || ask.SLO == nil || ask.Model != "m" {
+		t.Errorf("hail.llm %+v; the mock completed %d, sent %d tokens", l, st.Completed, st.Tokens)
+	}
+	if res.Hail.Steps[0].Captures != 3 {
+		t.Errorf("ask captured %d values, want 3", res.Hail.Steps[0].Captures)
+	}
+}

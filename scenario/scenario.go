@@ -131,6 +131,10 @@ type Step struct {
 	// GRPC makes the step a gRPC call (in place of Method, Path, URL and
 	// the body).
 	GRPC *Call `yaml:"grpc,omitempty"`
+	// LLM makes the step a streaming request to an OpenAI-compatible
+	// inference server, measured as hail llm measures it (in place of
+	// Method and the body; Path or URL is its endpoint).
+	LLM *LLM `yaml:"llm,omitempty"`
 	// Repeat is how many times a setup or teardown step runs (0: once),
 	// or RepeatAll.
 	Repeat Repeat `yaml:"repeat,omitempty"`
@@ -165,6 +169,9 @@ type Capture struct {
 	Regex string `yaml:"regex,omitempty"`
 	// Status captures the status code.
 	Status bool `yaml:"status,omitempty"`
+	// LLM captures an llm step's stream's "output_tokens" or
+	// "input_tokens".
+	LLM string `yaml:"llm,omitempty"`
 }
 
 // Expect are a step's checks; a response that fails one is an error of
@@ -192,6 +199,37 @@ type Call struct {
 	Metadata map[string]string `yaml:"metadata,omitempty"`
 	// StreamCount is the messages per client or bidi stream.
 	StreamCount int `yaml:"stream_count,omitempty"`
+}
+
+// LLM is what an llm step asks of the model (docs/scenarios.md, "LLM
+// steps").
+type LLM struct {
+	// Model is required: the model's name as the server lists it.
+	Model string `yaml:"model"`
+	// API is "completions" or "chat" ("": from the path).
+	API string `yaml:"api,omitempty"`
+	// Prompt is the prompt (completions) or the one user message (chat):
+	// a template; "" makes up InputTokens words, or takes Dataset's.
+	Prompt string `yaml:"prompt,omitempty"`
+	// Dataset is where prompts come from, as hail llm's --dataset
+	// (random, shared-prefix:groups=G,prefix=P, jsonl:FILE,
+	// sharegpt:FILE); DatasetOrder a file's order (shuffle, sequential,
+	// random).
+	Dataset      string `yaml:"dataset,omitempty"`
+	DatasetOrder string `yaml:"dataset_order,omitempty"`
+	// InputTokens and OutputTokens are lengths as hail llm takes them
+	// (N, LOW-HIGH, N:WEIGHT,M:WEIGHT, normal:MEAN,SD, lognormal:MEAN,SD;
+	// "": 128).
+	InputTokens  string `yaml:"input_tokens,omitempty"`
+	OutputTokens string `yaml:"output_tokens,omitempty"`
+	// Exact asks for exactly OutputTokens (min_tokens, ignore_eos).
+	Exact bool `yaml:"exact,omitempty"`
+	// SLO are goodput's objectives: "ttft=500ms,tpot=50ms,e2e=10s".
+	SLO string `yaml:"slo,omitempty"`
+	// Conversation names the conversation the llm steps of one flow
+	// iteration share; MaxContextTokens bounds its history (0: none).
+	Conversation     string `yaml:"conversation,omitempty"`
+	MaxContextTokens int    `yaml:"max_context_tokens,omitempty"`
 }
 
 // Schema is where gRPC steps' schema comes from.

@@ -30,6 +30,7 @@ type mockRequest struct {
 	kernel                bool // arrival is the kernel's receive time
 	outcome               string
 	tokens                int
+	prompt                int // prompt_tokens
 }
 
 // startMock starts the mock with cfg and a request log; logOf closes it
@@ -69,7 +70,7 @@ func readMockLog(t *testing.T, path string) []mockRequest {
 	var out []mockRequest
 	for _, row := range rows[1:] {
 		out = append(out, mockRequest{arrival: num(row, "arrival_ns"), admit: num(row, "admit_ns"), first: num(row, "first_token_ns"),
-			kernel: row[col["arrival_clock"]] == "kernel", outcome: row[col["outcome"]], tokens: int(num(row, "tokens_sent"))})
+			kernel: row[col["arrival_clock"]] == "kernel", outcome: row[col["outcome"]], tokens: int(num(row, "tokens_sent")), prompt: int(num(row, "prompt_tokens"))})
 	}
 	return out
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -111,42 +109,13 @@ func parseHeaders(given []string) ([][2]string, error) {
 	return h, nil
 }
 
-// parseSLO parses --slo: ttft=D,tpot=D,e2e=D (e2el too, vLLM's name); a
-// plain number is milliseconds, as vLLM's --goodput takes them.
+// parseSLO parses --slo (stream.ParseSLO).
 func parseSLO(s string) (stream.SLO, error) {
-	var slo stream.SLO
-	if strings.TrimSpace(s) == "" {
-		return slo, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			k, v, ok = strings.Cut(strings.TrimSpace(part), ":")
-		}
-		d, err := sloDuration(strings.TrimSpace(v))
-		if !ok || err != nil || d <= 0 {
-			return slo, fmt.Errorf("--slo %q: %q is not NAME=DURATION with a positive duration; write e.g. --slo ttft=500ms,tpot=50ms,e2e=10s", s, part)
-		}
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "ttft":
-			slo.TTFT = d
-		case "tpot":
-			slo.TPOT = d
-		case "e2e", "e2el":
-			slo.E2E = d
-		default:
-			return slo, fmt.Errorf("--slo %q: unknown objective %q: the objectives are ttft, tpot and e2e", s, k)
-		}
+	slo, err := stream.ParseSLO(s)
+	if err != nil {
+		return slo, fmt.Errorf("--slo %v", err)
 	}
 	return slo, nil
-}
-
-// sloDuration is a duration, or a plain number of milliseconds.
-func sloDuration(v string) (time.Duration, error) {
-	if ms, err := strconv.ParseFloat(v, 64); err == nil {
-		return time.Duration(ms * float64(time.Millisecond)), nil
-	}
-	return time.ParseDuration(v)
 }
 
 // config is the run's configuration as the Result stores it.

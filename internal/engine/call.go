@@ -79,7 +79,7 @@ func (c *Call) Begin(j *Job, shard, step int, hit uint64, at time.Duration, conn
 	rec := j.Recorders[j.Group(step, at)][shard]
 	*c = Call{rec: rec, step: step, at: at, fb: -1, ready: -1, open: j.Source.Open(), live: true, meter: c.meter}
 	if c.meter != nil {
-		c.meter.Begin(rec, hit)
+		c.meter.BeginStep(rec, hit, step)
 	}
 	rec.InFlight(1)
 	if c.tracing = rec.Tracing(); c.tracing {
@@ -306,6 +306,21 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 	now = max(now, c.start)
 	c.sent()
 	c.release(reqs, false)
+	// A stream ends first, so that the builder's Done may read its tokens
+	// (TokenReader).
+	var streamKind stats.ErrorKind
+	streamFailed := false
+	if m := c.meter; m != nil && m.On() {
+		streamKind, streamFailed = m.Finish(now, c.at, c.start)
+		in, out, last := m.Tokens()
+		if !streamFailed && c.tracing {
+			c.tr.InTokens, c.tr.OutTokens, c.tr.LastToken = int32(min(in, 1<<31-1)), int32(min(out, 1<<31-1)), int64(last)
+		}
+		c.tr.FirstToken = int64(m.FirstToken())
+		if tr, ok := reqs.(TokenReader); ok && !streamFailed {
+			tr.StreamTokens(in, out)
+		}
+	}
 	v := reqs.Done(c.step, p)
 	c.setThink(v.Think)
 	if c.tracing {
@@ -314,14 +329,8 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 			c.tr.FirstByte = int64(c.fb)
 		}
 	}
-	if m := c.meter; m != nil && m.On() {
-		if k, failed := m.Finish(now, c.at, c.start); failed {
-			v.Failed, v.Kind = true, k
-		} else if c.tracing {
-			in, out, last := m.Tokens()
-			c.tr.InTokens, c.tr.OutTokens, c.tr.LastToken = int32(min(in, 1<<31-1)), int32(min(out, 1<<31-1)), int64(last)
-		}
-		c.tr.FirstToken = int64(m.FirstToken())
+	if streamFailed {
+		v.Failed, v.Kind = true, streamKind
 	}
 	c.rec.Ended()
 	if v.Failed {

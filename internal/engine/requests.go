@@ -39,6 +39,14 @@ type Reserver interface {
 	Release(token uint32, unsent bool)
 }
 
+// TokenReader is implemented by request builders that read what a token
+// stream measured (a scenario's llm steps capture its tokens): for a
+// token stream that ended well, Call.Respond hands them its input and
+// output tokens (stream.Meter.Tokens) just before Done.
+type TokenReader interface {
+	StreamTokens(in, out int64)
+}
+
 // Verdict is what Requests.Done made of a request's end. The zero Verdict
 // records a response as it is and sends the next request at once.
 type Verdict struct {

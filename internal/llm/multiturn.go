@@ -109,22 +109,7 @@ func (b *Builder) nextTurn(hit uint64) {
 	}
 	out := c.tokens[c.turn][1]
 	s.asked.put(hit, total, out)
-	d := append(b.body[:0], `{"model":`...)
-	d = append(d, s.model...)
-	d = append(d, `,"messages":[`...)
-	for k := first; k <= c.turn; k++ {
-		d = append(d, `{"role":"user","content":"`...)
-		d = append(d, c.pairs[k][0]...)
-		if k == c.turn {
-			d = append(d, `"}`...)
-			break
-		}
-		d = append(d, `"},{"role":"assistant","content":"`...)
-		d = append(d, c.pairs[k][1]...)
-		d = append(d, `"},`...)
-	}
-	d = append(d, `],"max_completion_tokens":`...)
-	b.body = s.appendTail(d, out)
+	b.body = s.AppendTurns(b.body[:0], c.pairs[first:c.turn], c.pairs[c.turn][0], out)
 }
 
 // doneTurn ends a turn: the conversation goes on after a reply, and ends

@@ -194,6 +194,18 @@ func (s *Spec) NewBuilder() *Builder {
 // drawn from its number, or read from its dataset record.
 func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
 	s := b.s
+	b.Body(hit)
+	r := append(b.req[:0], s.Head...)
+	r = strconv.AppendInt(r, int64(len(b.body)), 10)
+	r = append(r, s.Tail...)
+	b.req = append(r, b.body...)
+	return b.req, 0, false, true
+}
+
+// Body builds the JSON body of request hit (Next's, without its head),
+// valid until the next call.
+func (b *Builder) Body(hit uint64) []byte {
+	s := b.s
 	if b.conv != nil {
 		b.nextTurn(hit)
 	} else if s.record {
@@ -205,11 +217,7 @@ func (b *Builder) Next(hit uint64) ([]byte, int, bool, bool) {
 		in, out := s.Expect(hit)
 		b.body = s.AppendBody(b.body[:0], hit, in, out)
 	}
-	r := append(b.req[:0], s.Head...)
-	r = strconv.AppendInt(r, int64(len(b.body)), 10)
-	r = append(r, s.Tail...)
-	b.req = append(r, b.body...)
-	return b.req, 0, false, true
+	return b.body
 }
 
 // Done implements engine.Requests: responses are recorded as they are; a

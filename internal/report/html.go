@@ -352,6 +352,9 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "<section class=\"step\"><h3>Step %s</h3>\n", esc(s.Name))
 		b.WriteString(rpsChart(fmt.Sprintf("chart-step-%d-rps", i), s.Series))
 		b.WriteString(spectrumChart(fmt.Sprintf("chart-step-%d-spectrum", i), decodeLatency(s.Histograms), s.Name))
+		if s.LLM != nil {
+			fmt.Fprintf(b, "<p class=\"note\">LLM: %s</p>", esc(s.LLM.StepLine()))
+		}
 		if len(s.StatusCodeDistribution) > 0 || len(s.ErrorDistribution) > 0 {
 			var parts []string
 			for _, k := range sortedByCount(s.StatusCodeDistribution) {

@@ -338,6 +338,37 @@ func sourceText(src map[string]int64) string {
 	return "from " + strings.Join(parts, "; ")
 }
 
+// StepLine says in one line what a scenario step's token streams
+// measured: TTFT (from the intended and the actual send), TPOT, ITL and
+// E2E at p50/p99, tokens, tokens/s and goodput.
+func (l *LLM) StepLine() string {
+	pp := func(d Dist) string {
+		if d.Samples == 0 {
+			return "n/a"
+		}
+		return fmtDur(d.P50) + "/" + fmtDur(d.P99)
+	}
+	line := fmt.Sprintf("%d completed, %d failed, %d truncated; p50/p99 TTFT %s (from actual send %s), TPOT %s, ITL %s, E2E %s; %d output tokens (%.1f/s), %d input",
+		l.Completed, l.Failed, l.Truncated, pp(l.TTFT), pp(l.TTFTFromSend), pp(l.TPOT), pp(l.ITL), pp(l.E2E), l.TotalOutputTokens, l.OutputThroughput, l.TotalInputTokens)
+	if l.SLO != nil {
+		share := 0.0
+		if l.Completed > 0 {
+			share = 100 * float64(l.Goodput.Requests) / float64(l.Completed)
+		}
+		line += fmt.Sprintf("; goodput %d (%.1f%%) met its slo", l.Goodput.Requests, share)
+	}
+	return line
+}
+
+// KeepAsked copies into l what src said the requests asked (API, model,
+// lengths, arrivals, objectives): a merged or rebuilt entry keeps them.
+func (l *LLM) KeepAsked(src *LLM) {
+	l.API, l.Model, l.InputAsked, l.OutputAsked, l.Arrivals = src.API, src.Model, src.InputAsked, src.OutputAsked, src.Arrivals
+	if s := src.SLO; s != nil {
+		l.SetSLO(s.TTFT, s.TPOT, s.E2E)
+	}
+}
+
 // mergeLLM keeps, in a merged result, what hail llm said of its run (the
 // API, model, lengths asked and objectives: the first result's).
 func mergeLLM(out, first *Result) {
@@ -345,10 +376,7 @@ func mergeLLM(out, first *Result) {
 	if l == nil || f == nil {
 		return
 	}
-	l.API, l.Model, l.InputAsked, l.OutputAsked, l.Arrivals = f.API, f.Model, f.InputAsked, f.OutputAsked, f.Arrivals
-	if s := f.SLO; s != nil {
-		l.SetSLO(s.TTFT, s.TPOT, s.E2E)
-	}
+	l.KeepAsked(f)
 }
 
 // EnsureLLM returns r's hail.llm, made empty (every request failed, none

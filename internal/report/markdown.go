@@ -116,6 +116,16 @@ func writeStepsMarkdown(b *strings.Builder, r *Result) {
 			durNA(s.Latency.P50, none), durNA(s.Latency.P99, none), durNA(s.Latency.Max, none), durNA(s.AllSent.P99, s.AllSent.Requests == 0))
 	}
 	fmt.Fprintln(b)
+	llm := false
+	for _, s := range r.Hail.Steps {
+		if s.LLM != nil {
+			fmt.Fprintf(b, "- %s (llm): %s\n", mdEscape(s.Name), mdEscape(s.LLM.StepLine()))
+			llm = true
+		}
+	}
+	if llm {
+		fmt.Fprintln(b)
+	}
 }
 
 // writeThresholdsMarkdown writes a scenario's thresholds, passed or failed,

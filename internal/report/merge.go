@@ -216,6 +216,13 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 		t.Stream = stats.NewStreams(false)
 		t.Stream.Truncated = n
 	}
+	if l := s.LLM; l != nil {
+		st, err := llmStreams(l)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %v", s.Name, err)
+		}
+		t.Stream = st
+	}
 	return t, nil
 }
 
@@ -455,6 +462,15 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 		s := &out.Hail.Steps[i]
 		s.Yields, s.YieldReasons, s.Captures, s.CaptureMisses = yields[i], reasons[i], captures[i], misses[i]
 		s.CheckFailures, s.Stopped = checks[i], stopped[i]
+		if s.LLM != nil {
+			for _, r := range results {
+				for k := range r.Hail.Steps {
+					if f := r.Hail.Steps[k].LLM; f != nil && r.Hail.Steps[k].Name == s.Name {
+						s.LLM.KeepAsked(f)
+					}
+				}
+			}
+		}
 	}
 	failed, checked := 0, 0
 	for _, r := range results {

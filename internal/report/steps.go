@@ -51,6 +51,9 @@ type Step struct {
 	CheckFailures map[string]int64 `json:"check_failures,omitempty"`
 	// Series is the step's per-second series.
 	Series []stats.Second `json:"series"`
+	// LLM is what the step's token streams measured (a scenario's llm
+	// step), as hail.llm says it of a run; absent for other steps.
+	LLM *LLM `json:"llm,omitempty"`
 }
 
 // StepCounts are a step's exact totals.
@@ -173,6 +176,9 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		} else {
 			s.Series = []stats.Second{}
 		}
+		if st := t.Stream; st != nil && st.Tokens != nil {
+			s.LLM = buildLLM(st, Input{Totals: t, Series: s.Series, Elapsed: elapsed})
+		}
 	}
 	return out
 }
@@ -192,12 +198,15 @@ type Measure struct {
 	Aborted    int64 // ended by the deadline or an interrupt
 	Failed     int64 // errors other than aborts, plus responses with status ≥ 400 not expected
 	Elapsed    time.Duration
+	// Stream is what the streams measured (nil: none), for the metrics of
+	// token streams (llm steps).
+	Stream *stats.Streams
 }
 
 // MeasureTotals measures live (or final) totals over elapsed.
 func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 	m := Measure{Latency: t.Latency(), LatencySum: t.LatencySum, AllSent: t.AllSent(), AllSentSum: t.LatencySum + t.FailedSum,
-		Requests: t.Requests(), Responses: t.Responses(), Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed}
+		Requests: t.Requests(), Responses: t.Responses(), Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed, Stream: t.Stream}
 	m.Failed = t.ErrorCount() - m.Aborted - t.Expected
 	for code, n := range t.Status {
 		if stats.StatusFailed(code) {
@@ -241,7 +250,17 @@ func (r *Result) Measure() Measure {
 	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: c.LatencySumNS,
 		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
-		Elapsed: time.Duration(r.Summary.Total * 1e9)}
+		Elapsed: time.Duration(r.Summary.Total * 1e9), Stream: r.streams()}
+}
+
+// streams are r's stream totals (nil when it has none, or they do not
+// decode).
+func (r *Result) streams() *stats.Streams {
+	s, err := streamTotals(r)
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // Measure measures step s of a run that lasted elapsed.
@@ -249,7 +268,19 @@ func (s *Step) Measure(elapsed time.Duration) Measure {
 	c := s.Counts
 	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS,
 		AllSent: decodeLatency(s.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
-		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed}
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed, Stream: s.streams()}
+}
+
+// streams are the step's token stream totals (nil: it is no llm step).
+func (s *Step) streams() *stats.Streams {
+	if s.LLM == nil {
+		return nil
+	}
+	st, err := llmStreams(s.LLM)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // Value returns a metric. Latencies (seconds) judge every sent request —
@@ -260,6 +291,9 @@ func (s *Step) Measure(elapsed time.Duration) Measure {
 // second, oha's requests/s), "error_rate" (a fraction), "errors" (failed
 // requests), "requests".
 func (m *Measure) Value(metric string, q float64) float64 {
+	if v, ok := m.llmValue(metric, q); ok {
+		return v
+	}
 	lat, sum, n := m.AllSent, m.AllSentSum, int64(0)
 	if lat != nil {
 		n = lat.TotalCount()
@@ -338,6 +372,9 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, m.Responses, r.Hail.AllSent, r.StatusCodeDistribution)
 	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
+		if s.LLM != nil {
+			fmt.Fprintf(b, "  %s: llm: %s\n", s.Name, s.LLM.StepLine())
+		}
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))
 		}
@@ -434,4 +471,63 @@ func (r *Result) ThresholdsFailed() int {
 		}
 	}
 	return n
+}
+
+// llmValue is a metric of token streams (ok false for another metric):
+// a latency of theirs, "p_ttft", "p_ttft_actual", "p_tpot", "p_itl",
+// "p_e2e" (and min, max and mean for p), seconds; "goodput", the share
+// of completed streams that met their objectives; "output_tokens_per_sec".
+func (m *Measure) llmValue(metric string, q float64) (float64, bool) {
+	var t *stats.Tokens
+	if m.Stream != nil {
+		t = m.Stream.Tokens
+	}
+	switch metric {
+	case "goodput":
+		if t == nil || m.Stream.Completed == 0 {
+			return 0, true
+		}
+		return float64(t.Good) / float64(m.Stream.Completed), true
+	case "output_tokens_per_sec":
+		if t == nil || m.Elapsed <= 0 {
+			return 0, true
+		}
+		return float64(t.OutSum) / m.Elapsed.Seconds(), true
+	}
+	stat, name, ok := strings.Cut(metric, "_")
+	if !ok {
+		return 0, false
+	}
+	if t == nil {
+		return 0, name == "ttft" || name == "ttft_actual" || name == "tpot" || name == "itl" || name == "e2e"
+	}
+	var h *hdr.Histogram
+	switch name {
+	case "ttft":
+		h = t.TTFT
+	case "ttft_actual":
+		h = t.TTFTSent
+	case "tpot":
+		h = t.TPOT
+	case "itl":
+		h = t.ITL
+	case "e2e":
+		h = t.E2E
+	default:
+		return 0, false
+	}
+	if h.TotalCount() == 0 {
+		return 0, true
+	}
+	switch stat {
+	case "p":
+		return sec(h.ValueAtQuantile(q)), true
+	case "min":
+		return sec(h.Min()), true
+	case "max":
+		return sec(h.Max()), true
+	case "mean":
+		return h.Mean() / 1e9, true
+	}
+	return 0, false
 }

@@ -121,21 +121,45 @@ func streamTotals(r *Result) (*stats.Streams, error) {
 	h := st.Histograms
 	enc := []string{h.FirstEvent, h.Gap, h.LongestStall, h.ReadLag}
 	if l := r.Hail.LLM; l != nil {
-		lh := l.Histograms
-		enc = append(enc, lh.TTFT, lh.TTFTFromSend, lh.TPOT, lh.ITL, lh.ChunkGap, lh.E2E, lh.E2EFromSend, lh.OutputTokens,
-			lh.InputTokens, lh.RequestRate)
-		t := s.Tokens
-		t.OutSum, t.InSum, t.OtherLength = l.TotalOutputTokens, l.TotalInputTokens, l.OtherLength
-		t.Good, t.GoodTokens = l.Goodput.Requests, l.Goodput.Tokens
-		t.Series = l.TotalOutputTokens
-		for i, name := range sourceNames {
-			t.Sources[i] = l.TokenSource[name]
-		}
+		enc = append(enc, llmTotals(s.Tokens, l)...)
 	}
 	for i, hist := range s.Hists() {
 		d, err := DecodeHist(enc[i])
 		if err != nil {
 			return nil, fmt.Errorf("bad stream histogram in result: %v", err)
+		}
+		hist.Merge(d)
+	}
+	return s, nil
+}
+
+// llmTotals fills t's counts from l and returns l's encoded histograms,
+// in the order of the token part of stats.Streams.Hists.
+func llmTotals(t *stats.Tokens, l *LLM) []string {
+	lh := l.Histograms
+	t.OutSum, t.InSum, t.OtherLength = l.TotalOutputTokens, l.TotalInputTokens, l.OtherLength
+	t.Good, t.GoodTokens = l.Goodput.Requests, l.Goodput.Tokens
+	t.Series = l.TotalOutputTokens
+	for i, name := range sourceNames {
+		t.Sources[i] = l.TokenSource[name]
+	}
+	return []string{lh.TTFT, lh.TTFTFromSend, lh.TPOT, lh.ITL, lh.ChunkGap, lh.E2E, lh.E2EFromSend, lh.OutputTokens,
+		lh.InputTokens, lh.RequestRate}
+}
+
+// llmStreams rebuilds the stream totals of a step's hail.llm-like entry
+// (its token part; a step reports no event counts of its own).
+func llmStreams(l *LLM) (*stats.Streams, error) {
+	s := stats.NewStreams(true)
+	s.Completed, s.Truncated = l.Completed, l.Truncated
+	s.Streams = l.Completed + l.Truncated
+	enc := llmTotals(s.Tokens, l)
+	hs := s.Hists()
+	hs = hs[len(hs)-len(enc):]
+	for i, hist := range hs {
+		d, err := DecodeHist(enc[i])
+		if err != nil {
+			return nil, fmt.Errorf("bad llm histogram in result: %v", err)
 		}
 		hist.Merge(d)
 	}

@@ -261,6 +261,52 @@ type paced struct {
 	n            int64 // requests since the last pause
 }
 
+// newPaced wraps r, keeping what the engines ask of it beside Requests:
+// its shared bodies (engine.SharedBody: a body_file of engine.SplitAt or
+// more, which the engine sends after the head), its reservations and its
+// token captures.
+func newPaced(r engine.Requests, pause, every *atomic.Int64) engine.Requests {
+	p := &paced{Requests: r, pause: pause, every: every}
+	if sb := engine.SharedBodies(r); sb != nil {
+		return &pacedBody{paced: p, body: sb}
+	}
+	return p
+}
+
+// pacedBody is a paced builder whose requests may have shared bodies.
+type pacedBody struct {
+	*paced
+	body engine.SharedBody
+}
+
+// Body implements engine.SharedBody.
+func (p *pacedBody) Body(hit uint64, step int) []byte { return p.body.Body(hit, step) }
+
+// StreamTokens hands a token stream's tokens to the builder it wraps, if
+// it reads them (engine.TokenReader: a scenario's llm captures).
+func (p *paced) StreamTokens(in, out int64) {
+	if t, ok := p.Requests.(engine.TokenReader); ok {
+		t.StreamTokens(in, out)
+	}
+}
+
+// Reserved implements engine.Reserver for the builder it wraps (0 when
+// it reserves nothing): a {{take}} of a request never sent goes back to
+// its pool on a paced origin too.
+func (p *paced) Reserved() uint32 {
+	if r, ok := p.Requests.(engine.Reserver); ok {
+		return r.Reserved()
+	}
+	return 0
+}
+
+// Release implements engine.Reserver for the builder it wraps.
+func (p *paced) Release(token uint32, unsent bool) {
+	if r, ok := p.Requests.(engine.Reserver); ok {
+		r.Release(token, unsent)
+	}
+}
+
 // Done implements engine.Requests.
 func (p *paced) Done(step int, r *http1.Parser) engine.Verdict {
 	v := p.Requests.Done(step, r)

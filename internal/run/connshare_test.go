@@ -1,9 +1,12 @@
 package run
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -90,5 +93,40 @@ func TestConnSharePausesAFraction(t *testing.T) {
 	}
 	if c.pause[1].Load() != 0 || c.part(0, 20) != 1 || c.part(1, 20) != 19 {
 		t.Errorf("the slow origin pauses %v; parts %d and %d", time.Duration(c.pause[1].Load()), c.part(0, 20), c.part(1, 20))
+	}
+}
+
+// forwarding is a builder that reads token streams and reserves values.
+type forwarding struct {
+	in, out  int64
+	released uint32
+}
+
+func (f *forwarding) Next(uint64) ([]byte, int, bool, bool)  { return nil, 0, false, false }
+func (f *forwarding) Done(int, *http1.Parser) engine.Verdict { return engine.Verdict{} }
+
+func (f *forwarding) StreamTokens(in, out int64)   { f.in, f.out = in, out }
+func (f *forwarding) Reserved() uint32             { return 7 }
+func (f *forwarding) Release(token uint32, _ bool) { f.released = token }
+
+// A paced origin's builder still reads its streams' tokens and gives back
+// what it reserved: paced forwards engine.TokenReader and engine.Reserver.
+func TestPacedForwards(t *testing.T) {
+	f := &forwarding{}
+	var pause, every atomic.Int64
+	var reqs engine.Requests = newPaced(f, &pause, &every)
+	reqs.(engine.TokenReader).StreamTokens(3, 4)
+	r := reqs.(engine.Reserver)
+	r.Release(r.Reserved(), true)
+	if f.in != 3 || f.out != 4 || f.released != 7 {
+		t.Errorf("forwarded tokens %d, %d and release %d; want 3, 4 and 7", f.in, f.out, f.released)
+	}
+	if engine.SharedBodies(reqs) != nil {
+		t.Error("a builder without shared bodies has some once paced")
+	}
+	body := []byte("a shared body")
+	shared := newPaced(&engine.Static{Bodies: [][]byte{body}}, &pause, &every)
+	if sb := engine.SharedBodies(shared); sb == nil || string(sb.Body(0, 0)) != string(body) {
+		t.Error("a paced builder hides its shared bodies: the engine would send their heads alone")
 	}
 }

@@ -127,7 +127,7 @@ func buildWith(ctx context.Context, whole *plan.Plan, o Options, groups [][]*sta
 func streamConfig(p *plan.Plan, w *Workload) *stream.Config {
 	c := &stream.Config{}
 	if w != nil && w.Stream != nil {
-		c = &stream.Config{Tokens: w.Stream.Tokens, MaxEvent: w.Stream.MaxEvent, SLO: w.Stream.SLO, Expect: w.Stream.Expect}
+		c = &stream.Config{Tokens: w.Stream.Tokens, MaxEvent: w.Stream.MaxEvent, SLO: w.Stream.SLO, Expect: w.Stream.Expect, Steps: w.Stream.Steps}
 	}
 	c.All, c.Idle, c.Drain = p.SSE, p.Idle(), p.Drain()
 	return c

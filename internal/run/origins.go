@@ -118,7 +118,7 @@ func buildOrigins(ctx context.Context, whole *plan.Plan, o Options) (*setup, err
 		if s.conns != nil {
 			pause, every := &s.conns.pause[k], &s.conns.every[k]
 			newRequests = func(worker int) engine.Requests {
-				return &paced{Requests: org.NewRequests(worker), pause: pause, every: every}
+				return newPaced(org.NewRequests(worker), pause, every)
 			}
 		}
 		lw := &Workload{Steps: w.Steps, NewRequests: newRequests, BodyLimit: org.BodyLimit,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
+	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stats"
@@ -32,12 +33,20 @@ type vu struct {
 	buf     []byte
 	body    []byte
 	scratch []byte
-	msg     []byte // a gRPC step's encoded messages
-	msgJSON []byte // a gRPC response message as protojson, for captures
-	lastSet []bool
-	excl    []bool
-	flow    int // the flow being walked, -1 for none
-	pos     int // the next step of the flow
+	msg     []byte      // a gRPC step's encoded messages
+	msgJSON []byte      // a gRPC response message as protojson, for captures
+	convs   []convState // the llm steps' conversations in this iteration
+	// builders are the llm steps' request builders of a dataset, by step
+	builders []*llm.Builder
+	pairs    [][2][]byte // a conversation's turns being sent
+	// tokIn and tokOut are the tokens of the token stream Done is about
+	// to see (tokSet: there is one), for llm captures (StreamTokens).
+	tokIn, tokOut int64
+	tokSet        bool
+	lastSet       []bool
+	excl          []bool
+	flow          int // the flow being walked, -1 for none
+	pos           int // the next step of the flow
 	// flowThink is the think time of the flow the last request belonged
 	// to (unset outside flows). Flows give every virtual user its own
 	// builder, so Done sees the flow of the request Next built last.
@@ -76,6 +85,7 @@ func newVU(s *Scenario, worker int) *vu {
 	v.ctx.Slots = make([]string, s.maxSlots)
 	v.ctx.Last = make([][]byte, len(s.captures))
 	v.ctx.Rows = make([]int32, len(s.Feeds))
+	v.convs = make([]convState, s.convs)
 	v.newRows()
 	return v
 }
@@ -135,12 +145,13 @@ func (v *vu) Next(hit uint64) ([]byte, int, bool, bool) {
 	}
 }
 
-// newRows forgets the feed rows of the previous request (or flow
-// iteration): the next request takes new ones.
+// newRows forgets the feed rows and conversations of the previous
+// request (or flow iteration): the next request takes new ones.
 func (v *vu) newRows() {
 	for i := range v.ctx.Rows {
 		v.ctx.Rows[i] = -1
 	}
+	v.newConversations()
 }
 
 // build encodes step i's request, or reports false (and counts a yield)
@@ -187,6 +198,8 @@ func (v *vu) build(i int) ([]byte, bool) {
 	b := st.head.AppendTo(v.buf[:0], &v.ctx)
 	var body []byte
 	switch {
+	case st.llm != nil:
+		body = v.buildLLM(st, v.ctx.Hit)
 	case st.body != nil:
 		v.body = st.body.AppendTo(v.body[:0], &v.ctx)
 		body = v.body
@@ -299,6 +312,11 @@ func (v *vu) giveBack(st *Step, k int) {
 func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	st := v.s.Steps[step]
 	verdict := engine.Verdict{Think: v.think(st)}
+	tokSet := v.tokSet
+	v.tokSet = false
+	if st.llm != nil {
+		v.doneLLM(st, p)
+	}
 	if p == nil {
 		return verdict
 	}
@@ -320,7 +338,13 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 	}
 	verdict.Expected = stats.StatusFailed(p.Status) && st.checksStatus
 	for _, c := range st.captures {
-		val, ok := c.extract(p, &v.scratch)
+		var val []byte
+		var ok bool
+		if c.kind == capLLM {
+			val, ok = c.tokens(&v.scratch, v.tokIn, v.tokOut, tokSet)
+		} else {
+			val, ok = c.extract(p, &v.scratch)
+		}
 		if !ok || len(val) == 0 {
 			st.missed.Add(1)
 			continue

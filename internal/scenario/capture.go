@@ -21,6 +21,8 @@ type capture struct {
 	re     *regexp.Regexp
 	group  int
 	header string // lower case
+	// llmInput: an llm capture takes the input tokens, not the output's
+	llmInput bool
 }
 
 type captureKind uint8
@@ -30,7 +32,22 @@ const (
 	capHeader
 	capRegex
 	capStatus
+	capLLM // an llm step's input or output tokens (llmOutput)
 )
+
+// tokens is an llm capture's value: the stream's output tokens (or input
+// tokens, llmInput), when it had some.
+func (c *capture) tokens(scratch *[]byte, in, out int64, ok bool) ([]byte, bool) {
+	n := out
+	if c.llmInput {
+		n = in
+	}
+	if !ok || n <= 0 {
+		return nil, false
+	}
+	*scratch = strconv.AppendInt((*scratch)[:0], n, 10)
+	return *scratch, true
+}
 
 // extract returns the captured value (valid until the next call with the
 // same scratch) and whether there was one.

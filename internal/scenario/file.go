@@ -18,6 +18,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/bodyfile"
 	"github.com/hail-loadgen/hail/internal/grpccall"
+	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 )
@@ -70,11 +71,11 @@ var (
 	topKeys = []string{"name", "base", "targets", "headers", "variables", "pools", "steps", "flows", "stages", "thresholds",
 		"connections", "rate", "duration", "requests", "timeout", "connect_timeout", "keepalive", "redirects",
 		"engine", "streams", "insecure", "seed", "max_repeat", "body_limit", "grpc", "think", "feeds", "setup", "teardown"}
-	stepKeys      = []string{"name", "weight", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think"}
+	stepKeys      = []string{"name", "weight", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "llm", "expect", "think"}
 	flowKeys      = []string{"name", "weight", "steps", "think"}
 	phaseKeys     = []string{"name", "target", "method", "url", "path", "headers", "body", "body_json", "body_file", "body_lines", "capture", "grpc", "expect", "think", "repeat", "concurrency"}
 	stageKeys     = []string{"duration", "connections", "rate", "ramp", "warmup", "name"}
-	captureKeys   = []string{"json", "header", "regex", "status"}
+	captureKeys   = []string{"json", "header", "regex", "status", "llm"}
 	poolKeys      = []string{"max", "values", "file"}
 	thresholdKeys = []string{"expr", "step", "stage", "abort_on_fail", "abort_after"}
 	nameRE        = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
@@ -115,6 +116,8 @@ type loader struct {
 	phaseNodes map[string][]*yaml.Node // the setup and teardown steps
 	phase      bool                    // compiling a setup or teardown step
 	anyGRPC    bool                    // a step is a gRPC call: the run speaks HTTP/2
+	anyLLM     bool                    // a step is an llm step
+	convIdx    map[string]int          // the llm steps' conversations, by name
 	thinkNode  *yaml.Node              // a think time of the load (file, flow or step), for the open-model check
 	flowNodes  []*yaml.Node            // the flows, in order
 
@@ -144,7 +147,7 @@ func Parse(file string, data []byte, o LoadOptions) (*Scenario, error) {
 	}
 	l := &loader{file: file, dir: filepath.Dir(file), o: o, src: strings.Split(string(data), "\n"),
 		s: &Scenario{File: file}, nodes: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{},
-		poolIdx: map[string]int{}, capIdx: map[string]int{}, stepIdx: map[string]int{},
+		poolIdx: map[string]int{}, capIdx: map[string]int{}, stepIdx: map[string]int{}, convIdx: map[string]int{},
 		names: map[string]*yaml.Node{}, phaseNodes: map[string][]*yaml.Node{},
 		targetNodes: map[string]*yaml.Node{}, targetURL: map[string]*url.URL{}, targetH2: map[string]bool{}, targetHTTP1: map[string]bool{},
 		targetStreams: map[string]int{}, streamsNodes: map[string]*yaml.Node{},
@@ -345,10 +348,19 @@ func (l *loader) finish() error {
 		o.mix = newMix(s.Steps, s.Flows, k)
 	}
 	s.anyGRPC = l.anyGRPC
+	s.anyLLM, s.convs = l.anyLLM, len(l.convIdx)
+	if s.anyLLM {
+		s.asked = new(llm.Asked)
+	}
 	s.feedEnd = newFeedEnd(s)
 	s.seed = s.Settings.Seed
 	if s.seed == 0 {
 		s.seed = random.Seed()
+	}
+	for _, st := range s.Steps {
+		if st.llm != nil {
+			st.llm.spec.Seed = s.seed
+		}
 	}
 	hs, _ := l.fileHeaders()
 	for _, h := range hs {

@@ -18,7 +18,7 @@ func (l *loader) capture(what string, n *yaml.Node) (*capture, error) {
 	err := l.fields(n, what, captureKeys, func(key string, k, v *yaml.Node) error {
 		found++
 		if found > 1 {
-			return l.errAt(k, "%s: expected one of json, header, regex or status, found several", what)
+			return l.errAt(k, "%s: expected one of json, header, regex, status or llm, found several", what)
 		}
 		first = k
 		switch key {
@@ -53,6 +53,15 @@ func (l *loader) capture(what string, n *yaml.Node) (*capture, error) {
 			if re.NumSubexp() > 0 {
 				c.group = 1
 			}
+		case "llm":
+			f, err := l.str(v, what+".llm")
+			if err != nil {
+				return err
+			}
+			if f != "output_tokens" && f != "input_tokens" {
+				return l.errAt(v, "%s.llm: expected output_tokens or input_tokens (of an llm step's stream), found %q", what, f)
+			}
+			c.kind, c.llmInput = capLLM, f == "input_tokens"
 		case "status":
 			b, err := l.boolean(v, what+".status")
 			if err != nil {
@@ -69,7 +78,7 @@ func (l *loader) capture(what string, n *yaml.Node) (*capture, error) {
 		return nil, err
 	}
 	if first == nil {
-		return nil, l.errAt(n, "%s: expected one of json, header, regex or status, found none", what)
+		return nil, l.errAt(n, "%s: expected one of json, header, regex, status or llm, found none", what)
 	}
 	return c, nil
 }

@@ -163,11 +163,17 @@ func (l *loader) step(it *yaml.Node) (*Step, error) {
 	env.Refs, env.Lasts, env.FeedRefs = &st.refs, &st.lasts, &st.feeds
 	env.Where = "step " + st.Name
 	host := ""
-	if n.vals["grpc"] != nil {
+	if n.vals["grpc"] != nil && n.vals["llm"] == nil {
 		if err := l.grpcRequest(st, it, n, &env); err != nil {
 			return nil, err
 		}
 		host = l.s.Origins[st.origin].URL.Host
+	} else if n.vals["llm"] != nil {
+		h, err := l.llmRequest(st, it, n, &env)
+		if err != nil {
+			return nil, err
+		}
+		host = h
 	} else {
 		target, h, err := l.stepTarget(st, it, n, &env)
 		if err != nil {
@@ -256,6 +262,9 @@ func (l *loader) stepCaptures(st *Step, n *yaml.Node) error {
 		if err != nil {
 			return err
 		}
+		if c.kind == capLLM && st.llm == nil {
+			return l.errAt(v, "%s.%s: an llm capture takes a token stream's tokens: expected it on an llm step (llm:)", what, name)
+		}
 		c.name, c.id = name, l.capIdx[name]
 		c.pool = l.s.Pools[l.poolIdx[name]]
 		st.captures = append(st.captures, c)
@@ -302,7 +311,7 @@ func (l *loader) stepSample(st *Step, it *yaml.Node, host string) error {
 	if err := checkSample(st, sample, host); err != nil {
 		return l.errAt(it, "%s: %v", st.Name, err)
 	}
-	if st.head.Static() && st.body == nil && len(st.refs) == 0 && len(st.lasts) == 0 {
+	if st.head.Static() && st.body == nil && st.llm == nil && len(st.refs) == 0 && len(st.lasts) == 0 {
 		bodies := st.lines
 		if bodies == nil {
 			bodies = [][]byte{st.bodyLit}

@@ -147,7 +147,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no steps", head, `t.yaml:1:1: scenario: expected a steps list`},
 		{"bad capture regex", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {regex: 'a('}\n", `t.yaml:7:18: a.capture.x.regex: expected a regular expression, found "a("`},
 		{"capture header", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {header: 'X Bad'}\n", `t.yaml:7:19: a.capture.x.header: expected a header name`},
-		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex or status, found several`},
+		{"two capture kinds", head + "steps:\n  - name: a\n    path: /\n    capture:\n      x: {json: id, status: true}\n", `t.yaml:7:21: a.capture.x: expected one of json, header, regex, status or llm, found several`},
 		{"body twice", head + "steps:\n  - name: a\n    path: /\n    body: x\n    body_file: f\n", `t.yaml:7:5: a: give one of body, body_json, body_file and body_lines, found more`},
 		{"never runs", head + create + "  - name: idle\n    weight: 0\n    path: /\n", `t.yaml:9:5: step idle never runs: expected a weight > 0 or a place in a flow`},
 		{"content-length", head + create + "    headers: {Content-Length: 5}\n", `t.yaml:9:15: create.headers: Content-Length is set by hail from the body`},
@@ -228,6 +228,10 @@ func FuzzLoad(f *testing.F) {
 	f.Add("base: http://h:1\nrequests: 2\nthink: 1ms..2ms\nsetup: [{name: s, path: /, capture: {p: {json: id}}, repeat: 2}]\n" +
 		"steps: [{name: a, method: POST, path: '/{{pick p}}', body_json: {n: '{{int 1 2}}', s: 'x{{uuid}}'}, expect: {status: [200, 2xx], json: {a.b: 1}}}]\n" +
 		"teardown: [{name: t, path: '/{{take p}}', repeat: all}]\n")
+	f.Add("base: http://h:1\nrequests: 3\nsteps:\n  - {name: m, path: /v1/models, capture: {id: {json: 'data[0].id'}}}\n" +
+		"  - {name: a, path: /v1/chat/completions, llm: {model: x, prompt: 'hi \"{{last id}}\"', output_tokens: 2-9, slo: ttft=1s, conversation: c, max_context_tokens: 5}, capture: {n: {llm: output_tokens}}}\n" +
+		"  - {name: b, path: /v1/completions, llm: {model: x, input_tokens: 'normal:10,2', exact: true}}\n" +
+		"flows: [{name: f, steps: [m, a, a, b]}]\nthresholds:\n  - {expr: p99_ttft < 1s, step: a}\n  - goodput > 50%\n  - output_tokens_per_sec > 1\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		s, err := Parse("fuzz.yaml", []byte(src), LoadOptions{Env: func(string) (string, bool) { return "v", true }})
 		if err != nil {
@@ -239,7 +243,10 @@ func FuzzLoad(f *testing.F) {
 		// A loaded scenario builds requests without panicking.
 		v := newVU(s, 0)
 		for i := range 5 {
-			v.Next(uint64(i))
+			if _, step, _, ok := v.Next(uint64(i)); ok {
+				v.StreamTokens(3, 4) // what an llm step's stream would hand over
+				v.Done(step, &http1.Parser{Status: 200})
+			}
 		}
 	})
 }

@@ -91,7 +91,37 @@ func (l *loader) thresholds() error {
 				t.OnStage(ref, idx)
 			}
 		}
+		if err := l.llmThreshold(t, it); err != nil {
+			return err
+		}
 		l.s.Thresholds = append(l.s.Thresholds, t)
+	}
+	return nil
+}
+
+// llmThreshold checks that a threshold on token streams (p99_ttft,
+// goodput) judges llm steps: the file has one, and the step it names is
+// one.
+func (l *loader) llmThreshold(t *threshold.Threshold, at *yaml.Node) error {
+	if !t.IsLLM() {
+		return nil
+	}
+	if !l.anyLLM {
+		return l.errAt(at, "threshold %q judges llm steps' token streams, and the scenario has no llm step (llm:): expected a threshold such as \"p99 < 12ms\", or an llm step", t.Expr)
+	}
+	slo := false
+	for _, st := range l.s.Steps {
+		if st.llm != nil && (t.Step == "" || st.Name == t.Step) {
+			slo = slo || st.llm.slo.Any()
+		}
+	}
+	if t.Step != "" {
+		if st := l.s.Steps[l.stepIdx[t.Step]]; st.llm == nil {
+			return l.errAt(at, "threshold %q judges token streams, and step %s is no llm step: expected an llm step's name", t.Expr, t.Step)
+		}
+	}
+	if t.IsGoodput() && !slo {
+		return l.errAt(at, "threshold %q: goodput is the share of streams that met their objectives, and no llm step it judges has any: add slo: ttft=500ms,tpot=50ms to the step's llm", t.Expr)
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/engine"
+	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
@@ -90,10 +91,13 @@ type Scenario struct {
 	mix      mix
 	maxSlots int
 	seed     uint64
-	think    thinkTime // the file's default pause after every request (closed model)
-	thinkErr error     // the error an open-model run of a file with think times gets
-	feedEnd  *feedEnd  // ends the run when unique feeds leave nothing to run
-	anyGRPC  bool      // a step of the load, setup or teardown is a gRPC call (HasGRPC)
+	think    thinkTime  // the file's default pause after every request (closed model)
+	thinkErr error      // the error an open-model run of a file with think times gets
+	feedEnd  *feedEnd   // ends the run when unique feeds leave nothing to run
+	anyGRPC  bool       // a step of the load, setup or teardown is a gRPC call (HasGRPC)
+	anyLLM   bool       // a step of the load is an llm step (StreamConfig)
+	convs    int        // the llm steps' conversations, by index
+	asked    *llm.Asked // what the llm steps' requests asked for, by request number (expect)
 }
 
 // Settings are a scenario's run parameters; command-line flags override them.
@@ -163,6 +167,7 @@ type Step struct {
 	concurrency int
 
 	grpc     *grpcStep          // a gRPC call (grpc.go); nil for HTTP
+	llm      *llmStep           // an llm step (llm.go); nil for others
 	refs     []template.PoolRef // pool values to resolve before building, slot order
 	lasts    []int              // {{last}} capture ids needed
 	feeds    []int              // feeds whose row the request needs
@@ -253,6 +258,7 @@ func (s *Scenario) NewRequests(worker int) engine.Requests { return newVU(s, wor
 // feeds' state.
 func (s *Scenario) Annotate(res *report.Result) {
 	AnnotateSteps(s.Steps, res.Hail.Steps)
+	s.annotateLLM(res)
 	info := &report.ScenarioInfo{Name: s.Name, File: s.File}
 	for _, p := range s.reported {
 		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
@@ -376,6 +382,9 @@ func (s *Scenario) CheckLines() []string {
 		for _, c := range st.checks {
 			out = append(out, fmt.Sprintf("check    %-16s %s", st.Name, c.desc))
 		}
+		if st.llm != nil {
+			out = append(out, fmt.Sprintf("llm      %-16s %s", st.Name, st.llm.describe()))
+		}
 	}
 	for _, f := range s.Flows {
 		if f.think.set {
@@ -401,6 +410,11 @@ func (s *Scenario) Ended() <-chan struct{} {
 func (s *Scenario) Reseed(seed uint64) {
 	s.Settings.Seed = seed
 	s.seed = seed
+	for _, st := range s.Steps {
+		if st.llm != nil {
+			st.llm.spec.Seed = seed
+		}
+	}
 }
 
 // AnnotateSteps adds each step's yields, captures and check failures to

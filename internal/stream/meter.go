@@ -44,6 +44,10 @@ type Config struct {
 	// (nil: unknown): input tokens are reported from it when the server
 	// sends no usage, and responses of another output length are counted.
 	Expect func(hit uint64) (in, out int)
+	// Steps, if set, say per step of a scenario whether its streams are
+	// token streams and their objectives (a scenario's llm steps): a step
+	// beyond it, or every step when it is nil, takes Tokens and SLO.
+	Steps []StepStreams
 	// Drain is how long streams still running when the run's duration
 	// (-z) ends may go on before they are cut, as truncated (0: cut at
 	// once, as any request in flight is).
@@ -54,6 +58,22 @@ type Config struct {
 
 // Live is the number of streams in progress in the run.
 func (c *Config) Live() int64 { return c.live.Load() }
+
+// StepStreams is how one step's streams are read (Config.Steps).
+type StepStreams struct {
+	// Tokens reads the step's streams as OpenAI-compatible token streams.
+	Tokens bool
+	// SLO are the objectives its token streams must meet to count as good.
+	SLO SLO
+}
+
+// forStep is how step's streams are read.
+func (c *Config) forStep(step int) StepStreams {
+	if step >= 0 && step < len(c.Steps) {
+		return c.Steps[step]
+	}
+	return StepStreams{Tokens: c.Tokens, SLO: c.SLO}
+}
 
 // SLO are service level objectives for a token stream; 0 means none.
 type SLO struct {
@@ -85,6 +105,8 @@ type Meter struct {
 	cfg *Config
 	rec *stats.Recorder
 	hit uint64
+	tok bool // the current request's streams are token streams (Config.forStep)
+	slo SLO  // and its objectives
 	sc  sse.Scanner
 
 	on      bool          // the current response is a stream
@@ -129,11 +151,17 @@ func NewMeter(cfg *Config) *Meter {
 }
 
 // Begin starts a new request, hit, recorded into rec.
-func (m *Meter) Begin(rec *stats.Recorder, hit uint64) {
+func (m *Meter) Begin(rec *stats.Recorder, hit uint64) { m.BeginStep(rec, hit, -1) }
+
+// BeginStep starts a new request, hit, of step (Config.Steps), recorded
+// into rec.
+func (m *Meter) BeginStep(rec *stats.Recorder, hit uint64, step int) {
 	if m.on { // not ended by Finish, Truncate or Abandon: forget it
 		m.Abandon()
 	}
 	m.rec, m.hit = rec, hit
+	s := m.cfg.forStep(step)
+	m.tok, m.slo = s.Tokens, s.SLO
 }
 
 // flush records the per-event values kept so far.
@@ -180,14 +208,14 @@ func (m *Meter) StreamHead() {
 		m.idle.Store(int64(m.at + m.cfg.Idle))
 	}
 	m.cfg.live.Add(1)
-	m.rec.StreamBegin(m.cfg.Tokens)
+	m.rec.StreamBegin(m.tok)
 }
 
 // FirstToken is when the current (or last) stream's first content token
 // arrived, since the job's start; 0 when none did (or tokens are not
 // read).
 func (m *Meter) FirstToken() time.Duration {
-	if !m.cfg.Tokens || m.chunks == 0 {
+	if !m.tok || m.chunks == 0 {
 		return 0
 	}
 	return m.firstTok
@@ -197,7 +225,7 @@ func (m *Meter) FirstToken() time.Duration {
 // and its last content token's time since the job's start, as Finish
 // measured them (zeros when it read no tokens).
 func (m *Meter) Tokens() (in, out int64, last time.Duration) {
-	if !m.cfg.Tokens || m.chunks == 0 {
+	if !m.tok || m.chunks == 0 {
 		return 0, 0, 0
 	}
 	return m.lastIn, m.lastOut, m.lastTok
@@ -260,7 +288,7 @@ func (m *Meter) event(e *sse.Event) {
 	case e.IsType("error"):
 		m.fail(stats.ErrStreamError)
 		return
-	case !m.cfg.Tokens:
+	case !m.tok:
 		m.done = string(e.Data) == "[DONE]"
 		return
 	}
@@ -327,7 +355,7 @@ func (m *Meter) Finish(now, at, start time.Duration) (stats.ErrorKind, bool) {
 	case m.failed:
 	case m.sc.Pending():
 		m.fail(stats.ErrStreamMidEvent)
-	case m.cfg.Tokens && !m.done:
+	case m.tok && !m.done:
 		m.fail(stats.ErrStreamNoDone)
 	case m.events == 0:
 		m.fail(stats.ErrStreamNoEvents)
@@ -337,7 +365,7 @@ func (m *Meter) Finish(now, at, start time.Duration) (stats.ErrorKind, bool) {
 		return m.kind, true
 	}
 	x := stats.StreamSample{FirstEvent: int64(m.first - at), Stall: int64(m.stall)}
-	if m.cfg.Tokens {
+	if m.tok {
 		m.tokens(&x, now, at, start)
 	}
 	m.rec.StreamEnd(&x)
@@ -348,11 +376,11 @@ func (m *Meter) Finish(now, at, start time.Duration) (stats.ErrorKind, bool) {
 // streamed); at and start are the request's intended and actual send times.
 func (m *Meter) Truncate(now, at, start time.Duration) {
 	m.stop()
-	x := stats.StreamSample{Truncated: true, FirstEvent: -1, TTFT: -1, Tokens: m.cfg.Tokens, Counted: m.counted}
+	x := stats.StreamSample{Truncated: true, FirstEvent: -1, TTFT: -1, Tokens: m.tok, Counted: m.counted}
 	if m.first >= 0 {
 		x.FirstEvent = int64(m.first - at)
 	}
-	if m.cfg.Tokens && m.chunks > 0 {
+	if m.tok && m.chunks > 0 {
 		x.TTFT, x.TTFTSent = int64(m.firstTok-at), int64(m.firstTok-start)
 	}
 	m.rec.StreamEnd(&x)
@@ -419,7 +447,7 @@ func (m *Meter) tokens(x *stats.StreamSample, now, at, start time.Duration) {
 // intended send time (as hail's latencies count), TPOT 0 for fewer than two
 // tokens (as vLLM counts it).
 func (m *Meter) good(x *stats.StreamSample) bool {
-	s := m.cfg.SLO
+	s := m.slo
 	if !s.Any() {
 		return false
 	}

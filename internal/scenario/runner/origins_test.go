@@ -1,12 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +23,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/grpccall"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
@@ -447,5 +451,43 @@ func TestDrainCoversEveryOrigin(t *testing.T) {
 	}
 	if drained != h.Drain.Requests || drained != 4 {
 		t.Errorf("the origins drained %d requests, the run's drain says %d; want the 4 in flight at -z", drained, h.Drain.Requests)
+	}
+}
+
+// A body_file of engine.SplitAt bytes or more is sent whole on a
+// closed-model run's second origin too (its builders are paced there,
+// and must still hand the engine their shared bodies). Ground truth: the
+// server reads each body to its end and notes its length.
+func TestSharedBodyOnASecondOrigin(t *testing.T) {
+	t.Parallel()
+	size := engine.SplitAt + 1
+	path := filepath.Join(t.TempDir(), "big.bin")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("a"), size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fast := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(fast.Close)
+	var mu sync.Mutex
+	var lengths []int64
+	upload := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		lengths = append(lengths, n)
+		mu.Unlock()
+	}))
+	t.Cleanup(upload.Close)
+	src := "targets: {fast: " + fast.URL + ", upload: " + upload.URL + "}\nconnections: 4\nrequests: 40\ntimeout: 2s\nengine: net\n" +
+		"steps:\n  - {name: a, target: fast, path: /}\n  - {name: b, target: upload, method: POST, path: /, body_file: '" + path + "'}\n"
+	res, _ := runFile(t, src, "", nil, nil)
+	b := step(t, res, "b")
+	mu.Lock()
+	defer mu.Unlock()
+	if b.Counts.Responses == 0 || b.Counts.Failed != 0 || int64(len(lengths)) != b.Counts.Responses {
+		t.Fatalf("step b: %+v, errors %v; the server read %d bodies", b.Counts, b.ErrorDistribution, len(lengths))
+	}
+	for _, n := range lengths {
+		if n != int64(size) {
+			t.Fatalf("the server read a body of %d bytes, want %d", n, size)
+		}
 	}
 }

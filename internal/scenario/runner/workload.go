@@ -20,5 +20,6 @@ import (
 func Workload(sc *scenario.Scenario, sched scenario.Schedule) *run.Workload {
 	return &run.Workload{Ended: sc.Ended(), Steps: scenario.Names(sc.Steps), NewRequests: sc.NewRequests,
 		BodyLimit: scenario.BodyLimit(sc.Steps, sc.Settings.BodyLimit), PerConnection: sc.PerUser(), CaptureHeaders: scenario.ResponseHeaders(sc.Steps),
-		Pacer: sched.Pacer, Connections: sched.ConnRamp, Stages: sched.Stages, Check: threshold.AbortCheck(sc.Thresholds)}
+		Pacer: sched.Pacer, Connections: sched.ConnRamp, Stages: sched.Stages, Check: threshold.AbortCheck(sc.Thresholds),
+		Stream: sc.StreamConfig()}
 }

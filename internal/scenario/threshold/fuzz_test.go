@@ -9,7 +9,8 @@ import (
 // FuzzParse: any expression either parses into a threshold with a finite
 // limit, or is refused with a message that quotes it.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"p99 < 12ms", "error_rate < 0.1%", "rps > 4000", "p99.9_ok<=1.5s", "max_ok > 1", "p101 < 1ms", "< 1"} {
+	for _, s := range []string{"p99 < 12ms", "error_rate < 0.1%", "rps > 4000", "p99.9_ok<=1.5s", "max_ok > 1", "p101 < 1ms", "< 1",
+		"p99_ttft < 500ms", "mean_tpot_ok < 1s", "p99.9_ttft_actual<=2s", "goodput > 99%", "output_tokens_per_sec > 10", "rps_itl < 1ms", "_e2e < 1s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {

@@ -82,17 +82,17 @@ func Parse(expr string) (*Threshold, error) {
 			return nil, fmt.Errorf("threshold %q: %s is a latency: expected a duration such as 12ms, 1.5s or 800us, found %q", expr, name, val)
 		}
 		t.limit = d.Seconds()
-	case t.metric == "error_rate":
+	case t.metric == "error_rate" || t.metric == "goodput":
 		f, pct := strings.CutSuffix(val, "%")
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("threshold %q: error_rate is a rate: expected a percentage such as 0.1%% or a fraction such as 0.001, found %q", expr, val)
+			return nil, fmt.Errorf("threshold %q: %s is a rate: expected a percentage such as 0.1%% or a fraction such as 0.001, found %q", expr, t.metric, val)
 		}
 		if pct {
 			v /= 100
 		}
 		if v > 1 {
-			return nil, fmt.Errorf("threshold %q: error_rate is at most 100%%: found %q (write 0.5%% or 0.005)", expr, val)
+			return nil, fmt.Errorf("threshold %q: %s is at most 100%%: found %q (write 0.5%% or 0.005)", expr, t.metric, val)
 		}
 		t.limit = v
 	default:
@@ -110,6 +110,22 @@ func Parse(expr string) (*Threshold, error) {
 // "_ok" for the responses only), "rps", "error_rate", "errors",
 // "requests".
 func parseMetric(name, op string) (string, float64, error) {
+	switch name {
+	case "goodput", "output_tokens_per_sec":
+		return name, 0, nil
+	}
+	for _, sfx := range llmTimes {
+		if inner, ok := strings.CutSuffix(name, sfx); ok && inner != "" && !strings.HasSuffix(inner, "_ok") {
+			m, q, err := parseMetric(inner, op)
+			if err != nil {
+				return "", 0, err
+			}
+			if !isLatency(m) {
+				return "", 0, fmt.Errorf("metric %q: %s goes with a latency: p99%s, min%s, max%s or mean%s", name, sfx, sfx, sfx, sfx, sfx)
+			}
+			return m + sfx, q, nil
+		}
+	}
 	base, ok := strings.CutSuffix(name, "_ok") // a latency of the responses only
 	metric, q := "", 0.0
 	switch {
@@ -121,14 +137,14 @@ func parseMetric(name, op string) (string, float64, error) {
 		metric = "mean"
 	case base == "min" || base == "max" || base == "rps" || base == "error_rate" || base == "errors" || base == "requests":
 		metric = base
-	case base[0] == 'p':
+	case base[0] == 'p' && !strings.Contains(base, "_"):
 		v, err := strconv.ParseFloat(base[1:], 64)
 		if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
 			return "", 0, fmt.Errorf("metric %q: expected a percentile p0 to p100 such as p99 or p99.9", base)
 		}
 		metric, q = "p", v
 	default:
-		return "", 0, fmt.Errorf("unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only), rps, error_rate, errors or requests", base)
+		return "", 0, fmt.Errorf("unknown metric %q: expected pN (p50, p99, p99.9, …), min, max, mean (each also with _ok: responses only; or with an llm step's _ttft, _ttft_actual, _tpot, _itl, _e2e), rps, error_rate, errors, requests, goodput or output_tokens_per_sec", base)
 	}
 	if ok {
 		metric += "_ok"
@@ -136,8 +152,34 @@ func parseMetric(name, op string) (string, float64, error) {
 	return metric, q, nil
 }
 
+// llmTimes are the suffixes of the latency metrics of llm steps' token
+// streams (p99_ttft): TTFT from the intended send, TTFT from the actual
+// send, TPOT, ITL per token, E2E from the intended send. The longest
+// first: _ttft_actual before _ttft.
+var llmTimes = []string{"_ttft_actual", "_ttft", "_tpot", "_itl", "_e2e"}
+
+// IsLLM reports whether t judges llm steps' token streams (a latency of
+// theirs, goodput or output_tokens_per_sec): its scope needs an llm step.
+func (t *Threshold) IsLLM() bool {
+	if t.metric == "goodput" || t.metric == "output_tokens_per_sec" {
+		return true
+	}
+	for _, sfx := range llmTimes {
+		if strings.HasSuffix(t.metric, sfx) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsGoodput reports whether t judges goodput, which needs objectives.
+func (t *Threshold) IsGoodput() bool { return t.metric == "goodput" }
+
 // isLatency reports whether metric (as parseMetric names it) is a latency.
 func isLatency(metric string) bool {
+	for _, sfx := range llmTimes {
+		metric = strings.TrimSuffix(metric, sfx)
+	}
 	switch strings.TrimSuffix(metric, "_ok") {
 	case "p", "min", "max", "mean":
 		return true
@@ -180,11 +222,14 @@ func (t *Threshold) pass(v float64) bool {
 
 // format prints a measured value in the metric's unit.
 func (t *Threshold) format(v float64) string {
-	switch strings.TrimSuffix(t.metric, "_ok") {
-	case "p", "min", "max", "mean":
+	if isLatency(t.metric) {
 		return fmtSeconds(v)
-	case "error_rate":
+	}
+	switch t.metric {
+	case "error_rate", "goodput":
 		return fmt.Sprintf("%.3f%%", 100*v)
+	case "output_tokens_per_sec":
+		return strconv.FormatFloat(v, 'f', 1, 64) + " tokens/s"
 	case "rps":
 		return strconv.FormatFloat(v, 'f', 1, 64) + "/s"
 	}
@@ -205,6 +250,15 @@ func fmtSeconds(s float64) string {
 // latencies need a sent request that was not cut off (with _ok, a
 // response), error_rate a request that was not aborted.
 func (t *Threshold) noData(m *report.Measure) string {
+	if t.IsLLM() {
+		if m.Stream == nil || m.Stream.Tokens == nil || m.Stream.Completed+m.Stream.Truncated == 0 {
+			return "no llm stream"
+		}
+		if t.metric == "goodput" && m.Stream.Completed == 0 {
+			return "no llm stream completed"
+		}
+		return ""
+	}
 	switch t.metric {
 	case "p", "min", "max", "mean":
 		if m.AllSent == nil || m.AllSent.TotalCount() == 0 {
@@ -227,7 +281,7 @@ func (t *Threshold) noData(m *report.Measure) string {
 // stage's rate is per second of the whole stage.
 func (t *Threshold) midRun() bool {
 	switch t.metric {
-	case "rps":
+	case "rps", "output_tokens_per_sec":
 		return t.stage < 0 && (t.op == "<" || t.op == "<=")
 	case "requests":
 		return t.op == "<" || t.op == "<="

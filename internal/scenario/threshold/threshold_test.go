@@ -27,6 +27,14 @@ func TestParse(t *testing.T) {
 		{"max < 1s", "max", 0, "<", 1},
 		{"avg < 2ms", "mean", 0, "<", 0.002},
 		{"errors < 5", "errors", 0, "<", 5},
+		{"p99_ttft < 500ms", "p_ttft", 99, "<", 0.5},
+		{"p90_ttft_actual<=1s", "p_ttft_actual", 90, "<=", 1},
+		{"mean_tpot < 40ms", "mean_tpot", 0, "<", 0.04},
+		{"max_itl < 1s", "max_itl", 0, "<", 1},
+		{"p99.9_e2e < 10s", "p_e2e", 99.9, "<", 10},
+		{"goodput >= 99%", "goodput", 0, ">=", 0.99},
+		{"goodput > 0.5", "goodput", 0, ">", 0.5},
+		{"output_tokens_per_sec > 5000", "output_tokens_per_sec", 0, ">", 5000},
 	} {
 		th, err := Parse(tc.expr)
 		if err != nil {
@@ -47,6 +55,11 @@ func TestParse(t *testing.T) {
 		{"< 1ms", "expected a metric"},
 		{"p99 == 1ms", "operators"},
 		{"p99 <", "expected a value"},
+		{"p99_ttft < 5", "expected a duration"},
+		{"rps_ttft < 1s", "_ttft goes with a latency"},
+		{"p99_ok_ttft < 1s", `unknown metric`},
+		{"goodput > 120%", "at most 100%"},
+		{"p99_tokens < 1s", `unknown metric "p99_tokens"`},
 	} {
 		if _, err := Parse(tc.expr); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to mention %q", tc.expr, err, tc.want)
@@ -175,5 +188,41 @@ func TestEvaluateStage(t *testing.T) {
 	}
 	if m := res.Hail.Thresholds[4].Measured; !strings.Contains(m, "no such stage") {
 		t.Errorf("a missing stage measured %q", m)
+	}
+}
+
+// Thresholds on token streams judge the streams' histograms and counts:
+// per step from the Result's hail.steps[].llm, for the run from hail.llm,
+// and mid-run from live totals; a scope without a token stream fails.
+func TestLLMValues(t *testing.T) {
+	st := stats.NewStreams(true)
+	st.Completed, st.Streams = 4, 4
+	tk := st.Tokens
+	for _, ms := range []int64{100, 200, 300, 400} {
+		tk.TTFT.RecordValue(ms * 1e6)
+		tk.TTFTSent.RecordValue(ms * 1e6 / 2)
+		tk.TPOT.RecordValue(20e6)
+	}
+	tk.Good, tk.OutSum = 3, 1000
+	m := report.Measure{Stream: st, Elapsed: 10 * time.Second, Requests: 4}
+	for _, tc := range []struct {
+		expr string
+		pass bool
+	}{
+		{"p99_ttft < 350ms", false}, {"p99_ttft < 450ms", true}, {"p99_ttft_actual < 250ms", true},
+		{"max_tpot <= 21ms", true}, {"goodput >= 75%", true}, {"goodput > 75%", false},
+		{"output_tokens_per_sec > 99", true}, {"output_tokens_per_sec > 101", false}, {"p99_itl < 1s", true},
+	} {
+		th, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := m.Value(th.metric, th.q); th.pass(v) != tc.pass {
+			t.Errorf("%s: measured %s, pass %v; want %v", tc.expr, th.format(v), !tc.pass, tc.pass)
+		}
+	}
+	th, _ := Parse("p99_ttft < 1s")
+	if why := th.noData(&report.Measure{}); why != "no llm stream" {
+		t.Errorf("a scope without streams: %q", why)
 	}
 }
