@@ -103,7 +103,9 @@ func TestStreamLiveTicks(t *testing.T) {
 		r.StreamEnd(&StreamSample{FirstEvent: 7000, Tokens: true, TTFT: 7000, TTFTSent: 6000, TPOT: 2500, E2E: 20000, E2ESent: 19000, Out: 3, In: 10})
 		c.Tick(start.Add(time.Second))
 		var ttft, tick, inFlight int64
-		c.View(func(tot *Totals, _ []Second) { ttft, inFlight = tot.Stream.Tokens.TTFT.TotalCount(), tot.Stream.InFlight() })
+		c.View(func(tot *Totals, _ []Second) {
+			ttft, inFlight = tot.Stream.Tokens.TTFT.TotalCount(), tot.Stream.InFlight()
+		})
 		c.LastTick(func(tot *Totals) { tick = tot.Stream.Tokens.TTFT.TotalCount() })
 		if want := map[bool]int64{false: 0, true: 1}[live]; ttft != want || tick != want {
 			t.Errorf("live %v: TTFT samples after a tick: %d in the run, %d in the tick; want %d", live, ttft, tick, want)
