@@ -5,10 +5,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,4 +114,108 @@ func TestLLMPrometheusLive(t *testing.T) {
 func readFileOrNil(path string) []byte {
 	b, _ := os.ReadFile(path)
 	return b
+}
+
+// Two rate stages against a mock of 4 slots (about 38 requests/s): 10/s,
+// then 60/s, which fills the slots and queues the rest. Each stage has
+// its own LLM block: the second's TTFT p99 holds the queue, the first's
+// does not; each stage's TTFT from the send agrees with the mock's log
+// (first token − arrival) over the same requests, the second stage's
+// warm-up left out; the text report's stage table shows them. Two shards
+// of the same run, merged, hold the same requests per stage.
+func TestLLMStagesPerStage(t *testing.T) {
+	t.Parallel()
+	cfg := llmserve.Config{Slots: 4, ITL: fixedITL(t, "5ms")}
+	args := []string{"-c", "64", "--arrivals", "constant", "--stages", "2s:10,1500ms:60:500ms", "--stream-drain", "20s",
+		"--input-tokens", "8", "--output-tokens", "20", "--slo", "ttft=50ms"}
+	base, logPath, stop := startLoggedMock(t, cfg)
+	res, text := llmMockRun(t, append(args, base+"/v1/completions")...)
+	stop()
+	log := readMockLog(t, logPath)
+	slices.SortFunc(log, func(a, b mockRequest) int { return cmp.Compare(a.arrival, b.arrival) })
+	if len(log) != 110 {
+		t.Fatalf("the mock saw %d requests, the stages ask 20 + 90", len(log))
+	}
+	stages := res["hail"].(map[string]any)["stages"].([]any)
+	if len(stages) != 2 {
+		t.Fatalf("%d stages", len(stages))
+	}
+	llmOf := func(i int) map[string]any {
+		l, ok := stages[i].(map[string]any)["llm"].(map[string]any)
+		if !ok {
+			t.Fatalf("stage %d has no llm block: %v", i+1, stages[i])
+		}
+		return l
+	}
+	s1, s2 := llmOf(0), llmOf(1)
+	if s1["completed"] != 20.0 || s2["completed"] != 60.0 {
+		t.Fatalf("stages completed %v and %v, want 20 and 60 (the second's 30 warm-up requests left out)", s1["completed"], s2["completed"])
+	}
+	mockP99 := func(reqs []mockRequest) float64 {
+		var ttft []int64
+		for _, r := range reqs {
+			ttft = append(ttft, r.first-r.arrival)
+		}
+		slices.Sort(ttft)
+		return quantile(ttft, 99)
+	}
+	for i, c := range []struct {
+		l    map[string]any
+		reqs []mockRequest
+	}{{s1, log[:20]}, {s2, log[50:]}} {
+		got, want := dist(t, c.l, "ttft_from_send")["p99"], mockP99(c.reqs)
+		if math.Abs(got-want) > 0.01+0.1*want {
+			t.Errorf("stage %d: TTFT from send p99 %.1f ms, the mock's log %.1f ms over the same requests", i+1, 1e3*got, 1e3*want)
+		}
+	}
+	p1, p2 := dist(t, s1, "ttft")["p99"], dist(t, s2, "ttft")["p99"]
+	if p2 < 0.1 || p2 < 5*p1 {
+		t.Errorf("TTFT p99: stage 1 %.1f ms, stage 2 %.1f ms; want the second to hold the mock's queue", 1e3*p1, 1e3*p2)
+	}
+	for _, want := range []string{"TTFT p99", "TPOT p99", "goodput/s"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text report's stage table lacks %q:\n%s", want, text)
+		}
+	}
+
+	// Two shards, sent at once to one mock, merged.
+	base, _, stop = startLoggedMock(t, cfg)
+	dir := t.TempDir()
+	var files []string
+	errs := make(chan string, 2)
+	for i := range 2 {
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		files = append(files, f)
+		go func() {
+			_, errOut, code := hail(t, append(append([]string{"llm", "--no-tui", "-j", "-o", f, "--shard", fmt.Sprintf("%d/2", i)}, args...), base+"/v1/completions")...)
+			if code != 0 {
+				errOut = fmt.Sprintf("shard %d: exit %d: %s", i, code, errOut)
+			} else {
+				errOut = ""
+			}
+			errs <- errOut
+		}()
+	}
+	for range 2 {
+		if e := <-errs; e != "" {
+			t.Fatal(e)
+		}
+	}
+	stop()
+	out, errOut, code := hail(t, append([]string{"merge", "--output-format", "json"}, files...)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	var merged map[string]any
+	if err := json.Unmarshal([]byte(out), &merged); err != nil {
+		t.Fatal(err)
+	}
+	ms := merged["hail"].(map[string]any)["stages"].([]any)
+	for i, want := range []float64{20, 60} {
+		l := ms[i].(map[string]any)["llm"].(map[string]any)
+		if l["completed"] != want || samples(l, "ttft") != int(want) || samples(l, "itl") != int(want)*19 {
+			t.Errorf("merged stage %d: completed %v, TTFT samples %d, ITL samples %d; one process: %v, %v, %v",
+				i+1, l["completed"], samples(l, "ttft"), samples(l, "itl"), want, want, 19*want)
+		}
+	}
 }
