@@ -25,7 +25,11 @@ func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *re
 		if opts.Workload != nil {
 			steps = opts.Workload.Steps
 		}
-		live = startLiveView(p, run.OpenModel(p, opts.Workload), f, stop, out, steps, scen, results.targetPID())
+		slo := ""
+		if w := opts.Workload; w != nil && w.Stream != nil {
+			slo = w.Stream.SLO.String()
+		}
+		live = startLiveView(p, run.OpenModel(p, opts.Workload), f, stop, out, steps, scen, results.targetPID(), slo)
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {

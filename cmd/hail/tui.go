@@ -80,7 +80,9 @@ type liveView struct {
 // startLiveView starts the live view on the terminal; stop ends the run
 // (first q or Ctrl-C). It returns nil, having changed nothing, when there
 // is no terminal to read keys from: hail then runs as with --no-tui.
-func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *output, steps []string, scen *tui.Scenario, pid int) *liveView {
+// slo are token streams' objectives (--slo; "": none), for the goodput
+// the view shows.
+func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *output, steps []string, scen *tui.Scenario, pid int, slo string) *liveView {
 	lv := &liveView{done: make(chan struct{})}
 	in := os.Stdin
 	if !term.IsTerminal(int(in.Fd())) {
@@ -108,7 +110,7 @@ func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *ou
 		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Open: open,
 		Cores: stats.Cores(), FPS: f.fps, Unit: f.unit,
 		Color: !f.noColor && os.Getenv("NO_COLOR") == "",
-		Stop:  stop, StepNames: steps, Scenario: scen, TargetPID: pid,
+		Stop:  stop, StepNames: steps, Scenario: scen, TargetPID: pid, SLO: slo,
 	})
 	lv.prog = tea.NewProgram(lv.model,
 		tea.WithInput(in), tea.WithOutput(os.Stdout), tea.WithAltScreen(),
