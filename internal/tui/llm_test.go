@@ -7,8 +7,8 @@ package tui
 import (
 	"context"
 	"encoding/csv"
-	"os"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
