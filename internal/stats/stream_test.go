@@ -118,3 +118,34 @@ func TestStreamLiveTicks(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTickStreams is one collector tick of a token-stream run of
+// four recorders that all streamed in the second: with the stream
+// histograms drained (LiveStreams: a live view or --metrics-addr
+// watches) and without (they wait for the run's end).
+func BenchmarkTickStreams(b *testing.B) {
+	for _, live := range []bool{false, true} {
+		b.Run(map[bool]string{false: "counts only", true: "live"}[live], func(b *testing.B) {
+			recs := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder(), NewRecorder()}
+			start := time.Now()
+			c := NewCollector(recs, start)
+			if live {
+				c.LiveStreams()
+			}
+			x := StreamSample{FirstEvent: 7e6, Stall: 20e6, Tokens: true, TTFT: 7e6, TTFTSent: 6e6, TPOT: 10e6, E2E: 2e9, E2ESent: 2e9, Out: 128, In: 1024}
+			b.ResetTimer()
+			for i := range b.N {
+				for _, r := range recs {
+					for k := range 20 { // 20 streams a second each
+						r.StreamBegin(true)
+						r.StreamGaps([]int64{10e6 + int64(k), 1e4, 10e6 + int64(k), 2e4}, []int64{10e6 + int64(k)})
+						r.StreamITL(10e6+int64(k)*1000, 127)
+						x.TTFT = 7e6 + int64(k)*1e5
+						r.StreamEnd(&x)
+					}
+				}
+				c.Tick(start.Add(time.Duration(i+1) * time.Second))
+			}
+		})
+	}
+}
