@@ -105,28 +105,38 @@ func tickLLM(t *stats.Totals) LLMSecond {
 		ITLP50: k.ITL.ValueAtQuantile(50), ITLP99: k.ITL.ValueAtQuantile(99), Good: k.Good}
 }
 
-// ttftPanel: the run's TTFT p50 and p99 (from the intended send and from
-// the actual send), and each second's p50 and p99 over time.
+// ttftPanel: the run's TTFT p50 and p99 (from the intended send) and p99
+// from the actual send, and each second's p50 and p99 over time.
 func (m *Model) ttftPanel(w, h int) []string {
 	l := m.data.LLM
-	u := m.llmUnit(l.TTFTP99)
-	tok := func(name string, ns int64) string {
-		return m.st.dim.Render(name+" ") + m.st.value.Render(fmtLat(ns, u))
-	}
-	head := flow([]string{tok("p50", l.TTFTP50), tok("p99", l.TTFTP99), tok("from send p99", l.TTFTSentP99)}, w)
-	return append(head, m.llmChart(w, h-len(head), u, func(s LLMSecond) (int64, int64) { return s.TTFTP50, s.TTFTP99 })...)
+	return m.pctPanel(w, h, l.TTFTP99, []stat{{"p50", l.TTFTP50}, {"p99", l.TTFTP99}, {"from send p99", l.TTFTSentP99}},
+		func(s LLMSecond) (int64, int64) { return s.TTFTP50, s.TTFTP99 })
 }
 
 // itlPanel: the run's ITL p50 and p99 and TPOT p99, and each second's
 // ITL p50 and p99 over time.
 func (m *Model) itlPanel(w, h int) []string {
 	l := m.data.LLM
-	u := m.llmUnit(l.ITLP99)
-	tok := func(name string, ns int64) string {
-		return m.st.dim.Render(name+" ") + m.st.value.Render(fmtLat(ns, u))
+	return m.pctPanel(w, h, l.ITLP99, []stat{{"p50", l.ITLP50}, {"p99", l.ITLP99}, {"TPOT p99", l.TPOTP99}},
+		func(s LLMSecond) (int64, int64) { return s.ITLP50, s.ITLP99 })
+}
+
+// stat is a named time of a panel's head, ns.
+type stat struct {
+	name string
+	ns   int64
+}
+
+// pctPanel is a panel of times: its head's stats, in the unit that shows
+// p99 (ns) best, over a chart of each second's p50 and p99 (pick).
+func (m *Model) pctPanel(w, h int, p99 int64, head []stat, pick func(LLMSecond) (int64, int64)) []string {
+	u := m.llmUnit(p99)
+	toks := make([]string, len(head))
+	for i, st := range head {
+		toks[i] = m.st.dim.Render(st.name+" ") + m.st.value.Render(fmtLat(st.ns, u))
 	}
-	head := flow([]string{tok("p50", l.ITLP50), tok("p99", l.ITLP99), tok("TPOT p99", l.TPOTP99)}, w)
-	return append(head, m.llmChart(w, h-len(head), u, func(s LLMSecond) (int64, int64) { return s.ITLP50, s.ITLP99 })...)
+	lines := flow(toks, w)
+	return append(lines, m.llmChart(w, h-len(lines), u, pick)...)
 }
 
 // llmUnit is the unit a token-stream panel whose p99 is ns shows its
