@@ -128,58 +128,19 @@ func TestLLMStagesPerStage(t *testing.T) {
 	cfg := llmserve.Config{Slots: 4, ITL: fixedITL(t, "5ms")}
 	args := []string{"-c", "64", "--arrivals", "constant", "--stages", "2s:10,1500ms:60:500ms", "--stream-drain", "20s",
 		"--input-tokens", "8", "--output-tokens", "20", "--slo", "ttft=50ms"}
-	base, logPath, stop := startLoggedMock(t, cfg)
-	res, text := llmMockRun(t, append(args, base+"/v1/completions")...)
-	stop()
-	log := readMockLog(t, logPath)
-	slices.SortFunc(log, func(a, b mockRequest) int { return cmp.Compare(a.arrival, b.arrival) })
-	if len(log) != 110 {
-		t.Fatalf("the mock saw %d requests, the stages ask 20 + 90", len(log))
-	}
-	stages := res["hail"].(map[string]any)["stages"].([]any)
-	if len(stages) != 2 {
-		t.Fatalf("%d stages", len(stages))
-	}
-	llmOf := func(i int) map[string]any {
-		l, ok := stages[i].(map[string]any)["llm"].(map[string]any)
-		if !ok {
-			t.Fatalf("stage %d has no llm block: %v", i+1, stages[i])
+	var why string
+	for range 3 { // the machine is shared: a run beside others may be late
+		if why = stagesOnce(t, cfg, args); why == "" {
+			break
 		}
-		return l
+		t.Log(why)
 	}
-	s1, s2 := llmOf(0), llmOf(1)
-	if s1["completed"] != 20.0 || s2["completed"] != 60.0 {
-		t.Fatalf("stages completed %v and %v, want 20 and 60 (the second's 30 warm-up requests left out)", s1["completed"], s2["completed"])
-	}
-	mockP99 := func(reqs []mockRequest) float64 {
-		var ttft []int64
-		for _, r := range reqs {
-			ttft = append(ttft, r.first-r.arrival)
-		}
-		slices.Sort(ttft)
-		return quantile(ttft, 99)
-	}
-	for i, c := range []struct {
-		l    map[string]any
-		reqs []mockRequest
-	}{{s1, log[:20]}, {s2, log[50:]}} {
-		got, want := dist(t, c.l, "ttft_from_send")["p99"], mockP99(c.reqs)
-		if math.Abs(got-want) > 0.01+0.1*want {
-			t.Errorf("stage %d: TTFT from send p99 %.1f ms, the mock's log %.1f ms over the same requests", i+1, 1e3*got, 1e3*want)
-		}
-	}
-	p1, p2 := dist(t, s1, "ttft")["p99"], dist(t, s2, "ttft")["p99"]
-	if p2 < 0.2 || p2 < p1+0.1 {
-		t.Errorf("TTFT p99: stage 1 %.1f ms, stage 2 %.1f ms; want the second to hold the mock's queue", 1e3*p1, 1e3*p2)
-	}
-	for _, want := range []string{"TTFT p99", "TPOT p99", "goodput/s"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the text report's stage table lacks %q:\n%s", want, text)
-		}
+	if why != "" {
+		t.Error(why)
 	}
 
 	// Two shards, sent at once to one mock, merged.
-	base, _, stop = startLoggedMock(t, cfg)
+	base, _, stop := startLoggedMock(t, cfg)
 	dir := t.TempDir()
 	var files []string
 	errs := make(chan string, 2)
@@ -218,4 +179,61 @@ func TestLLMStagesPerStage(t *testing.T) {
 				i+1, l["completed"], samples(l, "ttft"), samples(l, "itl"), want, want, 19*want)
 		}
 	}
+}
+
+// stagesOnce is one run of TestLLMStagesPerStage's stages: counts that do
+// not add up fail t at once; it returns why the timings disagree ("" when
+// they agree).
+func stagesOnce(t *testing.T, cfg llmserve.Config, args []string) string {
+	base, logPath, stop := startLoggedMock(t, cfg)
+	res, text := llmMockRun(t, append(args, base+"/v1/completions")...)
+	stop()
+	log := readMockLog(t, logPath)
+	slices.SortFunc(log, func(a, b mockRequest) int { return cmp.Compare(a.arrival, b.arrival) })
+	if len(log) != 110 {
+		t.Fatalf("the mock saw %d requests, the stages ask 20 + 90", len(log))
+	}
+	stages := res["hail"].(map[string]any)["stages"].([]any)
+	if len(stages) != 2 {
+		t.Fatalf("%d stages", len(stages))
+	}
+	llmOf := func(i int) map[string]any {
+		l, ok := stages[i].(map[string]any)["llm"].(map[string]any)
+		if !ok {
+			t.Fatalf("stage %d has no llm block: %v", i+1, stages[i])
+		}
+		return l
+	}
+	s1, s2 := llmOf(0), llmOf(1)
+	if s1["completed"] != 20.0 || s2["completed"] != 60.0 {
+		t.Fatalf("stages completed %v and %v, want 20 and 60 (the second's 30 warm-up requests left out)", s1["completed"], s2["completed"])
+	}
+	for _, want := range []string{"TTFT p99", "TPOT p99", "goodput/s"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text report's stage table lacks %q:\n%s", want, text)
+		}
+	}
+	mockQ := func(reqs []mockRequest, p float64) float64 {
+		var ttft []int64
+		for _, r := range reqs {
+			ttft = append(ttft, r.first-r.arrival)
+		}
+		slices.Sort(ttft)
+		return quantile(ttft, p)
+	}
+	for i, c := range []struct {
+		l    map[string]any
+		reqs []mockRequest
+	}{{s1, log[:20]}, {s2, log[50:]}} {
+		for _, p := range []float64{50, 99} {
+			got, want := dist(t, c.l, "ttft_from_send")[map[float64]string{50: "p50", 99: "p99"}[p]], mockQ(c.reqs, p)
+			if math.Abs(got-want) > 0.01+0.1*want {
+				return fmt.Sprintf("stage %d: TTFT from send p%.0f %.1f ms, the mock's log %.1f ms over the same requests", i+1, p, 1e3*got, 1e3*want)
+			}
+		}
+	}
+	if p1, p2 := dist(t, s1, "ttft")["p99"], dist(t, s2, "ttft")["p99"]; p2 < 0.2 || p2 < p1+0.1 {
+		return fmt.Sprintf("TTFT p99: stage 1 %.1f ms, stage 2 %.1f ms; want the second to hold the mock's queue", 1e3*p1, 1e3*p2)
+	}
+	return ""
 }

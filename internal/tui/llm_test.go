@@ -7,6 +7,7 @@ package tui
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -72,6 +73,20 @@ func readMockLog(t *testing.T, path string) []mockLine {
 // run's end every stream is counted.
 func TestLLMPanelsAgainstMock(t *testing.T) {
 	t.Parallel()
+	var why string
+	for range 3 { // the machine is shared: a run beside others may be late
+		if why = panelsOnce(t); why == "" {
+			return
+		}
+		t.Log(why)
+	}
+	t.Error(why)
+}
+
+// panelsOnce is one run of TestLLMPanelsAgainstMock: what must hold
+// whatever the machine's load fails t; it returns why the view's numbers
+// and the mock's log disagree in time ("" when they agree).
+func panelsOnce(t *testing.T) string {
 	logPath := filepath.Join(t.TempDir(), "mock.csv")
 	lf, err := os.Create(logPath)
 	if err != nil {
@@ -153,8 +168,11 @@ func TestLLMPanelsAgainstMock(t *testing.T) {
 		return n
 	}
 	const slack = int64(150 * time.Millisecond) // the tick's moment, on a busy machine: 3 streams either way
-	if lo, hi := endedBy(tick-slack), endedBy(tick+slack); got.Completed < int64(lo) || got.Completed > int64(hi) || got.Completed == 0 {
-		t.Errorf("after 2 s the view counts %d streams done; the mock's log ended %d to %d by then", got.Completed, lo, hi)
+	if got.Completed == 0 {
+		t.Fatal("no stream done after 2 s")
+	}
+	if lo, hi := endedBy(tick-slack), endedBy(tick+slack); got.Completed < int64(lo) || got.Completed > int64(hi) {
+		return fmt.Sprintf("after 2 s the view counts %d streams done; the mock's log ended %d to %d by then", got.Completed, lo, hi)
 	}
 	if got.OutTokens != 20*got.Completed || got.TTFT.Total != got.Completed || got.ITL.Total != 19*got.Completed || got.Good != got.Completed {
 		t.Errorf("after 2 s: %d done, %d tokens, %d TTFT and %d ITL samples, %d good; want 20, 1, 19 and 1 per stream",
@@ -170,7 +188,7 @@ func TestLLMPanelsAgainstMock(t *testing.T) {
 	slices.Sort(ttft)
 	want := ttft[len(ttft)/2]
 	if d := got.TTFTSentP50 - want; d < -int64(5*time.Millisecond) || d > int64(5*time.Millisecond)+want/10 {
-		t.Errorf("TTFT from send p50 in the view %v, the mock's log %v", time.Duration(got.TTFTSentP50), time.Duration(want))
+		return fmt.Sprintf("TTFT from send p50 in the view %v, the mock's log %v", time.Duration(got.TTFTSentP50), time.Duration(want))
 	}
 	inFlight := 0
 	for _, x := range log {
@@ -179,10 +197,12 @@ func TestLLMPanelsAgainstMock(t *testing.T) {
 		}
 	}
 	if d := got.InFlight - int64(inFlight); d < -3 || d > 3 {
-		t.Errorf("%d streams in flight in the view, %d in the mock's log at the tick", got.InFlight, inFlight)
+		return fmt.Sprintf("%d streams in flight in the view, %d in the mock's log at the tick", got.InFlight, inFlight)
 	}
-	if s, ok := got.Seconds[1]; !ok || s.TTFTP99 <= 0 || s.ITLP50 < int64(5*time.Millisecond) || s.ITLP50 > int64(20*time.Millisecond) {
-		t.Errorf("second 1's TTFT and ITL: %+v (ok %v); want samples, ITL about 10 ms", s, ok)
+	if s, ok := got.Seconds[1]; !ok || s.TTFTP99 <= 0 || s.ITLP50 <= 0 {
+		t.Errorf("second 1's TTFT and ITL: %+v (ok %v); want samples", s, ok)
+	} else if s.ITLP50 < int64(5*time.Millisecond) || s.ITLP50 > int64(20*time.Millisecond) {
+		return fmt.Sprintf("second 1's ITL p50 %v, the mock's 10ms", time.Duration(s.ITLP50))
 	}
 	for _, want := range []string{"Time to first token", "Inter-token latency", "Output tokens/s & streams", "in flight", "truncated", "goodput", "met ttft=1s"} {
 		if !strings.Contains(screen, want) {
@@ -199,4 +219,5 @@ func TestLLMPanelsAgainstMock(t *testing.T) {
 	if l := m.data.LLM; l.Completed != 80 || res.Hail.LLM.Completed != 80 || l.InFlight != 0 {
 		t.Errorf("at the end: the view %d done and %d in flight, the result %d; want 80 and 0", l.Completed, l.InFlight, res.Hail.LLM.Completed)
 	}
+	return ""
 }
