@@ -114,10 +114,12 @@ type Collector struct {
 	live    atomic.Bool    // drain the stream histograms every tick (LiveStreams)
 }
 
-// LiveStreams makes every tick drain the stream histograms (TTFT, ITL,
-// …), not only the run's end, for views and exporters that show them
-// while the run goes: it costs a scan of each active recorder's stream
-// histograms every second. Call it before or during the run.
+// LiveStreams makes every tick drain the token streams' TTFT, TPOT, ITL
+// and E2E histograms (from the intended and the actual send), not only the
+// run's end, for views and exporters that show them while the run goes:
+// it costs a scan of those six histograms of each recorder whose streams
+// moved, every second. The other stream histograms (inter-event gap, read
+// lag, …) still wait for the run's end. Call it before or during the run.
 func (c *Collector) LiveStreams() { c.live.Store(true) }
 
 // LastTick calls f with the totals of the last closed second (all steps;

@@ -209,8 +209,8 @@ func (h *atomicHist) recordN(v, n int64) {
 
 // Streams is what a span of the run's streams measured (Totals.Stream).
 // The Collector drains its counts every second and its histograms at the
-// run's end (Collector.Finish), or every second too once something watches
-// the run live (Collector.LiveStreams).
+// run's end (Collector.Finish); once something watches the run live
+// (Collector.LiveStreams), TTFT, TPOT, ITL and E2E every second too.
 type Streams struct {
 	// FirstEvent: time from intended send to the first event, per stream
 	// (completed and truncated); Gap: every inter-event gap; Stall: each
@@ -308,10 +308,12 @@ func (s *Streams) InFlight() int64 {
 }
 
 // drainStreams moves r's stream counts into t, and its histograms at the
-// run's end (final) or, when hists is set, if any of r's stream counts
-// moved since the last drain: a recorder whose streams are idle (a past
-// stage's) is not scanned. A value recorded just after a scan waits for
-// the next drain that scans.
+// run's end (final). When hists is set, it also drains the six that live
+// views show (TTFT from the intended and actual send, TPOT, ITL, E2E from
+// the intended and actual send) if any of r's stream counts moved since
+// the last drain: a recorder whose streams are idle (a past stage's) is
+// not scanned. A value recorded just after a scan waits for the next
+// drain that scans.
 func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 	s := r.streams.Load()
 	if s == nil {
@@ -326,7 +328,7 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		*c.dst += n
 		moved |= n
 	}
-	if hists && moved != 0 || final {
+	if final { // nothing live shows them: the run's end only
 		s.firstEvent.drainInto(d.FirstEvent)
 		s.gap.drainInto(d.Gap)
 		s.stall.drainInto(d.Stall)
@@ -347,10 +349,18 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
 	}
 	if hists && moved != 0 || final {
-		dst := d.Hists()
-		for i, h := range []*atomicHist{&k.ttft, &k.ttftSent, &k.tpot, &k.itl, &k.chunkGap, &k.e2e, &k.e2eSent, &k.out, &k.in, &k.perReqRate} {
-			h.drainInto(dst[4+i])
-		}
+		k.ttft.drainInto(dt.TTFT)
+		k.ttftSent.drainInto(dt.TTFTSent)
+		k.tpot.drainInto(dt.TPOT)
+		k.itl.drainInto(dt.ITL)
+		k.e2e.drainInto(dt.E2E)
+		k.e2eSent.drainInto(dt.E2ESent)
+	}
+	if final { // nothing live shows them
+		k.chunkGap.drainInto(dt.ChunkGap)
+		k.out.drainInto(dt.Out)
+		k.in.drainInto(dt.In)
+		k.perReqRate.drainInto(dt.PerRequestRate)
 	}
 }
 
