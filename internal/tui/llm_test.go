@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,4 +221,48 @@ func panelsOnce(t *testing.T) string {
 		t.Errorf("at the end: the view %d done and %d in flight, the result %d; want 80 and 0", l.Completed, l.InFlight, res.Hail.LLM.Completed)
 	}
 	return ""
+}
+
+var doneRe = regexp.MustCompile(`done (\d+)`)
+
+// hail llm's live view in a real terminal: the token panels appear with
+// streams done and goodput against --slo; q stops the run and its report
+// prints.
+func TestLLMTUIInTmux(t *testing.T) {
+	t.Parallel()
+	x := newTmux(t)
+	itl, _ := llmserve.ParseDist("10ms")
+	srv, err := llmserve.New(llmserve.Config{Addr: "127.0.0.1:0", Slots: 16, ITL: itl, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	x.start("llm", 120, 40, hailLine("llm", "-z", "20s", "-q", "10", "-c", "8", "--slo", "ttft=1s", "--input-tokens", "8",
+		"--output-tokens", "20", "http://"+addr.String()+"/v1/completions"))
+	screen := x.waitFor("llm", false, 20*time.Second, "Time to first token (", "Inter-token latency (", "Output tokens/s & streams",
+		"from send p99", "TPOT p99", "in flight", "truncated", "met ttft=1s")
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if m := doneRe.FindStringSubmatch(screen); m != nil && m[1] != "0" || time.Now().After(end) {
+			break
+		}
+		screen = x.capture("llm", false)
+	}
+	if m := doneRe.FindStringSubmatch(screen); m == nil || m[1] == "0" {
+		t.Errorf("no stream done on the screen:\n%s", screen)
+	}
+	if testing.Verbose() {
+		t.Logf("screen:\n%s", screen)
+	}
+	x.run("send-keys", "-t", "llm", "q")
+	out := x.waitFor("llm", true, 15*time.Second, "HAIL-EXIT=")
+	for _, want := range []string{"LLM streams", "TTFT (from intended send)", "HAIL-EXIT=0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("after q: %q missing:\n%s", want, out)
+		}
+	}
 }
