@@ -25,11 +25,7 @@ func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *re
 		if opts.Workload != nil {
 			steps = opts.Workload.Steps
 		}
-		slo := ""
-		if w := opts.Workload; w != nil && w.Stream != nil {
-			slo = w.Stream.SLO.String()
-		}
-		live = startLiveView(p, run.OpenModel(p, opts.Workload), f, stop, out, steps, scen, results.targetPID(), slo)
+		live = startLiveView(p, run.OpenModel(p, opts.Workload), f, stop, out, steps, scen, results.targetPID(), extrasOf(opts.Workload))
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {

@@ -237,3 +237,39 @@ func stagesOnce(t *testing.T, cfg llmserve.Config, args []string) string {
 	}
 	return ""
 }
+
+// Without -n or -z, rate stages run to their end and a trace to its last
+// line, past the load command's default of 200 requests.
+func TestLLMRunsItsLength(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	for i := range 230 {
+		fmt.Fprintf(&b, "%.3f,8,2\n", float64(i)*0.01)
+	}
+	trace := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(trace, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"stages", []string{"--arrivals", "constant", "--stages", "1s:120,1s:130"}, 250},
+		{"trace", []string{"--dataset", "azure:" + trace, "--trace-speedup", "4"}, 230},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 256, ITL: fixedITL(t, "1ms")})
+			res, _ := llmMockRun(t, append(append([]string{"-c", "32", "--input-tokens", "8", "--output-tokens", "2"}, c.args...), base+"/v1/completions")...)
+			stop()
+			if n := len(readMockLog(t, logPath)); n != c.want {
+				t.Errorf("the mock saw %d requests, want %d", n, c.want)
+			}
+			if got := res["hail"].(map[string]any)["llm"].(map[string]any)["completed"]; got != float64(c.want) {
+				t.Errorf("hail completed %v, want %d", got, c.want)
+			}
+		})
+	}
+}

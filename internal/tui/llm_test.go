@@ -225,9 +225,10 @@ func panelsOnce(t *testing.T) string {
 
 var doneRe = regexp.MustCompile(`done (\d+)`)
 
-// hail llm's live view in a real terminal: the token panels appear with
-// streams done and goodput against --slo; q stops the run and its report
-// prints.
+// hail llm's live view in a real terminal, through rate stages: the title
+// names the stage in progress and the progress bar the stages' length; the
+// token panels appear with streams done and goodput against --slo; q stops
+// the run and its report prints.
 func TestLLMTUIInTmux(t *testing.T) {
 	t.Parallel()
 	x := newTmux(t)
@@ -242,10 +243,10 @@ func TestLLMTUIInTmux(t *testing.T) {
 	}
 	go srv.Serve()
 	defer srv.Close()
-	x.start("llm", 120, 40, hailLine("llm", "-z", "20s", "-q", "10", "-c", "8", "--slo", "ttft=1s", "--input-tokens", "8",
+	x.start("llm", 120, 40, hailLine("llm", "--stages", "10s:10,10s:20", "-c", "8", "--slo", "ttft=1s", "--input-tokens", "8",
 		"--output-tokens", "20", "http://"+addr.String()+"/v1/completions"))
 	screen := x.waitFor("llm", false, 20*time.Second, "Time to first token (", "Inter-token latency (", "Output tokens/s & streams",
-		"from send p99", "TPOT p99", "in flight", "truncated", "met ttft=1s")
+		"from send p99", "TPOT p99", "in flight", "truncated", "met ttft=1s", "stage 1/2: 10 / 10 req/s", "/ 20.0s")
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if m := doneRe.FindStringSubmatch(screen); m != nil && m[1] != "0" || time.Now().After(end) {
 			break

@@ -45,6 +45,10 @@ type Config struct {
 	// TargetPID is --target-pid's process (0: none): the view shows its
 	// RSS and CPU, now and over time, from the per-second series.
 	TargetPID int
+	// Stage, if set, says what the stages of a plain run (hail llm
+	// --stages) ask for elapsed into the run, for the title line; a
+	// scenario's are Scenario.Stage.
+	Stage func(elapsed time.Duration) Stage
 	// SLO are the token streams' objectives as --slo gives them
 	// ("ttft=500ms,tpot=50ms"; "": none): the view shows goodput
 	// against them.

@@ -122,6 +122,9 @@ func (m *Model) titleLine(state, stage string) string {
 		}
 	}
 	right := m.st.dim.Render(state+"  ") + m.st.value.Render("?") + m.st.dim.Render(" keys  ") + m.st.value.Render("q") + m.st.dim.Render(" stop")
+	if stage != "" { // rate stages of a plain run: the stage in progress names the rate
+		model = stage
+	}
 	left := m.st.brand.Render("hail") + " " + m.cfg.Method + " " + m.cfg.Target + m.st.dim.Render(fmt.Sprintf(" · %d connections · %s", m.cfg.Connections, model))
 	if sc := m.cfg.Scenario; sc != nil {
 		// The stage (its unit names the model) before the mix: narrow
@@ -144,11 +147,14 @@ func (m *Model) titleLine(state, stage string) string {
 // stageText is the stage in progress, as "stage 2/3: 87 / 256
 // connections" (the target now / at the stage's end), or "".
 func (m *Model) stageText(el time.Duration) string {
-	sc := m.cfg.Scenario
-	if sc == nil || sc.Stage == nil {
+	at := m.cfg.Stage
+	if sc := m.cfg.Scenario; sc != nil {
+		at = sc.Stage
+	}
+	if at == nil {
 		return ""
 	}
-	s := sc.Stage(el)
+	s := at(el)
 	if s.Of == 0 {
 		return ""
 	}
