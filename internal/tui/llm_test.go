@@ -29,6 +29,25 @@ import (
 	"github.com/hail-loadgen/hail/internal/stream"
 )
 
+// startMock starts the mock inference server with cfg, a token every
+// 10 ms, on a free loopback port, until the test ends.
+func startMock(t *testing.T, cfg llmserve.Config) (*llmserve.Server, string) {
+	t.Helper()
+	cfg.Addr, cfg.Seed = "127.0.0.1:0", 3
+	cfg.ITL, _ = llmserve.ParseDist("10ms")
+	srv, err := llmserve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	t.Cleanup(func() { srv.Close() })
+	return srv, addr.String()
+}
+
 // mockLine is one request of the mock's log: Unix ns, tokens sent.
 type mockLine struct {
 	arrival, first, end int64
@@ -93,19 +112,8 @@ func panelsOnce(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	itl, _ := llmserve.ParseDist("10ms")
-	srv, err := llmserve.New(llmserve.Config{Addr: "127.0.0.1:0", Slots: 64, ITL: itl, Log: lf, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
-
-	u, _ := url.Parse("http://" + addr.String() + "/v1/completions")
+	srv, addr := startMock(t, llmserve.Config{Slots: 64, Log: lf})
+	u, _ := url.Parse("http://" + addr + "/v1/completions")
 	p := &plan.Plan{URL: u, Method: "POST", Connections: 16, Rate: 20, Duration: 4 * time.Second, KeepAlive: true, Engine: plan.EngineNet}
 	r, err := llmload.Prepare(p, llmload.Load{Model: "mock", InputTokens: "8", OutputTokens: "20", Exact: true, Arrivals: "constant", Seed: 1,
 		SLO: stream.SLO{TTFT: time.Second}})
@@ -232,19 +240,9 @@ var doneRe = regexp.MustCompile(`done (\d+)`)
 func TestLLMTUIInTmux(t *testing.T) {
 	t.Parallel()
 	x := newTmux(t)
-	itl, _ := llmserve.ParseDist("10ms")
-	srv, err := llmserve.New(llmserve.Config{Addr: "127.0.0.1:0", Slots: 16, ITL: itl, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Close()
+	_, addr := startMock(t, llmserve.Config{Slots: 16})
 	x.start("llm", 120, 40, hailLine("llm", "--stages", "10s:10,10s:20", "-c", "8", "--slo", "ttft=1s", "--input-tokens", "8",
-		"--output-tokens", "20", "http://"+addr.String()+"/v1/completions"))
+		"--output-tokens", "20", "http://"+addr+"/v1/completions"))
 	screen := x.waitFor("llm", false, 20*time.Second, "Time to first token (", "Inter-token latency (", "Output tokens/s & streams",
 		"from send p99", "TPOT p99", "in flight", "truncated", "met ttft=1s", "stage 1/2: 10 / 10 req/s", "/ 20.0s")
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
