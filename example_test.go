@@ -253,6 +253,33 @@ func ExampleLLMLoad() {
 	// ITL samples: 180 TTFT ≥ TTFT from send: true mock's tokens: 192
 }
 
+// An LLM load through rate stages, as hail llm --stages sends it: 20
+// requests/s for a second, then 40/s for a second whose first quarter is a
+// warm-up, evenly spaced (LLM.Arrivals; Poisson by default). Each stage
+// has its own LLM results (Result.Hail.Stages[i].LLM), the warm-up's
+// requests left out of them as from the stage's other figures.
+func ExampleLLMLoad_rateStages() {
+	srv := startOpenAI(hailtest.OpenAIConfig{Slots: 16, ITL: 2 * time.Millisecond})
+	defer srv.Close()
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/v1/completions", Connections: 8,
+		RateStages: []hail.Stage{{Duration: time.Second, Target: 20, Step: true}, {Duration: time.Second, Target: 40, Step: true, Warmup: 250 * time.Millisecond}},
+		LLM:        &hail.LLMLoad{InputTokens: "16", OutputTokens: "8", Arrivals: "constant", SLOTTFT: time.Second}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range res.Hail.Stages {
+		l := s.LLM
+		fmt.Println("stage", s.Stage, s.Target, "req/s completed:", l.Completed, "tokens:", l.TotalOutputTokens, "TTFT samples:", l.TTFT.Samples,
+			"met the SLO:", l.Goodput.Requests, "warm-up requests:", s.Warmup != nil && s.Warmup.Counts.Requests == 10)
+	}
+	fmt.Println("the run's:", res.Hail.LLM.Completed)
+	// Output:
+	// stage 1 20 req/s completed: 20 tokens: 160 TTFT samples: 20 met the SLO: 20 warm-up requests: false
+	// stage 2 40 req/s completed: 30 tokens: 240 TTFT samples: 30 met the SLO: 30 warm-up requests: true
+	// the run's: 60
+}
+
 // startOpenAI starts hailtest's mock inference server (or exits: an
 // example has no testing.T).
 func startOpenAI(cfg hailtest.OpenAIConfig) *hailtest.OpenAIServer {

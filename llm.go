@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/llmload"
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stream"
 )
 
@@ -13,7 +14,10 @@ import (
 // llama.cpp, a gateway in front of them; hail serve --openai to try it),
 // each asking for exactly its output length with a prompt of its input
 // length, read as token streams. Plan.Rate is the open model (Poisson
-// arrivals by default) and Plan.Connections alone the closed one;
+// arrivals by default), Plan.RateStages the open model through rate
+// stages with the same arrivals (as hail llm --stages; each stage of
+// Result.Hail.Stages then has LLM results of its own, its warmup left
+// out), and Plan.Connections alone the closed one;
 // Plan.Header is sent too (an Authorization, say), Plan.Timeout bounds a
 // whole stream and Plan.IdleTimeout a silent one. Result.Hail.LLM holds
 // time to first token from the intended send time (the queue included)
@@ -108,8 +112,8 @@ func (l *LLMLoad) prepare(ctx context.Context, j *job, p Plan, connect bool) err
 		return &FieldError{Field: "Method", Value: `"` + p.Method + `"`, Problem: "an LLM load sends POSTs: leave Method empty"}
 	case len(p.Body) > 0:
 		return &FieldError{Field: "Body", Problem: "an LLM load builds each request's body from LLM's lengths: leave Body empty (LLM.ExtraBody adds members)"}
-	case len(p.RateStages) > 0:
-		return &FieldError{Field: "RateStages", Problem: "an LLM load's open model is Rate with LLM.Arrivals: for a sweep, run one Plan per rate"}
+	case len(p.ConnectionStages) > 0:
+		return &FieldError{Field: "ConnectionStages", Problem: "an LLM load ramps its rate: give RateStages (the open model, with LLM.Arrivals' gaps), or Connections alone (the closed model)"}
 	}
 	for _, d := range []struct {
 		field string
@@ -122,7 +126,16 @@ func (l *LLMLoad) prepare(ctx context.Context, j *job, p Plan, connect bool) err
 	if l.TraceSpeedup < 0 {
 		return &FieldError{Field: "LLM.TraceSpeedup", Problem: "must not be negative (0 is 1: the trace's own times)"}
 	}
-	r, err := llmload.Prepare(j.plan, l.load())
+	load := l.load()
+	var staged time.Duration
+	for _, s := range p.RateStages { // checked by Plan.stages, which keeps the load's arrivals
+		load.StageList = append(load.StageList, schedule.Stage{Duration: s.Duration, Target: s.Target, Step: s.Step, Warmup: s.Warmup, Name: s.Name})
+		staged += max(s.Duration, 0)
+	}
+	if j.plan.Duration == 0 && j.plan.Requests == 0 {
+		j.plan.Duration = staged // the stages' length, as Plan.stages sets it
+	}
+	r, err := llmload.Prepare(j.plan, load)
 	if err != nil {
 		return fieldError(apiWords(err).Error(), "LLM.", "URL", "Header", "Rate", "BurstEvery")
 	}

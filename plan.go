@@ -445,7 +445,10 @@ func (p Plan) stages(j *job, settings *iscenario.Settings) error {
 	if j.workload == nil {
 		j.workload = &run.Workload{}
 	}
-	j.workload.Pacer, j.workload.Connections, j.workload.Stages = sched.Pacer, sched.ConnRamp, sched.Stages
+	if j.llm == nil || kind != "rate" { // an LLM load's pacer has its arrivals' gaps through the stages (llmload)
+		j.workload.Pacer = sched.Pacer
+	}
+	j.workload.Connections, j.workload.Stages = sched.ConnRamp, sched.Stages
 	return nil
 }
 

@@ -147,7 +147,7 @@ func demoOne(c demoConfig, r *demoRun, i, n int, tty bool, interrupt chan struct
 	var live *liveView
 	if tty {
 		f := defaultOutputFlags()
-		live = startLiveView(p, r.rate > 0, &f, stop, out, nil, nil, pid)
+		live = startLiveView(p, r.rate > 0, &f, stop, out, nil, nil, pid, liveExtras{})
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if live != nil {

@@ -34,11 +34,11 @@ func TestGrafanaDashboard(t *testing.T) {
 	ch := make(chan *prometheus.Desc, 64)
 	metrics.NewExporter(metrics.Info{}, nil).Describe(ch)
 	close(ch)
-	name := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	name := regexp.MustCompile(`fqName: "([a-z0-9_]+)"`)
 	for d := range ch {
 		served[name.FindStringSubmatch(d.String())[1]] = true
 	}
-	used := regexp.MustCompile(`hail_[a-z_]+`)
+	used := regexp.MustCompile(`hail_[a-z0-9_]+`)
 	n := 0
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {

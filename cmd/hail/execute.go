@@ -25,7 +25,7 @@ func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *re
 		if opts.Workload != nil {
 			steps = opts.Workload.Steps
 		}
-		live = startLiveView(p, run.OpenModel(p, opts.Workload), f, stop, out, steps, scen, results.targetPID())
+		live = startLiveView(p, run.OpenModel(p, opts.Workload), f, stop, out, steps, scen, results.targetPID(), extrasOf(opts.Workload))
 	}
 	progress := live == nil && term.IsTerminal(int(os.Stderr.Fd()))
 	if progress {

@@ -480,8 +480,9 @@ func TestLLMCompare(t *testing.T) {
 	}
 }
 
-// The HTML report of an LLM run has its section: the percentiles table
-// and the TTFT and ITL histograms, drawn from the run's histograms.
+// The HTML report of an LLM run has its section: the percentiles table,
+// the TTFT and ITL histograms, drawn from the run's histograms, and the
+// output tokens/s over time.
 func TestLLMHTML(t *testing.T) {
 	t.Parallel()
 	base, _, _ := startLoggedMock(t, llmserve.Config{Slots: 8, ITL: fixedITL(t, "1ms")})
@@ -493,7 +494,7 @@ func TestLLMHTML(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"LLM streams", "20 completed, 0 failed", "TTFT (from intended send)", `id="chart-llm-ttft"`, `id="chart-llm-itl"`, "streams (", "tokens ("} {
+	for _, want := range []string{"LLM streams", "20 completed, 0 failed", "TTFT (from intended send)", `id="chart-llm-ttft"`, `id="chart-llm-itl"`, `id="chart-llm-tokens"`, "Output tokens/s", "streams (", "tokens ("} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page has no %q", want)
 		}

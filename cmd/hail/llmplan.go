@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/llmload"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stream"
 )
 
@@ -84,6 +86,9 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 	if err != nil {
 		return nil, err
 	}
+	if !cmd.Flags().Changed("n-requests") && !cmd.Flags().Changed("duration") && !f.sweep.on {
+		runsItsLength(p, l, r)
+	}
 	if err := p.Validate(); err != nil {
 		r.Close()
 		return nil, err
@@ -93,6 +98,19 @@ func prepareLLM(cmd *cobra.Command, f *llmFlags, args []string) (*llmRun, error)
 		return nil, err
 	}
 	return &llmRun{plan: p, load: l, Run: r}, nil
+}
+
+// runsItsLength makes a run of rate stages last the stages, and a trace's
+// run send the whole trace, where neither -n nor -z says otherwise (the
+// load command's default -n 200 would cut them short).
+func runsItsLength(p *plan.Plan, l llmload.Load, r *llmload.Run) {
+	if l.Stages != "" {
+		stages, _ := llmload.ParseStages(l.Stages) // checked by Prepare
+		p.Requests, p.Duration = 0, schedule.Ramp{Stages: stages}.Total()
+	}
+	if d := r.Spec.Data; d != nil && d.Kind == dataset.Azure {
+		p.Requests = uint64(d.Records)
+	}
 }
 
 // parseHeaders parses -H's 'Name: value' headers.

@@ -12,6 +12,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/tui"
 )
@@ -80,7 +82,37 @@ type liveView struct {
 // startLiveView starts the live view on the terminal; stop ends the run
 // (first q or Ctrl-C). It returns nil, having changed nothing, when there
 // is no terminal to read keys from: hail then runs as with --no-tui.
-func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *output, steps []string, scen *tui.Scenario, pid int) *liveView {
+// liveExtras are what the view shows of a run beyond its plan: token
+// streams' objectives (--slo; "": none), for the goodput it shows, and
+// the stage in progress of a plain run with stages (nil: none).
+type liveExtras struct {
+	slo   string
+	stage func(time.Duration) tui.Stage
+}
+
+// extrasOf are w's live extras (nil w: none).
+func extrasOf(w *run.Workload) liveExtras {
+	var x liveExtras
+	if w == nil {
+		return x
+	}
+	if w.Stream != nil {
+		x.slo = w.Stream.SLO.String()
+	}
+	if len(w.Stages) > 0 {
+		r, unit := schedule.Ramp{Stages: w.Stages}, "req/s"
+		if w.Connections != nil {
+			r, unit = *w.Connections, "connections"
+		}
+		x.stage = func(el time.Duration) tui.Stage {
+			i, now, target := r.StageAt(el)
+			return tui.Stage{Index: i, Of: len(r.Stages), Now: now, Target: target, Unit: unit}
+		}
+	}
+	return x
+}
+
+func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *output, steps []string, scen *tui.Scenario, pid int, x liveExtras) *liveView {
 	lv := &liveView{done: make(chan struct{})}
 	in := os.Stdin
 	if !term.IsTerminal(int(in.Fd())) {
@@ -108,7 +140,7 @@ func startLiveView(p *plan.Plan, open bool, f *outputFlags, stop func(), out *ou
 		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Open: open,
 		Cores: stats.Cores(), FPS: f.fps, Unit: f.unit,
 		Color: !f.noColor && os.Getenv("NO_COLOR") == "",
-		Stop:  stop, StepNames: steps, Scenario: scen, TargetPID: pid,
+		Stop:  stop, StepNames: steps, Scenario: scen, TargetPID: pid, SLO: x.slo, Stage: x.stage,
 	})
 	lv.prog = tea.NewProgram(lv.model,
 		tea.WithInput(in), tea.WithOutput(os.Stdout), tea.WithAltScreen(),

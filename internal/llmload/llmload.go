@@ -81,6 +81,9 @@ type Load struct {
 	// the open model at each rate in turn, with Arrivals' gaps, each
 	// stage with results of its own (its warm-up left out); "": none.
 	Stages string
+	// StageList are rate stages already parsed (the Go API's
+	// Plan.RateStages), used when Stages is "": ramps too.
+	StageList []schedule.Stage
 	// MultiTurn makes every connection a user holding conversations
 	// (llm.MultiTurn): Turns user turns each (random), the history
 	// truncated at MaxContextTokens (0: no bound), ThinkTime between a
@@ -171,9 +174,8 @@ func Prepare(p *plan.Plan, l Load) (*Run, error) {
 		Pacer:       pacer,
 		Stream:      &stream.Config{Tokens: true, SLO: l.SLO, Expect: spec.Expect},
 	}
-	if l.Stages != "" {
-		stages, _ := ParseStages(l.Stages)
-		r.Workload.Stages = stages
+	if l.hasStages() {
+		r.Workload.Stages, _ = l.stages()
 	}
 	if r.Spec.Multi != nil {
 		r.Workload.NewRequests = func(u int) engine.Requests { return spec.NewUser(u) }
@@ -287,7 +289,7 @@ func (r *Run) multiTurn(p *plan.Plan, l Load) error {
 	switch {
 	case r.Spec.API != llm.Chat:
 		return fmt.Errorf("%s holds conversations: use the chat API (…/v1/chat/completions)", n.MultiTurn)
-	case p.Rate > 0 || p.BurstEvery > 0 || l.Stages != "" || d != nil && d.Kind == dataset.Azure:
+	case p.Rate > 0 || p.BurstEvery > 0 || l.hasStages() || d != nil && d.Kind == dataset.Azure:
 		return fmt.Errorf("%s is the closed model (a user sends a turn when the last one's reply has ended): drop %s, %s, %s and traces; give users with %s", n.MultiTurn, n.Rate, n.Burst, n.Stages, "-c")
 	case d != nil && d.Kind != dataset.ShareGPT:
 		return fmt.Errorf("%s takes its conversations from %s sharegpt:FILE, or makes them up (random), not from %s", n.MultiTurn, n.Dataset, d.Spec)
@@ -310,6 +312,17 @@ func (r *Run) multiTurn(p *plan.Plan, l Load) error {
 
 // DefaultTurns is a made-up conversation's user turns.
 const DefaultTurns = 4
+
+// hasStages says whether l has rate stages (Stages or StageList).
+func (l Load) hasStages() bool { return l.Stages != "" || len(l.StageList) > 0 }
+
+// stages are l's rate stages: Stages parsed, else StageList.
+func (l Load) stages() ([]schedule.Stage, error) {
+	if l.Stages == "" {
+		return l.StageList, nil
+	}
+	return ParseStages(l.Stages)
+}
 
 // maxStages bounds a stages spec.
 const maxStages = 1000
@@ -403,13 +416,13 @@ func (r *Run) Close() {
 func arrivalsOf(p *plan.Plan, l Load, d *dataset.Dataset) (schedule.Pacer, string, error) {
 	n, a := l.Names, strings.TrimSpace(l.Arrivals)
 	if d != nil && d.Kind == dataset.Azure {
-		if p.Rate > 0 || p.BurstEvery > 0 || a != "" || l.Stages != "" {
+		if p.Rate > 0 || p.BurstEvery > 0 || a != "" || l.hasStages() {
 			return nil, "", fmt.Errorf("%s %s sets every request's arrival time: drop %s, %s, %s and %s (replay it faster or slower with %s)", n.Dataset, d.Spec, n.Rate, n.Burst, n.Arrivals, n.Stages, n.TraceSpeedup)
 		}
 		return d, "trace", nil
 	}
-	if l.Stages != "" {
-		stages, err := ParseStages(l.Stages)
+	if l.hasStages() {
+		stages, err := l.stages()
 		if err != nil {
 			return nil, "", fmt.Errorf("%s %v", n.Stages, err)
 		}

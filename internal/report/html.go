@@ -51,6 +51,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 
 	if l := h.LLM; l != nil {
 		writeLLMHTML(b, l)
+		b.WriteString(tokensChart("chart-llm-tokens", series)) // llm_html.go
 	}
 
 	section(b, "Status codes and errors", "")

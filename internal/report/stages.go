@@ -64,6 +64,9 @@ type Stage struct {
 	// Process is the target process's memory and CPU in the stage, from
 	// the per-second samples (--target-pid; absent without them).
 	Process *StageProcess `json:"target_process,omitempty"`
+	// LLM is what the stage's token streams measured (hail llm; absent
+	// otherwise), its warmup left out as from its other figures.
+	LLM *StageLLM `json:"llm,omitempty"`
 }
 
 // StageWarmup is the part of a stage left out of its figures.
@@ -152,6 +155,7 @@ func fillStage(s *Stage, t *stats.Totals, span time.Duration) {
 	s.Counts, s.ErrorRate, s.Latency, s.AllSent = one.Counts, one.ErrorRate, one.Latency, one.AllSent
 	s.StatusCodeDistribution, s.ErrorDistribution, s.Histograms = one.StatusCodeDistribution, one.ErrorDistribution, one.Histograms
 	s.Rates = rates(t, span.Seconds())
+	s.LLM = buildStageLLM(t.Stream, span.Seconds())
 }
 
 // stageSeries summarises the per-second series over a stage's measured
@@ -290,10 +294,14 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 		return
 	}
 	proc := stagesHaveProcess(stages)
+	llm, slo := stagesHaveLLM(r)
 	fmt.Fprintln(b, c.heading("Stages (a request counts in the stage of its intended send time; warmups are left out):"))
 	head := []string{"stage", "load", "measured", "requests", "req/s", "successful/s", "err%", "p50", "p99", "all-sent p99", "conns"}
 	if proc {
 		head = append(head, "target RSS", "target CPU")
+	}
+	if llm {
+		head = append(head, stageLLMHeads(slo)...)
 	}
 	rows := [][]string{head}
 	na := func(v float64, none bool) string {
@@ -310,12 +318,21 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 			rss, cpu := processText(&s)
 			row = append(row, rss, cpu)
 		}
+		if llm {
+			row = append(row, stageLLMCells(&s, slo, d)...)
+		}
 		rows = append(rows, row)
 	}
 	writeAligned(b, rows, 3)
 	fmt.Fprintf(b, "  (measured: seconds from the run's start; p50, p99: responses; all-sent p99: every sent request; conns: mean open")
 	if proc {
 		fmt.Fprintf(b, "; target RSS: peak, CPU: mean")
+	}
+	if llm {
+		fmt.Fprintf(b, "; TTFT from the intended send; tokens/s: output")
+		if slo {
+			fmt.Fprintf(b, "; goodput/s: requests meeting every --slo objective")
+		}
 	}
 	fmt.Fprintln(b, ")")
 	var inStages, inWarmups int64
@@ -402,6 +419,7 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 		total := stats.NewTotals()
 		var seconds float64
 		var warm *StageWarmup
+		var llm *stats.Totals // the shards' LLM blocks, if they have them
 		for i, r := range results {
 			rs := &r.Hail.Stages[k]
 			t, err := stepTotals(&Step{Name: rs.Label(), Counts: rs.Counts, Histograms: rs.Histograms,
@@ -410,6 +428,17 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 				return fmt.Errorf("%s: %v", name(i), err)
 			}
 			total.Add(t)
+			if rs.LLM != nil {
+				ls, err := stageLLMStreams(rs.LLM)
+				if err != nil {
+					return fmt.Errorf("%s: %v", name(i), err)
+				}
+				if llm == nil {
+					llm = stats.NewTotals()
+				}
+				llm.Stream = ls
+				total.Add(llm)
+			}
 			seconds = max(seconds, rs.Seconds)
 			if w := rs.Warmup; w != nil {
 				if warm == nil {

@@ -17,13 +17,20 @@ func writeStagesMarkdown(b *strings.Builder, r *Result) {
 		return
 	}
 	proc := stagesHaveProcess(stages)
+	llm, slo := stagesHaveLLM(r)
 	fmt.Fprintf(b, "| stage | load | requests | requests/s | successful/s | error rate | p50 | p99 | p99, all sent | conns |")
 	if proc {
 		fmt.Fprintf(b, " target RSS | target CPU |")
 	}
+	if llm {
+		fmt.Fprintf(b, " %s |", strings.Join(stageLLMHeads(slo), " | "))
+	}
 	fmt.Fprintf(b, "\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	if proc {
 		fmt.Fprintf(b, " ---: | ---: |")
+	}
+	if llm {
+		fmt.Fprintf(b, "%s", strings.Repeat(" ---: |", len(stageLLMHeads(slo))))
 	}
 	fmt.Fprintln(b)
 	for _, s := range stages {
@@ -35,6 +42,9 @@ func writeStagesMarkdown(b *strings.Builder, r *Result) {
 			rss, cpu := processText(&s)
 			fmt.Fprintf(b, " %s | %s |", rss, cpu)
 		}
+		if llm {
+			fmt.Fprintf(b, " %s |", strings.Join(stageLLMCells(&s, slo, fmtDur), " | "))
+		}
 		fmt.Fprintln(b)
 	}
 	fmt.Fprintf(b, "\n_A request counts in the stage of its intended send time; %s._\n\n", warmupNote(stages))
@@ -45,9 +55,15 @@ func writeStagesHTML(b *strings.Builder, r *Result) {
 	stages := r.Hail.Stages
 	section(b, "Stages", "Each stage of the ramp on its own: a request counts in the stage of its intended send time; "+warmupNote(stages)+".")
 	proc := stagesHaveProcess(stages)
+	llm, slo := stagesHaveLLM(r)
 	b.WriteString("<table class=\"num\"><tr><th>stage</th><th>load</th><th>measured</th><th>requests</th><th>requests/s</th><th>successful/s</th><th>error rate</th><th>p50</th><th>p99</th><th>p99, all sent</th><th>max, all sent</th><th>conns</th>")
 	if proc {
 		b.WriteString("<th>target RSS</th><th>target CPU</th>")
+	}
+	if llm {
+		for _, h := range stageLLMHeads(slo) {
+			fmt.Fprintf(b, "<th>%s</th>", esc(h))
+		}
 	}
 	b.WriteString("</tr>")
 	for _, s := range stages {
@@ -58,6 +74,11 @@ func writeStagesHTML(b *strings.Builder, r *Result) {
 		if proc {
 			rss, cpu := processText(&s)
 			fmt.Fprintf(b, "<td>%s</td><td>%s</td>", esc(rss), esc(cpu))
+		}
+		if llm {
+			for _, c := range stageLLMCells(&s, slo, fmtDur) {
+				fmt.Fprintf(b, "<td>%s</td>", esc(c))
+			}
 		}
 		b.WriteString("</tr>")
 	}

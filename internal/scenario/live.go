@@ -54,20 +54,12 @@ func (s *Scenario) StageAt(elapsed time.Duration) (index, of int, now, target fl
 	if len(st.Stages) == 0 {
 		return 0, 0, 0, 0, ""
 	}
-	r := schedule.Ramp{Stages: st.Stages}
-	index = len(st.Stages)
-	var begin time.Duration
-	for i, sg := range st.Stages {
-		if elapsed >= begin && elapsed < begin+sg.Duration && index == len(st.Stages) {
-			index = i + 1
-		}
-		begin += sg.Duration
-	}
+	index, now, target = schedule.Ramp{Stages: st.Stages}.StageAt(elapsed)
 	unit = "connections"
 	if st.StageKind == "rate" {
 		unit = "req/s"
 	}
-	return index, len(st.Stages), r.At(elapsed), st.Stages[index-1].Target, unit
+	return index, len(st.Stages), now, target, unit
 }
 
 // StepCounters are step i's capture misses and yields so far, for the

@@ -54,6 +54,25 @@ func (r Ramp) At(t time.Duration) float64 {
 	return from
 }
 
+// StageAt says which stage is in progress t into the ramp (from 1; the
+// last after the end, whose target the ramp holds; 0 without stages), the
+// target now and at that stage's end.
+func (r Ramp) StageAt(t time.Duration) (index int, now, target float64) {
+	if len(r.Stages) == 0 {
+		return 0, 0, 0
+	}
+	index = len(r.Stages)
+	var begin time.Duration
+	for i, sg := range r.Stages {
+		if t >= begin && t < begin+sg.Duration {
+			index = i + 1
+			break
+		}
+		begin += sg.Duration
+	}
+	return index, r.At(t), r.Stages[index-1].Target
+}
+
 // RampRate is an open-model Pacer whose rate follows a Ramp of requests per
 // second; the schedule ends with the last stage.
 type RampRate struct {

@@ -110,6 +110,29 @@ type Collector struct {
 	merged  *hdr.Histogram
 	lat     *hdr.Histogram // scratch: one tick's latencies
 	onSec   func(*Second)  // fills extra fields of each closed second (target sampling)
+	tick    *Totals        // the last closed second's totals, all steps (LastTick)
+	live    atomic.Bool    // drain the stream histograms every tick (LiveStreams)
+}
+
+// LiveStreams makes every tick drain the token streams' TTFT, TPOT, ITL
+// and E2E histograms (from the intended and the actual send), not only the
+// run's end, for views and exporters that show them while the run goes:
+// it costs a scan of those six histograms of each recorder whose streams
+// moved, every second. The other stream histograms (inter-event gap, read
+// lag, …) still wait for the run's end. Call it before or during the run.
+func (c *Collector) LiveStreams() { c.live.Store(true) }
+
+// LastTick calls f with the totals of the last closed second (all steps;
+// empty before the first tick), under the collector's lock: f must not
+// keep them. With LiveStreams, their stream histograms are that second's.
+func (c *Collector) LastTick(f func(t *Totals)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tick == nil {
+		f(NewTotals())
+		return
+	}
+	f(c.tick)
 }
 
 // OnSecond sets a hook that is called, under the collector's lock, with
@@ -216,9 +239,11 @@ func (c *Collector) span(now time.Time) float64 {
 }
 
 // closeSecond drains the recorders into one entry of the series; final
-// drains the stream histograms too (only the run's end needs them: each
-// stage slot's then land in its stage's totals, so they are per stage too).
+// (and, once LiveStreams was called, every tick) drains the stream
+// histograms too: each stage slot's land in its stage's totals, so they
+// are per stage too.
 func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
+	live := c.live.Load()
 	single := c.nsteps == 1
 	all := c.all
 	if single {
@@ -243,7 +268,7 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 				d.reset()
 			}
 			for _, r := range c.groups[slot*c.nsteps+g] {
-				d.drain(r, final)
+				d.drain(r, live, final)
 				gin += atomic.LoadInt64(&r.inflight)
 				gopen += atomic.LoadInt64(&r.connsOpen) - atomic.LoadInt64(&r.connsClosed)
 			}
@@ -272,6 +297,7 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 		c.onSec(&sec)
 	}
 	c.total.Add(all)
+	c.tick = all
 	c.merged.Merge(all.LatencyOK)
 	c.merged.Merge(all.LatencyBad)
 	c.p99 = c.merged.ValueAtQuantile(99)

@@ -40,7 +40,7 @@ func TestRecorderGRPCStatus(t *testing.T) {
 	r.Response(GRPCStatus(0), 1000, 500, 10, 20)
 	r.Response(GRPCStatus(14), 2000, 500, 0, 20)
 	tot := NewTotals()
-	tot.drain(r, true)
+	tot.drain(r, false, true)
 	if tot.Status[GRPCBase] != 1 || tot.Status[GRPCBase+14] != 1 {
 		t.Fatalf("gRPC slots not counted: OK %d Unavailable %d", tot.Status[GRPCBase], tot.Status[GRPCBase+14])
 	}

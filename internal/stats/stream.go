@@ -66,7 +66,7 @@ type StreamSample struct {
 type streamRec struct {
 	firstEvent, gap, stall, readLag atomicHist
 	streams, completed, truncated   int64
-	events                          int64
+	events, failed                  int64
 	tokens                          *tokenRec // nil unless tokens are read
 }
 
@@ -194,7 +194,9 @@ func (r *Recorder) StreamEnd(x *StreamSample) {
 // StreamFailed records that a stream StreamBegin announced ended in a
 // failure after counted of its tokens were added to the per-second series.
 func (r *Recorder) StreamFailed(counted int64) {
-	if t := r.streams.Load().tokens; t != nil {
+	s := r.streams.Load()
+	atomic.AddInt64(&s.failed, 1)
+	if t := s.tokens; t != nil {
 		atomic.AddInt64(&t.series, -counted)
 	}
 }
@@ -207,7 +209,8 @@ func (h *atomicHist) recordN(v, n int64) {
 
 // Streams is what a span of the run's streams measured (Totals.Stream).
 // The Collector drains its counts every second and its histograms at the
-// run's end (Collector.Finish).
+// run's end (Collector.Finish); once something watches the run live
+// (Collector.LiveStreams), TTFT, TPOT, ITL and E2E every second too.
 type Streams struct {
 	// FirstEvent: time from intended send to the first event, per stream
 	// (completed and truncated); Gap: every inter-event gap; Stall: each
@@ -216,8 +219,9 @@ type Streams struct {
 	// reads it) to hail reading it. ns.
 	FirstEvent, Gap, Stall, ReadLag *hdr.Histogram
 	// Streams began (response heads of streams); Completed ended well;
-	// Truncated were cut by the end of the run; Events were dispatched.
-	Streams, Completed, Truncated, Events int64
+	// Truncated were cut by the end of the run; Failed ended otherwise;
+	// Events were dispatched.
+	Streams, Completed, Truncated, Failed, Events int64
 	// Tokens is the token part; nil when the run read no tokens.
 	Tokens *Tokens
 }
@@ -272,6 +276,7 @@ func (s *Streams) add(o *Streams) {
 	s.Streams += o.Streams
 	s.Completed += o.Completed
 	s.Truncated += o.Truncated
+	s.Failed += o.Failed
 	s.Events += o.Events
 	if t, u := s.Tokens, o.Tokens; u != nil {
 		t.OutSum += u.OutSum
@@ -291,26 +296,39 @@ func (s *Streams) reset() {
 	for _, h := range s.Hists() {
 		resetHist(h)
 	}
-	s.Streams, s.Completed, s.Truncated, s.Events = 0, 0, 0, 0
+	s.Streams, s.Completed, s.Truncated, s.Failed, s.Events = 0, 0, 0, 0, 0
 	if t := s.Tokens; t != nil {
 		t.OutSum, t.InSum, t.Good, t.GoodTokens, t.OtherLength, t.Series, t.Sources = 0, 0, 0, 0, 0, 0, [numSources]int64{}
 	}
 }
 
-// drainStreams moves r's stream counts into t, and its histograms when
-// hists is set.
-func (t *Totals) drainStreams(r *Recorder, hists bool) {
+// InFlight is the streams begun and not ended (as of the counts drained).
+func (s *Streams) InFlight() int64 {
+	return max(s.Streams-s.Completed-s.Truncated-s.Failed, 0)
+}
+
+// drainStreams moves r's stream counts into t, and its histograms at the
+// run's end (final). When hists is set, it also drains the six that live
+// views show (TTFT from the intended and actual send, TPOT, ITL, E2E from
+// the intended and actual send) if any of r's stream counts moved since
+// the last drain: a recorder whose streams are idle (a past stage's) is
+// not scanned. A value recorded just after a scan waits for the next
+// drain that scans.
+func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 	s := r.streams.Load()
 	if s == nil {
 		return
 	}
 	t.ensureStreams(s.tokens != nil)
 	d := t.Stream
-	d.Streams += atomic.SwapInt64(&s.streams, 0)
-	d.Completed += atomic.SwapInt64(&s.completed, 0)
-	d.Truncated += atomic.SwapInt64(&s.truncated, 0)
-	d.Events += atomic.SwapInt64(&s.events, 0)
-	if hists {
+	moved := int64(0)
+	for _, c := range []struct{ dst, src *int64 }{{&d.Streams, &s.streams}, {&d.Completed, &s.completed},
+		{&d.Truncated, &s.truncated}, {&d.Failed, &s.failed}, {&d.Events, &s.events}} {
+		n := atomic.SwapInt64(c.src, 0)
+		*c.dst += n
+		moved |= n
+	}
+	if final { // nothing live shows them: the run's end only
 		s.firstEvent.drainInto(d.FirstEvent)
 		s.gap.drainInto(d.Gap)
 		s.stall.drainInto(d.Stall)
@@ -330,11 +348,19 @@ func (t *Totals) drainStreams(r *Recorder, hists bool) {
 	for i := range k.sources {
 		dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
 	}
-	if hists {
-		dst := d.Hists()
-		for i, h := range []*atomicHist{&k.ttft, &k.ttftSent, &k.tpot, &k.itl, &k.chunkGap, &k.e2e, &k.e2eSent, &k.out, &k.in, &k.perReqRate} {
-			h.drainInto(dst[4+i])
-		}
+	if hists && moved != 0 || final {
+		k.ttft.drainInto(dt.TTFT)
+		k.ttftSent.drainInto(dt.TTFTSent)
+		k.tpot.drainInto(dt.TPOT)
+		k.itl.drainInto(dt.ITL)
+		k.e2e.drainInto(dt.E2E)
+		k.e2eSent.drainInto(dt.E2ESent)
+	}
+	if final { // nothing live shows them
+		k.chunkGap.drainInto(dt.ChunkGap)
+		k.out.drainInto(dt.Out)
+		k.in.drainInto(dt.In)
+		k.perReqRate.drainInto(dt.PerRequestRate)
 	}
 }
 

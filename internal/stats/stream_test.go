@@ -1,6 +1,9 @@
 package stats
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestStreamRecording(t *testing.T) {
 	t.Parallel()
@@ -20,7 +23,7 @@ func TestStreamRecording(t *testing.T) {
 	r.StreamEnd(&StreamSample{Truncated: true, FirstEvent: 9000, Tokens: true, TTFT: 9000, TTFTSent: 8000, Counted: 1})
 
 	tot := NewTotals()
-	tot.drain(r, true)
+	tot.drain(r, false, true)
 	s := tot.Stream
 	if s == nil || s.Tokens == nil {
 		t.Fatal("no stream totals")
@@ -78,5 +81,71 @@ func TestStreamNoAllocs(t *testing.T) {
 	})
 	if a != 0 {
 		t.Errorf("%v allocations per stream", a)
+	}
+}
+
+// A collector drains the stream histograms at every tick once LiveStreams
+// was called, else at the run's end only; the counts every tick, in-flight
+// streams among them.
+func TestStreamLiveTicks(t *testing.T) {
+	t.Parallel()
+	for _, live := range []bool{false, true} {
+		r := NewRecorder()
+		start := time.Now()
+		c := NewCollector([]*Recorder{r}, start)
+		if live {
+			c.LiveStreams()
+		}
+		r.StreamBegin(true)
+		r.StreamBegin(true) // still streaming at the tick
+		r.StreamBegin(true)
+		r.StreamFailed(0)
+		r.StreamEnd(&StreamSample{FirstEvent: 7000, Tokens: true, TTFT: 7000, TTFTSent: 6000, TPOT: 2500, E2E: 20000, E2ESent: 19000, Out: 3, In: 10})
+		c.Tick(start.Add(time.Second))
+		var ttft, tick, inFlight int64
+		c.View(func(tot *Totals, _ []Second) {
+			ttft, inFlight = tot.Stream.Tokens.TTFT.TotalCount(), tot.Stream.InFlight()
+		})
+		c.LastTick(func(tot *Totals) { tick = tot.Stream.Tokens.TTFT.TotalCount() })
+		if want := map[bool]int64{false: 0, true: 1}[live]; ttft != want || tick != want {
+			t.Errorf("live %v: TTFT samples after a tick: %d in the run, %d in the tick; want %d", live, ttft, tick, want)
+		}
+		if inFlight != 1 {
+			t.Errorf("live %v: %d streams in flight, want 1", live, inFlight)
+		}
+		if got := c.Finish(start.Add(1500 * time.Millisecond)).Stream.Tokens.TTFT.TotalCount(); got != 1 {
+			t.Errorf("live %v: TTFT samples at the end: %d, want 1", live, got)
+		}
+	}
+}
+
+// BenchmarkTickStreams is one collector tick of a token-stream run of
+// four recorders that all streamed in the second: with the stream
+// histograms drained (LiveStreams: a live view or --metrics-addr
+// watches) and without (they wait for the run's end).
+func BenchmarkTickStreams(b *testing.B) {
+	for _, live := range []bool{false, true} {
+		b.Run(map[bool]string{false: "counts only", true: "live"}[live], func(b *testing.B) {
+			recs := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder(), NewRecorder()}
+			start := time.Now()
+			c := NewCollector(recs, start)
+			if live {
+				c.LiveStreams()
+			}
+			x := StreamSample{FirstEvent: 7e6, Stall: 20e6, Tokens: true, TTFT: 7e6, TTFTSent: 6e6, TPOT: 10e6, E2E: 2e9, E2ESent: 2e9, Out: 128, In: 1024}
+			b.ResetTimer()
+			for i := range b.N {
+				for _, r := range recs {
+					for k := range 20 { // 20 streams a second each
+						r.StreamBegin(true)
+						r.StreamGaps([]int64{10e6 + int64(k), 1e4, 10e6 + int64(k), 2e4}, []int64{10e6 + int64(k)})
+						r.StreamITL(10e6+int64(k)*1000, 127)
+						x.TTFT = 7e6 + int64(k)*1e5
+						r.StreamEnd(&x)
+					}
+				}
+				c.Tick(start.Add(time.Duration(i+1) * time.Second))
+			}
+		})
 	}
 }

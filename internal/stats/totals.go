@@ -167,10 +167,10 @@ func (t *Totals) reset() {
 }
 
 // drain moves everything recorded in r into t; the stream histograms only
-// when streamHists is set (they are only read at the run's end, and
-// scanning them every second would cost a streaming run more than its
-// events do).
-func (t *Totals) drain(r *Recorder, streamHists bool) {
+// when streamHists is set or at the run's end (final): scanning them every
+// second costs a streaming run more than its events do, so only a run
+// watched live pays it (drainStreams).
+func (t *Totals) drain(r *Recorder, streamHists, final bool) {
 	r.latencyOK.drainInto(t.LatencyOK)
 	r.latencyBad.drainInto(t.LatencyBad)
 	r.firstByte.drainInto(t.FirstByte)
@@ -208,5 +208,5 @@ func (t *Totals) drain(r *Recorder, streamHists bool) {
 	t.ConnectMax = max(t.ConnectMax, atomic.LoadInt64(&r.connectMax))
 	t.DNSMin = min(t.DNSMin, atomic.LoadInt64(&r.dnsMin))
 	t.DNSMax = max(t.DNSMax, atomic.LoadInt64(&r.dnsMax))
-	t.drainStreams(r, streamHists)
+	t.drainStreams(r, streamHists, final)
 }

@@ -82,6 +82,9 @@ type Data struct {
 	Failed, CutOff         int64
 	// Steps are per-step rows once scenarios exist.
 	Steps []StepRow
+	// LLM is the token streams' numbers (hail llm); nil until a token
+	// stream has been read.
+	LLM *LLM
 }
 
 // Last is the latest second, or a zero Second.
@@ -99,6 +102,7 @@ type sampler struct {
 	seen    int                                   // series entries copied so far
 	ok, bad []int64                               // the latency histograms' counts, copied under the lock
 	fail    []int64                               // the failed sent requests' histogram counts
+	llm     llmCopy                               // the token streams' histograms and counts
 }
 
 // sample refreshes d from src and reports whether anything changed. It
@@ -133,9 +137,18 @@ func (s *sampler) sample(src Source, d *Data) bool {
 		}
 		s.ok, s.bad, s.fail = t.LatencyOK.Export().Counts, t.LatencyBad.Export().Counts, t.Failed.Export().Counts
 		d.Failed, d.CutOff = t.Failed.TotalCount(), t.CutOff()
+		s.llm.copyLLM(t)
 	})
 	if !changed {
 		return false
+	}
+	if s.llm.on {
+		var sec LLMSecond
+		ts, ticked := src.(TickSource)
+		if ticked {
+			ts.LastTick(func(t *stats.Totals) { sec = tickLLM(t) })
+		}
+		s.llm.fill(d, d.Last().Index, sec, ticked)
 	}
 	if st, ok := src.(StepSource); ok && len(s.names) > 1 {
 		s.steps(st, d)

@@ -45,6 +45,14 @@ type Config struct {
 	// TargetPID is --target-pid's process (0: none): the view shows its
 	// RSS and CPU, now and over time, from the per-second series.
 	TargetPID int
+	// Stage, if set, says what the stages of a plain run (hail llm
+	// --stages) ask for elapsed into the run, for the title line; a
+	// scenario's are Scenario.Stage.
+	Stage func(elapsed time.Duration) Stage
+	// SLO are the token streams' objectives as --slo gives them
+	// ("ttft=500ms,tpot=50ms"; "": none): the view shows goodput
+	// against them.
+	SLO string
 }
 
 // Scenario is what the view shows of a scenario beyond its steps' numbers.
@@ -155,6 +163,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case SourceMsg:
 		m.src = msg.Source
+		if l, ok := m.src.(liveStreams); ok { // TTFT and ITL each second, not only at the end
+			l.LiveStreams()
+		}
 		m.refresh()
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height

@@ -122,6 +122,9 @@ func (m *Model) titleLine(state, stage string) string {
 		}
 	}
 	right := m.st.dim.Render(state+"  ") + m.st.value.Render("?") + m.st.dim.Render(" keys  ") + m.st.value.Render("q") + m.st.dim.Render(" stop")
+	if stage != "" { // rate stages of a plain run: the stage in progress names the rate
+		model = stage
+	}
 	left := m.st.brand.Render("hail") + " " + m.cfg.Method + " " + m.cfg.Target + m.st.dim.Render(fmt.Sprintf(" · %d connections · %s", m.cfg.Connections, model))
 	if sc := m.cfg.Scenario; sc != nil {
 		// The stage (its unit names the model) before the mix: narrow
@@ -144,11 +147,14 @@ func (m *Model) titleLine(state, stage string) string {
 // stageText is the stage in progress, as "stage 2/3: 87 / 256
 // connections" (the target now / at the stage's end), or "".
 func (m *Model) stageText(el time.Duration) string {
-	sc := m.cfg.Scenario
-	if sc == nil || sc.Stage == nil {
+	at := m.cfg.Stage
+	if sc := m.cfg.Scenario; sc != nil {
+		at = sc.Stage
+	}
+	if at == nil {
 		return ""
 	}
-	s := sc.Stage(el)
+	s := at(el)
 	if s.Of == 0 {
 		return ""
 	}
@@ -240,8 +246,12 @@ func (m *Model) body(h int) []string {
 			targetRow = min(10, avail/4)
 		}
 	}
-	rowA := max((avail-stepsH-targetRow)*11/20, 6)
-	rowB := avail - stepsH - targetRow - rowA
+	llmH := 0
+	if m.data.LLM != nil {
+		llmH = max((avail-stepsH-targetRow)/3, 6)
+	}
+	rowA := max((avail-stepsH-targetRow-llmH)*11/20, 6)
+	rowB := avail - stepsH - targetRow - llmH - rowA
 	targetTitle := fmt.Sprintf("Target process (pid %d)", m.cfg.TargetPID)
 	var out []string
 	if target && targetRow == 0 {
@@ -256,6 +266,14 @@ func (m *Model) body(h int) []string {
 		out = append(out, hjoin(
 			m.box("Requests/s", aw[0], rowA, m.rpsPanel(aw[0]-2, rowA-2)),
 			m.box("Latency ("+m.latUnit()+")", aw[1], rowA, m.latPanel(aw[1]-2, rowA-2)),
+		)...)
+	}
+	if llmH > 0 {
+		lw := split(W, 3)
+		out = append(out, hjoin(
+			m.box("Time to first token ("+m.llmUnit(m.data.LLM.TTFTP99)+")", lw[0], llmH, m.ttftPanel(lw[0]-2, llmH-2)),
+			m.box("Inter-token latency ("+m.llmUnit(m.data.LLM.ITLP99)+")", lw[1], llmH, m.itlPanel(lw[1]-2, llmH-2)),
+			m.box("Output tokens/s & streams", lw[2], llmH, m.tokensPanel(lw[2]-2, llmH-2)),
 		)...)
 	}
 	if stepsH > 0 {
@@ -304,6 +322,8 @@ func (m *Model) helpLines(w int) []string {
 		"Connections & I/O: open connections, requests in flight, bytes in and out per second.",
 		"Steps (scenarios): per step its requests, req/s now, errors and failed checks, p50 and p99, capture misses, yields and status codes.",
 		"Target process (--target-pid): its RSS and CPU now, and both over time.",
+		"Time to first token, Inter-token latency (token streams: hail llm): the run's p50 and p99 (TTFT from the intended send, and p99 from the actual send; ITL per token, and TPOT p99), and each second's p50 and p99 over time.",
+		"Output tokens/s & streams: output tokens per second now, on average and in all, and over time; streams in flight, done, truncated by the run's end and failed; with --slo, goodput (requests meeting every objective) per second and its share.",
 		"Generator: hail's own CPU (and others' on its cores), its own send lateness p99 (lag), the wait for a free connection p99 (wait), queued, unsent and not-sent requests, and the bottleneck as the final report names it: TARGET-BOUND when every connection is busy, GENERATOR-LIMITED when hail's CPU, other processes or late wake-ups hold it back.",
 		"Numbers refresh at each collector tick (once a second); the progress line every frame.",
 	} {
@@ -349,6 +369,7 @@ func (m *Model) compactStats(h int) []string {
 	w := m.width
 	last := m.data.Last()
 	out := m.compactTraffic(last)
+	out = append(out, m.compactLLM()...)
 	out = append(out, m.compactLoad(last)...)
 	if sc := m.cfg.Scenario; sc != nil {
 		v, l := m.st.value.Render, m.st.dim.Render

@@ -1,0 +1,130 @@
+package report
+
+// A stage's LLM block (hail.stages[].llm): what the token streams whose
+// requests were intended in a stage, after its warm-up, measured — as
+// hail.llm does for the run, over the stage's measured seconds.
+
+import (
+	"fmt"
+
+	"github.com/hail-loadgen/hail/internal/stats"
+)
+
+// StageLLM is a stage's token streams (hail llm --stages): its completed
+// and truncated streams, tokens, throughput, goodput and the percentiles of
+// TTFT, TPOT, ITL and E2E, with their histograms for exact merges. Rates
+// are per second of the stage's measured part (Stage.Seconds).
+type StageLLM struct {
+	// Completed streams ended well; Truncated were cut by the run's end
+	// (they count in TTFT only); OtherLength completed with another output
+	// length than asked.
+	Completed   int64 `json:"completed"`
+	Truncated   int64 `json:"truncated"`
+	OtherLength int64 `json:"other_length"`
+	// TotalOutputTokens and TotalInputTokens are the completed requests'.
+	TotalOutputTokens int64 `json:"total_output_tokens"`
+	TotalInputTokens  int64 `json:"total_input_tokens"`
+	// RequestThroughput is completed requests per second, OutputThroughput
+	// their output tokens per second.
+	RequestThroughput float64 `json:"request_throughput"`
+	OutputThroughput  float64 `json:"output_throughput"`
+	// TTFT, TTFTFromSend, TPOT, ITL, E2E and E2EFromSend are hail.llm's
+	// (seconds), over the stage's requests.
+	TTFT         Dist `json:"ttft"`
+	TTFTFromSend Dist `json:"ttft_from_send"`
+	TPOT         Dist `json:"tpot"`
+	ITL          Dist `json:"itl"`
+	E2E          Dist `json:"e2e"`
+	E2EFromSend  Dist `json:"e2e_from_send"`
+	// Goodput is the completed requests that met every --slo objective
+	// (0 without objectives).
+	Goodput Goodput `json:"goodput"`
+	// Histograms are hail.llm's, over the stage's requests.
+	Histograms LLMHistograms `json:"histograms"`
+}
+
+// buildStageLLM makes a stage's LLM block from its stream totals over its
+// measured seconds; nil when it read no tokens.
+func buildStageLLM(s *stats.Streams, seconds float64) *StageLLM {
+	if s == nil || s.Tokens == nil {
+		return nil
+	}
+	t := s.Tokens
+	per := func(n int64) float64 {
+		if seconds <= 0 {
+			return 0
+		}
+		return float64(n) / seconds
+	}
+	return &StageLLM{Completed: s.Completed, Truncated: s.Truncated, OtherLength: t.OtherLength,
+		TotalOutputTokens: t.OutSum, TotalInputTokens: t.InSum, RequestThroughput: per(s.Completed), OutputThroughput: per(t.OutSum),
+		TTFT: timeDist(t.TTFT), TTFTFromSend: timeDist(t.TTFTSent), TPOT: timeDist(t.TPOT), ITL: timeDist(t.ITL),
+		E2E: timeDist(t.E2E), E2EFromSend: timeDist(t.E2ESent),
+		Goodput: Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(t.Good), TokensPerSec: per(t.GoodTokens)},
+		Histograms: LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
+			ChunkGap: encode(t.ChunkGap), E2E: encode(t.E2E), E2EFromSend: encode(t.E2ESent), OutputTokens: encode(t.Out),
+			InputTokens: encode(t.In), RequestRate: encode(t.PerRequestRate)}}
+}
+
+// stageLLMStreams rebuilds the token part of a stage's stream totals from
+// its LLM block (its truncated streams are the stage's counts').
+func stageLLMStreams(l *StageLLM) (*stats.Streams, error) {
+	s := stats.NewStreams(true)
+	s.Completed = l.Completed
+	t := s.Tokens
+	t.OutSum, t.InSum, t.OtherLength, t.Good, t.GoodTokens = l.TotalOutputTokens, l.TotalInputTokens, l.OtherLength, l.Goodput.Requests, l.Goodput.Tokens
+	h := l.Histograms
+	for i, enc := range []string{h.TTFT, h.TTFTFromSend, h.TPOT, h.ITL, h.ChunkGap, h.E2E, h.E2EFromSend, h.OutputTokens, h.InputTokens, h.RequestRate} {
+		d, err := DecodeHist(enc)
+		if err != nil {
+			return nil, fmt.Errorf("bad LLM histogram in a stage: %v", err)
+		}
+		s.Hists()[4+i].Merge(d)
+	}
+	return s, nil
+}
+
+// stagesHaveLLM says whether any stage has an LLM block, and whether the
+// run had objectives (goodput).
+func stagesHaveLLM(r *Result) (llm, slo bool) {
+	for _, s := range r.Hail.Stages {
+		if s.LLM != nil {
+			llm = true
+		}
+	}
+	return llm, llm && r.Hail.LLM != nil && r.Hail.LLM.SLO != nil
+}
+
+// stageLLMCells are a stage's LLM cells of the stage tables: TTFT p99,
+// TPOT p99, output tokens/s and (with objectives) goodput/s; "n/a" where
+// it has none.
+func stageLLMCells(s *Stage, slo bool, d func(float64) string) []string {
+	l := s.LLM
+	if l == nil {
+		out := []string{"n/a", "n/a", "n/a"}
+		if slo {
+			out = append(out, "n/a")
+		}
+		return out
+	}
+	na := func(x Dist) string {
+		if x.Samples == 0 {
+			return "n/a"
+		}
+		return d(x.P99)
+	}
+	out := []string{na(l.TTFT), na(l.TPOT), fmt.Sprintf("%.1f", l.OutputThroughput)}
+	if slo {
+		out = append(out, fmt.Sprintf("%.2f", l.Goodput.RequestsPerSec))
+	}
+	return out
+}
+
+// stageLLMHeads are the heads of stageLLMCells' columns.
+func stageLLMHeads(slo bool) []string {
+	h := []string{"TTFT p99", "TPOT p99", "tokens/s"}
+	if slo {
+		h = append(h, "goodput/s")
+	}
+	return h
+}
