@@ -21,9 +21,11 @@
 //
 // Result is the JSON report the command writes, as Go values with times as
 // time.Duration; WriteJSON and ReadJSON (and encoding/json) write and read
-// the command's files byte for byte. Its types are this package's own,
-// every field documented, and internal/report builds the report they
-// mirror: a report's working form is the JSON's (float seconds, oha's
+// the command's files byte for byte. Its parts without times in seconds
+// (Counts, Histograms, Verdict, ThresholdResult, …) are aliases of package
+// result's types, which internal/report builds with too. The others are
+// this package's own, every field documented, and internal/report builds
+// the report they mirror: a report's working form is the JSON's (float seconds, oha's
 // milliseconds, every renderer, merge and compare reads it), so the
 // public types are converted from it at one boundary, field by field by
 // JSON key (convert.go), rather than the renderers being rewritten around

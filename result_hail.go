@@ -99,85 +99,6 @@ type HailSection struct {
 	LLM    *LLM    `json:"llm,omitempty"`
 }
 
-// Counts are exact totals. Every intended request ended as exactly one
-// of: sent (its first byte was written on an established connection; then
-// a response, an error or a truncated stream), not sent (its connection could not be set up:
-// an error, counted in Requests and Errors as oha counts it, but never
-// sent), unsent (still in hail when the run stopped: not a request at
-// all), or skipped (a request number no scenario step could serve).
-// Intended = Sent + NotSent + Unsent + Skipped; Requests = Sent + NotSent =
-// Responses + Errors + Truncated.
-type Counts struct {
-	// Intended, Sent, NotSent, Unsent and Skipped account for every
-	// intended request, as above.
-	Intended int64 `json:"intended"`
-	Sent     int64 `json:"sent"`
-	NotSent  int64 `json:"not_sent"`
-	Unsent   int64 `json:"unsent"`
-	Skipped  int64 `json:"skipped,omitempty"`
-	// Reconnects are requests sent again, once, on a new connection
-	// because the server had closed their idle keep-alive connection
-	// without answering: not errors.
-	Reconnects int64 `json:"reconnects"`
-	// Requests are the requests that ended (oha's count), Responses of
-	// them got a response, Errors failed, Aborted of the errors were cut
-	// off by the run's end.
-	Requests  int64 `json:"requests"`
-	Responses int64 `json:"responses"`
-	Errors    int64 `json:"errors"`
-	Aborted   int64 `json:"aborted"`
-	// Truncated are streams the run's end cut after its drain (a stream
-	// still running): sent requests that are neither responses nor
-	// errors, cut off like the Aborted.
-	Truncated int64 `json:"truncated,omitempty"`
-	// Expected are responses whose status counts as failed (HTTP ≥ 400,
-	// gRPC not OK) but that their scenario step expects: responses, not
-	// failures.
-	Expected int64 `json:"expected,omitempty"`
-	// BodyBytes are response body bytes, WireBytes every byte read,
-	// SentBytes every byte written.
-	BodyBytes int64 `json:"body_bytes"`
-	WireBytes int64 `json:"wire_bytes"`
-	SentBytes int64 `json:"sent_bytes"`
-	// LatencySum sums the responses' latencies; FailedSum the elapsed
-	// times of the sent requests that failed (not cut off).
-	LatencySum time.Duration `json:"latency_sum_ns"`
-	FailedSum  time.Duration `json:"failed_sum_ns,omitempty"`
-	// Queued are requests that waited for a free connection (open
-	// model), QueueWait their total wait.
-	Queued    int64         `json:"queued"`
-	QueueWait time.Duration `json:"queue_wait_ns"`
-	// Connects are connections set up; ConnectSum, ConnectMin and
-	// ConnectMax their setup times, DNSSum, DNSMin and DNSMax their name
-	// lookups.
-	Connects   int64         `json:"connects"`
-	ConnectSum time.Duration `json:"connect_sum_ns"`
-	ConnectMin time.Duration `json:"connect_min_ns"`
-	ConnectMax time.Duration `json:"connect_max_ns"`
-	DNSSum     time.Duration `json:"dns_sum_ns"`
-	DNSMin     time.Duration `json:"dns_min_ns"`
-	DNSMax     time.Duration `json:"dns_max_ns"`
-}
-
-// Histograms are a run's (or a step's) HdrHistograms of nanosecond values,
-// each V2-compressed and base64-encoded as HdrHistogram's Encode writes
-// them (github.com/HdrHistogram/hdrhistogram-go's Decode reads them).
-type Histograms struct {
-	// LatencyOK and LatencyBad are the latencies of the successful and the
-	// other responses.
-	LatencyOK  string `json:"latency_2xx"`
-	LatencyBad string `json:"latency_other"`
-	// FirstByte is the time to each response's first byte.
-	FirstByte string `json:"first_byte"`
-	// Lag is hail's own send lateness, ConnWait the wait for a free
-	// connection.
-	Lag      string `json:"schedule_lag"`
-	ConnWait string `json:"conn_wait,omitempty"`
-	// Failed holds the sent requests that failed (not cut off) at their
-	// elapsed time.
-	Failed string `json:"failed,omitempty"`
-}
-
 // AllSent is the latency of every sent request that ended, not only of
 // those that got a response: a request that failed after it was sent (a
 // timeout, a reset, a failed check) counts at its elapsed time. Requests
@@ -202,17 +123,6 @@ type AllSent struct {
 	P999  time.Duration `json:"p99.9"`
 	P9999 time.Duration `json:"p99.99"`
 	Max   time.Duration `json:"max"`
-}
-
-// Rates are a run's rates over Summary.Total.
-type Rates struct {
-	// RequestsPerSec is oha's requests/s: every request that ended.
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	// CompletedPerSec counts responses (any status).
-	CompletedPerSec float64 `json:"completed_per_sec"`
-	// SuccessfulPerSec counts successful responses: HTTP below 400, gRPC
-	// OK, a scenario step's expected statuses, no failed check.
-	SuccessfulPerSec float64 `json:"successful_per_sec"`
 }
 
 // Drain is what ended after the run stopped sending, while it let
@@ -278,40 +188,6 @@ type Generator struct {
 	MachineCPUs int    `json:"machine_cpus,omitempty"`
 }
 
-// The bottleneck kinds of a Verdict.
-const (
-	// BottleneckNone: nothing limited the test; the target kept up.
-	BottleneckNone = "none"
-	// BottleneckTarget: the target limited the test (its backpressure,
-	// errors, or no answer at all).
-	BottleneckTarget = "target"
-	// BottleneckGenerator: hail itself was too busy to send on time.
-	BottleneckGenerator = "generator"
-	// BottleneckOthers: other processes took hail's CPUs.
-	BottleneckOthers = "other-processes"
-	// BottleneckWakeup: the operating system woke hail late.
-	BottleneckWakeup = "timer-wakeup"
-)
-
-// Verdict says who limited the test, with the evidence.
-type Verdict struct {
-	// Bottleneck is one of the Bottleneck constants.
-	Bottleneck string `json:"bottleneck"`
-	// GeneratorLimited is true for the generator-side kinds (generator,
-	// other-processes, timer-wakeup): the numbers understate the target.
-	GeneratorLimited bool `json:"generator_limited"`
-	// Reasons are the evidence, sentences with numbers.
-	Reasons []string `json:"reasons"`
-	// TakenBy is "target" when the process that took hail's CPUs was the
-	// target's own.
-	TakenBy string `json:"cpu_taken_by,omitempty"`
-	// ReadLate is set when hail read streaming responses' events late
-	// (its read lag p99 above 1 ms and a tenth of the median gap between
-	// events): evidence that hail was slowed, and inter-token latency is
-	// affected, whatever the bottleneck.
-	ReadLate bool `json:"read_late,omitempty"`
-}
-
 // Second is one second of a run's (or a step's) per-second series.
 type Second struct {
 	// Index is the second of the run, from 0; Span how much of it the
@@ -371,34 +247,6 @@ type Second struct {
 	TargetPSS   int64   `json:"target_pss_bytes,omitempty"`
 	TargetProcs int     `json:"target_processes,omitempty"`
 	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
-}
-
-// TLSCounts are a run's TLS handshakes (QUIC's included) and how many
-// resumed a session.
-type TLSCounts struct {
-	// Handshakes are full and resumed ones; Resumptions the resumed.
-	Handshakes  int64 `json:"handshakes"`
-	Resumptions int64 `json:"resumptions"`
-}
-
-// GRPCStats describe a run's gRPC calls. A call is one request whatever
-// its streaming kind; its messages are counted here.
-type GRPCStats struct {
-	// Call is the method of a Plan.GRPC run ("package.Service/Method") and
-	// Kind its streaming kind ("unary", "client streaming", "server
-	// streaming", "bidi streaming"); empty for a scenario's several.
-	Call string `json:"call,omitempty"`
-	Kind string `json:"kind,omitempty"`
-	// Calls were sent, each counted once however many attempts it took;
-	// MessagesSent and MessagesReceived are their request and response
-	// messages.
-	Calls int64 `json:"calls"`
-	// Retries are attempts that sent a call again on a new connection
-	// (the first went stale, or a GOAWAY turned it away unprocessed); each
-	// is also among Counts.Reconnects.
-	Retries          int64 `json:"retries"`
-	MessagesSent     int64 `json:"messages_sent"`
-	MessagesReceived int64 `json:"messages_received"`
 }
 
 // TargetUse is the target's resource use over the run: its processes
@@ -466,21 +314,6 @@ type TargetProcess struct {
 	FirstSeen time.Duration `json:"first_seen"`
 	LastSeen  time.Duration `json:"last_seen"`
 	Exited    bool          `json:"exited,omitempty"`
-}
-
-// Shard says which part of a distributed run a Result is.
-type Shard struct {
-	// Index (from 0) and Count place it among the shards.
-	Index int `json:"index"`
-	Count int `json:"count"`
-	// Requests, Rate and Connections are this shard's share of the run.
-	Requests    uint64  `json:"requests"`
-	Rate        float64 `json:"rate"`
-	Connections int     `json:"connections"`
-	// StartAt is the agreed start time, RFC 3339; Late how long after it
-	// the shard began sending.
-	StartAt string        `json:"start_at,omitempty"`
-	Late    time.Duration `json:"late_ns,omitempty"`
 }
 
 // Merged describes a Result that hail merge made from several.

@@ -536,7 +536,7 @@ func comparability(all []*Result, names []string, sides []Side, settings []Setti
 		if v := r.Hail.Verdict; v.GeneratorLimited && !slices.Contains(limited, label(i)) {
 			limited = append(limited, label(i))
 			line := label(i)
-			if head, _ := v.Headline(); strings.Contains(head, "(") {
+			if head, _ := Headline(v); strings.Contains(head, "(") {
 				line += " (" + head[strings.Index(head, "(")+1:strings.LastIndex(head, ")")] + ")"
 			}
 			if len(v.Reasons) > 0 {

@@ -175,7 +175,7 @@ func writeKPIs(b *strings.Builder, r *Result) {
 
 func writeVerdict(b *strings.Builder, r *Result) {
 	v := r.Hail.Verdict
-	head, warn := v.Headline()
+	head, warn := Headline(v)
 	cls := "ok"
 	if warn {
 		cls = "warn"

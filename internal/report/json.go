@@ -207,7 +207,7 @@ func ohaView(r *Result) *ohaResult {
 	if r.RPS.Stddev != nil {
 		sd = num(*r.RPS.Stddev)
 	}
-	o.RPS = ohaRPS{Mean: num(r.RPS.Mean), Stddev: sd, Max: num(r.RPS.Max), Min: num(r.RPS.Min), Percentiles: ohaPct(r.RPS.Percentiles, false)}
+	o.RPS = ohaRPS{Mean: num(r.RPS.Mean), Stddev: sd, Max: num(r.RPS.Max), Min: num(r.RPS.Min), Percentiles: ohaPct(Percentiles(r.RPS.Percentiles), false)}
 	o.Details = ohaDetails{DNSDialup: ohaTri(r.Details.DNSDialup, c.Connects == 0), DNSLookup: ohaTri(r.Details.DNSLookup, c.Connects == 0),
 		FirstByte: ohaTri(r.Details.FirstByte, len(r.FirstByteHistogram) == 0)}
 	return o

@@ -168,7 +168,7 @@ func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 // when it warns, and whether a signal stopped the run.
 func writeVerdictMarkdown(b *strings.Builder, r *Result) {
 	h := &r.Hail
-	head, warn := h.Verdict.Headline()
+	head, warn := Headline(h.Verdict)
 	if warn {
 		head = "**" + head + "**"
 	}

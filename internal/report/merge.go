@@ -13,21 +13,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Shard says which part of a distributed run a Result is (--shard I/N).
-type Shard struct {
-	Index int `json:"index"` // from 0
-	Count int `json:"count"`
-	// This shard's share of the whole run's -n, -q and -c.
-	Requests    uint64  `json:"requests"`
-	Rate        float64 `json:"rate"`
-	Connections int     `json:"connections"`
-	// StartAt is the agreed start time (--start-at), RFC 3339.
-	StartAt string `json:"start_at,omitempty"`
-	// LateNS is how long after StartAt the shard began sending (a shard
-	// scheduled after the agreed time starts at once, late).
-	LateNS int64 `json:"late_ns,omitempty"`
-}
-
 // LateStart is how far behind --start-at a shard may begin and still count
 // as starting with the others: the per-second series align to the nearest
 // second, and hail merge marks a run with a later shard incomplete.
@@ -155,16 +140,16 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 		return nil, err
 	}
 	c := r.Hail.Counts
-	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
-	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped, c.Reconnects
+	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = int64(c.LatencySum), c.BodyBytes, c.WireBytes, c.SentBytes
+	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, int64(c.QueueWait), c.Unsent, c.Skipped, c.Reconnects
 	t.Expected, t.NotSent = c.Expected, c.NotSent
-	t.FailedSum = c.FailedSumNS
+	t.FailedSum = int64(c.FailedSum)
 	if r.Hail.Drain != nil {
 		t.Drained = r.Hail.Drain.Requests
 	}
-	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
+	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, int64(c.ConnectSum), int64(c.DNSSum)
 	if c.Connects > 0 {
-		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
+		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = int64(c.ConnectMin), int64(c.ConnectMax), int64(c.DNSMin), int64(c.DNSMax)
 	}
 	st, err := streamTotals(r)
 	if err != nil {
@@ -209,9 +194,9 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 	if err := addDistributions(t, s.StatusCodeDistribution, s.ErrorDistribution); err != nil {
 		return nil, err
 	}
-	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
+	t.LatencySum, t.BodyBytes, t.SentBytes = int64(s.Counts.LatencySum), s.Counts.BodyBytes, s.Counts.SentBytes
 	t.Expected, t.NotSent = s.Counts.Expected, s.Counts.NotSent
-	t.FailedSum = s.Counts.FailedSumNS
+	t.FailedSum = int64(s.Counts.FailedSum)
 	if n := s.Counts.Truncated; n > 0 { // streams cut by the run's end: requests, neither responses nor errors
 		t.Stream = stats.NewStreams(false)
 		t.Stream.Truncated = n

@@ -75,7 +75,7 @@ func TestMergeExact(t *testing.T) {
 	one := Build(Input{Totals: all, Elapsed: 3 * time.Second, Cores: 6, Open: true, Rate: 900, Start: time.Unix(1700000000, 0)})
 	if m.Hail.Counts.Requests != one.Hail.Counts.Requests || m.Hail.Counts.Responses != one.Hail.Counts.Responses ||
 		m.Hail.Counts.Errors != one.Hail.Counts.Errors || m.Hail.Counts.BodyBytes != one.Hail.Counts.BodyBytes ||
-		m.Hail.Counts.LatencySumNS != one.Hail.Counts.LatencySumNS {
+		m.Hail.Counts.LatencySum != one.Hail.Counts.LatencySum {
 		t.Errorf("counts %+v, want %+v", m.Hail.Counts, one.Hail.Counts)
 	}
 	if m.LatencyPercentiles != one.LatencyPercentiles || m.Summary.Average != one.Summary.Average || m.Hail.Lag != one.Hail.Lag {

@@ -89,9 +89,9 @@ func TestMergeIncomplete(t *testing.T) {
 	}
 
 	// Late beyond LateStart, or interrupted: merged, and marked.
-	s1.Hail.Shard.LateNS = int64(16200 * time.Millisecond)
+	s1.Hail.Shard.Late = 16200 * time.Millisecond
 	s2.Hail.Interrupted = true
-	s0.Hail.Shard.LateNS = int64(LateStart / 2) // a moment late: on time
+	s0.Hail.Shard.Late = LateStart / 2 // a moment late: on time
 	m, err = Merge([]*Result{s0, s1, s2}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestMergeIncomplete(t *testing.T) {
 
 	// A complete run is not marked.
 	s2.Hail.Interrupted = false
-	s1.Hail.Shard.LateNS = 0
+	s1.Hail.Shard.Late = 0
 	m, err = Merge([]*Result{s0, s1, s2}, nil)
 	if err != nil || len(m.Hail.Merged.Incomplete) != 0 {
 		t.Fatalf("complete run: %v, incomplete %q", err, m.Hail.Merged.Incomplete)

@@ -82,9 +82,9 @@ func shardOutcomes(results []*Result, opt MergeOptions) []ShardOutcome {
 		case r.Hail.Interrupted:
 			o.Outcome = OutcomeInterrupted
 		case o.Outcome == OutcomeFailed: // failed after writing its result
-		case time.Duration(s.LateNS) > LateStart:
+		case s.Late > LateStart:
 			o.Outcome = OutcomeLate
-			o.Reason = fmt.Sprintf("started %s after --start-at", time.Duration(s.LateNS).Round(time.Millisecond))
+			o.Reason = fmt.Sprintf("started %s after --start-at", s.Late.Round(time.Millisecond))
 		default:
 			o.Outcome = OutcomeComplete
 		}

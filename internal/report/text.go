@@ -102,7 +102,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	writePhasesText(b, r, c) // phase.go: a scenario's setup and teardown
 	writeGeneratorText(b, r, d, c)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process
-	if head, warn := h.Verdict.Headline(); h.Verdict.Bottleneck != "" {
+	if head, warn := Headline(h.Verdict); h.Verdict.Bottleneck != "" {
 		if warn {
 			head = c.warn(head)
 		}

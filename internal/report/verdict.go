@@ -8,21 +8,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// The bottleneck kinds of a Verdict.
-const (
-	// BottleneckNone: nothing but the intended load limited the test.
-	BottleneckNone = "none"
-	// BottleneckTarget: the target was the limit (every connection busy,
-	// or it stalled), or it could not be reached at all.
-	BottleneckTarget = "target"
-	// BottleneckGenerator: hail's own CPU was the limit.
-	BottleneckGenerator = "generator"
-	// BottleneckOthers: other processes (or the hypervisor) took hail's CPU.
-	BottleneckOthers = "other-processes"
-	// BottleneckWakeup: an otherwise idle machine woke hail late.
-	BottleneckWakeup = "timer-wakeup"
-)
-
 // Thresholds of the verdict that the live view shows too.
 const (
 	// Late is the p99 of hail's own lateness (or of a connection wait) past
@@ -491,7 +476,7 @@ func pct(a, b int64) float64 {
 
 // Headline is the verdict's first line, as every report prints it, and
 // whether it is a warning.
-func (v Verdict) Headline() (string, bool) {
+func Headline(v Verdict) (string, bool) {
 	switch v.Bottleneck {
 	case BottleneckTarget:
 		return "Bottleneck: the target (not hail):", false

@@ -317,7 +317,7 @@ func woke(r result) time.Duration {
 	var w int64
 	for _, s := range r.shards {
 		if s != nil && s.Hail.Shard != nil {
-			w = max(w, s.Hail.Shard.LateNS)
+			w = max(w, int64(s.Hail.Shard.Late))
 		}
 	}
 	return time.Duration(w)
