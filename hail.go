@@ -184,8 +184,8 @@ func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, erro
 	var pe *runner.PhaseError
 	if errors.As(err, &pe) {
 		se := &SetupError{Step: pe.Step, Reason: pe.Why}
-		convertValue(&se.Setup, ph)
-		convertValue(&se.Teardown, j.teardown(ctx, t))
+		report.Convert(&se.Setup, ph)
+		report.Convert(&se.Teardown, j.teardown(ctx, t))
 		return nil, se
 	}
 	if err != nil {
