@@ -44,6 +44,18 @@ type (
 	// Goodput is an LLM load's completed requests that met every
 	// objective.
 	Goodput = result.Goodput
+	// Drain is what ended during a drain (Plan.WaitOngoing).
+	Drain = result.Drain
+	// Generator is hail's own resource use over the run.
+	Generator = result.Generator
+	// TargetUse is the target's resource use over the run.
+	TargetUse = result.TargetUse
+	// TargetProcess is one process of the target over the run.
+	TargetProcess = result.TargetProcess
+	// Merged describes a Result that hail merge made from several.
+	Merged = result.Merged
+	// ShardOutcome is what a merge got from one shard of a run.
+	ShardOutcome = result.ShardOutcome
 )
 
 // The bottleneck kinds of a Verdict.

@@ -154,3 +154,15 @@ type RatePercentiles struct {
 	P999  float64 `json:"p99.9"`
 	P9999 float64 `json:"p99.99"`
 }
+
+// Drain is what ended after the run stopped sending, while it let
+// requests in flight finish within a grace (Plan.WaitOngoing).
+type Drain struct {
+	// Duration is the drain's length: from the stop to the run's end.
+	Duration time.Duration `json:"seconds" unit:"s"`
+	// Requests are the sent requests that ended in the drain.
+	Requests int64 `json:"requests"`
+	// InRates says that the rates and Summary.Total include the drain
+	// (always).
+	InRates bool `json:"in_rates"`
+}

@@ -101,7 +101,10 @@ func fieldPairs(dt, st reflect.Type) []fieldPair {
 		}
 		for j := range st.NumField() {
 			if jsonKey(st.Field(j)) == k {
-				unit := dt.Field(i).Tag.Get("unit") + st.Field(j).Tag.Get("unit")
+				unit := dt.Field(i).Tag.Get("unit")
+				if unit == "" {
+					unit = st.Field(j).Tag.Get("unit")
+				}
 				out = append(out, fieldPair{dst: i, src: j, unit: unit})
 				break
 			}
@@ -134,3 +137,10 @@ func jsonKey(f reflect.StructField) string {
 func Convert(dst, src any) {
 	convert(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src), "")
 }
+
+// seconds is s seconds as a Duration, to the nearest nanosecond (as
+// Convert reads a float time).
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// micros is d in microseconds, as the JSON's *_us keys hold it.
+func micros(d time.Duration) float64 { return float64(d) / 1e3 }

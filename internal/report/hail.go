@@ -128,20 +128,6 @@ type AllSent struct {
 	Max       float64 `json:"max"`
 }
 
-// Drain is what ended during a -w drain: after the run stopped sending (at
-// -z or Ctrl-C) it let in-flight requests finish, within a grace.
-type Drain struct {
-	// Seconds is the drain's length: from the stop to the run's end.
-	Seconds float64 `json:"seconds"`
-	// Requests are the sent requests that ended in the drain (a response
-	// or an error; those the grace cut off are counted as cut off).
-	Requests int64 `json:"requests"`
-	// InRates says that the rates and summary.total include the drain
-	// (always: oha's formula counts every ended request over the run's
-	// whole time).
-	InRates bool `json:"in_rates"`
-}
-
 // SendDelay splits the open model's send delay, seconds.
 type SendDelay struct {
 	// Own is hail's own lateness: a connection was free, or the request
@@ -160,30 +146,6 @@ type LagStats struct {
 	P99     float64 `json:"p99"`
 	P999    float64 `json:"p99.9"`
 	Max     float64 `json:"max"`
-}
-
-// Generator is hail's own resource use over the run.
-type Generator struct {
-	UserSeconds       float64 `json:"cpu_user_seconds"`
-	SystemSeconds     float64 `json:"cpu_system_seconds"`
-	CPUPerRequestUS   float64 `json:"cpu_per_request_us"`
-	Cores             int     `json:"cores"`
-	Utilization       float64 `json:"cpu_utilization"` // share of Cores used over the run
-	VoluntarySwitches int64   `json:"voluntary_context_switches"`
-	ForcedSwitches    int64   `json:"involuntary_context_switches"`
-	MaxRSSBytes       int64   `json:"max_rss_bytes"`
-	// OthersCPU is the share of hail's CPUs that other processes used over
-	// the run, Steal the share the hypervisor stole, and CPUPressure the
-	// share of the time some task on the machine waited for a CPU (PSI;
-	// -1 unknown). Linux only.
-	OthersCPU   float64 `json:"others_cpu"`
-	Steal       float64 `json:"steal"`
-	CPUPressure float64 `json:"cpu_pressure"`
-	// Machine identifies the machine (its kernel's boot id), so hail
-	// merge counts the cores of shards that shared one once; MachineCPUs
-	// is how many CPUs it has.
-	Machine     string `json:"machine,omitempty"`
-	MachineCPUs int    `json:"machine_cpus,omitempty"`
 }
 
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
@@ -224,15 +186,15 @@ func buildHail(r *Result, in Input) {
 	h.AllSent = allSent(t)
 	h.Rates = rates(t, total)
 	if d := in.Elapsed - in.Stopped; in.Wait && in.Stopped > 0 && d > 0 {
-		h.Drain = &Drain{Seconds: d.Seconds(), Requests: t.Drained, InRates: true}
+		h.Drain = &Drain{Duration: d, Requests: t.Drained, InRates: true}
 	}
 	h.SendDelay = SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
 	h.Lag = h.SendDelay.Own
 	g := &h.Generator
-	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
+	g.User, g.System = in.Usage.User, in.Usage.System
 	g.Cores = in.Cores
 	if requests > 0 {
-		g.CPUPerRequestUS = float64(meanNS(int64(in.Usage.CPU()), requests)) / 1e3 // whole ns, in µs
+		g.CPUPerRequest = time.Duration(meanNS(int64(in.Usage.CPU()), requests))
 	}
 	if total > 0 && in.Cores > 0 {
 		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)

@@ -99,7 +99,7 @@ type (
 		Details                            ohaDetails        `json:"details"`
 		StatusCodeDistribution             map[string]int64  `json:"statusCodeDistribution"`
 		ErrorDistribution                  map[string]int64  `json:"errorDistribution"`
-		Hail                               *Hail             `json:"hail"`
+		Hail                               any               `json:"hail"` // *Hail in its wire form
 	}
 	ohaSummary struct {
 		SuccessRate    num    `json:"successRate"`
@@ -190,7 +190,7 @@ func ohaView(r *Result) *ohaResult {
 		FirstBytePercentiles:   ohaPct(r.FirstBytePercentiles, len(r.FirstByteHistogram) == 0),
 		StatusCodeDistribution: nonNil(r.StatusCodeDistribution),
 		ErrorDistribution:      nonNil(r.ErrorDistribution),
-		Hail:                   &r.Hail,
+		Hail:                   toWire(&r.Hail),
 	}
 	if !noResp {
 		spr := s.SizePerRequest
@@ -238,9 +238,11 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	w := newWire(&r)
+	if err := json.Unmarshal(data, w); err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
+	fromWire(&r, w)
 	if r.LatencyPercentileSuccessful == nil { // the old spelling
 		if raw, ok := top["latencyPercentileSuccessful"]; ok {
 			_ = json.Unmarshal(raw, &r.LatencyPercentileSuccessful)

@@ -88,7 +88,7 @@ func TestMergeExact(t *testing.T) {
 		t.Errorf("series %+v", m.Hail.Series)
 	}
 	g := m.Hail.Generator
-	if g.Cores != 6 || g.UserSeconds != 3 || g.MaxRSSBytes != 12<<20 {
+	if g.Cores != 6 || g.User.Seconds() != 3 || g.MaxRSSBytes != 12<<20 {
 		t.Errorf("generator %+v", g)
 	}
 	if m.Hail.Merged == nil || m.Hail.Merged.Results != 3 || len(m.Hail.Merged.Shards) != 3 || len(m.Hail.Merged.Notes) == 0 {

@@ -84,7 +84,7 @@ func TestMergeIncomplete(t *testing.T) {
 		t.Errorf("failed with a result: %v %q %+v", err, m.Hail.Merged.Incomplete, m.Hail.Merged.PerShard)
 	}
 	m, _ = MergeWith([]*Result{s0, s2}, nil, MergeOptions{Failed: map[int]string{1: "ImagePullBackOff"}})
-	if ps := m.Hail.Merged.PerShard; len(ps) != 3 || ps[1].Outcome != OutcomeFailed || ps[1].Merged || ps[1].String(3) != "shard 1/3: failed, no result (ImagePullBackOff)" {
+	if ps := m.Hail.Merged.PerShard; len(ps) != 3 || ps[1].Outcome != OutcomeFailed || ps[1].Merged || OutcomeLine(ps[1], 3) != "shard 1/3: failed, no result (ImagePullBackOff)" {
 		t.Errorf("failed without a result: %+v", ps)
 	}
 

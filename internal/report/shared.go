@@ -4,7 +4,9 @@ import "github.com/hail-loadgen/hail/result"
 
 // The parts of a Result that package result declares once for this
 // package and package hail (each documented there); their Go form is the
-// JSON's (counts, strings, rates, nanoseconds as time.Duration).
+// JSON's (counts, strings, rates, nanoseconds as time.Duration), or their
+// times are time.Duration with a unit tag for the JSON's float seconds or
+// microseconds (written so by WriteJSON, wire.go).
 type (
 	// Counts are a run's exact totals.
 	Counts = result.Counts
@@ -44,6 +46,18 @@ type (
 	LLMHistograms = result.LLMHistograms
 	// Goodput is an LLM load's completed requests that met every objective.
 	Goodput = result.Goodput
+	// Drain is what ended during a -w drain.
+	Drain = result.Drain
+	// Generator is hail's own resource use over the run.
+	Generator = result.Generator
+	// Target is the target's resource use over the run.
+	Target = result.TargetUse
+	// TargetProcess is one process of the target over the run.
+	TargetProcess = result.TargetProcess
+	// Merged describes a result hail merge made from several.
+	Merged = result.Merged
+	// ShardOutcome is what a merge got from one shard of a run.
+	ShardOutcome = result.ShardOutcome
 )
 
 // The bottleneck kinds of a Verdict.
