@@ -125,27 +125,6 @@ type AllSent struct {
 	Max   time.Duration `json:"max"`
 }
 
-// SendDelay splits the open model's send delay.
-type SendDelay struct {
-	// Own is hail's own lateness: a connection was free, or the request
-	// had not even been taken yet.
-	Own LagStats `json:"own"`
-	// ConnWait is the wait because every connection had a request in
-	// flight: the target's backpressure.
-	ConnWait LagStats `json:"conn_wait"`
-}
-
-// LagStats describe a delay over its samples.
-type LagStats struct {
-	// Samples is how many requests it covers; P50 to Max are over them.
-	Samples int64         `json:"samples"`
-	P50     time.Duration `json:"p50"`
-	P90     time.Duration `json:"p90"`
-	P99     time.Duration `json:"p99"`
-	P999    time.Duration `json:"p99.9"`
-	Max     time.Duration `json:"max"`
-}
-
 // Second is one second of a run's (or a step's) per-second series.
 type Second struct {
 	// Index is the second of the run, from 0; Span how much of it the

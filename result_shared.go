@@ -56,6 +56,10 @@ type (
 	Merged = result.Merged
 	// ShardOutcome is what a merge got from one shard of a run.
 	ShardOutcome = result.ShardOutcome
+	// SendDelay splits the open model's send delay.
+	SendDelay = result.SendDelay
+	// LagStats describe a delay over its samples.
+	LagStats = result.LagStats
 )
 
 // The bottleneck kinds of a Verdict.

@@ -166,3 +166,24 @@ type Drain struct {
 	// (always).
 	InRates bool `json:"in_rates"`
 }
+
+// SendDelay splits the open model's send delay.
+type SendDelay struct {
+	// Own is hail's own lateness: a connection was free, or the request
+	// had not even been taken yet.
+	Own LagStats `json:"own"`
+	// ConnWait is the wait because every connection had a request in
+	// flight: the target's backpressure.
+	ConnWait LagStats `json:"conn_wait"`
+}
+
+// LagStats describe a delay over its samples.
+type LagStats struct {
+	// Samples is how many requests it covers; P50 to Max are over them.
+	Samples int64         `json:"samples"`
+	P50     time.Duration `json:"p50" unit:"s"`
+	P90     time.Duration `json:"p90" unit:"s"`
+	P99     time.Duration `json:"p99" unit:"s"`
+	P999    time.Duration `json:"p99.9" unit:"s"`
+	Max     time.Duration `json:"max" unit:"s"`
+}

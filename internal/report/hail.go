@@ -128,26 +128,6 @@ type AllSent struct {
 	Max       float64 `json:"max"`
 }
 
-// SendDelay splits the open model's send delay, seconds.
-type SendDelay struct {
-	// Own is hail's own lateness: a connection was free, or the request
-	// had not even been taken yet.
-	Own LagStats `json:"own"`
-	// ConnWait is the wait because every connection had a request in
-	// flight: the target's backpressure.
-	ConnWait LagStats `json:"conn_wait"`
-}
-
-// LagStats describe schedule lag in seconds.
-type LagStats struct {
-	Samples int64   `json:"samples"`
-	P50     float64 `json:"p50"`
-	P90     float64 `json:"p90"`
-	P99     float64 `json:"p99"`
-	P999    float64 `json:"p99.9"`
-	Max     float64 `json:"max"`
-}
-
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
 // schedule lag, the generator's resource use, the verdict and hints, the
 // series and the configuration. It runs after buildOha: the verdict reads
@@ -247,8 +227,8 @@ func successes(t *stats.Totals) int64 {
 	return n
 }
 
-// lagStats summarises a histogram of ns values in seconds.
+// lagStats summarises a histogram of ns values.
 func lagStats(h *hdr.Histogram) LagStats {
-	return LagStats{Samples: h.TotalCount(), P50: sec(h.ValueAtQuantile(50)), P90: sec(h.ValueAtQuantile(90)),
-		P99: sec(h.ValueAtQuantile(99)), P999: sec(h.ValueAtQuantile(99.9)), Max: sec(h.Max())}
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
+	return LagStats{Samples: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: time.Duration(h.Max())}
 }

@@ -150,7 +150,7 @@ func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 	g := h.Generator
 	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", micros(g.CPUPerRequest), 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
 	if h.Model == "open" {
-		fmt.Fprintf(b, ", own send lateness p99 %s, connection wait p99 %s", fmtDur(h.SendDelay.Own.P99), fmtDur(h.SendDelay.ConnWait.P99))
+		fmt.Fprintf(b, ", own send lateness p99 %s, connection wait p99 %s", fmtDur(h.SendDelay.Own.P99.Seconds()), fmtDur(h.SendDelay.ConnWait.P99.Seconds()))
 	}
 	fmt.Fprintln(b, ".")
 	fmt.Fprintf(b, "\nRequests: %s.\n", mdEscape(accounting(h)))
