@@ -220,6 +220,26 @@ func nonNil(m map[string]int64) map[string]int64 {
 	return m
 }
 
+// MarshalJSON encodes r as WriteJSON does (encoding/json compacts it).
+func (r Result) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON decodes a Result as ReadJSON does: the times its parts
+// from package result hold as Durations read in the JSON's units.
+func (r *Result) UnmarshalJSON(data []byte) error {
+	res, err := ReadJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	*r = *res
+	return nil
+}
+
 // ReadJSON reads a Result written by WriteJSON, checking what later
 // computations rely on. Values written as null read as 0. Results written
 // before the breakdown keys took oha's spelling (latencyPercentileSuccessful)

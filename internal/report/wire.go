@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"reflect"
 	"sync"
 )
@@ -14,7 +15,11 @@ import (
 // Duration, and that is what encoding/json reads and writes: a field is
 // declared once, its JSON unit beside it.
 
-var wireTypes sync.Map // reflect.Type → reflect.Type
+var (
+	wireTypes       sync.Map // reflect.Type → reflect.Type
+	marshalerType   = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
 
 // wireType is t with float64 for every Duration that has a unit tag, in
 // structs at any depth; t itself when it has none.
@@ -38,7 +43,9 @@ func wireType(t reflect.Type) reflect.Type {
 		}
 	case reflect.Struct:
 		fields := make([]reflect.StructField, t.NumField())
-		changed := false
+		// A struct with JSON methods of its own (Result) is always remade:
+		// its methods call back into the wire form.
+		changed := t.Implements(marshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
 		for i := range fields {
 			f := t.Field(i)
 			ft := wireType(f.Type)
