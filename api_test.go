@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite testdata/api.txt, the public AP
 func TestAPI(t *testing.T) {
 	t.Parallel()
 	var all bytes.Buffer
-	for _, pkg := range []string{".", "./hailtest", "./scenario"} {
+	for _, pkg := range []string{".", "./hailtest", "./scenario", "./result"} {
 		out, err := exec.Command("go", "doc", "-all", pkg).Output()
 		if err != nil {
 			t.Fatalf("go doc -all %s: %v", pkg, err)

@@ -21,15 +21,18 @@
 //
 // Result is the JSON report the command writes, as Go values with times as
 // time.Duration; WriteJSON and ReadJSON (and encoding/json) write and read
-// the command's files byte for byte. Its types are this package's own,
-// every field documented, and internal/report builds the report they
-// mirror: a report's working form is the JSON's (float seconds, oha's
-// milliseconds, every renderer, merge and compare reads it), so the
-// public types are converted from it at one boundary, field by field by
-// JSON key (convert.go), rather than the renderers being rewritten around
-// Durations. The mirror cannot drift: a test fills every field of the
-// internal report and checks that it comes back through Result unchanged,
-// so a section added to the JSON without its field here fails `go test`.
+// the command's files byte for byte. Most of its parts (Counts,
+// Histograms, Verdict, ThresholdResult, Generator, TargetUse, Merged, …)
+// are declared once, in package result, and named here by aliases;
+// internal/report builds, merges and renders those same types. The others
+// (Result, HailSection, Summary, StepResult, StageResult, Stream, LLM, …)
+// are this package's own, every field documented, mirroring the
+// report's, whose working form for them is still the JSON's (float
+// seconds, oha's milliseconds): they are converted at one boundary, field
+// by field by JSON key (report.Convert). The mirror cannot drift: a test
+// fills every field of the internal report and checks that it comes back
+// through Result unchanged, so a section added to the JSON without its
+// field here fails `go test`.
 //
 // hailtest starts the built-in target in a test, with its faults and its
 // own counts, and asserts a run's counts against the server's.
@@ -182,8 +185,8 @@ func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, erro
 	var pe *runner.PhaseError
 	if errors.As(err, &pe) {
 		se := &SetupError{Step: pe.Step, Reason: pe.Why}
-		convertValue(&se.Setup, ph)
-		convertValue(&se.Teardown, j.teardown(ctx, t))
+		report.Convert(&se.Setup, ph)
+		report.Convert(&se.Teardown, j.teardown(ctx, t))
 		return nil, se
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -85,7 +86,7 @@ func progressOf(c *stats.Collector, steps []string, lat *hdr.Histogram) Progress
 		if len(series) > 0 {
 			last := series[len(series)-1]
 			var s []Second
-			convertValue(&s, []stats.Second{last})
+			report.Convert(&s, []stats.Second{last})
 			p.Last = s[0]
 			if last.Span > 0 {
 				p.RequestsPerSec = float64(last.Requests+last.NotSent) / last.Span

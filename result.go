@@ -116,34 +116,6 @@ type Percentiles struct {
 	P9999 time.Duration `json:"p99.99"`
 }
 
-// RPS summarises requests per second over the run's whole seconds (the
-// whole run when it lasted under a second).
-type RPS struct {
-	// Mean, Max and Min are over the seconds.
-	Mean float64 `json:"mean"`
-	// Stddev is the sample standard deviation; nil with fewer than two
-	// seconds.
-	Stddev *float64 `json:"stddev"`
-	Max    float64  `json:"max"`
-	Min    float64  `json:"min"`
-	// Percentiles are of the per-second rates.
-	Percentiles RatePercentiles `json:"percentiles"`
-}
-
-// RatePercentiles are percentiles of a rate, in requests per second.
-type RatePercentiles struct {
-	// P10 to P9999 are the 10th to the 99.99th percentile.
-	P10   float64 `json:"p10"`
-	P25   float64 `json:"p25"`
-	P50   float64 `json:"p50"`
-	P75   float64 `json:"p75"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p99.9"`
-	P9999 float64 `json:"p99.99"`
-}
-
 // Details are oha's connection-setup and first-byte times.
 type Details struct {
 	// DNSDialup is each connection's setup (name lookup, connect, TLS),

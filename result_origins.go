@@ -51,11 +51,3 @@ type OriginResult struct {
 	// origins share (hail's CPU, the machine's, the target's processes).
 	Verdict Verdict `json:"verdict"`
 }
-
-// OriginCounts are an origin's exact totals: a step's, and its part of
-// the run's intended and unsent requests.
-type OriginCounts struct {
-	StepCounts
-	Intended int64 `json:"intended"`
-	Unsent   int64 `json:"unsent"`
-}

@@ -32,15 +32,6 @@ type Stream struct {
 	Histograms StreamHistograms `json:"histograms"`
 }
 
-// StreamHistograms are hail.stream's encoded HdrHistograms (as
-// Histograms).
-type StreamHistograms struct {
-	FirstEvent   string `json:"first_event"`
-	Gap          string `json:"gap"`
-	LongestStall string `json:"longest_stall"`
-	ReadLag      string `json:"read_lag"`
-}
-
 // TimeDist summarises a histogram of times: its count, mean, standard
 // deviation, percentiles and extremes.
 type TimeDist struct {
@@ -132,29 +123,6 @@ type SLO struct {
 	TTFT time.Duration `json:"ttft,omitempty"`
 	TPOT time.Duration `json:"tpot,omitempty"`
 	E2E  time.Duration `json:"e2e,omitempty"`
-}
-
-// Goodput is the completed requests that met every objective, with their
-// output tokens, in all and per second.
-type Goodput struct {
-	Requests       int64   `json:"requests"`
-	Tokens         int64   `json:"tokens"`
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	TokensPerSec   float64 `json:"tokens_per_sec"`
-}
-
-// LLMHistograms are hail.llm's encoded HdrHistograms (as Histograms).
-type LLMHistograms struct {
-	TTFT         string `json:"ttft"`
-	TTFTFromSend string `json:"ttft_from_send"`
-	TPOT         string `json:"tpot"`
-	ITL          string `json:"itl"`
-	ChunkGap     string `json:"inter_chunk_gap"`
-	E2E          string `json:"e2e"`
-	E2EFromSend  string `json:"e2e_from_send"`
-	OutputTokens string `json:"output_tokens"`
-	InputTokens  string `json:"input_tokens"`
-	RequestRate  string `json:"output_tokens_per_sec_per_request"`
 }
 
 // VLLM are the keys of a vLLM bench serve result file, with vLLM's

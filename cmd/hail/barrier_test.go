@@ -102,7 +102,7 @@ func TestShardBarrierStartAndStop(t *testing.T) {
 	checkResult(t, out, true)
 	r := readResultFile(t, out)
 	s := r.Hail.Shard
-	if s == nil || s.StartAt != at.UTC().Format(time.RFC3339Nano) || s.LateNS < 0 || s.LateNS > int64(100*time.Millisecond) {
+	if s == nil || s.StartAt != at.UTC().Format(time.RFC3339Nano) || s.Late < 0 || s.Late > 100*time.Millisecond {
 		t.Fatalf("shard %+v, want start_at %s", s, at.UTC().Format(time.RFC3339Nano))
 	}
 	if started := time.Unix(0, r.Hail.StartUnixNano); started.Before(at) {

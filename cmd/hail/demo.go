@@ -237,7 +237,7 @@ func writeDemoSummary(w io.Writer, c demoConfig, runs []*demoRun, width int) {
 			continue
 		}
 		v := r.res.Hail.Verdict
-		line, _ := v.Headline()
+		line, _ := report.Headline(v)
 		if len(v.Reasons) > 0 {
 			line += " " + v.Reasons[0]
 		}

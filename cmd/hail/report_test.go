@@ -224,7 +224,7 @@ func TestMetricsAndTarget(t *testing.T) {
 	waitExit(t, cmd, 0)
 	r := readResultFile(t, out)
 	tg := r.Hail.Target
-	if tg == nil || tg.PID != os.Getpid() || tg.PeakRSSBytes < 1<<20 || tg.Samples < 2 || tg.CPUSeconds <= 0 {
+	if tg == nil || tg.PID != os.Getpid() || tg.PeakRSSBytes < 1<<20 || tg.Samples < 2 || tg.CPU.Seconds() <= 0 {
 		t.Fatalf("target %+v", tg)
 	}
 	if s := r.Hail.Series; len(s) < 2 || s[1].TargetRSS == 0 {

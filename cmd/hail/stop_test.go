@@ -39,9 +39,9 @@ func TestStoppedHailShowsInItsLateness(t *testing.T) {
 					stop, res := stoppedRun(t, args)
 					own := res.Hail.SendDelay.Own
 					last = fmt.Sprintf("attempt %d: stopped %v; own lateness max %.1f ms, p99 %.2f ms (%d samples); verdict %s",
-						attempt, stop.Round(time.Millisecond), 1e3*own.Max, 1e3*own.P99, own.Samples, res.Hail.Verdict.Bottleneck)
+						attempt, stop.Round(time.Millisecond), 1e3*own.Max.Seconds(), 1e3*own.P99.Seconds(), own.Samples, res.Hail.Verdict.Bottleneck)
 					t.Log(last)
-					if got := time.Duration(own.Max * 1e9); got >= stop*8/10 && got <= stop*12/10 {
+					if got := own.Max; got >= stop*8/10 && got <= stop*12/10 {
 						return
 					}
 				}

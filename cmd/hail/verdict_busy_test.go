@@ -77,7 +77,7 @@ func attempts(t *testing.T, want string, try func() *report.Result) *report.Resu
 		res = try()
 		v, g := res.Hail.Verdict, res.Hail.Generator
 		t.Logf("attempt %d: %s (taken by %q): own lateness p99 %.2f ms, wait p99 %.1f ms; hail CPU %.0f%%, others %.0f%%: %s", attempt,
-			v.Bottleneck, v.TakenBy, 1e3*res.Hail.SendDelay.Own.P99, 1e3*res.Hail.SendDelay.ConnWait.P99, 100*g.Utilization, 100*g.OthersCPU,
+			v.Bottleneck, v.TakenBy, 1e3*res.Hail.SendDelay.Own.P99.Seconds(), 1e3*res.Hail.SendDelay.ConnWait.P99.Seconds(), 100*g.Utilization, 100*g.OthersCPU,
 			strings.Join(v.Reasons, " | "))
 		if v.Bottleneck == want && v.GeneratorLimited == report.GeneratorSide(want) {
 			return res

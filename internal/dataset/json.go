@@ -1,5 +1,7 @@
 package dataset
 
+import "github.com/hail-loadgen/hail/internal/jsonstr"
+
 // A small JSON scanner over a record's bytes: it finds values without
 // decoding them, so a record's prompt is copied into a request as the JSON
 // string it already is (no unescape, no allocation). It accepts exactly
@@ -283,66 +285,8 @@ func (a *array) next() (v0, v1 int, ok bool) {
 // unescape appends the text of the JSON string contents s (valid, as str
 // accepted them) to dst.
 func unescape(dst, s []byte) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := rune(hexval(s[i+1])<<12 | hexval(s[i+2])<<8 | hexval(s[i+3])<<4 | hexval(s[i+4]))
-			i += 4
-			if r >= 0xd800 && r < 0xdc00 && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-				lo := rune(hexval(s[i+3])<<12 | hexval(s[i+4])<<8 | hexval(s[i+5])<<4 | hexval(s[i+6]))
-				if lo >= 0xdc00 && lo < 0xe000 {
-					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
-					i += 6
-				}
-			}
-			dst = utf8append(dst, r)
-		default:
-			dst = append(dst, s[i])
-		}
-	}
+	dst, _ = jsonstr.Append(dst, s)
 	return dst
-}
-
-func hexval(c byte) int {
-	switch {
-	case c >= 'a':
-		return int(c-'a') + 10
-	case c >= 'A':
-		return int(c-'A') + 10
-	}
-	return int(c - '0')
-}
-
-// utf8append appends r's UTF-8 encoding (U+FFFD for a lone surrogate).
-func utf8append(dst []byte, r rune) []byte {
-	if r >= 0xd800 && r < 0xe000 {
-		r = 0xfffd
-	}
-	switch {
-	case r < 0x80:
-		return append(dst, byte(r))
-	case r < 0x800:
-		return append(dst, 0xc0|byte(r>>6), 0x80|byte(r)&0x3f)
-	case r < 0x10000:
-		return append(dst, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
-	}
-	return append(dst, 0xf0|byte(r>>18), 0x80|byte(r>>12)&0x3f, 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
 }
 
 // integer reads the non-negative integer at b[v0:v1] (a JSON number

@@ -474,7 +474,7 @@ var table = []testCase{
 		}
 		if c := res.Hail.Counts; !res.Hail.Interrupted || c.Sent < 20 {
 			t.Errorf("interrupted %v, sent %d of %d intended (unsent %d, own lateness p99 %.1f ms, verdict %v)", res.Hail.Interrupted, c.Sent, c.Intended, c.Unsent,
-				res.Hail.SendDelay.Own.P99*1e3, res.Hail.Verdict)
+				res.Hail.SendDelay.Own.P99.Seconds()*1e3, res.Hail.Verdict)
 		}
 		v.exact(res, s.Arrivals())
 	}},

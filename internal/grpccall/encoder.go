@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/hail-loadgen/hail/internal/jsonstr"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -668,7 +669,8 @@ func (s *scanner) plainString() ([]byte, bool) {
 }
 
 // appendUnescaped appends a JSON string's content unescaped. It refuses
-// invalid UTF-8 and escapes of surrogates (left to protojson).
+// invalid UTF-8 and lone surrogate escapes (left to protojson, which
+// refuses them).
 func appendUnescaped(dst, raw []byte, escaped bool) ([]byte, bool) {
 	if !escaped {
 		if !utf8.Valid(raw) {
@@ -676,62 +678,9 @@ func appendUnescaped(dst, raw []byte, escaped bool) ([]byte, bool) {
 		}
 		return append(dst, raw...), true
 	}
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		if i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case '"', '\\', '/':
-			dst = append(dst, raw[i])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			if i+4 >= len(raw) {
-				return nil, false
-			}
-			r, ok := hex4(raw[i+1 : i+5])
-			if !ok || r >= 0xd800 && r < 0xe000 {
-				return nil, false
-			}
-			dst = utf8.AppendRune(dst, rune(r))
-			i += 4
-		default:
-			return nil, false
-		}
-	}
-	return dst, utf8.Valid(dst)
-}
-
-// hex4 reads four hexadecimal digits.
-func hex4(b []byte) (rune, bool) {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	n := len(dst)
+	dst, ok := jsonstr.AppendStrict(dst, raw)
+	return dst, ok && utf8.Valid(dst[n:])
 }
 
 // jsonNumber reports whether b is a JSON number:

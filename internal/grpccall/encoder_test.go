@@ -89,7 +89,9 @@ func TestEncoder(t *testing.T) {
 		{all, `{"fl":1e39}`, false},
 		{all, `{"db":-0}`, false},
 		{all, `{"db":1e400}`, false},
-		{all, `{"s":"\ud83d\ude00"}`, false},
+		{all, `{"s":"\ud83d\ude00"}`, true}, // a surrogate pair: one rune
+		{all, `{"s":"\ud83d"}`, false},      // a lone surrogate: protojson refuses it
+		{all, `{"s":"\ude00\ud83d"}`, false},
 		{all, `{"s":"a","s":"b"}`, false},
 		{all, `{"s":"a","S":"b"}`, false},
 		{all, `{"pickS":"a","pickM":{}}`, false},

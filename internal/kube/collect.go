@@ -175,7 +175,7 @@ func (r *Runner) merge(s *Spec, dir string, got []shardResult) (int, error) {
 	code := 0
 	if m := merged.Hail.Merged; m != nil && len(m.PerShard) > 0 {
 		for _, o := range m.PerShard {
-			r.say("%s", o.String(s.Shards))
+			r.say("%s", report.OutcomeLine(o, s.Shards))
 		}
 	} else if s.Shards == 1 && got[0].why != "" {
 		r.say("shard 0/1: %s", got[0].why)

@@ -234,7 +234,7 @@ func (r *Runner) hailRunResult(ctx context.Context, hr *HailRun) (int, error) {
 	}
 	if m := merged.Hail.Merged; m != nil {
 		for _, o := range m.PerShard {
-			r.say("%s", o.String(hr.Spec.Shards))
+			r.say("%s", report.OutcomeLine(o, hr.Spec.Shards))
 		}
 	}
 	r.say("merged result: %s; report: %s (the HailRun stays, the run's record: kubectl -n %s delete hailrun %s)", total, page, hr.Namespace, hr.Name)

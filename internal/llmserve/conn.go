@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 const (
@@ -35,7 +37,7 @@ type conn struct {
 	r, w int
 	out  []byte // the owner's pending output
 	body []byte // decoded chunked bodies
-	h    reqHead
+	h    http1.RequestHead
 
 	keepAlive bool // the current request's connection stays open
 	st        *stream
@@ -124,8 +126,8 @@ func (c *conn) request() bool {
 	}
 	var n int
 	for {
-		var err *httpError
-		n, err = parseHead(c.buf[c.r:c.w], &c.h)
+		var err *http1.RequestError
+		n, err = http1.ParseRequestHead(c.buf[c.r:c.w], maxHeadBytes, &c.h)
 		if err == nil {
 			break
 		}
@@ -137,7 +139,7 @@ func (c *conn) request() bool {
 			return false
 		}
 	}
-	c.keepAlive = c.h.keepAlive
+	c.keepAlive = c.h.KeepAlive
 	body, end, ok := c.readBody(n)
 	if !ok {
 		return false
@@ -157,7 +159,7 @@ func (c *conn) readBody(n int) (body []byte, end int, ok bool) {
 	h := &c.h
 	sentContinue := false
 	more := func() bool {
-		if h.expectContinue && !sentContinue {
+		if h.ExpectContinue && !sentContinue {
 			sentContinue = true
 			if _, err := c.nc.Write(continue11); err != nil {
 				return false
@@ -166,7 +168,7 @@ func (c *conn) readBody(n int) (body []byte, end int, ok bool) {
 		return c.fill()
 	}
 	switch {
-	case h.chunked:
+	case h.Chunked:
 		for {
 			e, err := chunkedEnd(c.buf[c.r+n:c.w], c.s.cfg.MaxBodyBytes)
 			if err == nil {
@@ -181,12 +183,12 @@ func (c *conn) readBody(n int) (body []byte, end int, ok bool) {
 				return nil, 0, false
 			}
 		}
-	case h.contentLength > 0:
-		if h.contentLength > int64(c.s.cfg.MaxBodyBytes) {
+	case h.ContentLength > 0:
+		if h.ContentLength > int64(c.s.cfg.MaxBodyBytes) {
 			c.fail(errBodyTooLarge)
 			return nil, 0, false
 		}
-		cl := int(h.contentLength)
+		cl := int(h.ContentLength)
 		for c.w-c.r-n < cl {
 			if !more() {
 				return nil, 0, false
@@ -200,10 +202,10 @@ func (c *conn) readBody(n int) (body []byte, end int, ok bool) {
 // route answers the request in c.h; false closes the connection.
 func (c *conn) route(body []byte, arrivalUnix int64, kernel bool) bool {
 	s := c.s
-	rt := routeOf(c.h.path)
-	method := string(c.h.method)
+	rt := routeOf(c.h.Path)
+	method := string(c.h.Method)
 	if allow, ok := rt.allows(method); !ok {
-		c.respondError(405, "method "+method+" not allowed on "+string(c.h.path)+" (allowed: "+allow+")", "invalid_request_error", "Allow: "+allow+"\r\n")
+		c.respondError(405, "method "+method+" not allowed on "+string(c.h.Path)+" (allowed: "+allow+")", "invalid_request_error", "Allow: "+allow+"\r\n")
 		return c.flush() && c.keepAlive
 	}
 	switch rt {
@@ -239,7 +241,7 @@ func (c *conn) generate(rt route, body []byte, arrivalUnix int64, kernel bool) b
 		c.st = newStream(s, c, s.shards[c.seq%uint64(len(s.shards))])
 	}
 	st := c.st
-	st.start(s.reqSeq.Add(1), req, arrival, arrivalUnix, kernel, req.stream && c.h.minor == 1)
+	st.start(s.reqSeq.Add(1), req, arrival, arrivalUnix, kernel, req.stream && c.h.Minor == 1)
 	if f := st.fault; f != nil && (f.Kind == Fault429 || f.Kind == Fault503) {
 		st.status = 429
 		if f.Kind == Fault503 {
@@ -252,7 +254,7 @@ func (c *conn) generate(rt route, body []byte, arrivalUnix int64, kernel bool) b
 	if req.stream {
 		c.out = append(c.out, headSSE...)
 		switch {
-		case c.h.minor == 0:
+		case c.h.Minor == 0:
 			c.keepAlive = false
 			c.out = append(c.out, "Connection: close\r\n\r\n"...)
 		case !c.keepAlive:
@@ -310,7 +312,7 @@ func (c *conn) wait(st *stream) bool {
 // respond queues a response with a body.
 func (c *conn) respond(status int, ctype string, body []byte, extra string) {
 	c.out = appendHead(c.out, status, ctype, len(body), c.keepAlive, extra)
-	if string(c.h.method) != "HEAD" {
+	if string(c.h.Method) != "HEAD" {
 		c.out = append(c.out, body...)
 	}
 }
@@ -323,13 +325,13 @@ func (c *conn) respondError(status int, msg, typ, extra string) {
 
 // fail answers a protocol error, if it has a status, and ends the
 // connection.
-func (c *conn) fail(err *httpError) {
-	if err.status == 0 {
+func (c *conn) fail(err *http1.RequestError) {
+	if err.Status == 0 {
 		return
 	}
 	c.keepAlive = false
-	c.h.method = nil
-	c.respondError(err.status, err.msg, "invalid_request_error", "")
+	c.h.Method = nil
+	c.respondError(err.Status, err.Msg, "invalid_request_error", "")
 	c.flush()
 	c.closeAfter()
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // FuzzParseHead feeds arbitrary bytes to the request head parser and, when
@@ -21,18 +23,18 @@ func FuzzParseHead(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var h reqHead
-		n, err := parseHead(data, &h)
+		var h http1.RequestHead
+		n, err := http1.ParseRequestHead(data, maxHeadBytes, &h)
 		if err != nil {
-			if n != 0 || err.status == 0 && err != errIncomplete {
+			if n != 0 || err.Status == 0 && err != errIncomplete {
 				t.Fatalf("n %d with error %v", n, err)
 			}
 			return
 		}
-		if n <= 0 || n > len(data) || len(h.path) == 0 || (h.path[0] != '/' && string(h.path) != "*") || len(h.method) == 0 {
-			t.Fatalf("n %d of %d, method %q, path %q", n, len(data), h.method, h.path)
+		if n <= 0 || n > len(data) || len(h.Path) == 0 || (h.Path[0] != '/' && string(h.Path) != "*") || len(h.Method) == 0 {
+			t.Fatalf("n %d of %d, method %q, path %q", n, len(data), h.Method, h.Path)
 		}
-		if h.chunked {
+		if h.Chunked {
 			rest := data[n:]
 			end, err := chunkedEnd(rest, 1<<20)
 			if err == nil {

@@ -46,7 +46,7 @@ func (h h2Handler) generate(w http.ResponseWriter, r *http.Request, rt route) {
 	}
 	if len(body) > s.cfg.MaxBodyBytes {
 		s.c.badRequests.Add(1)
-		h2Error(w, 413, errBodyTooLarge.msg, "invalid_request_error")
+		h2Error(w, 413, errBodyTooLarge.Msg, "invalid_request_error")
 		return
 	}
 	req, err := decodeRequest(rt.api(), body, &s.cfg)

@@ -8,13 +8,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/listen"
 )
 
 // ErrServerClosed is returned by Listen after Close.
@@ -145,18 +144,7 @@ func (s *Server) Listen() (net.Addr, error) {
 	if s.ln != nil {
 		return nil, errors.New("llmserve: already listening on " + s.ln.Addr().String())
 	}
-	network, address := "tcp", s.cfg.Addr
-	if path, ok := strings.CutPrefix(address, "unix:"); ok {
-		network, address = "unix", path
-		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-				c.Close()
-			} else if errors.Is(err, syscall.ECONNREFUSED) {
-				os.Remove(path) // left by a dead server
-			}
-		}
-	}
-	ln, err := net.Listen(network, address)
+	ln, err := listen.Listen(s.cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -195,27 +183,11 @@ func (s *Server) Serve() error {
 		s.h2.Serve(s.h2ln)
 	}()
 	defer s.wg.Done()
-	var backoff time.Duration
 	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			select {
-			case <-s.done:
-				return nil
-			default:
-			}
-			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				select {
-				case <-time.After(backoff):
-				case <-s.done:
-					return nil
-				}
-				continue
-			}
+		nc, err := listen.Accept(ln, s.done)
+		if nc == nil {
 			return err
 		}
-		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}

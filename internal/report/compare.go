@@ -128,7 +128,7 @@ var runMetrics = []metricDef{
 	{"error rate", "ratio", false, func(r *Result) (float64, bool) { return errorRate(r), true }},
 	{"throughput", "Bps", true, func(r *Result) (float64, bool) { return r.Summary.SizePerSec, true }},
 	{"generator CPU/request", "us", false, func(r *Result) (float64, bool) {
-		return r.Hail.Generator.CPUPerRequestUS, r.Hail.Generator.CPUPerRequestUS > 0
+		return micros(r.Hail.Generator.CPUPerRequest), micros(r.Hail.Generator.CPUPerRequest) > 0
 	}},
 	{"target peak RSS", "bytes", false, func(r *Result) (float64, bool) {
 		if r.Hail.Target == nil {
@@ -146,7 +146,7 @@ var runMetrics = []metricDef{
 		if r.Hail.Target == nil || r.Hail.Counts.Requests == 0 {
 			return 0, false
 		}
-		return r.Hail.Target.CPUSeconds * 1e6 / float64(r.Hail.Counts.Requests), true
+		return r.Hail.Target.CPU.Seconds() * 1e6 / float64(r.Hail.Counts.Requests), true
 	}},
 	// hail llm's (docs/llm.md), where the run streamed tokens: TTFT from
 	// the intended send first.
@@ -536,7 +536,7 @@ func comparability(all []*Result, names []string, sides []Side, settings []Setti
 		if v := r.Hail.Verdict; v.GeneratorLimited && !slices.Contains(limited, label(i)) {
 			limited = append(limited, label(i))
 			line := label(i)
-			if head, _ := v.Headline(); strings.Contains(head, "(") {
+			if head, _ := Headline(v); strings.Contains(head, "(") {
 				line += " (" + head[strings.Index(head, "(")+1:strings.LastIndex(head, ")")] + ")"
 			}
 			if len(v.Reasons) > 0 {
@@ -548,7 +548,7 @@ func comparability(all []*Result, names []string, sides []Side, settings []Setti
 			warns = append(warns, fmt.Sprintf("%s was interrupted: it covers only part of the planned run", label(i)))
 		}
 		if d := r.Hail.Drain; d != nil {
-			notes = append(notes, fmt.Sprintf("%s: requests/s counts its -w drain too (%d requests ended in the %.2fs after it stopped sending), as the report does", label(i), d.Requests, d.Seconds))
+			notes = append(notes, fmt.Sprintf("%s: requests/s counts its -w drain too (%d requests ended in the %.2fs after it stopped sending), as the report does", label(i), d.Requests, d.Duration.Seconds()))
 		}
 		closed = closed || r.Hail.Model == "closed"
 	}

@@ -177,7 +177,7 @@ func TestCompareWaitDrain(t *testing.T) {
 		r.Summary.Total, r.Summary.RequestsPerSec = 3, 1000
 		if drain {
 			r.Summary.Total, r.Summary.RequestsPerSec = 3.5, 3010/3.5
-			r.Hail.Drain = &Drain{Seconds: 0.5, Requests: 10, InRates: true}
+			r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 10, InRates: true}
 		}
 		return r
 	}

@@ -4,6 +4,8 @@ package report
 // types and how Build fills it.
 
 import (
+	"time"
+
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
@@ -98,87 +100,6 @@ type Hail struct {
 	LLM    *LLM    `json:"llm,omitempty"`
 }
 
-// GRPC describes a run's gRPC calls. A call is one request whatever its
-// streaming kind; its messages are counted here.
-type GRPC struct {
-	// Call is the method hail grpc called ("package.Service/Method") and
-	// Kind its streaming kind ("unary", "client streaming", "server
-	// streaming", "bidi streaming"); absent for a scenario's several.
-	Call string `json:"call,omitempty"`
-	Kind string `json:"kind,omitempty"`
-	// Calls were sent, each counted once however many attempts it took;
-	// MessagesSent and MessagesReceived are their request and response
-	// messages.
-	Calls int64 `json:"calls"`
-	// Retries are attempts that sent a call again on a new connection
-	// (the first went stale, or a GOAWAY turned it away unprocessed); each
-	// is also among counts.reconnects.
-	Retries          int64 `json:"retries"`
-	MessagesSent     int64 `json:"messages_sent"`
-	MessagesReceived int64 `json:"messages_received"`
-}
-
-// Counts are exact integer totals. Every intended request ended as exactly
-// one of: sent (its first byte was written on an established connection;
-// then a response, an error or a truncated stream), not sent (it failed before that: the
-// connection could not be set up — an error, in Requests and Errors as
-// oha counts it, but never sent), unsent (still in hail when the run
-// stopped sending: never counted as a request, an error or in
-// requests/s), or skipped (a request number no step could serve).
-// Intended = Sent + NotSent + Unsent + Skipped; Requests = Sent + NotSent.
-type Counts struct {
-	Intended int64 `json:"intended"`
-	Sent     int64 `json:"sent"`
-	NotSent  int64 `json:"not_sent"`
-	Unsent   int64 `json:"unsent"`
-	Skipped  int64 `json:"skipped,omitempty"`
-	// Reconnects are requests sent again, once, on a new connection because
-	// the server had closed their keep-alive connection without answering
-	// (as browsers and net/http do): not errors.
-	Reconnects int64 `json:"reconnects"`
-	Requests   int64 `json:"requests"`
-	Responses  int64 `json:"responses"`
-	Errors     int64 `json:"errors"`
-	Aborted    int64 `json:"aborted"`
-	// Truncated are streams hail cut when the run ended (-z, after the
-	// drain): sent requests that are neither responses nor errors, cut
-	// off like the Aborted (AllSent.CutOff counts both).
-	Truncated int64 `json:"truncated,omitempty"`
-	// Expected are responses whose status counts as failed (HTTP ≥ 400,
-	// gRPC not OK) but that their scenario step expects (expect: status):
-	// responses, not failures.
-	Expected     int64 `json:"expected,omitempty"`
-	BodyBytes    int64 `json:"body_bytes"`
-	WireBytes    int64 `json:"wire_bytes"`
-	SentBytes    int64 `json:"sent_bytes"`
-	LatencySumNS int64 `json:"latency_sum_ns"`
-	// FailedSumNS sums the elapsed times of the sent requests that failed
-	// (not cut off): with LatencySumNS, the all-sent mean.
-	FailedSumNS  int64 `json:"failed_sum_ns,omitempty"`
-	Queued       int64 `json:"queued"`
-	QueueWaitNS  int64 `json:"queue_wait_ns"`
-	Connects     int64 `json:"connects"`
-	ConnectSumNS int64 `json:"connect_sum_ns"`
-	ConnectMinNS int64 `json:"connect_min_ns"`
-	ConnectMaxNS int64 `json:"connect_max_ns"`
-	DNSSumNS     int64 `json:"dns_sum_ns"`
-	DNSMinNS     int64 `json:"dns_min_ns"`
-	DNSMaxNS     int64 `json:"dns_max_ns"`
-}
-
-// Histograms hold encoded HdrHistograms of nanosecond values.
-type Histograms struct {
-	LatencyOK  string `json:"latency_2xx"`
-	LatencyBad string `json:"latency_other"`
-	FirstByte  string `json:"first_byte"`
-	Lag        string `json:"schedule_lag"`
-	ConnWait   string `json:"conn_wait,omitempty"`
-	// Failed holds the sent requests that ended in an error (not cut off)
-	// at their elapsed time: with the two latency histograms, every sent
-	// request (AllSent).
-	Failed string `json:"failed,omitempty"`
-}
-
 // AllSent is the latency of every sent request that ended, not only of
 // those that got a response: a request that failed after it was sent (a
 // timeout, a reset, a failed check) counts at its elapsed time — a
@@ -207,98 +128,6 @@ type AllSent struct {
 	Max       float64 `json:"max"`
 }
 
-// Rates are a run's rates, each over summary.total (the run's whole time,
-// a -w drain included).
-type Rates struct {
-	// RequestsPerSec is oha's summary.requestsPerSec: every request that
-	// ended (responses and errors, not-sent ones included).
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	// CompletedPerSec counts sent requests that completed with a response
-	// (any status).
-	CompletedPerSec float64 `json:"completed_per_sec"`
-	// SuccessfulPerSec counts successful responses: HTTP 2xx and 3xx (and
-	// gRPC OK), a scenario step's expected statuses, no failed check.
-	SuccessfulPerSec float64 `json:"successful_per_sec"`
-}
-
-// Drain is what ended during a -w drain: after the run stopped sending (at
-// -z or Ctrl-C) it let in-flight requests finish, within a grace.
-type Drain struct {
-	// Seconds is the drain's length: from the stop to the run's end.
-	Seconds float64 `json:"seconds"`
-	// Requests are the sent requests that ended in the drain (a response
-	// or an error; those the grace cut off are counted as cut off).
-	Requests int64 `json:"requests"`
-	// InRates says that the rates and summary.total include the drain
-	// (always: oha's formula counts every ended request over the run's
-	// whole time).
-	InRates bool `json:"in_rates"`
-}
-
-// SendDelay splits the open model's send delay, seconds.
-type SendDelay struct {
-	// Own is hail's own lateness: a connection was free, or the request
-	// had not even been taken yet.
-	Own LagStats `json:"own"`
-	// ConnWait is the wait because every connection had a request in
-	// flight: the target's backpressure.
-	ConnWait LagStats `json:"conn_wait"`
-}
-
-// LagStats describe schedule lag in seconds.
-type LagStats struct {
-	Samples int64   `json:"samples"`
-	P50     float64 `json:"p50"`
-	P90     float64 `json:"p90"`
-	P99     float64 `json:"p99"`
-	P999    float64 `json:"p99.9"`
-	Max     float64 `json:"max"`
-}
-
-// Generator is hail's own resource use over the run.
-type Generator struct {
-	UserSeconds       float64 `json:"cpu_user_seconds"`
-	SystemSeconds     float64 `json:"cpu_system_seconds"`
-	CPUPerRequestUS   float64 `json:"cpu_per_request_us"`
-	Cores             int     `json:"cores"`
-	Utilization       float64 `json:"cpu_utilization"` // share of Cores used over the run
-	VoluntarySwitches int64   `json:"voluntary_context_switches"`
-	ForcedSwitches    int64   `json:"involuntary_context_switches"`
-	MaxRSSBytes       int64   `json:"max_rss_bytes"`
-	// OthersCPU is the share of hail's CPUs that other processes used over
-	// the run, Steal the share the hypervisor stole, and CPUPressure the
-	// share of the time some task on the machine waited for a CPU (PSI;
-	// -1 unknown). Linux only.
-	OthersCPU   float64 `json:"others_cpu"`
-	Steal       float64 `json:"steal"`
-	CPUPressure float64 `json:"cpu_pressure"`
-	// Machine identifies the machine (its kernel's boot id), so hail
-	// merge counts the cores of shards that shared one once; MachineCPUs
-	// is how many CPUs it has.
-	Machine     string `json:"machine,omitempty"`
-	MachineCPUs int    `json:"machine_cpus,omitempty"`
-}
-
-// Verdict says who limited the test.
-type Verdict struct {
-	// Bottleneck is one of BottleneckNone, BottleneckTarget,
-	// BottleneckGenerator, BottleneckOthers, BottleneckWakeup.
-	Bottleneck string `json:"bottleneck"`
-	// GeneratorLimited is true for the three generator-side kinds
-	// (generator, other-processes, timer-wakeup).
-	GeneratorLimited bool `json:"generator_limited"`
-	// Reasons are the evidence, sentences with numbers.
-	Reasons []string `json:"reasons"`
-	// TakenBy is "target" when the process that took hail's CPU
-	// (other-processes) was the target's own.
-	TakenBy string `json:"cpu_taken_by,omitempty"`
-	// ReadLate is set when hail read streaming responses' events late (its
-	// read lag p99 above 1 ms and a tenth of the median gap between
-	// events): evidence that hail was slowed, and inter-token latency is
-	// affected, whatever the bottleneck.
-	ReadLate bool `json:"read_late,omitempty"`
-}
-
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
 // schedule lag, the generator's resource use, the verdict and hints, the
 // series and the configuration. It runs after buildOha: the verdict reads
@@ -322,12 +151,12 @@ func buildHail(r *Result, in Input) {
 	unsent := in.Intent.Intended - requests - in.Intent.Skipped
 	h.Counts = Counts{Intended: in.Intent.Intended, Sent: sent, NotSent: t.NotSent, Unsent: unsent, Skipped: in.Intent.Skipped,
 		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Truncated: t.Truncated(), Expected: t.Expected,
-		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum, FailedSumNS: t.FailedSum,
-		Queued: t.Queued, QueueWaitNS: t.QueueWait, Reconnects: t.Reconnects, Connects: t.Connects, ConnectSumNS: t.ConnectSum,
-		DNSSumNS: t.DNSSum}
+		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySum: time.Duration(t.LatencySum), FailedSum: time.Duration(t.FailedSum),
+		Queued: t.Queued, QueueWait: time.Duration(t.QueueWait), Reconnects: t.Reconnects, Connects: t.Connects, ConnectSum: time.Duration(t.ConnectSum),
+		DNSSum: time.Duration(t.DNSSum)}
 	if t.Connects > 0 {
-		h.Counts.ConnectMinNS, h.Counts.ConnectMaxNS = t.ConnectMin, t.ConnectMax
-		h.Counts.DNSMinNS, h.Counts.DNSMaxNS = t.DNSMin, t.DNSMax
+		h.Counts.ConnectMin, h.Counts.ConnectMax = time.Duration(t.ConnectMin), time.Duration(t.ConnectMax)
+		h.Counts.DNSMin, h.Counts.DNSMax = time.Duration(t.DNSMin), time.Duration(t.DNSMax)
 	}
 	if unsent > 0 {
 		h.UnsentReason = in.Intent.Reason
@@ -337,15 +166,15 @@ func buildHail(r *Result, in Input) {
 	h.AllSent = allSent(t)
 	h.Rates = rates(t, total)
 	if d := in.Elapsed - in.Stopped; in.Wait && in.Stopped > 0 && d > 0 {
-		h.Drain = &Drain{Seconds: d.Seconds(), Requests: t.Drained, InRates: true}
+		h.Drain = &Drain{Duration: d, Requests: t.Drained, InRates: true}
 	}
 	h.SendDelay = SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
 	h.Lag = h.SendDelay.Own
 	g := &h.Generator
-	g.UserSeconds, g.SystemSeconds = in.Usage.User.Seconds(), in.Usage.System.Seconds()
+	g.User, g.System = in.Usage.User, in.Usage.System
 	g.Cores = in.Cores
 	if requests > 0 {
-		g.CPUPerRequestUS = float64(meanNS(int64(in.Usage.CPU()), requests)) / 1e3 // whole ns, in µs
+		g.CPUPerRequest = time.Duration(meanNS(int64(in.Usage.CPU()), requests))
 	}
 	if total > 0 && in.Cores > 0 {
 		g.Utilization = in.Usage.CPU().Seconds() / total / float64(in.Cores)
@@ -398,8 +227,8 @@ func successes(t *stats.Totals) int64 {
 	return n
 }
 
-// lagStats summarises a histogram of ns values in seconds.
+// lagStats summarises a histogram of ns values.
 func lagStats(h *hdr.Histogram) LagStats {
-	return LagStats{Samples: h.TotalCount(), P50: sec(h.ValueAtQuantile(50)), P90: sec(h.ValueAtQuantile(90)),
-		P99: sec(h.ValueAtQuantile(99)), P999: sec(h.ValueAtQuantile(99.9)), Max: sec(h.Max())}
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
+	return LagStats{Samples: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: time.Duration(h.Max())}
 }

@@ -176,7 +176,7 @@ func writeKPIs(b *strings.Builder, r *Result) {
 
 func writeVerdict(b *strings.Builder, r *Result) {
 	v := r.Hail.Verdict
-	head, warn := v.Headline()
+	head, warn := Headline(v)
 	cls := "ok"
 	if warn {
 		cls = "warn"
@@ -239,7 +239,7 @@ func writeGenerator(b *strings.Builder, r *Result) {
 	g := h.Generator
 	rows := [][2]string{
 		{"engine", h.Engine + " — " + h.EngineReason},
-		{"CPU", fmt.Sprintf("%.2f s user, %.2f s system, %.2f µs/request, %.0f%% of %d core(s)", g.UserSeconds, g.SystemSeconds, g.CPUPerRequestUS, 100*g.Utilization, g.Cores)},
+		{"CPU", fmt.Sprintf("%.2f s user, %.2f s system, %.2f µs/request, %.0f%% of %d core(s)", g.User.Seconds(), g.System.Seconds(), micros(g.CPUPerRequest), 100*g.Utilization, g.Cores)},
 		{"context switches", fmt.Sprintf("%d voluntary, %d involuntary", g.VoluntarySwitches, g.ForcedSwitches)},
 		{"peak RSS", bytesHuman(float64(g.MaxRSSBytes))},
 	}
@@ -262,10 +262,10 @@ func writeTarget(b *strings.Builder, r *Result) {
 	rows := [][2]string{
 		{"process", fmt.Sprintf("pid %d (%s)", t.PID, t.Command)},
 		{"RSS", fmt.Sprintf("peak %s, mean %s, %s at the start → %s at the end", bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)), bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)))},
-		{"CPU", fmt.Sprintf("%.2f s (%.2f cores mean, %.2f peak)", t.CPUSeconds, t.MeanCPU, t.PeakCPU)},
+		{"CPU", fmt.Sprintf("%.2f s (%.2f cores mean, %.2f peak)", t.CPU.Seconds(), t.MeanCPU, t.PeakCPU)},
 	}
 	if r.Hail.Counts.Requests > 0 {
-		rows = append(rows, [2]string{"CPU per request", fmt.Sprintf("%.2f µs", t.CPUSeconds*1e6/float64(r.Hail.Counts.Requests))})
+		rows = append(rows, [2]string{"CPU per request", fmt.Sprintf("%.2f µs", t.CPU.Seconds()*1e6/float64(r.Hail.Counts.Requests))})
 	}
 	rows = append(rows, targetRows(t)...) // target.go
 	if t.Exited {

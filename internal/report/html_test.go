@@ -43,7 +43,7 @@ func richResult(t *testing.T) *Result {
 		Version: "test", SuccessSplit: true})
 	r.Hail.Steps = BuildSteps([]string{"login", "browse <items>"}, steps, [][]stats.Second{series, series}, 10*time.Second)
 	r.Hail.Thresholds = []Threshold{{Expr: "p99 < 5ms", Value: 0.001, Measured: "1.0ms", Pass: true}, {Expr: "error_rate < 0.1%", Step: "login", Measured: "2%", Pass: false}}
-	r.Hail.Target = &Target{PID: 42, Command: "nginx", Samples: 10, PeakRSSBytes: 59 << 20, MeanRSSBytes: 55 << 20, CPUSeconds: 7, MeanCPU: 0.7, PeakCPU: 0.8}
+	r.Hail.Target = &Target{PID: 42, Command: "nginx", Samples: 10, PeakRSSBytes: 59 << 20, MeanRSSBytes: 55 << 20, CPU: 7 * time.Second, MeanCPU: 0.7, PeakCPU: 0.8}
 	return r
 }
 
@@ -280,7 +280,7 @@ func TestHTMLTicksInChromium(t *testing.T) {
 		slots[i] = stats.NewTotals()
 	}
 	staged.Hail.Stages = BuildStages(StageInput{Clock: schedule.NewStageClock(sg, 0), Kind: "connections", Totals: slots, Series: staged.Hail.Series, Stopped: 10 * time.Second})
-	staged.Hail.Drain = &Drain{Seconds: 1.5, Requests: 40, InRates: true}
+	staged.Hail.Drain = &Drain{Duration: 1500 * time.Millisecond, Requests: 40, InRates: true}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()

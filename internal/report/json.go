@@ -99,7 +99,7 @@ type (
 		Details                            ohaDetails        `json:"details"`
 		StatusCodeDistribution             map[string]int64  `json:"statusCodeDistribution"`
 		ErrorDistribution                  map[string]int64  `json:"errorDistribution"`
-		Hail                               *Hail             `json:"hail"`
+		Hail                               any               `json:"hail"` // *Hail in its wire form
 	}
 	ohaSummary struct {
 		SuccessRate    num    `json:"successRate"`
@@ -190,7 +190,7 @@ func ohaView(r *Result) *ohaResult {
 		FirstBytePercentiles:   ohaPct(r.FirstBytePercentiles, len(r.FirstByteHistogram) == 0),
 		StatusCodeDistribution: nonNil(r.StatusCodeDistribution),
 		ErrorDistribution:      nonNil(r.ErrorDistribution),
-		Hail:                   &r.Hail,
+		Hail:                   toWire(&r.Hail),
 	}
 	if !noResp {
 		spr := s.SizePerRequest
@@ -207,7 +207,7 @@ func ohaView(r *Result) *ohaResult {
 	if r.RPS.Stddev != nil {
 		sd = num(*r.RPS.Stddev)
 	}
-	o.RPS = ohaRPS{Mean: num(r.RPS.Mean), Stddev: sd, Max: num(r.RPS.Max), Min: num(r.RPS.Min), Percentiles: ohaPct(r.RPS.Percentiles, false)}
+	o.RPS = ohaRPS{Mean: num(r.RPS.Mean), Stddev: sd, Max: num(r.RPS.Max), Min: num(r.RPS.Min), Percentiles: ohaPct(Percentiles(r.RPS.Percentiles), false)}
 	o.Details = ohaDetails{DNSDialup: ohaTri(r.Details.DNSDialup, c.Connects == 0), DNSLookup: ohaTri(r.Details.DNSLookup, c.Connects == 0),
 		FirstByte: ohaTri(r.Details.FirstByte, len(r.FirstByteHistogram) == 0)}
 	return o
@@ -218,6 +218,26 @@ func nonNil(m map[string]int64) map[string]int64 {
 		return map[string]int64{}
 	}
 	return m
+}
+
+// MarshalJSON encodes r as WriteJSON does (encoding/json compacts it).
+func (r Result) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON decodes a Result as ReadJSON does: the times its parts
+// from package result hold as Durations read in the JSON's units.
+func (r *Result) UnmarshalJSON(data []byte) error {
+	res, err := ReadJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	*r = *res
+	return nil
 }
 
 // ReadJSON reads a Result written by WriteJSON, checking what later
@@ -238,9 +258,11 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	w := newWire(&r)
+	if err := json.Unmarshal(data, w); err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
+	fromWire(&r, w)
 	if r.LatencyPercentileSuccessful == nil { // the old spelling
 		if raw, ok := top["latencyPercentileSuccessful"]; ok {
 			_ = json.Unmarshal(raw, &r.LatencyPercentileSuccessful)

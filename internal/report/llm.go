@@ -79,28 +79,6 @@ type SLO struct {
 	E2E  float64 `json:"e2e,omitempty"`
 }
 
-// Goodput is the completed requests that met every objective.
-type Goodput struct {
-	Requests       int64   `json:"requests"`
-	Tokens         int64   `json:"tokens"` // their output tokens
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	TokensPerSec   float64 `json:"tokens_per_sec"`
-}
-
-// LLMHistograms are hail.llm's encoded histograms.
-type LLMHistograms struct {
-	TTFT         string `json:"ttft"`
-	TTFTFromSend string `json:"ttft_from_send"`
-	TPOT         string `json:"tpot"`
-	ITL          string `json:"itl"`
-	ChunkGap     string `json:"inter_chunk_gap"`
-	E2E          string `json:"e2e"`
-	E2EFromSend  string `json:"e2e_from_send"`
-	OutputTokens string `json:"output_tokens"`
-	InputTokens  string `json:"input_tokens"`
-	RequestRate  string `json:"output_tokens_per_sec_per_request"`
-}
-
 // VLLM are the keys of a vLLM `vllm bench serve` result file, with vLLM's
 // meanings: times from each request's actual send (as vLLM measures),
 // milliseconds. hail's differences: ITL is per token (vLLM's is per chunk,

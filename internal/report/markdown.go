@@ -76,7 +76,7 @@ func writeSummaryMarkdown(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "%d requests failed before they were sent (in no latency).\n\n", a.NotSent)
 	}
 	if dr := h.Drain; dr != nil {
-		fmt.Fprintf(b, "Drain (-w): %d requests ended in the %.3f s after the run stopped sending; the rates include them.\n\n", dr.Requests, dr.Seconds)
+		fmt.Fprintf(b, "Drain (-w): %d requests ended in the %.3f s after the run stopped sending; the rates include them.\n\n", dr.Requests, dr.Duration.Seconds())
 	}
 }
 
@@ -158,16 +158,16 @@ func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
 func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 	h := &r.Hail
 	g := h.Generator
-	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", g.CPUPerRequestUS, 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
+	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", micros(g.CPUPerRequest), 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
 	if h.Model == "open" {
-		fmt.Fprintf(b, ", own send lateness p99 %s, connection wait p99 %s", fmtDur(h.SendDelay.Own.P99), fmtDur(h.SendDelay.ConnWait.P99))
+		fmt.Fprintf(b, ", own send lateness p99 %s, connection wait p99 %s", fmtDur(h.SendDelay.Own.P99.Seconds()), fmtDur(h.SendDelay.ConnWait.P99.Seconds()))
 	}
 	fmt.Fprintln(b, ".")
 	fmt.Fprintf(b, "\nRequests: %s.\n", mdEscape(accounting(h)))
 	if t := h.Target; t != nil {
 		fmt.Fprintf(b, "\nTarget (pid %d, %s): peak RSS %s (mean %s, %s → %s), CPU %.2f s (%.2f cores mean, %.2f peak).\n",
 			t.PID, mdEscape(t.Command), bytesHuman(float64(t.PeakRSSBytes)), bytesHuman(float64(t.MeanRSSBytes)),
-			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPUSeconds, t.MeanCPU, t.PeakCPU)
+			bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)), t.CPU.Seconds(), t.MeanCPU, t.PeakCPU)
 		for _, row := range targetRows(t) {
 			fmt.Fprintf(b, "%s: %s.\n", row[0], mdEscape(row[1]))
 		}
@@ -178,7 +178,7 @@ func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 // when it warns, and whether a signal stopped the run.
 func writeVerdictMarkdown(b *strings.Builder, r *Result) {
 	h := &r.Hail
-	head, warn := h.Verdict.Headline()
+	head, warn := Headline(h.Verdict)
 	if warn {
 		head = "**" + head + "**"
 	}

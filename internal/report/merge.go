@@ -13,41 +13,10 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Shard says which part of a distributed run a Result is (--shard I/N).
-type Shard struct {
-	Index int `json:"index"` // from 0
-	Count int `json:"count"`
-	// This shard's share of the whole run's -n, -q and -c.
-	Requests    uint64  `json:"requests"`
-	Rate        float64 `json:"rate"`
-	Connections int     `json:"connections"`
-	// StartAt is the agreed start time (--start-at), RFC 3339.
-	StartAt string `json:"start_at,omitempty"`
-	// LateNS is how long after StartAt the shard began sending (a shard
-	// scheduled after the agreed time starts at once, late).
-	LateNS int64 `json:"late_ns,omitempty"`
-}
-
 // LateStart is how far behind --start-at a shard may begin and still count
 // as starting with the others: the per-second series align to the nearest
 // second, and hail merge marks a run with a later shard incomplete.
 const LateStart = time.Second
-
-// Merged describes a Result that hail merge made from several results.
-type Merged struct {
-	// Results is how many results were merged; Shards their shard indices.
-	Results int   `json:"results"`
-	Shards  []int `json:"shards,omitempty"`
-	// Notes say how fields that cannot add exactly were combined.
-	Notes []string `json:"notes"`
-	// Incomplete says, one line per shard, why the merged result is not
-	// the whole run as asked: a shard missing or failed, late or
-	// interrupted. Empty when the run is complete.
-	Incomplete []string `json:"incomplete,omitempty"`
-	// PerShard says, for a run of shards, what the merge got from each
-	// shard 0…N-1, in order.
-	PerShard []ShardOutcome `json:"per_shard,omitempty"`
-}
 
 // MergeOptions are hail merge's allowances for a run that did not go as
 // planned. The merged result lists each such shard in Merged.Incomplete.
@@ -58,79 +27,6 @@ type MergeOptions struct {
 	// Partial merges the shards that are there: a missing shard is
 	// recorded instead of being an error.
 	Partial bool
-}
-
-// Target is the monitored target's resource use over the run: its
-// processes (--target-pid, --target-cmd, --target-cgroup, hail demo's
-// server, or the one listening on a loopback target's port), sampled once
-// a second from /proc and the cgroup hierarchies.
-type Target struct {
-	PID     int    `json:"pid"`
-	Command string `json:"command"`
-	Samples int    `json:"samples"`
-	// PeakRSSBytes and MeanRSSBytes are over the samples.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
-	MeanRSSBytes int64 `json:"mean_rss_bytes"`
-	// StartRSSBytes and EndRSSBytes are the first and last samples.
-	StartRSSBytes int64 `json:"start_rss_bytes"`
-	EndRSSBytes   int64 `json:"end_rss_bytes"`
-	// CPUSeconds is the target's user + system CPU time during the run;
-	// MeanCPU the same per second of the run, in cores.
-	CPUSeconds float64 `json:"cpu_seconds"`
-	MeanCPU    float64 `json:"cpu_mean_cores"`
-	PeakCPU    float64 `json:"cpu_peak_cores"`
-	// Exited is set when the process ended during the run (every process
-	// followed, for several).
-	Exited bool `json:"exited,omitempty"`
-	// Source says how hail knew the processes: the flags that named them
-	// ("--target-pid", "--target-cmd, --target-cgroup"), "hail demo" (its
-	// own server) or "loopback listener" (the processes listening on the
-	// loopback targets' ports).
-	Source string `json:"source,omitempty"`
-	// OnHailCPUs is the share of hail's CPUs the target used (0 when its
-	// processes run on other CPUs): the target's, never counted as other
-	// processes'.
-	OnHailCPUs float64 `json:"on_hail_cpus"`
-	// Follows says which processes were sampled ("pid 123 and its
-	// descendants; processes named gunicorn and their descendants; cgroup
-	// /sys/fs/cgroup/memory/app (v1)"); PID and Command are the first of
-	// them.
-	Follows string `json:"follows,omitempty"`
-	// PeakPSSBytes, MeanPSSBytes and EndPSSBytes are the processes'
-	// proportional set size (smaps_rollup: shared pages divided among
-	// their sharers, where RSS counts them once per process); absent when
-	// it could not be read.
-	PeakPSSBytes int64 `json:"peak_pss_bytes,omitempty"`
-	MeanPSSBytes int64 `json:"mean_pss_bytes,omitempty"`
-	EndPSSBytes  int64 `json:"end_pss_bytes,omitempty"`
-	// PeakCgroupMemoryBytes and EndCgroupMemoryBytes are the memory the
-	// cgroups were charged (page cache included), for --target-cgroup.
-	PeakCgroupMemoryBytes int64 `json:"peak_cgroup_memory_bytes,omitempty"`
-	EndCgroupMemoryBytes  int64 `json:"end_cgroup_memory_bytes,omitempty"`
-	// PeakProcesses is the most processes sampled at once; ProcessesSeen
-	// how many different ones were, over the run.
-	PeakProcesses int `json:"peak_processes,omitempty"`
-	ProcessesSeen int `json:"processes_seen,omitempty"`
-	// Processes break the target down, the most CPU first (at most 20;
-	// ProcessesNotListed counts the others).
-	Processes          []TargetProcess `json:"processes,omitempty"`
-	ProcessesNotListed int             `json:"processes_not_listed,omitempty"`
-}
-
-// TargetProcess is one process of the target over the run.
-type TargetProcess struct {
-	PID     int    `json:"pid"`
-	Command string `json:"command"`
-	// CPUSeconds is its CPU time during the run (with the last moments of
-	// the children it reaped between two samples).
-	CPUSeconds   float64 `json:"cpu_seconds"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	PeakPSSBytes int64   `json:"peak_pss_bytes,omitempty"`
-	// FirstSeen and LastSeen are when it was sampled first and last,
-	// seconds from the start of sampling; Exited says it ended.
-	FirstSeen float64 `json:"first_seen"`
-	LastSeen  float64 `json:"last_seen"`
-	Exited    bool    `json:"exited,omitempty"`
 }
 
 // TotalsOf rebuilds the exact Totals a Result was made from: its decoded
@@ -155,16 +51,16 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 		return nil, err
 	}
 	c := r.Hail.Counts
-	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = c.LatencySumNS, c.BodyBytes, c.WireBytes, c.SentBytes
-	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, c.QueueWaitNS, c.Unsent, c.Skipped, c.Reconnects
+	t.LatencySum, t.BodyBytes, t.WireBytes, t.SentBytes = int64(c.LatencySum), c.BodyBytes, c.WireBytes, c.SentBytes
+	t.Queued, t.QueueWait, t.Unsent, t.Skipped, t.Reconnects = c.Queued, int64(c.QueueWait), c.Unsent, c.Skipped, c.Reconnects
 	t.Expected, t.NotSent = c.Expected, c.NotSent
-	t.FailedSum = c.FailedSumNS
+	t.FailedSum = int64(c.FailedSum)
 	if r.Hail.Drain != nil {
 		t.Drained = r.Hail.Drain.Requests
 	}
-	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, c.ConnectSumNS, c.DNSSumNS
+	t.Connects, t.ConnectSum, t.DNSSum = c.Connects, int64(c.ConnectSum), int64(c.DNSSum)
 	if c.Connects > 0 {
-		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = c.ConnectMinNS, c.ConnectMaxNS, c.DNSMinNS, c.DNSMaxNS
+		t.ConnectMin, t.ConnectMax, t.DNSMin, t.DNSMax = int64(c.ConnectMin), int64(c.ConnectMax), int64(c.DNSMin), int64(c.DNSMax)
 	}
 	st, err := streamTotals(r)
 	if err != nil {
@@ -209,9 +105,9 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 	if err := addDistributions(t, s.StatusCodeDistribution, s.ErrorDistribution); err != nil {
 		return nil, err
 	}
-	t.LatencySum, t.BodyBytes, t.SentBytes = s.Counts.LatencySumNS, s.Counts.BodyBytes, s.Counts.SentBytes
+	t.LatencySum, t.BodyBytes, t.SentBytes = int64(s.Counts.LatencySum), s.Counts.BodyBytes, s.Counts.SentBytes
 	t.Expected, t.NotSent = s.Counts.Expected, s.Counts.NotSent
-	t.FailedSum = s.Counts.FailedSumNS
+	t.FailedSum = int64(s.Counts.FailedSum)
 	if n := s.Counts.Truncated; n > 0 { // streams cut by the run's end: requests, neither responses nor errors
 		t.Stream = stats.NewStreams(false)
 		t.Stream.Truncated = n
@@ -331,8 +227,8 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 		}
 		m.total.Add(t)
 		g := r.Hail.Generator
-		m.usage.User += time.Duration(g.UserSeconds * 1e9)
-		m.usage.System += time.Duration(g.SystemSeconds * 1e9)
+		m.usage.User += g.User
+		m.usage.System += g.System
 		m.usage.Voluntary += g.VoluntarySwitches
 		m.usage.Involuntary += g.ForcedSwitches
 		m.usage.MaxRSS = max(m.usage.MaxRSS, g.MaxRSSBytes)
@@ -552,9 +448,9 @@ func writeResultsText(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "\nTarget process (pid %d, %s):\n", t.PID, t.Command)
 		fmt.Fprintf(b, "  RSS:\tpeak %s, mean %s (%s at the start, %s at the end)\n", bytesHuman(float64(t.PeakRSSBytes)),
 			bytesHuman(float64(t.MeanRSSBytes)), bytesHuman(float64(t.StartRSSBytes)), bytesHuman(float64(t.EndRSSBytes)))
-		fmt.Fprintf(b, "  CPU:\t%.2f s, %.2f cores mean, %.2f cores peak", t.CPUSeconds, t.MeanCPU, t.PeakCPU)
+		fmt.Fprintf(b, "  CPU:\t%.2f s, %.2f cores mean, %.2f cores peak", t.CPU.Seconds(), t.MeanCPU, t.PeakCPU)
 		if h.Counts.Requests > 0 {
-			fmt.Fprintf(b, ", %.2f µs/request", t.CPUSeconds*1e6/float64(h.Counts.Requests))
+			fmt.Fprintf(b, ", %.2f µs/request", t.CPU.Seconds()*1e6/float64(h.Counts.Requests))
 		}
 		fmt.Fprintln(b)
 		writeTargetProcesses(b, t) // target.go

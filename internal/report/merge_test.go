@@ -75,7 +75,7 @@ func TestMergeExact(t *testing.T) {
 	one := Build(Input{Totals: all, Elapsed: 3 * time.Second, Cores: 6, Open: true, Rate: 900, Start: time.Unix(1700000000, 0)})
 	if m.Hail.Counts.Requests != one.Hail.Counts.Requests || m.Hail.Counts.Responses != one.Hail.Counts.Responses ||
 		m.Hail.Counts.Errors != one.Hail.Counts.Errors || m.Hail.Counts.BodyBytes != one.Hail.Counts.BodyBytes ||
-		m.Hail.Counts.LatencySumNS != one.Hail.Counts.LatencySumNS {
+		m.Hail.Counts.LatencySum != one.Hail.Counts.LatencySum {
 		t.Errorf("counts %+v, want %+v", m.Hail.Counts, one.Hail.Counts)
 	}
 	if m.LatencyPercentiles != one.LatencyPercentiles || m.Summary.Average != one.Summary.Average || m.Hail.Lag != one.Hail.Lag {
@@ -88,7 +88,7 @@ func TestMergeExact(t *testing.T) {
 		t.Errorf("series %+v", m.Hail.Series)
 	}
 	g := m.Hail.Generator
-	if g.Cores != 6 || g.UserSeconds != 3 || g.MaxRSSBytes != 12<<20 {
+	if g.Cores != 6 || g.User.Seconds() != 3 || g.MaxRSSBytes != 12<<20 {
 		t.Errorf("generator %+v", g)
 	}
 	if m.Hail.Merged == nil || m.Hail.Merged.Results != 3 || len(m.Hail.Merged.Shards) != 3 || len(m.Hail.Merged.Notes) == 0 {

@@ -117,7 +117,7 @@ func lateOrInterrupted(results []*Result, name func(int) string, failed map[int]
 		label := resultLabel(r, name, i)
 		why := ""
 		if s := r.Hail.Shard; s != nil {
-			if late := time.Duration(s.LateNS); late > LateStart {
+			if late := s.Late; late > LateStart {
 				out = append(out, fmt.Sprintf("%s started %s after --start-at (it was scheduled late): its share of the load ran that much later than planned",
 					label, late.Round(time.Millisecond)))
 			}

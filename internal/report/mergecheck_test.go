@@ -84,14 +84,14 @@ func TestMergeIncomplete(t *testing.T) {
 		t.Errorf("failed with a result: %v %q %+v", err, m.Hail.Merged.Incomplete, m.Hail.Merged.PerShard)
 	}
 	m, _ = MergeWith([]*Result{s0, s2}, nil, MergeOptions{Failed: map[int]string{1: "ImagePullBackOff"}})
-	if ps := m.Hail.Merged.PerShard; len(ps) != 3 || ps[1].Outcome != OutcomeFailed || ps[1].Merged || ps[1].String(3) != "shard 1/3: failed, no result (ImagePullBackOff)" {
+	if ps := m.Hail.Merged.PerShard; len(ps) != 3 || ps[1].Outcome != OutcomeFailed || ps[1].Merged || OutcomeLine(ps[1], 3) != "shard 1/3: failed, no result (ImagePullBackOff)" {
 		t.Errorf("failed without a result: %+v", ps)
 	}
 
 	// Late beyond LateStart, or interrupted: merged, and marked.
-	s1.Hail.Shard.LateNS = int64(16200 * time.Millisecond)
+	s1.Hail.Shard.Late = 16200 * time.Millisecond
 	s2.Hail.Interrupted = true
-	s0.Hail.Shard.LateNS = int64(LateStart / 2) // a moment late: on time
+	s0.Hail.Shard.Late = LateStart / 2 // a moment late: on time
 	m, err = Merge([]*Result{s0, s1, s2}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestMergeIncomplete(t *testing.T) {
 
 	// A complete run is not marked.
 	s2.Hail.Interrupted = false
-	s1.Hail.Shard.LateNS = 0
+	s1.Hail.Shard.Late = 0
 	m, err = Merge([]*Result{s0, s1, s2}, nil)
 	if err != nil || len(m.Hail.Merged.Incomplete) != 0 {
 		t.Fatalf("complete run: %v, incomplete %q", err, m.Hail.Merged.Incomplete)

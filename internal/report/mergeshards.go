@@ -22,29 +22,13 @@ const (
 	OutcomeMissing = "missing"
 )
 
-// ShardOutcome is what a merge got from one shard of a distributed run.
-type ShardOutcome struct {
-	// Index is the shard's index, from 0.
-	Index int `json:"index"`
-	// Outcome is one of the Outcome constants.
-	Outcome string `json:"outcome"`
-	// Merged says the shard's result is in the merge.
-	Merged bool `json:"merged"`
-	// Requests are the requests its result holds (0 without one).
-	Requests int64 `json:"requests"`
-	// Seconds is how long it ran (0 without a result).
-	Seconds float64 `json:"seconds,omitempty"`
-	// Reason says why it is not complete, as its scheduler told it.
-	Reason string `json:"reason,omitempty"`
-}
-
-// String is the outcome in one line: "shard 1/3: interrupted after 4.1s,
-// 5123 requests merged (pod deleted)".
-func (o ShardOutcome) String(count int) string {
+// OutcomeLine is o in one line, among count shards: "shard 1/3:
+// interrupted after 4.1s, 5123 requests merged (pod deleted)".
+func OutcomeLine(o ShardOutcome, count int) string {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "shard %d/%d: %s", o.Index, count, o.Outcome)
 	if o.Outcome == OutcomeInterrupted {
-		fmt.Fprintf(b, " after %s", time.Duration(o.Seconds*1e9).Round(time.Millisecond))
+		fmt.Fprintf(b, " after %s", o.Duration.Round(time.Millisecond))
 	}
 	if o.Merged {
 		fmt.Fprintf(b, ", %d requests merged", o.Requests)
@@ -77,14 +61,14 @@ func shardOutcomes(results []*Result, opt MergeOptions) []ShardOutcome {
 			continue
 		}
 		o := &out[s.Index]
-		o.Merged, o.Requests, o.Seconds = true, r.Hail.Counts.Requests, r.Summary.Total
+		o.Merged, o.Requests, o.Duration = true, r.Hail.Counts.Requests, seconds(r.Summary.Total)
 		switch {
 		case r.Hail.Interrupted:
 			o.Outcome = OutcomeInterrupted
 		case o.Outcome == OutcomeFailed: // failed after writing its result
-		case time.Duration(s.LateNS) > LateStart:
+		case s.Late > LateStart:
 			o.Outcome = OutcomeLate
-			o.Reason = fmt.Sprintf("started %s after --start-at", time.Duration(s.LateNS).Round(time.Millisecond))
+			o.Reason = fmt.Sprintf("started %s after --start-at", s.Late.Round(time.Millisecond))
 		default:
 			o.Outcome = OutcomeComplete
 		}
@@ -104,7 +88,7 @@ func perShardLines(m *Merged) []string {
 			complete++
 			continue
 		}
-		lines = append(lines, o.String(n))
+		lines = append(lines, OutcomeLine(o, n))
 	}
 	if complete > 0 {
 		lines = append(lines, fmt.Sprintf("the other %d shards: complete", complete))

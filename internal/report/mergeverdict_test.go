@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The merged verdict combines the shards' verdicts and never contradicts
@@ -39,7 +40,7 @@ func TestMergeVerdictFromShards(t *testing.T) {
 			// summed, 240% of 2 cores, which the merged totals would call
 			// a saturated generator.
 			r.Hail.Generator.Machine, r.Hail.Generator.MachineCPUs, r.Hail.Generator.Cores = "boot-1", 2, 1
-			r.Hail.Generator.UserSeconds, r.Hail.Generator.Utilization = 0.8, 0.8
+			r.Hail.Generator.User, r.Hail.Generator.Utilization = 800*time.Millisecond, 0.8
 			rs = append(rs, r)
 		}
 		m, err := Merge(rs, nil)

@@ -56,13 +56,6 @@ type Origin struct {
 	Verdict Verdict `json:"verdict"`
 }
 
-// OriginCounts are an origin's exact totals.
-type OriginCounts struct {
-	StepCounts
-	Intended int64 `json:"intended"`
-	Unsent   int64 `json:"unsent"`
-}
-
 // SetTotals sets o's figures from its totals over a run of elapsed: its
 // counts, rates, latency (of the responses and of every sent request),
 // status codes, errors and histograms.

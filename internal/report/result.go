@@ -80,15 +80,6 @@ type Percentiles struct {
 	P9999 float64 `json:"p99.99"`
 }
 
-// RPS summarises requests per second over the run's whole seconds.
-type RPS struct {
-	Mean        float64     `json:"mean"`
-	Stddev      *float64    `json:"stddev"`
-	Max         float64     `json:"max"`
-	Min         float64     `json:"min"`
-	Percentiles Percentiles `json:"percentiles"`
-}
-
 // Details are connection-setup and first-byte times.
 type Details struct {
 	DNSDialup MinAvgMax `json:"DNSDialup"`
@@ -154,12 +145,6 @@ type Intent struct {
 	Intended, Sent, Unsent, Skipped int64
 	// Reason is why requests were left unsent ("" when the run ran out).
 	Reason string
-}
-
-// TLSCounts are a run's TLS handshakes (QUIC's included) and resumptions.
-type TLSCounts struct {
-	Handshakes  int64 `json:"handshakes"`
-	Resumptions int64 `json:"resumptions"`
 }
 
 // sec is ns nanoseconds in seconds, as time.Duration.Seconds gives them:
@@ -346,7 +331,7 @@ func rps(series []stats.Second, requests, total float64) RPS {
 		i := int(math.Ceil(p/100*float64(len(xs)))) - 1
 		return xs[max(0, min(i, len(xs)-1))]
 	}
-	out.Percentiles = Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
+	out.Percentiles = RatePercentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
 	return out
 }
 

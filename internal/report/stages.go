@@ -78,16 +78,6 @@ type StageWarmup struct {
 	Histograms Histograms `json:"histograms"`
 }
 
-// StageLoad is what the connections did in a stage, from the seconds of
-// the series that lie in its measured part.
-type StageLoad struct {
-	Seconds       int     `json:"seconds"`
-	ConnsOpenMean float64 `json:"conns_open_mean"`
-	ConnsOpenMax  int64   `json:"conns_open_max"`
-	InFlightMean  float64 `json:"in_flight_mean"`
-	InFlightMax   int64   `json:"in_flight_max"`
-}
-
 // StageProcess is the target's use in a stage (all its processes), from
 // the samples of the seconds that lie in its measured part.
 type StageProcess struct {
@@ -174,7 +164,7 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 		if at := float64(s.Index) + s.Span; s.Span <= 0 || at <= from+eps || at >= to-eps {
 			continue
 		}
-		l.Seconds++
+		l.Samples++
 		l.ConnsOpenMean += float64(s.ConnsOpen)
 		l.InFlightMean += float64(s.InFlight)
 		l.ConnsOpenMax = max(l.ConnsOpenMax, s.ConnsOpen)
@@ -192,9 +182,9 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 		}
 	}
 	var load *StageLoad
-	if l.Seconds > 0 {
-		l.ConnsOpenMean /= float64(l.Seconds)
-		l.InFlightMean /= float64(l.Seconds)
+	if l.Samples > 0 {
+		l.ConnsOpenMean /= float64(l.Samples)
+		l.InFlightMean /= float64(l.Samples)
 		load = &l
 	}
 	var cpu, span float64
@@ -235,8 +225,8 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 // second of its measured part.
 func (s *Stage) Measure() Measure {
 	c := s.Counts
-	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS,
-		AllSent: decodeLatency(s.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
+	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: int64(c.LatencySum),
+		AllSent: decodeLatency(s.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: time.Duration(math.Round(s.Seconds * 1e9))}
 }
 
@@ -472,8 +462,8 @@ func addWarmup(into, w *StageWarmup) error {
 	c.Failed += o.Failed
 	c.BodyBytes += o.BodyBytes
 	c.SentBytes += o.SentBytes
-	c.LatencySumNS += o.LatencySumNS
-	c.FailedSumNS += o.FailedSumNS
+	c.LatencySum += o.LatencySum
+	c.FailedSum += o.FailedSum
 	into.Seconds = max(into.Seconds, w.Seconds)
 	hs := []struct{ dst, src *string }{
 		{&into.Histograms.LatencyOK, &w.Histograms.LatencyOK}, {&into.Histograms.LatencyBad, &w.Histograms.LatencyBad},

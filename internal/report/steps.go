@@ -56,22 +56,6 @@ type Step struct {
 	LLM *LLM `json:"llm,omitempty"`
 }
 
-// StepCounts are a step's exact totals.
-type StepCounts struct {
-	Requests     int64 `json:"requests"`
-	NotSent      int64 `json:"not_sent,omitempty"`
-	Responses    int64 `json:"responses"`
-	Errors       int64 `json:"errors"`
-	Aborted      int64 `json:"aborted"`
-	Truncated    int64 `json:"truncated,omitempty"`
-	Expected     int64 `json:"expected,omitempty"`
-	Failed       int64 `json:"failed"`
-	BodyBytes    int64 `json:"body_bytes"`
-	SentBytes    int64 `json:"sent_bytes"`
-	LatencySumNS int64 `json:"latency_sum_ns"`
-	FailedSumNS  int64 `json:"failed_sum_ns,omitempty"`
-}
-
 // StepLatency summarises a step's latency in seconds.
 type StepLatency struct {
 	Min  float64 `json:"min"`
@@ -82,52 +66,6 @@ type StepLatency struct {
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p99.9"`
 	Max  float64 `json:"max"`
-}
-
-// Threshold is one pass/fail check of a scenario and what was measured.
-type Threshold struct {
-	Expr string `json:"expr"`
-	// Step is the step checked; "" for the whole run.
-	Step string `json:"step,omitempty"`
-	// Stage is the stage checked, as the threshold named it (its number
-	// from 1, or its name); "" for none.
-	Stage string `json:"stage,omitempty"`
-	// Value is the measured value in the metric's unit: seconds for
-	// latencies, a fraction for error_rate, requests/s for rps, a count.
-	Value float64 `json:"value"`
-	// Measured is Value as the report prints it.
-	Measured    string `json:"measured"`
-	Pass        bool   `json:"pass"`
-	AbortOnFail bool   `json:"abort_on_fail,omitempty"`
-}
-
-// ScenarioInfo describes the scenario a Result came from.
-type ScenarioInfo struct {
-	Name  string     `json:"name,omitempty"`
-	File  string     `json:"file,omitempty"`
-	Pools []PoolInfo `json:"pools,omitempty"`
-	Feeds []FeedInfo `json:"feeds,omitempty"`
-	// EndedBy says why the run ended before its length: its data ran out
-	// (a unique feed used up).
-	EndedBy string `json:"ended_by,omitempty"`
-}
-
-// FeedInfo is a data feed at the end of the run: its rows, how many were
-// handed out, and how many requests found a unique feed used up.
-type FeedInfo struct {
-	Name    string `json:"name"`
-	Order   string `json:"order"`
-	Rows    int    `json:"rows"`
-	Used    int64  `json:"used"`
-	Refused int64  `json:"refused,omitempty"`
-}
-
-// PoolInfo is a pool of captured values at the end of the run.
-type PoolInfo struct {
-	Name    string `json:"name"`
-	Live    int    `json:"live"`
-	Max     int    `json:"max"`
-	Dropped int64  `json:"dropped"`
 }
 
 // BuildSteps makes the per-step results: names[i]'s totals are totals[i]
@@ -144,7 +82,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s.Name = name
 		m := MeasureTotals(t, elapsed)
 		s.Counts = StepCounts{Requests: m.Requests, NotSent: t.NotSent, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted, Truncated: t.Truncated(),
-			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySumNS: t.LatencySum, FailedSumNS: t.FailedSum}
+			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySum: time.Duration(t.LatencySum), FailedSum: time.Duration(t.FailedSum)}
 		if all > 0 {
 			s.Share = float64(m.Requests) / float64(all)
 		}
@@ -247,8 +185,8 @@ func decodeLatency(hs Histograms, all ...bool) *hdr.Histogram {
 // Measure measures the whole run of r.
 func (r *Result) Measure() Measure {
 	c := r.Hail.Counts
-	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: c.LatencySumNS,
-		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
+	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: int64(c.LatencySum),
+		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
 		Elapsed: time.Duration(r.Summary.Total * 1e9), Stream: r.streams()}
 }
@@ -266,8 +204,8 @@ func (r *Result) streams() *stats.Streams {
 // Measure measures step s of a run that lasted elapsed.
 func (s *Step) Measure(elapsed time.Duration) Measure {
 	c := s.Counts
-	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: c.LatencySumNS,
-		AllSent: decodeLatency(s.Histograms, true), AllSentSum: c.LatencySumNS + c.FailedSumNS, Requests: c.Requests,
+	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: int64(c.LatencySum),
+		AllSent: decodeLatency(s.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed, Stream: s.streams()}
 }
 

@@ -43,14 +43,6 @@ type Stream struct {
 	Histograms StreamHistograms `json:"histograms"`
 }
 
-// StreamHistograms are hail.stream's encoded histograms.
-type StreamHistograms struct {
-	FirstEvent   string `json:"first_event"`
-	Gap          string `json:"gap"`
-	LongestStall string `json:"longest_stall"`
-	ReadLag      string `json:"read_lag"`
-}
-
 // Dist summarises a histogram: its count, mean, standard deviation,
 // percentiles and extremes, in the histogram's unit (seconds for times,
 // tokens for token counts, tokens per second for rates).

@@ -35,14 +35,14 @@ func writeTargetProcesses(b *strings.Builder, t *Target) {
 		}
 		end := ""
 		if p.Exited {
-			end = fmt.Sprintf(", ended by %.1fs", p.LastSeen)
+			end = fmt.Sprintf(", ended by %.1fs", p.LastSeen.Seconds())
 		}
 		pss := ""
 		if p.PeakPSSBytes > 0 {
 			pss = ", PSS peak " + bytesHuman(float64(p.PeakPSSBytes))
 		}
-		fmt.Fprintf(b, "    pid %-7d %-15s %.2f s CPU, RSS peak %s%s (from %.1fs%s)\n", p.PID, p.Command, p.CPUSeconds,
-			bytesHuman(float64(p.PeakRSSBytes)), pss, p.FirstSeen, end)
+		fmt.Fprintf(b, "    pid %-7d %-15s %.2f s CPU, RSS peak %s%s (from %.1fs%s)\n", p.PID, p.Command, p.CPU.Seconds(),
+			bytesHuman(float64(p.PeakRSSBytes)), pss, p.FirstSeen.Seconds(), end)
 	}
 }
 
@@ -65,7 +65,7 @@ func targetRows(t *Target) [][2]string {
 			if i == listedProcesses {
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%d %s %.2f s", p.PID, p.Command, p.CPUSeconds))
+			parts = append(parts, fmt.Sprintf("%d %s %.2f s", p.PID, p.Command, p.CPU.Seconds()))
 		}
 		rows = append(rows, [2]string{"most CPU", strings.Join(parts, ", ")})
 	}

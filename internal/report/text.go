@@ -102,7 +102,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	writePhasesText(b, r, c) // phase.go: a scenario's setup and teardown
 	writeGeneratorText(b, r, d, c)
 	writeResultsText(b, r) // merge.go: shard, merge notes, target process
-	if head, warn := h.Verdict.Headline(); h.Verdict.Bottleneck != "" {
+	if head, warn := Headline(h.Verdict); h.Verdict.Bottleneck != "" {
 		if warn {
 			head = c.warn(head)
 		}
@@ -217,7 +217,7 @@ func writeRatesText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintf(b, "  requests %.2f (every request that ended, as Requests/sec), completed %.2f (sent, answered), successful %.2f\n",
 		rt.RequestsPerSec, rt.CompletedPerSec, rt.SuccessfulPerSec)
 	if dr := r.Hail.Drain; dr != nil {
-		fmt.Fprintf(b, "  drain (-w): %d requests ended in the %.3f s after the run stopped sending; Total and every rate include them\n", dr.Requests, dr.Seconds)
+		fmt.Fprintf(b, "  drain (-w): %d requests ended in the %.3f s after the run stopped sending; Total and every rate include them\n", dr.Requests, dr.Duration.Seconds())
 	}
 }
 
@@ -296,7 +296,7 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c
 	}
 	g := h.Generator
 	fmt.Fprintf(b, "  CPU:\t%.2fs user, %.2fs system, %.2f µs/request, %.0f%% of %d core(s)\n",
-		g.UserSeconds, g.SystemSeconds, g.CPUPerRequestUS, 100*g.Utilization, g.Cores)
+		g.User.Seconds(), g.System.Seconds(), micros(g.CPUPerRequest), 100*g.Utilization, g.Cores)
 	fmt.Fprintf(b, "  Context switches:\t%d voluntary, %d involuntary\n", g.VoluntarySwitches, g.ForcedSwitches)
 	fmt.Fprintf(b, "  Peak RSS:\t%s\n", bytesHuman(float64(g.MaxRSSBytes)))
 	if g.OthersCPU > 0 || g.Steal > 0 {

@@ -8,21 +8,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// The bottleneck kinds of a Verdict.
-const (
-	// BottleneckNone: nothing but the intended load limited the test.
-	BottleneckNone = "none"
-	// BottleneckTarget: the target was the limit (every connection busy,
-	// or it stalled), or it could not be reached at all.
-	BottleneckTarget = "target"
-	// BottleneckGenerator: hail's own CPU was the limit.
-	BottleneckGenerator = "generator"
-	// BottleneckOthers: other processes (or the hypervisor) took hail's CPU.
-	BottleneckOthers = "other-processes"
-	// BottleneckWakeup: an otherwise idle machine woke hail late.
-	BottleneckWakeup = "timer-wakeup"
-)
-
 // Thresholds of the verdict that the live view shows too.
 const (
 	// Late is the p99 of hail's own lateness (or of a connection wait) past
@@ -197,8 +182,8 @@ func Classify(e Evidence) string {
 // evidence gathers the whole run's evidence.
 func evidence(in Input, r *Result) Evidence {
 	h := &r.Hail
-	e := Evidence{Open: in.Open, OwnP99: h.SendDelay.Own.P99, OwnMax: h.SendDelay.Own.Max, OwnSamples: h.SendDelay.Own.Samples,
-		WaitP99: h.SendDelay.ConnWait.P99, Queued: h.Counts.Queued, Sent: h.Counts.Sent, NotSent: h.Counts.NotSent,
+	e := Evidence{Open: in.Open, OwnP99: h.SendDelay.Own.P99.Seconds(), OwnMax: h.SendDelay.Own.Max.Seconds(), OwnSamples: h.SendDelay.Own.Samples,
+		WaitP99: h.SendDelay.ConnWait.P99.Seconds(), Queued: h.Counts.Queued, Sent: h.Counts.Sent, NotSent: h.Counts.NotSent,
 		Failed: h.AllSent.Failed, Responses: h.Counts.Responses,
 		Rate: in.Rate, CPU: h.Generator.Utilization, Machine: in.Machine}
 	if in.Target != nil {
@@ -244,13 +229,13 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 	}
 	if GeneratorSide(kind) && e.OwnSamples > 0 && e.OwnP99 > lateP99 {
 		if e.Open {
-			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99), fmtDur(own.Max)))
+			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): it did not send on time although connections were free", fmtDur(own.P99.Seconds()), fmtDur(own.Max.Seconds())))
 			if e.Queued > 0 && e.WaitP99 > lateP99 && e.hailBound() {
 				out = append(out, fmt.Sprintf("%d requests then waited for a connection (p99 %s), but hail held the connections, not the target: it served each request in %s, enough for about %.0f req/s over %d connections, and %.1f req/s went out",
-					e.Queued, fmtDur(wait.P99), fmtDur(serviceTime(r)), e.Capacity, in.Connections, e.Achieved))
+					e.Queued, fmtDur(wait.P99.Seconds()), fmtDur(serviceTime(r)), e.Capacity, in.Connections, e.Achieved))
 			}
 		} else {
-			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99), fmtDur(own.Max)))
+			out = append(out, fmt.Sprintf("hail's own lateness p99 %s exceeds 1ms (max %s): the next request on a connection left that late after the previous response arrived", fmtDur(own.P99.Seconds()), fmtDur(own.Max.Seconds())))
 		}
 	}
 	if e.ReadLate() && GeneratorSide(kind) {
@@ -260,7 +245,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 	case BottleneckTarget:
 		if !e.Open && e.OwnP99 > lateP99 && e.TargetCPU >= othersShare && !(e.Stalled >= 1 && e.OwnMax < e.Stalled/2) {
 			t := in.Target
-			out = append(out, fmt.Sprintf("hail's own lateness p99 %s (max %s): the next request on a connection left that late after the previous response arrived, waiting for CPUs the target used", fmtDur(own.P99), fmtDur(own.Max)),
+			out = append(out, fmt.Sprintf("hail's own lateness p99 %s (max %s): the next request on a connection left that late after the previous response arrived, waiting for CPUs the target used", fmtDur(own.P99.Seconds()), fmtDur(own.Max.Seconds())),
 				fmt.Sprintf("the target's own process (pid %d, %s) used %.0f%% of hail's %d CPU(s) while hail used %.0f%%: the rate is what the target and hail reach together on the CPUs they share; pin them apart (taskset) to measure the target alone",
 					t.PID, t.Command, 100*e.TargetCPU, m.CPUs, 100*e.CPU))
 			break
@@ -272,7 +257,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 			break
 		}
 		out = append([]string{fmt.Sprintf("%d of %d requests (%.0f%%) waited for a free connection because all %d had a request in flight: wait p99 %s, max %s; hail's own lateness p99 %s",
-			c.Queued, c.Sent, pct(c.Queued, c.Sent), in.Connections, fmtDur(wait.P99), fmtDur(wait.Max), fmtDur(own.P99)), sustained(in, r)}, out...)
+			c.Queued, c.Sent, pct(c.Queued, c.Sent), in.Connections, fmtDur(wait.P99.Seconds()), fmtDur(wait.Max.Seconds()), fmtDur(own.P99.Seconds())), sustained(in, r)}, out...)
 		if c.Unsent > 0 {
 			out = append(out, fmt.Sprintf("%d intended requests were still waiting when the run stopped (%s): unsent, not counted as requests", c.Unsent, h.UnsentReason))
 		}
@@ -316,10 +301,10 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		switch {
 		case e.Open:
 			out = append(out, fmt.Sprintf("hail sent on time: own lateness p99 %s, %d requests (%.1f%%) waited for a connection (p99 %s), its CPU %.0f%% of %d core(s)",
-				fmtDur(own.P99), c.Queued, pct(c.Queued, c.Sent), fmtDur(wait.P99), 100*e.CPU, h.Generator.Cores))
+				fmtDur(own.P99.Seconds()), c.Queued, pct(c.Queued, c.Sent), fmtDur(wait.P99.Seconds()), 100*e.CPU, h.Generator.Cores))
 		case e.OwnSamples > 0:
 			out = append(out, fmt.Sprintf("closed model: the target set the pace; hail sent each next request on time (own lateness p99 %s after a response's arrival), its CPU %.0f%% of %d core(s)",
-				fmtDur(own.P99), 100*e.CPU, h.Generator.Cores))
+				fmtDur(own.P99.Seconds()), 100*e.CPU, h.Generator.Cores))
 		default:
 			out = append(out, fmt.Sprintf("closed model: the target set the pace; hail's CPU %.0f%% of %d core(s)", 100*e.CPU, h.Generator.Cores))
 		}
@@ -491,7 +476,7 @@ func pct(a, b int64) float64 {
 
 // Headline is the verdict's first line, as every report prints it, and
 // whether it is a warning.
-func (v Verdict) Headline() (string, bool) {
+func Headline(v Verdict) (string, bool) {
 	switch v.Bottleneck {
 	case BottleneckTarget:
 		return "Bottleneck: the target (not hail):", false
@@ -536,8 +521,8 @@ func accounting(h *Hail) string {
 // sendDelay describes the open model's send delay in d's unit.
 func sendDelay(h *Hail, d func(float64) string) (own, wait string) {
 	o, w := h.SendDelay.Own, h.SendDelay.ConnWait
-	own = fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", d(o.P50), d(o.P99), d(o.P999), d(o.Max))
-	wait = fmt.Sprintf("p50 %s, p99 %s, max %s; %d requests (%.1f%%) waited, all connections busy", d(w.P50), d(w.P99), d(w.Max),
+	own = fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", d(o.P50.Seconds()), d(o.P99.Seconds()), d(o.P999.Seconds()), d(o.Max.Seconds()))
+	wait = fmt.Sprintf("p50 %s, p99 %s, max %s; %d requests (%.1f%%) waited, all connections busy", d(w.P50.Seconds()), d(w.P99.Seconds()), d(w.Max.Seconds()),
 		h.Counts.Queued, pct(h.Counts.Queued, h.Counts.Sent))
 	return own, wait
 }

@@ -46,7 +46,7 @@ func TestStreamVerdict(t *testing.T) {
 		}
 		r := Build(Input{Totals: tot, Elapsed: time.Second, Cores: 1, Start: time.Now(), Open: true, Connections: 4})
 		v := r.Hail.Verdict
-		head, _ := v.Headline()
+		head, _ := Headline(v)
 		if v.Bottleneck != c.kind || v.ReadLate != c.late || r.Hail.LLM.ITLAffected != c.late {
 			t.Errorf("%s: verdict %+v, ITL affected %v; want %s, read late %v", c.name, v, r.Hail.LLM.ITLAffected, c.kind, c.late)
 		}

@@ -148,7 +148,7 @@ func TestOwnLatenessMatchesArrivals(t *testing.T) {
 			}
 			p99 := func(v []int64) time.Duration { slices.Sort(v); return time.Duration(v[len(v)*99/100]) }
 			server, stamped := p99(serverLate), p99(hailLate)
-			own, wait := time.Duration(res.Hail.SendDelay.Own.P99*1e9), time.Duration(res.Hail.SendDelay.ConnWait.P99*1e9)
+			own, wait := res.Hail.SendDelay.Own.P99, res.Hail.SendDelay.ConnWait.P99
 			t.Logf("%s: server-side lateness p99 %v; hail's send delay p99 %v = own %v + connection wait %v", engine, server, stamped, own, wait)
 			if d := server - stamped; d < -500*time.Microsecond || d > 500*time.Microsecond {
 				return fmt.Errorf("server-side lateness p99 %v and hail's send delay p99 %v differ by more than 0.5 ms", server, stamped)

@@ -89,7 +89,7 @@ func TestDrainIsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, c := res.Hail.Drain, res.Hail.Counts
-	if d == nil || d.Requests != 4 || !d.InRates || d.Seconds < 0.05 || d.Seconds > 0.35 {
+	if d == nil || d.Requests != 4 || !d.InRates || d.Duration.Seconds() < 0.05 || d.Duration.Seconds() > 0.35 {
 		t.Fatalf("drain %+v: want the 4 requests in flight at -z, ended within its 300 ms", d)
 	}
 	if c.Responses != 8 || c.Aborted != 0 || res.Hail.Rates.RequestsPerSec != res.Summary.RequestsPerSec {

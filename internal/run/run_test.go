@@ -112,7 +112,7 @@ func TestFixedDelay(t *testing.T) {
 				p.Requests, p.Connections, p.Rate = 300, 4, rate
 				res := mustRun(t, p, Options{})
 				if p50 := res.LatencyPercentiles.P50; p50 < 0.005 || p50 > 0.005+slack {
-					return fmt.Errorf("rate %v: p50 = %.3f ms (lag p50 %.3f ms), want 5.0-%.1f ms", rate, p50*1e3, res.Hail.Lag.P50*1e3, (0.005+slack)*1e3)
+					return fmt.Errorf("rate %v: p50 = %.3f ms (lag p50 %.3f ms), want 5.0-%.1f ms", rate, p50*1e3, res.Hail.Lag.P50.Seconds()*1e3, (0.005+slack)*1e3)
 				}
 				return nil
 			})

@@ -62,7 +62,7 @@ func shardInfo(whole, share *plan.Plan, started time.Time) *report.Shard {
 		Rate: share.Rate, Connections: share.Connections}
 	if !whole.StartAt.IsZero() {
 		s.StartAt = whole.StartAt.UTC().Format(time.RFC3339Nano)
-		s.LateNS = max(0, int64(started.Sub(whole.StartAt)))
+		s.Late = max(0, started.Sub(whole.StartAt))
 	}
 	return s
 }
@@ -77,7 +77,7 @@ const MaxStartLate = 5 * time.Second
 
 // CheckStartAt says what is wrong with a --start-at time, if anything. A
 // shard (sharded) whose time has passed is not refused: scheduled late, it
-// starts at once and its result records by how much (report.Shard.LateNS),
+// starts at once and its result records by how much (report.Shard.Late),
 // so the whole run is reported incomplete rather than a shard lost.
 func CheckStartAt(t, now time.Time, sharded bool) error {
 	late := MaxStartLate

@@ -97,11 +97,11 @@ func TestCheckStartAt(t *testing.T) {
 	}
 	at := now.Add(-3 * time.Second)
 	s := shardInfo(&plan.Plan{ShardIndex: 1, ShardCount: 2, StartAt: at}, &plan.Plan{}, now)
-	if s == nil || s.LateNS != int64(3*time.Second) {
+	if s == nil || s.Late != 3*time.Second {
 		t.Errorf("shard info %+v, want late 3s", s)
 	}
-	if s := shardInfo(&plan.Plan{ShardCount: 2, StartAt: now.Add(time.Second)}, &plan.Plan{}, now.Add(time.Second)); s.LateNS != 0 {
-		t.Errorf("on time: late %d", s.LateNS)
+	if s := shardInfo(&plan.Plan{ShardCount: 2, StartAt: now.Add(time.Second)}, &plan.Plan{}, now.Add(time.Second)); s.Late != 0 {
+		t.Errorf("on time: late %d", s.Late)
 	}
 	stop := make(chan struct{})
 	close(stop)

@@ -62,9 +62,9 @@ func checkTrace(t *testing.T, what string, recs []stats.TraceRecord, res *report
 		}
 		sum += r.End - r.Intended
 	}
-	if bad != res.StatusCodeDistribution["503"] || failed != c.Errors || sum != c.LatencySumNS {
+	if bad != res.StatusCodeDistribution["503"] || failed != c.Errors || sum != int64(c.LatencySum) {
 		t.Errorf("%s: %d 503s (report %d), %d errors (report %d), latency sum %d (report %d)", what,
-			bad, res.StatusCodeDistribution["503"], failed, c.Errors, sum, c.LatencySumNS)
+			bad, res.StatusCodeDistribution["503"], failed, c.Errors, sum, c.LatencySum)
 	}
 }
 

@@ -93,13 +93,3 @@ func BenchmarkPlainGETTCP(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkParseHead(b *testing.B) {
-	in := []byte(plainGET)
-	var r request
-	b.ReportAllocs()
-	b.SetBytes(int64(len(in)))
-	for b.Loop() {
-		parseHead(in, 64<<10, &r)
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 const (
@@ -62,7 +64,7 @@ type conn struct {
 	head    []byte // pinned copy of the request head while a chunked body is read
 	scratch []byte // JSON building
 
-	req          request
+	req          http1.RequestHead
 	isHead       bool // request method is HEAD
 	counted      bool // the response counts in Stats.Requests
 	sentContinue bool
@@ -129,11 +131,11 @@ func (c *conn) handle() bool {
 		if c.r == c.w {
 			c.r, c.w = 0, 0
 		}
-		n, err := parseHead(c.buf[c.r:c.w], c.s.maxHeader, &c.req)
+		n, err := http1.ParseRequestHead(c.buf[c.r:c.w], c.s.maxHeader, &c.req)
 		if err == nil {
 			return c.process(n)
 		}
-		if err != errIncomplete {
+		if err != http1.ErrRequestIncomplete {
 			c.fail(err)
 			return false
 		}
@@ -164,7 +166,7 @@ func (c *conn) fill() bool {
 		// report their limits before the buffer runs out.
 		size := min(2*len(c.buf), c.s.maxHeader+c.s.bufSize)
 		if size <= len(c.buf) { // unreachable with the limits above
-			c.fail(errHeaderTooLarge)
+			c.fail(http1.ErrRequestHeadTooLarge)
 			c.flush()
 			c.dead = true
 			return false
@@ -198,7 +200,7 @@ func (c *conn) needMore() bool {
 }
 
 func (c *conn) sendContinue() {
-	if c.req.expectContinue && !c.sentContinue {
+	if c.req.ExpectContinue && !c.sentContinue {
 		c.sentContinue = true
 		c.out = append(c.out, "HTTP/1.1 100 Continue\r\n\r\n"...)
 	}
@@ -230,7 +232,7 @@ func (c *conn) process(n int) bool {
 	req := &c.req
 	c.sentContinue = false
 	c.isHead = false
-	rt := routeOf(req.path)
+	rt := routeOf(req.Path)
 	c.counted = rt != routeHealthz && rt != routeStats && rt != routeStatsReset
 	need := rt == routeEcho || rt == routeItems
 
@@ -238,16 +240,16 @@ func (c *conn) process(n int) bool {
 	next := headEnd
 	var body []byte
 	switch {
-	case req.chunked:
+	case req.Chunked:
 		c.pinHead(n)
-		var err *httpError
+		var err *http1.RequestError
 		if body, err = c.readChunked(need); err != nil {
 			c.fail(err)
 			return false
 		}
 		next = c.r
-	case req.contentLength > 0:
-		cl := req.contentLength
+	case req.ContentLength > 0:
+		cl := req.ContentLength
 		if cl > c.s.maxBody {
 			c.fail(errBodyTooLarge)
 			return false
@@ -282,7 +284,7 @@ func (c *conn) process(n int) bool {
 // can be compacted while a chunked body is read through it.
 func (c *conn) pinHead(n int) {
 	c.head = append(c.head[:0], c.buf[c.r:c.r+n]...)
-	parseHead(c.head, len(c.head)+1, &c.req)
+	http1.ParseRequestHead(c.head, len(c.head)+1, &c.req)
 	c.r += n
 }
 
@@ -314,7 +316,7 @@ func (c *conn) readLargeBody(headEnd int, cl int64, need bool) ([]byte, bool) {
 
 // readChunked decodes a chunked body from buf (the head is pinned). With
 // need false the data is discarded.
-func (c *conn) readChunked(need bool) ([]byte, *httpError) {
+func (c *conn) readChunked(need bool) ([]byte, *http1.RequestError) {
 	body := c.body[:0]
 	var total int64
 	for {
@@ -322,7 +324,7 @@ func (c *conn) readChunked(need bool) ([]byte, *httpError) {
 		if err != nil {
 			return nil, err
 		}
-		size, ok := parseChunkSize(line)
+		size, ok := http1.ParseChunkSize(line)
 		if !ok {
 			return nil, errBadChunk
 		}
@@ -354,7 +356,7 @@ func (c *conn) readChunked(need bool) ([]byte, *httpError) {
 	}
 	// Trailer section: skipped, but bounded and checked for form.
 	for trailer := 0; ; {
-		line, err := c.readLine(c.s.maxHeader, errHeaderTooLarge)
+		line, err := c.readLine(c.s.maxHeader, http1.ErrRequestHeadTooLarge)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +364,7 @@ func (c *conn) readChunked(need bool) ([]byte, *httpError) {
 			break
 		}
 		if trailer += len(line) + 2; trailer > c.s.maxHeader {
-			return nil, errHeaderTooLarge
+			return nil, http1.ErrRequestHeadTooLarge
 		}
 		if i := bytes.IndexByte(line, ':'); i <= 0 || line[0] == ' ' || line[0] == '\t' {
 			return nil, errBadChunk
@@ -376,7 +378,7 @@ func (c *conn) readChunked(need bool) ([]byte, *httpError) {
 
 // readLine returns the next line from buf (without its LF or CRLF), reading
 // more as needed; a line longer than limit yields tooLong.
-func (c *conn) readLine(limit int, tooLong *httpError) ([]byte, *httpError) {
+func (c *conn) readLine(limit int, tooLong *http1.RequestError) ([]byte, *http1.RequestError) {
 	for {
 		if i := bytes.IndexByte(c.buf[c.r:c.w], '\n'); i >= 0 {
 			if i > limit {
@@ -399,17 +401,17 @@ func (c *conn) readLine(limit int, tooLong *httpError) ([]byte, *httpError) {
 }
 
 // fail answers a protocol error and marks the connection for closing.
-func (c *conn) fail(err *httpError) {
-	if err.status == 0 || c.dead {
+func (c *conn) fail(err *http1.RequestError) {
+	if err.Status == 0 || c.dead {
 		c.dead = true
 		return
 	}
 	c.closing = true
 	c.isHead = false
 	c.counted = true
-	c.req.minor = 1
-	c.scratch = append(append(c.scratch[:0], err.msg...), '\n')
-	c.respond(err.status, ctText, "", c.scratch, false, false)
+	c.req.Minor = 1
+	c.scratch = append(append(c.scratch[:0], err.Msg...), '\n')
+	c.respond(err.Status, ctText, "", c.scratch, false, false)
 }
 
 // flush writes pending output.

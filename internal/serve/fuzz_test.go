@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"testing"
+
+	"github.com/hail-loadgen/hail/internal/http1"
 )
 
 // FuzzRequestParser feeds arbitrary bytes to parseHead, checks its
@@ -29,31 +31,31 @@ func FuzzRequestParser(f *testing.F) {
 		f.Add([]byte(s), uint8(2))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
-		var r request
-		n, err := parseHead(data, 1024, &r)
+		var r http1.RequestHead
+		n, err := http1.ParseRequestHead(data, 1024, &r)
 		if err == nil {
 			if n <= 0 || n > len(data) || n > 1024 {
 				t.Fatalf("n=%d for %d bytes", n, len(data))
 			}
-			if len(r.path) == 0 || (r.path[0] != '/' && string(r.path) != "*") {
-				t.Fatalf("path %q", r.path)
+			if len(r.Path) == 0 || (r.Path[0] != '/' && string(r.Path) != "*") {
+				t.Fatalf("path %q", r.Path)
 			}
-			if r.minor != 0 && r.minor != 1 {
-				t.Fatalf("minor %d", r.minor)
+			if r.Minor != 0 && r.Minor != 1 {
+				t.Fatalf("minor %d", r.Minor)
 			}
-			if r.chunked && r.contentLength >= 0 {
+			if r.Chunked && r.ContentLength >= 0 {
 				t.Fatal("chunked with Content-Length")
 			}
-			if !bytes.Contains(data[:n], r.head) || !bytes.HasPrefix(r.head, r.method) {
-				t.Fatalf("head %q", r.head)
+			if !bytes.Contains(data[:n], r.Head) || !bytes.HasPrefix(r.Head, r.Method) {
+				t.Fatalf("head %q", r.Head)
 			}
 			// Parsing is independent of what follows the head.
-			var r2 request
-			n2, err2 := parseHead(append(append([]byte{}, data[:n]...), "GARBAGE"...), 1024, &r2)
+			var r2 http1.RequestHead
+			n2, err2 := http1.ParseRequestHead(append(append([]byte{}, data[:n]...), "GARBAGE"...), 1024, &r2)
 			if n2 != n || err2 != nil {
 				t.Fatalf("re-parse: %d %v, want %d", n2, err2, n)
 			}
-		} else if err != errIncomplete && err.status == 0 {
+		} else if err != http1.ErrRequestIncomplete && err.Status == 0 {
 			t.Fatalf("error without status: %v", err)
 		}
 

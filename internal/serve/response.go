@@ -40,8 +40,8 @@ var (
 // whether the connection stays open.
 func (c *conn) dispatch(rt route, body []byte) bool {
 	req := &c.req
-	keep := req.keepAlive
-	m := req.method
+	keep := req.KeepAlive
+	m := req.Method
 	c.isHead = string(m) == "HEAD"
 	get := c.isHead || string(m) == "GET"
 
@@ -71,8 +71,8 @@ func (c *conn) dispatch(rt route, body []byte) bool {
 		return keep
 	}
 
-	if len(req.query) == 0 {
-		if rt == routeDefault && keep && req.minor == 1 && string(m) == "GET" {
+	if len(req.Query) == 0 {
+		if rt == routeDefault && keep && req.Minor == 1 && string(m) == "GET" {
 			c.out = append(c.out, helloResponse...)
 			c.count(200)
 			if len(c.out) >= flushAt {
@@ -83,7 +83,7 @@ func (c *conn) dispatch(rt route, body []byte) bool {
 		return c.endpoint(rt, body, nil, keep)
 	}
 
-	f := c.faultsFor(req.query)
+	f := c.faultsFor(req.Query)
 	if f.err != "" {
 		c.scratch = append(c.scratch[:0], f.err...)
 		c.respond(400, ctText, "", c.scratch, false, keep)
@@ -134,13 +134,13 @@ func (c *conn) faultsFor(q []byte) *faults {
 
 // endpoint runs the handler of a non-control route.
 func (c *conn) endpoint(rt route, body []byte, f *faults, keep bool) bool {
-	chunked := f != nil && f.chunked && c.req.minor == 1
+	chunked := f != nil && f.chunked && c.req.Minor == 1
 	switch rt {
 	case routeEcho:
 		if f != nil && f.headers {
-			c.respond(200, ctText, "", c.req.head, chunked, keep)
+			c.respond(200, ctText, "", c.req.Head, chunked, keep)
 		} else {
-			c.respond(200, c.req.contentType, "", body, chunked, keep)
+			c.respond(200, c.req.ContentType, "", body, chunked, keep)
 		}
 	case routeItems:
 		c.itemsCollection(body, chunked, keep)
@@ -155,7 +155,7 @@ func (c *conn) endpoint(rt route, body []byte, f *faults, keep bool) bool {
 // respondDefault sends the default body ("hello world\n" or the size=
 // pattern) with status.
 func (c *conn) respondDefault(status int, f *faults, keep bool) {
-	chunked := f != nil && f.chunked && c.req.minor == 1
+	chunked := f != nil && f.chunked && c.req.Minor == 1
 	if f != nil && f.size >= 0 {
 		c.respondPattern(status, f.size, chunked, keep)
 		return
@@ -166,7 +166,7 @@ func (c *conn) respondDefault(status int, f *faults, keep bool) {
 // itemsCollection handles /items.
 func (c *conn) itemsCollection(body []byte, chunked, keep bool) {
 	s := c.s
-	switch string(c.req.method) {
+	switch string(c.req.Method) {
 	case "GET", "HEAD":
 		b := append(c.scratch[:0], `{"count":`...)
 		b = strconv.AppendInt(b, s.c.live.Load(), 10)
@@ -201,9 +201,9 @@ func (c *conn) itemsCollection(body []byte, chunked, keep bool) {
 // item handles /items/{id}.
 func (c *conn) item(chunked, keep bool) {
 	s := c.s
-	id := c.req.path[len("/items/"):]
+	id := c.req.Path[len("/items/"):]
 	n, issued := s.items.lookupID(id)
-	switch string(c.req.method) {
+	switch string(c.req.Method) {
 	case "GET", "HEAD":
 		var data []byte
 		found := false
@@ -286,7 +286,7 @@ func (c *conn) header(status int, ctype []byte, extra string, length int64, chun
 	}
 	if !keep {
 		o = append(o, "Connection: close\r\n"...)
-	} else if c.req.minor == 0 {
+	} else if c.req.Minor == 0 {
 		o = append(o, "Connection: keep-alive\r\n"...)
 	}
 	c.out = append(o, "\r\n"...)

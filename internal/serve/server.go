@@ -5,13 +5,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/listen"
 	"github.com/hail-loadgen/hail/internal/schedule"
 )
 
@@ -202,21 +201,7 @@ func (s *Server) Listen() (net.Addr, error) {
 	if s.ln != nil {
 		return nil, errors.New("serve: already listening on " + s.ln.Addr().String())
 	}
-	network, address := "tcp", s.addr
-	if path, ok := strings.CutPrefix(s.addr, "unix:"); ok {
-		network, address = "unix", path
-	}
-	ln, err := net.Listen(network, address)
-	if err != nil && network == "unix" && errors.Is(err, syscall.EADDRINUSE) {
-		// A socket file nobody accepts on is left over from a dead server.
-		if c, derr := net.DialTimeout("unix", address, time.Second); derr == nil {
-			c.Close()
-		} else if errors.Is(derr, syscall.ECONNREFUSED) {
-			if os.Remove(address) == nil {
-				ln, err = net.Listen(network, address)
-			}
-		}
-	}
+	ln, err := listen.Listen(s.addr)
 	if err != nil {
 		return nil, err
 	}
@@ -249,28 +234,11 @@ func (s *Server) Serve() error {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	var backoff time.Duration
 	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			select {
-			case <-s.done:
-				return nil
-			default:
-			}
-			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
-				// Out of file descriptors and the like: back off and retry.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				select {
-				case <-time.After(backoff):
-				case <-s.done:
-					return nil
-				}
-				continue
-			}
+		nc, err := listen.Accept(ln, s.done)
+		if nc == nil {
 			return err
 		}
-		backoff = 0
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()

@@ -48,7 +48,7 @@ func TestDefaultEndpoint(t *testing.T) {
 func TestHelloResponseMatchesGeneric(t *testing.T) {
 	s := New(Config{})
 	c := newConn(s, newMemConn("", 0))
-	c.req.minor = 1
+	c.req.Minor = 1
 	c.respond(200, ctText, "", helloBody, false, true)
 	if string(c.out) != string(helloResponse) {
 		t.Fatalf("generic %q != pre-encoded %q", c.out, helloResponse)

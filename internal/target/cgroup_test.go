@@ -37,8 +37,8 @@ func TestCgroupV2(t *testing.T) {
 		s.Fill(&sec)
 		usage(1_000_000)
 		sum := s.Summary(time.Second)
-		if sum.CPUSeconds != 0.25 || sec.TargetProcs != 1 || sec.TargetRSS < 1<<20 || sum.PeakCgroupMemoryBytes != 123456789 || sum.PID != os.Getpid() {
-			t.Errorf("%s: CPU %v s, %d processes, RSS %d, cgroup memory %d, pid %d", path, sum.CPUSeconds, sec.TargetProcs, sec.TargetRSS, sum.PeakCgroupMemoryBytes, sum.PID)
+		if sum.CPU.Seconds() != 0.25 || sec.TargetProcs != 1 || sec.TargetRSS < 1<<20 || sum.PeakCgroupMemoryBytes != 123456789 || sum.PID != os.Getpid() {
+			t.Errorf("%s: CPU %v s, %d processes, RSS %d, cgroup memory %d, pid %d", path, sum.CPU.Seconds(), sec.TargetProcs, sec.TargetRSS, sum.PeakCgroupMemoryBytes, sum.PID)
 		}
 		if !strings.Contains(sum.Follows, "(v2)") {
 			t.Errorf("follows %q", sum.Follows)
@@ -129,10 +129,10 @@ func TestCgroupV1(t *testing.T) {
 	s.Fill(&sec)
 	sum := s.Summary(time.Second)
 	want := (workers * workerCPU).Seconds()
-	if sum.CPUSeconds < 0.95*want || sum.CPUSeconds > want+1 || sum.PeakCgroupMemoryBytes == 0 || !strings.Contains(sum.Follows, "(v1)") {
-		t.Errorf("CPU %.3f s (want about %.2f), cgroup memory %d, follows %q", sum.CPUSeconds, want, sum.PeakCgroupMemoryBytes, sum.Follows)
+	if sum.CPU.Seconds() < 0.95*want || sum.CPU.Seconds() > want+1 || sum.PeakCgroupMemoryBytes == 0 || !strings.Contains(sum.Follows, "(v1)") {
+		t.Errorf("CPU %.3f s (want about %.2f), cgroup memory %d, follows %q", sum.CPU.Seconds(), want, sum.PeakCgroupMemoryBytes, sum.Follows)
 	}
-	t.Logf("cgroup v1: %.3f s of CPU, %d processes seen, memory peak %d", sum.CPUSeconds, sum.ProcessesSeen, sum.PeakCgroupMemoryBytes)
+	t.Logf("cgroup v1: %.3f s of CPU, %d processes seen, memory peak %d", sum.CPU.Seconds(), sum.ProcessesSeen, sum.PeakCgroupMemoryBytes)
 	// Cleanup runs last-in first-out: the master is killed before its
 	// cgroups are removed.
 }
@@ -159,8 +159,8 @@ func TestCgroupV1Fake(t *testing.T) {
 		s.Fill(&sec)
 		os.WriteFile(acct, []byte("5000000000\n"), 0o644)
 		sum := s.Summary(time.Second)
-		if sum.CPUSeconds != 0.5 || sum.PeakCgroupMemoryBytes != 4096 || sec.TargetProcs != 1 || !strings.Contains(sum.Follows, "(v1)") {
-			t.Errorf("%s: CPU %v s, memory %d, %d processes, follows %q", path, sum.CPUSeconds, sum.PeakCgroupMemoryBytes, sec.TargetProcs, sum.Follows)
+		if sum.CPU.Seconds() != 0.5 || sum.PeakCgroupMemoryBytes != 4096 || sec.TargetProcs != 1 || !strings.Contains(sum.Follows, "(v1)") {
+			t.Errorf("%s: CPU %v s, memory %d, %d processes, follows %q", path, sum.CPU.Seconds(), sum.PeakCgroupMemoryBytes, sec.TargetProcs, sum.Follows)
 		}
 	}
 }

@@ -458,9 +458,9 @@ func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
 	if s.cgKnown {
 		t.PeakCgroupMemoryBytes, t.EndCgroupMemoryBytes = max(s.peakCG, s.first.cgMemory), s.end.cgMemory
 	}
-	t.CPUSeconds = s.cpu.Seconds()
+	t.CPU = s.cpu
 	if elapsed > 0 {
-		t.MeanCPU = t.CPUSeconds / elapsed.Seconds()
+		t.MeanCPU = t.CPU.Seconds() / elapsed.Seconds()
 	}
 	t.PeakCPU = max(s.peakCPU, t.MeanCPU)
 	procs := make([]*process, 0, len(s.procs))
@@ -478,8 +478,8 @@ func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
 			t.ProcessesNotListed = len(procs) - maxListed
 			break
 		}
-		t.Processes = append(t.Processes, report.TargetProcess{PID: p.pid, Command: p.comm, CPUSeconds: p.used.Seconds(),
-			PeakRSSBytes: p.peakRSS, PeakPSSBytes: p.peakPSS, FirstSeen: p.first.Seconds(), LastSeen: p.last.Seconds(), Exited: p.gone})
+		t.Processes = append(t.Processes, report.TargetProcess{PID: p.pid, Command: p.comm, CPU: p.used,
+			PeakRSSBytes: p.peakRSS, PeakPSSBytes: p.peakPSS, FirstSeen: p.first, LastSeen: p.last, Exited: p.gone})
 	}
 	return t
 }

@@ -142,15 +142,15 @@ func samplerTree(t *testing.T, kids bool) {
 	}
 	sum := s.Summary(2 * time.Second)
 	// 10+40 then 5 + (140 − 90 seen of the child) + 7 = 112 ticks.
-	if sum.CPUSeconds < 1.119 || sum.CPUSeconds > 1.121 || sum.Samples != 2 || sum.PID != 42 || sum.Command != "srv" {
-		t.Errorf("summary: %.3f CPU s, %d samples, pid %d %s; want 1.12 s", sum.CPUSeconds, sum.Samples, sum.PID, sum.Command)
+	if sum.CPU.Seconds() < 1.119 || sum.CPU.Seconds() > 1.121 || sum.Samples != 2 || sum.PID != 42 || sum.Command != "srv" {
+		t.Errorf("summary: %.3f CPU s, %d samples, pid %d %s; want 1.12 s", sum.CPU.Seconds(), sum.Samples, sum.PID, sum.Command)
 	}
 	if sum.ProcessesSeen != 3 || sum.PeakProcesses != 2 || sum.PeakPSSBytes != 410*1024 || !strings.Contains(sum.Follows, "pid 42 and its descendants") {
 		t.Errorf("summary: %d seen, %d at once, PSS %d, follows %q", sum.ProcessesSeen, sum.PeakProcesses, sum.PeakPSSBytes, sum.Follows)
 	}
 	byPID := map[int]float64{}
 	for _, p := range sum.Processes {
-		byPID[p.PID] = p.CPUSeconds
+		byPID[p.PID] = p.CPU.Seconds()
 	}
 	if byPID[42] < 0.649 || byPID[42] > 0.651 || byPID[43] < 0.399 || byPID[43] > 0.401 || byPID[44] != 0.07 || byPID[99] != 0 {
 		t.Errorf("per process: %v", byPID)

@@ -141,8 +141,8 @@ func TestTargetCmdFollowsWorkers(t *testing.T) {
 	s.Fill(&sec)
 	sum := s.Summary(time.Second)
 	want := (workers * workerCPU).Seconds()
-	if sum.CPUSeconds < 0.9*want || sum.CPUSeconds > want+1 {
-		t.Errorf("CPU %.3f s, want about %.2f s (%d workers × %v, and the master's own)", sum.CPUSeconds, want, workers, workerCPU)
+	if sum.CPU.Seconds() < 0.9*want || sum.CPU.Seconds() > want+1 {
+		t.Errorf("CPU %.3f s, want about %.2f s (%d workers × %v, and the master's own)", sum.CPU.Seconds(), want, workers, workerCPU)
 	}
 	if sum.ProcessesSeen < 3 || maxAtOnce < 2 || sum.PeakProcesses != maxAtOnce {
 		t.Errorf("%d processes seen, at most %d at once (%d in the summary): the workers were not followed", sum.ProcessesSeen, maxAtOnce, sum.PeakProcesses)
@@ -158,10 +158,10 @@ func TestTargetCmdFollowsWorkers(t *testing.T) {
 	}
 	// --target-pid follows the master's children too.
 	master.Fill(&sec)
-	if m := master.Summary(time.Second); m.CPUSeconds < 0.9*want {
-		t.Errorf("--target-pid %d: %.3f s of CPU, want its workers' %.2f s too", cmd.Process.Pid, m.CPUSeconds, want)
+	if m := master.Summary(time.Second); m.CPU.Seconds() < 0.9*want {
+		t.Errorf("--target-pid %d: %.3f s of CPU, want its workers' %.2f s too", cmd.Process.Pid, m.CPU.Seconds(), want)
 	}
-	t.Logf("%.3f s of CPU over %d processes (at most %d at once); %d workers × %v", sum.CPUSeconds, sum.ProcessesSeen, maxAtOnce, workers, workerCPU)
+	t.Logf("%.3f s of CPU over %d processes (at most %d at once); %d workers × %v", sum.CPU.Seconds(), sum.ProcessesSeen, maxAtOnce, workers, workerCPU)
 }
 
 // spinner waits for the file $HAIL_GO, burns workerCPU, and waits to be
@@ -217,12 +217,12 @@ func TestCountOnWeighsEachProcess(t *testing.T) {
 		}
 		s.Fill(&sec)
 		for _, p := range s.Summary(time.Second).Processes {
-			cpu[p.PID] = p.CPUSeconds
+			cpu[p.PID] = p.CPU.Seconds()
 		}
 	}
 	sum := s.Summary(time.Second)
 	_, shared := s.Shared()
-	if d := shared.Seconds() - cpu[pids[0]]; d < -0.001 || d > 0.001 || sum.CPUSeconds < shared.Seconds()+0.9*workerCPU.Seconds() {
-		t.Errorf("on the CPUs counted apart: %.4f s; want the first spinner's %.4f s of the target's %.4f s", shared.Seconds(), cpu[pids[0]], sum.CPUSeconds)
+	if d := shared.Seconds() - cpu[pids[0]]; d < -0.001 || d > 0.001 || sum.CPU.Seconds() < shared.Seconds()+0.9*workerCPU.Seconds() {
+		t.Errorf("on the CPUs counted apart: %.4f s; want the first spinner's %.4f s of the target's %.4f s", shared.Seconds(), cpu[pids[0]], sum.CPU.Seconds())
 	}
 }

@@ -317,7 +317,7 @@ func woke(r result) time.Duration {
 	var w int64
 	for _, s := range r.shards {
 		if s != nil && s.Hail.Shard != nil {
-			w = max(w, s.Hail.Shard.LateNS)
+			w = max(w, int64(s.Hail.Shard.Late))
 		}
 	}
 	return time.Duration(w)
@@ -507,7 +507,7 @@ func (e *env) deleted(ctx context.Context) {
 	inc := strings.Join(r.merged.Hail.Merged.Incomplete, "; ")
 	e.check(fmt.Sprintf("%s: the merge says %q", run, inc), regexp.MustCompile(`^shard 1/2 was interrupted after [0-9.]+s \(interrupted \(exit code 4\): its pod was deleted\)`).MatchString(inc))
 	ps := r.merged.Hail.Merged.PerShard
-	e.check(fmt.Sprintf("%s: per shard: %s; %s", run, ps[0].String(2), ps[1].String(2)), len(ps) == 2 && ps[0].Outcome == report.OutcomeComplete && ps[1].Outcome == report.OutcomeInterrupted && ps[1].Merged)
+	e.check(fmt.Sprintf("%s: per shard: %s; %s", run, report.OutcomeLine(ps[0], 2), report.OutcomeLine(ps[1], 2)), len(ps) == 2 && ps[0].Outcome == report.OutcomeComplete && ps[1].Outcome == report.OutcomeInterrupted && ps[1].Merged)
 	e.summary = append(e.summary, fmt.Sprintf("shard deleted 4 s into 20 s: exit %d, merged %d = Σ shards %d = served %d; %s", code, c.Requests, sumShards(r), after-before, inc))
 }
 

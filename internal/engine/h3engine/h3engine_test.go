@@ -42,8 +42,8 @@ func TestH3(t *testing.T) {
 	if h.Engine != "h3" || h.Protocol != "h3" || h.Transport != "quic" || h.ALPN != "h3" || h.TLS == nil || h.TLS.Handshakes != 2 {
 		t.Errorf("engine %q protocol %q transport %q alpn %q tls %+v", h.Engine, h.Protocol, h.Transport, h.ALPN, h.TLS)
 	}
-	if c.Connects != 2 || c.ConnectMinNS <= 0 || res.Details.DNSDialup.Average <= 0 {
-		t.Errorf("connects %d, handshake min %dns, avg %v", c.Connects, c.ConnectMinNS, res.Details.DNSDialup.Average)
+	if c.Connects != 2 || c.ConnectMin <= 0 || res.Details.DNSDialup.Average <= 0 {
+		t.Errorf("connects %d, handshake min %dns, avg %v", c.Connects, c.ConnectMin, res.Details.DNSDialup.Average)
 	}
 	if c.BodyBytes != 12000 || c.WireBytes <= c.BodyBytes || c.SentBytes == 0 {
 		t.Errorf("body %d wire %d sent %d", c.BodyBytes, c.WireBytes, c.SentBytes)

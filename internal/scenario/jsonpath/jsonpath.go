@@ -11,8 +11,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/hail-loadgen/hail/internal/jsonstr"
 )
 
 // Path is a parsed JSON path: its steps, outermost first.
@@ -80,7 +81,7 @@ func (path Path) Lookup(b []byte, scratch *[]byte) ([]byte, bool) {
 		if !esc {
 			return raw, true
 		}
-		u, ok := unescapeJSON((*scratch)[:0], raw)
+		u, ok := jsonstr.Append((*scratch)[:0], raw)
 		*scratch = u
 		return u, ok
 	}
@@ -218,7 +219,7 @@ func keyEquals(raw []byte, esc bool, key string) bool {
 	if esc {
 		var buf [64]byte
 		var ok bool
-		if u, ok = unescapeJSON(buf[:0], raw); !ok {
+		if u, ok = jsonstr.Append(buf[:0], raw); !ok {
 			return false
 		}
 	}
@@ -238,71 +239,4 @@ func keyEquals(raw []byte, esc bool, key string) bool {
 		key, u = key[n:], u[n:]
 	}
 	return key == ""
-}
-
-// unescapeJSON appends the unescaped JSON string body raw to dst.
-func unescapeJSON(dst, raw []byte) ([]byte, bool) {
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		if i >= len(raw) {
-			return dst, false
-		}
-		switch raw[i] {
-		case '"', '\\', '/':
-			dst = append(dst, raw[i])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(raw, i+1)
-			if !ok {
-				return dst, false
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(raw, i+3); ok && i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						r = d
-						i += 6
-					}
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		default:
-			return dst, false
-		}
-	}
-	return dst, true
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+)
+
+// The form WriteJSON encodes and ReadJSON decodes. A part of the Result
+// declared once in package result holds its times as time.Duration, with
+// a `unit` tag where the JSON has float seconds ("s") or milliseconds
+// ("ms", "us"); encoding/json would write those as integer nanoseconds. So
+// the Result is converted (Convert) to a type made from its own by
+// reflection, the same fields and tags with float64 for each such
+// Duration, and that is what encoding/json reads and writes: a field is
+// declared once, its JSON unit beside it.
+
+var (
+	wireTypes       sync.Map // reflect.Type → reflect.Type
+	marshalerType   = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// wireType is t with float64 for every Duration that has a unit tag, in
+// structs at any depth; t itself when it has none.
+func wireType(t reflect.Type) reflect.Type {
+	if w, ok := wireTypes.Load(t); ok {
+		return w.(reflect.Type)
+	}
+	w := t
+	switch t.Kind() {
+	case reflect.Pointer:
+		if e := wireType(t.Elem()); e != t.Elem() {
+			w = reflect.PointerTo(e)
+		}
+	case reflect.Slice:
+		if e := wireType(t.Elem()); e != t.Elem() {
+			w = reflect.SliceOf(e)
+		}
+	case reflect.Map:
+		if e := wireType(t.Elem()); e != t.Elem() {
+			w = reflect.MapOf(t.Key(), e)
+		}
+	case reflect.Struct:
+		fields := make([]reflect.StructField, t.NumField())
+		// A struct with JSON methods of its own (Result) is always remade:
+		// its methods call back into the wire form.
+		changed := t.Implements(marshalerType) || reflect.PointerTo(t).Implements(unmarshalerType)
+		for i := range fields {
+			f := t.Field(i)
+			ft := wireType(f.Type)
+			if f.Type == durationType && f.Tag.Get("unit") != "" {
+				ft = reflect.TypeFor[float64]()
+			}
+			changed = changed || ft != f.Type
+			fields[i] = reflect.StructField{Name: f.Name, Type: ft, Tag: f.Tag, Anonymous: f.Anonymous}
+		}
+		if changed {
+			w = reflect.StructOf(fields)
+		}
+	}
+	wireTypes.Store(t, w)
+	return w
+}
+
+// toWire is a pointer to v (a pointer) in its wire form.
+func toWire(v any) any {
+	src := reflect.ValueOf(v).Elem()
+	w := reflect.New(wireType(src.Type()))
+	convert(w.Elem(), src, "")
+	return w.Interface()
+}
+
+// fromWire sets *v (a pointer) from w, a pointer to its wire form.
+func fromWire(v, w any) {
+	convert(reflect.ValueOf(v).Elem(), reflect.ValueOf(w).Elem(), "")
+}
+
+// newWire is a new zero value of v's (a pointer's) wire form, for decoding.
+func newWire(v any) any {
+	return reflect.New(wireType(reflect.TypeOf(v).Elem())).Interface()
+}

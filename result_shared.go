@@ -1,0 +1,77 @@
+package hail
+
+import "github.com/hail-loadgen/hail/result"
+
+// The parts of a Result that package result declares once for package
+// hail and internal/report (each documented there).
+type (
+	// Counts are a run's exact totals.
+	Counts = result.Counts
+	// Histograms are a run's (or a step's) encoded HdrHistograms.
+	Histograms = result.Histograms
+	// Rates are a run's rates.
+	Rates = result.Rates
+	// RPS summarises requests per second over the run's whole seconds.
+	RPS = result.RPS
+	// RatePercentiles are percentiles of a rate.
+	RatePercentiles = result.RatePercentiles
+	// StepCounts are a step's (a stage's) exact totals.
+	StepCounts = result.StepCounts
+	// OriginCounts are an origin's exact totals.
+	OriginCounts = result.OriginCounts
+	// Verdict says who limited the test, with the evidence.
+	Verdict = result.Verdict
+	// TLSCounts are a run's TLS handshakes.
+	TLSCounts = result.TLSCounts
+	// GRPCStats describe a run's gRPC calls.
+	GRPCStats = result.GRPCStats
+	// Shard says which part of a distributed run a Result is.
+	Shard = result.Shard
+	// ThresholdResult is one pass/fail check of a run.
+	ThresholdResult = result.ThresholdResult
+	// ScenarioInfo describes the scenario a Result came from.
+	ScenarioInfo = result.ScenarioInfo
+	// FeedInfo is a data feed at the end of the run.
+	FeedInfo = result.FeedInfo
+	// PoolInfo is a pool of captured values at the end of the run.
+	PoolInfo = result.PoolInfo
+	// StageLoad is what the connections did in a stage.
+	StageLoad = result.StageLoad
+	// StreamHistograms are hail.stream's encoded HdrHistograms.
+	StreamHistograms = result.StreamHistograms
+	// LLMHistograms are hail.llm's encoded HdrHistograms.
+	LLMHistograms = result.LLMHistograms
+	// Goodput is an LLM load's completed requests that met every
+	// objective.
+	Goodput = result.Goodput
+	// Drain is what ended during a drain (Plan.WaitOngoing).
+	Drain = result.Drain
+	// Generator is hail's own resource use over the run.
+	Generator = result.Generator
+	// TargetUse is the target's resource use over the run.
+	TargetUse = result.TargetUse
+	// TargetProcess is one process of the target over the run.
+	TargetProcess = result.TargetProcess
+	// Merged describes a Result that hail merge made from several.
+	Merged = result.Merged
+	// ShardOutcome is what a merge got from one shard of a run.
+	ShardOutcome = result.ShardOutcome
+	// SendDelay splits the open model's send delay.
+	SendDelay = result.SendDelay
+	// LagStats describe a delay over its samples.
+	LagStats = result.LagStats
+)
+
+// The bottleneck kinds of a Verdict.
+const (
+	// BottleneckNone: nothing limited the test; the target kept up.
+	BottleneckNone = result.BottleneckNone
+	// BottleneckTarget: the target limited the test.
+	BottleneckTarget = result.BottleneckTarget
+	// BottleneckGenerator: hail itself was too busy to send on time.
+	BottleneckGenerator = result.BottleneckGenerator
+	// BottleneckOthers: other processes took hail's CPUs.
+	BottleneckOthers = result.BottleneckOthers
+	// BottleneckWakeup: the operating system woke hail late.
+	BottleneckWakeup = result.BottleneckWakeup
+)
