@@ -141,7 +141,8 @@ func llmEngines(t *testing.T) []string {
 // (the response head comes at once, the first token after a prefill of
 // 0.8 to 26 ms, the next ones 2 ms apart). Every request's tokens are
 // counted, and TTFT from the intended send differs from it by hail's
-// lateness only.
+// lateness only (its median within 1 ms in the timing tier, 10 ms in the
+// fast one).
 func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 	t.Parallel()
 	strict := testtier.On(testtier.Timing)
@@ -207,7 +208,11 @@ func ttftAgreement(t *testing.T, proto []string, strict bool) string {
 	case p50 > 0.0005 || p90 > 0.005:
 		return fmt.Sprintf("differences p50 %.3f ms (bound 0.5), p90 %.3f ms (bound 5)", 1e3*p50, 1e3*p90)
 	}
-	if tt, ts := dist(t, l, "ttft"), dist(t, l, "ttft_from_send"); tt["samples"] != 60 || tt["p50"] < ts["p50"] || tt["p50"]-ts["p50"] > 0.001 {
+	late := 0.001 // hail's lateness at the median: a quiet run's; a loaded machine's scheduler makes it ms
+	if !strict {
+		late = 0.010
+	}
+	if tt, ts := dist(t, l, "ttft"), dist(t, l, "ttft_from_send"); tt["samples"] != 60 || tt["p50"] < ts["p50"] || tt["p50"]-ts["p50"] > late {
 		return fmt.Sprintf("quiet run: %v TTFTs; from the intended send p50 %.3f ms, from the actual send %.3f ms", tt["samples"], 1e3*tt["p50"], 1e3*ts["p50"])
 	}
 	return ""
