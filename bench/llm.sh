@@ -5,13 +5,17 @@
 # queues) runs pinned to CPU $SERVER_CPU; each client runs pinned to CPU $CLIENT_CPU, one after the other, the
 # order rotating round by round. Every client streams POST /v1/completions with "stream":true, max_tokens $TOKENS
 # and ignore_eos over keep-alive connections, one stream per connection, the next request when a stream ends,
-# for $SECS seconds. Four parts ($PARTS):
+# for $SECS seconds. Five parts ($PARTS; idle and scale only when asked for):
 #   cpu50   $STREAMS streams (200) x $TOKENS tokens (128), a token every 50 ms per stream (--itl 50ms)
 #   cpu5    the same with a token every 5 ms
 #   lag     $LAG_STREAMS streams (1000) at 20 tokens/s each (--itl 50ms), with --send-time: each chunk carries
 #           the Unix time the mock wrote it, and each client reports its read lag (when it read the event minus
 #           that time; the loopback's own delay, a few µs, is in it) as p50/p99/max, from 2 s into the run on
 #           (before, a client is still opening its connections and reads nothing)
+#   idle    $STREAMS streams open and idle (--itl 10m: a stream's first token comes within a random part of
+#           10 minutes, so few come in a run): each client's CPU per second of run with nothing to read, its
+#           fixed cost (startup, timers, per-second collection, the report); with cpu50 or cpu5 in the same
+#           run, the summary splits their CPU per token into that fixed cost and what each token adds
 #   scale   issue 29's scale point: $SCALE_STREAMS streams (500) x $SCALE_TOKENS tokens (256), a token every
 #           $SCALE_ITL (7.8 ms) per stream: 64k tokens/s asked of one core of client, with the clients of
 #           $SCALE_TOOLS (hail-uring hail-net hail-shards floor). Its table adds the tokens/s the load asks
@@ -156,11 +160,17 @@ mock_idle() {
 CSV="$TMPD/runs.csv"
 echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks" >"$CSV"
 
+# mock_start: the part's mock (itl, streams, extra), pinned to SERVER_CPU.
+mock_start() {
+	serve_start "$HAIL" --openai --itl "$itl" --slots $((streams + 64)) "${extra[@]}"
+	wait_log "$TMPD/serve.log" "mock OpenAI server" || die "hail serve --openai did not start: $(cat "$TMPD/serve.log")"
+}
+
 # run PART ROUND TOOL STREAMS ITL LAG: one client run and its CSV row.
 run() {
 	local part=$1 round=$2 tool=$3 streams=$4 itl=$5 lag=$6 out c0 c1 k0 k1 rc=0
 	out="$TMPD/$part-r$round-$tool"
-	mock_idle
+	[ "$part" = idle ] || mock_idle
 	k0=$(mock_stat chunks)
 	c0=$(mock_ticks)
 	# shellcheck disable=SC2046 # the command line is split on purpose
@@ -199,18 +209,21 @@ for part in $PARTS; do
 	cpu50) streams=$STREAMS itl=50ms lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
 	cpu5) streams=$STREAMS itl=5ms lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
 	lag) streams=$LAG_STREAMS itl=50ms lag=lag extra=(--send-time) TOK=$TOKENS tools=$TOOLS ;;
+	idle) streams=$STREAMS itl=10m lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
 	scale) streams=$SCALE_STREAMS itl=$SCALE_ITL lag= extra=() TOK=$SCALE_TOKENS tools=$SCALE_TOOLS ;;
-	*) die "unknown part $part (cpu50, cpu5, lag, scale)" ;;
+	*) die "unknown part $part (cpu50, cpu5, lag, idle, scale)" ;;
 	esac
 	read -r -a TOOL_LIST <<<"$tools"
-	serve_start "$HAIL" --openai --itl "$itl" --slots $((streams + 64)) "${extra[@]}"
-	wait_log "$TMPD/serve.log" "mock OpenAI server" || die "hail serve --openai did not start: $(cat "$TMPD/serve.log")"
+	mock_start
 	note "$part: $streams streams x $TOK tokens, --itl $itl; mock on CPU $SERVER_CPU (port $PORT), clients on CPU $CLIENT_CPU, $SECS s runs, $ROUNDS round(s)"
 	for round in $(seq 1 "$ROUNDS"); do
 		n=${#TOOL_LIST[@]}
 		for ((i = 0; i < n; i++)); do
 			tool=${TOOL_LIST[$(((i + round - 1) % n))]}
 			note "  round $round: $tool"
+			# idle streams hold their slots until the mock's next write finds the client gone (minutes): a
+			# fresh mock for each idle run
+			if [ "$part" = idle ] && [ "$round$i" != 10 ]; then serve_stop && mock_start; fi
 			run "$part" "$round" "$tool" "$streams" "$itl" "$lag"
 		done
 	done
@@ -222,7 +235,9 @@ done
 import csv, re, statistics as st, sys
 path, limit, tools, scale_tools = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 PROFILE = 128_000 # tokens/s: gateway-api-inference-extension's high-cache profile, ~500 requests/s x 256 tokens
-rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] not in ("", "0")]
+all_rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] != ""]
+idle = [r for r in all_rows if r["part"] == "idle"]
+rows = [r for r in all_rows if r["part"] != "idle" and r["events"] != "0"]
 for r in rows:
     r["cpu_us"] = (float(r["user_s"]) + float(r["sys_s"])) / int(r["events"]) * 1e6
     r["mock_us"] = float(r["mock_cpu_s"]) / int(r["mock_chunks"]) * 1e6 if int(r["mock_chunks"]) else float("nan")
@@ -284,6 +299,30 @@ for part in dict.fromkeys(r["part"] for r in rows):
         mock_all += mock
         print(f"| {tool} | {tps:.0f} | {fmt(med([r['cpu_us'] for r in tr]))} | {fmt(ratio('floor'))} | {fmt(ratio('aiohttp'))} "
               f"| {fmt(lag('lag_p50_us'), 0)} | {fmt(lag('lag_p99_us'), 0)} | {fmt(lag('lag_max_us'), 0)} | {fmt(med(mock))} | {len(tr)} |")
+if idle:
+    print(f"\nidle: {idle[0]['streams']} streams open, no tokens (--itl {idle[0]['itl']}): each client's fixed cost\n")
+    print("| client | CPU ms per s of run (user + sys) | user ms/s | tokens read | then, a token every 50 ms: CPU µs/token | of it fixed | added per token | a token every 5 ms: added per token |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for tool in tools:
+        tr = [r for r in idle if r["tool"] == tool]
+        if not tr:
+            continue
+        fixed = med([(float(r["user_s"]) + float(r["sys_s"])) / float(r["wall_s"]) for r in tr])  # s of CPU per s
+        user = med([float(r["user_s"]) / float(r["wall_s"]) for r in tr])
+        cells = []
+        for part in ("cpu50", "cpu5"):
+            pr = [r for r in rows if r["part"] == part and r["tool"] == tool]
+            if not pr:
+                cells += ["–"] * (3 if part == "cpu50" else 1)
+                continue
+            tps = med([int(r["events"]) / float(r["wall_s"]) for r in pr])
+            per = med([r["cpu_us"] for r in pr])
+            if part == "cpu50":
+                cells.append(fmt(per))
+                cells.append(fmt(fixed / tps * 1e6))
+            cells.append(fmt(per - fixed / tps * 1e6))
+        print(f"| {tool} | {fixed * 1e3:.2f} | {user * 1e3:.2f} | {med([int(r['events']) for r in tr]):.0f} | " + " | ".join(cells) + " |")
+    print("\n(fixed: the idle CPU per second ÷ the part's tokens/s; added per token: CPU µs/token − fixed)")
 if mock_all:
     worst = max(m for m in mock_all if m == m)
     print(f"\nmock CPU per chunk: median {med(mock_all):.2f} µs, worst run {worst:.2f} µs (goal <= {limit:g}: {'met' if worst <= limit else 'NOT met'})")
