@@ -158,7 +158,7 @@ mock_idle() {
 }
 
 CSV="$TMPD/runs.csv"
-echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks" >"$CSV"
+echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks,load1" >"$CSV"
 
 # mock_start: the part's mock (itl, streams, extra), pinned to SERVER_CPU.
 mock_start() {
@@ -168,9 +168,10 @@ mock_start() {
 
 # run PART ROUND TOOL STREAMS ITL LAG: one client run and its CSV row.
 run() {
-	local part=$1 round=$2 tool=$3 streams=$4 itl=$5 lag=$6 out c0 c1 k0 k1 rc=0
+	local part=$1 round=$2 tool=$3 streams=$4 itl=$5 lag=$6 out c0 c1 k0 k1 load rc=0
 	out="$TMPD/$part-r$round-$tool"
 	[ "$part" = idle ] || mock_idle
+	load=$(cut -d' ' -f1 /proc/loadavg) # the machine's load average as the run starts
 	k0=$(mock_stat chunks)
 	c0=$(mock_ticks)
 	# shellcheck disable=SC2046 # the command line is split on purpose
@@ -185,9 +186,9 @@ run() {
 		hail_line "$out" "$lag" || rc=1
 	fi
 	[ "$rc" = 0 ] || note "$tool ($part, round $round) exited $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"
-	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" >>"$CSV" <<'PY'
+	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" "$load" >>"$CSV" <<'PY'
 import sys
-out, part, rnd, tool, streams, itl, rc, ticks, hz, chunks = sys.argv[1:]
+out, part, rnd, tool, streams, itl, rc, ticks, hz, chunks, load = sys.argv[1:]
 try:
     wall, user, sys_, rss = open(out + ".time").read().split()[-4:]
 except Exception:
@@ -200,7 +201,7 @@ except Exception:
     pass
 print(",".join([part, rnd, tool, streams, itl, rc, wall, user, sys_, rss, f.get("events", ""), f.get("requests", ""),
                 f.get("lag_p50_us", ""), f.get("lag_p99_us", ""), f.get("lag_max_us", ""),
-                f"{int(ticks) / int(hz):.2f}", chunks]))
+                f"{int(ticks) / int(hz):.2f}", chunks, load]))
 PY
 }
 
@@ -323,6 +324,9 @@ if idle:
             cells.append(fmt(per - fixed / tps * 1e6))
         print(f"| {tool} | {fixed * 1e3:.2f} | {user * 1e3:.2f} | {med([int(r['events']) for r in tr]):.0f} | " + " | ".join(cells) + " |")
     print("\n(fixed: the idle CPU per second ÷ the part's tokens/s; added per token: CPU µs/token − fixed)")
+loads = [float(r["load1"]) for r in all_rows if r.get("load1")]
+if loads:
+    print(f"\nthe machine's load average (1 min) as each run started: {min(loads):.2f}–{max(loads):.2f}, median {med(loads):.2f}")
 if mock_all:
     worst = max(m for m in mock_all if m == m)
     print(f"\nmock CPU per chunk: median {med(mock_all):.2f} µs, worst run {worst:.2f} µs (goal <= {limit:g}: {'met' if worst <= limit else 'NOT met'})")
