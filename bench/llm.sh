@@ -5,13 +5,24 @@
 # queues) runs pinned to CPU $SERVER_CPU; each client runs pinned to CPU $CLIENT_CPU, one after the other, the
 # order rotating round by round. Every client streams POST /v1/completions with "stream":true, max_tokens $TOKENS
 # and ignore_eos over keep-alive connections, one stream per connection, the next request when a stream ends,
-# for $SECS seconds. Three parts ($PARTS):
+# for $SECS seconds. Five parts ($PARTS; idle and scale only when asked for):
 #   cpu50   $STREAMS streams (200) x $TOKENS tokens (128), a token every 50 ms per stream (--itl 50ms)
 #   cpu5    the same with a token every 5 ms
 #   lag     $LAG_STREAMS streams (1000) at 20 tokens/s each (--itl 50ms), with --send-time: each chunk carries
 #           the Unix time the mock wrote it, and each client reports its read lag (when it read the event minus
 #           that time; the loopback's own delay, a few µs, is in it) as p50/p99/max, from 2 s into the run on
 #           (before, a client is still opening its connections and reads nothing)
+#   idle    $STREAMS streams open and idle (--itl 10m: a stream's first token comes within a random part of
+#           10 minutes, so few come in a run): each client's CPU per second of run with nothing to read, its
+#           fixed cost (startup, timers, per-second collection, the report); with cpu50 or cpu5 in the same
+#           run, the summary splits their CPU per token into that fixed cost and what each token adds
+#   scale   issue 29's scale point: $SCALE_STREAMS streams (500) x $SCALE_TOKENS tokens (256), a token every
+#           $SCALE_ITL (7.8 ms) per stream: 64k tokens/s asked of one core of client, with the clients of
+#           $SCALE_TOOLS (hail-uring hail-net hail-shards floor). Its table adds the tokens/s the load asks
+#           (streams ÷ ITL), the mock's chunks/s during the run, whether the mock kept up (it sent >= 97% of
+#           what was asked and the client read >= 99% of what it sent), and how many cores of the client the
+#           gateway-api-inference-extension high-cache profile (~500 requests/s x 256 tokens = 128k tokens/s)
+#           needs at the CPU per token measured
 # Clients ($TOOLS):
 #   floor     bench/ssefloor.c: a minimal C epoll client counting "data: {" without decoding JSON (gcc -O2)
 #   aiohttp   bench/sse_aiohttp.py: a client of vLLM's benchmark kind on Debian's python3-aiohttp (one asyncio
@@ -26,6 +37,11 @@
 #             tokens). Its CPU is all-in: startup, every metric's histograms, the report. Its read lag is its
 #             own measure (hail.stream.read_lag): the kernel's receive time of the bytes to hail reading the
 #             event — the loopback's few µs are not in it, and the whole run is (the peers leave out 2 s)
+#   hail-shards
+#             a distributed run on one machine: $SHARDS (2) `hail llm --engine uring --shard I/N` processes at
+#             once, all pinned to the client CPU (so still one core in all), each with 1/N of the streams,
+#             their results merged with `hail merge` (exact: histograms and counts add) after they exit; its
+#             CPU is the shards' together (the merge, after, is not in it)
 # Measured the same way for every client: CPU user+sys of its whole life from GNU time ÷ the tokens it read
 # (its own count; the mock's count of chunks sent during the run is beside it), and the mock's own CPU
 # (utime+stime from /proc/PID/stat) ÷ the chunks it sent during the run — its goal is <= 8 µs per chunk.
@@ -47,11 +63,16 @@ ROUNDS=${ROUNDS:-3}
 STREAMS=${STREAMS:-200}
 LAG_STREAMS=${LAG_STREAMS:-1000}
 TOKENS=${TOKENS:-128}
+SCALE_STREAMS=${SCALE_STREAMS:-500}
+SCALE_TOKENS=${SCALE_TOKENS:-256}
+SCALE_ITL=${SCALE_ITL:-7.8ms}
+SHARDS=${SHARDS:-2}
 PARTS=${PARTS:-cpu50 cpu5 lag}
 # ---- TOOLS: the rows, in this order.
 TOOLS=${TOOLS:-floor aiohttp hail-uring hail-net}
+SCALE_TOOLS=${SCALE_TOOLS:-hail-uring hail-net hail-shards floor}
 MOCK_LIMIT=${MOCK_LIMIT:-8}
-positive_ints SECS ROUNDS STREAMS LAG_STREAMS TOKENS
+positive_ints SECS ROUNDS STREAMS LAG_STREAMS TOKENS SCALE_STREAMS SCALE_TOKENS SHARDS
 PY=/usr/bin/python3 # Debian's, where python3-aiohttp installs
 
 bench_tmp llm
@@ -59,7 +80,9 @@ have taskset || die "taskset is needed"
 apt_ensure time /usr/bin/time || die "GNU time is needed"
 HAIL="$TMPD/hail"
 build_hail "$HAIL"
-for tool in $TOOLS; do
+ALL_TOOLS=$TOOLS
+case " $PARTS " in *" scale "*) ALL_TOOLS="$TOOLS $SCALE_TOOLS" ;; esac
+for tool in $ALL_TOOLS; do
 	case $tool in
 	floor)
 		apt_ensure gcc gcc || die "gcc is needed for the floor client"
@@ -70,23 +93,37 @@ for tool in $TOOLS; do
 		;;
 	esac
 done
+# shards.sh OUT STREAMS URL: hail-shards' command, SHARDS hail llm processes at once, each with --shard I/N
+# (1/N of -c), their results OUT-sI.json; it exits with the first non-zero exit status.
+cat >"$TMPD/shards.sh" <<EOF
+#!/usr/bin/env bash
+out=\$1 streams=\$2 url=\$3 pids=() rc=0
+for ((i = 0; i < $SHARDS; i++)); do
+	"$HAIL" llm --engine uring --no-tui -c "\$streams" --shard "\$i/$SHARDS" --input-tokens 2 --output-tokens "\$TOK" \\
+		-z ${SECS}s --stream-drain 0 --model mock -j -o "\$out-s\$i.json" "\$url" &
+	pids+=(\$!)
+done
+for p in "\${pids[@]}"; do wait "\$p" || { r=\$?; [ "\$rc" != 0 ] || rc=\$r; }; done
+exit "\$rc"
+EOF
 raise_nofile 65536
 TICK=$(getconf CLK_TCK)
 
-# tool_cmd TOOL PORT STREAMS LAG OUT: the command line of a client. Every client leaves one line in OUT.out
+# tool_cmd TOOL PORT STREAMS LAG OUT: the command line of a client (TOK tokens per request). Every client leaves one line in OUT.out
 # (the peers print it on stdout; hail's comes from its JSON, OUT.json, after it exits: hail_line):
 #   events N requests M seconds S [lag_p50_us A lag_p99_us B lag_max_us C]
 # (events: the tokens it read; requests: the streams it finished; lag fields only with LAG=lag).
 tool_cmd() {
 	local tool=$1 port=$2 streams=$3 lag=$4 out=$5
 	case $tool in
-	floor) echo "$TMPD/ssefloor $port $streams $SECS $TOKENS $lag" ;;
-	aiohttp) echo "$PY $BENCH_DIR/sse_aiohttp.py $port $streams $SECS $TOKENS $lag" ;;
+	floor) echo "$TMPD/ssefloor $port $streams $SECS $TOK $lag" ;;
+	aiohttp) echo "$PY $BENCH_DIR/sse_aiohttp.py $port $streams $SECS $TOK $lag" ;;
 	hail-uring | hail-net)
-		echo "$HAIL llm --engine ${tool#hail-} --no-tui -c $streams --input-tokens 2 --output-tokens $TOKENS -z ${SECS}s" \
+		echo "$HAIL llm --engine ${tool#hail-} --no-tui -c $streams --input-tokens 2 --output-tokens $TOK -z ${SECS}s" \
 			"--stream-drain 0 --model mock -j -o $out.json http://127.0.0.1:$port/v1/completions"
 		;;
-	*) die "unknown tool $tool (known: floor aiohttp hail-uring hail-net)" ;;
+	hail-shards) echo "env TOK=$TOK bash $TMPD/shards.sh $out $streams http://127.0.0.1:$port/v1/completions" ;;
+	*) die "unknown tool $tool (known: floor aiohttp hail-uring hail-net hail-shards)" ;;
 	esac
 }
 
@@ -121,13 +158,20 @@ mock_idle() {
 }
 
 CSV="$TMPD/runs.csv"
-echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks" >"$CSV"
+echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks,load1" >"$CSV"
+
+# mock_start: the part's mock (itl, streams, extra), pinned to SERVER_CPU.
+mock_start() {
+	serve_start "$HAIL" --openai --itl "$itl" --slots $((streams + 64)) "${extra[@]}"
+	wait_log "$TMPD/serve.log" "mock OpenAI server" || die "hail serve --openai did not start: $(cat "$TMPD/serve.log")"
+}
 
 # run PART ROUND TOOL STREAMS ITL LAG: one client run and its CSV row.
 run() {
-	local part=$1 round=$2 tool=$3 streams=$4 itl=$5 lag=$6 out c0 c1 k0 k1 rc=0
+	local part=$1 round=$2 tool=$3 streams=$4 itl=$5 lag=$6 out c0 c1 k0 k1 load rc=0
 	out="$TMPD/$part-r$round-$tool"
-	mock_idle
+	[ "$part" = idle ] || mock_idle
+	load=$(cut -d' ' -f1 /proc/loadavg) # the machine's load average as the run starts
 	k0=$(mock_stat chunks)
 	c0=$(mock_ticks)
 	# shellcheck disable=SC2046 # the command line is split on purpose
@@ -135,13 +179,16 @@ run() {
 		$(tool_cmd "$tool" "$PORT" "$streams" "$lag" "$out") >"$out.out" 2>"$out.err" || rc=$?
 	c1=$(mock_ticks)
 	k1=$(mock_stat chunks)
+	if [ "$rc" = 0 ] && [ "$tool" = hail-shards ]; then
+		"$HAIL" merge "$out"-s*.json -o "$out.json" 2>>"$out.err" || rc=$?
+	fi
 	if [ "$rc" = 0 ] && [ "${tool#hail-}" != "$tool" ]; then
 		hail_line "$out" "$lag" || rc=1
 	fi
 	[ "$rc" = 0 ] || note "$tool ($part, round $round) exited $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"
-	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" >>"$CSV" <<'PY'
+	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" "$load" >>"$CSV" <<'PY'
 import sys
-out, part, rnd, tool, streams, itl, rc, ticks, hz, chunks = sys.argv[1:]
+out, part, rnd, tool, streams, itl, rc, ticks, hz, chunks, load = sys.argv[1:]
 try:
     wall, user, sys_, rss = open(out + ".time").read().split()[-4:]
 except Exception:
@@ -154,26 +201,30 @@ except Exception:
     pass
 print(",".join([part, rnd, tool, streams, itl, rc, wall, user, sys_, rss, f.get("events", ""), f.get("requests", ""),
                 f.get("lag_p50_us", ""), f.get("lag_p99_us", ""), f.get("lag_max_us", ""),
-                f"{int(ticks) / int(hz):.2f}", chunks]))
+                f"{int(ticks) / int(hz):.2f}", chunks, load]))
 PY
 }
 
-read -r -a TOOL_LIST <<<"$TOOLS"
 for part in $PARTS; do
 	case $part in
-	cpu50) streams=$STREAMS itl=50ms lag= extra=() ;;
-	cpu5) streams=$STREAMS itl=5ms lag= extra=() ;;
-	lag) streams=$LAG_STREAMS itl=50ms lag=lag extra=(--send-time) ;;
-	*) die "unknown part $part (cpu50, cpu5, lag)" ;;
+	cpu50) streams=$STREAMS itl=50ms lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
+	cpu5) streams=$STREAMS itl=5ms lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
+	lag) streams=$LAG_STREAMS itl=50ms lag=lag extra=(--send-time) TOK=$TOKENS tools=$TOOLS ;;
+	idle) streams=$STREAMS itl=10m lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
+	scale) streams=$SCALE_STREAMS itl=$SCALE_ITL lag= extra=() TOK=$SCALE_TOKENS tools=$SCALE_TOOLS ;;
+	*) die "unknown part $part (cpu50, cpu5, lag, idle, scale)" ;;
 	esac
-	serve_start "$HAIL" --openai --itl "$itl" --slots $((streams + 64)) "${extra[@]}"
-	wait_log "$TMPD/serve.log" "mock OpenAI server" || die "hail serve --openai did not start: $(cat "$TMPD/serve.log")"
-	note "$part: $streams streams x $TOKENS tokens, --itl $itl; mock on CPU $SERVER_CPU (port $PORT), clients on CPU $CLIENT_CPU, $SECS s runs, $ROUNDS round(s)"
+	read -r -a TOOL_LIST <<<"$tools"
+	mock_start
+	note "$part: $streams streams x $TOK tokens, --itl $itl; mock on CPU $SERVER_CPU (port $PORT), clients on CPU $CLIENT_CPU, $SECS s runs, $ROUNDS round(s)"
 	for round in $(seq 1 "$ROUNDS"); do
 		n=${#TOOL_LIST[@]}
 		for ((i = 0; i < n; i++)); do
 			tool=${TOOL_LIST[$(((i + round - 1) % n))]}
 			note "  round $round: $tool"
+			# idle streams hold their slots until the mock's next write finds the client gone (minutes): a
+			# fresh mock for each idle run
+			if [ "$part" = idle ] && [ "$round$i" != 10 ]; then serve_stop && mock_start; fi
 			run "$part" "$round" "$tool" "$streams" "$itl" "$lag"
 		done
 	done
@@ -181,19 +232,56 @@ for part in $PARTS; do
 done
 
 # ---- summary -------------------------------------------------------------------------------------------
-"$PY" - "$CSV" "$MOCK_LIMIT" "$TOOLS" <<'PY'
-import csv, statistics as st, sys
-path, limit, tools = sys.argv[1], float(sys.argv[2]), sys.argv[3].split()
-rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] not in ("", "0")]
+"$PY" - "$CSV" "$MOCK_LIMIT" "$TOOLS" "$SCALE_TOOLS" <<'PY'
+import csv, re, statistics as st, sys
+path, limit, tools, scale_tools = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+PROFILE = 128_000 # tokens/s: gateway-api-inference-extension's high-cache profile, ~500 requests/s x 256 tokens
+all_rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] != ""]
+idle = [r for r in all_rows if r["part"] == "idle"]
+rows = [r for r in all_rows if r["part"] != "idle" and r["events"] != "0"]
 for r in rows:
     r["cpu_us"] = (float(r["user_s"]) + float(r["sys_s"])) / int(r["events"]) * 1e6
     r["mock_us"] = float(r["mock_cpu_s"]) / int(r["mock_chunks"]) * 1e6 if int(r["mock_chunks"]) else float("nan")
 med = lambda v: st.median(v) if v else float("nan")
 fmt = lambda v, p=2: "–" if v != v else f"{v:.{p}f}"
-desc = {"cpu50": "a token every 50 ms", "cpu5": "a token every 5 ms", "lag": "20 tokens/s per stream, read lag"}
+desc = {"cpu50": "a token every 50 ms", "cpu5": "a token every 5 ms", "lag": "20 tokens/s per stream, read lag",
+        "scale": "one core of client asked for streams / ITL tokens/s"}
+secs = lambda d: float(re.fullmatch(r"([0-9.]+)(ns|us|µs|ms|s)", d).group(1)) * {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1}[re.fullmatch(r"([0-9.]+)(ns|us|µs|ms|s)", d).group(2)]
 mock_all = []
+
+def scale(pr):
+    """The scale part's table: tokens asked, sent and read, CPU per token, and the cores 128k tokens/s needs."""
+    asked = int(pr[0]["streams"]) / secs(pr[0]["itl"])
+    print(f"asked: {asked:,.0f} tokens/s ({pr[0]['streams']} streams, a token every {pr[0]['itl']})\n")
+    print("| client | tokens/s read | mock sent/s | sent ÷ asked | read ÷ sent | mock kept up | CPU µs/token | ÷ floor "
+          "| one core at this cost, tokens/s | cores for 128k tokens/s | mock CPU µs/chunk | ok runs |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    by_round = {}
+    for r in pr:
+        by_round.setdefault(r["round"], {})[r["tool"]] = r
+    for tool in scale_tools:
+        tr = [r for r in pr if r["tool"] == tool]
+        if not tr:
+            print(f"| {tool} | – | – | – | – | – | – | – | – | – | – | 0 |")
+            continue
+        read = med([int(r["events"]) / float(r["wall_s"]) for r in tr])
+        sent = med([int(r["mock_chunks"]) / float(r["wall_s"]) for r in tr])
+        kept = sum(int(r["mock_chunks"]) / float(r["wall_s"]) >= 0.97 * asked and int(r["events"]) >= 0.99 * int(r["mock_chunks"]) for r in tr)
+        cpu = med([r["cpu_us"] for r in tr])
+        ratio = med([rs[tool]["cpu_us"] / rs["floor"]["cpu_us"] for rs in by_round.values() if tool in rs and "floor" in rs])
+        mock = [r["mock_us"] for r in tr]
+        mock_all.extend(mock)
+        print(f"| {tool} | {read:,.0f} | {sent:,.0f} | {sent / asked:.3f} | {read / sent:.3f} | {kept}/{len(tr)} runs | {fmt(cpu)} "
+              f"| {fmt(ratio)} | {1e6 / cpu:,.0f} | {PROFILE * cpu / 1e6:.2f} | {fmt(med(mock))} | {len(tr)} |")
+    print("\n(mock kept up: it sent >= 97% of the tokens asked and the client read >= 99% of what it sent; one core at"
+          " this cost = 1e6 ÷ CPU µs/token; cores for 128k = 128,000 × CPU µs/token ÷ 1e6)")
+
 for part in dict.fromkeys(r["part"] for r in rows):
     pr = [r for r in rows if r["part"] == part]
+    if part == "scale":
+        print(f"\n{part}: {pr[0]['streams']} streams, {desc[part]} (--itl {pr[0]['itl']})")
+        scale(pr)
+        continue
     print(f"\n{part}: {pr[0]['streams']} streams, {desc.get(part, '')} (--itl {pr[0]['itl']})\n")
     print("| client | tokens/s | CPU µs/token | ÷ floor | ÷ aiohttp | lag p50 µs | lag p99 µs | lag max µs | mock CPU µs/chunk | ok runs |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -212,6 +300,33 @@ for part in dict.fromkeys(r["part"] for r in rows):
         mock_all += mock
         print(f"| {tool} | {tps:.0f} | {fmt(med([r['cpu_us'] for r in tr]))} | {fmt(ratio('floor'))} | {fmt(ratio('aiohttp'))} "
               f"| {fmt(lag('lag_p50_us'), 0)} | {fmt(lag('lag_p99_us'), 0)} | {fmt(lag('lag_max_us'), 0)} | {fmt(med(mock))} | {len(tr)} |")
+if idle:
+    print(f"\nidle: {idle[0]['streams']} streams open, no tokens (--itl {idle[0]['itl']}): each client's fixed cost\n")
+    print("| client | CPU ms per s of run (user + sys) | user ms/s | tokens read | then, a token every 50 ms: CPU µs/token | of it fixed | added per token | a token every 5 ms: added per token |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for tool in tools:
+        tr = [r for r in idle if r["tool"] == tool]
+        if not tr:
+            continue
+        fixed = med([(float(r["user_s"]) + float(r["sys_s"])) / float(r["wall_s"]) for r in tr])  # s of CPU per s
+        user = med([float(r["user_s"]) / float(r["wall_s"]) for r in tr])
+        cells = []
+        for part in ("cpu50", "cpu5"):
+            pr = [r for r in rows if r["part"] == part and r["tool"] == tool]
+            if not pr:
+                cells += ["–"] * (3 if part == "cpu50" else 1)
+                continue
+            tps = med([int(r["events"]) / float(r["wall_s"]) for r in pr])
+            per = med([r["cpu_us"] for r in pr])
+            if part == "cpu50":
+                cells.append(fmt(per))
+                cells.append(fmt(fixed / tps * 1e6))
+            cells.append(fmt(per - fixed / tps * 1e6))
+        print(f"| {tool} | {fixed * 1e3:.2f} | {user * 1e3:.2f} | {med([int(r['events']) for r in tr]):.0f} | " + " | ".join(cells) + " |")
+    print("\n(fixed: the idle CPU per second ÷ the part's tokens/s; added per token: CPU µs/token − fixed)")
+loads = [float(r["load1"]) for r in all_rows if r.get("load1")]
+if loads:
+    print(f"\nthe machine's load average (1 min) as each run started: {min(loads):.2f}–{max(loads):.2f}, median {med(loads):.2f}")
 if mock_all:
     worst = max(m for m in mock_all if m == m)
     print(f"\nmock CPU per chunk: median {med(mock_all):.2f} µs, worst run {worst:.2f} µs (goal <= {limit:g}: {'met' if worst <= limit else 'NOT met'})")
