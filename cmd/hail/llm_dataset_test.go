@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/llmserve"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // mockAsks reads the mock's request log: each request's arrival (ns),
@@ -81,7 +82,8 @@ func startLoggedMock(t *testing.T, cfg llmserve.Config) (base, logPath string, s
 }
 
 // A trace is replayed as written: every request asks its line's lengths,
-// and arrives at its line's time (sped up) after the first, at the mock.
+// and arrives at its line's time (sped up) after the first, at the mock
+// (within 10 ms in the timing tier, 150 ms in the fast one).
 func TestLLMTraceReplay(t *testing.T) {
 	t.Parallel()
 	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, PrefillPerToken: time.Microsecond, ITL: fixedITL(t, "1ms")})
@@ -116,7 +118,11 @@ func TestLLMTraceReplay(t *testing.T) {
 		got := a - arrivals[0]
 		worst = max(worst, math.Abs(float64(got-offsets[i])))
 	}
-	if worst > float64(40*time.Millisecond) {
+	bound := 150 * time.Millisecond // a loaded machine starts requests late; the replay spans 0.6 s, so a trace sent at once or not sped up is off by more
+	if testtier.On(testtier.Timing) {
+		bound = 10 * time.Millisecond
+	}
+	if worst > float64(bound) {
 		t.Errorf("arrivals off the trace's times by up to %.1f ms", worst/1e6)
 	}
 	if llm := res["hail"].(map[string]any)["llm"].(map[string]any); llm["arrivals"] != "trace" {
