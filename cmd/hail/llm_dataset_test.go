@@ -452,7 +452,7 @@ func TestLLMPerRequestTokens(t *testing.T) {
 func TestLLMCompare(t *testing.T) {
 	t.Parallel()
 	var files []string
-	for _, itl := range []string{"2ms", "4ms"} {
+	for _, itl := range []string{"5ms", "10ms"} { // gaps a loaded machine's late timers (~1 ms) do not hide
 		base, _, _ := startLoggedMock(t, llmserve.Config{Slots: 8, ITL: fixedITL(t, itl)})
 		out := filepath.Join(t.TempDir(), "run.json")
 		if _, errOut, code := hail(t, "llm", "--no-tui", "-j", "-o", out, "-c", "4", "-n", "20", "--input-tokens", "8", "--output-tokens", "10",
@@ -476,7 +476,7 @@ func TestLLMCompare(t *testing.T) {
 			found = true
 			a, _ := time.ParseDuration(f[2])
 			b, _ := time.ParseDuration(f[3])
-			if a == 0 || b < a*3/2 || b > a*5/2 {
+			if a == 0 || b < a*7/5 || b > a*5/2 {
 				t.Errorf("TPOT p50 %v then %v: want about twice:\n%s", a, b, line)
 			}
 		}
