@@ -43,7 +43,7 @@ func ExampleRun_openModel() {
 		return
 	}
 	defer srv.Close()
-	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Rate: 500, Duration: time.Second, Connections: 8})
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Rate: 1000, Duration: 500 * time.Millisecond, Connections: 8})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -54,7 +54,8 @@ func ExampleRun_openModel() {
 }
 
 // Rate stages ramp the open model's rate, as k6's ramping-arrival-rate:
-// 0 → 200/s over a second (100 requests), then 200/s for half a second.
+// 0 → 400/s over half a second (100 requests), then 400/s for a quarter
+// of a second.
 func ExampleRun_rateStages() {
 	srv, err := hailtest.Start()
 	if err != nil {
@@ -63,7 +64,7 @@ func ExampleRun_rateStages() {
 	}
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Connections: 4, WaitOngoing: true,
-		RateStages: []hail.Stage{{Duration: time.Second, Target: 200}, {Duration: 500 * time.Millisecond, Target: 200}}})
+		RateStages: []hail.Stage{{Duration: 500 * time.Millisecond, Target: 400}, {Duration: 250 * time.Millisecond, Target: 400}}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,7 +74,7 @@ func ExampleRun_rateStages() {
 }
 
 // Connection stages ramp the closed model's connections, as k6's
-// ramping-vus: 3 connections for half a second, then 1. The run's
+// ramping-vus: 3 connections for a quarter of a second, then 1. The run's
 // connections are the stages' peak.
 func ExampleRun_connectionStages() {
 	srv, err := hailtest.Start()
@@ -83,7 +84,7 @@ func ExampleRun_connectionStages() {
 	}
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/?delay=1ms",
-		ConnectionStages: []hail.Stage{{Duration: 500 * time.Millisecond, Target: 3, Step: true}, {Duration: 500 * time.Millisecond, Target: 1, Step: true}}})
+		ConnectionStages: []hail.Stage{{Duration: 250 * time.Millisecond, Target: 3, Step: true}, {Duration: 250 * time.Millisecond, Target: 1, Step: true}}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -333,7 +334,7 @@ func ExampleWithProgress() {
 	}
 	defer srv.Close()
 	live := make(chan hail.Progress, 8)
-	_, err = hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Duration: 2500 * time.Millisecond, Rate: 200},
+	_, err = hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Duration: 1500 * time.Millisecond, Rate: 200},
 		hail.WithProgress(func(p hail.Progress) {
 			select {
 			case live <- p:
@@ -345,7 +346,7 @@ func ExampleWithProgress() {
 	for p := range live {
 		last = p
 	}
-	fmt.Println(err, last.Elapsed >= 2*time.Second, last.Status["200"] == last.Responses)
+	fmt.Println(err, last.Elapsed >= time.Second, last.Status["200"] == last.Responses)
 	// Output: <nil> true true
 }
 

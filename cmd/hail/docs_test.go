@@ -6,7 +6,7 @@ package main
 // given, the positional arguments fit — and the shell blocks of README and
 // those of docs/ that start their own target run as written, each in a
 // network namespace of its own (so `hail serve &` on
-// 127.0.0.1:8080 meets no other server), with -z capped at 1s. Commands
+// 127.0.0.1:8080 meets no other server), with -z and -n capped. Commands
 // are read with a shell parser (mvdan.cc/sh), so quotes, pipes, `&&`,
 // `&`, comments and line continuations are what a shell makes of them.
 
@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -293,9 +294,38 @@ func startsServer(text string) bool {
 var (
 	runCmd    = regexp.MustCompile(`^hail run \S+`)
 	zFlag     = regexp.MustCompile(`(^|\s)(-z|--duration)\s+\S+`)
+	nFlag     = regexp.MustCompile(`(^|\s)(-n|--n-requests)\s+(\S+)`)
 	serveLine = regexp.MustCompile(`^hail serve\b(.*)&\s*(#.*)?$`)
 	addrFlag  = regexp.MustCompile(`--(addr|grpc)\s+(\S+)`)
 )
+
+// The caps of a docs block's runs (runnable): they check that each command
+// runs as written, not what a long run measures, and full-speed runs cost
+// the fast tier CPU by the second.
+const (
+	docsDuration = "300ms" // -z, but for hail run and hail demo (its shortest, 1s)
+	// docsScenarioDuration is hail run's: the examples' first stage ramps
+	// from no connection to 16 in 5 s, and in their first second the
+	// three connections it opens run every step of their mixes.
+	docsScenarioDuration = "1s"
+	docsRequests         = 1000 // -n
+)
+
+// capRequests caps an -n flag (nFlag's match) at docsRequests.
+func capRequests(flag string) string {
+	m := nFlag.FindStringSubmatch(flag)
+	v, mult := m[3], 1
+	switch {
+	case strings.HasSuffix(v, "k"):
+		v, mult = v[:len(v)-1], 1000
+	case strings.HasSuffix(v, "m"):
+		v, mult = v[:len(v)-1], 1000000
+	}
+	if n, err := strconv.Atoi(v); err == nil && n*mult <= docsRequests {
+		return flag
+	}
+	return m[1] + m[2] + " " + strconv.Itoa(docsRequests)
+}
 
 // runnable turns a shell block into the script that runs it: hail from
 // this build, durations capped at 1s (a scenario's own and hail demo's
@@ -322,9 +352,17 @@ func runnable(text string) (string, bool, error) {
 		if strings.HasPrefix(l, "hail demo") && !strings.Contains(l, "--duration") {
 			l = "hail demo --duration 1s --connections 8" + l[len("hail demo"):] // its two runs, capped too
 		}
-		l = zFlag.ReplaceAllString(l, "$1$2 1s")
+		capped := docsDuration
+		switch {
+		case strings.HasPrefix(l, "hail demo"):
+			capped = "1s" // the demo's shortest
+		case runCmd.MatchString(l):
+			capped = docsScenarioDuration
+		}
+		l = zFlag.ReplaceAllString(l, "$1$2 "+capped)
+		l = nFlag.ReplaceAllStringFunc(l, capRequests)
 		if m := runCmd.FindString(l); m != "" && !zFlag.MatchString(l) && !strings.Contains(l, "--check") {
-			l = m + " -z 1s" + l[len(m):] // a scenario's own stages, capped too
+			l = m + " -z " + capped + l[len(m):] // a scenario's own stages, capped too
 		}
 		if strings.HasPrefix(l, "hail ") && !strings.HasPrefix(l, "hail serve") {
 			// A run of -n requests, however long, is stopped after 3 s as
@@ -383,6 +421,7 @@ func TestDocsBlocksRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ran := map[string]bool{} // the commands of the blocks run, as commandLines gives them
 	for _, b := range docBlocks(t, root, docFiles(t, root)) {
 		if b.lang != "sh" || b.file != "README.md" && !startsServer(b.text) {
 			continue
@@ -395,6 +434,15 @@ func TestDocsBlocksRun(t *testing.T) {
 		if !ok {
 			continue
 		}
+		lines, again := commandLines(b.text), true
+		for _, l := range lines {
+			again = again && ran[l]
+			ran[l] = true
+		}
+		if again { // every command of it, its servers too, ran in a block before
+			t.Logf("%s:%d: every line ran in a block before", b.file, b.line)
+			continue
+		}
 		t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) {
 			t.Parallel()
 			if out, err := runBlock(t, root, script); err != nil {
@@ -403,6 +451,22 @@ func TestDocsBlocksRun(t *testing.T) {
 		})
 	}
 }
+
+// commandLines are a block's commands, a line each, without comments
+// and with their spaces collapsed.
+func commandLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.Join(strings.Fields(shellComment.ReplaceAllString(l, "")), " ")
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// shellComment is a comment to the end of a line: a # that starts a word.
+var shellComment = regexp.MustCompile(`(^|\s)#.*$`)
 
 // runBlock runs script with bash in a new network namespace, in a
 // temporary directory holding the repository's examples, with this
@@ -469,12 +533,17 @@ func TestDocsRunner(t *testing.T) {
 	if out, err := runBlock(t, root, script); err == nil || !strings.Contains(out, "hail serve exited") {
 		t.Errorf("a block starting two servers on one port passed (%v):\n%s", err, out)
 	}
+	if got := commandLines("hail run x.yaml   # a comment\n# a line of comment\n  hail  -n 5 'http://h/#a'\n"); strings.Join(got, "|") != "hail run x.yaml|hail -n 5 'http://h/#a'" {
+		t.Errorf("commandLines: %q", got)
+	}
 	if _, _, err := runnable("hail serve --openai --slots 4\n"); err == nil {
 		t.Error("a server in the foreground accepted")
 	}
-	script, _, _ = runnable("hail -z 30s -q 10 http://127.0.0.1:8080/\nhail run examples/vm-lifecycle.yaml -c 4\ngo run ./cmd/hail demo   # the demo\n")
-	for _, want := range []string{"3s hail -z 1s -q 10 http://127.0.0.1:8080/\n", "3s hail run examples/vm-lifecycle.yaml -z 1s -c 4\n",
-		"3s hail demo --duration 1s --connections 8   # the demo\n"} {
+	script, _, _ = runnable("hail -z 30s -q 10 http://127.0.0.1:8080/\nhail run examples/vm-lifecycle.yaml -c 4\ngo run ./cmd/hail demo   # the demo\n" +
+		"hail demo --duration 5s\nhail -n 10k -c 64 http://127.0.0.1:8080/\nhail grpc -n 20 --n-requests 2m 127.0.0.1:9090\n")
+	for _, want := range []string{"3s hail -z 300ms -q 10 http://127.0.0.1:8080/\n", "3s hail run examples/vm-lifecycle.yaml -z 1s -c 4\n",
+		"3s hail demo --duration 1s --connections 8   # the demo\n", "3s hail demo --duration 1s\n",
+		"3s hail -n 1000 -c 64 http://127.0.0.1:8080/\n", "3s hail grpc -n 20 --n-requests 1000 127.0.0.1:9090\n"} {
 		if !strings.Contains(script, want) {
 			t.Errorf("%q not in\n%s", want, script)
 		}

@@ -156,7 +156,7 @@ func TestGRPCScenarioErrors(t *testing.T) {
 func TestGRPCExampleScenario(t *testing.T) {
 	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
-	out, errOut, code := hail(t, "run", "../../examples/vm-lifecycle-grpc.yaml", "--base", "http://"+addr, "-z", "1s", "-c", "4", "--no-tui", "-j")
+	out, errOut, code := hail(t, "run", "../../examples/vm-lifecycle-grpc.yaml", "--base", "http://"+addr, "-z", "500ms", "-c", "4", "--no-tui", "-j")
 	if code != 0 && code != 2 { // 2: a latency threshold failed on a busy machine
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // tokens runs p reading OpenAI-compatible token streams, each asking for
@@ -59,7 +60,10 @@ var streamCases = []testCase{
 		// of the 5 gaps is 2 inter-token latencies of half the gap.
 		v.streamTokens(res, s.Arrivals(), 12, 6, 12, 10, "usage_spread")
 		l := res.Hail.LLM
-		if v.e.Proto != H3 && (l.ITL.P50 < 0.0005 || l.ChunkGap.P50 < 0.001) || l.ITL.P50 > l.ChunkGap.P50 {
+		// The lower bounds hold when hail reads each chunk as it comes (a
+		// late read shortens the next gap): on a quiet machine, the
+		// timing tier's.
+		if testtier.On(testtier.Timing) && v.e.Proto != H3 && (l.ITL.P50 < 0.0005 || l.ChunkGap.P50 < 0.001) || l.ITL.P50 > l.ChunkGap.P50 {
 			t.Errorf("ITL p50 %v, chunk gap p50 %v: want about 1 ms and 2 ms", l.ITL.P50, l.ChunkGap.P50)
 		}
 		if got := res.Hail.Stream.Events; got != 12*9 { // role, 6 content, usage, [DONE]
@@ -159,9 +163,10 @@ var streamCases = []testCase{
 			t.Fatalf("stream section %+v (llm %v), want 6 streams of 5 events detected from the Content-Type", st, res.Hail.LLM != nil)
 		}
 		// The server sleeps 1 ms between events; a late read shortens the
-		// next gap. Over QUIC (no kernel receive times, quic-go's own
+		// next gap (on a busy machine, most of them: the bound is the
+		// timing tier's). Over QUIC (no kernel receive times, quic-go's own
 		// buffering) events may come in bursts: no bound there.
-		if st.Gap.P50 < 0.0005 && v.e.Proto != H3 {
+		if testtier.On(testtier.Timing) && st.Gap.P50 < 0.0005 && v.e.Proto != H3 {
 			t.Errorf("inter-event gap p50 %v, want about 1ms", st.Gap.P50)
 		}
 	}},

@@ -35,7 +35,9 @@ type Options struct {
 //
 //	enginetest.Run(t, func(*plan.Plan) engine.Engine { return myengine.Engine{} }, enginetest.Options{Proto: enginetest.HTTP1})
 //
-// The cases run in parallel with each other, each on servers of its own.
+// The cases run in parallel with each other, each on servers of its own
+// (they wait on loopback servers and timers: a t marked parallel lets them
+// run beside the package's other parallel tests too).
 func Run(t *testing.T, newEngine NewEngine, o Options) {
 	for _, c := range append(cases, streamCases...) {
 		t.Run(c.name, func(t *testing.T) {

@@ -90,7 +90,7 @@ func newOpTest(t *testing.T, scripts func(i int) script) *opTest {
 func (ot *opTest) operator(id string) *Operator {
 	return &Operator{Client: fakeCluster{ot.s.cs}, Identity: id, LeaseNamespace: "hail-system", LeaseName: "hail-operator", LeaseDuration: 2 * time.Second,
 		Namespaces: []string{"load"}, Image: "hail:local", Log: ot.log, Validate: validateTest,
-		io: func(string) podIO { return ot.s }, tick: 5 * time.Millisecond, lead: 150 * time.Millisecond, leaseTick: 20 * time.Millisecond}
+		io: func(string) podIO { return ot.s }, tick: 5 * time.Millisecond, lead: 300 * time.Millisecond, leaseTick: 20 * time.Millisecond}
 }
 
 // validateTest stands for hail's parsing: a flag it does not know is refused.

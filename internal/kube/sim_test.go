@@ -72,10 +72,13 @@ func newSim(t *testing.T, scripts func(i int) script, objs ...runtime.Object) *s
 	return &sim{t: t, cs: fake.NewClientset(objs...), ns: "load", scripts: scripts, pods: map[string]*simPod{}}
 }
 
-// runner returns a Runner on the simulated cluster, quick to poll.
+// runner returns a Runner on the simulated cluster, quick to poll, with a
+// start's lead of 300 ms (a shard refuses a start less than 100 ms ahead:
+// with the package's tests 8 at a time on a busy machine, a lead of 150 ms
+// once reached a shard 42 ms ahead).
 func (s *sim) runner(out string) (*Runner, *bytes.Buffer, *bytes.Buffer) {
 	var so, se bytes.Buffer
-	r := &Runner{Client: fakeCluster{s.cs}, Out: out, Stdout: &so, Stderr: &syncWriter{w: &se}, io: s, tick: 5 * time.Millisecond, lead: 150 * time.Millisecond}
+	r := &Runner{Client: fakeCluster{s.cs}, Out: out, Stdout: &so, Stderr: &syncWriter{w: &se}, io: s, tick: 5 * time.Millisecond, lead: 300 * time.Millisecond}
 	return r, &so, &se
 }
 

@@ -259,10 +259,13 @@ var hostileStreams = []hostileStream{
 }
 
 func TestHostileStreams(t *testing.T) {
+	t.Parallel()
 	for _, proto := range append(append([]string(nil), testEngines...), "h2") {
 		t.Run(proto, func(t *testing.T) {
+			t.Parallel()
 			for _, hs := range hostileStreams {
 				t.Run(hs.name, func(t *testing.T) {
+					t.Parallel()
 					var u string
 					want := hs.want
 					if proto == "h2" {

@@ -2,6 +2,6 @@
 
 package testtier
 
-// raceDetector is false without -race: the race detector makes every test
+// Race is false without -race: the race detector makes every test
 // CPU-bound (several times slower), so WaitBound leaves the default then.
-const raceDetector = false
+const Race = false

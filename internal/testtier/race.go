@@ -2,5 +2,5 @@
 
 package testtier
 
-// raceDetector is true in `go test -race` builds (see norace.go).
-const raceDetector = true
+// Race is true in `go test -race` builds (see norace.go).
+const Race = true

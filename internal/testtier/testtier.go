@@ -48,7 +48,7 @@ func Require(tb testing.TB, tier string) {
 // Under the race detector, which makes every test CPU-bound, it leaves the
 // default.
 func WaitBound(n int) {
-	if raceDetector {
+	if Race {
 		return
 	}
 	if f := flag.Lookup("test.parallel"); f != nil && !flag.Parsed() {

@@ -4,12 +4,14 @@ package tui
 // built-in server. tmux is installed by .ci/run; without it these skip.
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -26,20 +28,50 @@ func TestMain(m *testing.M) {
 		if _, err := exec.LookPath("tmux"); err != nil {
 			return m.Run()
 		}
-		dir, err := os.MkdirTemp("", "hail-tui-test")
+		bin, unlock, err := buildHail()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		defer os.RemoveAll(dir)
-		hailBin = filepath.Join(dir, "hail")
-		if out, err := exec.Command("go", "build", "-o", hailBin, "github.com/hail-loadgen/hail/cmd/hail").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building hail: %v\n%s", err, out)
-			return 2
-		}
+		defer unlock()
+		hailBin = bin
 		return m.Run()
 	}()
 	os.Exit(code)
+}
+
+// buildHail builds hail at one path in the user's cache directory for
+// this checkout, held under a lock until unlock (a run of these tests in
+// the same checkout waits): go build leaves a binary that is up to date as
+// it is, so a second run links nothing (a link of hail into a new
+// directory costs 2 s of CPU).
+func buildHail() (bin string, unlock func(), err error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	dir := filepath.Join(cache, "hail-tests", fmt.Sprintf("%x", sha256.Sum256([]byte(here)))[:16])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return "", nil, err
+	}
+	bin = filepath.Join(dir, "hail")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/hail-loadgen/hail/cmd/hail").CombinedOutput(); err != nil {
+		lock.Close()
+		return "", nil, fmt.Errorf("building hail: %v\n%s", err, out)
+	}
+	return bin, func() { lock.Close() }, nil
 }
 
 // tmuxServer is a private tmux server (its own socket, in the test's

@@ -97,10 +97,11 @@ func (c *client) readLoop() {
 // and -9515). x/net's server allows 10,000 queued control frames too.
 // Past it the reader stops reading until the server has read half of
 // them; a server that has not within floodPatience is flooding.
-const (
-	maxUnsentAcks = 10_000
-	floodPatience = 2 * time.Second
-)
+const maxUnsentAcks = 10_000
+
+// floodPatience is a variable for the tests only (export_test.go), which
+// shorten it before any connection exists.
+var floodPatience = 2 * time.Second
 
 // FloodError is a connection whose server sent PING or SETTINGS frames
 // faster than it read hail's acknowledgements.

@@ -11,5 +11,6 @@ import (
 
 // The net engine passes the conformance table.
 func TestConformance(t *testing.T) {
+	t.Parallel() // beside the package's other tests: the cases mostly wait
 	enginetest.Run(t, func(*plan.Plan) engine.Engine { return netengine.Engine{} }, enginetest.Options{Proto: enginetest.HTTP1})
 }

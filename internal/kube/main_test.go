@@ -1,0 +1,11 @@
+package kube
+
+import (
+	"testing"
+
+	"github.com/hail-loadgen/hail/internal/testtier"
+)
+
+// Most of this package's tests wait on fake clusters, shards' servers and
+// timers.
+func TestMain(m *testing.M) { testtier.Main(m) }
