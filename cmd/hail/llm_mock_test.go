@@ -317,16 +317,20 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 	// Each request holds a slot ~45 ms: 4 slots serve ~88/s, half the
 	// rate asked, so the 48th request waits ~250 ms.
 	serverQueue, hailQueue := quantile(queue, 50), wait
+	tol := 0.020 // the fast tier's: beside other tests a loaded machine wakes hail and the mock late by ms
+	if testtier.On(testtier.Timing) {
+		tol = 0.005
+	}
 	if inHail {
-		if serverQueue > 0.005 || hailQueue < 0.05 {
+		if serverQueue > tol || hailQueue < 0.05 {
 			t.Errorf("queue p50: %.1f ms in the mock, %.1f ms for a connection in hail; want it in hail", 1e3*serverQueue, 1e3*hailQueue)
 		}
-	} else if hailQueue > 0.005 || serverQueue < 0.05 {
+	} else if hailQueue > tol || serverQueue < 0.05 {
 		t.Errorf("queue p50: %.1f ms in the mock, %.1f ms for a connection in hail; want it in the mock", 1e3*serverQueue, 1e3*hailQueue)
 	}
 	// TTFT from the actual send is the mock's (first token − arrival),
 	// with the server's queue and without hail's.
-	if d := sent["p50"] - quantile(ttft, 50); math.Abs(d) > 0.005 {
+	if d := sent["p50"] - quantile(ttft, 50); math.Abs(d) > tol {
 		t.Errorf("TTFT from send p50 %.2f ms, the mock's log %.2f ms", 1e3*sent["p50"], 1e3*quantile(ttft, 50))
 	}
 	// TTFT from the intended send holds hail's queue too.
@@ -334,7 +338,7 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 		t.Errorf("TTFT p50 from intended %.1f ms, from send %.1f ms, hail's connection wait p50 %.1f ms: the intended one must hold the wait",
 			1e3*intended["p50"], 1e3*sent["p50"], 1e3*hailQueue)
 	}
-	if !inHail && intended["p50"]-sent["p50"] > 0.01 {
+	if !inHail && intended["p50"]-sent["p50"] > 2*tol {
 		t.Errorf("TTFT p50 from intended %.1f ms, from send %.1f ms: with hail on time they differ by its lateness only",
 			1e3*intended["p50"], 1e3*sent["p50"])
 	}
