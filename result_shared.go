@@ -60,6 +60,21 @@ type (
 	SendDelay = result.SendDelay
 	// LagStats describe a delay over its samples.
 	LagStats = result.LagStats
+	// Stream is the report's hail.stream: the run's streaming responses.
+	Stream = result.Stream
+	// LLM is the report's hail.llm: what the token streams of an LLM
+	// load measured.
+	LLM = result.LLM
+	// SLO are goodput's objectives (0: none).
+	SLO = result.SLO
+	// VLLM are the keys of a vLLM bench serve result file.
+	VLLM = result.VLLM
+	// TimeDist summarises a histogram of times.
+	TimeDist = result.TimeDist
+	// Dist summarises a histogram of counts (tokens) or rates.
+	Dist = result.Dist
+	// StageLLM is a stage's token streams.
+	StageLLM = result.StageLLM
 )
 
 // The bottleneck kinds of a Verdict.

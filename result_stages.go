@@ -57,37 +57,6 @@ type StageResult struct {
 	LLM *StageLLM `json:"llm,omitempty"`
 }
 
-// StageLLM is a stage's token streams (an LLM load with RateStages,
-// hail llm --stages): as Result.Hail.LLM, over the requests intended in
-// the stage after its warmup; rates per second of its Measured time.
-type StageLLM struct {
-	// Completed streams ended well; Truncated were cut by the run's end
-	// (they count in TTFT only); OtherLength completed with another output
-	// length than asked.
-	Completed   int64 `json:"completed"`
-	Truncated   int64 `json:"truncated"`
-	OtherLength int64 `json:"other_length"`
-	// TotalOutputTokens and TotalInputTokens are the completed requests'.
-	TotalOutputTokens int64 `json:"total_output_tokens"`
-	TotalInputTokens  int64 `json:"total_input_tokens"`
-	// RequestThroughput is completed requests per second, OutputThroughput
-	// their output tokens per second.
-	RequestThroughput float64 `json:"request_throughput"`
-	OutputThroughput  float64 `json:"output_throughput"`
-	// TTFT (from the intended send), TTFTFromSend, TPOT, ITL (per token),
-	// E2E (from the intended send) and E2EFromSend, as LLM defines them.
-	TTFT         TimeDist `json:"ttft"`
-	TTFTFromSend TimeDist `json:"ttft_from_send"`
-	TPOT         TimeDist `json:"tpot"`
-	ITL          TimeDist `json:"itl"`
-	E2E          TimeDist `json:"e2e"`
-	E2EFromSend  TimeDist `json:"e2e_from_send"`
-	// Goodput is the completed requests that met every objective.
-	Goodput Goodput `json:"goodput"`
-	// Histograms are the stage's encoded HdrHistograms, for exact merges.
-	Histograms LLMHistograms `json:"histograms"`
-}
-
 // StageWarmup is the part of a stage left out of its figures.
 type StageWarmup struct {
 	// Duration is its length; Counts and Histograms its requests'.

@@ -150,12 +150,12 @@ var runMetrics = []metricDef{
 	}},
 	// hail llm's (docs/llm.md), where the run streamed tokens: TTFT from
 	// the intended send first.
-	llmMetric("TTFT p50", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P50, l.TTFT.Samples > 0 }),
-	llmMetric("TTFT p99", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P99, l.TTFT.Samples > 0 }),
-	llmMetric("TTFT p99, from send", "s", false, func(l *LLM) (float64, bool) { return l.TTFTFromSend.P99, l.TTFTFromSend.Samples > 0 }),
-	llmMetric("TPOT p50", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P50, l.TPOT.Samples > 0 }),
-	llmMetric("TPOT p99", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P99, l.TPOT.Samples > 0 }),
-	llmMetric("ITL p99", "s", false, func(l *LLM) (float64, bool) { return l.ITL.P99, l.ITL.Samples > 0 }),
+	llmMetric("TTFT p50", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P50.Seconds(), l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P99.Seconds(), l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99, from send", "s", false, func(l *LLM) (float64, bool) { return l.TTFTFromSend.P99.Seconds(), l.TTFTFromSend.Samples > 0 }),
+	llmMetric("TPOT p50", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P50.Seconds(), l.TPOT.Samples > 0 }),
+	llmMetric("TPOT p99", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P99.Seconds(), l.TPOT.Samples > 0 }),
+	llmMetric("ITL p99", "s", false, func(l *LLM) (float64, bool) { return l.ITL.P99.Seconds(), l.ITL.Samples > 0 }),
 	llmMetric("output tokens/s", "rps", true, func(l *LLM) (float64, bool) { return l.OutputThroughput, true }),
 	llmMetric("goodput/s", "rps", true, func(l *LLM) (float64, bool) { return l.Goodput.RequestsPerSec, l.SLO != nil }),
 }

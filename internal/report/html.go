@@ -354,7 +354,7 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 		b.WriteString(rpsChart(fmt.Sprintf("chart-step-%d-rps", i), s.Series))
 		b.WriteString(spectrumChart(fmt.Sprintf("chart-step-%d-spectrum", i), decodeLatency(s.Histograms), s.Name))
 		if s.LLM != nil {
-			fmt.Fprintf(b, "<p class=\"note\">LLM: %s</p>", esc(s.LLM.StepLine()))
+			fmt.Fprintf(b, "<p class=\"note\">LLM: %s</p>", esc(llmStepLine(s.LLM)))
 		}
 		if len(s.StatusCodeDistribution) > 0 || len(s.ErrorDistribution) > 0 {
 			var parts []string
@@ -492,7 +492,7 @@ func writeLLMHTML(b *strings.Builder, l *LLM) {
 	for _, row := range []struct {
 		name string
 		d    Dist
-	}{{"TTFT (from intended send)", l.TTFT}, {"TTFT (from actual send)", l.TTFTFromSend}, {"TPOT", l.TPOT}, {"ITL (per token)", l.ITL}, {"inter-chunk gap", l.ChunkGap}} {
+	}{{"TTFT (from intended send)", secDist(l.TTFT)}, {"TTFT (from actual send)", secDist(l.TTFTFromSend)}, {"TPOT", secDist(l.TPOT)}, {"ITL (per token)", secDist(l.ITL)}, {"inter-chunk gap", secDist(l.ChunkGap)}} {
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
 		for _, v := range []float64{row.d.Mean, row.d.P50, row.d.P90, row.d.P99, row.d.P999, row.d.Max} {
 			fmt.Fprintf(b, "<td>%s</td>", esc(durNA(v, row.d.Samples == 0)))

@@ -119,7 +119,7 @@ func writeStepsMarkdown(b *strings.Builder, r *Result) {
 	llm := false
 	for _, s := range r.Hail.Steps {
 		if s.LLM != nil {
-			fmt.Fprintf(b, "- %s (llm): %s\n", mdEscape(s.Name), mdEscape(s.LLM.StepLine()))
+			fmt.Fprintf(b, "- %s (llm): %s\n", mdEscape(s.Name), mdEscape(llmStepLine(s.LLM)))
 			llm = true
 		}
 	}

@@ -311,7 +311,7 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
 		if s.LLM != nil {
-			fmt.Fprintf(b, "  %s: llm: %s\n", s.Name, s.LLM.StepLine())
+			fmt.Fprintf(b, "  %s: llm: %s\n", s.Name, llmStepLine(s.LLM))
 		}
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))

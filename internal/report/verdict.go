@@ -210,7 +210,7 @@ func evidence(in Input, r *Result) Evidence {
 func serviceTime(r *Result) float64 {
 	if s := r.Hail.Stream; s != nil && s.Streams > 0 {
 		if l := r.Hail.LLM; l != nil {
-			return l.E2EFromSend.Mean
+			return l.E2EFromSend.Mean.Seconds()
 		}
 		return 0
 	}
