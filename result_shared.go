@@ -73,6 +73,10 @@ type (
 	TimeDist = result.TimeDist
 	// Dist summarises a histogram of counts (tokens) or rates.
 	Dist = result.Dist
+	// StepLatency summarises a step's (a stage's, an origin's) response latency.
+	StepLatency = result.StepLatency
+	// AllSent is the latency of every sent request, failures at their elapsed time.
+	AllSent = result.AllSent
 	// StageLLM is a stage's token streams.
 	StageLLM = result.StageLLM
 )

@@ -5,7 +5,8 @@
 // shards and merges, hail's and the target's resource use, the send delay,
 // and the stream and LLM blocks (Stream, LLM with its vLLM keys and
 // objectives, a stage's StageLLM, their TimeDist and Dist distributions
-// and histograms). Package hail names every
+// and histograms), and the latency summaries of a step, stage or origin
+// (StepLatency) and of every sent request (AllSent). Package hail names every
 // type here by an alias (hail.Counts is result.Counts), so either name
 // serves.
 //
@@ -19,9 +20,9 @@
 // encoding/json, a value of these types writes its times in nanoseconds.
 //
 // The document's parts that hold oha's latencies and the other
-// distributions in seconds (Summary, percentiles, a step's, stage's or
-// origin's latency, the per-second series, and the Result around them)
-// are still declared twice: in
+// distributions in seconds (Summary, percentiles, steps, stages, origins,
+// the per-second series, and the Result around them) are still declared
+// twice: in
 // package hail with Durations and in internal/report in the JSON's float
 // units, converted at one boundary by JSON key.
 package result

@@ -123,8 +123,8 @@ var runMetrics = []metricDef{
 	{"p99", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P99, true }},
 	{"p99.9", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P999, true }},
 	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest, true }},
-	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99, r.Hail.AllSent.Requests > 0 }},
-	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max, r.Hail.AllSent.Requests > 0 }},
+	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99.Seconds(), r.Hail.AllSent.Requests > 0 }},
+	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max.Seconds(), r.Hail.AllSent.Requests > 0 }},
 	{"error rate", "ratio", false, func(r *Result) (float64, bool) { return errorRate(r), true }},
 	{"throughput", "Bps", true, func(r *Result) (float64, bool) { return r.Summary.SizePerSec, true }},
 	{"generator CPU/request", "us", false, func(r *Result) (float64, bool) {
@@ -194,18 +194,18 @@ func stepMetrics(name string) []metricDef {
 	}
 	return []metricDef{
 		{"requests/s", "rps", true, of(func(s *Step) float64 { return s.RPS })},
-		{"mean", "s", false, of(func(s *Step) float64 { return s.Latency.Mean })},
-		{"p50", "s", false, of(func(s *Step) float64 { return s.Latency.P50 })},
-		{"p90", "s", false, of(func(s *Step) float64 { return s.Latency.P90 })},
-		{"p99", "s", false, of(func(s *Step) float64 { return s.Latency.P99 })},
-		{"p99.9", "s", false, of(func(s *Step) float64 { return s.Latency.P999 })},
-		{"max", "s", false, of(func(s *Step) float64 { return s.Latency.Max })},
+		{"mean", "s", false, of(func(s *Step) float64 { return s.Latency.Mean.Seconds() })},
+		{"p50", "s", false, of(func(s *Step) float64 { return s.Latency.P50.Seconds() })},
+		{"p90", "s", false, of(func(s *Step) float64 { return s.Latency.P90.Seconds() })},
+		{"p99", "s", false, of(func(s *Step) float64 { return s.Latency.P99.Seconds() })},
+		{"p99.9", "s", false, of(func(s *Step) float64 { return s.Latency.P999.Seconds() })},
+		{"max", "s", false, of(func(s *Step) float64 { return s.Latency.Max.Seconds() })},
 		{"p99, all sent", "s", false, func(r *Result) (float64, bool) {
 			s := step(r)
 			if s == nil || s.AllSent.Requests == 0 {
 				return 0, false
 			}
-			return s.AllSent.P99, true
+			return s.AllSent.P99.Seconds(), true
 		}},
 		{"error rate", "ratio", false, of(func(s *Step) float64 { return s.ErrorRate })},
 	}
@@ -236,10 +236,10 @@ func stageMetrics(n int) []metricDef {
 	return []metricDef{
 		{"requests/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.RequestsPerSec, true })},
 		{"successful/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.SuccessfulPerSec, true })},
-		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50 })},
-		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99 })},
-		{"p99, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.P99, s.AllSent.Requests > 0 })},
-		{"max, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.Max, s.AllSent.Requests > 0 })},
+		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50.Seconds() })},
+		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99.Seconds() })},
+		{"p99, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.P99.Seconds(), s.AllSent.Requests > 0 })},
+		{"max, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.Max.Seconds(), s.AllSent.Requests > 0 })},
 		{"error rate", "ratio", false, of(func(s *Stage) (float64, bool) { return s.ErrorRate, true })},
 		{"conns open", "count", true, of(func(s *Stage) (float64, bool) {
 			if s.Load == nil {

@@ -168,8 +168,8 @@ func writeKPIs(b *strings.Builder, r *Result) {
 	if a.Failed+a.CutOff > 0 {
 		cls = "bad"
 	}
-	kpi(fmt.Sprintf("p99, all sent (%d failed, %d cut off)", a.Failed, a.CutOff), durNA(a.P99, a.Requests == 0), cls)
-	kpi("max, all sent", durNA(a.Max, a.Requests == 0), cls)
+	kpi(fmt.Sprintf("p99, all sent (%d failed, %d cut off)", a.Failed, a.CutOff), durNA(a.P99.Seconds(), a.Requests == 0), cls)
+	kpi("max, all sent", durNA(a.Max.Seconds(), a.Requests == 0), cls)
 	kpi("throughput", bytesHuman(r.Summary.SizePerSec)+"/s", "")
 	b.WriteString("</section>\n")
 }
@@ -345,8 +345,8 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 	for _, s := range r.Hail.Steps {
 		l, none, a := s.Latency, s.Counts.Responses == 0, s.AllSent
 		fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%.1f%%</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
-			esc(s.Name), s.Counts.Requests, 100*s.Share, s.RPS, 100*s.ErrorRate, durNA(l.Mean, none), durNA(l.P50, none), durNA(l.P90, none),
-			durNA(l.P99, none), durNA(l.P999, none), durNA(l.Max, none), durNA(a.P99, a.Requests == 0), durNA(a.Max, a.Requests == 0))
+			esc(s.Name), s.Counts.Requests, 100*s.Share, s.RPS, 100*s.ErrorRate, durNA(l.Mean.Seconds(), none), durNA(l.P50.Seconds(), none), durNA(l.P90.Seconds(), none),
+			durNA(l.P99.Seconds(), none), durNA(l.P999.Seconds(), none), durNA(l.Max.Seconds(), none), durNA(a.P99.Seconds(), a.Requests == 0), durNA(a.Max.Seconds(), a.Requests == 0))
 	}
 	b.WriteString("</table>\n")
 	for i, s := range r.Hail.Steps {

@@ -94,7 +94,7 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 		}
 		fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10d %5.1f%% %10.1f %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
 			conns, o.Counts.Requests, 100*o.Share, o.Rates.RequestsPerSec, o.Rates.SuccessfulPerSec, o.Counts.Failed, 100*o.ErrorRate,
-			na(o.Latency.P50, none), na(o.Latency.P99, none), na(o.Latency.Max, none), na(o.AllSent.P99, o.AllSent.Requests == 0),
+			na(o.Latency.P50.Seconds(), none), na(o.Latency.P99.Seconds(), none), na(o.Latency.Max.Seconds(), none), na(o.AllSent.P99.Seconds(), o.AllSent.Requests == 0),
 			codeList(o.StatusCodeDistribution, c))
 	}
 	fmt.Fprintf(b, "  (req/s: every request that ended, ok/s: successful responses, per second of the run; p50 … max: responses; all-sent p99: every sent request)\n")

@@ -303,7 +303,7 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 	for _, s := range stages {
 		row := []string{s.Label(), s.LoadText(), measuredText(&s), fmt.Sprint(s.Counts.Requests), fmt.Sprintf("%.1f", s.Rates.RequestsPerSec),
 			fmt.Sprintf("%.1f", s.Rates.SuccessfulPerSec), fmt.Sprintf("%.2f%%", 100*s.ErrorRate),
-			na(s.Latency.P50, s.Counts.Responses == 0), na(s.Latency.P99, s.Counts.Responses == 0), na(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s)}
+			na(s.Latency.P50.Seconds(), s.Counts.Responses == 0), na(s.Latency.P99.Seconds(), s.Counts.Responses == 0), na(s.AllSent.P99.Seconds(), s.AllSent.Requests == 0), connsText(&s)}
 		if proc {
 			rss, cpu := processText(&s)
 			row = append(row, rss, cpu)

@@ -36,8 +36,8 @@ func writeStagesMarkdown(b *strings.Builder, r *Result) {
 	for _, s := range stages {
 		none := s.Counts.Responses == 0
 		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.2f%% | %s | %s | %s | %s |", mdEscape(s.Label()), s.LoadText(), s.Counts.Requests,
-			s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate, durNA(s.Latency.P50, none), durNA(s.Latency.P99, none),
-			durNA(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s))
+			s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate, durNA(s.Latency.P50.Seconds(), none), durNA(s.Latency.P99.Seconds(), none),
+			durNA(s.AllSent.P99.Seconds(), s.AllSent.Requests == 0), connsText(&s))
 		if proc {
 			rss, cpu := processText(&s)
 			fmt.Fprintf(b, " %s | %s |", rss, cpu)
@@ -70,7 +70,7 @@ func writeStagesHTML(b *strings.Builder, r *Result) {
 		l, none, a := s.Latency, s.Counts.Responses == 0, s.AllSent
 		fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td><td>%s</td><td>%d</td><td>%.1f</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
 			esc(s.Label()), esc(s.LoadText()), esc(measuredText(&s)), s.Counts.Requests, s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate,
-			durNA(l.P50, none), durNA(l.P99, none), durNA(a.P99, a.Requests == 0), durNA(a.Max, a.Requests == 0), esc(connsText(&s)))
+			durNA(l.P50.Seconds(), none), durNA(l.P99.Seconds(), none), durNA(a.P99.Seconds(), a.Requests == 0), durNA(a.Max.Seconds(), a.Requests == 0), esc(connsText(&s)))
 		if proc {
 			rss, cpu := processText(&s)
 			fmt.Fprintf(b, "<td>%s</td><td>%s</td>", esc(rss), esc(cpu))

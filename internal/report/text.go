@@ -190,7 +190,7 @@ func slowestWhich(r *Result, d func(float64) string) string {
 	case a.Failed == 0:
 		return " (responses; every sent request that ended had one)"
 	}
-	return fmt.Sprintf(" (responses only; of all sent: %s)", d(a.Max))
+	return fmt.Sprintf(" (responses only; of all sent: %s)", d(a.Max.Seconds()))
 }
 
 // writeAllSentText writes the latency of every sent request, failures at
@@ -204,7 +204,7 @@ func writeAllSentText(b *strings.Builder, r *Result, d func(float64) string, c c
 	if a.Requests == 0 {
 		fmt.Fprintf(b, "  p50 n/a, p90 n/a, p99 n/a, p99.9 n/a, max n/a\n")
 	} else {
-		fmt.Fprintf(b, "  p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", d(a.P50), d(a.P90), d(a.P99), d(a.P999), d(a.Max))
+		fmt.Fprintf(b, "  p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", d(a.P50.Seconds()), d(a.P90.Seconds()), d(a.P99.Seconds()), d(a.P999.Seconds()), d(a.Max.Seconds()))
 	}
 	fmt.Fprintf(b, "  %s\n\n", allSentLine(a))
 }
