@@ -215,7 +215,7 @@ func stepMetrics(name string) []metricDef {
 func stageMetrics(n int) []metricDef {
 	stage := func(r *Result) *Stage {
 		for i := range r.Hail.Stages {
-			if s := &r.Hail.Stages[i]; s.Stage == n && s.Seconds > 0 {
+			if s := &r.Hail.Stages[i]; s.Stage == n && s.Measured.Seconds() > 0 {
 				return s
 			}
 		}
@@ -380,7 +380,7 @@ func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Co
 			}
 			for i := range r.Hail.Stages {
 				s := &r.Hail.Stages[i]
-				if !slices.ContainsFunc(stages, func(o *Stage) bool { return o.Stage == s.Stage }) && s.Seconds > 0 {
+				if !slices.ContainsFunc(stages, func(o *Stage) bool { return o.Stage == s.Stage }) && s.Measured.Seconds() > 0 {
 					stages = append(stages, s)
 				}
 			}
@@ -568,7 +568,7 @@ func stagePlans(sides [][]*Result, labels []Side) []string {
 	plan := func(r *Result) string {
 		var parts []string
 		for _, s := range r.Hail.Stages {
-			parts = append(parts, fmt.Sprintf("%s over %s s", s.LoadText(), trimFloat(s.End-s.Start)))
+			parts = append(parts, fmt.Sprintf("%s over %s s", s.LoadText(), trimFloat((s.End-s.Start).Seconds())))
 		}
 		return strings.Join(parts, ", ")
 	}

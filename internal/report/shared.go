@@ -78,6 +78,12 @@ type (
 	StepLatency = result.StepLatency
 	// AllSent is the latency of every sent request, failures at their elapsed time.
 	AllSent = result.AllSent
+	// Stage is one stage of a ramp.
+	Stage = result.StageResult
+	// StageWarmup is the part of a stage left out of its figures.
+	StageWarmup = result.StageWarmup
+	// StageProcess is the target's use in a stage.
+	StageProcess = result.StageProcess
 	// StageLLM is a stage's token streams.
 	StageLLM = result.StageLLM
 )

@@ -77,7 +77,7 @@ func TestStageLLMMergesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, s := range m.Hail.Stages {
-		want := buildStageLLM(sums[k].Stream, s.Seconds)
+		want := buildStageLLM(sums[k].Stream, s.Measured.Seconds())
 		if s.LLM == nil || *s.LLM != *want {
 			t.Errorf("stage %d merged:\n%+v\none run of the same requests:\n%+v", k+1, s.LLM, want)
 		}

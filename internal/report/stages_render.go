@@ -113,14 +113,14 @@ func warmupNote(stages []Stage) string {
 // measuredText is the stage's measured part: "2–10 s", "a jump (0 s)",
 // "not reached".
 func measuredText(s *Stage) string {
-	from := s.Start + warmupOf(s)
+	from := s.Start.Seconds() + warmupOf(s)
 	switch {
 	case s.End == s.Start:
 		return "a jump (0 s)"
-	case s.Seconds == 0:
+	case s.Measured.Seconds() == 0:
 		return "not reached"
 	}
-	return fmt.Sprintf("%s–%s s", trimFloat(from), trimFloat(from+s.Seconds))
+	return fmt.Sprintf("%s–%s s", trimFloat(from), trimFloat(from+s.Measured.Seconds()))
 }
 
 // connsText is the stage's mean open connections, or n/a.
@@ -184,14 +184,14 @@ func loadChart(id string, r *Result) string {
 		if s.Ramp == "step" {
 			from = s.Target
 		}
-		px = append(px, s.Start, s.End)
+		px = append(px, s.Start.Seconds(), s.End.Seconds())
 		planned.ys = append(planned.ys, from, s.Target)
 		top = math.Max(top, s.Target)
 	}
 	c := newChart(id, "Connections and requests in flight", xa, linearAxis(top*1.1, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }), "time into the run", "count")
 	for _, s := range r.Hail.Stages {
 		if w := warmupOf(&s); w > 0 {
-			c.band(s.Start, s.Start+w, "warmup", "warmup")
+			c.band(s.Start.Seconds(), s.Start.Seconds()+w, "warmup", "warmup")
 		}
 	}
 	if d := r.Hail.Drain; d != nil {
@@ -199,7 +199,7 @@ func loadChart(id string, r *Result) string {
 	}
 	for _, s := range r.Hail.Stages {
 		if s.End > s.Start {
-			c.boundary(s.Start, strconv.Itoa(s.Stage))
+			c.boundary(s.Start.Seconds(), strconv.Itoa(s.Stage))
 		}
 	}
 	lines := []line{{name: "connections open", color: palette.blue, ys: conns}, {name: "in flight", color: palette.orange, ys: inflight}}

@@ -79,13 +79,13 @@ func TestStagesMergeExactly(t *testing.T) {
 		return BuildSteps([]string{""}, []*stats.Totals{sums[slot]}, nil, span)[0]
 	}
 	for k, s := range m.Hail.Stages {
-		w := want(k, time.Duration(s.Seconds*1e9))
+		w := want(k, s.Measured)
 		if s.Counts != w.Counts || s.Latency != w.Latency || s.AllSent != w.AllSent || s.Histograms != w.Histograms {
 			t.Errorf("stage %d merged: counts %+v latency %+v; one run of the same requests: %+v %+v", k+1, s.Counts, s.Latency, w.Counts, w.Latency)
 		}
 	}
 	wu := want(2, time.Second)
-	if w := m.Hail.Stages[0].Warmup; w == nil || w.Counts != wu.Counts || w.Histograms != wu.Histograms || w.Seconds != 1 {
+	if w := m.Hail.Stages[0].Warmup; w == nil || w.Counts != wu.Counts || w.Histograms != wu.Histograms || w.Duration != time.Second {
 		t.Errorf("warmup merged %+v, want the counts %+v", w, wu.Counts)
 	}
 	if st := m.Hail.Stages[1]; st.Name != "peak" || st.Load == nil || st.Load.ConnsOpenMax != 12 || st.Process == nil || st.Process.PeakRSSBytes != 20<<20 {

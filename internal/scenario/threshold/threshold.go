@@ -301,7 +301,7 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 		switch {
 		case t.stage >= 0:
 			if s := report.FindStage(res, t.Stage); s != nil {
-				m = s.Measure()
+				m = report.MeasureStage(s)
 			} else {
 				m, missing = report.Measure{Latency: stats.NewHist()}, "no such stage in this run (-c, -q or -z changed the stages?)"
 			}
