@@ -83,6 +83,8 @@ type (
 	StageWarmup = result.StageWarmup
 	// StageProcess is the target's use in a stage.
 	StageProcess = result.StageProcess
+	// OriginResult is one server of a run that sent to several.
+	OriginResult = result.OriginResult
 	// StageLLM is a stage's token streams.
 	StageLLM = result.StageLLM
 )

@@ -7,7 +7,8 @@
 // objectives, a stage's StageLLM, their TimeDist and Dist distributions
 // and histograms), and the latency summaries of a step, stage or origin
 // (StepLatency) and of every sent request (AllSent), and a ramp's stages
-// (StageResult with its StageWarmup, StageProcess, StageLoad, StageLLM). Package hail names every
+// (StageResult with its StageWarmup, StageProcess, StageLoad, StageLLM)
+// and the origins of a run that sent to several servers (OriginResult). Package hail names every
 // type here by an alias (hail.Counts is result.Counts), so either name
 // serves.
 //
@@ -21,8 +22,8 @@
 // encoding/json, a value of these types writes its times in nanoseconds.
 //
 // The document's parts that hold oha's latencies and the other
-// distributions in seconds (Summary, percentiles, steps, origins, the
-// per-second series, and the Result around them) are still declared
+// distributions in seconds (Summary, percentiles, steps, the per-second
+// series, and the Result around them) are still declared
 // twice: in
 // package hail with Durations and in internal/report in the JSON's float
 // units, converted at one boundary by JSON key.

@@ -84,6 +84,8 @@ type (
 	StageWarmup = result.StageWarmup
 	// StageProcess is the target's use in a stage.
 	StageProcess = result.StageProcess
+	// Origin is one server of a run that sent to several.
+	Origin = result.OriginResult
 	// StageLLM is a stage's token streams.
 	StageLLM = result.StageLLM
 )
