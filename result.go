@@ -100,36 +100,3 @@ type LatencyMetrics struct {
 	P99 time.Duration `json:"p99" unit:"ms"`
 	Max time.Duration `json:"max" unit:"ms"`
 }
-
-// Percentiles of a latency: P999 is the 99.9th, P9999 the 99.99th. Exact
-// to HdrHistogram's three significant digits.
-type Percentiles struct {
-	// P10 to P9999 are the 10th to the 99.99th percentile.
-	P10   time.Duration `json:"p10"`
-	P25   time.Duration `json:"p25"`
-	P50   time.Duration `json:"p50"`
-	P75   time.Duration `json:"p75"`
-	P90   time.Duration `json:"p90"`
-	P95   time.Duration `json:"p95"`
-	P99   time.Duration `json:"p99"`
-	P999  time.Duration `json:"p99.9"`
-	P9999 time.Duration `json:"p99.99"`
-}
-
-// Details are oha's connection-setup and first-byte times.
-type Details struct {
-	// DNSDialup is each connection's setup (name lookup, connect, TLS),
-	// DNSLookup its name lookup alone (zero without a connection).
-	DNSDialup MinAvgMax `json:"DNSDialup"`
-	DNSLookup MinAvgMax `json:"DNSLookup"`
-	// FirstByte is the time to each response's first byte.
-	FirstByte MinAvgMax `json:"firstByte"`
-}
-
-// MinAvgMax are the mean and extremes of a time.
-type MinAvgMax struct {
-	// Average is the mean, Fastest the least and Slowest the greatest.
-	Average time.Duration `json:"average"`
-	Fastest time.Duration `json:"fastest"`
-	Slowest time.Duration `json:"slowest"`
-}

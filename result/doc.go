@@ -8,7 +8,8 @@
 // and histograms), and the latency summaries of a step, stage or origin
 // (StepLatency) and of every sent request (AllSent), and a ramp's stages
 // (StageResult with its StageWarmup, StageProcess, StageLoad, StageLLM)
-// and the origins of a run that sent to several servers (OriginResult). Package hail names every
+// and the origins of a run that sent to several servers (OriginResult),
+// and oha's latency Percentiles and connection Details (MinAvgMax). Package hail names every
 // type here by an alias (hail.Counts is result.Counts), so either name
 // serves.
 //
@@ -22,7 +23,7 @@
 // encoding/json, a value of these types writes its times in nanoseconds.
 //
 // The document's parts that hold oha's latencies and the other
-// distributions in seconds (Summary, percentiles, steps, the per-second
+// distributions in seconds (Summary, Metrics, steps, the per-second
 // series, and the Result around them) are still declared
 // twice: in
 // package hail with Durations and in internal/report in the JSON's float

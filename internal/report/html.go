@@ -160,9 +160,9 @@ func writeKPIs(b *strings.Builder, r *Result) {
 		cls = "bad"
 	}
 	kpi("success rate", rate, cls)
-	kpi("p50", durNA(p.P50, none), "")
-	kpi("p99", durNA(p.P99, none), "")
-	kpi("p99.9", durNA(p.P999, none), "")
+	kpi("p50", durNA(p.P50.Seconds(), none), "")
+	kpi("p99", durNA(p.P99.Seconds(), none), "")
+	kpi("p99.9", durNA(p.P999.Seconds(), none), "")
 	kpi("max", durNA(r.Summary.Slowest, none), "")
 	cls = ""
 	if a.Failed+a.CutOff > 0 {
@@ -226,7 +226,7 @@ func writePercentileTable(b *strings.Builder, r *Result) {
 		}
 		p := row.p
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
-		for _, v := range []float64{p.P10, p.P25, p.P50, p.P75, p.P90, p.P95, p.P99, p.P999, p.P9999} {
+		for _, v := range []float64{p.P10.Seconds(), p.P25.Seconds(), p.P50.Seconds(), p.P75.Seconds(), p.P90.Seconds(), p.P95.Seconds(), p.P99.Seconds(), p.P999.Seconds(), p.P9999.Seconds()} {
 			fmt.Fprintf(b, "<td>%s</td>", esc(durNA(v, row.none)))
 		}
 		b.WriteString("</tr>")

@@ -67,33 +67,6 @@ type LatencyMs struct {
 	Max  float64 `json:"max"`
 }
 
-// Percentiles in seconds (or requests/s for RPS).
-type Percentiles struct {
-	P10   float64 `json:"p10"`
-	P25   float64 `json:"p25"`
-	P50   float64 `json:"p50"`
-	P75   float64 `json:"p75"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p99.9"`
-	P9999 float64 `json:"p99.99"`
-}
-
-// Details are connection-setup and first-byte times.
-type Details struct {
-	DNSDialup MinAvgMax `json:"DNSDialup"`
-	DNSLookup MinAvgMax `json:"DNSLookup"`
-	FirstByte MinAvgMax `json:"firstByte"`
-}
-
-// MinAvgMax in seconds.
-type MinAvgMax struct {
-	Average float64 `json:"average"`
-	Fastest float64 `json:"fastest"`
-	Slowest float64 `json:"slowest"`
-}
-
 // Input is what Build needs from a finished run.
 type Input struct {
 	Totals       *stats.Totals
@@ -205,11 +178,11 @@ func buildOha(r *Result, in Input) {
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
 	r.RPS = rps(in.Series, float64(requests), total)
 	if t.Connects > 0 {
-		r.Details.DNSDialup = MinAvgMax{Average: sec(meanNS(t.ConnectSum, t.Connects)), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
-		r.Details.DNSLookup = MinAvgMax{Average: sec(meanNS(t.DNSSum, t.Connects)), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
+		r.Details.DNSDialup = MinAvgMax{Average: time.Duration(meanNS(t.ConnectSum, t.Connects)), Fastest: time.Duration(t.ConnectMin), Slowest: time.Duration(t.ConnectMax)}
+		r.Details.DNSLookup = MinAvgMax{Average: time.Duration(meanNS(t.DNSSum, t.Connects)), Fastest: time.Duration(t.DNSMin), Slowest: time.Duration(t.DNSMax)}
 	}
 	if n := t.FirstByte.TotalCount(); n > 0 {
-		r.Details.FirstByte = MinAvgMax{Average: sec(int64(math.Round(t.FirstByte.Mean()))), Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
+		r.Details.FirstByte = MinAvgMax{Average: time.Duration(math.Round(t.FirstByte.Mean())), Fastest: time.Duration(t.FirstByte.Min()), Slowest: time.Duration(t.FirstByte.Max())}
 	}
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
@@ -241,7 +214,7 @@ func percentiles(h *hdr.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
 	}
-	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
 	return Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
 }
 

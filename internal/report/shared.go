@@ -78,6 +78,12 @@ type (
 	StepLatency = result.StepLatency
 	// AllSent is the latency of every sent request, failures at their elapsed time.
 	AllSent = result.AllSent
+	// Percentiles of a latency.
+	Percentiles = result.Percentiles
+	// Details are oha's connection-setup and first-byte times.
+	Details = result.Details
+	// MinAvgMax are the mean and extremes of a time.
+	MinAvgMax = result.MinAvgMax
 	// Stage is one stage of a ramp.
 	Stage = result.StageResult
 	// StageWarmup is the part of a stage left out of its figures.

@@ -258,7 +258,7 @@ func writeDetails(b *strings.Builder, r *Result, d func(float64) string, c color
 			nan := d(math.NaN())
 			return nan + ", " + nan + ", " + nan
 		}
-		return d(t.Average) + ", " + d(t.Fastest) + ", " + d(t.Slowest)
+		return d(t.Average.Seconds()) + ", " + d(t.Fastest.Seconds()) + ", " + d(t.Slowest.Seconds())
 	}
 	dt := r.Details
 	noConn, noFirst := r.Hail.Counts.Connects == 0, r.Hail.Counts.Responses == 0
@@ -323,8 +323,8 @@ func writePercentiles(b *strings.Builder, p Percentiles, empty bool, d func(floa
 	rows := []struct {
 		name string
 		v    float64
-	}{{"10.00%", p.P10}, {"25.00%", p.P25}, {"50.00%", p.P50}, {"75.00%", p.P75}, {"90.00%", p.P90},
-		{"95.00%", p.P95}, {"99.00%", p.P99}, {"99.90%", p.P999}, {"99.99%", p.P9999}}
+	}{{"10.00%", p.P10.Seconds()}, {"25.00%", p.P25.Seconds()}, {"50.00%", p.P50.Seconds()}, {"75.00%", p.P75.Seconds()}, {"90.00%", p.P90.Seconds()},
+		{"95.00%", p.P95.Seconds()}, {"99.00%", p.P99.Seconds()}, {"99.90%", p.P999.Seconds()}, {"99.99%", p.P9999.Seconds()}}
 	for _, r := range rows {
 		v := r.v
 		if empty {

@@ -214,7 +214,7 @@ func serviceTime(r *Result) float64 {
 		}
 		return 0
 	}
-	return r.Details.FirstByte.Average
+	return r.Details.FirstByte.Average.Seconds()
 }
 
 // reasons are the sentences, with numbers, behind a verdict of kind.

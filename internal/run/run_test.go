@@ -111,7 +111,7 @@ func TestFixedDelay(t *testing.T) {
 				p := newPlan(t, base+"/?delay=5ms", engine)
 				p.Requests, p.Connections, p.Rate = 300, 4, rate
 				res := mustRun(t, p, Options{})
-				if p50 := res.LatencyPercentiles.P50; p50 < 0.005 || p50 > 0.005+slack {
+				if p50 := res.LatencyPercentiles.P50.Seconds(); p50 < 0.005 || p50 > 0.005+slack {
 					return fmt.Errorf("rate %v: p50 = %.3f ms (lag p50 %.3f ms), want 5.0-%.1f ms", rate, p50*1e3, res.Hail.Lag.P50.Seconds()*1e3, (0.005+slack)*1e3)
 				}
 				return nil
@@ -165,7 +165,7 @@ func TestCoordinatedOmission(t *testing.T) {
 			for _, c := range []struct {
 				name      string
 				want, got float64
-			}{{"p90", 1.0 * scale, res.LatencyPercentiles.P90}, {"p99", 1.9 * scale, res.LatencyPercentiles.P99}} {
+			}{{"p90", 1.0 * scale, res.LatencyPercentiles.P90.Seconds()}, {"p99", 1.9 * scale, res.LatencyPercentiles.P99.Seconds()}} {
 				if c.got < c.want*(1-tol) || c.got > c.want*(1+tol) {
 					return fmt.Errorf("%s = %.3f s, want %.3f s ±%.0f%%", c.name, c.got, c.want, 100*tol)
 				}

@@ -1,0 +1,36 @@
+package result
+
+import "time"
+
+// Percentiles of a latency: P999 is the 99.9th, P9999 the 99.99th. Exact
+// to HdrHistogram's three significant digits.
+type Percentiles struct {
+	// P10 to P9999 are the 10th to the 99.99th percentile.
+	P10   time.Duration `json:"p10" unit:"s"`
+	P25   time.Duration `json:"p25" unit:"s"`
+	P50   time.Duration `json:"p50" unit:"s"`
+	P75   time.Duration `json:"p75" unit:"s"`
+	P90   time.Duration `json:"p90" unit:"s"`
+	P95   time.Duration `json:"p95" unit:"s"`
+	P99   time.Duration `json:"p99" unit:"s"`
+	P999  time.Duration `json:"p99.9" unit:"s"`
+	P9999 time.Duration `json:"p99.99" unit:"s"`
+}
+
+// Details are oha's connection-setup and first-byte times.
+type Details struct {
+	// DNSDialup is each connection's setup (name lookup, connect, TLS),
+	// DNSLookup its name lookup alone (zero without a connection).
+	DNSDialup MinAvgMax `json:"DNSDialup"`
+	DNSLookup MinAvgMax `json:"DNSLookup"`
+	// FirstByte is the time to each response's first byte.
+	FirstByte MinAvgMax `json:"firstByte"`
+}
+
+// MinAvgMax are the mean and extremes of a time.
+type MinAvgMax struct {
+	// Average is the mean, Fastest the least and Slowest the greatest.
+	Average time.Duration `json:"average" unit:"s"`
+	Fastest time.Duration `json:"fastest" unit:"s"`
+	Slowest time.Duration `json:"slowest" unit:"s"`
+}
