@@ -34,3 +34,27 @@ type MinAvgMax struct {
 	Fastest time.Duration `json:"fastest" unit:"s"`
 	Slowest time.Duration `json:"slowest" unit:"s"`
 }
+
+// Summary is oha's summary block. Its latencies are of the responses;
+// Hail.AllSent has every sent request's.
+type Summary struct {
+	// SuccessRate is responses over the requests not cut off by the run's
+	// end (0 to 1; null in the JSON when there were none).
+	SuccessRate float64 `json:"successRate"`
+	// Total is the run's length: from its start until its last request
+	// ended (a drain included).
+	Total time.Duration `json:"total" unit:"s"`
+	// Slowest, Fastest and Average are the responses' latencies (null in
+	// the JSON without a response).
+	Slowest time.Duration `json:"slowest" unit:"s"`
+	Fastest time.Duration `json:"fastest" unit:"s"`
+	Average time.Duration `json:"average" unit:"s"`
+	// RequestsPerSec is every request that ended (responses and errors)
+	// over Total.
+	RequestsPerSec float64 `json:"requestsPerSec"`
+	// TotalData is the response body bytes received, SizePerRequest per
+	// response, SizePerSec per second of Total.
+	TotalData      int64   `json:"totalData"`
+	SizePerRequest int64   `json:"sizePerRequest"`
+	SizePerSec     float64 `json:"sizePerSec"`
+}

@@ -117,12 +117,12 @@ var runMetrics = []metricDef{
 	{"successful/s", "rps", true, func(r *Result) (float64, bool) {
 		return r.Hail.Rates.SuccessfulPerSec, r.Hail.Rates.RequestsPerSec > 0 || r.Hail.Counts.Requests == 0
 	}},
-	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average, true }},
+	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average.Seconds(), true }},
 	{"p50", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P50.Seconds(), true }},
 	{"p90", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P90.Seconds(), true }},
 	{"p99", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P99.Seconds(), true }},
 	{"p99.9", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P999.Seconds(), true }},
-	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest, true }},
+	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest.Seconds(), true }},
 	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99.Seconds(), r.Hail.AllSent.Requests > 0 }},
 	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max.Seconds(), r.Hail.AllSent.Requests > 0 }},
 	{"error rate", "ratio", false, func(r *Result) (float64, bool) { return errorRate(r), true }},

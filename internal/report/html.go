@@ -113,7 +113,7 @@ func subtitle(r *Result) string {
 	if q := configFloat(h.Config, "rate"); q > 0 {
 		parts = append(parts, fmt.Sprintf("-q %g", q))
 	}
-	parts = append(parts, fmt.Sprintf("%.2f s", r.Summary.Total))
+	parts = append(parts, fmt.Sprintf("%.2f s", r.Summary.Total.Seconds()))
 	if h.Scenario != nil && h.Scenario.Name != "" {
 		parts = append(parts, "scenario "+h.Scenario.Name)
 	}
@@ -163,7 +163,7 @@ func writeKPIs(b *strings.Builder, r *Result) {
 	kpi("p50", durNA(p.P50.Seconds(), none), "")
 	kpi("p99", durNA(p.P99.Seconds(), none), "")
 	kpi("p99.9", durNA(p.P999.Seconds(), none), "")
-	kpi("max", durNA(r.Summary.Slowest, none), "")
+	kpi("max", durNA(r.Summary.Slowest.Seconds(), none), "")
 	cls = ""
 	if a.Failed+a.CutOff > 0 {
 		cls = "bad"

@@ -184,8 +184,8 @@ func ohaView(r *Result) *ohaResult {
 	noResp := c.Responses == 0
 	s, m := r.Summary, r.Metrics
 	o := &ohaResult{
-		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total),
-			Slowest: or(s.Slowest, noResp), Fastest: or(s.Fastest, noResp), Average: or(s.Average, noResp),
+		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total.Seconds()),
+			Slowest: or(s.Slowest.Seconds(), noResp), Fastest: or(s.Fastest.Seconds(), noResp), Average: or(s.Average.Seconds(), noResp),
 			RequestsPerSec: num(s.RequestsPerSec), TotalData: s.TotalData, SizePerSec: num(s.SizePerSec)},
 		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), RequestsPerSec: num(m.RequestsPerSec),
 			LatencyMs: ohaLatencyMs{Min: or(m.LatencyMs.Min, noResp), Mean: or(m.LatencyMs.Mean, noResp), P50: or(m.LatencyMs.P50, noResp),

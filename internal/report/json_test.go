@@ -221,7 +221,7 @@ func TestSummaryArithmetic(t *testing.T) {
 	if v := r.Hail.Verdict; v.GeneratorLimited || !strings.Contains(strings.Join(v.Reasons, " "), "achieved 402.4 req/s, 40% of the -q 1000 target") {
 		t.Errorf("verdict %+v: want none, saying the rate fell short", v)
 	}
-	if a := r.Hail.AllSent; a.Requests != 1004 || a.Failed != 3 || a.CutOff != 2 || a.Max.Seconds() != r.Summary.Slowest {
+	if a := r.Hail.AllSent; a.Requests != 1004 || a.Failed != 3 || a.CutOff != 2 || a.Max != r.Summary.Slowest {
 		t.Errorf("all sent %+v: want the 1001 responses and 3 resets, 2 cut off", a)
 	}
 	if rt := r.Hail.Rates; rt.RequestsPerSec != r.Summary.RequestsPerSec || rt.CompletedPerSec != 1001/2.5 || rt.SuccessfulPerSec != 1000/2.5 {

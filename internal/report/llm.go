@@ -218,7 +218,7 @@ func mergeLLM(out, first *Result) {
 func (r *Result) EnsureLLM() *LLM {
 	if r.Hail.LLM == nil {
 		r.Hail.LLM = &LLM{TokenSource: map[string]int64{}}
-		r.Hail.LLM.Duration = seconds(r.Summary.Total)
+		r.Hail.LLM.Duration = r.Summary.Total
 		r.Hail.LLM.Failed = r.Hail.Counts.Requests - r.Hail.Counts.Truncated - r.Hail.Counts.Aborted
 		r.Hail.LLM.Truncated = r.Hail.Counts.Truncated
 	}

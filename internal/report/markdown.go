@@ -66,8 +66,8 @@ func writeSummaryMarkdown(b *strings.Builder, r *Result) {
 		h.Rates.SuccessfulPerSec, success, h.Counts.Errors)
 	fmt.Fprintf(b, "| latency | mean | p50 | p90 | p99 | p99.9 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	p, none := r.LatencyPercentiles, h.Counts.Responses == 0
-	fmt.Fprintf(b, "| responses | %s | %s | %s | %s | %s | %s |\n", durNA(r.Summary.Average, none), durNA(p.P50.Seconds(), none), durNA(p.P90.Seconds(), none),
-		durNA(p.P99.Seconds(), none), durNA(p.P999.Seconds(), none), durNA(r.Summary.Slowest, none))
+	fmt.Fprintf(b, "| responses | %s | %s | %s | %s | %s | %s |\n", durNA(r.Summary.Average.Seconds(), none), durNA(p.P50.Seconds(), none), durNA(p.P90.Seconds(), none),
+		durNA(p.P99.Seconds(), none), durNA(p.P999.Seconds(), none), durNA(r.Summary.Slowest.Seconds(), none))
 	a := h.AllSent
 	none = a.Requests == 0
 	fmt.Fprintf(b, "| all sent: %d failed, %d cut off | %s | %s | %s | %s | %s | %s |\n\n", a.Failed, a.CutOff, durNA(a.Mean.Seconds(), none), durNA(a.P50.Seconds(), none),

@@ -37,19 +37,6 @@ type Result struct {
 	Hail                               Hail             `json:"hail"`
 }
 
-// Summary is oha's summary block.
-type Summary struct {
-	SuccessRate    float64 `json:"successRate"`    // responses / requests not aborted at the deadline
-	Total          float64 `json:"total"`          // s
-	Slowest        float64 `json:"slowest"`        // s
-	Fastest        float64 `json:"fastest"`        // s
-	Average        float64 `json:"average"`        // s
-	RequestsPerSec float64 `json:"requestsPerSec"` // requests ended / total
-	TotalData      int64   `json:"totalData"`      // body bytes
-	SizePerRequest int64   `json:"sizePerRequest"` // body bytes per response
-	SizePerSec     float64 `json:"sizePerSec"`     // body bytes / total
-}
-
 // Metrics is oha's CI-friendly block.
 type Metrics struct {
 	SuccessRate    float64   `json:"success_rate"`
@@ -147,14 +134,14 @@ func buildOha(r *Result, in Input) {
 	requests := t.Requests()
 	aborted := t.CutOff() // ended by hail, not by the target: aborted requests and truncated streams
 	s := &r.Summary
-	s.Total = total
+	s.Total = in.Elapsed
 	if n := requests - aborted; n > 0 {
 		s.SuccessRate = float64(responses) / float64(n)
 	}
 	if responses > 0 {
-		s.Slowest = sec(lat.Max())
-		s.Fastest = sec(lat.Min())
-		s.Average = sec(meanNS(t.LatencySum, responses))
+		s.Slowest = time.Duration(lat.Max())
+		s.Fastest = time.Duration(lat.Min())
+		s.Average = time.Duration(meanNS(t.LatencySum, responses))
 		s.SizePerRequest = t.BodyBytes / responses
 	}
 	if total > 0 {
@@ -163,7 +150,7 @@ func buildOha(r *Result, in Input) {
 	}
 	s.TotalData = t.BodyBytes
 	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, LatencyMs: LatencyMs{
-		Min: roundMs(s.Fastest), Mean: roundMs(s.Average), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundMs(s.Slowest)}}
+		Min: roundMs(s.Fastest.Seconds()), Mean: roundMs(s.Average.Seconds()), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundMs(s.Slowest.Seconds())}}
 	r.ResponseTimeHistogram = histogram(lat)
 	r.LatencyPercentiles = percentiles(lat)
 	if in.SuccessSplit {

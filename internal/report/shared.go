@@ -80,6 +80,8 @@ type (
 	AllSent = result.AllSent
 	// Percentiles of a latency.
 	Percentiles = result.Percentiles
+	// Summary is oha's summary block.
+	Summary = result.Summary
 	// Details are oha's connection-setup and first-byte times.
 	Details = result.Details
 	// MinAvgMax are the mean and extremes of a time.

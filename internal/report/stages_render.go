@@ -195,7 +195,7 @@ func loadChart(id string, r *Result) string {
 		}
 	}
 	if d := r.Hail.Drain; d != nil {
-		c.band(r.Summary.Total-d.Duration.Seconds(), r.Summary.Total, "drain", "drain (-w)")
+		c.band(r.Summary.Total.Seconds()-d.Duration.Seconds(), r.Summary.Total.Seconds(), "drain", "drain (-w)")
 	}
 	for _, s := range r.Hail.Stages {
 		if s.End > s.Start {

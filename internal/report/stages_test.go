@@ -114,7 +114,7 @@ func TestStagesRendered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	r := stagedShard(t, 0, []*stats.Totals{randomTotals(rng, 400), randomTotals(rng, 600), randomTotals(rng, 200)})
 	r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 7, InRates: true}
-	r.Summary.Total = 4.5
+	r.Summary.Total = 4500 * time.Millisecond
 	r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 4, Span: 0.5, Drained: 7, InFlight: 1})
 	var h strings.Builder
 	if err := WriteHTML(&h, r); err != nil {

@@ -176,7 +176,7 @@ func (r *Result) Measure() Measure {
 	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
-		Elapsed: time.Duration(r.Summary.Total * 1e9), Stream: r.streams()}
+		Elapsed: r.Summary.Total, Stream: r.streams()}
 }
 
 // streams are r's stream totals (nil when it has none, or they do not
@@ -294,7 +294,7 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.Counts.Responses, s.AllSent, s.StatusCodeDistribution)
 	}
 	m := r.Measure()
-	total := StepLatency{P50: seconds(r.LatencyPercentiles.P50.Seconds()), P90: seconds(r.LatencyPercentiles.P90.Seconds()), P99: seconds(r.LatencyPercentiles.P99.Seconds()), Max: seconds(r.Summary.Slowest)}
+	total := StepLatency{P50: r.LatencyPercentiles.P50, P90: r.LatencyPercentiles.P90, P99: r.LatencyPercentiles.P99, Max: r.Summary.Slowest}
 	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, m.Responses, r.Hail.AllSent, r.StatusCodeDistribution)
 	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {

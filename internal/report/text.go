@@ -63,7 +63,7 @@ func autoScale(slowest float64) timeScale {
 func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	ts, ok := scaleFor(o.Unit)
 	if !ok {
-		ts = autoScale(r.Summary.Slowest)
+		ts = autoScale(r.Summary.Slowest.Seconds())
 		if r.Hail.Counts.Responses == 0 {
 			ts = autoScale(math.NaN())
 		}
@@ -139,10 +139,10 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 		rate, rateText = math.NaN(), "n/a"
 	}
 	fmt.Fprintln(b, c.rate("  Success rate:\t"+rateText, rate))
-	fmt.Fprintf(b, "  Total:\t%s\n", d(s.Total))
-	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest)+slowestWhich(r, d)))
-	fmt.Fprintln(b, c.paint("32", "  Fastest:\t"+lat(s.Fastest)))
-	fmt.Fprintln(b, c.paint("36", "  Average:\t"+lat(s.Average)))
+	fmt.Fprintf(b, "  Total:\t%s\n", d(s.Total.Seconds()))
+	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest.Seconds())+slowestWhich(r, d)))
+	fmt.Fprintln(b, c.paint("32", "  Fastest:\t"+lat(s.Fastest.Seconds())))
+	fmt.Fprintln(b, c.paint("36", "  Average:\t"+lat(s.Average.Seconds())))
 	fmt.Fprintf(b, "  Requests/sec:\t%.4f\n\n", s.RequestsPerSec)
 	fmt.Fprintf(b, "  Total data:\t%s\n", bytesHuman(float64(s.TotalData)))
 	if noResp {
