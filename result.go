@@ -1,7 +1,5 @@
 package hail
 
-import "time"
-
 // Result is a run's outcome: the JSON report the command writes (hail -j,
 // hail run -o result.json), as Go values. Its first fields are oha's keys,
 // with oha's meanings (latencies of the responses only; requests that
@@ -52,27 +50,4 @@ type Result struct {
 	ErrorDistribution map[string]int64 `json:"errorDistribution"`
 	// Hail is what hail measures beyond oha's keys.
 	Hail HailSection `json:"hail"`
-}
-
-// Metrics is oha's CI-friendly block.
-type Metrics struct {
-	// SuccessRate and RequestsPerSec are Summary's.
-	SuccessRate    float64 `json:"success_rate"`
-	RequestsPerSec float64 `json:"requests_per_sec"`
-	// Latency are the responses' latency statistics, in milliseconds
-	// rounded to the microsecond in the JSON (latency_ms).
-	Latency LatencyMetrics `json:"latency_ms"`
-}
-
-// LatencyMetrics are Metrics' latency statistics, each a whole number of
-// microseconds.
-type LatencyMetrics struct {
-	// Min, Mean and Max are the fastest, mean and slowest response.
-	Min  time.Duration `json:"min" unit:"ms"`
-	Mean time.Duration `json:"mean" unit:"ms"`
-	// P50, P95 and P99 are percentiles.
-	P50 time.Duration `json:"p50" unit:"ms"`
-	P95 time.Duration `json:"p95" unit:"ms"`
-	P99 time.Duration `json:"p99" unit:"ms"`
-	Max time.Duration `json:"max" unit:"ms"`
 }

@@ -2,7 +2,8 @@
 // hail run -o result.json, hail merge) that internal/report builds, merges
 // and renders and that package hail returns, declared once for both:
 //
-//   - oha's Summary, latency Percentiles and connection Details (MinAvgMax);
+//   - oha's Summary, Metrics (LatencyMetrics), latency Percentiles and
+//     connection Details (MinAvgMax);
 //   - the exact counts, histograms, rates, verdict, thresholds, scenario
 //     state, shards and merges, hail's and the target's resource use and
 //     the send delay;
@@ -26,8 +27,7 @@
 // unit. Encoded alone with encoding/json, a value of these types writes
 // its times in nanoseconds.
 //
-// The document's remaining parts (oha's Metrics, a scenario's steps and
-// phases, the per-second series, and the Result and its hail section
+// The document's remaining parts (a scenario's steps and phases, the per-second series, and the Result and its hail section
 // around them) are still declared twice: in package hail with Durations
 // and in internal/report in the JSON's float units, converted at one
 // boundary by JSON key.

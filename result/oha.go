@@ -58,3 +58,26 @@ type Summary struct {
 	SizePerRequest int64   `json:"sizePerRequest"`
 	SizePerSec     float64 `json:"sizePerSec"`
 }
+
+// Metrics is oha's CI-friendly block.
+type Metrics struct {
+	// SuccessRate and RequestsPerSec are Summary's.
+	SuccessRate    float64 `json:"success_rate"`
+	RequestsPerSec float64 `json:"requests_per_sec"`
+	// Latency are the responses' latency statistics, in milliseconds
+	// rounded to the microsecond in the JSON (latency_ms).
+	Latency LatencyMetrics `json:"latency_ms"`
+}
+
+// LatencyMetrics are Metrics' latency statistics, each a whole number of
+// microseconds.
+type LatencyMetrics struct {
+	// Min, Mean and Max are the fastest, mean and slowest response.
+	Min  time.Duration `json:"min" unit:"ms"`
+	Mean time.Duration `json:"mean" unit:"ms"`
+	// P50, P95 and P99 are percentiles.
+	P50 time.Duration `json:"p50" unit:"ms"`
+	P95 time.Duration `json:"p95" unit:"ms"`
+	P99 time.Duration `json:"p99" unit:"ms"`
+	Max time.Duration `json:"max" unit:"ms"`
+}

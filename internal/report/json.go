@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // WriteJSON writes r as indented JSON: oha's keys in oha's order, numbers
@@ -174,6 +175,9 @@ func ohaRatePct(p RatePercentiles) ohaPercentiles {
 		P99: num(p.P99), P999: num(p.P999), P9999: num(p.P9999)}
 }
 
+// inMs is d in milliseconds.
+func inMs(d time.Duration) float64 { return float64(d) / 1e6 }
+
 func ohaTri(t MinAvgMax, none bool) ohaTriple {
 	return ohaTriple{Average: or(t.Average.Seconds(), none), Fastest: or(t.Fastest.Seconds(), none), Slowest: or(t.Slowest.Seconds(), none)}
 }
@@ -182,14 +186,14 @@ func ohaTri(t MinAvgMax, none bool) ohaTriple {
 func ohaView(r *Result) *ohaResult {
 	c := r.Hail.Counts
 	noResp := c.Responses == 0
-	s, m := r.Summary, r.Metrics
+	s, m, l := r.Summary, r.Metrics, r.Metrics.Latency
 	o := &ohaResult{
 		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total.Seconds()),
 			Slowest: or(s.Slowest.Seconds(), noResp), Fastest: or(s.Fastest.Seconds(), noResp), Average: or(s.Average.Seconds(), noResp),
 			RequestsPerSec: num(s.RequestsPerSec), TotalData: s.TotalData, SizePerSec: num(s.SizePerSec)},
 		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), RequestsPerSec: num(m.RequestsPerSec),
-			LatencyMs: ohaLatencyMs{Min: or(m.LatencyMs.Min, noResp), Mean: or(m.LatencyMs.Mean, noResp), P50: or(m.LatencyMs.P50, noResp),
-				P95: or(m.LatencyMs.P95, noResp), P99: or(m.LatencyMs.P99, noResp), Max: or(m.LatencyMs.Max, noResp)}},
+			LatencyMs: ohaLatencyMs{Min: or(inMs(l.Min), noResp), Mean: or(inMs(l.Mean), noResp), P50: or(inMs(l.P50), noResp),
+				P95: or(inMs(l.P95), noResp), P99: or(inMs(l.P99), noResp), Max: or(inMs(l.Max), noResp)}},
 		ResponseTimeHistogram:  nonNil(r.ResponseTimeHistogram),
 		LatencyPercentiles:     ohaPct(r.LatencyPercentiles, noResp),
 		FirstByteHistogram:     nonNil(r.FirstByteHistogram),

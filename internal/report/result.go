@@ -37,23 +37,6 @@ type Result struct {
 	Hail                               Hail             `json:"hail"`
 }
 
-// Metrics is oha's CI-friendly block.
-type Metrics struct {
-	SuccessRate    float64   `json:"success_rate"`
-	RequestsPerSec float64   `json:"requests_per_sec"`
-	LatencyMs      LatencyMs `json:"latency_ms"`
-}
-
-// LatencyMs are selected latency statistics in milliseconds.
-type LatencyMs struct {
-	Min  float64 `json:"min"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
-}
-
 // Input is what Build needs from a finished run.
 type Input struct {
 	Totals       *stats.Totals
@@ -149,8 +132,8 @@ func buildOha(r *Result, in Input) {
 		s.SizePerSec = float64(t.BodyBytes) / total
 	}
 	s.TotalData = t.BodyBytes
-	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, LatencyMs: LatencyMs{
-		Min: roundMs(s.Fastest.Seconds()), Mean: roundMs(s.Average.Seconds()), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundMs(s.Slowest.Seconds())}}
+	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, Latency: LatencyMetrics{
+		Min: roundUS(s.Fastest.Seconds()), Mean: roundUS(s.Average.Seconds()), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundUS(s.Slowest.Seconds())}}
 	r.ResponseTimeHistogram = histogram(lat)
 	r.LatencyPercentiles = percentiles(lat)
 	if in.SuccessSplit {
@@ -185,17 +168,18 @@ func buildOha(r *Result, in Input) {
 	}
 }
 
-// ms is h's q-th percentile in milliseconds, rounded as roundMs.
-func ms(h *hdr.Histogram, q float64) float64 {
+// ms is h's q-th percentile rounded as roundUS.
+func ms(h *hdr.Histogram, q float64) time.Duration {
 	if h.TotalCount() == 0 {
 		return 0
 	}
-	return roundMs(sec(h.ValueAtQuantile(q)))
+	return roundUS(sec(h.ValueAtQuantile(q)))
 }
 
-// roundMs turns seconds into milliseconds rounded to the microsecond, as
-// oha's metrics.latency_ms are.
-func roundMs(s float64) float64 { return math.Round(s*1e6) / 1e3 }
+// roundUS is s seconds rounded to the microsecond, as oha's latency_ms
+// holds them (written in milliseconds: k µs as k/1000, the same float
+// as rounding the milliseconds themselves).
+func roundUS(s float64) time.Duration { return time.Duration(math.Round(s*1e6)) * time.Microsecond }
 
 func percentiles(h *hdr.Histogram) Percentiles {
 	if h.TotalCount() == 0 {

@@ -82,6 +82,10 @@ type (
 	Percentiles = result.Percentiles
 	// Summary is oha's summary block.
 	Summary = result.Summary
+	// Metrics is oha's CI-friendly block.
+	Metrics = result.Metrics
+	// LatencyMetrics are Metrics' latency statistics.
+	LatencyMetrics = result.LatencyMetrics
 	// Details are oha's connection-setup and first-byte times.
 	Details = result.Details
 	// MinAvgMax are the mean and extremes of a time.
