@@ -99,32 +99,6 @@ type HailSection struct {
 	LLM    *LLM    `json:"llm,omitempty"`
 }
 
-// AllSent is the latency of every sent request that ended, not only of
-// those that got a response: a request that failed after it was sent (a
-// timeout, a reset, a failed check) counts at its elapsed time. Requests
-// the run's end cut off, and requests never sent, are left out and
-// counted.
-type AllSent struct {
-	// Requests are the sent requests it holds: Responses plus Failed.
-	Requests  int64 `json:"requests"`
-	Responses int64 `json:"responses"`
-	Failed    int64 `json:"failed"`
-	// CutOff were sent and cut off by the run's end: aborted, or
-	// (Truncated of them) streams still running after the drain; NotSent
-	// failed before they were sent.
-	CutOff    int64 `json:"cut_off"`
-	Truncated int64 `json:"truncated,omitempty"`
-	NotSent   int64 `json:"not_sent"`
-	// Mean, the percentiles and Max are over Requests.
-	Mean  time.Duration `json:"mean"`
-	P50   time.Duration `json:"p50"`
-	P90   time.Duration `json:"p90"`
-	P99   time.Duration `json:"p99"`
-	P999  time.Duration `json:"p99.9"`
-	P9999 time.Duration `json:"p99.99"`
-	Max   time.Duration `json:"max"`
-}
-
 // Second is one second of a run's (or a step's) per-second series.
 type Second struct {
 	// Index is the second of the run, from 0; Span how much of it the

@@ -49,20 +49,6 @@ type StepResult struct {
 	LLM *LLM `json:"llm,omitempty"`
 }
 
-// StepLatency summarises a step's response latency.
-type StepLatency struct {
-	// Min, Mean and Max are the fastest, mean and slowest response; P50
-	// to P999 percentiles.
-	Min  time.Duration `json:"min"`
-	Mean time.Duration `json:"mean"`
-	P50  time.Duration `json:"p50"`
-	P90  time.Duration `json:"p90"`
-	P95  time.Duration `json:"p95"`
-	P99  time.Duration `json:"p99"`
-	P999 time.Duration `json:"p99.9"`
-	Max  time.Duration `json:"max"`
-}
-
 // Phase is a scenario's setup or teardown: steps run once, in order, on a
 // connection of their own.
 type Phase struct {

@@ -1,24 +1,34 @@
 // Package result holds the types of hail's JSON result document (hail -j,
 // hail run -o result.json, hail merge) that internal/report builds, merges
-// and renders and that package hail returns, declared once for both: the
-// exact counts, histograms, rates, verdict, thresholds, scenario state,
-// shards and merges, hail's and the target's resource use, the send delay,
-// and the stream and LLM blocks' histograms. Package hail names every
-// type here by an alias (hail.Counts is result.Counts), so either name
-// serves.
+// and renders and that package hail returns, declared once for both:
+//
+//   - oha's Summary, Metrics (LatencyMetrics), latency Percentiles and
+//     connection Details (MinAvgMax);
+//   - the exact counts, histograms, rates, verdict, thresholds, scenario
+//     state, shards and merges, hail's and the target's resource use and
+//     the send delay;
+//   - the latency summaries of a step, stage or origin (StepLatency) and of
+//     every sent request (AllSent);
+//   - a ramp's stages (StageResult with its StageWarmup, StageProcess,
+//     StageLoad and StageLLM) and the origins of a run that sent to several
+//     servers (OriginResult);
+//   - the stream and LLM blocks (Stream, LLM with its vLLM keys and
+//     objectives, their TimeDist and Dist distributions and histograms).
+//
+// Package hail names every type here by an alias (hail.Counts is
+// result.Counts), so either name serves.
 //
 // Their JSON keys are the document's, in their tags. Every time is a
 // time.Duration: under a *_ns key it is written as integer nanoseconds (as
 // encoding/json writes a Duration); a key the document holds in float
-// seconds or microseconds has a unit tag (unit:"s", unit:"us"), and the
-// document's writer and reader (hail.WriteJSON, hail.ReadJSON, the
-// command) write and read it in that unit. Encoded alone with
-// encoding/json, a value of these types writes its times in nanoseconds.
+// seconds, milliseconds or microseconds has a unit tag (unit:"s",
+// unit:"ms", unit:"us"), and the document's writer and reader
+// (hail.WriteJSON, hail.ReadJSON, the command) write and read it in that
+// unit. Encoded alone with encoding/json, a value of these types writes
+// its times in nanoseconds.
 //
-// The document's parts that hold oha's latencies and the other
-// distributions in seconds (Summary, percentiles, a step's, stage's or
-// origin's latency, the per-second series, the stream and LLM time
-// distributions, and the Result around them) are still declared twice: in
-// package hail with Durations and in internal/report in the JSON's float
-// units, converted at one boundary by JSON key.
+// The document's remaining parts (a scenario's steps and phases, the per-second series, and the Result and its hail section
+// around them) are still declared twice: in package hail with Durations
+// and in internal/report in the JSON's float units, converted at one
+// boundary by JSON key.
 package result

@@ -219,9 +219,9 @@ func writeDemoSummary(w io.Writer, c demoConfig, runs []*demoRun, width int) {
 	}
 	row("requests sent", func(r *demoRun) string { return groupDigits(r.res.Hail.Counts.Sent) })
 	row("requests/s", func(r *demoRun) string { return groupDigits(int64(r.res.Summary.RequestsPerSec + 0.5)) })
-	row("latency p50", func(r *demoRun) string { return demoDur(r.res.Hail.AllSent.P50) })
-	row("latency p99", func(r *demoRun) string { return demoDur(r.res.Hail.AllSent.P99) })
-	row("latency max", func(r *demoRun) string { return demoDur(r.res.Hail.AllSent.Max) })
+	row("latency p50", func(r *demoRun) string { return demoDur(r.res.Hail.AllSent.P50.Seconds()) })
+	row("latency p99", func(r *demoRun) string { return demoDur(r.res.Hail.AllSent.P99.Seconds()) })
+	row("latency max", func(r *demoRun) string { return demoDur(r.res.Hail.AllSent.Max.Seconds()) })
 	row(fmt.Sprintf("slower than %v", slow), func(r *demoRun) string {
 		return fmt.Sprintf("%s (%.1f%%)", groupDigits(r.slow), 100*float64(r.slow)/float64(max(r.res.Hail.AllSent.Requests, 1)))
 	})
@@ -261,14 +261,14 @@ func demoReading(c demoConfig, closed, open *demoRun) string {
 	if open.slow <= closed.slow || ca.P99 <= co.P99 {
 		return fmt.Sprintf("This time the two runs did not differ as they should (%s and %s requests slower than %v; "+
 			"p99 %s and %s): the machine was probably too busy to keep either schedule. Run it again on a quieter one.",
-			groupDigits(closed.slow), groupDigits(open.slow), c.stall()/2, demoDur(co.P99), demoDur(ca.P99))
+			groupDigits(closed.slow), groupDigits(open.slow), c.stall()/2, demoDur(co.P99.Seconds()), demoDur(ca.P99.Seconds()))
 	}
 	return fmt.Sprintf("Both runs met the same %v stall. The closed model's %d connections waited it out with the "+
 		"server and sent nothing meanwhile, so only %s requests saw it and its p99 says %s: coordinated omission — "+
 		"the generator slowed down with the target and left out the requests users would have sent. The open model "+
 		"kept its schedule of %g requests a second: those due during the stall count from their intended send "+
 		"time (%s waited over %v), and its p99 says %s, what users arriving at that rate saw. Measure latency with -q.",
-		c.stall(), c.conns, groupDigits(closed.slow), demoDur(co.P99), open.rate, groupDigits(open.slow), c.stall()/2, demoDur(ca.P99))
+		c.stall(), c.conns, groupDigits(closed.slow), demoDur(co.P99.Seconds()), open.rate, groupDigits(open.slow), c.stall()/2, demoDur(ca.P99.Seconds()))
 }
 
 // demoDur formats seconds for the summary's table, to about three

@@ -118,7 +118,7 @@ func mergeSummary(r *report.Result, path string) string {
 	}
 	return fmt.Sprintf("hail merge: %d result%s (shards %v) -> %s: %d requests, %d errors, %.1f requests/s, p50 %s, p99 %s, max %s",
 		m.Results, plural, m.Shards, path, c.Requests, c.Errors, r.Summary.RequestsPerSec,
-		d(r.LatencyPercentiles.P50), d(r.LatencyPercentiles.P99), d(r.Summary.Slowest))
+		d(r.LatencyPercentiles.P50.Seconds()), d(r.LatencyPercentiles.P99.Seconds()), d(r.Summary.Slowest.Seconds()))
 }
 
 // expandPatterns expands arguments such as /results/shard-*.json that name

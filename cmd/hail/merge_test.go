@@ -133,13 +133,13 @@ func TestShardsMergeEqualOneProcess(t *testing.T) {
 	for _, c := range []struct {
 		q   float64
 		got float64
-	}{{50, p.P50}, {90, p.P90}, {99, p.P99}, {99.9, p.P999}} {
+	}{{50, p.P50.Seconds()}, {90, p.P90.Seconds()}, {99, p.P99.Seconds()}, {99.9, p.P999.Seconds()}} {
 		want := float64(exactQuantile(lat, c.q)) / 1e9
 		if d := (c.got - want) / want; d < -0.001 || d > 0.001 {
 			t.Errorf("p%g: merged %v s, exact %v s (%.4f%% off, beyond HdrHistogram's 0.1%%)", c.q, c.got, want, 100*d)
 		}
 	}
-	if want := float64(lat[len(lat)-1]) / 1e9; m.Summary.Slowest < want*0.999 || m.Summary.Slowest > want*1.001 {
+	if want := float64(lat[len(lat)-1]) / 1e9; m.Summary.Slowest.Seconds() < want*0.999 || m.Summary.Slowest.Seconds() > want*1.001 {
 		t.Errorf("max %v, exact %v", m.Summary.Slowest, want)
 	}
 	if m.Hail.Merged == nil || len(m.Hail.Merged.Shards) != 3 || m.Hail.Config["connections"] != 6.0 {

@@ -295,10 +295,10 @@ func latencySummary(res *report.Result) []reqlog.Latency {
 	c, a, p := res.Hail.Counts, res.Hail.AllSent, res.LatencyPercentiles
 	none := c.Responses == 0
 	return []reqlog.Latency{
-		{Scope: "responses", Requests: c.Responses, P50: ns(p.P50, none), P90: ns(p.P90, none), P99: ns(p.P99, none), Max: ns(res.Summary.Slowest, none),
+		{Scope: "responses", Requests: c.Responses, P50: ns(p.P50.Seconds(), none), P90: ns(p.P90.Seconds(), none), P99: ns(p.P99.Seconds(), none), Max: ns(res.Summary.Slowest.Seconds(), none),
 			CutOff: a.CutOff, NotSent: a.NotSent},
 		{Scope: "all_sent", Requests: a.Requests, Failed: a.Failed, CutOff: a.CutOff, NotSent: a.NotSent,
-			P50: ns(a.P50, a.Requests == 0), P90: ns(a.P90, a.Requests == 0), P99: ns(a.P99, a.Requests == 0), Max: ns(a.Max, a.Requests == 0)},
+			P50: ns(a.P50.Seconds(), a.Requests == 0), P90: ns(a.P90.Seconds(), a.Requests == 0), P99: ns(a.P99.Seconds(), a.Requests == 0), Max: ns(a.Max.Seconds(), a.Requests == 0)},
 	}
 }
 

@@ -21,7 +21,7 @@ func shardExit(r *resultFlags, res *report.Result) error {
 		return nil
 	}
 	return &exitError{code: exitInterruptedShard, msg: fmt.Sprintf("shard %s was interrupted after %s: its result is written, marked interrupted",
-		r.shard, time.Duration(res.Summary.Total*1e9).Round(time.Millisecond))}
+		r.shard, res.Summary.Total.Round(time.Millisecond))}
 }
 
 // runExit is how a finished load or gRPC run ends: a shard that was

@@ -63,7 +63,7 @@ var streamCases = []testCase{
 		// The lower bounds hold when hail reads each chunk as it comes (a
 		// late read shortens the next gap): on a quiet machine, the
 		// timing tier's.
-		if testtier.On(testtier.Timing) && v.e.Proto != H3 && (l.ITL.P50 < 0.0005 || l.ChunkGap.P50 < 0.001) || l.ITL.P50 > l.ChunkGap.P50 {
+		if testtier.On(testtier.Timing) && v.e.Proto != H3 && (l.ITL.P50 < 500*time.Microsecond || l.ChunkGap.P50 < time.Millisecond) || l.ITL.P50 > l.ChunkGap.P50 {
 			t.Errorf("ITL p50 %v, chunk gap p50 %v: want about 1 ms and 2 ms", l.ITL.P50, l.ChunkGap.P50)
 		}
 		if got := res.Hail.Stream.Events; got != 12*9 { // role, 6 content, usage, [DONE]
@@ -166,7 +166,7 @@ var streamCases = []testCase{
 		// next gap (on a busy machine, most of them: the bound is the
 		// timing tier's). Over QUIC (no kernel receive times, quic-go's own
 		// buffering) events may come in bursts: no bound there.
-		if testtier.On(testtier.Timing) && st.Gap.P50 < 0.0005 && v.e.Proto != H3 {
+		if testtier.On(testtier.Timing) && st.Gap.P50 < 500*time.Microsecond && v.e.Proto != H3 {
 			t.Errorf("inter-event gap p50 %v, want about 1ms", st.Gap.P50)
 		}
 	}},
@@ -200,7 +200,7 @@ var streamCases = []testCase{
 		// lag from there to hail reading them is small on an idle loopback.
 		// (Linux turns receive times on for the whole machine a moment after
 		// the first socket asks: a stream's first packets may lack one.)
-		if st.ReadLag.Samples < 72 || st.ReadLag.Samples > 80 || st.ReadLag.P50 > 0.05 || st.ReadLag.Max < 0 {
+		if st.ReadLag.Samples < 72 || st.ReadLag.Samples > 80 || st.ReadLag.P50 > 50*time.Millisecond || st.ReadLag.Max < 0 {
 			t.Errorf("read lag: %d samples, p50 %v, max %v (gaps %d, streams %d completed %d)", st.ReadLag.Samples, st.ReadLag.P50, st.ReadLag.Max, st.Gap.Samples, st.Streams, st.Completed)
 		}
 	}},

@@ -170,7 +170,7 @@ var table = []testCase{
 		if c.Unsent < 1000 || c.Intended < 2990 || c.Intended > 3001 {
 			t.Errorf("intended %d (want 3000), unsent %d (want most of the 2250 the server could not take)", c.Intended, c.Unsent)
 		}
-		if got := res.Summary.RequestsPerSec * res.Summary.Total; got < float64(c.Sent)-1 || got > float64(c.Sent)+1 {
+		if got := res.Summary.RequestsPerSec * res.Summary.Total.Seconds(); got < float64(c.Sent)-1 || got > float64(c.Sent)+1 {
 			t.Errorf("requests/s × total = %.0f, want the %d sent (unsent requests are not requests)", got, c.Sent)
 		}
 		switch v, g := res.Hail.Verdict, res.Hail.Generator; {

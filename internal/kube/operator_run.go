@@ -372,8 +372,8 @@ func summarize(m *report.Result, shards int) (*RunSummary, *RunVerdict, []ShardS
 	dur := func(sec float64) string { return time.Duration(sec * 1e9).Round(time.Microsecond).String() }
 	sum := &RunSummary{Requests: c.Requests, Responses: c.Responses, Errors: c.Errors,
 		SuccessRate: fmt.Sprintf("%.2f%%", m.Summary.SuccessRate*100), RequestsPerSecond: fmt.Sprintf("%.1f", m.Summary.RequestsPerSec),
-		P50: dur(m.LatencyPercentiles.P50), P99: dur(m.LatencyPercentiles.P99), Max: dur(m.Summary.Slowest),
-		Seconds: fmt.Sprintf("%.2f", m.Summary.Total)}
+		P50: dur(m.LatencyPercentiles.P50.Seconds()), P99: dur(m.LatencyPercentiles.P99.Seconds()), Max: dur(m.Summary.Slowest.Seconds()),
+		Seconds: fmt.Sprintf("%.2f", m.Summary.Total.Seconds())}
 	v := &RunVerdict{Bottleneck: m.Hail.Verdict.Bottleneck, Reasons: m.Hail.Verdict.Reasons}
 	out := make([]ShardStatus, shards)
 	for i := range out {

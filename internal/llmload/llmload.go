@@ -548,7 +548,7 @@ func (r *Run) Describe(res *report.Result) {
 		in += " per turn, with the history"
 	}
 	m.API, m.Model, m.InputAsked, m.OutputAsked, m.Arrivals = string(s.API), s.Model, in, out, r.Arrivals
-	m.SetSLO(r.SLO.TTFT.Seconds(), r.SLO.TPOT.Seconds(), r.SLO.E2E.Seconds())
+	m.SetSLO(r.SLO.TTFT, r.SLO.TPOT, r.SLO.E2E)
 }
 
 // Config is the load's part of the run's configuration (its "llm" key).

@@ -117,14 +117,14 @@ var runMetrics = []metricDef{
 	{"successful/s", "rps", true, func(r *Result) (float64, bool) {
 		return r.Hail.Rates.SuccessfulPerSec, r.Hail.Rates.RequestsPerSec > 0 || r.Hail.Counts.Requests == 0
 	}},
-	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average, true }},
-	{"p50", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P50, true }},
-	{"p90", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P90, true }},
-	{"p99", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P99, true }},
-	{"p99.9", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P999, true }},
-	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest, true }},
-	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99, r.Hail.AllSent.Requests > 0 }},
-	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max, r.Hail.AllSent.Requests > 0 }},
+	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average.Seconds(), true }},
+	{"p50", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P50.Seconds(), true }},
+	{"p90", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P90.Seconds(), true }},
+	{"p99", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P99.Seconds(), true }},
+	{"p99.9", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P999.Seconds(), true }},
+	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest.Seconds(), true }},
+	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99.Seconds(), r.Hail.AllSent.Requests > 0 }},
+	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max.Seconds(), r.Hail.AllSent.Requests > 0 }},
 	{"error rate", "ratio", false, func(r *Result) (float64, bool) { return errorRate(r), true }},
 	{"throughput", "Bps", true, func(r *Result) (float64, bool) { return r.Summary.SizePerSec, true }},
 	{"generator CPU/request", "us", false, func(r *Result) (float64, bool) {
@@ -150,12 +150,12 @@ var runMetrics = []metricDef{
 	}},
 	// hail llm's (docs/llm.md), where the run streamed tokens: TTFT from
 	// the intended send first.
-	llmMetric("TTFT p50", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P50, l.TTFT.Samples > 0 }),
-	llmMetric("TTFT p99", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P99, l.TTFT.Samples > 0 }),
-	llmMetric("TTFT p99, from send", "s", false, func(l *LLM) (float64, bool) { return l.TTFTFromSend.P99, l.TTFTFromSend.Samples > 0 }),
-	llmMetric("TPOT p50", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P50, l.TPOT.Samples > 0 }),
-	llmMetric("TPOT p99", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P99, l.TPOT.Samples > 0 }),
-	llmMetric("ITL p99", "s", false, func(l *LLM) (float64, bool) { return l.ITL.P99, l.ITL.Samples > 0 }),
+	llmMetric("TTFT p50", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P50.Seconds(), l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P99.Seconds(), l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99, from send", "s", false, func(l *LLM) (float64, bool) { return l.TTFTFromSend.P99.Seconds(), l.TTFTFromSend.Samples > 0 }),
+	llmMetric("TPOT p50", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P50.Seconds(), l.TPOT.Samples > 0 }),
+	llmMetric("TPOT p99", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P99.Seconds(), l.TPOT.Samples > 0 }),
+	llmMetric("ITL p99", "s", false, func(l *LLM) (float64, bool) { return l.ITL.P99.Seconds(), l.ITL.Samples > 0 }),
 	llmMetric("output tokens/s", "rps", true, func(l *LLM) (float64, bool) { return l.OutputThroughput, true }),
 	llmMetric("goodput/s", "rps", true, func(l *LLM) (float64, bool) { return l.Goodput.RequestsPerSec, l.SLO != nil }),
 }
@@ -194,18 +194,18 @@ func stepMetrics(name string) []metricDef {
 	}
 	return []metricDef{
 		{"requests/s", "rps", true, of(func(s *Step) float64 { return s.RPS })},
-		{"mean", "s", false, of(func(s *Step) float64 { return s.Latency.Mean })},
-		{"p50", "s", false, of(func(s *Step) float64 { return s.Latency.P50 })},
-		{"p90", "s", false, of(func(s *Step) float64 { return s.Latency.P90 })},
-		{"p99", "s", false, of(func(s *Step) float64 { return s.Latency.P99 })},
-		{"p99.9", "s", false, of(func(s *Step) float64 { return s.Latency.P999 })},
-		{"max", "s", false, of(func(s *Step) float64 { return s.Latency.Max })},
+		{"mean", "s", false, of(func(s *Step) float64 { return s.Latency.Mean.Seconds() })},
+		{"p50", "s", false, of(func(s *Step) float64 { return s.Latency.P50.Seconds() })},
+		{"p90", "s", false, of(func(s *Step) float64 { return s.Latency.P90.Seconds() })},
+		{"p99", "s", false, of(func(s *Step) float64 { return s.Latency.P99.Seconds() })},
+		{"p99.9", "s", false, of(func(s *Step) float64 { return s.Latency.P999.Seconds() })},
+		{"max", "s", false, of(func(s *Step) float64 { return s.Latency.Max.Seconds() })},
 		{"p99, all sent", "s", false, func(r *Result) (float64, bool) {
 			s := step(r)
 			if s == nil || s.AllSent.Requests == 0 {
 				return 0, false
 			}
-			return s.AllSent.P99, true
+			return s.AllSent.P99.Seconds(), true
 		}},
 		{"error rate", "ratio", false, of(func(s *Step) float64 { return s.ErrorRate })},
 	}
@@ -215,7 +215,7 @@ func stepMetrics(name string) []metricDef {
 func stageMetrics(n int) []metricDef {
 	stage := func(r *Result) *Stage {
 		for i := range r.Hail.Stages {
-			if s := &r.Hail.Stages[i]; s.Stage == n && s.Seconds > 0 {
+			if s := &r.Hail.Stages[i]; s.Stage == n && s.Measured.Seconds() > 0 {
 				return s
 			}
 		}
@@ -236,10 +236,10 @@ func stageMetrics(n int) []metricDef {
 	return []metricDef{
 		{"requests/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.RequestsPerSec, true })},
 		{"successful/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.SuccessfulPerSec, true })},
-		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50 })},
-		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99 })},
-		{"p99, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.P99, s.AllSent.Requests > 0 })},
-		{"max, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.Max, s.AllSent.Requests > 0 })},
+		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50.Seconds() })},
+		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99.Seconds() })},
+		{"p99, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.P99.Seconds(), s.AllSent.Requests > 0 })},
+		{"max, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.Max.Seconds(), s.AllSent.Requests > 0 })},
 		{"error rate", "ratio", false, of(func(s *Stage) (float64, bool) { return s.ErrorRate, true })},
 		{"conns open", "count", true, of(func(s *Stage) (float64, bool) {
 			if s.Load == nil {
@@ -380,7 +380,7 @@ func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Co
 			}
 			for i := range r.Hail.Stages {
 				s := &r.Hail.Stages[i]
-				if !slices.ContainsFunc(stages, func(o *Stage) bool { return o.Stage == s.Stage }) && s.Seconds > 0 {
+				if !slices.ContainsFunc(stages, func(o *Stage) bool { return o.Stage == s.Stage }) && s.Measured.Seconds() > 0 {
 					stages = append(stages, s)
 				}
 			}
@@ -568,7 +568,7 @@ func stagePlans(sides [][]*Result, labels []Side) []string {
 	plan := func(r *Result) string {
 		var parts []string
 		for _, s := range r.Hail.Stages {
-			parts = append(parts, fmt.Sprintf("%s over %s s", s.LoadText(), trimFloat(s.End-s.Start)))
+			parts = append(parts, fmt.Sprintf("%s over %s s", s.LoadText(), trimFloat((s.End-s.Start).Seconds())))
 		}
 		return strings.Join(parts, ", ")
 	}

@@ -174,9 +174,9 @@ func TestCompareWaitDrain(t *testing.T) {
 	mk := func(drain bool) *Result {
 		r := runWith(time.Millisecond, 3000, "u")
 		r.Hail.Config["duration_seconds"], r.Hail.Config["wait_ongoing"] = 3.0, drain
-		r.Summary.Total, r.Summary.RequestsPerSec = 3, 1000
+		r.Summary.Total, r.Summary.RequestsPerSec = 3*time.Second, 1000
 		if drain {
-			r.Summary.Total, r.Summary.RequestsPerSec = 3.5, 3010/3.5
+			r.Summary.Total, r.Summary.RequestsPerSec = 3500*time.Millisecond, 3010/3.5
 			r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 10, InRates: true}
 		}
 		return r

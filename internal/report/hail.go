@@ -100,34 +100,6 @@ type Hail struct {
 	LLM    *LLM    `json:"llm,omitempty"`
 }
 
-// AllSent is the latency of every sent request that ended, not only of
-// those that got a response: a request that failed after it was sent (a
-// timeout, a reset, a failed check) counts at its elapsed time — a
-// timed-out request at -t or more. Requests the run's end cut off
-// (aborted at -z or Ctrl-C, or streams truncated after the drain) are left
-// out and counted, as are requests
-// that were never sent. Latencies in seconds; oha's latencyPercentiles
-// keep oha's meaning (responses only).
-type AllSent struct {
-	// Requests are the sent requests it holds: Responses plus Failed.
-	Requests  int64 `json:"requests"`
-	Responses int64 `json:"responses"`
-	Failed    int64 `json:"failed"`
-	// CutOff were sent and cut off by the run's end: aborted, or (Truncated
-	// of them) streams still running after the drain, not errors; NotSent
-	// failed before they were sent. Neither is in the percentiles.
-	CutOff    int64   `json:"cut_off"`
-	Truncated int64   `json:"truncated,omitempty"`
-	NotSent   int64   `json:"not_sent"`
-	Mean      float64 `json:"mean"`
-	P50       float64 `json:"p50"`
-	P90       float64 `json:"p90"`
-	P99       float64 `json:"p99"`
-	P999      float64 `json:"p99.9"`
-	P9999     float64 `json:"p99.99"`
-	Max       float64 `json:"max"`
-}
-
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
 // schedule lag, the generator's resource use, the verdict and hints, the
 // series and the configuration. It runs after buildOha: the verdict reads
@@ -199,9 +171,9 @@ func allSent(t *stats.Totals) AllSent {
 	if a.Requests == 0 {
 		return a
 	}
-	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
-	a.Mean = sec(meanNS(t.LatencySum+t.FailedSum, a.Requests))
-	a.P50, a.P90, a.P99, a.P999, a.P9999, a.Max = q(50), q(90), q(99), q(99.9), q(99.99), sec(h.Max())
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
+	a.Mean = time.Duration(meanNS(t.LatencySum+t.FailedSum, a.Requests))
+	a.P50, a.P90, a.P99, a.P999, a.P9999, a.Max = q(50), q(90), q(99), q(99.9), q(99.99), time.Duration(h.Max())
 	return a
 }
 

@@ -113,7 +113,7 @@ func subtitle(r *Result) string {
 	if q := configFloat(h.Config, "rate"); q > 0 {
 		parts = append(parts, fmt.Sprintf("-q %g", q))
 	}
-	parts = append(parts, fmt.Sprintf("%.2f s", r.Summary.Total))
+	parts = append(parts, fmt.Sprintf("%.2f s", r.Summary.Total.Seconds()))
 	if h.Scenario != nil && h.Scenario.Name != "" {
 		parts = append(parts, "scenario "+h.Scenario.Name)
 	}
@@ -160,16 +160,16 @@ func writeKPIs(b *strings.Builder, r *Result) {
 		cls = "bad"
 	}
 	kpi("success rate", rate, cls)
-	kpi("p50", durNA(p.P50, none), "")
-	kpi("p99", durNA(p.P99, none), "")
-	kpi("p99.9", durNA(p.P999, none), "")
-	kpi("max", durNA(r.Summary.Slowest, none), "")
+	kpi("p50", durNA(p.P50.Seconds(), none), "")
+	kpi("p99", durNA(p.P99.Seconds(), none), "")
+	kpi("p99.9", durNA(p.P999.Seconds(), none), "")
+	kpi("max", durNA(r.Summary.Slowest.Seconds(), none), "")
 	cls = ""
 	if a.Failed+a.CutOff > 0 {
 		cls = "bad"
 	}
-	kpi(fmt.Sprintf("p99, all sent (%d failed, %d cut off)", a.Failed, a.CutOff), durNA(a.P99, a.Requests == 0), cls)
-	kpi("max, all sent", durNA(a.Max, a.Requests == 0), cls)
+	kpi(fmt.Sprintf("p99, all sent (%d failed, %d cut off)", a.Failed, a.CutOff), durNA(a.P99.Seconds(), a.Requests == 0), cls)
+	kpi("max, all sent", durNA(a.Max.Seconds(), a.Requests == 0), cls)
 	kpi("throughput", bytesHuman(r.Summary.SizePerSec)+"/s", "")
 	b.WriteString("</section>\n")
 }
@@ -226,7 +226,7 @@ func writePercentileTable(b *strings.Builder, r *Result) {
 		}
 		p := row.p
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
-		for _, v := range []float64{p.P10, p.P25, p.P50, p.P75, p.P90, p.P95, p.P99, p.P999, p.P9999} {
+		for _, v := range []float64{p.P10.Seconds(), p.P25.Seconds(), p.P50.Seconds(), p.P75.Seconds(), p.P90.Seconds(), p.P95.Seconds(), p.P99.Seconds(), p.P999.Seconds(), p.P9999.Seconds()} {
 			fmt.Fprintf(b, "<td>%s</td>", esc(durNA(v, row.none)))
 		}
 		b.WriteString("</tr>")
@@ -345,8 +345,8 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 	for _, s := range r.Hail.Steps {
 		l, none, a := s.Latency, s.Counts.Responses == 0, s.AllSent
 		fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%.1f%%</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
-			esc(s.Name), s.Counts.Requests, 100*s.Share, s.RPS, 100*s.ErrorRate, durNA(l.Mean, none), durNA(l.P50, none), durNA(l.P90, none),
-			durNA(l.P99, none), durNA(l.P999, none), durNA(l.Max, none), durNA(a.P99, a.Requests == 0), durNA(a.Max, a.Requests == 0))
+			esc(s.Name), s.Counts.Requests, 100*s.Share, s.RPS, 100*s.ErrorRate, durNA(l.Mean.Seconds(), none), durNA(l.P50.Seconds(), none), durNA(l.P90.Seconds(), none),
+			durNA(l.P99.Seconds(), none), durNA(l.P999.Seconds(), none), durNA(l.Max.Seconds(), none), durNA(a.P99.Seconds(), a.Requests == 0), durNA(a.Max.Seconds(), a.Requests == 0))
 	}
 	b.WriteString("</table>\n")
 	for i, s := range r.Hail.Steps {
@@ -354,7 +354,7 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 		b.WriteString(rpsChart(fmt.Sprintf("chart-step-%d-rps", i), s.Series))
 		b.WriteString(spectrumChart(fmt.Sprintf("chart-step-%d-spectrum", i), decodeLatency(s.Histograms), s.Name))
 		if s.LLM != nil {
-			fmt.Fprintf(b, "<p class=\"note\">LLM: %s</p>", esc(s.LLM.StepLine()))
+			fmt.Fprintf(b, "<p class=\"note\">LLM: %s</p>", esc(llmStepLine(s.LLM)))
 		}
 		if len(s.StatusCodeDistribution) > 0 || len(s.ErrorDistribution) > 0 {
 			var parts []string
@@ -492,7 +492,7 @@ func writeLLMHTML(b *strings.Builder, l *LLM) {
 	for _, row := range []struct {
 		name string
 		d    Dist
-	}{{"TTFT (from intended send)", l.TTFT}, {"TTFT (from actual send)", l.TTFTFromSend}, {"TPOT", l.TPOT}, {"ITL (per token)", l.ITL}, {"inter-chunk gap", l.ChunkGap}} {
+	}{{"TTFT (from intended send)", secDist(l.TTFT)}, {"TTFT (from actual send)", secDist(l.TTFTFromSend)}, {"TPOT", secDist(l.TPOT)}, {"ITL (per token)", secDist(l.ITL)}, {"inter-chunk gap", secDist(l.ChunkGap)}} {
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
 		for _, v := range []float64{row.d.Mean, row.d.P50, row.d.P90, row.d.P99, row.d.P999, row.d.Max} {
 			fmt.Fprintf(b, "<td>%s</td>", esc(durNA(v, row.d.Samples == 0)))

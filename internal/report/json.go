@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // WriteJSON writes r as indented JSON: oha's keys in oha's order, numbers
@@ -164,26 +165,35 @@ func or(v float64, none bool) num {
 }
 
 func ohaPct(p Percentiles, none bool) ohaPercentiles {
-	return ohaPercentiles{P10: or(p.P10, none), P25: or(p.P25, none), P50: or(p.P50, none), P75: or(p.P75, none),
-		P90: or(p.P90, none), P95: or(p.P95, none), P99: or(p.P99, none), P999: or(p.P999, none), P9999: or(p.P9999, none)}
+	return ohaPercentiles{P10: or(p.P10.Seconds(), none), P25: or(p.P25.Seconds(), none), P50: or(p.P50.Seconds(), none), P75: or(p.P75.Seconds(), none),
+		P90: or(p.P90.Seconds(), none), P95: or(p.P95.Seconds(), none), P99: or(p.P99.Seconds(), none), P999: or(p.P999.Seconds(), none), P9999: or(p.P9999.Seconds(), none)}
 }
 
+// ohaRatePct are rate percentiles (requests per second) as oha writes them.
+func ohaRatePct(p RatePercentiles) ohaPercentiles {
+	return ohaPercentiles{P10: num(p.P10), P25: num(p.P25), P50: num(p.P50), P75: num(p.P75), P90: num(p.P90), P95: num(p.P95),
+		P99: num(p.P99), P999: num(p.P999), P9999: num(p.P9999)}
+}
+
+// inMs is d in milliseconds.
+func inMs(d time.Duration) float64 { return float64(d) / 1e6 }
+
 func ohaTri(t MinAvgMax, none bool) ohaTriple {
-	return ohaTriple{Average: or(t.Average, none), Fastest: or(t.Fastest, none), Slowest: or(t.Slowest, none)}
+	return ohaTriple{Average: or(t.Average.Seconds(), none), Fastest: or(t.Fastest.Seconds(), none), Slowest: or(t.Slowest.Seconds(), none)}
 }
 
 // ohaView is r as oha writes it, with null where oha has no value.
 func ohaView(r *Result) *ohaResult {
 	c := r.Hail.Counts
 	noResp := c.Responses == 0
-	s, m := r.Summary, r.Metrics
+	s, m, l := r.Summary, r.Metrics, r.Metrics.Latency
 	o := &ohaResult{
-		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total),
-			Slowest: or(s.Slowest, noResp), Fastest: or(s.Fastest, noResp), Average: or(s.Average, noResp),
+		Summary: ohaSummary{SuccessRate: or(s.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), Total: num(s.Total.Seconds()),
+			Slowest: or(s.Slowest.Seconds(), noResp), Fastest: or(s.Fastest.Seconds(), noResp), Average: or(s.Average.Seconds(), noResp),
 			RequestsPerSec: num(s.RequestsPerSec), TotalData: s.TotalData, SizePerSec: num(s.SizePerSec)},
 		Metrics: ohaMetrics{SuccessRate: or(m.SuccessRate, c.Requests-c.Aborted-c.Truncated == 0), RequestsPerSec: num(m.RequestsPerSec),
-			LatencyMs: ohaLatencyMs{Min: or(m.LatencyMs.Min, noResp), Mean: or(m.LatencyMs.Mean, noResp), P50: or(m.LatencyMs.P50, noResp),
-				P95: or(m.LatencyMs.P95, noResp), P99: or(m.LatencyMs.P99, noResp), Max: or(m.LatencyMs.Max, noResp)}},
+			LatencyMs: ohaLatencyMs{Min: or(inMs(l.Min), noResp), Mean: or(inMs(l.Mean), noResp), P50: or(inMs(l.P50), noResp),
+				P95: or(inMs(l.P95), noResp), P99: or(inMs(l.P99), noResp), Max: or(inMs(l.Max), noResp)}},
 		ResponseTimeHistogram:  nonNil(r.ResponseTimeHistogram),
 		LatencyPercentiles:     ohaPct(r.LatencyPercentiles, noResp),
 		FirstByteHistogram:     nonNil(r.FirstByteHistogram),
@@ -207,10 +217,22 @@ func ohaView(r *Result) *ohaResult {
 	if r.RPS.Stddev != nil {
 		sd = num(*r.RPS.Stddev)
 	}
-	o.RPS = ohaRPS{Mean: num(r.RPS.Mean), Stddev: sd, Max: num(r.RPS.Max), Min: num(r.RPS.Min), Percentiles: ohaPct(Percentiles(r.RPS.Percentiles), false)}
+	o.RPS = ohaRPS{Mean: num(r.RPS.Mean), Stddev: sd, Max: num(r.RPS.Max), Min: num(r.RPS.Min), Percentiles: ohaRatePct(r.RPS.Percentiles)}
 	o.Details = ohaDetails{DNSDialup: ohaTri(r.Details.DNSDialup, c.Connects == 0), DNSLookup: ohaTri(r.Details.DNSLookup, c.Connects == 0),
 		FirstByte: ohaTri(r.Details.FirstByte, len(r.FirstByteHistogram) == 0)}
 	return o
+}
+
+// oldPercentiles reads percentiles under an old key (nil when absent,
+// null or not percentiles).
+func oldPercentiles(raw json.RawMessage) *Percentiles {
+	var p *Percentiles
+	w := newWire(&p)
+	if len(raw) == 0 || json.Unmarshal(raw, w) != nil {
+		return nil
+	}
+	fromWire(&p, w)
+	return p
 }
 
 func nonNil(m map[string]int64) map[string]int64 {
@@ -264,12 +286,8 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	}
 	fromWire(&r, w)
 	if r.LatencyPercentileSuccessful == nil { // the old spelling
-		if raw, ok := top["latencyPercentileSuccessful"]; ok {
-			_ = json.Unmarshal(raw, &r.LatencyPercentileSuccessful)
-		}
-		if raw, ok := top["latencyPercentileNotSuccessful"]; ok {
-			_ = json.Unmarshal(raw, &r.LatencyPercentileNotSuccessful)
-		}
+		r.LatencyPercentileSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
+		r.LatencyPercentileNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])
 	}
 	for _, s := range []string{r.Hail.Histograms.LatencyOK, r.Hail.Histograms.LatencyBad, r.Hail.Histograms.FirstByte, r.Hail.Histograms.Lag} { // conn_wait is optional (older results lack it)
 		if _, err := DecodeHist(s); err != nil {

@@ -66,12 +66,12 @@ func writeSummaryMarkdown(b *strings.Builder, r *Result) {
 		h.Rates.SuccessfulPerSec, success, h.Counts.Errors)
 	fmt.Fprintf(b, "| latency | mean | p50 | p90 | p99 | p99.9 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	p, none := r.LatencyPercentiles, h.Counts.Responses == 0
-	fmt.Fprintf(b, "| responses | %s | %s | %s | %s | %s | %s |\n", durNA(r.Summary.Average, none), durNA(p.P50, none), durNA(p.P90, none),
-		durNA(p.P99, none), durNA(p.P999, none), durNA(r.Summary.Slowest, none))
+	fmt.Fprintf(b, "| responses | %s | %s | %s | %s | %s | %s |\n", durNA(r.Summary.Average.Seconds(), none), durNA(p.P50.Seconds(), none), durNA(p.P90.Seconds(), none),
+		durNA(p.P99.Seconds(), none), durNA(p.P999.Seconds(), none), durNA(r.Summary.Slowest.Seconds(), none))
 	a := h.AllSent
 	none = a.Requests == 0
-	fmt.Fprintf(b, "| all sent: %d failed, %d cut off | %s | %s | %s | %s | %s | %s |\n\n", a.Failed, a.CutOff, durNA(a.Mean, none), durNA(a.P50, none),
-		durNA(a.P90, none), durNA(a.P99, none), durNA(a.P999, none), durNA(a.Max, none))
+	fmt.Fprintf(b, "| all sent: %d failed, %d cut off | %s | %s | %s | %s | %s | %s |\n\n", a.Failed, a.CutOff, durNA(a.Mean.Seconds(), none), durNA(a.P50.Seconds(), none),
+		durNA(a.P90.Seconds(), none), durNA(a.P99.Seconds(), none), durNA(a.P999.Seconds(), none), durNA(a.Max.Seconds(), none))
 	if a.NotSent > 0 {
 		fmt.Fprintf(b, "%d requests failed before they were sent (in no latency).\n\n", a.NotSent)
 	}
@@ -113,13 +113,13 @@ func writeStepsMarkdown(b *strings.Builder, r *Result) {
 	for _, s := range r.Hail.Steps {
 		none := s.Counts.Responses == 0
 		fmt.Fprintf(b, "| %s | %d | %.1f | %.2f%% | %s | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, s.RPS, 100*s.ErrorRate,
-			durNA(s.Latency.P50, none), durNA(s.Latency.P99, none), durNA(s.Latency.Max, none), durNA(s.AllSent.P99, s.AllSent.Requests == 0))
+			durNA(s.Latency.P50.Seconds(), none), durNA(s.Latency.P99.Seconds(), none), durNA(s.Latency.Max.Seconds(), none), durNA(s.AllSent.P99.Seconds(), s.AllSent.Requests == 0))
 	}
 	fmt.Fprintln(b)
 	llm := false
 	for _, s := range r.Hail.Steps {
 		if s.LLM != nil {
-			fmt.Fprintf(b, "- %s (llm): %s\n", mdEscape(s.Name), mdEscape(s.LLM.StepLine()))
+			fmt.Fprintf(b, "- %s (llm): %s\n", mdEscape(s.Name), mdEscape(llmStepLine(s.LLM)))
 			llm = true
 		}
 	}

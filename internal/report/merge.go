@@ -245,7 +245,7 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 			m.conns += int(n)
 		}
 		m.start = min(m.start, r.Hail.StartUnixNano)
-		m.end = max(m.end, r.Hail.StartUnixNano+int64(r.Summary.Total*1e9))
+		m.end = max(m.end, r.Hail.StartUnixNano+int64(r.Summary.Total))
 		m.interrupted = m.interrupted || r.Hail.Interrupted
 		m.split = m.split || r.LatencyPercentileSuccessful != nil
 		if !slices.Contains(m.engines, r.Hail.Engine) {

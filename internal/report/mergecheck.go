@@ -126,10 +126,10 @@ func lateOrInterrupted(results []*Result, name func(int) string, failed map[int]
 		switch {
 		case r.Hail.Interrupted && why != "":
 			out = append(out, fmt.Sprintf("%s was interrupted after %s (%s): its share of the run was not all sent; what it did is merged", label,
-				time.Duration(r.Summary.Total*1e9).Round(time.Millisecond), why))
+				r.Summary.Total.Round(time.Millisecond), why))
 		case r.Hail.Interrupted:
 			out = append(out, fmt.Sprintf("%s was interrupted after %s: its share of the run was not all sent", label,
-				time.Duration(r.Summary.Total*1e9).Round(time.Millisecond)))
+				r.Summary.Total.Round(time.Millisecond)))
 		case why != "":
 			out = append(out, fmt.Sprintf("%s failed (%s) after writing its result: merged", label, why))
 		}

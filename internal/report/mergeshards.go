@@ -61,7 +61,7 @@ func shardOutcomes(results []*Result, opt MergeOptions) []ShardOutcome {
 			continue
 		}
 		o := &out[s.Index]
-		o.Merged, o.Requests, o.Duration = true, r.Hail.Counts.Requests, seconds(r.Summary.Total)
+		o.Merged, o.Requests, o.Duration = true, r.Hail.Counts.Requests, r.Summary.Total
 		switch {
 		case r.Hail.Interrupted:
 			o.Outcome = OutcomeInterrupted

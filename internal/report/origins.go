@@ -9,57 +9,10 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Origin is one server of a run that sent to several (a scenario whose
-// steps name their targets): its own counts, latency, status codes,
-// errors and verdict. The run's totals are the sum of its origins'.
-type Origin struct {
-	// Name is the target's name ("api"), "base", or the URL's host:port.
-	Name string `json:"name"`
-	// URL is its scheme, host and port (and path prefix).
-	URL string `json:"url"`
-	// Protocol is what its connections spoke ("HTTP/1.1", "h2c", "h2");
-	// Engine the engine that ran them.
-	Protocol string `json:"protocol"`
-	Engine   string `json:"engine,omitempty"`
-	// Steps are the steps sent to it.
-	Steps []string `json:"steps"`
-	// Connections is its part of the run's connections (the most it had
-	// open at once); Connects how many it opened.
-	Connections int   `json:"connections"`
-	Connects    int64 `json:"connects"`
-	// Streams is how many requests each of its connections carried at
-	// once (HTTP/2, more than one; absent: one).
-	Streams int `json:"streams_per_connection,omitempty"`
-	// Share is its part of the run's requests (0–1).
-	Share float64 `json:"share"`
-	// Counts are exact; Intended and Unsent are its part of the run's.
-	Counts OriginCounts `json:"counts"`
-	// RPS is its requests ended per second over the run; ErrorRate its
-	// failed over its requests (aborted ones aside); Rates what ended,
-	// completed and succeeded per second of the run (as hail.rates).
-	RPS       float64 `json:"rps"`
-	ErrorRate float64 `json:"error_rate"`
-	Rates     Rates   `json:"rates"`
-	// Latency in seconds, of its responses; AllSent of every request sent
-	// to it, failures at their elapsed time (as hail.all_sent); SendDelay
-	// its requests' lateness (open model).
-	Latency                StepLatency      `json:"latency"`
-	AllSent                AllSent          `json:"all_sent"`
-	SendDelay              SendDelay        `json:"send_delay"`
-	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
-	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
-	Histograms             Histograms       `json:"histograms"`
-	// GRPC counts its gRPC calls and their messages (absent without).
-	GRPC *GRPC `json:"grpc,omitempty"`
-	// Verdict judges it as a run of its own: its requests' lateness and
-	// connection waits, its stalls, beside hail's CPU over the whole run.
-	Verdict Verdict `json:"verdict"`
-}
-
-// SetTotals sets o's figures from its totals over a run of elapsed: its
+// SetOriginTotals sets o's figures from its totals over a run of elapsed: its
 // counts, rates, latency (of the responses and of every sent request),
 // status codes, errors and histograms.
-func (o *Origin) SetTotals(t *stats.Totals, elapsed time.Duration) {
+func SetOriginTotals(o *Origin, t *stats.Totals, elapsed time.Duration) {
 	step := BuildSteps([]string{o.Name}, []*stats.Totals{t}, nil, elapsed)[0]
 	o.Counts.StepCounts, o.RPS, o.ErrorRate, o.Latency, o.AllSent = step.Counts, step.RPS, step.ErrorRate, step.Latency, step.AllSent
 	o.StatusCodeDistribution, o.ErrorDistribution, o.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
@@ -94,7 +47,7 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 		}
 		fmt.Fprintf(b, "  %-*s %-8s %-6s %6s %10d %5.1f%% %10.1f %10.1f %8d %7.2f%% %14s %14s %14s %14s  %s\n", w, o.Name, o.Protocol, o.Engine,
 			conns, o.Counts.Requests, 100*o.Share, o.Rates.RequestsPerSec, o.Rates.SuccessfulPerSec, o.Counts.Failed, 100*o.ErrorRate,
-			na(o.Latency.P50, none), na(o.Latency.P99, none), na(o.Latency.Max, none), na(o.AllSent.P99, o.AllSent.Requests == 0),
+			na(o.Latency.P50.Seconds(), none), na(o.Latency.P99.Seconds(), none), na(o.Latency.Max.Seconds(), none), na(o.AllSent.P99.Seconds(), o.AllSent.Requests == 0),
 			codeList(o.StatusCodeDistribution, c))
 	}
 	fmt.Fprintf(b, "  (req/s: every request that ended, ok/s: successful responses, per second of the run; p50 … max: responses; all-sent p99: every sent request)\n")
@@ -170,7 +123,7 @@ func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name fu
 				}
 			}
 		}
-		m.SetTotals(t, elapsed)
+		SetOriginTotals(&m, t, elapsed)
 		all += m.Counts.Requests
 		out.Hail.Origins = append(out.Hail.Origins, m)
 	}

@@ -44,7 +44,7 @@ func phaseLine(s *Step, c colorer) string {
 		line += "  " + countList(s.ErrorDistribution)
 	}
 	if s.Counts.Responses > 0 {
-		line += fmt.Sprintf("  p50 %s  max %s", fmtDur(s.Latency.P50), fmtDur(s.Latency.Max))
+		line += fmt.Sprintf("  p50 %s  max %s", fmtDur(s.Latency.P50.Seconds()), fmtDur(s.Latency.Max.Seconds()))
 	}
 	return line
 }
@@ -68,7 +68,7 @@ func writePhasesMarkdown(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "| %s step | requests | statuses | errors | p50 | max |\n| --- | ---: | --- | --- | ---: | ---: |\n", strings.ToLower(x.name))
 		for _, s := range x.ph.Steps {
 			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdEscape(s.Name), s.Counts.Requests, codeList(s.StatusCodeDistribution, colorer{}),
-				mdEscape(countList(s.ErrorDistribution)), durNA(s.Latency.P50, s.Counts.Responses == 0), durNA(s.Latency.Max, s.Counts.Responses == 0))
+				mdEscape(countList(s.ErrorDistribution)), durNA(s.Latency.P50.Seconds(), s.Counts.Responses == 0), durNA(s.Latency.Max.Seconds(), s.Counts.Responses == 0))
 		}
 		if x.ph.Failed != "" {
 			fmt.Fprintf(b, "\n%s stopped: %s\n", x.name, mdEscape(x.ph.Failed))
@@ -84,8 +84,8 @@ func writePhasesHTML(b *strings.Builder, r *Result) {
 		b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>status codes</th><th>errors</th><th>p50</th><th>max</th></tr>")
 		for _, s := range x.ph.Steps {
 			fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>", esc(s.Name), s.Counts.Requests,
-				esc(codeList(s.StatusCodeDistribution, colorer{})), esc(countList(s.ErrorDistribution)), durNA(s.Latency.P50, s.Counts.Responses == 0),
-				durNA(s.Latency.Max, s.Counts.Responses == 0))
+				esc(codeList(s.StatusCodeDistribution, colorer{})), esc(countList(s.ErrorDistribution)), durNA(s.Latency.P50.Seconds(), s.Counts.Responses == 0),
+				durNA(s.Latency.Max.Seconds(), s.Counts.Responses == 0))
 		}
 		b.WriteString("</table>\n")
 		if x.ph.Failed != "" {

@@ -37,63 +37,6 @@ type Result struct {
 	Hail                               Hail             `json:"hail"`
 }
 
-// Summary is oha's summary block.
-type Summary struct {
-	SuccessRate    float64 `json:"successRate"`    // responses / requests not aborted at the deadline
-	Total          float64 `json:"total"`          // s
-	Slowest        float64 `json:"slowest"`        // s
-	Fastest        float64 `json:"fastest"`        // s
-	Average        float64 `json:"average"`        // s
-	RequestsPerSec float64 `json:"requestsPerSec"` // requests ended / total
-	TotalData      int64   `json:"totalData"`      // body bytes
-	SizePerRequest int64   `json:"sizePerRequest"` // body bytes per response
-	SizePerSec     float64 `json:"sizePerSec"`     // body bytes / total
-}
-
-// Metrics is oha's CI-friendly block.
-type Metrics struct {
-	SuccessRate    float64   `json:"success_rate"`
-	RequestsPerSec float64   `json:"requests_per_sec"`
-	LatencyMs      LatencyMs `json:"latency_ms"`
-}
-
-// LatencyMs are selected latency statistics in milliseconds.
-type LatencyMs struct {
-	Min  float64 `json:"min"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
-}
-
-// Percentiles in seconds (or requests/s for RPS).
-type Percentiles struct {
-	P10   float64 `json:"p10"`
-	P25   float64 `json:"p25"`
-	P50   float64 `json:"p50"`
-	P75   float64 `json:"p75"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p99.9"`
-	P9999 float64 `json:"p99.99"`
-}
-
-// Details are connection-setup and first-byte times.
-type Details struct {
-	DNSDialup MinAvgMax `json:"DNSDialup"`
-	DNSLookup MinAvgMax `json:"DNSLookup"`
-	FirstByte MinAvgMax `json:"firstByte"`
-}
-
-// MinAvgMax in seconds.
-type MinAvgMax struct {
-	Average float64 `json:"average"`
-	Fastest float64 `json:"fastest"`
-	Slowest float64 `json:"slowest"`
-}
-
 // Input is what Build needs from a finished run.
 type Input struct {
 	Totals       *stats.Totals
@@ -174,14 +117,14 @@ func buildOha(r *Result, in Input) {
 	requests := t.Requests()
 	aborted := t.CutOff() // ended by hail, not by the target: aborted requests and truncated streams
 	s := &r.Summary
-	s.Total = total
+	s.Total = in.Elapsed
 	if n := requests - aborted; n > 0 {
 		s.SuccessRate = float64(responses) / float64(n)
 	}
 	if responses > 0 {
-		s.Slowest = sec(lat.Max())
-		s.Fastest = sec(lat.Min())
-		s.Average = sec(meanNS(t.LatencySum, responses))
+		s.Slowest = time.Duration(lat.Max())
+		s.Fastest = time.Duration(lat.Min())
+		s.Average = time.Duration(meanNS(t.LatencySum, responses))
 		s.SizePerRequest = t.BodyBytes / responses
 	}
 	if total > 0 {
@@ -189,8 +132,8 @@ func buildOha(r *Result, in Input) {
 		s.SizePerSec = float64(t.BodyBytes) / total
 	}
 	s.TotalData = t.BodyBytes
-	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, LatencyMs: LatencyMs{
-		Min: roundMs(s.Fastest), Mean: roundMs(s.Average), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundMs(s.Slowest)}}
+	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, Latency: LatencyMetrics{
+		Min: roundUS(s.Fastest.Seconds()), Mean: roundUS(s.Average.Seconds()), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundUS(s.Slowest.Seconds())}}
 	r.ResponseTimeHistogram = histogram(lat)
 	r.LatencyPercentiles = percentiles(lat)
 	if in.SuccessSplit {
@@ -205,11 +148,11 @@ func buildOha(r *Result, in Input) {
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
 	r.RPS = rps(in.Series, float64(requests), total)
 	if t.Connects > 0 {
-		r.Details.DNSDialup = MinAvgMax{Average: sec(meanNS(t.ConnectSum, t.Connects)), Fastest: sec(t.ConnectMin), Slowest: sec(t.ConnectMax)}
-		r.Details.DNSLookup = MinAvgMax{Average: sec(meanNS(t.DNSSum, t.Connects)), Fastest: sec(t.DNSMin), Slowest: sec(t.DNSMax)}
+		r.Details.DNSDialup = MinAvgMax{Average: time.Duration(meanNS(t.ConnectSum, t.Connects)), Fastest: time.Duration(t.ConnectMin), Slowest: time.Duration(t.ConnectMax)}
+		r.Details.DNSLookup = MinAvgMax{Average: time.Duration(meanNS(t.DNSSum, t.Connects)), Fastest: time.Duration(t.DNSMin), Slowest: time.Duration(t.DNSMax)}
 	}
 	if n := t.FirstByte.TotalCount(); n > 0 {
-		r.Details.FirstByte = MinAvgMax{Average: sec(int64(math.Round(t.FirstByte.Mean()))), Fastest: sec(t.FirstByte.Min()), Slowest: sec(t.FirstByte.Max())}
+		r.Details.FirstByte = MinAvgMax{Average: time.Duration(math.Round(t.FirstByte.Mean())), Fastest: time.Duration(t.FirstByte.Min()), Slowest: time.Duration(t.FirstByte.Max())}
 	}
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
@@ -225,23 +168,24 @@ func buildOha(r *Result, in Input) {
 	}
 }
 
-// ms is h's q-th percentile in milliseconds, rounded as roundMs.
-func ms(h *hdr.Histogram, q float64) float64 {
+// ms is h's q-th percentile rounded as roundUS.
+func ms(h *hdr.Histogram, q float64) time.Duration {
 	if h.TotalCount() == 0 {
 		return 0
 	}
-	return roundMs(sec(h.ValueAtQuantile(q)))
+	return roundUS(sec(h.ValueAtQuantile(q)))
 }
 
-// roundMs turns seconds into milliseconds rounded to the microsecond, as
-// oha's metrics.latency_ms are.
-func roundMs(s float64) float64 { return math.Round(s*1e6) / 1e3 }
+// roundUS is s seconds rounded to the microsecond, as oha's latency_ms
+// holds them (written in milliseconds: k µs as k/1000, the same float
+// as rounding the milliseconds themselves).
+func roundUS(s float64) time.Duration { return time.Duration(math.Round(s*1e6)) * time.Microsecond }
 
 func percentiles(h *hdr.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
 	}
-	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
 	return Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
 }
 

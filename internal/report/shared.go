@@ -62,6 +62,44 @@ type (
 	SendDelay = result.SendDelay
 	// LagStats describe a delay over its samples.
 	LagStats = result.LagStats
+	// Stream is hail.stream: the run's streaming responses.
+	Stream = result.Stream
+	// LLM is hail.llm: what the token streams of an LLM load measured.
+	LLM = result.LLM
+	// SLO are goodput's objectives.
+	SLO = result.SLO
+	// VLLM are the keys of a vLLM bench serve result file.
+	VLLM = result.VLLM
+	// TimeDist summarises a histogram of times.
+	TimeDist = result.TimeDist
+	// Dist summarises a histogram of counts or rates.
+	Dist = result.Dist
+	// StepLatency summarises a step's (a stage's, an origin's) response latency.
+	StepLatency = result.StepLatency
+	// AllSent is the latency of every sent request, failures at their elapsed time.
+	AllSent = result.AllSent
+	// Percentiles of a latency.
+	Percentiles = result.Percentiles
+	// Summary is oha's summary block.
+	Summary = result.Summary
+	// Metrics is oha's CI-friendly block.
+	Metrics = result.Metrics
+	// LatencyMetrics are Metrics' latency statistics.
+	LatencyMetrics = result.LatencyMetrics
+	// Details are oha's connection-setup and first-byte times.
+	Details = result.Details
+	// MinAvgMax are the mean and extremes of a time.
+	MinAvgMax = result.MinAvgMax
+	// Stage is one stage of a ramp.
+	Stage = result.StageResult
+	// StageWarmup is the part of a stage left out of its figures.
+	StageWarmup = result.StageWarmup
+	// StageProcess is the target's use in a stage.
+	StageProcess = result.StageProcess
+	// Origin is one server of a run that sent to several.
+	Origin = result.OriginResult
+	// StageLLM is a stage's token streams.
+	StageLLM = result.StageLLM
 )
 
 // The bottleneck kinds of a Verdict.

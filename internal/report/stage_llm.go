@@ -10,39 +10,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// StageLLM is a stage's token streams (hail llm --stages): its completed
-// and truncated streams, tokens, throughput, goodput and the percentiles of
-// TTFT, TPOT, ITL and E2E, with their histograms for exact merges. Rates
-// are per second of the stage's measured part (Stage.Seconds).
-type StageLLM struct {
-	// Completed streams ended well; Truncated were cut by the run's end
-	// (they count in TTFT only); OtherLength completed with another output
-	// length than asked.
-	Completed   int64 `json:"completed"`
-	Truncated   int64 `json:"truncated"`
-	OtherLength int64 `json:"other_length"`
-	// TotalOutputTokens and TotalInputTokens are the completed requests'.
-	TotalOutputTokens int64 `json:"total_output_tokens"`
-	TotalInputTokens  int64 `json:"total_input_tokens"`
-	// RequestThroughput is completed requests per second, OutputThroughput
-	// their output tokens per second.
-	RequestThroughput float64 `json:"request_throughput"`
-	OutputThroughput  float64 `json:"output_throughput"`
-	// TTFT, TTFTFromSend, TPOT, ITL, E2E and E2EFromSend are hail.llm's
-	// (seconds), over the stage's requests.
-	TTFT         Dist `json:"ttft"`
-	TTFTFromSend Dist `json:"ttft_from_send"`
-	TPOT         Dist `json:"tpot"`
-	ITL          Dist `json:"itl"`
-	E2E          Dist `json:"e2e"`
-	E2EFromSend  Dist `json:"e2e_from_send"`
-	// Goodput is the completed requests that met every --slo objective
-	// (0 without objectives).
-	Goodput Goodput `json:"goodput"`
-	// Histograms are hail.llm's, over the stage's requests.
-	Histograms LLMHistograms `json:"histograms"`
-}
-
 // buildStageLLM makes a stage's LLM block from its stream totals over its
 // measured seconds; nil when it read no tokens.
 func buildStageLLM(s *stats.Streams, seconds float64) *StageLLM {
@@ -107,11 +74,11 @@ func stageLLMCells(s *Stage, slo bool, d func(float64) string) []string {
 		}
 		return out
 	}
-	na := func(x Dist) string {
+	na := func(x TimeDist) string {
 		if x.Samples == 0 {
 			return "n/a"
 		}
-		return d(x.P99)
+		return d(x.P99.Seconds())
 	}
 	out := []string{na(l.TTFT), na(l.TPOT), fmt.Sprintf("%.1f", l.OutputThroughput)}
 	if slo {

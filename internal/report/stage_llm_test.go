@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
 )
@@ -59,7 +60,7 @@ func TestStageLLMMergesExactly(t *testing.T) {
 			sums[k].Add(s)
 		}
 		r := stagedShard(t, i, slots)
-		r.Hail.LLM.SetSLO(0.03, 0, 0)
+		r.Hail.LLM.SetSLO(30*time.Millisecond, 0, 0)
 		shards = append(shards, r)
 	}
 	for _, s := range shards[0].Hail.Stages {
@@ -76,7 +77,7 @@ func TestStageLLMMergesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, s := range m.Hail.Stages {
-		want := buildStageLLM(sums[k].Stream, s.Seconds)
+		want := buildStageLLM(sums[k].Stream, s.Measured.Seconds())
 		if s.LLM == nil || *s.LLM != *want {
 			t.Errorf("stage %d merged:\n%+v\none run of the same requests:\n%+v", k+1, s.LLM, want)
 		}
@@ -95,8 +96,8 @@ func TestStageLLMMergesExactly(t *testing.T) {
 	writeStagesMarkdown(&md, m)
 	writeStagesHTML(&html, m)
 	for name, out := range map[string]string{"Markdown": md.String(), "HTML": html.String()} {
-		if !strings.Contains(out, "TTFT p99") || !strings.Contains(out, fmtDur(l.TTFT.P99)) {
-			t.Errorf("the %s stage table lacks stage 2's TTFT p99 %s:\n%s", name, fmtDur(l.TTFT.P99), out)
+		if !strings.Contains(out, "TTFT p99") || !strings.Contains(out, fmtDur(l.TTFT.P99.Seconds())) {
+			t.Errorf("the %s stage table lacks stage 2's TTFT p99 %s:\n%s", name, fmtDur(l.TTFT.P99.Seconds()), out)
 		}
 	}
 }

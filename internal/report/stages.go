@@ -7,94 +7,12 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
-
-// Stage is one stage of a ramp (rate or connection stages): the requests
-// intended in it — by their intended send time in the open model, the time
-// they were taken in the closed one — after its warmup, with their own
-// counts, rates, latency and histograms. Its counts and histograms, with
-// its warmup's, add up exactly to the run's.
-type Stage struct {
-	// Stage is its number, from 1; Name its name ("" when it has none).
-	Stage int    `json:"stage"`
-	Name  string `json:"name,omitempty"`
-	// Kind is "connections" (closed model) or "rate" (open model,
-	// requests per second): what From and Target count.
-	Kind string `json:"kind"`
-	// From is the target at its start (the previous stage's), Target the
-	// one at its end; Ramp is "linear" (From to Target over the stage) or
-	// "step" (Target from the start).
-	From   float64 `json:"from"`
-	Target float64 `json:"target"`
-	Ramp   string  `json:"ramp"`
-	// Start and End are when the stage begins and ends, seconds from the
-	// run's start (the last stage kept ends at the run's planned length).
-	Start float64 `json:"start"`
-	End   float64 `json:"end"`
-	// Seconds is the time its figures cover: from the end of its warmup
-	// to its end, or to when the run stopped sending if that came first
-	// (0: the run stopped before it). Its rates are per second of it.
-	Seconds float64 `json:"seconds"`
-	// Warmup is the stage's first part, left out of its figures (absent
-	// when it has none).
-	Warmup *StageWarmup `json:"warmup,omitempty"`
-	// Counts are exact, as a step's.
-	Counts StepCounts `json:"counts"`
-	// Rates are over Seconds: every request that ended (oha's formula),
-	// completed (answered) and successful ones.
-	Rates Rates `json:"rates"`
-	// ErrorRate is Failed / (Requests − Aborted).
-	ErrorRate float64 `json:"error_rate"`
-	// Latency is of its responses (oha's meaning), seconds; AllSent of
-	// every sent request, a failure at its elapsed time.
-	Latency                StepLatency      `json:"latency"`
-	AllSent                AllSent          `json:"all_sent"`
-	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
-	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
-	Histograms             Histograms       `json:"histograms"`
-	// Load is what the connections did in the stage, from the per-second
-	// series (absent when no second lies in it).
-	Load *StageLoad `json:"load,omitempty"`
-	// Process is the target process's memory and CPU in the stage, from
-	// the per-second samples (--target-pid; absent without them).
-	Process *StageProcess `json:"target_process,omitempty"`
-	// LLM is what the stage's token streams measured (hail llm; absent
-	// otherwise), its warmup left out as from its other figures.
-	LLM *StageLLM `json:"llm,omitempty"`
-}
-
-// StageWarmup is the part of a stage left out of its figures.
-type StageWarmup struct {
-	// Seconds is its length; Counts and Histograms its requests', so that
-	// the stages and their warmups add up to the run.
-	Seconds    float64    `json:"seconds"`
-	Counts     StepCounts `json:"counts"`
-	Histograms Histograms `json:"histograms"`
-}
-
-// StageProcess is the target's use in a stage (all its processes), from
-// the samples of the seconds that lie in its measured part.
-type StageProcess struct {
-	Samples      int     `json:"samples"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	MeanRSSBytes int64   `json:"mean_rss_bytes"`
-	MeanCPU      float64 `json:"cpu_mean_cores"`
-	// PeakPSSBytes and MeanPSSBytes are the processes' proportional set
-	// size (absent when it could not be read); PeakProcesses the most
-	// processes sampled at once (--target-cmd, --target-cgroup, children).
-	PeakPSSBytes  int64 `json:"peak_pss_bytes,omitempty"`
-	MeanPSSBytes  int64 `json:"mean_pss_bytes,omitempty"`
-	PeakProcesses int   `json:"peak_processes,omitempty"`
-	// CPUPerRequestUS is its CPU time per request of the stage, µs
-	// (mean cores × seconds ÷ requests).
-	CPUPerRequestUS float64 `json:"cpu_per_request_us,omitempty"`
-}
 
 // StageInput is what BuildStages needs beyond the totals.
 type StageInput struct {
@@ -125,14 +43,14 @@ func BuildStages(in StageInput) []Stage {
 		}
 		from = sg.Target
 		begin, end := c.Start(i), c.End(i)
-		s.Start, s.End = begin.Seconds(), end.Seconds()
+		s.Start, s.End = begin, end
 		measured := min(begin+sg.Warmup, end)
 		span := max(min(end, in.Stopped)-measured, 0)
-		s.Seconds = span.Seconds()
+		s.Measured = span
 		fillStage(s, in.Totals[i], span)
 		if w := c.WarmupSlot(i); w >= 0 {
 			one := BuildSteps([]string{""}, []*stats.Totals{in.Totals[w]}, nil, sg.Warmup)[0]
-			s.Warmup = &StageWarmup{Seconds: (measured - begin).Seconds(), Counts: one.Counts, Histograms: one.Histograms}
+			s.Warmup = &StageWarmup{Duration: measured - begin, Counts: one.Counts, Histograms: one.Histograms}
 		}
 		s.Load, s.Process = stageSeries(in.Series, measured.Seconds(), (measured + span).Seconds(), s.Counts.Requests)
 	}
@@ -215,42 +133,19 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 	if span > 0 {
 		p.MeanCPU = cpu / span
 		if requests > 0 { // a whole number of ns, as every time in a Result
-			p.CPUPerRequestUS = math.Round(p.MeanCPU*(to-from)*1e9/float64(requests)) / 1e3
+			p.CPUPerRequest = time.Duration(math.Round(p.MeanCPU * (to - from) * 1e9 / float64(requests)))
 		}
 	}
 	return load, &p
 }
 
-// Measure measures stage s (what its thresholds judge): its rates are per
-// second of its measured part.
-func (s *Stage) Measure() Measure {
+// MeasureStage measures stage s (what its thresholds judge): its rates
+// are per second of its measured part.
+func MeasureStage(s *Stage) Measure {
 	c := s.Counts
 	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(s.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
-		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: time.Duration(math.Round(s.Seconds * 1e9))}
-}
-
-// Label names the stage: "stage 2", or "stage 2 (peak)" when it has a
-// name.
-func (s *Stage) Label() string {
-	if s.Name != "" {
-		return fmt.Sprintf("stage %d (%s)", s.Stage, s.Name)
-	}
-	return fmt.Sprintf("stage %d", s.Stage)
-}
-
-// LoadText describes the stage's load: "0→500 conns", "5000 conns"
-// (a step), "1000→5000 req/s".
-func (s *Stage) LoadText() string {
-	unit := " conns"
-	if s.Kind == "rate" {
-		unit = " req/s"
-	}
-	n := func(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
-	if s.Ramp == "step" || s.From == s.Target {
-		return n(s.Target) + unit
-	}
-	return n(s.From) + "→" + n(s.Target) + unit
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: s.Measured}
 }
 
 // FindStage returns the stage of r that ref names — its number (from 1)
@@ -269,7 +164,7 @@ func FindStage(r *Result, ref string) *Stage {
 // run (0: none, or no stages).
 func stageAt(stages []Stage, t float64) int {
 	for _, s := range stages {
-		if t >= s.Start && t < s.End {
+		if t >= s.Start.Seconds() && t < s.End.Seconds() {
 			return s.Stage
 		}
 	}
@@ -303,7 +198,7 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 	for _, s := range stages {
 		row := []string{s.Label(), s.LoadText(), measuredText(&s), fmt.Sprint(s.Counts.Requests), fmt.Sprintf("%.1f", s.Rates.RequestsPerSec),
 			fmt.Sprintf("%.1f", s.Rates.SuccessfulPerSec), fmt.Sprintf("%.2f%%", 100*s.ErrorRate),
-			na(s.Latency.P50, s.Counts.Responses == 0), na(s.Latency.P99, s.Counts.Responses == 0), na(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s)}
+			na(s.Latency.P50.Seconds(), s.Counts.Responses == 0), na(s.Latency.P99.Seconds(), s.Counts.Responses == 0), na(s.AllSent.P99.Seconds(), s.AllSent.Requests == 0), connsText(&s)}
 		if proc {
 			rss, cpu := processText(&s)
 			row = append(row, rss, cpu)
@@ -330,7 +225,7 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 		inStages += s.Counts.Requests
 		if w := s.Warmup; w != nil {
 			inWarmups += w.Counts.Requests
-			fmt.Fprintf(b, "  %s: warmup %s s left out (%d requests)\n", s.Label(), trimFloat(w.Seconds), w.Counts.Requests)
+			fmt.Fprintf(b, "  %s: warmup %s s left out (%d requests)\n", s.Label(), trimFloat(w.Duration.Seconds()), w.Counts.Requests)
 		}
 	}
 	if inWarmups > 0 {
@@ -348,7 +243,7 @@ func warmupOf(s *Stage) float64 {
 	if s.Warmup == nil {
 		return 0
 	}
-	return s.Warmup.Seconds
+	return s.Warmup.Duration.Seconds()
 }
 
 // trimFloat prints seconds without trailing zeros: 2, 2.5, 0.125.
@@ -429,10 +324,10 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 				llm.Stream = ls
 				total.Add(llm)
 			}
-			seconds = max(seconds, rs.Seconds)
+			seconds = max(seconds, rs.Measured.Seconds())
 			if w := rs.Warmup; w != nil {
 				if warm == nil {
-					warm = &StageWarmup{Seconds: w.Seconds}
+					warm = &StageWarmup{Duration: w.Duration}
 				}
 				if err := addWarmup(warm, w); err != nil {
 					return fmt.Errorf("%s: %v", name(i), err)
@@ -440,11 +335,11 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 			}
 		}
 		span := time.Duration(math.Round(seconds * 1e9))
-		s.Seconds = span.Seconds()
+		s.Measured = span
 		fillStage(s, total, span)
 		s.Warmup = warm
-		from := s.Start + warmupOf(s)
-		s.Load, s.Process = stageSeries(out.Hail.Series, from, from+s.Seconds, s.Counts.Requests)
+		from := s.Start.Seconds() + warmupOf(s)
+		s.Load, s.Process = stageSeries(out.Hail.Series, from, from+s.Measured.Seconds(), s.Counts.Requests)
 	}
 	return nil
 }
@@ -464,7 +359,7 @@ func addWarmup(into, w *StageWarmup) error {
 	c.SentBytes += o.SentBytes
 	c.LatencySum += o.LatencySum
 	c.FailedSum += o.FailedSum
-	into.Seconds = max(into.Seconds, w.Seconds)
+	into.Duration = max(into.Duration, w.Duration)
 	hs := []struct{ dst, src *string }{
 		{&into.Histograms.LatencyOK, &w.Histograms.LatencyOK}, {&into.Histograms.LatencyBad, &w.Histograms.LatencyBad},
 		{&into.Histograms.FirstByte, &w.Histograms.FirstByte}, {&into.Histograms.Lag, &w.Histograms.Lag}, {&into.Histograms.Failed, &w.Histograms.Failed},

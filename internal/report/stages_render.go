@@ -36,8 +36,8 @@ func writeStagesMarkdown(b *strings.Builder, r *Result) {
 	for _, s := range stages {
 		none := s.Counts.Responses == 0
 		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.2f%% | %s | %s | %s | %s |", mdEscape(s.Label()), s.LoadText(), s.Counts.Requests,
-			s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate, durNA(s.Latency.P50, none), durNA(s.Latency.P99, none),
-			durNA(s.AllSent.P99, s.AllSent.Requests == 0), connsText(&s))
+			s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate, durNA(s.Latency.P50.Seconds(), none), durNA(s.Latency.P99.Seconds(), none),
+			durNA(s.AllSent.P99.Seconds(), s.AllSent.Requests == 0), connsText(&s))
 		if proc {
 			rss, cpu := processText(&s)
 			fmt.Fprintf(b, " %s | %s |", rss, cpu)
@@ -70,7 +70,7 @@ func writeStagesHTML(b *strings.Builder, r *Result) {
 		l, none, a := s.Latency, s.Counts.Responses == 0, s.AllSent
 		fmt.Fprintf(b, "<tr><th>%s</th><td>%s</td><td>%s</td><td>%d</td><td>%.1f</td><td>%.1f</td><td>%.2f%%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>",
 			esc(s.Label()), esc(s.LoadText()), esc(measuredText(&s)), s.Counts.Requests, s.Rates.RequestsPerSec, s.Rates.SuccessfulPerSec, 100*s.ErrorRate,
-			durNA(l.P50, none), durNA(l.P99, none), durNA(a.P99, a.Requests == 0), durNA(a.Max, a.Requests == 0), esc(connsText(&s)))
+			durNA(l.P50.Seconds(), none), durNA(l.P99.Seconds(), none), durNA(a.P99.Seconds(), a.Requests == 0), durNA(a.Max.Seconds(), a.Requests == 0), esc(connsText(&s)))
 		if proc {
 			rss, cpu := processText(&s)
 			fmt.Fprintf(b, "<td>%s</td><td>%s</td>", esc(rss), esc(cpu))
@@ -113,14 +113,14 @@ func warmupNote(stages []Stage) string {
 // measuredText is the stage's measured part: "2–10 s", "a jump (0 s)",
 // "not reached".
 func measuredText(s *Stage) string {
-	from := s.Start + warmupOf(s)
+	from := s.Start.Seconds() + warmupOf(s)
 	switch {
 	case s.End == s.Start:
 		return "a jump (0 s)"
-	case s.Seconds == 0:
+	case s.Measured.Seconds() == 0:
 		return "not reached"
 	}
-	return fmt.Sprintf("%s–%s s", trimFloat(from), trimFloat(from+s.Seconds))
+	return fmt.Sprintf("%s–%s s", trimFloat(from), trimFloat(from+s.Measured.Seconds()))
 }
 
 // connsText is the stage's mean open connections, or n/a.
@@ -184,22 +184,22 @@ func loadChart(id string, r *Result) string {
 		if s.Ramp == "step" {
 			from = s.Target
 		}
-		px = append(px, s.Start, s.End)
+		px = append(px, s.Start.Seconds(), s.End.Seconds())
 		planned.ys = append(planned.ys, from, s.Target)
 		top = math.Max(top, s.Target)
 	}
 	c := newChart(id, "Connections and requests in flight", xa, linearAxis(top*1.1, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }), "time into the run", "count")
 	for _, s := range r.Hail.Stages {
 		if w := warmupOf(&s); w > 0 {
-			c.band(s.Start, s.Start+w, "warmup", "warmup")
+			c.band(s.Start.Seconds(), s.Start.Seconds()+w, "warmup", "warmup")
 		}
 	}
 	if d := r.Hail.Drain; d != nil {
-		c.band(r.Summary.Total-d.Duration.Seconds(), r.Summary.Total, "drain", "drain (-w)")
+		c.band(r.Summary.Total.Seconds()-d.Duration.Seconds(), r.Summary.Total.Seconds(), "drain", "drain (-w)")
 	}
 	for _, s := range r.Hail.Stages {
 		if s.End > s.Start {
-			c.boundary(s.Start, strconv.Itoa(s.Stage))
+			c.boundary(s.Start.Seconds(), strconv.Itoa(s.Stage))
 		}
 	}
 	lines := []line{{name: "connections open", color: palette.blue, ys: conns}, {name: "in flight", color: palette.orange, ys: inflight}}

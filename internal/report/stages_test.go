@@ -79,13 +79,13 @@ func TestStagesMergeExactly(t *testing.T) {
 		return BuildSteps([]string{""}, []*stats.Totals{sums[slot]}, nil, span)[0]
 	}
 	for k, s := range m.Hail.Stages {
-		w := want(k, time.Duration(s.Seconds*1e9))
+		w := want(k, s.Measured)
 		if s.Counts != w.Counts || s.Latency != w.Latency || s.AllSent != w.AllSent || s.Histograms != w.Histograms {
 			t.Errorf("stage %d merged: counts %+v latency %+v; one run of the same requests: %+v %+v", k+1, s.Counts, s.Latency, w.Counts, w.Latency)
 		}
 	}
 	wu := want(2, time.Second)
-	if w := m.Hail.Stages[0].Warmup; w == nil || w.Counts != wu.Counts || w.Histograms != wu.Histograms || w.Seconds != 1 {
+	if w := m.Hail.Stages[0].Warmup; w == nil || w.Counts != wu.Counts || w.Histograms != wu.Histograms || w.Duration != time.Second {
 		t.Errorf("warmup merged %+v, want the counts %+v", w, wu.Counts)
 	}
 	if st := m.Hail.Stages[1]; st.Name != "peak" || st.Load == nil || st.Load.ConnsOpenMax != 12 || st.Process == nil || st.Process.PeakRSSBytes != 20<<20 {
@@ -114,7 +114,7 @@ func TestStagesRendered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	r := stagedShard(t, 0, []*stats.Totals{randomTotals(rng, 400), randomTotals(rng, 600), randomTotals(rng, 200)})
 	r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 7, InRates: true}
-	r.Summary.Total = 4.5
+	r.Summary.Total = 4500 * time.Millisecond
 	r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 4, Span: 0.5, Drained: 7, InFlight: 1})
 	var h strings.Builder
 	if err := WriteHTML(&h, r); err != nil {

@@ -56,18 +56,6 @@ type Step struct {
 	LLM *LLM `json:"llm,omitempty"`
 }
 
-// StepLatency summarises a step's latency in seconds.
-type StepLatency struct {
-	Min  float64 `json:"min"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p99.9"`
-	Max  float64 `json:"max"`
-}
-
 // BuildSteps makes the per-step results: names[i]'s totals are totals[i]
 // and its per-second series series[i].
 func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second, elapsed time.Duration) []Step {
@@ -90,9 +78,9 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s.ErrorRate = m.Value("error_rate", 0)
 		lat := m.Latency
 		if lat.TotalCount() > 0 {
-			q := func(p float64) float64 { return sec(lat.ValueAtQuantile(p)) }
-			s.Latency = StepLatency{Min: sec(lat.Min()), Mean: m.Value("mean", 0), P50: q(50), P90: q(90), P95: q(95),
-				P99: q(99), P999: q(99.9), Max: sec(lat.Max())}
+			q := func(p float64) time.Duration { return time.Duration(lat.ValueAtQuantile(p)) }
+			s.Latency = StepLatency{Min: time.Duration(lat.Min()), Mean: seconds(m.Value("mean", 0)), P50: q(50), P90: q(90), P95: q(95),
+				P99: q(99), P999: q(99.9), Max: time.Duration(lat.Max())}
 		}
 		s.AllSent = allSent(t)
 		s.StatusCodeDistribution = map[string]int64{}
@@ -188,7 +176,7 @@ func (r *Result) Measure() Measure {
 	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
-		Elapsed: time.Duration(r.Summary.Total * 1e9), Stream: r.streams()}
+		Elapsed: r.Summary.Total, Stream: r.streams()}
 }
 
 // streams are r's stream totals (nil when it has none, or they do not
@@ -300,7 +288,7 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, resp int64, all AllSent, codes map[string]int64) {
 		none := resp == 0
 		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
-			failed, 100*rate, na(l.P50, none), na(l.P90, none), na(l.P99, none), na(l.Max, none), na(all.P99, all.Requests == 0), codeList(codes, c))
+			failed, 100*rate, na(l.P50.Seconds(), none), na(l.P90.Seconds(), none), na(l.P99.Seconds(), none), na(l.Max.Seconds(), none), na(all.P99.Seconds(), all.Requests == 0), codeList(codes, c))
 	}
 	for _, s := range steps {
 		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.Counts.Responses, s.AllSent, s.StatusCodeDistribution)
@@ -311,7 +299,7 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
 		if s.LLM != nil {
-			fmt.Fprintf(b, "  %s: llm: %s\n", s.Name, s.LLM.StepLine())
+			fmt.Fprintf(b, "  %s: llm: %s\n", s.Name, llmStepLine(s.LLM))
 		}
 		if len(s.ErrorDistribution) > 0 {
 			fmt.Fprintf(b, "  %s: errors: %s\n", s.Name, countList(s.ErrorDistribution))

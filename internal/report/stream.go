@@ -9,55 +9,12 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
 )
-
-// Stream is hail.stream: the run's streaming responses.
-type Stream struct {
-	// Streams were responses that turned out to be streams (Content-Type
-	// text/event-stream, or any 2xx with --sse); Completed ended well;
-	// Truncated were cut when the run ended (sent requests, not errors);
-	// Failed ended in an error (a stream error kind, or the connection's).
-	Streams   int64 `json:"streams"`
-	Completed int64 `json:"completed"`
-	Truncated int64 `json:"truncated"`
-	Failed    int64 `json:"failed"`
-	// Events is how many events they delivered; EventsPerSec over the run.
-	Events       int64   `json:"events"`
-	EventsPerSec float64 `json:"events_per_sec"`
-	// FirstEvent is the time from each request's intended send time to its
-	// first event (completed and truncated streams); Gap the time between
-	// consecutive events; LongestStall each completed stream's longest time
-	// without an event (from its response head); seconds.
-	FirstEvent   Dist `json:"time_to_first_event"`
-	Gap          Dist `json:"inter_event_gap"`
-	LongestStall Dist `json:"longest_stall"`
-	// ReadLag is, per event, the time from its bytes' arrival in the kernel
-	// to hail reading them, seconds; no samples where the engine cannot see
-	// the kernel's receive time.
-	ReadLag Dist `json:"read_lag"`
-	// Histograms are the above as HdrHistograms (ns), for exact merges.
-	Histograms StreamHistograms `json:"histograms"`
-}
-
-// Dist summarises a histogram: its count, mean, standard deviation,
-// percentiles and extremes, in the histogram's unit (seconds for times,
-// tokens for token counts, tokens per second for rates).
-type Dist struct {
-	Samples int64   `json:"samples"`
-	Mean    float64 `json:"mean"`
-	Stddev  float64 `json:"stddev"`
-	Min     float64 `json:"min"`
-	P50     float64 `json:"p50"`
-	P90     float64 `json:"p90"`
-	P95     float64 `json:"p95"`
-	P99     float64 `json:"p99"`
-	P999    float64 `json:"p99.9"`
-	Max     float64 `json:"max"`
-}
 
 // dist summarises h, whose values are divided by scale.
 func dist(h *hdr.Histogram, scale float64) Dist {
@@ -69,16 +26,21 @@ func dist(h *hdr.Histogram, scale float64) Dist {
 		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: float64(h.Max()) / scale}
 }
 
-// timeDist summarises h, a histogram of ns, in seconds: every value a
-// whole number of nanoseconds (the mean and deviation rounded), as every
-// time in a Result is.
-func timeDist(h *hdr.Histogram) Dist {
+// timeDist summarises h, a histogram of ns: the mean and deviation
+// rounded to the nanosecond, as every time in a Result is.
+func timeDist(h *hdr.Histogram) TimeDist {
 	if h.TotalCount() == 0 {
-		return Dist{}
+		return TimeDist{}
 	}
-	q := func(p float64) float64 { return sec(h.ValueAtQuantile(p)) }
-	return Dist{Samples: h.TotalCount(), Mean: sec(int64(math.Round(h.Mean()))), Stddev: sec(int64(math.Round(h.StdDev()))), Min: sec(h.Min()),
-		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: sec(h.Max())}
+	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
+	return TimeDist{Samples: h.TotalCount(), Mean: time.Duration(math.Round(h.Mean())), Stddev: time.Duration(math.Round(h.StdDev())),
+		Min: time.Duration(h.Min()), P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: time.Duration(h.Max())}
+}
+
+// secDist is d in seconds, for the renderers.
+func secDist(d TimeDist) Dist {
+	return Dist{Samples: d.Samples, Mean: d.Mean.Seconds(), Stddev: d.Stddev.Seconds(), Min: d.Min.Seconds(), P50: d.P50.Seconds(),
+		P90: d.P90.Seconds(), P95: d.P95.Seconds(), P99: d.P99.Seconds(), P999: d.P999.Seconds(), Max: d.Max.Seconds()}
 }
 
 // buildStream fills r's stream sections from the run's totals.
@@ -174,10 +136,10 @@ func writeStreamText(b *strings.Builder, r *Result, c colorer) {
 		}
 		fmt.Fprintf(b, "  %-22s %10s %10s %10s %10s %10s %10d\n", name, fmtDur(d.P50), fmtDur(d.P90), fmtDur(d.P99), fmtDur(d.P999), fmtDur(d.Max), d.Samples)
 	}
-	row("time to first event", s.FirstEvent)
-	row("inter-event gap", s.Gap)
-	row("longest stall", s.LongestStall)
-	row("hail's read lag", s.ReadLag)
+	row("time to first event", secDist(s.FirstEvent))
+	row("inter-event gap", secDist(s.Gap))
+	row("longest stall", secDist(s.LongestStall))
+	row("hail's read lag", secDist(s.ReadLag))
 	if s.ReadLag.Samples == 0 && s.Events > 0 {
 		fmt.Fprintln(b, "  hail's read lag: not measured (no kernel receive times on this engine and transport)")
 	}

@@ -63,7 +63,7 @@ func autoScale(slowest float64) timeScale {
 func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	ts, ok := scaleFor(o.Unit)
 	if !ok {
-		ts = autoScale(r.Summary.Slowest)
+		ts = autoScale(r.Summary.Slowest.Seconds())
 		if r.Hail.Counts.Responses == 0 {
 			ts = autoScale(math.NaN())
 		}
@@ -139,10 +139,10 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 		rate, rateText = math.NaN(), "n/a"
 	}
 	fmt.Fprintln(b, c.rate("  Success rate:\t"+rateText, rate))
-	fmt.Fprintf(b, "  Total:\t%s\n", d(s.Total))
-	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest)+slowestWhich(r, d)))
-	fmt.Fprintln(b, c.paint("32", "  Fastest:\t"+lat(s.Fastest)))
-	fmt.Fprintln(b, c.paint("36", "  Average:\t"+lat(s.Average)))
+	fmt.Fprintf(b, "  Total:\t%s\n", d(s.Total.Seconds()))
+	fmt.Fprintln(b, c.paint("33", "  Slowest:\t"+lat(s.Slowest.Seconds())+slowestWhich(r, d)))
+	fmt.Fprintln(b, c.paint("32", "  Fastest:\t"+lat(s.Fastest.Seconds())))
+	fmt.Fprintln(b, c.paint("36", "  Average:\t"+lat(s.Average.Seconds())))
 	fmt.Fprintf(b, "  Requests/sec:\t%.4f\n\n", s.RequestsPerSec)
 	fmt.Fprintf(b, "  Total data:\t%s\n", bytesHuman(float64(s.TotalData)))
 	if noResp {
@@ -190,7 +190,7 @@ func slowestWhich(r *Result, d func(float64) string) string {
 	case a.Failed == 0:
 		return " (responses; every sent request that ended had one)"
 	}
-	return fmt.Sprintf(" (responses only; of all sent: %s)", d(a.Max))
+	return fmt.Sprintf(" (responses only; of all sent: %s)", d(a.Max.Seconds()))
 }
 
 // writeAllSentText writes the latency of every sent request, failures at
@@ -204,7 +204,7 @@ func writeAllSentText(b *strings.Builder, r *Result, d func(float64) string, c c
 	if a.Requests == 0 {
 		fmt.Fprintf(b, "  p50 n/a, p90 n/a, p99 n/a, p99.9 n/a, max n/a\n")
 	} else {
-		fmt.Fprintf(b, "  p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", d(a.P50), d(a.P90), d(a.P99), d(a.P999), d(a.Max))
+		fmt.Fprintf(b, "  p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", d(a.P50.Seconds()), d(a.P90.Seconds()), d(a.P99.Seconds()), d(a.P999.Seconds()), d(a.Max.Seconds()))
 	}
 	fmt.Fprintf(b, "  %s\n\n", allSentLine(a))
 }
@@ -258,7 +258,7 @@ func writeDetails(b *strings.Builder, r *Result, d func(float64) string, c color
 			nan := d(math.NaN())
 			return nan + ", " + nan + ", " + nan
 		}
-		return d(t.Average) + ", " + d(t.Fastest) + ", " + d(t.Slowest)
+		return d(t.Average.Seconds()) + ", " + d(t.Fastest.Seconds()) + ", " + d(t.Slowest.Seconds())
 	}
 	dt := r.Details
 	noConn, noFirst := r.Hail.Counts.Connects == 0, r.Hail.Counts.Responses == 0
@@ -323,8 +323,8 @@ func writePercentiles(b *strings.Builder, p Percentiles, empty bool, d func(floa
 	rows := []struct {
 		name string
 		v    float64
-	}{{"10.00%", p.P10}, {"25.00%", p.P25}, {"50.00%", p.P50}, {"75.00%", p.P75}, {"90.00%", p.P90},
-		{"95.00%", p.P95}, {"99.00%", p.P99}, {"99.90%", p.P999}, {"99.99%", p.P9999}}
+	}{{"10.00%", p.P10.Seconds()}, {"25.00%", p.P25.Seconds()}, {"50.00%", p.P50.Seconds()}, {"75.00%", p.P75.Seconds()}, {"90.00%", p.P90.Seconds()},
+		{"95.00%", p.P95.Seconds()}, {"99.00%", p.P99.Seconds()}, {"99.90%", p.P999.Seconds()}, {"99.99%", p.P9999.Seconds()}}
 	for _, r := range rows {
 		v := r.v
 		if empty {

@@ -190,7 +190,7 @@ func evidence(in Input, r *Result) Evidence {
 		e.TargetCPU = in.Target.OnHailCPUs
 	}
 	if in.Rate > 0 && r.Summary.Total > 0 && !in.Interrupted {
-		e.Achieved = float64(h.Counts.Sent) / r.Summary.Total
+		e.Achieved = float64(h.Counts.Sent) / r.Summary.Total.Seconds()
 	}
 	if svc := serviceTime(r); svc > 0 && in.Connections > 0 {
 		e.Capacity = float64(in.Connections) / svc
@@ -210,11 +210,11 @@ func evidence(in Input, r *Result) Evidence {
 func serviceTime(r *Result) float64 {
 	if s := r.Hail.Stream; s != nil && s.Streams > 0 {
 		if l := r.Hail.LLM; l != nil {
-			return l.E2EFromSend.Mean
+			return l.E2EFromSend.Mean.Seconds()
 		}
 		return 0
 	}
-	return r.Details.FirstByte.Average
+	return r.Details.FirstByte.Average.Seconds()
 }
 
 // reasons are the sentences, with numbers, behind a verdict of kind.
@@ -415,7 +415,7 @@ func sustained(in Input, r *Result) string {
 	c := r.Hail.Counts
 	rate := 0.0
 	if r.Summary.Total > 0 {
-		rate = float64(c.Sent) / r.Summary.Total
+		rate = float64(c.Sent) / r.Summary.Total.Seconds()
 	}
 	msg := fmt.Sprintf("the target sustained %.1f req/s at this concurrency", rate)
 	if in.Connections > 0 {

@@ -32,9 +32,9 @@ func readLagEvidence(e *Evidence, r *Result) {
 	if s == nil {
 		return
 	}
-	e.ReadLagP99, e.ReadLagMax, e.ReadLagSamples, e.ReadGap = s.ReadLag.P99, s.ReadLag.Max, s.ReadLag.Samples, s.Gap.P50
+	e.ReadLagP99, e.ReadLagMax, e.ReadLagSamples, e.ReadGap = s.ReadLag.P99.Seconds(), s.ReadLag.Max.Seconds(), s.ReadLag.Samples, s.Gap.P50.Seconds()
 	if l := r.Hail.LLM; l != nil && l.ITL.Samples > 0 {
-		e.ReadGap, e.readTokens = l.ITL.P50, true
+		e.ReadGap, e.readTokens = l.ITL.P50.Seconds(), true
 	}
 }
 

@@ -61,7 +61,7 @@ func WriteVLLM(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintf(&b, "%q: %s, ", kv.k, v)
 	}
-	metrics, err := json.Marshal(&l.VLLM)
+	metrics, err := json.Marshal(toWire(&l.VLLM))
 	if err != nil {
 		return err
 	}

@@ -326,7 +326,7 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 	if n := org.Plan.StreamsPerConn(); n > 1 {
 		out.Streams = n
 	}
-	out.SetTotals(t, in.Elapsed)
+	report.SetOriginTotals(&out, t, in.Elapsed)
 	out.Connects = t.Connects
 	if all > 0 {
 		out.Share = float64(t.Requests()) / float64(all)

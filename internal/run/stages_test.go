@@ -70,11 +70,11 @@ func TestStagesAddUp(t *testing.T) {
 					t.Errorf("stage %d: %v requests (stage, warmup), the schedule intended %v", i+1, got, exp)
 				}
 			}
-			if st[0].Name != "low" || st[0].Seconds != 0.6 || st[0].Rates.RequestsPerSec != float64(want[0])/0.6 {
-				t.Errorf("stage 1: name %q, %v s, %v req/s; want low, 0.6 s, %v", st[0].Name, st[0].Seconds, st[0].Rates.RequestsPerSec, float64(want[0])/0.6)
+			if st[0].Name != "low" || st[0].Measured.Seconds() != 0.6 || st[0].Rates.RequestsPerSec != float64(want[0])/0.6 {
+				t.Errorf("stage 1: name %q, %v s, %v req/s; want low, 0.6 s, %v", st[0].Name, st[0].Measured.Seconds(), st[0].Rates.RequestsPerSec, float64(want[0])/0.6)
 			}
-			if st[2].Counts.Requests != 0 || st[2].Seconds != 0 {
-				t.Errorf("the zero-length stage holds %d requests over %v s", st[2].Counts.Requests, st[2].Seconds)
+			if st[2].Counts.Requests != 0 || st[2].Measured.Seconds() != 0 {
+				t.Errorf("the zero-length stage holds %d requests over %v s", st[2].Counts.Requests, st[2].Measured.Seconds())
 			}
 			checkStagesAddUp(t, res, srv.Stats().Requests)
 		})

@@ -208,7 +208,7 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 			in += " per turn, with conversation " + ls.convName
 		}
 		asked := &report.LLM{API: string(ls.spec.API), Model: ls.spec.Model, InputAsked: in, OutputAsked: out}
-		asked.SetSLO(ls.slo.TTFT.Seconds(), ls.slo.TPOT.Seconds(), ls.slo.E2E.Seconds())
+		asked.SetSLO(ls.slo.TTFT, ls.slo.TPOT, ls.slo.E2E)
 		for i := range res.Hail.Steps {
 			if r := &res.Hail.Steps[i]; r.Name == st.Name && r.LLM != nil {
 				r.LLM.KeepAsked(asked)

@@ -152,11 +152,11 @@ func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Ta
 	}
 	if o.Progress != nil {
 		p := prog
-		p.Done, p.Elapsed, p.Ended = res.Hail.Counts.Requests, time.Duration(res.Summary.Total*float64(time.Second)), true
+		p.Done, p.Elapsed, p.Ended = res.Hail.Counts.Requests, res.Summary.Total, true
 		o.Progress(p)
 	}
 	scenario.AnnotateSteps(steps[i:i+1], res.Hail.Steps)
-	ph := &report.Phase{Steps: res.Hail.Steps, Seconds: res.Summary.Total}
+	ph := &report.Phase{Steps: res.Hail.Steps, Seconds: res.Summary.Total.Seconds()}
 	for j := range ph.Steps {
 		ph.Steps[j].Series = nil
 	}

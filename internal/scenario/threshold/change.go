@@ -174,7 +174,7 @@ func (c *Change) Value(r *report.Result) (float64, bool) {
 	switch {
 	case c.Stage != "":
 		s := report.FindStage(r, c.Stage)
-		if s == nil || s.Seconds == 0 {
+		if s == nil || s.Measured == 0 {
 			return 0, false
 		}
 		switch c.metric {
@@ -189,7 +189,7 @@ func (c *Change) Value(r *report.Result) (float64, bool) {
 			}
 			return s.Process.MeanCPU, true
 		}
-		m = s.Measure()
+		m = report.MeasureStage(s)
 	case c.Step != "":
 		var st *report.Step
 		for i := range r.Hail.Steps {
@@ -200,7 +200,7 @@ func (c *Change) Value(r *report.Result) (float64, bool) {
 		if st == nil || c.metric == "rss" || c.metric == "target_cpu" {
 			return 0, false
 		}
-		m = st.Measure(time.Duration(math.Round(r.Summary.Total * 1e9)))
+		m = st.Measure(r.Summary.Total)
 	default:
 		switch c.metric {
 		case "rss":

@@ -292,7 +292,7 @@ func (t *Threshold) midRun() bool {
 // Evaluate checks thresholds against the finished run's Result and stores
 // the outcomes in res.Hail.Thresholds. It returns how many failed.
 func Evaluate(thresholds []*Threshold, res *report.Result) int {
-	elapsed := time.Duration(res.Summary.Total * 1e9)
+	elapsed := res.Summary.Total
 	res.Hail.Thresholds = res.Hail.Thresholds[:0]
 	failed := 0
 	for _, t := range thresholds {
@@ -301,7 +301,7 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 		switch {
 		case t.stage >= 0:
 			if s := report.FindStage(res, t.Stage); s != nil {
-				m = s.Measure()
+				m = report.MeasureStage(s)
 			} else {
 				m, missing = report.Measure{Latency: stats.NewHist()}, "no such stage in this run (-c, -q or -z changed the stages?)"
 			}

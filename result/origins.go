@@ -1,4 +1,4 @@
-package hail
+package result
 
 // OriginResult is one server of a run that sent to several (a scenario
 // whose steps name their targets): its own counts, rates, latency, status
