@@ -82,6 +82,7 @@ func (h h2Handler) generate(w http.ResponseWriter, r *http.Request, rt route) {
 		}
 	}
 	s.submit(st)
+	var whole []byte // a whole response's bytes, which may come over several kicks before it is finished
 	for {
 		select {
 		case <-st.kick:
@@ -96,14 +97,15 @@ func (h h2Handler) generate(w http.ResponseWriter, r *http.Request, rt route) {
 		b, fin, drop := st.writing, st.finished, st.dropped
 		st.mu.Unlock()
 		if !req.stream {
+			whole = append(whole, b...)
 			if !fin {
 				continue
 			}
 			if drop {
 				panic(http.ErrAbortHandler)
 			}
-			if len(b) > 0 {
-				h2JSON(w, st.status, b)
+			if len(whole) > 0 {
+				h2JSON(w, st.status, whole)
 			}
 			return
 		}
