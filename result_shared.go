@@ -56,6 +56,8 @@ type (
 	Merged = result.Merged
 	// ShardOutcome is what a merge got from one shard of a run.
 	ShardOutcome = result.ShardOutcome
+	// Second is one second of a run's (or a step's) per-second series.
+	Second = result.Second
 	// SendDelay splits the open model's send delay.
 	SendDelay = result.SendDelay
 	// LagStats describe a delay over its samples.

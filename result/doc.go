@@ -9,6 +9,7 @@
 //     the send delay;
 //   - the latency summaries of a step, stage or origin (StepLatency) and of
 //     every sent request (AllSent);
+//   - the per-second series (Second), which internal/stats' collector fills;
 //   - a ramp's stages (StageResult with its StageWarmup, StageProcess,
 //     StageLoad and StageLLM) and the origins of a run that sent to several
 //     servers (OriginResult);
@@ -27,8 +28,8 @@
 // unit. Encoded alone with encoding/json, a value of these types writes
 // its times in nanoseconds.
 //
-// The document's remaining parts (a scenario's steps and phases, the per-second series, and the Result and its hail section
-// around them) are still declared twice: in package hail with Durations
+// The document's remaining parts (a scenario's steps and phases, and the
+// Result and its hail section around them) are still declared twice: in package hail with Durations
 // and in internal/report in the JSON's float units, converted at one
 // boundary by JSON key.
 package result

@@ -245,8 +245,8 @@ func SortedKeys(m map[string]int64) []string {
 func rps(series []stats.Second, requests, total float64) RPS {
 	var xs []float64
 	for _, s := range series {
-		if s.Span >= 0.999 { // oha's count: requests that failed before they were sent too
-			xs = append(xs, float64(s.Requests+s.NotSent)/s.Span)
+		if s.Span.Seconds() >= 0.999 { // oha's count: requests that failed before they were sent too
+			xs = append(xs, float64(s.Requests+s.NotSent)/s.Span.Seconds())
 		}
 	}
 	if len(xs) == 0 {
