@@ -10,6 +10,7 @@
 //   - the latency summaries of a step, stage or origin (StepLatency) and of
 //     every sent request (AllSent);
 //   - the per-second series (Second), which internal/stats' collector fills;
+//   - a scenario's steps (StepResult) and its setup and teardown (Phase);
 //   - a ramp's stages (StageResult with its StageWarmup, StageProcess,
 //     StageLoad and StageLLM) and the origins of a run that sent to several
 //     servers (OriginResult);
@@ -28,8 +29,8 @@
 // unit. Encoded alone with encoding/json, a value of these types writes
 // its times in nanoseconds.
 //
-// The document's remaining parts (a scenario's steps and phases, and the
-// Result and its hail section around them) are still declared twice: in package hail with Durations
+// The document's remaining parts (the Result and its hail section around
+// them) are still declared twice: in package hail with Durations
 // and in internal/report in the JSON's float units, converted at one
 // boundary by JSON key.
 package result

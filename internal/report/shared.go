@@ -8,6 +8,10 @@ import "github.com/hail-loadgen/hail/result"
 // times are time.Duration with a unit tag for the JSON's float seconds or
 // microseconds (written so by WriteJSON, wire.go).
 type (
+	// Step is one step of a scenario; Phase a scenario's setup or
+	// teardown.
+	Step  = result.StepResult
+	Phase = result.Phase
 	// Counts are a run's exact totals.
 	Counts = result.Counts
 	// Histograms are a run's (or a step's) encoded HdrHistograms.
