@@ -5,6 +5,9 @@ import "github.com/hail-loadgen/hail/result"
 // The parts of a Result that package result declares once for package
 // hail and internal/report (each documented there).
 type (
+	// HailSection is the JSON report's "hail" object: what hail measures
+	// beyond oha's keys.
+	HailSection = result.HailSection
 	// Counts are a run's exact totals.
 	Counts = result.Counts
 	// Histograms are a run's (or a step's) encoded HdrHistograms.

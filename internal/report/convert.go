@@ -144,3 +144,12 @@ func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)
 
 // micros is d in microseconds, as the JSON's *_us keys hold it.
 func micros(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// unixNano is t in Unix nanoseconds as the JSON's start_unix_nano holds
+// it (0 for the zero Time).
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}

@@ -91,7 +91,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	section(b, "Configuration", "The run's settings, secrets redacted.")
 	writeConfig(b, h.Config)
 	fmt.Fprintf(b, "</main>\n<footer>hail %s · started %s · engine %s (%s)</footer>\n", esc(h.Version),
-		esc(time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339)), esc(h.Engine), esc(h.EngineReason))
+		esc(time.Unix(0, unixNano(h.Start)).UTC().Format(time.RFC3339)), esc(h.Engine), esc(h.EngineReason))
 	b.WriteString(htmlTail)
 	_, err := io.WriteString(w, b.String())
 	return err

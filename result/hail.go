@@ -1,4 +1,4 @@
-package hail
+package result
 
 import "time"
 
@@ -15,7 +15,9 @@ type HailSection struct {
 	// previous one ends) or "open" (requests at fixed intended times: a
 	// Rate, rate stages or bursts).
 	Model string `json:"model"`
-	// Start is the wall-clock time the run started (start_unix_nano).
+	// Start is the wall-clock time the run started, for aligning shards
+	// (the JSON's start_unix_nano: Unix nanoseconds, 0 for the zero
+	// Time).
 	Start time.Time `json:"start_unix_nano"`
 	// Interrupted is set when the run was ended early: the context was
 	// cancelled, or the command got Ctrl-C.
@@ -30,7 +32,7 @@ type HailSection struct {
 	// Rates are the run's rates.
 	Rates Rates `json:"rates"`
 	// Drain is what ended after the run stopped sending, when it waited
-	// for requests in flight (Plan.WaitOngoing); nil otherwise.
+	// for requests in flight (hail.Plan.WaitOngoing); nil otherwise.
 	Drain *Drain `json:"drain,omitempty"`
 	// Lag is SendDelay.Own under its earlier name (schedule_lag).
 	Lag LagStats `json:"schedule_lag"`
@@ -94,7 +96,7 @@ type HailSection struct {
 	GRPC *GRPCStats `json:"grpc,omitempty"`
 	// Stream describes the run's streaming responses (server-sent events;
 	// nil when there were none), LLM the token streams of an LLM load
-	// (Plan.LLM, hail llm).
+	// (hail.Plan.LLM, hail llm).
 	Stream *Stream `json:"stream,omitempty"`
 	LLM    *LLM    `json:"llm,omitempty"`
 }
