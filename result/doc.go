@@ -33,5 +33,6 @@
 //
 // The document's remaining part, the Result around them, is still
 // declared twice, in package hail and in internal/report (whose Result
-// has methods of its own), converted at one boundary.
+// has methods of its own), with the same fields: a Go conversion turns
+// one into the other.
 package result

@@ -1,11 +1,9 @@
 package report
 
-// Convert copies a value of one type into another that holds the same JSON
-// document, field by field, matching fields by their JSON key: package
-// hail's Result (times as time.Duration, time.Time) and this package's
-// (float seconds, oha's milliseconds, int64 nanoseconds), and a Result and
-// the form WriteJSON encodes (wire.go). A Duration field converts from and
-// to:
+// convert copies a value of one type into another that holds the same
+// JSON document, field by field, matching fields by their JSON key: a
+// Result and the form WriteJSON encodes (wire.go). A Duration field
+// converts from and to:
 //
 //   - float64: seconds, or the unit its `unit` tag names ("s", "ms",
 //     "us"), written as time.Duration.Seconds writes seconds (Build writes
@@ -129,13 +127,6 @@ func jsonKey(f reflect.StructField) string {
 		return ""
 	}
 	return k
-}
-
-// Convert sets *dst (a pointer) to src's value, converting between two
-// types that hold the same JSON document, as the package doc of convert.go
-// says.
-func Convert(dst, src any) {
-	convert(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src), "")
 }
 
 // seconds is s seconds as a Duration, to the nearest nanosecond (as

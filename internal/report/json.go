@@ -206,10 +206,10 @@ func ohaView(r *Result) *ohaResult {
 		spr := s.SizePerRequest
 		o.Summary.SizePerRequest = &spr
 	}
-	if r.LatencyPercentileSuccessful != nil && r.LatencyPercentileNotSuccessful != nil {
+	if r.LatencyPercentilesSuccessful != nil && r.LatencyPercentilesNotSuccessful != nil {
 		ok, other := r.splitCounts()
 		hs, hn := nonNil(r.ResponseTimeHistogramSuccessful), nonNil(r.ResponseTimeHistogramNotSuccessful)
-		ps, pn := ohaPct(*r.LatencyPercentileSuccessful, ok == 0), ohaPct(*r.LatencyPercentileNotSuccessful, other == 0)
+		ps, pn := ohaPct(*r.LatencyPercentilesSuccessful, ok == 0), ohaPct(*r.LatencyPercentilesNotSuccessful, other == 0)
 		o.ResponseTimeHistogramSuccessful, o.LatencyPercentilesSuccessful = &hs, &ps
 		o.ResponseTimeHistogramNotSuccessful, o.LatencyPercentilesNotSuccessful = &hn, &pn
 	}
@@ -285,9 +285,9 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
 	fromWire(&r, w)
-	if r.LatencyPercentileSuccessful == nil { // the old spelling
-		r.LatencyPercentileSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
-		r.LatencyPercentileNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])
+	if r.LatencyPercentilesSuccessful == nil { // the old spelling
+		r.LatencyPercentilesSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
+		r.LatencyPercentilesNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])
 	}
 	for _, s := range []string{r.Hail.Histograms.LatencyOK, r.Hail.Histograms.LatencyBad, r.Hail.Histograms.FirstByte, r.Hail.Histograms.Lag} { // conn_wait is optional (older results lack it)
 		if _, err := DecodeHist(s); err != nil {

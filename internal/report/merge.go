@@ -247,7 +247,7 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 		m.start = min(m.start, unixNano(r.Hail.Start))
 		m.end = max(m.end, unixNano(r.Hail.Start)+int64(r.Summary.Total))
 		m.interrupted = m.interrupted || r.Hail.Interrupted
-		m.split = m.split || r.LatencyPercentileSuccessful != nil
+		m.split = m.split || r.LatencyPercentilesSuccessful != nil
 		if !slices.Contains(m.engines, r.Hail.Engine) {
 			m.engines = append(m.engines, r.Hail.Engine)
 		}
