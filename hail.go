@@ -24,15 +24,10 @@
 // the command's files byte for byte. Most of its parts (Counts,
 // Histograms, Verdict, ThresholdResult, Generator, TargetUse, Merged, …)
 // are declared once, in package result, and named here by aliases;
-// internal/report builds, merges and renders those same types. The others
-// (Result, HailSection, Summary, StepResult, StageResult, Stream, LLM, …)
-// are this package's own, every field documented, mirroring the
-// report's, whose working form for them is still the JSON's (float
-// seconds, oha's milliseconds): they are converted at one boundary, field
-// by field by JSON key (report.Convert). The mirror cannot drift: a test
-// fills every field of the internal report and checks that it comes back
-// through Result unchanged, so a section added to the JSON without its
-// field here fails `go test`.
+// internal/report builds, merges and renders those same types. Result
+// alone is this package's own (internal/report's, with methods of its
+// own, has the same fields): one converts to the other with a Go
+// conversion, so the compiler keeps them identical.
 //
 // hailtest starts the built-in target in a test, with its faults and its
 // own counts, and asserts a run's counts against the server's.
@@ -185,8 +180,7 @@ func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, erro
 	var pe *runner.PhaseError
 	if errors.As(err, &pe) {
 		se := &SetupError{Step: pe.Step, Reason: pe.Why}
-		report.Convert(&se.Setup, ph)
-		report.Convert(&se.Teardown, j.teardown(ctx, t))
+		se.Setup, se.Teardown = ph, j.teardown(ctx, t)
 		return nil, se
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
@@ -85,11 +84,9 @@ func progressOf(c *stats.Collector, steps []string, lat *hdr.Histogram) Progress
 		p.AllSentP50, p.AllSentP99, p.AllSentMax = time.Duration(lat.ValueAtQuantile(50)), time.Duration(lat.ValueAtQuantile(99)), time.Duration(lat.Max())
 		if len(series) > 0 {
 			last := series[len(series)-1]
-			var s []Second
-			report.Convert(&s, []stats.Second{last})
-			p.Last = s[0]
+			p.Last = last
 			if last.Span > 0 {
-				p.RequestsPerSec = float64(last.Requests+last.NotSent) / last.Span
+				p.RequestsPerSec = float64(last.Requests+last.NotSent) / last.Span.Seconds()
 			}
 		}
 	})

@@ -5,6 +5,9 @@ import "github.com/hail-loadgen/hail/result"
 // The parts of a Result that package result declares once for package
 // hail and internal/report (each documented there).
 type (
+	// HailSection is the JSON report's "hail" object: what hail measures
+	// beyond oha's keys.
+	HailSection = result.HailSection
 	// Counts are a run's exact totals.
 	Counts = result.Counts
 	// Histograms are a run's (or a step's) encoded HdrHistograms.
@@ -56,6 +59,8 @@ type (
 	Merged = result.Merged
 	// ShardOutcome is what a merge got from one shard of a run.
 	ShardOutcome = result.ShardOutcome
+	// Second is one second of a run's (or a step's) per-second series.
+	Second = result.Second
 	// SendDelay splits the open model's send delay.
 	SendDelay = result.SendDelay
 	// LagStats describe a delay over its samples.

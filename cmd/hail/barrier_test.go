@@ -105,7 +105,7 @@ func TestShardBarrierStartAndStop(t *testing.T) {
 	if s == nil || s.StartAt != at.UTC().Format(time.RFC3339Nano) || s.Late < 0 || s.Late > 100*time.Millisecond {
 		t.Fatalf("shard %+v, want start_at %s", s, at.UTC().Format(time.RFC3339Nano))
 	}
-	if started := time.Unix(0, r.Hail.StartUnixNano); started.Before(at) {
+	if started := r.Hail.Start; started.Before(at) {
 		t.Errorf("started %s before the barrier's time %s", started, at)
 	}
 }

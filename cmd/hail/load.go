@@ -249,7 +249,7 @@ func writeReport(w io.Writer, res *report.Result, format string, to report.TextO
 func printProgress(w io.Writer, s stats.Snapshot) {
 	rate := 0.0
 	if s.Last.Span > 0 {
-		rate = float64(s.Last.Requests) / s.Last.Span
+		rate = float64(s.Last.Requests) / s.Last.Span.Seconds()
 	}
 	fmt.Fprintf(w, "\r\x1b[K%6.1fs  %d requests  %.0f req/s  %d errors  p99 %s",
 		s.Elapsed.Seconds(), s.Requests, rate, s.Errors, time.Duration(s.P99).Round(time.Microsecond))

@@ -111,7 +111,7 @@ func TestShardsMergeEqualOneProcess(t *testing.T) {
 		if s.Hail.Shard == nil || s.Hail.Shard.Index != i || s.Hail.Shard.Requests != n/3 || s.Hail.Shard.Connections != 2 {
 			t.Errorf("shard %d: %+v", i, s.Hail.Shard)
 		}
-		starts = append(starts, s.Hail.StartUnixNano)
+		starts = append(starts, s.Hail.Start.UnixNano())
 	}
 	if spread := slices.Max(starts) - slices.Min(starts); spread > int64(100*time.Millisecond) || slices.Min(starts) < at*1e9 {
 		t.Errorf("shards started %v apart, first at %d (want at or after %d)", time.Duration(spread), slices.Min(starts), at*1e9)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -270,7 +269,7 @@ func (rr *resultsRun) wire(o *run.Options) {
 func (rr *resultsRun) finish(res *report.Result) error {
 	if rr.writer != nil {
 		m := rr.meta
-		m.Start = time.Unix(0, res.Hail.StartUnixNano)
+		m.Start = res.Hail.Start
 		m.Latency = latencySummary(res)
 		if err := rr.writer.Finish(m); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -32,7 +33,7 @@ func hasTarget(series []stats.Second) bool {
 // second: its per-second rates would be noise (a few requests over a few
 // milliseconds).
 func chartSeries(series []stats.Second) []stats.Second {
-	if n := len(series); n > 1 && series[n-1].Span < 0.25 {
+	if n := len(series); n > 1 && series[n-1].Span < 250*time.Millisecond {
 		return series[:n-1]
 	}
 	return series
@@ -43,7 +44,7 @@ func timeAxis(series []stats.Second) ([]float64, axis) {
 	xs := make([]float64, len(series))
 	end := 1.0
 	for i, s := range series {
-		xs[i] = float64(s.Index) + s.Span
+		xs[i] = float64(s.Index) + s.Span.Seconds()
 		end = math.Max(end, xs[i])
 	}
 	step := niceStep(end / 6)
@@ -60,8 +61,8 @@ func rpsChart(id string, series []stats.Second) string {
 	top := 0.0
 	for i, s := range series {
 		if s.Span > 0 {
-			rps[i] = float64(s.Requests) / s.Span
-			errs[i] = float64(s.Errors) / s.Span
+			rps[i] = float64(s.Requests) / s.Span.Seconds()
+			errs[i] = float64(s.Errors) / s.Span.Seconds()
 		}
 		top = math.Max(top, rps[i])
 		tips[i] = fmt.Sprintf("second %d: %.0f req/s, %.0f errors/s", s.Index+1, rps[i], errs[i])
@@ -84,7 +85,7 @@ func rpsChart(id string, series []stats.Second) string {
 func latencyTimeChart(id string, series []stats.Second) string {
 	series = chartSeries(series)
 	xs, xa := timeAxis(series)
-	get := func(f func(s stats.Second) int64) []float64 {
+	get := func(f func(s stats.Second) time.Duration) []float64 {
 		out := make([]float64, len(series))
 		for i, s := range series {
 			out[i] = math.NaN()
@@ -95,10 +96,10 @@ func latencyTimeChart(id string, series []stats.Second) string {
 		return out
 	}
 	ls := []line{
-		{name: "p50", color: palette.green, ys: get(func(s stats.Second) int64 { return s.P50 })},
-		{name: "p90", color: palette.blue, ys: get(func(s stats.Second) int64 { return s.P90 })},
-		{name: "p99", color: palette.orange, ys: get(func(s stats.Second) int64 { return s.P99 })},
-		{name: "max", color: palette.red, ys: get(func(s stats.Second) int64 { return s.Max }), dash: true},
+		{name: "p50", color: palette.green, ys: get(func(s stats.Second) time.Duration { return s.P50 })},
+		{name: "p90", color: palette.blue, ys: get(func(s stats.Second) time.Duration { return s.P90 })},
+		{name: "p99", color: palette.orange, ys: get(func(s stats.Second) time.Duration { return s.P99 })},
+		{name: "max", color: palette.red, ys: get(func(s stats.Second) time.Duration { return s.Max }), dash: true},
 	}
 	lo, hi := math.Inf(1), 0.0
 	for _, l := range ls {
@@ -122,7 +123,7 @@ func latencyTimeChart(id string, series []stats.Second) string {
 	c.legend(ls)
 	tips := make([]string, len(series))
 	for i, s := range series {
-		tips[i] = fmt.Sprintf("second %d: p50 %s, p90 %s, p99 %s, max %s", s.Index+1, fmtDur(sec(s.P50)), fmtDur(sec(s.P90)), fmtDur(sec(s.P99)), fmtDur(sec(s.Max)))
+		tips[i] = fmt.Sprintf("second %d: p50 %s, p90 %s, p99 %s, max %s", s.Index+1, fmtDur(s.P50.Seconds()), fmtDur(s.P90.Seconds()), fmtDur(s.P99.Seconds()), fmtDur(s.Max.Seconds()))
 	}
 	c.hoverColumns(xs, tips)
 	return c.done()
@@ -337,7 +338,7 @@ func generatorChart(id string, series []stats.Second, open bool) string {
 		top = math.Max(top, s.CPU)
 		tips[i] = fmt.Sprintf("second %d: hail CPU %.2f cores, %d in flight, %d connections open", s.Index+1, s.CPU, s.InFlight, s.ConnsOpen)
 		if open {
-			tips[i] += ", schedule lag p99 " + fmtDur(sec(s.LagP99))
+			tips[i] += ", schedule lag p99 " + fmtDur(s.LagP99.Seconds())
 		}
 	}
 	c := newChart(id, "hail's CPU", xa, linearAxis(math.Max(top*1.1, 0.1), func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }), "time into the run", "cores")

@@ -28,8 +28,8 @@ func stagedRun(lat1, lat2 time.Duration, rss int64, url, path string) *Result {
 	all := stats.NewTotals()
 	all.Add(slots[0])
 	all.Add(slots[1])
-	series := []stats.Second{{Index: 0, Span: 1, ConnsOpen: 500, TargetRSS: rss / 2, TargetCPU: 0.5}, {Index: 1, Span: 1, ConnsOpen: 500, TargetRSS: rss / 2},
-		{Index: 2, Span: 1, ConnsOpen: 5000, TargetRSS: rss, TargetCPU: 1}, {Index: 3, Span: 1, ConnsOpen: 5000, TargetRSS: rss}}
+	series := []stats.Second{{Index: 0, Span: time.Second, ConnsOpen: 500, TargetRSS: rss / 2, TargetCPU: 0.5}, {Index: 1, Span: time.Second, ConnsOpen: 500, TargetRSS: rss / 2},
+		{Index: 2, Span: time.Second, ConnsOpen: 5000, TargetRSS: rss, TargetCPU: 1}, {Index: 3, Span: time.Second, ConnsOpen: 5000, TargetRSS: rss}}
 	cfg := map[string]any{"url": url, "model": "closed", "connections": 5000.0,
 		"scenario": map[string]any{"name": "vm", "steps": []any{map[string]any{"name": "create", "target": path, "weight": 70.0}}}}
 	r := Build(Input{Totals: all, Series: series, Elapsed: 4 * time.Second, Cores: 2, Engine: "uring", Start: time.Unix(1700000000, 0),

@@ -1,11 +1,9 @@
 package report
 
-// Convert copies a value of one type into another that holds the same JSON
-// document, field by field, matching fields by their JSON key: package
-// hail's Result (times as time.Duration, time.Time) and this package's
-// (float seconds, oha's milliseconds, int64 nanoseconds), and a Result and
-// the form WriteJSON encodes (wire.go). A Duration field converts from and
-// to:
+// convert copies a value of one type into another that holds the same
+// JSON document, field by field, matching fields by their JSON key: a
+// Result and the form WriteJSON encodes (wire.go). A Duration field
+// converts from and to:
 //
 //   - float64: seconds, or the unit its `unit` tag names ("s", "ms",
 //     "us"), written as time.Duration.Seconds writes seconds (Build writes
@@ -131,16 +129,18 @@ func jsonKey(f reflect.StructField) string {
 	return k
 }
 
-// Convert sets *dst (a pointer) to src's value, converting between two
-// types that hold the same JSON document, as the package doc of convert.go
-// says.
-func Convert(dst, src any) {
-	convert(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src), "")
-}
-
 // seconds is s seconds as a Duration, to the nearest nanosecond (as
 // Convert reads a float time).
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 
 // micros is d in microseconds, as the JSON's *_us keys hold it.
 func micros(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// unixNano is t in Unix nanoseconds as the JSON's start_unix_nano holds
+// it (0 for the zero Time).
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}

@@ -11,95 +11,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Hail is what hail reports beyond oha's keys.
-type Hail struct {
-	Version string `json:"version"`
-	// Engine that ran and why it was chosen.
-	Engine       string `json:"engine"`
-	EngineReason string `json:"engine_reason"`
-	// Model is "closed" or "open".
-	Model string `json:"model"`
-	// StartUnixNano is the wall-clock start, for aligning shards.
-	StartUnixNano int64 `json:"start_unix_nano"`
-	// Interrupted is set when a signal ended the run early.
-	Interrupted bool `json:"interrupted"`
-	// Counts are the exact totals the summaries derive from.
-	Counts Counts `json:"counts"`
-	// Histograms are HdrHistograms (ns, V2 compressed, base64) for exact merges.
-	Histograms Histograms `json:"histograms"`
-	// AllSent is the latency picture of every sent request, failures
-	// included at their elapsed time, beside oha's responses-only keys.
-	AllSent AllSent `json:"all_sent"`
-	// Rates are the run's rates: oha's requests/s and what completed and
-	// succeeded per second.
-	Rates Rates `json:"rates"`
-	// Drain describes the -w drain: what ended after the run stopped
-	// sending (absent when the run did not wait for in-flight requests).
-	Drain *Drain `json:"drain,omitempty"`
-	// Lag is hail's own send lateness (open model), seconds: SendDelay.Own,
-	// under its earlier name.
-	Lag LagStats `json:"schedule_lag"`
-	// SendDelay is how late requests were sent against their intended
-	// times (open model), split into hail's own lateness and the wait for
-	// a free connection (the target's backpressure), over every sent request.
-	SendDelay SendDelay `json:"send_delay"`
-	// UnsentReason says why requests were left unsent: "deadline",
-	// "interrupt", "threshold" or "data" (a scenario's unique feed ran
-	// out; absent when none were).
-	UnsentReason string `json:"unsent_reason,omitempty"`
-	// Generator is hail's own resource use.
-	Generator Generator `json:"generator"`
-	// Verdict says whether the generator, not the target, limited the test.
-	Verdict Verdict `json:"verdict"`
-	// Hints are one line of advice per error kind with a known fix.
-	Hints []string `json:"hints"`
-	// Series is one entry per second of the run.
-	Series []stats.Second `json:"series"`
-	// Config is the run's configuration, secrets redacted.
-	Config map[string]any `json:"config"`
-	// Protocol is the HTTP version spoken: "HTTP/1.1", "HTTP/1.0", "h2",
-	// "h2c" or "h3"; ALPN what TLS negotiated ("" without TLS or ALPN).
-	Protocol string `json:"protocol,omitempty"`
-	ALPN     string `json:"alpn,omitempty"`
-	// Transport is how connections travelled: "tcp", "tls", "unix",
-	// "vsock", "vsock-uds", "proxy" or "quic".
-	Transport string `json:"transport,omitempty"`
-	// TLS counts the run's TLS handshakes and how many resumed a session
-	// (absent without TLS).
-	TLS *TLSCounts `json:"tls,omitempty"`
-	// Steps are a scenario's per-step results (absent for a plain run).
-	Steps []Step `json:"steps,omitempty"`
-	// Origins are the per-server results of a scenario whose steps went to
-	// several (absent otherwise).
-	Origins []Origin `json:"origins,omitempty"`
-	// Stages are the per-stage results of a run with rate or connection
-	// stages (stages.go; absent without stages).
-	Stages []Stage `json:"stages,omitempty"`
-	// Thresholds are a scenario's checks, each with its measured value.
-	Thresholds []Threshold `json:"thresholds,omitempty"`
-	// StoppedBy says why a scenario run stopped early (a failed threshold
-	// with abort_on_fail).
-	StoppedBy string `json:"stopped_by,omitempty"`
-	// Scenario names the scenario and the state of its pools at the end.
-	Scenario *ScenarioInfo `json:"scenario,omitempty"`
-	// Setup and Teardown are a scenario's steps run once before and after
-	// the load (not part of its statistics).
-	Setup    *Phase `json:"setup,omitempty"`
-	Teardown *Phase `json:"teardown,omitempty"`
-	// Shard says which part of a distributed run this is (--shard I/N).
-	Shard *Shard `json:"shard,omitempty"`
-	// Merged describes a result made by hail merge from several shards.
-	Merged *Merged `json:"merged,omitempty"`
-	// Target is the monitored target process's resource use (--target-pid).
-	Target *Target `json:"target,omitempty"`
-	// GRPC describes the run's gRPC calls (absent when it made none).
-	GRPC *GRPC `json:"grpc,omitempty"`
-	// Stream describes the run's streaming responses (server-sent events;
-	// absent when there were none), LLM the token streams of hail llm.
-	Stream *Stream `json:"stream,omitempty"`
-	LLM    *LLM    `json:"llm,omitempty"`
-}
-
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
 // schedule lag, the generator's resource use, the verdict and hints, the
 // series and the configuration. It runs after buildOha: the verdict reads
@@ -115,7 +26,7 @@ func buildHail(r *Result, in Input) {
 	if in.Open {
 		h.Model = "open"
 	}
-	h.StartUnixNano = in.Start.UnixNano()
+	h.Start = time.Unix(0, in.Start.UnixNano()) // as the JSON holds it: no monotonic reading
 	h.Interrupted = in.Interrupted
 	sent := t.Sent()
 	in.Intent.Sent = sent

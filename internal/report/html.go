@@ -91,7 +91,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 	section(b, "Configuration", "The run's settings, secrets redacted.")
 	writeConfig(b, h.Config)
 	fmt.Fprintf(b, "</main>\n<footer>hail %s · started %s · engine %s (%s)</footer>\n", esc(h.Version),
-		esc(time.Unix(0, h.StartUnixNano).UTC().Format(time.RFC3339)), esc(h.Engine), esc(h.EngineReason))
+		esc(time.Unix(0, unixNano(h.Start)).UTC().Format(time.RFC3339)), esc(h.Engine), esc(h.EngineReason))
 	b.WriteString(htmlTail)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -217,7 +217,7 @@ func writePercentileTable(b *strings.Builder, r *Result) {
 		p    *Percentiles
 		none bool
 	}{{"responses", &r.LatencyPercentiles, r.Hail.Counts.Responses == 0}, {fmt.Sprintf("all sent (%d failed, %d cut off)", a.Failed, a.CutOff), all, false},
-		{"2xx", r.LatencyPercentileSuccessful, ok == 0}, {"not 2xx", r.LatencyPercentileNotSuccessful, other == 0},
+		{"2xx", r.LatencyPercentilesSuccessful, ok == 0}, {"not 2xx", r.LatencyPercentilesNotSuccessful, other == 0},
 		{"first byte", &r.FirstBytePercentiles, len(r.FirstByteHistogram) == 0}}
 	b.WriteString("<table class=\"num\"><tr><th></th><th>p10</th><th>p25</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>p99.99</th></tr>")
 	for _, row := range rows {

@@ -34,8 +34,8 @@ func richResult(t *testing.T) *Result {
 	all.Errors[stats.ErrTimeout] += 7
 	var series []stats.Second
 	for k := range 10 {
-		series = append(series, stats.Second{Index: k, Span: 1, Requests: 600 + int64(rng.IntN(50)), Errors: int64(k % 3),
-			P50: 150_000, P90: 400_000, P99: 900_000 + int64(k)*50_000, Max: 3_000_000, CPU: 0.4, TargetRSS: int64(50+k) << 20, TargetCPU: 0.7})
+		series = append(series, stats.Second{Index: k, Span: time.Second, Requests: 600 + int64(rng.IntN(50)), Errors: int64(k % 3),
+			P50: 150_000, P90: 400_000, P99: 900_000 + time.Duration(k)*50_000, Max: 3_000_000, CPU: 0.4, TargetRSS: int64(50+k) << 20, TargetCPU: 0.7})
 	}
 	r := Build(Input{Totals: all, Series: series, Elapsed: 10 * time.Second, Cores: 2, Usage: stats.Usage{User: 3 * time.Second, System: time.Second},
 		Engine: "net", EngineReason: "--engine net", Open: true, Rate: 600, Start: time.Unix(1700000000, 0),
@@ -258,7 +258,7 @@ func TestHTMLTicksInChromium(t *testing.T) {
 		s.Requests, s.P50, s.P99, s.Max = 123_456+int64(i)*997, 1_234_567_890, 3_456_789_012, 9_876_543_210
 		s.TargetRSS, s.TargetCPU, s.CPU = int64(3<<30)+int64(i)<<27, 1.37, 0.33
 	}
-	big.Hail.Series[3].Span = 0.77
+	big.Hail.Series[3].Span = 770 * time.Millisecond
 	tiny := richResult(t)
 	for i := range tiny.Hail.Series {
 		s := &tiny.Hail.Series[i]

@@ -206,10 +206,10 @@ func ohaView(r *Result) *ohaResult {
 		spr := s.SizePerRequest
 		o.Summary.SizePerRequest = &spr
 	}
-	if r.LatencyPercentileSuccessful != nil && r.LatencyPercentileNotSuccessful != nil {
+	if r.LatencyPercentilesSuccessful != nil && r.LatencyPercentilesNotSuccessful != nil {
 		ok, other := r.splitCounts()
 		hs, hn := nonNil(r.ResponseTimeHistogramSuccessful), nonNil(r.ResponseTimeHistogramNotSuccessful)
-		ps, pn := ohaPct(*r.LatencyPercentileSuccessful, ok == 0), ohaPct(*r.LatencyPercentileNotSuccessful, other == 0)
+		ps, pn := ohaPct(*r.LatencyPercentilesSuccessful, ok == 0), ohaPct(*r.LatencyPercentilesNotSuccessful, other == 0)
 		o.ResponseTimeHistogramSuccessful, o.LatencyPercentilesSuccessful = &hs, &ps
 		o.ResponseTimeHistogramNotSuccessful, o.LatencyPercentilesNotSuccessful = &hn, &pn
 	}
@@ -285,9 +285,9 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
 	fromWire(&r, w)
-	if r.LatencyPercentileSuccessful == nil { // the old spelling
-		r.LatencyPercentileSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
-		r.LatencyPercentileNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])
+	if r.LatencyPercentilesSuccessful == nil { // the old spelling
+		r.LatencyPercentilesSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
+		r.LatencyPercentilesNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])
 	}
 	for _, s := range []string{r.Hail.Histograms.LatencyOK, r.Hail.Histograms.LatencyBad, r.Hail.Histograms.FirstByte, r.Hail.Histograms.Lag} { // conn_wait is optional (older results lack it)
 		if _, err := DecodeHist(s); err != nil {
@@ -355,11 +355,11 @@ func WriteCSV(w io.Writer, r *Result) error {
 	for _, s := range r.Hail.Series {
 		rate := 0.0
 		if s.Span > 0 {
-			rate = float64(s.Requests) / s.Span
+			rate = float64(s.Requests) / s.Span.Seconds()
 		}
-		b = fmt.Appendf(b, "%d,%s,%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s,%d,%s,%s,%s,%d,%s,%s,%s,%d,%d,%d,%d\n", s.Index, f(s.Span), s.Requests, s.Errors, f(rate),
-			s.BodyBytes, f(sec(s.P50)), f(sec(s.P90)), f(sec(s.P99)), f(sec(s.Max)), f(sec(s.LagP99)), s.InFlight, s.ConnsOpen, f(s.CPU),
-			s.TargetRSS, f(s.TargetCPU), f(sec(s.WaitP99)), f(s.Others), s.NotSent, f(sec(s.AllP50)), f(sec(s.AllP99)), f(sec(s.AllMax)),
+		b = fmt.Appendf(b, "%d,%s,%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s,%d,%s,%s,%s,%d,%s,%s,%s,%d,%d,%d,%d\n", s.Index, f(s.Span.Seconds()), s.Requests, s.Errors, f(rate),
+			s.BodyBytes, f(s.P50.Seconds()), f(s.P90.Seconds()), f(s.P99.Seconds()), f(s.Max.Seconds()), f(s.LagP99.Seconds()), s.InFlight, s.ConnsOpen, f(s.CPU),
+			s.TargetRSS, f(s.TargetCPU), f(s.WaitP99.Seconds()), f(s.Others), s.NotSent, f(s.AllSentP50.Seconds()), f(s.AllSentP99.Seconds()), f(s.AllSentMax.Seconds()),
 			s.Errors-(s.CutOff-s.Truncated), s.CutOff, s.Drained, stageAt(r.Hail.Stages, float64(s.Index)))
 	}
 	_, err := w.Write(b)

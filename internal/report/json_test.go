@@ -37,7 +37,7 @@ func sampleResultForFuzz() *Result {
 	tot.BodyBytes = 1001 * 12
 	tot.Connects, tot.ConnectSum, tot.ConnectMin, tot.ConnectMax = 4, 4e5, 5e4, 2e5
 	tot.DNSMin, tot.DNSMax = 0, 0
-	series := []stats.Second{{Index: 0, Span: 1, Requests: 600}, {Index: 1, Span: 1, Requests: 400}, {Index: 2, Span: 0.5, Requests: 6}}
+	series := []stats.Second{{Index: 0, Span: time.Second, Requests: 600}, {Index: 1, Span: time.Second, Requests: 400}, {Index: 2, Span: 500 * time.Millisecond, Requests: 6}}
 	return Build(Input{Totals: tot, Series: series, Elapsed: 2500 * time.Millisecond, Cores: 2,
 		Usage: stats.Usage{User: time.Second, System: time.Second}, Engine: "net", Open: true, Rate: 1000,
 		Start: time.Unix(1700000000, 0), Config: map[string]any{"url": "http://127.0.0.1/"}, Version: "test", SuccessSplit: true})

@@ -49,8 +49,8 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 	v.RequestThroughput, v.OutputThroughput = per(float64(s.Completed)), per(float64(t.OutSum))
 	v.TotalTokenThroughput = per(float64(t.InSum + t.OutSum))
 	for _, sec := range in.Series {
-		if sec.Span >= 0.999 {
-			v.MaxOutputTokensPerS = max(v.MaxOutputTokensPerS, float64(sec.Tokens)/sec.Span)
+		if sec.Span.Seconds() >= 0.999 {
+			v.MaxOutputTokensPerS = max(v.MaxOutputTokensPerS, float64(sec.Tokens)/sec.Span.Seconds())
 		}
 		v.MaxConcurrentRequests = max(v.MaxConcurrentRequests, sec.InFlight)
 	}

@@ -20,7 +20,7 @@ func tokensChart(id string, series []stats.Second) string {
 	top := 0.0
 	for i, s := range series {
 		if s.Span > 0 {
-			tok[i] = float64(s.Tokens) / s.Span
+			tok[i] = float64(s.Tokens) / s.Span.Seconds()
 		}
 		top = math.Max(top, tok[i])
 		tips[i] = fmt.Sprintf("second %d: %.0f output tokens/s, %d requests in flight", s.Index+1, tok[i], s.InFlight)

@@ -244,10 +244,10 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 		} else if n, ok := r.Hail.Config["connections"].(float64); ok {
 			m.conns += int(n)
 		}
-		m.start = min(m.start, r.Hail.StartUnixNano)
-		m.end = max(m.end, r.Hail.StartUnixNano+int64(r.Summary.Total))
+		m.start = min(m.start, unixNano(r.Hail.Start))
+		m.end = max(m.end, unixNano(r.Hail.Start)+int64(r.Summary.Total))
 		m.interrupted = m.interrupted || r.Hail.Interrupted
-		m.split = m.split || r.LatencyPercentileSuccessful != nil
+		m.split = m.split || r.LatencyPercentilesSuccessful != nil
 		if !slices.Contains(m.engines, r.Hail.Engine) {
 			m.engines = append(m.engines, r.Hail.Engine)
 		}
@@ -265,7 +265,7 @@ func alignSeries(results []*Result, start int64, get func(*Result) []stats.Secon
 	var out []stats.Second
 	var spread int64
 	for _, r := range results {
-		off := r.Hail.StartUnixNano - start
+		off := unixNano(r.Hail.Start) - start
 		spread = max(spread, off)
 		shift := int(math.Round(float64(off) / 1e9))
 		for _, s := range get(r) {
@@ -348,7 +348,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 				if stopped[i] == "" {
 					stopped[i] = s.Stopped // each shard's feed is its own; the first stop says which
 				}
-				parts = append(parts, &Result{Hail: Hail{StartUnixNano: r.Hail.StartUnixNano, Series: s.Series}})
+				parts = append(parts, &Result{Hail: Hail{Start: r.Hail.Start, Series: s.Series}})
 			}
 		}
 		series[i], _ = alignSeries(parts, start, func(r *Result) []stats.Second { return r.Hail.Series })

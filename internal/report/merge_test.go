@@ -17,7 +17,7 @@ func shardResult(t *testing.T, tot *stats.Totals, idx, n int, offset time.Durati
 	var series []stats.Second
 	per := tot.Requests() / int64(seconds)
 	for k := range seconds {
-		series = append(series, stats.Second{Index: k, Span: 1, Requests: per, P99: int64(1000 * (k + 1)), CPU: 0.5, InFlight: 2})
+		series = append(series, stats.Second{Index: k, Span: time.Second, Requests: per, P99: time.Duration(1000 * (k + 1)), CPU: 0.5, InFlight: 2})
 	}
 	r := Build(Input{Totals: tot, Series: series, Elapsed: time.Duration(seconds) * time.Second, Cores: 2,
 		Usage: stats.Usage{User: time.Second, System: time.Second / 2, MaxRSS: int64(10+idx) << 20}, Engine: "net", Open: true, Rate: 300,

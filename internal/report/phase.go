@@ -5,20 +5,6 @@ import (
 	"strings"
 )
 
-// Phase is a scenario's setup or teardown: steps run once, in order, on a
-// connection of their own before or after the load. Their numbers are
-// kept apart from the load's.
-type Phase struct {
-	// Steps are the phase's steps, each with its counts, latency, status
-	// codes and errors (no per-second series).
-	Steps []Step `json:"steps"`
-	// Seconds is how long the phase took.
-	Seconds float64 `json:"seconds"`
-	// Failed names the step that stopped the phase, and why ("" when
-	// every step ran).
-	Failed string `json:"failed,omitempty"`
-}
-
 // namedPhase is a setup or teardown with its name for headings.
 type namedPhase struct {
 	name string
@@ -52,7 +38,7 @@ func phaseLine(s *Step, c colorer) string {
 // writePhasesText writes the setup and teardown of a scenario run.
 func writePhasesText(b *strings.Builder, r *Result, c colorer) {
 	for _, x := range phasesOf(r) {
-		fmt.Fprintf(b, "\n%s (%.2fs, not in the numbers above):\n", x.name, x.ph.Seconds)
+		fmt.Fprintf(b, "\n%s (%.2fs, not in the numbers above):\n", x.name, x.ph.Duration.Seconds())
 		for i := range x.ph.Steps {
 			fmt.Fprintf(b, "  %s\n", phaseLine(&x.ph.Steps[i], c))
 		}
@@ -80,7 +66,7 @@ func writePhasesMarkdown(b *strings.Builder, r *Result) {
 // writePhasesHTML writes the setup and teardown as tables.
 func writePhasesHTML(b *strings.Builder, r *Result) {
 	for _, x := range phasesOf(r) {
-		section(b, x.name, fmt.Sprintf("Run once on connections of its own, in %.2fs; not part of the numbers above.", x.ph.Seconds))
+		section(b, x.name, fmt.Sprintf("Run once on connections of its own, in %.2fs; not part of the numbers above.", x.ph.Duration.Seconds()))
 		b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>status codes</th><th>errors</th><th>p50</th><th>max</th></tr>")
 		for _, s := range x.ph.Steps {
 			fmt.Fprintf(b, "<tr><th>%s</th><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>", esc(s.Name), s.Counts.Requests,

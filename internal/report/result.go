@@ -25,9 +25,9 @@ type Result struct {
 	ResponseTimeHistogram              map[string]int64 `json:"responseTimeHistogram"`
 	LatencyPercentiles                 Percentiles      `json:"latencyPercentiles"`
 	ResponseTimeHistogramSuccessful    map[string]int64 `json:"responseTimeHistogramSuccessful,omitempty"`
-	LatencyPercentileSuccessful        *Percentiles     `json:"latencyPercentilesSuccessful,omitempty"`
+	LatencyPercentilesSuccessful       *Percentiles     `json:"latencyPercentilesSuccessful,omitempty"`
 	ResponseTimeHistogramNotSuccessful map[string]int64 `json:"responseTimeHistogramNotSuccessful,omitempty"`
-	LatencyPercentileNotSuccessful     *Percentiles     `json:"latencyPercentilesNotSuccessful,omitempty"`
+	LatencyPercentilesNotSuccessful    *Percentiles     `json:"latencyPercentilesNotSuccessful,omitempty"`
 	FirstByteHistogram                 map[string]int64 `json:"firstByteHistogram"`
 	FirstBytePercentiles               Percentiles      `json:"firstBytePercentiles"`
 	RPS                                RPS              `json:"rps"`
@@ -139,10 +139,10 @@ func buildOha(r *Result, in Input) {
 	if in.SuccessSplit {
 		r.ResponseTimeHistogramSuccessful = histogram(t.LatencyOK)
 		p := percentiles(t.LatencyOK)
-		r.LatencyPercentileSuccessful = &p
+		r.LatencyPercentilesSuccessful = &p
 		r.ResponseTimeHistogramNotSuccessful = histogram(t.LatencyBad)
 		q := percentiles(t.LatencyBad)
-		r.LatencyPercentileNotSuccessful = &q
+		r.LatencyPercentilesNotSuccessful = &q
 	}
 	r.FirstByteHistogram = histogram(t.FirstByte)
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
@@ -245,8 +245,8 @@ func SortedKeys(m map[string]int64) []string {
 func rps(series []stats.Second, requests, total float64) RPS {
 	var xs []float64
 	for _, s := range series {
-		if s.Span >= 0.999 { // oha's count: requests that failed before they were sent too
-			xs = append(xs, float64(s.Requests+s.NotSent)/s.Span)
+		if s.Span.Seconds() >= 0.999 { // oha's count: requests that failed before they were sent too
+			xs = append(xs, float64(s.Requests+s.NotSent)/s.Span.Seconds())
 		}
 	}
 	if len(xs) == 0 {

@@ -8,6 +8,12 @@ import "github.com/hail-loadgen/hail/result"
 // times are time.Duration with a unit tag for the JSON's float seconds or
 // microseconds (written so by WriteJSON, wire.go).
 type (
+	// Hail is the "hail" section: what hail reports beyond oha's keys.
+	Hail = result.HailSection
+	// Step is one step of a scenario; Phase a scenario's setup or
+	// teardown.
+	Step  = result.StepResult
+	Phase = result.Phase
 	// Counts are a run's exact totals.
 	Counts = result.Counts
 	// Histograms are a run's (or a step's) encoded HdrHistograms.

@@ -79,7 +79,7 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 	var rss, pss float64
 	pssSamples := 0
 	for _, s := range series {
-		if at := float64(s.Index) + s.Span; s.Span <= 0 || at <= from+eps || at >= to-eps {
+		if at := float64(s.Index) + s.Span.Seconds(); s.Span <= 0 || at <= from+eps || at >= to-eps {
 			continue
 		}
 		l.Samples++
@@ -112,9 +112,9 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 			if s.Span <= 0 || s.TargetRSS == 0 && s.TargetCPU == 0 {
 				continue
 			}
-			if inside && a >= from-eps && a+s.Span <= to+eps || !inside && a < to && a+s.Span > from {
-				cpu += s.TargetCPU * s.Span
-				span += s.Span
+			if inside && a >= from-eps && a+s.Span.Seconds() <= to+eps || !inside && a < to && a+s.Span.Seconds() > from {
+				cpu += s.TargetCPU * s.Span.Seconds()
+				span += s.Span.Seconds()
 			}
 		}
 	}

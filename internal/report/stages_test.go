@@ -25,8 +25,8 @@ func stagedShard(t *testing.T, idx int, slots []*stats.Totals) *Result {
 		{Duration: 2 * time.Second, Target: 100, Step: true, Warmup: time.Second},
 		{Duration: 2 * time.Second, Target: 300, Name: "peak"},
 	}, 0)
-	series := []stats.Second{{Index: 0, Span: 1, ConnsOpen: 2}, {Index: 1, Span: 1, ConnsOpen: 4, TargetRSS: 10 << 20, TargetCPU: 0.5},
-		{Index: 2, Span: 1, ConnsOpen: 6, TargetRSS: 20 << 20, TargetCPU: 1}, {Index: 3, Span: 1, ConnsOpen: 8, TargetRSS: 30 << 20, TargetCPU: 1}}
+	series := []stats.Second{{Index: 0, Span: time.Second, ConnsOpen: 2}, {Index: 1, Span: time.Second, ConnsOpen: 4, TargetRSS: 10 << 20, TargetCPU: 0.5},
+		{Index: 2, Span: time.Second, ConnsOpen: 6, TargetRSS: 20 << 20, TargetCPU: 1}, {Index: 3, Span: time.Second, ConnsOpen: 8, TargetRSS: 30 << 20, TargetCPU: 1}}
 	r := Build(Input{Totals: all, Series: series, Elapsed: 4 * time.Second, Cores: 2, Engine: "net", Open: true,
 		Start: time.Unix(1700000000, 0), Config: map[string]any{"url": "http://127.0.0.1/"}, Version: "test"})
 	r.Hail.Stages = BuildStages(StageInput{Clock: clock, Kind: "rate", Totals: slots, Series: series, Stopped: 4 * time.Second})
@@ -115,7 +115,7 @@ func TestStagesRendered(t *testing.T) {
 	r := stagedShard(t, 0, []*stats.Totals{randomTotals(rng, 400), randomTotals(rng, 600), randomTotals(rng, 200)})
 	r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 7, InRates: true}
 	r.Summary.Total = 4500 * time.Millisecond
-	r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 4, Span: 0.5, Drained: 7, InFlight: 1})
+	r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 4, Span: 500 * time.Millisecond, Drained: 7, InFlight: 1})
 	var h strings.Builder
 	if err := WriteHTML(&h, r); err != nil {
 		t.Fatal(err)

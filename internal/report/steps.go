@@ -12,50 +12,6 @@ import (
 	"github.com/hail-loadgen/hail/internal/stats"
 )
 
-// Step is one step of a scenario: its own counts, status codes, errors,
-// latency and histograms. The run's totals (the Result's top level) are the
-// sum of its steps.
-type Step struct {
-	Name string `json:"name"`
-	// Counts are exact: Failed are errors other than deadline aborts plus
-	// responses with status ≥ 400 that the step does not expect.
-	Counts StepCounts `json:"counts"`
-	// Share is this step's part of all requests (0–1).
-	Share float64 `json:"share"`
-	// RPS is requests ended per second over the run.
-	RPS float64 `json:"rps"`
-	// ErrorRate is Failed / (Requests − Aborted).
-	ErrorRate float64 `json:"error_rate"`
-	// Latency in seconds, of the step's responses (as oha's keys).
-	Latency StepLatency `json:"latency"`
-	// AllSent is the latency of every sent request of the step, failures
-	// at their elapsed time (what its thresholds judge).
-	AllSent                AllSent          `json:"all_sent"`
-	StatusCodeDistribution map[string]int64 `json:"statusCodeDistribution"`
-	ErrorDistribution      map[string]int64 `json:"errorDistribution"`
-	Histograms             Histograms       `json:"histograms"`
-	// Yields counts the times this step was chosen but could not be built
-	// (an empty pool, no captured value yet) and another ran instead;
-	// YieldReasons breaks them down.
-	Yields       int64            `json:"yields"`
-	YieldReasons map[string]int64 `json:"yield_reasons,omitempty"`
-	// Stopped says why the step was no longer chosen before the run
-	// ended: a unique feed it needs was used up.
-	Stopped string `json:"stopped,omitempty"`
-	// Captures counts values captured from this step's responses;
-	// CaptureMisses responses where a capture found nothing.
-	Captures      int64 `json:"captures"`
-	CaptureMisses int64 `json:"capture_misses"`
-	// CheckFailures counts the responses that failed each of the step's
-	// checks (expect:), by check ("status 201, 202", "json id = \"x\"").
-	CheckFailures map[string]int64 `json:"check_failures,omitempty"`
-	// Series is the step's per-second series.
-	Series []stats.Second `json:"series"`
-	// LLM is what the step's token streams measured (a scenario's llm
-	// step), as hail.llm says it of a run; absent for other steps.
-	LLM *LLM `json:"llm,omitempty"`
-}
-
 // BuildSteps makes the per-step results: names[i]'s totals are totals[i]
 // and its per-second series series[i].
 func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second, elapsed time.Duration) []Step {
@@ -189,16 +145,16 @@ func (r *Result) streams() *stats.Streams {
 	return s
 }
 
-// Measure measures step s of a run that lasted elapsed.
-func (s *Step) Measure(elapsed time.Duration) Measure {
+// MeasureStep measures step s of a run that lasted elapsed.
+func MeasureStep(s *Step, elapsed time.Duration) Measure {
 	c := s.Counts
 	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(s.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
-		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed, Stream: s.streams()}
+		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Failed, Elapsed: elapsed, Stream: stepStreams(s)}
 }
 
-// streams are the step's token stream totals (nil: it is no llm step).
-func (s *Step) streams() *stats.Streams {
+// stepStreams are step s's token stream totals (nil: it is no llm step).
+func stepStreams(s *Step) *stats.Streams {
 	if s.LLM == nil {
 		return nil
 	}

@@ -163,9 +163,9 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 	}
 	section("", r.ResponseTimeHistogram, r.LatencyPercentiles, noResp)
 	writeAllSentText(b, r, d, c)
-	if r.LatencyPercentileSuccessful != nil && r.LatencyPercentileNotSuccessful != nil {
-		section(" (2xx only)", r.ResponseTimeHistogramSuccessful, *r.LatencyPercentileSuccessful, ok2xx == 0)
-		section(" (4xx + 5xx only)", r.ResponseTimeHistogramNotSuccessful, *r.LatencyPercentileNotSuccessful, other == 0)
+	if r.LatencyPercentilesSuccessful != nil && r.LatencyPercentilesNotSuccessful != nil {
+		section(" (2xx only)", r.ResponseTimeHistogramSuccessful, *r.LatencyPercentilesSuccessful, ok2xx == 0)
+		section(" (4xx + 5xx only)", r.ResponseTimeHistogramNotSuccessful, *r.LatencyPercentilesNotSuccessful, other == 0)
 	}
 	if r.RPS.Mean > 0 {
 		sd := "n/a"

@@ -440,7 +440,7 @@ func sustained(in Input, r *Result) string {
 func longestStall(series []stats.Second) (from int, secs float64) {
 	var full, events []int64
 	for _, s := range series {
-		if s.Span >= 1 {
+		if s.Span >= time.Second {
 			full, events = append(full, s.Requests), append(events, s.Events)
 		}
 	}
@@ -452,11 +452,11 @@ func longestStall(series []stats.Second) (from int, secs float64) {
 	median, medianEvents := full[len(full)/2], events[len(events)/2]
 	start, run := 0, 0.0
 	for i, s := range series {
-		if s.Requests*20 <= median && s.Events*20 <= medianEvents && s.InFlight > 0 && s.Span >= 1 {
+		if s.Requests*20 <= median && s.Events*20 <= medianEvents && s.InFlight > 0 && s.Span >= time.Second {
 			if run == 0 {
 				start = i
 			}
-			run += s.Span
+			run += s.Span.Seconds()
 			if run > secs {
 				from, secs = start, run
 			}

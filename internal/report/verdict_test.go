@@ -104,7 +104,7 @@ func TestVerdictKinds(t *testing.T) {
 			}
 			var series []stats.Second
 			for i := range 10 {
-				s := stats.Second{Index: i, Span: 1, Requests: 100}
+				s := stats.Second{Index: i, Span: time.Second, Requests: 100}
 				if tc.stall && (i == 3 || i == 4) {
 					s.Requests, s.InFlight = 0, 10
 				}
@@ -150,7 +150,7 @@ func TestLongestStallOfStreams(t *testing.T) {
 	} {
 		var series []stats.Second
 		for i := range 20 {
-			s := stats.Second{Index: i, Span: 1, Events: 20000, InFlight: 1000}
+			s := stats.Second{Index: i, Span: time.Second, Events: 20000, InFlight: 1000}
 			if i >= 6 {
 				s.Requests = 150
 			}

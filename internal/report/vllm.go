@@ -47,7 +47,7 @@ func WriteVLLM(w io.Writer, r *Result) error {
 		k string
 		v any
 	}{
-		{"date", time.Unix(0, r.Hail.StartUnixNano).Format("20060102-150405")},
+		{"date", time.Unix(0, unixNano(r.Hail.Start)).Format("20060102-150405")},
 		{"endpoint_type", backend}, {"backend", backend}, {"label", "hail"},
 		{"model_id", l.Model}, {"tokenizer_id", nil}, {"num_prompts", r.Hail.Counts.Intended},
 		{"request_rate", rate}, {"burstiness", burstiness}, {"max_concurrency", concurrency}, {"rtfx", 0.0},

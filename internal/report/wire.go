@@ -9,11 +9,12 @@ import (
 // The form WriteJSON encodes and ReadJSON decodes. A part of the Result
 // declared once in package result holds its times as time.Duration, with
 // a `unit` tag where the JSON has float seconds ("s") or milliseconds
-// ("ms", "us"); encoding/json would write those as integer nanoseconds. So
-// the Result is converted (Convert) to a type made from its own by
-// reflection, the same fields and tags with float64 for each such
-// Duration, and that is what encoding/json reads and writes: a field is
-// declared once, its JSON unit beside it.
+// ("ms", "us"); encoding/json would write those as integer nanoseconds
+// (and the start, a time.Time the JSON holds in Unix nanoseconds, as
+// text). So the Result is converted (Convert) to a type made from its own
+// by reflection, the same fields and tags with float64 for each such
+// Duration and int64 for each time.Time, and that is what encoding/json
+// reads and writes: a field is declared once, its JSON unit beside it.
 
 var (
 	wireTypes       sync.Map // reflect.Type → reflect.Type
@@ -21,7 +22,8 @@ var (
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
 
-// wireType is t with float64 for every Duration that has a unit tag, in
+// wireType is t with float64 for every Duration that has a unit tag and
+// int64 (Unix nanoseconds, 0 for the zero Time) for every time.Time, in
 // structs at any depth; t itself when it has none.
 func wireType(t reflect.Type) reflect.Type {
 	if w, ok := wireTypes.Load(t); ok {
@@ -42,6 +44,9 @@ func wireType(t reflect.Type) reflect.Type {
 			w = reflect.MapOf(t.Key(), e)
 		}
 	case reflect.Struct:
+		if t == timeType {
+			break // a field of its own: its parent makes it int64
+		}
 		fields := make([]reflect.StructField, t.NumField())
 		// A struct with JSON methods of its own (Result) is always remade:
 		// its methods call back into the wire form.
@@ -49,8 +54,11 @@ func wireType(t reflect.Type) reflect.Type {
 		for i := range fields {
 			f := t.Field(i)
 			ft := wireType(f.Type)
-			if f.Type == durationType && f.Tag.Get("unit") != "" {
+			switch {
+			case f.Type == durationType && f.Tag.Get("unit") != "":
 				ft = reflect.TypeFor[float64]()
+			case f.Type == timeType:
+				ft = reflect.TypeFor[int64]() // Unix nanoseconds (start_unix_nano)
 			}
 			changed = changed || ft != f.Type
 			fields[i] = reflect.StructField{Name: f.Name, Type: ft, Tag: f.Tag, Anonymous: f.Anonymous}

@@ -143,7 +143,7 @@ func TestOwnLatenessMatchesArrivals(t *testing.T) {
 			// Pair the i-th request sent with the i-th to arrive (they are 500 µs apart).
 			var serverLate, hailLate []int64
 			for i, r := range recs {
-				serverLate = append(serverLate, arr[i]-(res.Hail.StartUnixNano+r.intended))
+				serverLate = append(serverLate, arr[i]-(res.Hail.Start.UnixNano()+r.intended))
 				hailLate = append(hailLate, r.start-r.intended)
 			}
 			p99 := func(v []int64) time.Duration { slices.Sort(v); return time.Duration(v[len(v)*99/100]) }

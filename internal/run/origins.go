@@ -388,7 +388,7 @@ func originSeries(steps []int, series [][]stats.Second) []stats.Second {
 			o.ConnsOpen += sec.ConnsOpen
 			o.P50, o.P90, o.P99 = max(o.P50, sec.P50), max(o.P90, sec.P90), max(o.P99, sec.P99)
 			o.P999, o.Max = max(o.P999, sec.P999), max(o.Max, sec.Max)
-			o.AllP50, o.AllP99, o.AllMax = max(o.AllP50, sec.AllP50), max(o.AllP99, sec.AllP99), max(o.AllMax, sec.AllMax)
+			o.AllSentP50, o.AllSentP99, o.AllSentMax = max(o.AllSentP50, sec.AllSentP50), max(o.AllSentP99, sec.AllSentP99), max(o.AllSentMax, sec.AllSentMax)
 			o.LagP99, o.WaitP99 = max(o.LagP99, sec.LagP99), max(o.WaitP99, sec.WaitP99)
 		}
 	}

@@ -273,7 +273,7 @@ func TestStatusMix(t *testing.T) {
 		if n503 < 500 || n503 > 700 || n503+res.StatusCodeDistribution["200"] != 2000 {
 			t.Errorf("statuses %v, want ~600 503s of 2000", res.StatusCodeDistribution)
 		}
-		if res.LatencyPercentileSuccessful == nil || res.LatencyPercentileNotSuccessful == nil {
+		if res.LatencyPercentilesSuccessful == nil || res.LatencyPercentilesNotSuccessful == nil {
 			t.Fatal("success breakdown missing")
 		}
 	})

@@ -87,11 +87,11 @@ func TestSoak(t *testing.T) {
 		}
 		secs := int(dur / time.Second)
 		series := res.Hail.Series
-		if n := len(series); n < secs || n > secs+1 || (n == secs+1 && series[secs].Span >= 1) {
+		if n := len(series); n < secs || n > secs+1 || (n == secs+1 && series[secs].Span >= time.Second) {
 			t.Errorf("series has %d entries, want %d whole seconds (and at most one partial last one)", n, secs)
 		}
 		for i, s := range series[:min(secs, len(series))] {
-			if s.Index != i || s.Requests == 0 || s.Span < 0.999 {
+			if s.Index != i || s.Requests == 0 || s.Span.Seconds() < 0.999 {
 				t.Fatalf("series gap at %d: %+v", i, s)
 			}
 		}

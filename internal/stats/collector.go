@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"github.com/hail-loadgen/hail/result"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,78 +10,9 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Second is one entry of a run's per-second series.
-type Second struct {
-	// Index is the second of the run this entry covers, from 0.
-	Index int `json:"t"`
-	// Span is the seconds this entry covers: 1, or less for the last one.
-	Span float64 `json:"span"`
-	// Requests are the sent requests that ended in this second (responses
-	// + errors + truncated streams), Errors of them failed (those the
-	// run's end aborted included). NotSent are requests that failed in this second before a
-	// byte was written (connect failures): errors, but never sent.
-	Requests int64 `json:"requests"`
-	Errors   int64 `json:"errors"`
-	NotSent  int64 `json:"not_sent,omitempty"`
-	// CutOff are the sent requests the run's end cut off: those it
-	// aborted (among the Errors) and Truncated streams (not errors: hail
-	// llm's and --sse's streams still running after the drain).
-	CutOff    int64 `json:"cut_off,omitempty"`
-	Truncated int64 `json:"truncated,omitempty"`
-	// Drained of the Requests ended in the -w drain, after the run stopped
-	// sending (the drain begins summary.total − hail.drain.seconds into
-	// the run).
-	Drained int64 `json:"drained,omitempty"`
-	// BodyBytes received in this second; WireBytes all bytes read, SentBytes all written.
-	BodyBytes int64 `json:"body_bytes"`
-	WireBytes int64 `json:"wire_bytes"`
-	SentBytes int64 `json:"sent_bytes"`
-	// Latency percentiles of the responses in this second, ns.
-	P50  int64 `json:"p50_ns"`
-	P90  int64 `json:"p90_ns"`
-	P99  int64 `json:"p99_ns"`
-	P999 int64 `json:"p999_ns"`
-	Max  int64 `json:"max_ns"`
-	// AllP50, AllP99 and AllMax are over every sent request that ended in
-	// this second, failures at their elapsed time (cut-off requests
-	// excluded), ns.
-	AllP50 int64 `json:"all_sent_p50_ns"`
-	AllP99 int64 `json:"all_sent_p99_ns"`
-	AllMax int64 `json:"all_sent_max_ns"`
-	// LagP99 is the p99 of hail's own lateness in this second, ns (open
-	// model: its send lateness; closed: from a response's arrival to the
-	// next send on its connection).
-	LagP99 int64 `json:"lag_p99_ns"`
-	// WaitP99 is the p99 of the time requests waited for a free connection
-	// in this second, ns (open model): the target's backpressure.
-	WaitP99 int64 `json:"wait_p99_ns,omitempty"`
-	// Events are the server-sent events streams delivered in this second;
-	// Tokens the output tokens (hail llm) by their arrival, corrected when
-	// each stream ended (a failed or cut stream's are taken back).
-	Events int64 `json:"events,omitempty"`
-	Tokens int64 `json:"tokens,omitempty"`
-	// InFlight and ConnsOpen are sampled at the end of the second.
-	InFlight  int64 `json:"in_flight"`
-	ConnsOpen int64 `json:"conns_open"`
-	// CPU is the generator's CPU use in this second, in cores (1.0 = one core busy).
-	CPU float64 `json:"cpu"`
-	// Others is the share of hail's CPUs that other processes used in this
-	// second (Linux; 0 where unknown).
-	Others float64 `json:"others_cpu,omitempty"`
-	// TargetRSS and TargetCPU are the monitored target's resident memory
-	// (bytes, summed over its processes) and CPU use (cores) in this
-	// second (--target-pid, --target-cmd, --target-cgroup).
-	TargetRSS int64   `json:"target_rss_bytes,omitempty"`
-	TargetCPU float64 `json:"target_cpu,omitempty"`
-	// TargetPSS is the target's proportional set size (bytes: shared pages
-	// divided among their sharers) and TargetProcs its processes, in this
-	// second (--target-pid, --target-cmd, --target-cgroup).
-	TargetPSS   int64 `json:"target_pss_bytes,omitempty"`
-	TargetProcs int   `json:"target_processes,omitempty"`
-	// TargetShare is the share of hail's CPUs the target's processes used
-	// in this second (not in Others).
-	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
-}
+// Second is one entry of a run's per-second series (declared in package
+// result).
+type Second = result.Second
 
 // Collector periodically drains a run's recorders into running totals and a
 // per-second series, off the hot path. Its methods are safe for concurrent use.
@@ -215,7 +147,7 @@ func (c *Collector) Tick(now time.Time) {
 	if span <= 0 {
 		return
 	}
-	c.closeSecond(min(span, 1), now, false)
+	c.closeSecond(min(span, time.Second), now, false)
 }
 
 // Finish drains what is left at the end of the run (at end) and returns the
@@ -227,22 +159,22 @@ func (c *Collector) Finish(end time.Time) *Totals {
 	if span < 0 {
 		span = 0
 	}
-	c.closeSecond(min(span, 1), end, true)
+	c.closeSecond(min(span, time.Second), end, true)
 	c.mreader.Close()
 	return c.total
 }
 
 // span is the seconds from the start of the current second to now: a
 // whole number of nanoseconds, as every time in a Result is.
-func (c *Collector) span(now time.Time) float64 {
-	return (now.Sub(c.start) - time.Duration(c.next)*time.Second).Seconds()
+func (c *Collector) span(now time.Time) time.Duration {
+	return now.Sub(c.start) - time.Duration(c.next)*time.Second
 }
 
 // closeSecond drains the recorders into one entry of the series; final
 // (and, once LiveStreams was called, every tick) drains the stream
 // histograms too: each stage slot's land in its stage's totals, so they
 // are per stage too.
-func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
+func (c *Collector) closeSecond(span time.Duration, now time.Time, final bool) {
 	live := c.live.Load()
 	single := c.nsteps == 1
 	all := c.all
@@ -290,7 +222,7 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 	}
 	sec := secondOf(all, c.lat, c.next, span, inflight, open)
 	if span > 0 {
-		sec.CPU = cpu.Seconds() / span
+		sec.CPU = cpu.Seconds() / span.Seconds()
 	}
 	sec.Others = others
 	if c.onSec != nil {
@@ -302,14 +234,14 @@ func (c *Collector) closeSecond(span float64, now time.Time, final bool) {
 	c.merged.Merge(all.LatencyBad)
 	c.p99 = c.merged.ValueAtQuantile(99)
 	c.last = sec
-	if keep && (all.Requests() > 0 || span >= 0.05) {
+	if keep && (all.Requests() > 0 || span >= 50*time.Millisecond) {
 		c.series = append(c.series, sec)
 	}
 	c.next++
 }
 
 // secondOf summarises one tick's totals s as entry index of a series.
-func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, open int64) Second {
+func secondOf(s *Totals, lat *hdr.Histogram, index int, span time.Duration, inflight, open int64) Second {
 	resetHist(lat)
 	lat.Merge(s.LatencyOK)
 	lat.Merge(s.LatencyBad)
@@ -324,12 +256,12 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span float64, inflight, 
 		Events: events, Tokens: tokens,
 		Index: index, Span: span,
 		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Truncated: s.Truncated(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
-		P50: lat.ValueAtQuantile(50), P90: lat.ValueAtQuantile(90), P99: lat.ValueAtQuantile(99), P999: lat.ValueAtQuantile(99.9), Max: lat.Max(),
-		LagP99: s.Lag.ValueAtQuantile(99), WaitP99: s.ConnWait.ValueAtQuantile(99),
+		P50: time.Duration(lat.ValueAtQuantile(50)), P90: time.Duration(lat.ValueAtQuantile(90)), P99: time.Duration(lat.ValueAtQuantile(99)), P999: time.Duration(lat.ValueAtQuantile(99.9)), Max: time.Duration(lat.Max()),
+		LagP99: time.Duration(s.Lag.ValueAtQuantile(99)), WaitP99: time.Duration(s.ConnWait.ValueAtQuantile(99)),
 		InFlight: inflight, ConnsOpen: open,
 	}
 	lat.Merge(s.Failed)
-	sec.AllP50, sec.AllP99, sec.AllMax = lat.ValueAtQuantile(50), lat.ValueAtQuantile(99), lat.Max()
+	sec.AllSentP50, sec.AllSentP99, sec.AllSentMax = time.Duration(lat.ValueAtQuantile(50)), time.Duration(lat.ValueAtQuantile(99)), time.Duration(lat.Max())
 	return sec
 }
 

@@ -219,8 +219,8 @@ func (s *sampler) steps(src StepSource, d *Data) {
 				row.Misses, row.Yields = s.extra(i)
 			}
 			if i < len(series) && len(series[i]) > 0 {
-				if last := series[i][len(series[i])-1]; last.Span > 0 {
-					row.RPS = float64(last.Requests) / last.Span
+				if last := series[i][len(series[i])-1]; last.Span.Seconds() > 0 {
+					row.RPS = float64(last.Requests) / last.Span.Seconds()
 				}
 			}
 			lat := t.Latency()

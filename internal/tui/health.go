@@ -38,15 +38,15 @@ func (m *Model) health() health {
 	var cpu, others, target, span float64
 	var reqs, errs, notSent int64
 	for _, x := range s {
-		cpu += x.CPU * x.Span
-		others += x.Others * x.Span
-		target += x.TargetShare * x.Span
-		span += x.Span
+		cpu += x.CPU * x.Span.Seconds()
+		others += x.Others * x.Span.Seconds()
+		target += x.TargetShare * x.Span.Seconds()
+		span += x.Span.Seconds()
 		reqs += x.Requests
 		errs += x.Errors
 		notSent += x.NotSent
-		h.LagP99 = max(h.LagP99, x.LagP99)
-		h.WaitP99 = max(h.WaitP99, x.WaitP99)
+		h.LagP99 = max(h.LagP99, int64(x.LagP99))
+		h.WaitP99 = max(h.WaitP99, int64(x.WaitP99))
 	}
 	if span <= 0 {
 		return h

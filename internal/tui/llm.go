@@ -168,10 +168,10 @@ func (m *Model) tokensPanel(w, h int) []string {
 	v, dim := m.st.value.Render, m.st.dim.Render
 	var span float64
 	for _, s := range m.data.Series {
-		span += s.Span
+		span += s.Span.Seconds()
 	}
 	head := flow([]string{
-		dim("now ") + m.st.rps.Bold(true).Render(fmtSI(rate(last.Tokens, last.Span))+"/s"),
+		dim("now ") + m.st.rps.Bold(true).Render(fmtSI(rate(last.Tokens, last.Span.Seconds()))+"/s"),
 		dim("avg ") + v(fmtSI(rate(l.OutTokens, span))+"/s"),
 		dim("total ") + v(fmtInt(l.OutTokens)),
 	}, w)
@@ -200,7 +200,7 @@ func (m *Model) tokensPanel(w, h int) []string {
 			dim("goodput ") + v(fmtSI(rate(l.Good, span))+"/s"), st.Render(fmt.Sprintf("%.1f%%", share)) + dim(" met "+m.cfg.SLO),
 		}, w)...)
 	}
-	lines := []line{{"tokens/s", colRPS, func(s stats.Second) float64 { return rate(s.Tokens, s.Span) }}}
+	lines := []line{{"tokens/s", colRPS, func(s stats.Second) float64 { return rate(s.Tokens, s.Span.Seconds()) }}}
 	return append(head, m.chart(w, h-len(head), m.windowed(), lines, fmtSI)...)
 }
 
@@ -216,7 +216,7 @@ func (m *Model) compactLLM() []string {
 	iu := autoUnit(l.ITLP99)
 	toks := []string{
 		dim("TTFT p50 ") + v(fmtLat(l.TTFTP50, u)+u), dim("p99 ") + v(fmtLat(l.TTFTP99, u)+u),
-		dim("ITL p99 ") + v(fmtLat(l.ITLP99, iu)+iu), dim("tok/s ") + v(fmtSI(rate(last.Tokens, last.Span))),
+		dim("ITL p99 ") + v(fmtLat(l.ITLP99, iu)+iu), dim("tok/s ") + v(fmtSI(rate(last.Tokens, last.Span.Seconds()))),
 		dim("streams ") + v(fmtInt(l.InFlight)), dim("trunc ") + v(fmtInt(l.Truncated)),
 	}
 	if m.cfg.SLO != "" {

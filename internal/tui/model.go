@@ -224,7 +224,7 @@ func (m *Model) latUnit() string {
 	if u := units[m.unit]; u != "auto" {
 		return u
 	}
-	p := m.data.Last().P99
+	p := int64(m.data.Last().P99)
 	if p == 0 {
 		p = m.data.RunP99
 	}

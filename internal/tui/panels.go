@@ -28,18 +28,18 @@ func (m *Model) rpsPanel(w, h int) []string {
 		errs = m.st.bad.Render(fmtInt(m.data.Errors) + fmt.Sprintf(" (%.2f%%)", errPct))
 	}
 	head := flow([]string{
-		l("now ") + m.st.rps.Bold(true).Render(fmtSI(rate(last.Requests, last.Span))+"/s"),
+		l("now ") + m.st.rps.Bold(true).Render(fmtSI(rate(last.Requests, last.Span.Seconds()))+"/s"),
 		l("avg ") + v(fmtSI(m.avgRate())+"/s"),
 		l("total ") + v(fmtInt(m.data.Requests)),
 		l("errors ") + errs,
 	}, w)
 	lines := []line{
-		{"rps", colRPS, func(s stats.Second) float64 { return rate(s.Requests, s.Span) }},
+		{"rps", colRPS, func(s stats.Second) float64 { return rate(s.Requests, s.Span.Seconds()) }},
 	}
 	secs := m.windowed()
 	for _, s := range secs {
 		if s.Errors > 0 {
-			lines = append(lines, line{"errors", colErr, func(s stats.Second) float64 { return rate(s.Errors, s.Span) }})
+			lines = append(lines, line{"errors", colErr, func(s stats.Second) float64 { return rate(s.Errors, s.Span.Seconds()) }})
 			break
 		}
 	}
@@ -55,8 +55,8 @@ func (m *Model) latPanel(w, h int) []string {
 		return st.Render(name) + " " + m.st.value.Render(fmtLat(ns, u))
 	}
 	head := flow([]string{
-		tok(m.st.p50, "p50", last.P50), tok(m.st.p90, "p90", last.P90), tok(m.st.p99, "p99", last.P99),
-		tok(m.st.p999, "p99.9", last.P999), tok(m.st.pmax, "max", last.Max),
+		tok(m.st.p50, "p50", int64(last.P50)), tok(m.st.p90, "p90", int64(last.P90)), tok(m.st.p99, "p99", int64(last.P99)),
+		tok(m.st.p999, "p99.9", int64(last.P999)), tok(m.st.pmax, "max", int64(last.Max)),
 		m.st.dim.Render("run p99 ") + fmtLat(m.data.RunP99, u),
 	}, w)
 	if dd := &m.data; dd.Failed+dd.CutOff > 0 {
@@ -72,11 +72,11 @@ func (m *Model) latPanel(w, h int) []string {
 		return func(s stats.Second) float64 { return float64(f(s)) / d }
 	}
 	lines := []line{ // drawn in order: later lines show on top
-		{"max", colMax, ns(func(s stats.Second) int64 { return s.Max })},
-		{"p99.9", colP999, ns(func(s stats.Second) int64 { return s.P999 })},
-		{"p99", colP99, ns(func(s stats.Second) int64 { return s.P99 })},
-		{"p90", colP90, ns(func(s stats.Second) int64 { return s.P90 })},
-		{"p50", colP50, ns(func(s stats.Second) int64 { return s.P50 })},
+		{"max", colMax, ns(func(s stats.Second) int64 { return int64(s.Max) })},
+		{"p99.9", colP999, ns(func(s stats.Second) int64 { return int64(s.P999) })},
+		{"p99", colP99, ns(func(s stats.Second) int64 { return int64(s.P99) })},
+		{"p90", colP90, ns(func(s stats.Second) int64 { return int64(s.P90) })},
+		{"p50", colP50, ns(func(s stats.Second) int64 { return int64(s.P50) })},
 	}
 	if w < 16 || h-len(head) < 4 { // sparkline: p99
 		lines[0], lines[2] = lines[2], lines[0]
@@ -191,8 +191,8 @@ func (m *Model) connPanel() []string {
 	return []string{
 		m.kv("conns", v(fmtInt(last.ConnsOpen))+m.st.dim.Render(" open")),
 		m.kv("in flight", v(fmtInt(last.InFlight))),
-		m.kv("in", v(fmtBytes(rate(last.WireBytes, last.Span))+"/s")),
-		m.kv("out", v(fmtBytes(rate(last.SentBytes, last.Span))+"/s")),
+		m.kv("in", v(fmtBytes(rate(last.WireBytes, last.Span.Seconds()))+"/s")),
+		m.kv("out", v(fmtBytes(rate(last.SentBytes, last.Span.Seconds()))+"/s")),
 	}
 }
 
@@ -201,7 +201,7 @@ func (m *Model) genPanel(w int, hl health) []string {
 	last := m.data.Last()
 	v := m.st.value.Render
 	cpu := 0.0
-	if last.Span > 0 {
+	if last.Span.Seconds() > 0 {
 		cpu = last.CPU / float64(m.cfg.Cores)
 	}
 	cpuSt := m.st.value
@@ -210,7 +210,7 @@ func (m *Model) genPanel(w int, hl health) []string {
 	}
 	lag, wait := m.st.dim.Render("n/a (closed)"), ""
 	if m.cfg.Open {
-		lag, wait = m.msValue(last.LagP99), m.msValue(last.WaitP99)
+		lag, wait = m.msValue(int64(last.LagP99)), m.msValue(int64(last.WaitP99))
 	}
 	cpuLine := cpuSt.Render(fmt.Sprintf("%.0f%%", 100*cpu)) + m.st.dim.Render(fmt.Sprintf(" of %d cores", m.cfg.Cores))
 	out := []string{m.kv("CPU", cpuLine)}

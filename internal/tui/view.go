@@ -185,7 +185,7 @@ func (m *Model) progress(el time.Duration) (float64, string, string) {
 func (m *Model) avgRate() float64 {
 	var span float64
 	for _, s := range m.data.Series {
-		span += s.Span
+		span += s.Span.Seconds()
 	}
 	return rate(m.data.Requests, span)
 }
@@ -385,7 +385,7 @@ func (m *Model) compactStats(h int) []string {
 	if len(m.data.Series) > 0 && len(out) < h-1 {
 		vals := make([]float64, 0, len(m.data.Series))
 		for _, s := range m.windowed() {
-			vals = append(vals, rate(s.Requests, s.Span))
+			vals = append(vals, rate(s.Requests, s.Span.Seconds()))
 		}
 		out = append(out, m.st.rps.Render(sparkline(vals, w)))
 	}
@@ -399,13 +399,13 @@ func (m *Model) compactTraffic(last stats.Second) []string {
 	v, l := m.st.value.Render, m.st.dim.Render
 	u := m.latUnit()
 	out := flow([]string{
-		l("req/s ") + m.st.rps.Render(fmtSI(rate(last.Requests, last.Span))),
+		l("req/s ") + m.st.rps.Render(fmtSI(rate(last.Requests, last.Span.Seconds()))),
 		l("avg ") + v(fmtSI(m.avgRate())), l("total ") + v(fmtSI(float64(m.data.Requests))),
 	}, w)
 	out = append(out, flow([]string{
-		l(u), m.st.p50.Render("p50") + " " + v(fmtLat(last.P50, u)), m.st.p90.Render("p90") + " " + v(fmtLat(last.P90, u)),
-		m.st.p99.Render("p99") + " " + v(fmtLat(last.P99, u)), m.st.p999.Render("p99.9") + " " + v(fmtLat(last.P999, u)),
-		m.st.pmax.Render("max") + " " + v(fmtLat(last.Max, u)),
+		l(u), m.st.p50.Render("p50") + " " + v(fmtLat(int64(last.P50), u)), m.st.p90.Render("p90") + " " + v(fmtLat(int64(last.P90), u)),
+		m.st.p99.Render("p99") + " " + v(fmtLat(int64(last.P99), u)), m.st.p999.Render("p99.9") + " " + v(fmtLat(int64(last.P999), u)),
+		m.st.pmax.Render("max") + " " + v(fmtLat(int64(last.Max), u)),
 	}, w)...)
 	st := []string{l("status")}
 	for _, c := range m.data.Status {
@@ -418,8 +418,8 @@ func (m *Model) compactTraffic(last stats.Second) []string {
 	}
 	out = append(out, flow(er, w)...)
 	return append(out, flow([]string{
-		l("conns ") + v(fmtInt(last.ConnsOpen)), l("in ") + v(fmtBytes(rate(last.WireBytes, last.Span))+"/s"),
-		l("out ") + v(fmtBytes(rate(last.SentBytes, last.Span))+"/s"),
+		l("conns ") + v(fmtInt(last.ConnsOpen)), l("in ") + v(fmtBytes(rate(last.WireBytes, last.Span.Seconds()))+"/s"),
+		l("out ") + v(fmtBytes(rate(last.SentBytes, last.Span.Seconds()))+"/s"),
 	}, w)...)
 }
 
@@ -429,12 +429,12 @@ func (m *Model) compactLoad(last stats.Second) []string {
 	w := m.width
 	v, l := m.st.value.Render, m.st.dim.Render
 	cpu := 0.0
-	if last.Span > 0 {
+	if last.Span.Seconds() > 0 {
 		cpu = last.CPU / float64(m.cfg.Cores)
 	}
 	lag, wait := "-", "-"
 	if m.cfg.Open {
-		lag, wait = fmtLat(last.LagP99, "ms")+"ms", fmtLat(last.WaitP99, "ms")+"ms"
+		lag, wait = fmtLat(int64(last.LagP99), "ms")+"ms", fmtLat(int64(last.WaitP99), "ms")+"ms"
 	}
 	out := flow([]string{
 		l("cpu ") + v(fmt.Sprintf("%.0f%%", 100*cpu)), l("lag p99 ") + v(lag), l("wait p99 ") + v(wait),

@@ -34,8 +34,8 @@ func (f *fakeSource) addSecond(n int, cpu float64) {
 	i := len(f.series)
 	wob := 1 + 0.2*math.Sin(float64(i)/2)
 	req := int64(float64(n) * wob)
-	s := stats.Second{Index: i, Span: 1, Requests: req, Errors: 3, WireBytes: req * 120, SentBytes: req * 60,
-		P50: int64(1.1e6 * wob), P90: int64(1.3e6 * wob), P99: int64(1.9e6 * wob), P999: int64(3e6 * wob), Max: int64(7e6 * wob),
+	s := stats.Second{Index: i, Span: time.Second, Requests: req, Errors: 3, WireBytes: req * 120, SentBytes: req * 60,
+		P50: time.Duration(1.1e6 * wob), P90: time.Duration(1.3e6 * wob), P99: time.Duration(1.9e6 * wob), P999: time.Duration(3e6 * wob), Max: time.Duration(7e6 * wob),
 		InFlight: 4, ConnsOpen: 4, CPU: cpu}
 	f.series = append(f.series, s)
 	f.totals.Status[200] += req - 13

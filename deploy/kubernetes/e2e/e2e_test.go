@@ -330,7 +330,7 @@ func spread(r result) time.Duration {
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for _, s := range r.shards {
 		if s != nil {
-			lo, hi = min(lo, s.Hail.StartUnixNano), max(hi, s.Hail.StartUnixNano)
+			lo, hi = min(lo, s.Hail.Start.UnixNano()), max(hi, s.Hail.Start.UnixNano())
 		}
 	}
 	return time.Duration(hi - lo)
@@ -345,7 +345,7 @@ func aligned(r result) bool {
 	t0 := int64(math.MaxInt64)
 	for _, s := range r.shards {
 		if s != nil {
-			t0 = min(t0, s.Hail.StartUnixNano)
+			t0 = min(t0, s.Hail.Start.UnixNano())
 		}
 	}
 	want := map[int]int64{}
@@ -353,7 +353,7 @@ func aligned(r result) bool {
 		if s == nil {
 			continue
 		}
-		shift := int(math.Round(float64(s.Hail.StartUnixNano-t0) / 1e9))
+		shift := int(math.Round(float64(s.Hail.Start.UnixNano()-t0) / 1e9))
 		for _, sec := range s.Hail.Series {
 			want[sec.Index+shift] += sec.Requests
 		}

@@ -109,7 +109,7 @@ func runPhase(ctx context.Context, name string, sc *scenario.Scenario, t *Target
 			return nil, nil, err
 		}
 		ph.Steps = append(ph.Steps, step.Steps...)
-		ph.Seconds += step.Seconds
+		ph.Duration += step.Duration
 		if failed != nil {
 			ph.Failed = failed.Step + ": " + failed.Why
 			return ph, failed, nil
@@ -156,7 +156,7 @@ func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Ta
 		o.Progress(p)
 	}
 	scenario.AnnotateSteps(steps[i:i+1], res.Hail.Steps)
-	ph := &report.Phase{Steps: res.Hail.Steps, Seconds: res.Summary.Total.Seconds()}
+	ph := &report.Phase{Steps: res.Hail.Steps, Duration: res.Summary.Total}
 	for j := range ph.Steps {
 		ph.Steps[j].Series = nil
 	}

@@ -200,7 +200,7 @@ func (c *Change) Value(r *report.Result) (float64, bool) {
 		if st == nil || c.metric == "rss" || c.metric == "target_cpu" {
 			return 0, false
 		}
-		m = st.Measure(r.Summary.Total)
+		m = report.MeasureStep(st, r.Summary.Total)
 	default:
 		switch c.metric {
 		case "rss":

@@ -317,7 +317,7 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 			if idx < 0 {
 				m = report.Measure{Latency: stats.NewHist(), Elapsed: elapsed}
 			} else {
-				m = res.Hail.Steps[idx].Measure(elapsed)
+				m = report.MeasureStep(&res.Hail.Steps[idx], elapsed)
 			}
 		}
 		v := m.Value(t.metric, t.q)

@@ -1,4 +1,4 @@
-package hail
+package result
 
 import "time"
 
@@ -15,7 +15,9 @@ type HailSection struct {
 	// previous one ends) or "open" (requests at fixed intended times: a
 	// Rate, rate stages or bursts).
 	Model string `json:"model"`
-	// Start is the wall-clock time the run started (start_unix_nano).
+	// Start is the wall-clock time the run started, for aligning shards
+	// (the JSON's start_unix_nano: Unix nanoseconds, 0 for the zero
+	// Time).
 	Start time.Time `json:"start_unix_nano"`
 	// Interrupted is set when the run was ended early: the context was
 	// cancelled, or the command got Ctrl-C.
@@ -30,7 +32,7 @@ type HailSection struct {
 	// Rates are the run's rates.
 	Rates Rates `json:"rates"`
 	// Drain is what ended after the run stopped sending, when it waited
-	// for requests in flight (Plan.WaitOngoing); nil otherwise.
+	// for requests in flight (hail.Plan.WaitOngoing); nil otherwise.
 	Drain *Drain `json:"drain,omitempty"`
 	// Lag is SendDelay.Own under its earlier name (schedule_lag).
 	Lag LagStats `json:"schedule_lag"`
@@ -94,68 +96,7 @@ type HailSection struct {
 	GRPC *GRPCStats `json:"grpc,omitempty"`
 	// Stream describes the run's streaming responses (server-sent events;
 	// nil when there were none), LLM the token streams of an LLM load
-	// (Plan.LLM, hail llm).
+	// (hail.Plan.LLM, hail llm).
 	Stream *Stream `json:"stream,omitempty"`
 	LLM    *LLM    `json:"llm,omitempty"`
-}
-
-// Second is one second of a run's (or a step's) per-second series.
-type Second struct {
-	// Index is the second of the run, from 0; Span how much of it the
-	// entry covers (a second, or less for the last).
-	Index int           `json:"t"`
-	Span  time.Duration `json:"span"`
-	// Requests are the sent requests that ended in this second, Errors of
-	// them failed; CutOff were cut off by the run's end (aborted, among
-	// the Errors, or Truncated streams, not errors); NotSent failed before
-	// they were sent.
-	Requests  int64 `json:"requests"`
-	Errors    int64 `json:"errors"`
-	NotSent   int64 `json:"not_sent,omitempty"`
-	CutOff    int64 `json:"cut_off,omitempty"`
-	Truncated int64 `json:"truncated,omitempty"`
-	// Drained of the Requests ended in the drain (Plan.WaitOngoing),
-	// after the run stopped sending.
-	Drained int64 `json:"drained,omitempty"`
-	// BodyBytes are response body bytes received, WireBytes every byte
-	// read, SentBytes every byte written.
-	BodyBytes int64 `json:"body_bytes"`
-	WireBytes int64 `json:"wire_bytes"`
-	SentBytes int64 `json:"sent_bytes"`
-	// P50 to Max are the latencies of this second's responses.
-	P50  time.Duration `json:"p50_ns"`
-	P90  time.Duration `json:"p90_ns"`
-	P99  time.Duration `json:"p99_ns"`
-	P999 time.Duration `json:"p999_ns"`
-	Max  time.Duration `json:"max_ns"`
-	// AllSentP50, AllSentP99 and AllSentMax are over every sent request
-	// that ended in this second, failures at their elapsed time.
-	AllSentP50 time.Duration `json:"all_sent_p50_ns"`
-	AllSentP99 time.Duration `json:"all_sent_p99_ns"`
-	AllSentMax time.Duration `json:"all_sent_max_ns"`
-	// LagP99 is the p99 of hail's own lateness in this second; WaitP99 of
-	// the wait for a free connection.
-	LagP99  time.Duration `json:"lag_p99_ns"`
-	WaitP99 time.Duration `json:"wait_p99_ns,omitempty"`
-	// Events are the server-sent events streams delivered in this second;
-	// Tokens an LLM load's output tokens by their arrival, corrected when
-	// each stream ended.
-	Events int64 `json:"events,omitempty"`
-	Tokens int64 `json:"tokens,omitempty"`
-	// InFlight and ConnsOpen are sampled at the end of the second.
-	InFlight  int64 `json:"in_flight"`
-	ConnsOpen int64 `json:"conns_open"`
-	// CPU is hail's CPU use in cores; Others the share of hail's CPUs
-	// other processes used.
-	CPU    float64 `json:"cpu"`
-	Others float64 `json:"others_cpu,omitempty"`
-	// TargetRSS and TargetCPU are the target's memory (bytes, its
-	// processes' sum) and CPU (cores), TargetShare the share of hail's
-	// CPUs it used; TargetPSS its proportional set size and TargetProcs
-	// its processes in this second.
-	TargetRSS   int64   `json:"target_rss_bytes,omitempty"`
-	TargetCPU   float64 `json:"target_cpu,omitempty"`
-	TargetPSS   int64   `json:"target_pss_bytes,omitempty"`
-	TargetProcs int     `json:"target_processes,omitempty"`
-	TargetShare float64 `json:"target_on_hail_cpus,omitempty"`
 }
