@@ -478,7 +478,7 @@ var table = []testCase{
 			t.Errorf("interrupted %v, sent %d of %d intended (unsent %d, own lateness p99 %.1f ms, verdict %v)", res.Hail.Interrupted, c.Sent, c.Intended, c.Unsent,
 				res.Hail.SendDelay.Own.P99.Seconds()*1e3, res.Hail.Verdict)
 		}
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 	}},
 	{"context", func(t *testing.T, v *env) {
 		s := v.truth()
