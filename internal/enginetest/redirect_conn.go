@@ -16,7 +16,7 @@ var redirectConnCases = []testCase{
 		p := v.plan(s, s.URL+"/badloc")
 		p.Requests, p.Connections = 12, 1
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		v.wantErrors(res, "bad redirect", 12)
 		if c := res.Hail.Counts.Connects; c != 1 {
 			t.Errorf("%d connections for 12 requests on one: the good keep-alive connection was closed", c)

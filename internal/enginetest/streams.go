@@ -118,7 +118,7 @@ var streamCases = []testCase{
 		if d := time.Since(start); d < 300*time.Millisecond || d > 10*time.Second {
 			t.Errorf("the run took %v with a 300ms idle timeout", d)
 		}
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 	}},
 	{"stream/truncated-at-deadline", func(t *testing.T, v *env) {
 		s := v.truth()
@@ -140,7 +140,7 @@ var streamCases = []testCase{
 		if !math.IsNaN(res.Summary.SuccessRate) && res.Summary.SuccessRate != 0 {
 			t.Errorf("success rate %v with no responses", res.Summary.SuccessRate)
 		}
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 	}},
 	{"stream/drain-lets-streams-finish", func(t *testing.T, v *env) {
 		s := v.truth()
@@ -150,14 +150,14 @@ var streamCases = []testCase{
 		if c := res.Hail.Counts; c.Truncated != 0 || c.Errors != 0 || c.Responses != 2 {
 			t.Errorf("responses %d, truncated %d, errors %v: the 2 streams end within the drain", c.Responses, c.Truncated, res.ErrorDistribution)
 		}
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 	}},
 	{"stream/plain-events", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/sse?plain=1&n=5&gap=1ms")
 		p.Requests = 6
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		st := res.Hail.Stream
 		if st == nil || st.Completed != 6 || st.Events != 30 || st.Gap.Samples != 24 || st.FirstEvent.Samples != 6 || res.Hail.LLM != nil {
 			t.Fatalf("stream section %+v (llm %v), want 6 streams of 5 events detected from the Content-Type", st, res.Hail.LLM != nil)

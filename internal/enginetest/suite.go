@@ -141,7 +141,7 @@ var table = []testCase{
 		p := v.plan(s, s.URL+"/")
 		p.Requests, p.Connections = 1500, 8
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		if res.StatusCodeDistribution["200"] != 1500 || res.Hail.Counts.Intended != 1500 {
 			t.Errorf("200s %d, intended %d, want 1500 each", res.StatusCodeDistribution["200"], res.Hail.Counts.Intended)
 		}
@@ -151,7 +151,7 @@ var table = []testCase{
 		p := v.plan(s, s.URL+"/")
 		p.Requests, p.Connections, p.Rate = 600, 8, 3000
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		if res.StatusCodeDistribution["200"] != 600 || res.Hail.SendDelay.Own.Samples != 600 || res.Hail.SendDelay.ConnWait.Samples != 600 {
 			t.Errorf("200s %d, own-lateness samples %d, connection-wait samples %d: want 600 each", res.StatusCodeDistribution["200"],
 				res.Hail.SendDelay.Own.Samples, res.Hail.SendDelay.ConnWait.Samples)
@@ -165,7 +165,7 @@ var table = []testCase{
 		p := v.plan(s, s.URL+"/cap?d=20ms")
 		p.Connections, p.Rate, p.Duration = Cap, 2000, 1500*time.Millisecond
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		c := res.Hail.Counts
 		if c.Unsent < 1000 || c.Intended < 2990 || c.Intended > 3001 {
 			t.Errorf("intended %d (want 3000), unsent %d (want most of the 2250 the server could not take)", c.Intended, c.Unsent)
@@ -194,7 +194,7 @@ var table = []testCase{
 		if el := time.Since(t0); el > 3*time.Second {
 			t.Errorf("the run took %v after a 500 ms deadline", el)
 		}
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		v.wantErrors(res, stats.ErrAborted.String(), 4)
 		if res.Hail.UnsentReason != "" && res.Hail.Counts.Unsent == 0 {
 			t.Errorf("unsent reason %q without unsent requests", res.Hail.UnsentReason)
@@ -225,7 +225,7 @@ var table = []testCase{
 		p.Requests, p.Timeout = 8, 150*time.Millisecond
 		t0 := time.Now()
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		v.wantErrors(res, stats.ErrTimeout.String(), 8)
 		if el := time.Since(t0); el > 2*time.Second {
 			t.Errorf("8 requests timing out at 150 ms over 4 connections took %v", el)
@@ -372,7 +372,7 @@ var table = []testCase{
 			p.Requests, p.Connections, p.KeepAlive = 36, 1, false
 		}
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		c := res.Hail.Counts
 		connect := res.ErrorDistribution[stats.ErrConnectRefused.String()] + res.ErrorDistribution[stats.ErrConnectTimeout.String()] +
 			res.ErrorDistribution[stats.ErrQUICHandshake.String()]
@@ -389,7 +389,7 @@ var table = []testCase{
 		p := v.plan(s, s.URL+"/close")
 		p.Requests = 6
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		kind := map[Proto]stats.ErrorKind{HTTP1: stats.ErrClosedBeforeResponse, H2C: stats.ErrHTTP2StreamReset, H3: stats.ErrHTTP3}[v.e.Proto]
 		v.wantErrors(res, kind.String(), 6)
 	}},
@@ -426,7 +426,7 @@ var table = []testCase{
 		p := v.plan(s, s.URL+"/status?code=503")
 		p.Requests = 20
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		if res.StatusCodeDistribution["503"] != 20 || res.Hail.Counts.Errors != 0 {
 			t.Errorf("503s %d of 20, errors %v: a status is a response, not an error", res.StatusCodeDistribution["503"], res.ErrorDistribution)
 		}
@@ -456,7 +456,7 @@ var table = []testCase{
 		res := v.run(p, run.Options{Tracer: tr})
 		tr.Close()
 		<-done
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		if records.Load() != 300 || bad.Load() != 0 {
 			t.Errorf("%d trace records (%d inconsistent), want 300 for 300 requests", records.Load(), bad.Load())
 		}
@@ -498,7 +498,7 @@ var table = []testCase{
 	}},
 }
 
-// settled is s's arrivals once they reach n, or after 2 s: a request
+// settled is s's arrivals once they reach n (what hail sent), or after 2 s: a request
 // written just before the run's context ended is in the server's socket
 // when the run returns, and its handler counts it a moment later.
 func settled(s *Truth, n int64) int64 {

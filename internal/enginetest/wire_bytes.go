@@ -16,7 +16,7 @@ var wireBytesCases = []testCase{
 		p := v.plan(s, s.URL+"/partial?n=200000")
 		p.Requests, p.Connections = 4, 1
 		res := v.run(p, run.Options{})
-		v.exact(res, s.Arrivals())
+		v.exact(res, settled(s, res.Hail.Counts.Sent))
 		if c := res.Hail.Counts; c.Errors != 4 || c.WireBytes < 4*n {
 			t.Errorf("errors %v, wire bytes %d: want 4 errors and at least %d wire bytes", res.ErrorDistribution, c.WireBytes, 4*n)
 		}
