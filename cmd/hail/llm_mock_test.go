@@ -7,7 +7,6 @@ package main
 import (
 	"cmp"
 	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/llmserve"
+	"github.com/hail-loadgen/hail/internal/llmserve/llmservetest"
 	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
@@ -44,33 +44,11 @@ func startMock(t *testing.T, cfg llmserve.Config) (base string, logOf func() []m
 	}
 }
 
-// readMockLog parses the mock's CSV request log by its header's names.
+// readMockLog reads the mock's CSV request log.
 func readMockLog(t *testing.T, path string) []mockRequest {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("request log: %v", err)
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
-	}
-	num := func(row []string, name string) int64 {
-		v, err := strconv.ParseInt(row[col[name]], 10, 64)
-		if err != nil {
-			t.Fatalf("request log %s %q: %v", name, row[col[name]], err)
-		}
-		return v
-	}
 	var out []mockRequest
-	for _, row := range rows[1:] {
-		out = append(out, mockRequest{arrival: num(row, "arrival_ns"), admit: num(row, "admit_ns"), first: num(row, "first_token_ns"),
-			kernel: row[col["arrival_clock"]] == "kernel", outcome: row[col["outcome"]], tokens: int(num(row, "tokens_sent")), prompt: int(num(row, "prompt_tokens"))})
+	for _, r := range llmservetest.ReadLog(t, path) {
+		out = append(out, mockRequest{arrival: r.Arrival, admit: r.Admit, first: r.First, kernel: r.Kernel, outcome: r.Outcome, tokens: r.Tokens, prompt: r.Prompt})
 	}
 	return out
 }

@@ -6,17 +6,17 @@ package tui
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/llmserve/llmservetest"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -56,31 +56,9 @@ type mockLine struct {
 }
 
 func readMockLog(t *testing.T, path string) []mockLine {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("mock log: %v", err)
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
-	}
-	num := func(row []string, name string) int64 {
-		v, err := strconv.ParseInt(row[col[name]], 10, 64)
-		if err != nil {
-			t.Fatalf("mock log %s: %v", name, err)
-		}
-		return v
-	}
 	var out []mockLine
-	for _, row := range rows[1:] {
-		out = append(out, mockLine{arrival: num(row, "arrival_ns"), first: num(row, "first_token_ns"), end: num(row, "end_ns"),
-			tokens: int(num(row, "tokens_sent")), outcome: row[col["outcome"]]})
+	for _, r := range llmservetest.ReadLog(t, path) {
+		out = append(out, mockLine{arrival: r.Arrival, first: r.First, end: r.End, tokens: r.Tokens, outcome: r.Outcome})
 	}
 	return out
 }
