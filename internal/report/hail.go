@@ -9,6 +9,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
@@ -103,7 +104,7 @@ func rates(t *stats.Totals, total float64) Rates {
 func successes(t *stats.Totals) int64 {
 	n := t.Expected
 	for code, c := range t.Status {
-		if !stats.StatusFailed(code) {
+		if !status.Failed(code) {
 			n += c
 		}
 	}

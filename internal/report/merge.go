@@ -11,6 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // LateStart is how far behind --start-at a shard may begin and still count
@@ -70,9 +71,9 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	return t, nil
 }
 
-func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
-	for k, n := range status {
-		code, ok := stats.StatusByName(k)
+func addDistributions(t *stats.Totals, statuses, errs map[string]int64) error {
+	for k, n := range statuses {
+		code, ok := status.ByName(k)
 		if !ok {
 			return fmt.Errorf("bad status code %q in result", k)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // Successes counts r's successful responses: those whose status does not
@@ -13,7 +13,7 @@ import (
 func (r *Result) Successes() int64 {
 	n := r.Hail.Counts.Expected
 	for k, c := range r.StatusCodeDistribution {
-		if code, ok := stats.StatusByName(k); ok && !stats.StatusFailed(code) {
+		if code, ok := status.ByName(k); ok && !status.Failed(code) {
 			n += c
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // Result is the outcome of a run. Its JSON keys, names and units (seconds)
@@ -157,7 +158,7 @@ func buildOha(r *Result, in Input) {
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
 		if n > 0 {
-			r.StatusCodeDistribution[stats.StatusName(code)] = n
+			r.StatusCodeDistribution[status.Name(code)] = n
 		}
 	}
 	r.ErrorDistribution = map[string]int64{}

@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // BuildSteps makes the per-step results: names[i]'s totals are totals[i]
@@ -42,7 +43,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		s.StatusCodeDistribution = map[string]int64{}
 		for code, n := range t.Status {
 			if n > 0 {
-				s.StatusCodeDistribution[stats.StatusName(code)] = n
+				s.StatusCodeDistribution[status.Name(code)] = n
 			}
 		}
 		s.ErrorDistribution = map[string]int64{}
@@ -91,7 +92,7 @@ func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 		Requests: t.Requests(), Responses: t.Responses(), Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed, Stream: t.Stream}
 	m.Failed = t.ErrorCount() - m.Aborted - t.Expected
 	for code, n := range t.Status {
-		if stats.StatusFailed(code) {
+		if status.Failed(code) {
 			m.Failed += n
 		}
 	}
@@ -103,7 +104,7 @@ func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 func failedStatuses(dist map[string]int64) int64 {
 	var n int64
 	for k, c := range dist {
-		if code, ok := stats.StatusByName(k); !ok || stats.StatusFailed(code) {
+		if code, ok := status.ByName(k); !ok || status.Failed(code) {
 			n += c
 		}
 	}
@@ -307,7 +308,7 @@ func codeList(m map[string]int64, c colorer) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		code, _ := stats.StatusByName(k)
+		code, _ := status.ByName(k)
 		parts = append(parts, c.status(code, k)+"×"+strconv.FormatInt(m[k], 10))
 	}
 	return strings.Join(parts, " ")

@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 	"io"
 	"math"
 	"sort"
@@ -226,7 +226,7 @@ func writeRatesText(b *strings.Builder, r *Result, c colorer) {
 func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintln(b, c.heading("Status code distribution:"))
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
-		code, _ := stats.StatusByName(k)
+		code, _ := status.ByName(k)
 		fmt.Fprintln(b, c.status(code, fmt.Sprintf("  [%s] %d responses", k, r.StatusCodeDistribution[k])))
 	}
 	if len(r.ErrorDistribution) > 0 {
@@ -241,7 +241,7 @@ func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 // OK: what the recorder puts in the successful histogram) and of the others.
 func (r *Result) splitCounts() (ok, other int64) {
 	for k, n := range r.StatusCodeDistribution {
-		if slot, known := stats.StatusByName(k); known && stats.StatusSuccess(slot) {
+		if slot, known := status.ByName(k); known && status.Success(slot) {
 			ok += n
 		} else {
 			other += n
@@ -429,7 +429,7 @@ func (c colorer) latency(s string, secs float64) string {
 // white.
 func (c colorer) status(code int, s string) string {
 	switch {
-	case stats.StatusSuccess(code):
+	case status.Success(code):
 		return c.paint("32", s)
 	case code >= 400 && code < 500:
 		return c.paint("33", s)

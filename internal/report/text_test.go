@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -163,7 +164,7 @@ func TestSuccessBreakdownGRPC(t *testing.T) {
 	}
 	_ = tot.LatencyBad.RecordValue(2e6)
 	tot.LatencySum += 2e6
-	tot.Status[stats.GRPCBase+stats.GRPCOK], tot.Status[stats.GRPCBase+14] = 10, 1
+	tot.Status[status.GRPCBase+status.GRPCOK], tot.Status[status.GRPCBase+14] = 10, 1
 	r := Build(Input{Totals: tot, Elapsed: time.Second, Cores: 2, Engine: "net",
 		Start: time.Unix(1700000000, 0), Config: map[string]any{}, Version: "test", SuccessSplit: true})
 	var text bytes.Buffer

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // rpsPanel: requests per second now, average and total, and their chart.
@@ -339,9 +340,9 @@ func (m *Model) stepsPanel(w, h int) []string {
 // statusStyle colors a status: a success (2xx, gRPC OK) good, 3xx a
 // warning, others bad.
 func (m *Model) statusStyle(name string) lipgloss.Style {
-	code, _ := stats.StatusByName(name)
+	code, _ := status.ByName(name)
 	switch {
-	case stats.StatusSuccess(code):
+	case status.Success(code):
 		return m.st.good
 	case code >= 300 && code < 400:
 		return m.st.warn
