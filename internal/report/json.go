@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/wire"
 )
 
 // WriteJSON writes r as indented JSON: oha's keys in oha's order, numbers
@@ -200,7 +202,7 @@ func ohaView(r *Result) *ohaResult {
 		FirstBytePercentiles:   ohaPct(r.FirstBytePercentiles, len(r.FirstByteHistogram) == 0),
 		StatusCodeDistribution: nonNil(r.StatusCodeDistribution),
 		ErrorDistribution:      nonNil(r.ErrorDistribution),
-		Hail:                   toWire(&r.Hail),
+		Hail:                   wire.To(&r.Hail),
 	}
 	if !noResp {
 		spr := s.SizePerRequest
@@ -227,11 +229,11 @@ func ohaView(r *Result) *ohaResult {
 // null or not percentiles).
 func oldPercentiles(raw json.RawMessage) *Percentiles {
 	var p *Percentiles
-	w := newWire(&p)
+	w := wire.New(&p)
 	if len(raw) == 0 || json.Unmarshal(raw, w) != nil {
 		return nil
 	}
-	fromWire(&p, w)
+	wire.From(&p, w)
 	return p
 }
 
@@ -280,11 +282,11 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	w := newWire(&r)
+	w := wire.New(&r)
 	if err := json.Unmarshal(data, w); err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
-	fromWire(&r, w)
+	wire.From(&r, w)
 	if r.LatencyPercentilesSuccessful == nil { // the old spelling
 		r.LatencyPercentilesSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
 		r.LatencyPercentilesNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/wire"
 )
 
 // WriteVLLM writes r as the result file of vLLM's `vllm bench serve
@@ -61,7 +63,7 @@ func WriteVLLM(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintf(&b, "%q: %s, ", kv.k, v)
 	}
-	metrics, err := json.Marshal(toWire(&l.VLLM))
+	metrics, err := json.Marshal(wire.To(&l.VLLM))
 	if err != nil {
 		return err
 	}
