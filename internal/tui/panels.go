@@ -14,6 +14,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // rpsPanel: requests per second now, average and total, and their chart.
@@ -240,7 +241,7 @@ func (m *Model) genPanel(w int, hl health) []string {
 	switch {
 	case hl.Limited:
 		badge = m.st.alert.Render(" GENERATOR-LIMITED ")
-	case hl.Bottleneck == report.BottleneckTarget:
+	case hl.Bottleneck == result.BottleneckTarget:
 		badge = m.st.bad.Bold(true).Render(" TARGET-BOUND ")
 	case len(m.data.Series) > 0:
 		for _, l := range wrap("OK: the target sets the pace", w) {
