@@ -21,13 +21,10 @@
 //
 // Result is the JSON report the command writes, as Go values with times as
 // time.Duration; WriteJSON and ReadJSON (and encoding/json) write and read
-// the command's files byte for byte. Most of its parts (Counts,
+// the command's files byte for byte. Result and all its parts (Counts,
 // Histograms, Verdict, ThresholdResult, Generator, TargetUse, Merged, …)
 // are declared once, in package result, and named here by aliases;
-// internal/report builds, merges and renders those same types. Result
-// alone is this package's own (internal/report's, with methods of its
-// own, has the same fields): one converts to the other with a Go
-// conversion, so the compiler keeps them identical.
+// internal/report builds, merges and renders those same types.
 //
 // hailtest starts the built-in target in a test, with its faults and its
 // own counts, and asserts a run's counts against the server's.

@@ -1,6 +1,7 @@
-// Package report turns a run's measurements into a Result — one JSON
-// document with oha's keys plus a "hail" section — and renders Results as
-// text, JSON and CSV. Reports never re-measure: every renderer reads only
+// Package report turns a run's measurements into a Result (package
+// result's: one JSON document with oha's keys plus a "hail" section,
+// which package result writes and reads) and renders Results as text,
+// CSV, Markdown and HTML. Reports never re-measure: every renderer reads only
 // the Result, so a saved result re-renders identically.
 package report
 
