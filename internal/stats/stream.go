@@ -204,7 +204,7 @@ func (r *Recorder) StreamFailed(counted int64) {
 // recordN adds n values v, clamped as record clamps.
 func (h *atomicHist) recordN(v, n int64) {
 	v = min(max(v, HistLowest), HistHighest)
-	atomic.AddInt64(&h.counts[countsIndex(v)], n)
+	h.add(countsIndex(v), n)
 }
 
 // Streams is what a span of the run's streams measured (Totals.Stream).
@@ -329,10 +329,10 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		moved |= n
 	}
 	if final { // nothing live shows them: the run's end only
-		s.firstEvent.drainInto(d.FirstEvent)
-		s.gap.drainInto(d.Gap)
-		s.stall.drainInto(d.Stall)
-		s.readLag.drainInto(d.ReadLag)
+		s.firstEvent.drainInto(d.FirstEvent, nil)
+		s.gap.drainInto(d.Gap, nil)
+		s.stall.drainInto(d.Stall, nil)
+		s.readLag.drainInto(d.ReadLag, nil)
 	}
 	k := s.tokens
 	if k == nil {
@@ -349,18 +349,18 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
 	}
 	if hists && moved != 0 || final {
-		k.ttft.drainInto(dt.TTFT)
-		k.ttftSent.drainInto(dt.TTFTSent)
-		k.tpot.drainInto(dt.TPOT)
-		k.itl.drainInto(dt.ITL)
-		k.e2e.drainInto(dt.E2E)
-		k.e2eSent.drainInto(dt.E2ESent)
+		k.ttft.drainInto(dt.TTFT, nil)
+		k.ttftSent.drainInto(dt.TTFTSent, nil)
+		k.tpot.drainInto(dt.TPOT, nil)
+		k.itl.drainInto(dt.ITL, nil)
+		k.e2e.drainInto(dt.E2E, nil)
+		k.e2eSent.drainInto(dt.E2ESent, nil)
 	}
 	if final { // nothing live shows them
-		k.chunkGap.drainInto(dt.ChunkGap)
-		k.out.drainInto(dt.Out)
-		k.in.drainInto(dt.In)
-		k.perReqRate.drainInto(dt.PerRequestRate)
+		k.chunkGap.drainInto(dt.ChunkGap, nil)
+		k.out.drainInto(dt.Out, nil)
+		k.in.drainInto(dt.In, nil)
+		k.perReqRate.drainInto(dt.PerRequestRate, nil)
 	}
 }
 

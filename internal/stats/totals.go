@@ -45,6 +45,64 @@ type Totals struct {
 
 	// Stream is what streaming responses measured; nil when none was seen.
 	Stream *Streams
+
+	log *drainLog // a collector's scratch totals: what its histograms hold, bin by bin (track)
+}
+
+// The six histograms of a Totals, in the order of hists.
+const (
+	histLatencyOK = iota
+	histLatencyBad
+	histFirstByte
+	histLag
+	histConnWait
+	histFailed
+	numHists
+)
+
+// drainLog is what was drained into a collector's scratch totals' six
+// histograms since their last reset, bin by bin: merging the scratch
+// totals elsewhere records these few bins instead of hdr's Merge, which
+// walks every bucket from 0 to the highest recorded (16k of them for
+// values near 50 ms) for each histogram, each second, at each of a tick's
+// several merges. The bins of one value may repeat (one per recorder).
+type drainLog struct {
+	hists    [numHists][]bin
+	complete bool // every value in the histograms is in hists
+}
+
+// track makes t keep a drainLog (a collector's scratch totals).
+func (t *Totals) track() { t.log = &drainLog{complete: true} }
+
+// hists lists t's six histograms.
+func (t *Totals) hists() [numHists]*hdr.Histogram {
+	return [numHists]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
+}
+
+// logOf is where values drained into t's histogram k are logged: nil
+// when t keeps no log.
+func (t *Totals) logOf(k int) *[]bin {
+	if t.log == nil {
+		return nil
+	}
+	return &t.log.hists[k]
+}
+
+// mergeInto adds t's histogram k to dst (hail's geometry), logging its
+// bins in to when to is not nil, and reports whether it could log them:
+// from t's log when t keeps a complete one, else by hdr's Merge.
+func (t *Totals) mergeInto(dst *hdr.Histogram, k int, to *[]bin) bool {
+	if t.log == nil || !t.log.complete {
+		dst.Merge(t.hists()[k])
+		return t.hists()[k].TotalCount() == 0
+	}
+	for _, b := range t.log.hists[k] {
+		_ = dst.RecordValues(b.value, b.count)
+	}
+	if to != nil {
+		*to = append(*to, t.log.hists[k]...)
+	}
+	return true
 }
 
 // NewTotals returns empty Totals.
@@ -100,26 +158,25 @@ func (t *Totals) CutOff() int64 { return t.Errors[ErrAborted] + t.Truncated() }
 // off: each response at its latency, each failure at its elapsed time.
 func (t *Totals) AllSent() *hdr.Histogram {
 	h := t.Latency()
-	h.Merge(t.Failed)
+	t.mergeInto(h, histFailed, nil)
 	return h
 }
 
 // Latency returns a new histogram of all responses' latencies.
 func (t *Totals) Latency() *hdr.Histogram {
 	h := NewHist()
-	h.Merge(t.LatencyOK)
-	h.Merge(t.LatencyBad)
+	t.mergeInto(h, histLatencyOK, nil)
+	t.mergeInto(h, histLatencyBad, nil)
 	return h
 }
 
 // Add merges o into t.
 func (t *Totals) Add(o *Totals) {
-	t.LatencyOK.Merge(o.LatencyOK)
-	t.LatencyBad.Merge(o.LatencyBad)
-	t.FirstByte.Merge(o.FirstByte)
-	t.Lag.Merge(o.Lag)
-	t.ConnWait.Merge(o.ConnWait)
-	t.Failed.Merge(o.Failed)
+	for k, h := range t.hists() {
+		if !o.mergeInto(h, k, t.logOf(k)) && t.log != nil {
+			t.log.complete = false
+		}
+	}
 	for i, c := range o.Status {
 		t.Status[i] += c
 	}
@@ -152,9 +209,9 @@ func (t *Totals) Add(o *Totals) {
 	}
 }
 
-// reset empties t, keeping its histograms' memory.
+// reset empties t, keeping its histograms' memory (and its log's).
 func (t *Totals) reset() {
-	hs := [6]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
+	hs := t.hists()
 	for _, h := range hs {
 		resetHist(h)
 	}
@@ -162,8 +219,15 @@ func (t *Totals) reset() {
 	if st != nil {
 		st.reset()
 	}
+	log := t.log
+	if log != nil {
+		for k := range log.hists {
+			log.hists[k] = log.hists[k][:0]
+		}
+		log.complete = true
+	}
 	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], Failed: hs[5],
-		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st}
+		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st, log: log}
 }
 
 // drain moves everything recorded in r into t; the stream histograms only
@@ -171,12 +235,9 @@ func (t *Totals) reset() {
 // second costs a streaming run more than its events do, so only a run
 // watched live pays it (drainStreams).
 func (t *Totals) drain(r *Recorder, streamHists, final bool) {
-	r.latencyOK.drainInto(t.LatencyOK)
-	r.latencyBad.drainInto(t.LatencyBad)
-	r.firstByte.drainInto(t.FirstByte)
-	r.lag.drainInto(t.Lag)
-	r.connWait.drainInto(t.ConnWait)
-	r.failed.drainInto(t.Failed)
+	for k, h := range t.hists() {
+		r.hists()[k].drainInto(h, t.logOf(k))
+	}
 	swapAdd := func(dst *int64, src *int64) {
 		if atomic.LoadInt64(src) != 0 {
 			*dst += atomic.SwapInt64(src, 0)
