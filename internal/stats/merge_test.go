@@ -39,7 +39,7 @@ func secondOfHdr(s *Totals) Second {
 // into hdr histograms directly (the run's, each step's, each slot's), then
 // checks that every histogram of the collector's totals equals its
 // reference exactly, and each second's percentiles equal hdr's.
-func mergeCase(t *testing.T, steps, slots int, batches [][][3]int64) {
+func mergeCase(t *testing.T, steps, slots int, live bool, batches [][][3]int64) {
 	t.Helper()
 	groups := make([][]*Recorder, steps*slots)
 	for g := range groups {
@@ -47,14 +47,18 @@ func mergeCase(t *testing.T, steps, slots int, batches [][][3]int64) {
 	}
 	start := time.Unix(1000, 0)
 	c := NewStageCollector(groups, steps, start)
-	ref := func() [numHists]*hdr.Histogram {
-		var hs [numHists]*hdr.Histogram
+	if live {
+		c.LiveStreams()
+	}
+	const all = numHists + numStreamHists
+	ref := func() [all]*hdr.Histogram {
+		var hs [all]*hdr.Histogram
 		for k := range hs {
 			hs[k] = NewHist()
 		}
 		return hs
 	}
-	total, perStep, perSlot := ref(), make([][numHists]*hdr.Histogram, steps), make([][numHists]*hdr.Histogram, slots)
+	total, perStep, perSlot := ref(), make([][all]*hdr.Histogram, steps), make([][all]*hdr.Histogram, slots)
 	for i := range perStep {
 		perStep[i] = ref()
 	}
@@ -64,11 +68,20 @@ func mergeCase(t *testing.T, steps, slots int, batches [][][3]int64) {
 	for b, batch := range batches {
 		tick := NewTotals()
 		for _, x := range batch {
-			v, k, g := x[0], int(x[1])%numHists, int(x[2])%len(groups)
-			groups[g][int(x[2]/int64(len(groups)))%2].hists()[k].record(v)
+			v, k, g := x[0], int(x[1])%all, int(x[2])%len(groups)
+			r := groups[g][int(x[2]/int64(len(groups)))%2]
+			if k < numHists {
+				r.hists()[k].record(v)
+			} else {
+				r.stream(true).hists()[k-numHists].record(v)
+				r.StreamEvent() // the stream moved: a live drain scans it
+			}
 			cv := min(max(v, HistLowest), HistHighest)
-			for _, h := range []*hdr.Histogram{total[k], perStep[g%steps][k], perSlot[g/steps][k], tick.hists()[k]} {
+			for _, h := range []*hdr.Histogram{total[k], perStep[g%steps][k], perSlot[g/steps][k]} {
 				_ = h.RecordValue(cv)
+			}
+			if k < numHists {
+				_ = tick.hists()[k].RecordValue(cv)
 			}
 		}
 		now := start.Add(time.Duration(b+1) * time.Second)
@@ -91,9 +104,13 @@ func mergeCase(t *testing.T, steps, slots int, batches [][][3]int64) {
 			t.Fatalf("tick %d: second %+v, hdr's %+v", b, got, want)
 		}
 	}
-	check := func(what string, got *Totals, want [numHists]*hdr.Histogram) {
+	check := func(what string, got *Totals, want [all]*hdr.Histogram) {
 		t.Helper()
-		for k, h := range got.hists() {
+		hists := got.hists()
+		if got.Stream == nil {
+			got.ensureStreams(true)
+		}
+		for k, h := range append(hists[:], got.Stream.Hists()...) {
 			if !h.Equals(want[k]) {
 				t.Fatalf("%s: histogram %d: %d values, hdr's %d (or other counts)", what, k, h.TotalCount(), want[k].TotalCount())
 			}
@@ -132,11 +149,11 @@ func TestMergeExact(t *testing.T) {
 				case 1:
 					v = rng.Int64N(5000) - 10
 				}
-				batch = append(batch, [3]int64{v, rng.Int64N(numHists), rng.Int64N(64)})
+				batch = append(batch, [3]int64{v, rng.Int64N(numHists + numStreamHists), rng.Int64N(64)})
 			}
 			batches = append(batches, batch)
 		}
-		mergeCase(t, shape[0], shape[1], batches)
+		mergeCase(t, shape[0], shape[1], shape[0] == 2, batches)
 	}
 }
 
@@ -171,7 +188,7 @@ func FuzzMergeExact(f *testing.F) {
 		if len(data) < 2 {
 			return
 		}
-		steps, slots := 1+int(data[0]%3), 1+int(data[1]%3)
+		steps, slots, live := 1+int(data[0]%3), 1+int(data[1]%3), data[1]&4 != 0
 		data = data[2:]
 		var batches [][][3]int64
 		var batch [][3]int64
@@ -181,10 +198,10 @@ func FuzzMergeExact(f *testing.F) {
 				batch = nil
 			}
 			v := int64(binary.LittleEndian.Uint64(data[2:10]) >> (data[1] % 64))
-			batch = append(batch, [3]int64{v, int64(data[0] % numHists), int64(data[1])})
+			batch = append(batch, [3]int64{v, int64(data[0] % (numHists + numStreamHists)), int64(data[1])})
 			data = data[10:]
 		}
-		mergeCase(t, steps, slots, append(batches, batch))
+		mergeCase(t, steps, slots, live, append(batches, batch))
 	})
 }
 

@@ -79,6 +79,16 @@ type tokenRec struct {
 	sources                                           [numSources]int64
 }
 
+// hists lists s's histograms in the order of Streams.Hists (the token
+// part's after its own).
+func (s *streamRec) hists() []*atomicHist {
+	h := []*atomicHist{&s.firstEvent, &s.gap, &s.stall, &s.readLag}
+	if k := s.tokens; k != nil {
+		h = append(h, &k.ttft, &k.ttftSent, &k.tpot, &k.itl, &k.chunkGap, &k.e2e, &k.e2eSent, &k.out, &k.in, &k.perReqRate)
+	}
+	return h
+}
+
 // stream returns r's stream part, making it on first use (with a token
 // part when tokens is set). Concurrent first uses agree on one.
 func (r *Recorder) stream(tokens bool) *streamRec {
@@ -267,12 +277,38 @@ func (s *Streams) Hists() []*hdr.Histogram {
 	return h
 }
 
+// The stream histograms in the order of Streams.Hists; in a drainLog,
+// after a Totals' own (firstStreamHist+i).
+const (
+	histFirstEvent = iota
+	histGap
+	histStall
+	histReadLag
+	histTTFT
+	histTTFTSent
+	histTPOT
+	histITL
+	histChunkGap
+	histE2E
+	histE2ESent
+	histOut
+	histIn
+	histPerRequestRate
+	numStreamHists
+	firstStreamHist = numHists
+)
+
 // add merges o into s (which must have a token part if o has one).
 func (s *Streams) add(o *Streams) {
 	mine := s.Hists()
 	for i, h := range o.Hists() {
 		mine[i].Merge(h)
 	}
+	s.addCounts(o)
+}
+
+// addCounts adds o's counts, not its histograms, to s's.
+func (s *Streams) addCounts(o *Streams) {
 	s.Streams += o.Streams
 	s.Completed += o.Completed
 	s.Truncated += o.Truncated
@@ -328,11 +364,14 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		*c.dst += n
 		moved |= n
 	}
+	src, dst := s.hists(), d.Hists()
+	drain := func(hists ...int) {
+		for _, i := range hists {
+			src[i].drainInto(dst[i], t.logOf(firstStreamHist+i))
+		}
+	}
 	if final { // nothing live shows them: the run's end only
-		s.firstEvent.drainInto(d.FirstEvent, nil)
-		s.gap.drainInto(d.Gap, nil)
-		s.stall.drainInto(d.Stall, nil)
-		s.readLag.drainInto(d.ReadLag, nil)
+		drain(histFirstEvent, histGap, histStall, histReadLag)
 	}
 	k := s.tokens
 	if k == nil {
@@ -349,18 +388,10 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
 	}
 	if hists && moved != 0 || final {
-		k.ttft.drainInto(dt.TTFT, nil)
-		k.ttftSent.drainInto(dt.TTFTSent, nil)
-		k.tpot.drainInto(dt.TPOT, nil)
-		k.itl.drainInto(dt.ITL, nil)
-		k.e2e.drainInto(dt.E2E, nil)
-		k.e2eSent.drainInto(dt.E2ESent, nil)
+		drain(histTTFT, histTTFTSent, histTPOT, histITL, histE2E, histE2ESent)
 	}
 	if final { // nothing live shows them
-		k.chunkGap.drainInto(dt.ChunkGap, nil)
-		k.out.drainInto(dt.Out, nil)
-		k.in.drainInto(dt.In, nil)
-		k.perReqRate.drainInto(dt.PerRequestRate, nil)
+		drain(histChunkGap, histOut, histIn, histPerRequestRate)
 	}
 }
 

@@ -67,7 +67,7 @@ const (
 // values near 50 ms) for each histogram, each second, at each of a tick's
 // several merges. The bins of one value may repeat (one per recorder).
 type drainLog struct {
-	hists    [numHists][]bin
+	hists    [numHists + numStreamHists][]bin // a Totals' own, then its Stream's
 	complete bool // every value in the histograms is in hists
 }
 
@@ -79,8 +79,17 @@ func (t *Totals) hists() [numHists]*hdr.Histogram {
 	return [numHists]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
 }
 
-// logOf is where values drained into t's histogram k are logged: nil
-// when t keeps no log.
+// hist is t's histogram k: of hists, or (from firstStreamHist on) of
+// t.Stream.Hists.
+func (t *Totals) hist(k int) *hdr.Histogram {
+	if k < numHists {
+		return t.hists()[k]
+	}
+	return t.Stream.Hists()[k-firstStreamHist]
+}
+
+// logOf is where values drained into t's histogram k (as hist numbers
+// them) are logged: nil when t keeps no log.
 func (t *Totals) logOf(k int) *[]bin {
 	if t.log == nil {
 		return nil
@@ -93,8 +102,9 @@ func (t *Totals) logOf(k int) *[]bin {
 // from t's log when t keeps a complete one, else by hdr's Merge.
 func (t *Totals) mergeInto(dst *hdr.Histogram, k int, to *[]bin) bool {
 	if t.log == nil || !t.log.complete {
-		dst.Merge(t.hists()[k])
-		return t.hists()[k].TotalCount() == 0
+		src := t.hist(k)
+		dst.Merge(src)
+		return src.TotalCount() == 0
 	}
 	for _, b := range t.log.hists[k] {
 		_ = dst.RecordValues(b.value, b.count)
@@ -172,10 +182,13 @@ func (t *Totals) Latency() *hdr.Histogram {
 
 // Add merges o into t.
 func (t *Totals) Add(o *Totals) {
-	for k, h := range t.hists() {
-		if !o.mergeInto(h, k, t.logOf(k)) && t.log != nil {
+	merge := func(dst *hdr.Histogram, k int) {
+		if !o.mergeInto(dst, k, t.logOf(k)) && t.log != nil {
 			t.log.complete = false
 		}
+	}
+	for k, h := range t.hists() {
+		merge(h, k)
 	}
 	for i, c := range o.Status {
 		t.Status[i] += c
@@ -205,7 +218,11 @@ func (t *Totals) Add(o *Totals) {
 	t.DNSMax = max(t.DNSMax, o.DNSMax)
 	if o.Stream != nil {
 		t.ensureStreams(o.Stream.Tokens != nil)
-		t.Stream.add(o.Stream)
+		mine := t.Stream.Hists()
+		for i := range o.Stream.Hists() {
+			merge(mine[i], firstStreamHist+i)
+		}
+		t.Stream.addCounts(o.Stream)
 	}
 }
 
