@@ -68,7 +68,7 @@ const (
 // several merges. The bins of one value may repeat (one per recorder).
 type drainLog struct {
 	hists    [numHists + numStreamHists][]bin // a Totals' own, then its Stream's
-	complete bool // every value in the histograms is in hists
+	complete bool                             // every value in the histograms is in hists
 }
 
 // track makes t keep a drainLog (a collector's scratch totals).
