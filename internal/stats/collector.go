@@ -248,7 +248,9 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span time.Duration, infl
 	resetHist(lat)
 	s.mergeInto(lat, histLatencyOK, nil)
 	s.mergeInto(lat, histLatencyBad, nil)
-	q := lat.ValueAtPercentilesSlice([]float64{50, 90, 99, 99.9, 100}) // one pass; the 100th is Max
+	// ValueAtQuantile(100) is Max, found by a block scan where Max walks
+	// every bucket; ValueAtPercentilesSlice would allocate, every second.
+	q := func(h *hdr.Histogram, p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
 	var events, tokens int64
 	if st := s.Stream; st != nil {
 		events = st.Events
@@ -260,13 +262,12 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span time.Duration, infl
 		Events: events, Tokens: tokens,
 		Index: index, Span: span,
 		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Truncated: s.Truncated(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
-		P50: time.Duration(q[0]), P90: time.Duration(q[1]), P99: time.Duration(q[2]), P999: time.Duration(q[3]), Max: time.Duration(q[4]),
-		LagP99: time.Duration(s.Lag.ValueAtQuantile(99)), WaitP99: time.Duration(s.ConnWait.ValueAtQuantile(99)),
+		P50: q(lat, 50), P90: q(lat, 90), P99: q(lat, 99), P999: q(lat, 99.9), Max: q(lat, 100),
+		LagP99: q(s.Lag, 99), WaitP99: q(s.ConnWait, 99),
 		InFlight: inflight, ConnsOpen: open,
 	}
 	s.mergeInto(lat, histFailed, nil)
-	q = lat.ValueAtPercentilesSlice([]float64{50, 99, 100})
-	sec.AllSentP50, sec.AllSentP99, sec.AllSentMax = time.Duration(q[0]), time.Duration(q[1]), time.Duration(q[2])
+	sec.AllSentP50, sec.AllSentP99, sec.AllSentMax = q(lat, 50), q(lat, 99), q(lat, 100)
 	return sec
 }
 

@@ -105,8 +105,8 @@ type bin struct{ value, count int64 }
 
 // drainInto moves every count into dst (which must have hail's geometry),
 // zeroes them here, and returns how many values moved. With a log, it
-// also appends each count it moved (logOf).
-func (h *atomicHist) drainInto(dst *hdr.Histogram, log *[]bin) int64 {
+// also logs each count it moved (Totals.logOf).
+func (h *atomicHist) drainInto(dst *hdr.Histogram, log *binLog) int64 {
 	var n int64
 	for blocks := atomic.SwapUint64(&h.touched, 0); blocks != 0; blocks &= blocks - 1 {
 		lo := bits.TrailingZeros64(blocks) << subBucketHalfCountMagnitude
@@ -118,7 +118,7 @@ func (h *atomicHist) drainInto(dst *hdr.Histogram, log *[]bin) int64 {
 			v := valueAt(i)
 			_ = dst.RecordValues(v, c)
 			if log != nil {
-				*log = append(*log, bin{v, c})
+				log.add(bin{v, c})
 			}
 			n += c
 		}

@@ -60,19 +60,46 @@ const (
 	numHists
 )
 
-// drainLog is what was drained into a collector's scratch totals' six
+// drainLog is what was drained into a collector's scratch totals'
 // histograms since their last reset, bin by bin: merging the scratch
 // totals elsewhere records these few bins instead of hdr's Merge, which
 // walks every bucket from 0 to the highest recorded (16k of them for
 // values near 50 ms) for each histogram, each second, at each of a tick's
-// several merges. The bins of one value may repeat (one per recorder).
+// several merges.
 type drainLog struct {
-	hists    [numHists + numStreamHists][]bin // a Totals' own, then its Stream's
-	complete bool                             // every value in the histograms is in hists
+	hists [numHists + numStreamHists]binLog // a Totals' own, then its Stream's
+}
+
+// logBins bounds a binLog: a histogram that drains more distinct values
+// in a tick (one bin per value and recorder) is merged by hdr's Merge,
+// which then costs little more than the bins would; the log's memory is
+// made once and a run allocates nothing for it afterwards.
+const logBins = 512
+
+// binLog is the bins drained into one histogram; over is set once a value
+// in it is not among them (the log was full, or a merge came from a
+// histogram without a log).
+type binLog struct {
+	bins []bin
+	over bool
+}
+
+// add logs bs, or marks l over when they do not fit.
+func (l *binLog) add(bs ...bin) {
+	if l.over || len(l.bins)+len(bs) > cap(l.bins) {
+		l.over = true
+		return
+	}
+	l.bins = append(l.bins, bs...)
 }
 
 // track makes t keep a drainLog (a collector's scratch totals).
-func (t *Totals) track() { t.log = &drainLog{complete: true} }
+func (t *Totals) track() {
+	t.log = &drainLog{}
+	for k := range t.log.hists {
+		t.log.hists[k].bins = make([]bin, 0, logBins)
+	}
+}
 
 // hists lists t's six histograms.
 func (t *Totals) hists() [numHists]*hdr.Histogram {
@@ -90,29 +117,32 @@ func (t *Totals) hist(k int) *hdr.Histogram {
 
 // logOf is where values drained into t's histogram k (as hist numbers
 // them) are logged: nil when t keeps no log.
-func (t *Totals) logOf(k int) *[]bin {
+func (t *Totals) logOf(k int) *binLog {
 	if t.log == nil {
 		return nil
 	}
 	return &t.log.hists[k]
 }
 
-// mergeInto adds t's histogram k to dst (hail's geometry), logging its
-// bins in to when to is not nil, and reports whether it could log them:
-// from t's log when t keeps a complete one, else by hdr's Merge.
-func (t *Totals) mergeInto(dst *hdr.Histogram, k int, to *[]bin) bool {
-	if t.log == nil || !t.log.complete {
-		src := t.hist(k)
-		dst.Merge(src)
-		return src.TotalCount() == 0
+// mergeInto adds t's histogram k to dst (hail's geometry), logging what
+// it adds in to when to is not nil: from t's log when it holds all of the
+// histogram, else by hdr's Merge (and to is then over, unless nothing was
+// added).
+func (t *Totals) mergeInto(dst *hdr.Histogram, k int, to *binLog) {
+	if l := t.logOf(k); l != nil && !l.over {
+		for _, b := range l.bins {
+			_ = dst.RecordValues(b.value, b.count)
+		}
+		if to != nil {
+			to.add(l.bins...)
+		}
+		return
 	}
-	for _, b := range t.log.hists[k] {
-		_ = dst.RecordValues(b.value, b.count)
+	src := t.hist(k)
+	dst.Merge(src)
+	if to != nil && src.TotalCount() != 0 {
+		to.over = true
 	}
-	if to != nil {
-		*to = append(*to, t.log.hists[k]...)
-	}
-	return true
 }
 
 // NewTotals returns empty Totals.
@@ -182,13 +212,8 @@ func (t *Totals) Latency() *hdr.Histogram {
 
 // Add merges o into t.
 func (t *Totals) Add(o *Totals) {
-	merge := func(dst *hdr.Histogram, k int) {
-		if !o.mergeInto(dst, k, t.logOf(k)) && t.log != nil {
-			t.log.complete = false
-		}
-	}
 	for k, h := range t.hists() {
-		merge(h, k)
+		o.mergeInto(h, k, t.logOf(k))
 	}
 	for i, c := range o.Status {
 		t.Status[i] += c
@@ -220,7 +245,7 @@ func (t *Totals) Add(o *Totals) {
 		t.ensureStreams(o.Stream.Tokens != nil)
 		mine := t.Stream.Hists()
 		for i := range o.Stream.Hists() {
-			merge(mine[i], firstStreamHist+i)
+			o.mergeInto(mine[i], firstStreamHist+i, t.logOf(firstStreamHist+i))
 		}
 		t.Stream.addCounts(o.Stream)
 	}
@@ -239,9 +264,8 @@ func (t *Totals) reset() {
 	log := t.log
 	if log != nil {
 		for k := range log.hists {
-			log.hists[k] = log.hists[k][:0]
+			log.hists[k] = binLog{bins: log.hists[k].bins[:0]}
 		}
-		log.complete = true
 	}
 	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], Failed: hs[5],
 		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st, log: log}
