@@ -84,9 +84,9 @@ func allSent(t *stats.Totals) result.AllSent {
 	if a.Requests == 0 {
 		return a
 	}
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
+	q := quantiles(h, []float64{50, 90, 99, 99.9, 99.99, 100})
 	a.Mean = time.Duration(meanNS(t.LatencySum+t.FailedSum, a.Requests))
-	a.P50, a.P90, a.P99, a.P999, a.P9999, a.Max = q(50), q(90), q(99), q(99.9), q(99.99), time.Duration(h.Max())
+	a.P50, a.P90, a.P99, a.P999, a.P9999, a.Max = time.Duration(q[0]), time.Duration(q[1]), time.Duration(q[2]), time.Duration(q[3]), time.Duration(q[4]), time.Duration(q[5])
 	return a
 }
 
@@ -114,6 +114,7 @@ func successes(t *stats.Totals) int64 {
 
 // lagStats summarises a histogram of ns values.
 func lagStats(h *hdr.Histogram) result.LagStats {
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
-	return result.LagStats{Samples: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: time.Duration(h.Max())}
+	q := quantiles(h, []float64{50, 90, 99, 99.9, 100})
+	return result.LagStats{Samples: h.TotalCount(), P50: time.Duration(q[0]), P90: time.Duration(q[1]), P99: time.Duration(q[2]),
+		P999: time.Duration(q[3]), Max: time.Duration(q[4])}
 }

@@ -59,8 +59,9 @@ func buildLLM(s *stats.Streams, in Input) *result.LLM {
 		if h.TotalCount() == 0 {
 			return [7]time.Duration{}
 		}
-		q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
-		return [7]time.Duration{time.Duration(math.Round(h.Mean())), q(50), time.Duration(math.Round(h.StdDev())), q(90), q(95), q(99), q(99.9)}
+		s, q := stats.Summarize(h), quantiles(h, distQuantiles)
+		return [7]time.Duration{time.Duration(math.Round(s.Mean)), time.Duration(q[0]), time.Duration(math.Round(s.StdDev)),
+			time.Duration(q[1]), time.Duration(q[2]), time.Duration(q[3]), time.Duration(q[4])}
 	}
 	x := ms(t.TTFTSent)
 	v.MeanTTFT, v.MedianTTFT, v.StdTTFT, v.P90TTFT, v.P95TTFT, v.P99TTFT, v.P999TTFT = x[0], x[1], x[2], x[3], x[4], x[5], x[6]

@@ -22,9 +22,10 @@ func dist(h *hdr.Histogram, scale float64) result.Dist {
 	if h.TotalCount() == 0 {
 		return result.Dist{}
 	}
-	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / scale }
-	return result.Dist{Samples: h.TotalCount(), Mean: h.Mean() / scale, Stddev: h.StdDev() / scale, Min: float64(h.Min()) / scale,
-		P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: float64(h.Max()) / scale}
+	s, q := stats.Summarize(h), quantiles(h, distQuantiles)
+	f := func(v int64) float64 { return float64(v) / scale }
+	return result.Dist{Samples: s.Count, Mean: s.Mean / scale, Stddev: s.StdDev / scale, Min: f(s.Min),
+		P50: f(q[0]), P90: f(q[1]), P95: f(q[2]), P99: f(q[3]), P999: f(q[4]), Max: f(s.Max)}
 }
 
 // timeDist summarises h, a histogram of ns: the mean and deviation
@@ -33,9 +34,10 @@ func timeDist(h *hdr.Histogram) result.TimeDist {
 	if h.TotalCount() == 0 {
 		return result.TimeDist{}
 	}
-	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
-	return result.TimeDist{Samples: h.TotalCount(), Mean: time.Duration(math.Round(h.Mean())), Stddev: time.Duration(math.Round(h.StdDev())),
-		Min: time.Duration(h.Min()), P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: time.Duration(h.Max())}
+	s, q := stats.Summarize(h), quantiles(h, distQuantiles)
+	return result.TimeDist{Samples: s.Count, Mean: time.Duration(math.Round(s.Mean)), Stddev: time.Duration(math.Round(s.StdDev)),
+		Min: time.Duration(s.Min), P50: time.Duration(q[0]), P90: time.Duration(q[1]), P95: time.Duration(q[2]), P99: time.Duration(q[3]),
+		P999: time.Duration(q[4]), Max: time.Duration(s.Max)}
 }
 
 // secDist is d in seconds, for the renderers.

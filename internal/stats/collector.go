@@ -94,10 +94,12 @@ func NewStepCollector(groups [][]*Recorder, start time.Time) *Collector {
 func NewStageCollector(groups [][]*Recorder, steps int, start time.Time) *Collector {
 	c := &Collector{groups: groups, nsteps: steps, start: start, total: NewTotals(), second: NewTotals(),
 		mwhen: time.Now(), merged: NewHist(), lat: NewHist(), stepSer: make([][]Second, steps)}
+	c.second.track()
 	c.usage, c.machine = ReadUsage(), c.mreader.Read()
 	c.started, c.mstart = c.usage, c.machine
 	if slots := len(groups) / steps; slots > 1 {
 		c.slotSec = NewTotals()
+		c.slotSec.track()
 		for range slots {
 			c.stages = append(c.stages, NewTotals())
 		}
@@ -110,6 +112,7 @@ func NewStageCollector(groups [][]*Recorder, steps int, start time.Time) *Collec
 		return c
 	}
 	c.all = NewTotals()
+	c.all.track()
 	for range steps {
 		c.steps = append(c.steps, NewTotals())
 	}
@@ -230,8 +233,8 @@ func (c *Collector) closeSecond(span time.Duration, now time.Time, final bool) {
 	}
 	c.total.Add(all)
 	c.tick = all
-	c.merged.Merge(all.LatencyOK)
-	c.merged.Merge(all.LatencyBad)
+	all.mergeInto(c.merged, histLatencyOK, nil)
+	all.mergeInto(c.merged, histLatencyBad, nil)
 	c.p99 = c.merged.ValueAtQuantile(99)
 	c.last = sec
 	if keep && (all.Requests() > 0 || span >= 50*time.Millisecond) {
@@ -243,8 +246,11 @@ func (c *Collector) closeSecond(span time.Duration, now time.Time, final bool) {
 // secondOf summarises one tick's totals s as entry index of a series.
 func secondOf(s *Totals, lat *hdr.Histogram, index int, span time.Duration, inflight, open int64) Second {
 	resetHist(lat)
-	lat.Merge(s.LatencyOK)
-	lat.Merge(s.LatencyBad)
+	s.mergeInto(lat, histLatencyOK, nil)
+	s.mergeInto(lat, histLatencyBad, nil)
+	// ValueAtQuantile(100) is Max, found by a block scan where Max walks
+	// every bucket; ValueAtPercentilesSlice would allocate, every second.
+	q := func(h *hdr.Histogram, p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
 	var events, tokens int64
 	if st := s.Stream; st != nil {
 		events = st.Events
@@ -256,12 +262,12 @@ func secondOf(s *Totals, lat *hdr.Histogram, index int, span time.Duration, infl
 		Events: events, Tokens: tokens,
 		Index: index, Span: span,
 		Requests: s.Sent(), Errors: s.ErrorCount() - s.NotSent, NotSent: s.NotSent, CutOff: s.CutOff(), Truncated: s.Truncated(), Drained: s.Drained, BodyBytes: s.BodyBytes, WireBytes: s.WireBytes, SentBytes: s.SentBytes,
-		P50: time.Duration(lat.ValueAtQuantile(50)), P90: time.Duration(lat.ValueAtQuantile(90)), P99: time.Duration(lat.ValueAtQuantile(99)), P999: time.Duration(lat.ValueAtQuantile(99.9)), Max: time.Duration(lat.Max()),
-		LagP99: time.Duration(s.Lag.ValueAtQuantile(99)), WaitP99: time.Duration(s.ConnWait.ValueAtQuantile(99)),
+		P50: q(lat, 50), P90: q(lat, 90), P99: q(lat, 99), P999: q(lat, 99.9), Max: q(lat, 100),
+		LagP99: q(s.Lag, 99), WaitP99: q(s.ConnWait, 99),
 		InFlight: inflight, ConnsOpen: open,
 	}
-	lat.Merge(s.Failed)
-	sec.AllSentP50, sec.AllSentP99, sec.AllSentMax = time.Duration(lat.ValueAtQuantile(50)), time.Duration(lat.ValueAtQuantile(99)), time.Duration(lat.Max())
+	s.mergeInto(lat, histFailed, nil)
+	sec.AllSentP50, sec.AllSentP99, sec.AllSentMax = q(lat, 50), q(lat, 99), q(lat, 100)
 	return sec
 }
 

@@ -46,8 +46,17 @@ func resetHist(h *hdr.Histogram) {
 // without locks: one atomic add per value into an array indexed exactly as
 // HdrHistogram indexes its counts. A reader drains it with atomic swaps, so
 // every recorded value lands in exactly one drain.
+//
+// touched has a bit per block of subBucketHalfCount counts (one
+// HdrHistogram bucket; the 33 of hail's geometry fit in a word), set once a
+// value lands in the block: a drain scans only the blocks whose bit it
+// takes, not every count (34k of them, each an atomic load, for each
+// histogram of each recorder every second). A writer adds its count
+// before it sets the bit, and a drain takes the bits before it scans, so a
+// count a drain misses is in a block whose bit the next one takes.
 type atomicHist struct {
-	counts []int64
+	counts  []int64
+	touched uint64 // atomic
 }
 
 func newAtomicHist() atomicHist { return atomicHist{counts: make([]int64, histCountsLen)} }
@@ -66,7 +75,17 @@ func (h *atomicHist) record(v int64) {
 	} else if v > HistHighest {
 		v = HistHighest
 	}
-	atomic.AddInt64(&h.counts[countsIndex(v)], 1)
+	h.add(countsIndex(v), 1)
+}
+
+// add adds n to the count at index i and marks its block touched. The
+// bit is read first, so once set it costs a read of a word that stays in
+// every core's cache until the next drain.
+func (h *atomicHist) add(i int, n int64) {
+	atomic.AddInt64(&h.counts[i], n)
+	if bit := uint64(1) << (i >> subBucketHalfCountMagnitude); atomic.LoadUint64(&h.touched)&bit == 0 {
+		atomic.OrUint64(&h.touched, bit)
+	}
 }
 
 // valueAt is the lowest value that maps to counts index i (the inverse of countsIndex).
@@ -80,17 +99,29 @@ func valueAt(i int) int64 {
 	return int64(sub) << uint(bucket)
 }
 
+// bin is count values in the HdrHistogram bucket whose lowest value is
+// value.
+type bin struct{ value, count int64 }
+
 // drainInto moves every count into dst (which must have hail's geometry),
-// zeroes them here, and returns how many values moved.
-func (h *atomicHist) drainInto(dst *hdr.Histogram) int64 {
+// zeroes them here, and returns how many values moved. With a log, it
+// also logs each count it moved (Totals.logOf).
+func (h *atomicHist) drainInto(dst *hdr.Histogram, log *binLog) int64 {
 	var n int64
-	for i := range h.counts {
-		if atomic.LoadInt64(&h.counts[i]) == 0 {
-			continue
+	for blocks := atomic.SwapUint64(&h.touched, 0); blocks != 0; blocks &= blocks - 1 {
+		lo := bits.TrailingZeros64(blocks) << subBucketHalfCountMagnitude
+		for i := lo; i < min(lo+subBucketHalfCount, len(h.counts)); i++ {
+			if atomic.LoadInt64(&h.counts[i]) == 0 {
+				continue
+			}
+			c := atomic.SwapInt64(&h.counts[i], 0)
+			v := valueAt(i)
+			_ = dst.RecordValues(v, c)
+			if log != nil {
+				log.add(bin{v, c})
+			}
+			n += c
 		}
-		c := atomic.SwapInt64(&h.counts[i], 0)
-		_ = dst.RecordValues(valueAt(i), c)
-		n += c
 	}
 	return n
 }

@@ -73,6 +73,11 @@ func NewRecorder() *Recorder {
 	}
 }
 
+// hists lists r's six histograms in the order of Totals.hists.
+func (r *Recorder) hists() [numHists]*atomicHist {
+	return [numHists]*atomicHist{&r.latencyOK, &r.latencyBad, &r.firstByte, &r.lag, &r.connWait, &r.failed}
+}
+
 // Response records one request that ended in a response: slot is its
 // slot (an HTTP code, or status.GRPC of a gRPC call's code). latency and
 // firstByte are in ns; body is the decoded body size and wire the bytes

@@ -79,6 +79,16 @@ type tokenRec struct {
 	sources                                           [numSources]int64
 }
 
+// hists lists s's histograms in the order of Streams.Hists (the token
+// part's after its own).
+func (s *streamRec) hists() []*atomicHist {
+	h := []*atomicHist{&s.firstEvent, &s.gap, &s.stall, &s.readLag}
+	if k := s.tokens; k != nil {
+		h = append(h, &k.ttft, &k.ttftSent, &k.tpot, &k.itl, &k.chunkGap, &k.e2e, &k.e2eSent, &k.out, &k.in, &k.perReqRate)
+	}
+	return h
+}
+
 // stream returns r's stream part, making it on first use (with a token
 // part when tokens is set). Concurrent first uses agree on one.
 func (r *Recorder) stream(tokens bool) *streamRec {
@@ -204,7 +214,7 @@ func (r *Recorder) StreamFailed(counted int64) {
 // recordN adds n values v, clamped as record clamps.
 func (h *atomicHist) recordN(v, n int64) {
 	v = min(max(v, HistLowest), HistHighest)
-	atomic.AddInt64(&h.counts[countsIndex(v)], n)
+	h.add(countsIndex(v), n)
 }
 
 // Streams is what a span of the run's streams measured (Totals.Stream).
@@ -267,12 +277,38 @@ func (s *Streams) Hists() []*hdr.Histogram {
 	return h
 }
 
+// The stream histograms in the order of Streams.Hists; in a drainLog,
+// after a Totals' own (firstStreamHist+i).
+const (
+	histFirstEvent = iota
+	histGap
+	histStall
+	histReadLag
+	histTTFT
+	histTTFTSent
+	histTPOT
+	histITL
+	histChunkGap
+	histE2E
+	histE2ESent
+	histOut
+	histIn
+	histPerRequestRate
+	numStreamHists
+	firstStreamHist = numHists
+)
+
 // add merges o into s (which must have a token part if o has one).
 func (s *Streams) add(o *Streams) {
 	mine := s.Hists()
 	for i, h := range o.Hists() {
 		mine[i].Merge(h)
 	}
+	s.addCounts(o)
+}
+
+// addCounts adds o's counts, not its histograms, to s's.
+func (s *Streams) addCounts(o *Streams) {
 	s.Streams += o.Streams
 	s.Completed += o.Completed
 	s.Truncated += o.Truncated
@@ -328,11 +364,14 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		*c.dst += n
 		moved |= n
 	}
+	src, dst := s.hists(), d.Hists()
+	drain := func(hists ...int) {
+		for _, i := range hists {
+			src[i].drainInto(dst[i], t.logOf(firstStreamHist+i))
+		}
+	}
 	if final { // nothing live shows them: the run's end only
-		s.firstEvent.drainInto(d.FirstEvent)
-		s.gap.drainInto(d.Gap)
-		s.stall.drainInto(d.Stall)
-		s.readLag.drainInto(d.ReadLag)
+		drain(histFirstEvent, histGap, histStall, histReadLag)
 	}
 	k := s.tokens
 	if k == nil {
@@ -349,18 +388,10 @@ func (t *Totals) drainStreams(r *Recorder, hists, final bool) {
 		dt.Sources[i] += atomic.SwapInt64(&k.sources[i], 0)
 	}
 	if hists && moved != 0 || final {
-		k.ttft.drainInto(dt.TTFT)
-		k.ttftSent.drainInto(dt.TTFTSent)
-		k.tpot.drainInto(dt.TPOT)
-		k.itl.drainInto(dt.ITL)
-		k.e2e.drainInto(dt.E2E)
-		k.e2eSent.drainInto(dt.E2ESent)
+		drain(histTTFT, histTTFTSent, histTPOT, histITL, histE2E, histE2ESent)
 	}
 	if final { // nothing live shows them
-		k.chunkGap.drainInto(dt.ChunkGap)
-		k.out.drainInto(dt.Out)
-		k.in.drainInto(dt.In)
-		k.perReqRate.drainInto(dt.PerRequestRate)
+		drain(histChunkGap, histOut, histIn, histPerRequestRate)
 	}
 }
 

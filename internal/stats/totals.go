@@ -45,6 +45,104 @@ type Totals struct {
 
 	// Stream is what streaming responses measured; nil when none was seen.
 	Stream *Streams
+
+	log *drainLog // a collector's scratch totals: what its histograms hold, bin by bin (track)
+}
+
+// The six histograms of a Totals, in the order of hists.
+const (
+	histLatencyOK = iota
+	histLatencyBad
+	histFirstByte
+	histLag
+	histConnWait
+	histFailed
+	numHists
+)
+
+// drainLog is what was drained into a collector's scratch totals'
+// histograms since their last reset, bin by bin: merging the scratch
+// totals elsewhere records these few bins instead of hdr's Merge, which
+// walks every bucket from 0 to the highest recorded (16k of them for
+// values near 50 ms) for each histogram, each second, at each of a tick's
+// several merges.
+type drainLog struct {
+	hists [numHists + numStreamHists]binLog // a Totals' own, then its Stream's
+}
+
+// logBins bounds a binLog: a histogram that drains more distinct values
+// in a tick (one bin per value and recorder) is merged by hdr's Merge,
+// which then costs little more than the bins would; the log's memory is
+// made once and a run allocates nothing for it afterwards.
+const logBins = 512
+
+// binLog is the bins drained into one histogram; over is set once a value
+// in it is not among them (the log was full, or a merge came from a
+// histogram without a log).
+type binLog struct {
+	bins []bin
+	over bool
+}
+
+// add logs bs, or marks l over when they do not fit.
+func (l *binLog) add(bs ...bin) {
+	if l.over || len(l.bins)+len(bs) > cap(l.bins) {
+		l.over = true
+		return
+	}
+	l.bins = append(l.bins, bs...)
+}
+
+// track makes t keep a drainLog (a collector's scratch totals).
+func (t *Totals) track() {
+	t.log = &drainLog{}
+	for k := range t.log.hists {
+		t.log.hists[k].bins = make([]bin, 0, logBins)
+	}
+}
+
+// hists lists t's six histograms.
+func (t *Totals) hists() [numHists]*hdr.Histogram {
+	return [numHists]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
+}
+
+// hist is t's histogram k: of hists, or (from firstStreamHist on) of
+// t.Stream.Hists.
+func (t *Totals) hist(k int) *hdr.Histogram {
+	if k < numHists {
+		return t.hists()[k]
+	}
+	return t.Stream.Hists()[k-firstStreamHist]
+}
+
+// logOf is where values drained into t's histogram k (as hist numbers
+// them) are logged: nil when t keeps no log.
+func (t *Totals) logOf(k int) *binLog {
+	if t.log == nil {
+		return nil
+	}
+	return &t.log.hists[k]
+}
+
+// mergeInto adds t's histogram k to dst (hail's geometry), logging what
+// it adds in to when to is not nil: from t's log when it holds all of the
+// histogram, else by hdr's Merge (and to is then over, unless nothing was
+// added).
+func (t *Totals) mergeInto(dst *hdr.Histogram, k int, to *binLog) {
+	if l := t.logOf(k); l != nil && !l.over {
+		for _, b := range l.bins {
+			_ = dst.RecordValues(b.value, b.count)
+		}
+		if to != nil {
+			to.add(l.bins...)
+		}
+		return
+	}
+	src := t.hist(k)
+	dst.Merge(src)
+	if to != nil && src.TotalCount() != 0 {
+		to.over = true
+	}
 }
 
 // NewTotals returns empty Totals.
@@ -100,26 +198,23 @@ func (t *Totals) CutOff() int64 { return t.Errors[ErrAborted] + t.Truncated() }
 // off: each response at its latency, each failure at its elapsed time.
 func (t *Totals) AllSent() *hdr.Histogram {
 	h := t.Latency()
-	h.Merge(t.Failed)
+	t.mergeInto(h, histFailed, nil)
 	return h
 }
 
 // Latency returns a new histogram of all responses' latencies.
 func (t *Totals) Latency() *hdr.Histogram {
 	h := NewHist()
-	h.Merge(t.LatencyOK)
-	h.Merge(t.LatencyBad)
+	t.mergeInto(h, histLatencyOK, nil)
+	t.mergeInto(h, histLatencyBad, nil)
 	return h
 }
 
 // Add merges o into t.
 func (t *Totals) Add(o *Totals) {
-	t.LatencyOK.Merge(o.LatencyOK)
-	t.LatencyBad.Merge(o.LatencyBad)
-	t.FirstByte.Merge(o.FirstByte)
-	t.Lag.Merge(o.Lag)
-	t.ConnWait.Merge(o.ConnWait)
-	t.Failed.Merge(o.Failed)
+	for k, h := range t.hists() {
+		o.mergeInto(h, k, t.logOf(k))
+	}
 	for i, c := range o.Status {
 		t.Status[i] += c
 	}
@@ -148,13 +243,17 @@ func (t *Totals) Add(o *Totals) {
 	t.DNSMax = max(t.DNSMax, o.DNSMax)
 	if o.Stream != nil {
 		t.ensureStreams(o.Stream.Tokens != nil)
-		t.Stream.add(o.Stream)
+		mine := t.Stream.Hists()
+		for i := range o.Stream.Hists() {
+			o.mergeInto(mine[i], firstStreamHist+i, t.logOf(firstStreamHist+i))
+		}
+		t.Stream.addCounts(o.Stream)
 	}
 }
 
-// reset empties t, keeping its histograms' memory.
+// reset empties t, keeping its histograms' memory (and its log's).
 func (t *Totals) reset() {
-	hs := [6]*hdr.Histogram{t.LatencyOK, t.LatencyBad, t.FirstByte, t.Lag, t.ConnWait, t.Failed}
+	hs := t.hists()
 	for _, h := range hs {
 		resetHist(h)
 	}
@@ -162,8 +261,14 @@ func (t *Totals) reset() {
 	if st != nil {
 		st.reset()
 	}
+	log := t.log
+	if log != nil {
+		for k := range log.hists {
+			log.hists[k] = binLog{bins: log.hists[k].bins[:0]}
+		}
+	}
 	*t = Totals{LatencyOK: hs[0], LatencyBad: hs[1], FirstByte: hs[2], Lag: hs[3], ConnWait: hs[4], Failed: hs[5],
-		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st}
+		ConnectMin: math.MaxInt64, DNSMin: math.MaxInt64, Stream: st, log: log}
 }
 
 // drain moves everything recorded in r into t; the stream histograms only
@@ -171,12 +276,9 @@ func (t *Totals) reset() {
 // second costs a streaming run more than its events do, so only a run
 // watched live pays it (drainStreams).
 func (t *Totals) drain(r *Recorder, streamHists, final bool) {
-	r.latencyOK.drainInto(t.LatencyOK)
-	r.latencyBad.drainInto(t.LatencyBad)
-	r.firstByte.drainInto(t.FirstByte)
-	r.lag.drainInto(t.Lag)
-	r.connWait.drainInto(t.ConnWait)
-	r.failed.drainInto(t.Failed)
+	for k, h := range t.hists() {
+		r.hists()[k].drainInto(h, t.logOf(k))
+	}
 	swapAdd := func(dst *int64, src *int64) {
 		if atomic.LoadInt64(src) != 0 {
 			*dst += atomic.SwapInt64(src, 0)

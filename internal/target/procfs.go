@@ -14,7 +14,7 @@ import (
 // is 100 on every Linux architecture Go supports.
 const clockTicks = 100
 
-// pageSize is the unit of /proc/PID/statm.
+// pageSize is the unit of the rss field of /proc/PID/stat.
 var pageSize = int64(os.Getpagesize())
 
 // procStat is what one process's /proc/PID/stat says.
@@ -24,6 +24,7 @@ type procStat struct {
 	cpu       time.Duration // utime + stime
 	ccpu      time.Duration // cutime + cstime: its children's, once it waited for them
 	start     uint64        // starttime, clock ticks since boot
+	rss       int64         // resident set size, bytes (0 for a zombie)
 }
 
 // readStat reads /proc/PID/stat.
@@ -49,36 +50,20 @@ func parseProcStat(b []byte) (procStat, error) {
 	}
 	f := strings.Fields(string(b[i+1:]))
 	// f[0] is field 3 (state); ppid is field 4, utime 14, stime 15,
-	// cutime 16, cstime 17, starttime 22.
-	if len(f) < 20 {
+	// cutime 16, cstime 17, starttime 22, rss 24 (pages: the second
+	// field of statm, so one read gives both).
+	if len(f) < 22 {
 		return procStat{}, fmt.Errorf("unreadable /proc stat")
 	}
-	var n [6]int64
-	for k, field := range []int{1, 11, 12, 13, 14, 19} {
+	var n [7]int64
+	for k, field := range []int{1, 11, 12, 13, 14, 19, 21} {
 		if n[k], err = strconv.ParseInt(f[field], 10, 64); err != nil {
 			return procStat{}, fmt.Errorf("unreadable /proc stat")
 		}
 	}
 	tick := func(t int64) time.Duration { return time.Duration(t) * time.Second / clockTicks }
-	return procStat{pid: pid, ppid: int(n[0]), comm: string(b[open+1 : i]), cpu: tick(n[1] + n[2]), ccpu: tick(n[3] + n[4]), start: uint64(n[5])}, nil
-}
-
-// readRSS reads a process's resident set size, bytes, from
-// /proc/PID/statm (its second field, in pages).
-func readRSS(proc string, pid int) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "statm"))
-	if err != nil {
-		return 0, err
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0, fmt.Errorf("unreadable /proc statm")
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("unreadable /proc statm")
-	}
-	return pages * pageSize, nil
+	return procStat{pid: pid, ppid: int(n[0]), comm: string(b[open+1 : i]), cpu: tick(n[1] + n[2]), ccpu: tick(n[3] + n[4]), start: uint64(n[5]),
+		rss: max(n[6], 0) * pageSize}, nil
 }
 
 // parseRSS returns VmRSS from /proc/PID/status, in bytes (0 for a zombie).
@@ -179,4 +164,38 @@ func appendChildren(out []int, proc string, pid int) []int {
 		}
 	}
 	return out
+}
+
+// PSS costs the kernel a walk of every mapping and page table of the
+// process (about 2 ms for a Go server), where RSS is a counter: a scan
+// reads a process's PSS when it first sees it, then again once pssEvery
+// has passed or its RSS has moved by more than 1/pssMoved since, and at
+// the end of the run (Summary); between reads its last reading stands.
+const (
+	pssEvery = 10 * time.Second
+	pssMoved = 10 // RSS moved by more than a tenth
+)
+
+// pssReading is one read of a process's PSS.
+type pssReading struct {
+	bytes int64
+	ok    bool      // smaps_rollup could be read
+	at    time.Time // when (zero: never read)
+	rss   int64     // its RSS then, bytes
+}
+
+// due reports whether a process whose RSS is rss now needs its PSS read
+// again.
+func (r pssReading) due(now time.Time, rss int64) bool {
+	if r.at.IsZero() || now.Sub(r.at) >= pssEvery {
+		return true
+	}
+	moved := rss - r.rss
+	return moved*pssMoved > r.rss || -moved*pssMoved > r.rss
+}
+
+// readPSSAt reads a process's PSS now, when its RSS is rss.
+func readPSSAt(proc string, pid int, now time.Time, rss int64) pssReading {
+	b, ok := readPSS(proc, pid)
+	return pssReading{bytes: b, ok: ok, at: now, rss: rss}
 }

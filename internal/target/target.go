@@ -10,8 +10,10 @@
 //
 // Memory is the sum of the processes' resident sets (RSS; shared pages
 // count once per process) with the sum of their proportional sets beside
-// it (PSS, from smaps_rollup: each shared page divided among its sharers),
-// and a cgroup's charged memory. CPU is the processes' user + system time
+// it (PSS, from smaps_rollup: each shared page divided among its sharers;
+// a costly read, so taken when a process is first seen, every 10 s, when
+// its RSS moved by more than a tenth, and at the end: pssEvery), and a
+// cgroup's charged memory. CPU is the processes' user + system time
 // over the run: a process's from its first sample (or its start, when it
 // started during the run), plus the time of children that ended between
 // two samples, which their parent's cutime and cstime account once it has
@@ -124,8 +126,9 @@ type process struct {
 	used             time.Duration // CPU used over the run
 	first, last      time.Duration // when it was first and last seen, since the sampler began
 	peakRSS, peakPSS int64
-	cg               bool    // a member of a --target-cgroup whose counter gives its CPU
-	overlap          float64 // the share of its CPU time on the CPUs counted apart (CountOn)
+	pss              pssReading // its last PSS reading
+	cg               bool       // a member of a --target-cgroup whose counter gives its CPU
+	overlap          float64    // the share of its CPU time on the CPUs counted apart (CountOn)
 	gone             bool
 }
 
@@ -305,16 +308,15 @@ func (s *Sampler) scan(now time.Time) (reading, error) {
 				r.cpu += ran
 			}
 		}
-		rss, err := readRSS(s.proc, pid)
-		if err != nil {
-			continue
+		r.rss += st.rss
+		p.peakRSS = max(p.peakRSS, st.rss)
+		if p.pss.due(now, st.rss) {
+			p.pss = readPSSAt(s.proc, pid, now, st.rss)
+			p.peakPSS = max(p.peakPSS, p.pss.bytes)
 		}
-		r.rss += rss
-		p.peakRSS = max(p.peakRSS, rss)
-		if pss, ok := readPSS(s.proc, pid); ok {
-			r.pss += pss
+		if p.pss.ok {
+			r.pss += p.pss.bytes
 			r.pssOK = true
-			p.peakPSS = max(p.peakPSS, pss)
 		}
 		r.procs++
 		live[pid] = key
@@ -436,7 +438,12 @@ const maxListed = 20
 func (s *Sampler) Summary(elapsed time.Duration) *result.TargetUse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.n == 0 { // a run shorter than a second: one reading at the end
+	if s.n > 0 {
+		s.endPSS(time.Now())
+	} else { // a run shorter than a second: one reading at the end
+		for _, p := range s.procs {
+			p.pss.at = time.Time{} // PSS read again, as at every end
+		}
 		if r, err := s.scan(time.Now()); err == nil {
 			s.n, s.rssSum, s.pssSum, s.end, s.cpu, s.shared = 1, r.rss, r.pss, r, r.cpu, r.shared
 			s.peakRSS, s.peakPSS, s.peakCG, s.peakProcs = r.rss, r.pss, r.cgMemory, r.procs
@@ -482,6 +489,23 @@ func (s *Sampler) Summary(elapsed time.Duration) *result.TargetUse {
 			PeakRSSBytes: p.peakRSS, PeakPSSBytes: p.peakPSS, FirstSeen: p.first, LastSeen: p.last, Exited: p.gone})
 	}
 	return t
+}
+
+// endPSS reads the PSS of the last sample's processes again, for the
+// run's end: the sample's own may be up to pssEvery old.
+func (s *Sampler) endPSS(now time.Time) {
+	var sum int64
+	ok := false
+	for pid, key := range s.live {
+		p := s.procs[key]
+		p.pss = readPSSAt(s.proc, pid, now, p.pss.rss)
+		p.peakPSS = max(p.peakPSS, p.pss.bytes)
+		if p.pss.ok {
+			sum, ok = sum+p.pss.bytes, true
+		}
+	}
+	s.end.pss, s.end.pssOK = sum, ok
+	s.peakPSS, s.pssKnown = max(s.peakPSS, sum), s.pssKnown || ok
 }
 
 // follows says in words which processes the sampler follows.

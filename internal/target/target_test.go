@@ -14,7 +14,7 @@ import (
 func TestParse(t *testing.T) {
 	stat := []byte("1234 (my (odd) prog) S 7 1234 1234 0 -1 4194560 500 0 0 0 250 50 30 20 20 0 4 0 100 1000 300\n")
 	st, err := parseProcStat(stat)
-	if err != nil || st.pid != 1234 || st.ppid != 7 || st.comm != "my (odd) prog" || st.cpu != 3*time.Second || st.ccpu != 500*time.Millisecond || st.start != 100 {
+	if err != nil || st.pid != 1234 || st.ppid != 7 || st.comm != "my (odd) prog" || st.cpu != 3*time.Second || st.ccpu != 500*time.Millisecond || st.start != 100 || st.rss != 300*pageSize {
 		t.Errorf("%+v, %v", st, err)
 	}
 	if rss := parseRSS([]byte("Name:\tx\nVmPeak:\t 9 kB\nVmRSS:\t    2048 kB\n")); rss != 2048*1024 {
@@ -76,8 +76,7 @@ func (f *fakeProc) uptime(secs float64) {
 func (f *fakeProc) set(pid, ppid int, comm string, ticks, cticks int, start uint64, pages, pssKB int) {
 	p := filepath.Join(f.dir, fmt.Sprint(pid))
 	os.MkdirAll(p, 0o755)
-	os.WriteFile(filepath.Join(p, "stat"), fmt.Appendf(nil, "%d (%s) S %d 1 1 0 -1 0 0 0 0 0 %d 0 %d 0 20 0 1 0 %d 1 1\n", pid, comm, ppid, ticks, cticks, start), 0o644)
-	os.WriteFile(filepath.Join(p, "statm"), fmt.Appendf(nil, "100 %d 0 0 0 0 0\n", pages), 0o644)
+	os.WriteFile(filepath.Join(p, "stat"), fmt.Appendf(nil, "%d (%s) S %d 1 1 0 -1 0 0 0 0 0 %d 0 %d 0 20 0 1 0 %d 1 %d\n", pid, comm, ppid, ticks, cticks, start, pages), 0o644)
 	os.WriteFile(filepath.Join(p, "smaps_rollup"), fmt.Appendf(nil, "00400000-7fff [rollup]\nRss:  %d kB\nPss:  %d kB\n", pages*int(pageSize)/1024, pssKB), 0o644)
 	os.WriteFile(filepath.Join(p, "cmdline"), []byte("/usr/sbin/"+comm+"\x00--flag\x00"), 0o644)
 	f.ppid[pid] = ppid
@@ -157,6 +156,49 @@ func samplerTree(t *testing.T, kids bool) {
 	}
 	if _, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{7}}); err == nil || !strings.Contains(err.Error(), "--target-pid 7: no such process") {
 		t.Errorf("missing pid: %v", err)
+	}
+}
+
+// PSS is read when a process is first seen, again once pssEvery has
+// passed or its RSS moved by more than a tenth, and at the end of the run;
+// between reads the last reading stands. RSS is read at every scan.
+func TestPSSCadence(t *testing.T) {
+	f := newFakeProcKids(t)
+	f.set(42, 1, "srv", 100, 0, 10, 100, 300)
+	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := s.born
+	scan := func(d time.Duration, pages, pssKB int) reading {
+		t.Helper()
+		f.set(42, 1, "srv", 100, 0, 10, pages, pssKB)
+		r, err := s.scan(at.Add(d))
+		if err != nil || r.rss != int64(pages)*pageSize || !r.pssOK {
+			t.Fatalf("scan at %v: %+v, %v", d, r, err)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		d            time.Duration
+		pages, pssKB int
+		want         int // KB
+	}{
+		{time.Second, 100, 500, 300},              // too soon, RSS still: the start's reading
+		{2 * time.Second, 109, 510, 300},          // RSS moved 9%
+		{3 * time.Second, 120, 520, 520},          // 20% (of the RSS at the last read): read
+		{4 * time.Second, 100, 530, 530},          // back down by 17%: read
+		{5*time.Second + pssEvery, 100, 540, 540}, // pssEvery since the last read
+	} {
+		if r := scan(c.d, c.pages, c.pssKB); r.pss != int64(c.want)*1024 {
+			t.Errorf("scan at %v (%d pages, PSS %d KB): PSS %d KB, want %d", c.d, c.pages, c.pssKB, r.pss/1024, c.want)
+		}
+	}
+	var sec stats.Second
+	s.Fill(&sec)
+	f.set(42, 1, "srv", 100, 0, 10, 100, 700)
+	if sum := s.Summary(time.Second); sum.EndPSSBytes != 700*1024 || sum.PeakPSSBytes != 700*1024 {
+		t.Errorf("end PSS %d, peak %d: want the end's reading, 700 KB", sum.EndPSSBytes/1024, sum.PeakPSSBytes/1024)
 	}
 }
 
