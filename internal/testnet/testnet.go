@@ -1,0 +1,53 @@
+// Package testnet runs loopback servers in tests: a listener whose every
+// connection a test's handler serves on a goroutine of its own, closed with
+// the connections still open when the test ends, their goroutines waited
+// for. It serves with internal/listen's Server, as the built-in servers do.
+package testnet
+
+import (
+	"net"
+	"testing"
+
+	"github.com/hail-loadgen/hail/internal/listen"
+)
+
+// Listen binds 127.0.0.1:0 and closes the listener when the test ends. The
+// test fails if it cannot bind.
+func Listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// Serve binds addr ("127.0.0.1:0", "[::1]:0", "unix:/path") and serves
+// every connection with handle, on a goroutine of its own, until the test
+// ends; the connection is closed when handle returns. When the test ends
+// the listener and every connection still open are closed, and the test
+// waits for every handle to return (a handle must end when its connection
+// is closed). It returns the bound address; the test fails if addr cannot
+// be bound, or if accepting fails before the end.
+func Serve(t testing.TB, addr string, handle func(c net.Conn)) string {
+	t.Helper()
+	s := listen.NewServer(listen.Config{Name: "testnet", Addr: addr, Handle: func(c net.Conn) {
+		defer c.Close()
+		handle(c)
+	}})
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	t.Cleanup(func() {
+		s.Close()
+		s.Wait()
+		if err := <-served; err != nil {
+			t.Errorf("testnet: serving %s: %v", a, err)
+		}
+	})
+	return a.String()
+}

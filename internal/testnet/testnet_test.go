@@ -1,0 +1,68 @@
+package testnet
+
+import (
+	"io"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Serve answers on TCP and unix sockets, and at the test's end closes the
+// connections still open and waits for their handlers.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"127.0.0.1:0", "unix:" + filepath.Join(t.TempDir(), "s.sock")} {
+		ended := make(chan error, 1)
+		var client net.Conn
+		if !t.Run(addr, func(t *testing.T) {
+			bound := Serve(t, addr, func(c net.Conn) {
+				io.WriteString(c, "hi")
+				_, err := c.Read(make([]byte, 1)) // until the end closes c
+				ended <- err
+			})
+			network := "tcp"
+			if addr[0] == 'u' {
+				network = "unix"
+			}
+			c, err := net.DialTimeout(network, bound, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client = c
+			b := make([]byte, 2)
+			if _, err := io.ReadFull(c, b); err != nil || string(b) != "hi" {
+				t.Fatalf("read %q, %v", b, err)
+			}
+		}) {
+			continue
+		}
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Errorf("%s: the handler's read ended without an error", addr)
+			}
+		default:
+			t.Errorf("%s: the handler had not returned when the test ended", addr)
+		}
+		client.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if n, err := client.Read(make([]byte, 1)); n != 0 || err == nil {
+			t.Errorf("%s: the connection was open after the test ended: %d, %v", addr, n, err)
+		}
+		client.Close()
+	}
+}
+
+func TestListen(t *testing.T) {
+	t.Parallel()
+	var ln net.Listener
+	t.Run("bound", func(t *testing.T) {
+		ln = Listen(t)
+		if a := ln.Addr().(*net.TCPAddr); !a.IP.IsLoopback() || a.Port == 0 {
+			t.Errorf("bound %v", a)
+		}
+	})
+	if _, err := ln.Accept(); err == nil {
+		t.Error("the listener was open after the test ended")
+	}
+}
