@@ -7,6 +7,7 @@ package testnet
 import (
 	"net"
 	"testing"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/listen"
 )
@@ -50,4 +51,39 @@ func Serve(t testing.TB, addr string, handle func(c net.Conn)) string {
 		}
 	})
 	return a.String()
+}
+
+// Server is a server Start runs: bound by Listen, serving in Serve until
+// Close, as hail's built-in servers (serve, llmserve, h3serve) are.
+type Server interface {
+	Listen() (net.Addr, error)
+	Serve() error
+	Close() error
+}
+
+// Start binds s and serves it until the test ends, then closes it; the test
+// fails if s cannot bind, if Close or Serve returns an error, or if Serve
+// has not returned 10 s after Close. It returns the bound address.
+func Start(t testing.TB, s Server) net.Addr {
+	t.Helper()
+	a, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Serve did not return after Close")
+		}
+	})
+	return a
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/listen"
 )
 
 // Serve answers on TCP and unix sockets, and at the test's end closes the
@@ -64,5 +66,38 @@ func TestListen(t *testing.T) {
 	})
 	if _, err := ln.Accept(); err == nil {
 		t.Error("the listener was open after the test ended")
+	}
+}
+
+// Start serves until the test ends, then closes the server and waits for
+// Serve.
+func TestStart(t *testing.T) {
+	t.Parallel()
+	s := listen.NewServer(listen.Config{Name: "test", Addr: "127.0.0.1:0", Handle: func(c net.Conn) {
+		io.WriteString(c, "hi")
+		c.Close()
+	}})
+	var bound net.Addr
+	if !t.Run("serving", func(t *testing.T) {
+		bound = Start(t, s)
+		c, err := net.DialTimeout("tcp", bound.String(), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if b, err := io.ReadAll(c); err != nil || string(b) != "hi" {
+			t.Errorf("read %q, %v", b, err)
+		}
+	}) {
+		return
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("the server was not closed when the test ended")
+	}
+	if c, err := net.DialTimeout("tcp", bound.String(), 10*time.Second); err == nil {
+		c.Close()
+		t.Error("the server still accepts after the test ended")
 	}
 }

@@ -46,12 +46,7 @@ func needURing(t testing.TB) {
 func startServe(t testing.TB, addr string) (*serve.Server, string) {
 	t.Helper()
 	s := serve.New(serve.Config{Addr: addr})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
+	a := testnet.Start(t, s)
 	if a.Network() == "unix" {
 		return s, "http://localhost/"
 	}
