@@ -3,6 +3,7 @@ package testnet
 import (
 	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -99,5 +100,41 @@ func TestStart(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", bound.String(), 10*time.Second); err == nil {
 		c.Close()
 		t.Error("the server still accepts after the test ended")
+	}
+}
+
+// Gate answers none of its first n requests before the n-th arrives.
+func TestGate(t *testing.T) {
+	t.Parallel()
+	base, served := Gate(t, 3, "ok")
+	bodies := make(chan string, 3)
+	get := func() {
+		r, err := http.Get(base + "/")
+		if err != nil {
+			bodies <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		bodies <- string(b)
+	}
+	go get()
+	go get()
+	select {
+	case b := <-bodies:
+		t.Fatalf("answered %q before the third request", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if n := served.Load(); n != 0 {
+		t.Fatalf("%d answered before the third request", n)
+	}
+	go get()
+	for range 3 {
+		if b := <-bodies; b != "ok" {
+			t.Errorf("body %q", b)
+		}
+	}
+	if n := served.Load(); n != 3 {
+		t.Errorf("served %d, want 3", n)
 	}
 }

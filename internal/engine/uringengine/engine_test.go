@@ -389,22 +389,9 @@ func TestManyConnections(t *testing.T) {
 		t.Skipf("RLIMIT_NOFILE %d is too low for 2000 connections and their server side", lim.Cur)
 	}
 	const conns = 2000
-	var arrived, served atomic.Int64
-	all := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if arrived.Add(1) == conns {
-			close(all)
-		}
-		select {
-		case <-all:
-		case <-time.After(20 * time.Second):
-		}
-		served.Add(1)
-		w.Write([]byte("hello world\n"))
-	}))
-	t.Cleanup(srv.Close)
+	base, served := testnet.Gate(t, conns, "hello world\n")
 	start := time.Now()
-	r := runJob(t, jobOpts{url: srv.URL + "/", n: 6000, c: conns})
+	r := runJob(t, jobOpts{url: base + "/", n: 6000, c: conns})
 	want200(t, r, 6000, 12)
 	if r.t.Connects != conns {
 		t.Errorf("connects = %d, want %d", r.t.Connects, conns)
