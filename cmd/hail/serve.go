@@ -86,16 +86,14 @@ func serveUntilSignal(s interface {
 	Serve() error
 	Close() error
 }, grpcAddr, h3addr string) error {
-	if grpcAddr != "" {
-		stop, err := startGRPC(grpcAddr)
-		if err != nil {
-			s.Close()
-			return err
+	for _, o := range []struct {
+		addr  string
+		start func(addr string) (stop func(), err error)
+	}{{grpcAddr, startGRPC}, {h3addr, startH3}} {
+		if o.addr == "" {
+			continue
 		}
-		defer stop()
-	}
-	if h3addr != "" {
-		stop, err := startH3(h3addr)
+		stop, err := o.start(o.addr)
 		if err != nil {
 			s.Close()
 			return err

@@ -30,27 +30,23 @@ func Listen(t testing.TB) net.Listener {
 // the listener and every connection still open are closed, and the test
 // waits for every handle to return (a handle must end when its connection
 // is closed). It returns the bound address; the test fails if addr cannot
-// be bound, or if accepting fails before the end.
+// be bound, or if Close or Serve returns an error (see Start).
 func Serve(t testing.TB, addr string, handle func(c net.Conn)) string {
 	t.Helper()
 	s := listen.NewServer(listen.Config{Name: "testnet", Addr: addr, Handle: func(c net.Conn) {
 		defer c.Close()
 		handle(c)
 	}})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve() }()
-	t.Cleanup(func() {
-		s.Close()
-		s.Wait()
-		if err := <-served; err != nil {
-			t.Errorf("testnet: serving %s: %v", a, err)
-		}
-	})
-	return a.String()
+	return Start(t, waited{s}).String()
+}
+
+// waited is a listen.Server whose Close waits for its handlers too.
+type waited struct{ *listen.Server }
+
+func (w waited) Close() error {
+	err := w.Server.Close()
+	w.Wait()
+	return err
 }
 
 // Server is a server Start runs: bound by Listen, serving in Serve until
