@@ -320,6 +320,33 @@ func TestGRPCOpenModel(t *testing.T) {
 	}
 }
 
+// targetMessages encodes each JSON message as the input of method of the
+// built-in gRPC target, its schema read from the target's .proto file.
+func targetMessages(t *testing.T, method string, messages ...string) [][]byte {
+	t.Helper()
+	pf := filepath.Join(t.TempDir(), "hail.proto")
+	if err := os.WriteFile(pf, grpcserve.Proto(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := grpccall.FromProto([]string{pf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := grpccall.Resolve(src, method)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, js := range messages {
+		b, err := grpccall.Encode(m.Desc.Input(), []byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
 // -B holding one message is framed where it was read (or mapped: a large
 // file is never copied) and sent whole: the server decodes it — its status
 // field answers every call NotFound. An empty -B file is an empty message,
@@ -328,20 +355,7 @@ func TestGRPCBinaryOneMessage(t *testing.T) {
 	t.Parallel()
 	addr, _ := startGRPCServer(t, grpcserve.Config{})
 	dir := t.TempDir()
-	pf := filepath.Join(dir, "hail.proto")
-	os.WriteFile(pf, grpcserve.Proto(), 0o644)
-	src, err := grpccall.FromProto([]string{pf}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := grpccall.Resolve(src, "hail.v1.Target/Echo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := grpccall.Encode(m.Desc.Input(), []byte(`{"payload":"one","status":"NotFound"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	one := targetMessages(t, "hail.v1.Target/Echo", `{"payload":"one","status":"NotFound"}`)[0]
 	for _, tc := range []struct {
 		name   string
 		file   []byte
@@ -364,26 +378,11 @@ func TestGRPCBinaryOneMessage(t *testing.T) {
 func TestGRPCBinaryStdinMaxDuration(t *testing.T) {
 	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
-	dir := t.TempDir()
-	pf := filepath.Join(dir, "hail.proto")
-	os.WriteFile(pf, grpcserve.Proto(), 0o644)
-	src, err := grpccall.FromProto([]string{pf}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := grpccall.Resolve(src, "hail.v1.Target/Chat")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var bin []byte
-	for _, js := range []string{`{"payload":"a"}`, `{"payload":"b"}`, `{"payload":"c"}`} {
-		b, err := grpccall.Encode(m.Desc.Input(), []byte(js))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range targetMessages(t, "hail.v1.Target/Chat", `{"payload":"a"}`, `{"payload":"b"}`, `{"payload":"c"}`) {
 		bin = append(append(bin, byte(len(b))), b...)
 	}
-	bf := filepath.Join(dir, "msgs.bin")
+	bf := filepath.Join(t.TempDir(), "msgs.bin")
 	os.WriteFile(bf, bin, 0o644)
 	r := grpcJSON(t, "--insecure", "--call", "hail.v1.Target/Chat", "-B", bf, "-n", "20", addr)
 	if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["messages_sent"]) != 60 || num(g["messages_received"]) != 60 {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/llmserve"
+	"github.com/hail-loadgen/hail/internal/llmserve/llmservetest"
 	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
@@ -25,25 +26,9 @@ import (
 // prompt tokens and max_tokens, in the log's order.
 func mockAsks(t *testing.T, path string) (arrivals []int64, asks [][2]int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("request log: %v", err)
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
-	}
-	for _, row := range rows[1:] {
-		a, _ := strconv.ParseInt(row[col["arrival_ns"]], 10, 64)
-		p, _ := strconv.Atoi(row[col["prompt_tokens"]])
-		m, _ := strconv.Atoi(row[col["max_tokens"]])
-		arrivals = append(arrivals, a)
-		asks = append(asks, [2]int{p, m})
+	for _, r := range llmservetest.ReadLog(t, path) {
+		arrivals = append(arrivals, r.Arrival)
+		asks = append(asks, [2]int{r.Prompt, r.MaxTokens})
 	}
 	return arrivals, asks
 }

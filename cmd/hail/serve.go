@@ -67,29 +67,7 @@ With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hai
 				return fmt.Errorf("--addr %s: %v", addr, err)
 			}
 			fmt.Fprintf(os.Stderr, "hail serve: listening on %s\n", a)
-			if grpcAddr != "" {
-				stopGRPC, err := startGRPC(grpcAddr)
-				if err != nil {
-					s.Close()
-					return err
-				}
-				defer stopGRPC()
-			}
-			if h3addr != "" {
-				stopH3, err := startH3(h3addr)
-				if err != nil {
-					s.Close()
-					return err
-				}
-				defer stopH3()
-			}
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			go func() { <-sigs; s.Close() }()
-			if err := s.Serve(); err != nil {
-				return err
-			}
-			return nil
+			return serveUntilSignal(s, grpcAddr, h3addr)
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
@@ -98,6 +76,34 @@ With --grpc ADDR it also serves gRPC (plaintext h2c) with server reflection: hai
 	cmd.Flags().StringVar(&h3addr, "h3", "", "also serve HTTP/3 (QUIC) on this UDP address, e.g. 127.0.0.1:8443, with a self-signed certificate")
 	openai = addOpenAIFlags(cmd.Flags())
 	return cmd
+}
+
+// serveUntilSignal starts the --grpc and --h3 targets beside s (bound
+// already), closing s if one cannot start, then serves s until INT or TERM
+// closes it and returns Serve's error; the other targets stop when it
+// returns.
+func serveUntilSignal(s interface {
+	Serve() error
+	Close() error
+}, grpcAddr, h3addr string) error {
+	for _, o := range []struct {
+		addr  string
+		start func(addr string) (stop func(), err error)
+	}{{grpcAddr, startGRPC}, {h3addr, startH3}} {
+		if o.addr == "" {
+			continue
+		}
+		stop, err := o.start(o.addr)
+		if err != nil {
+			s.Close()
+			return err
+		}
+		defer stop()
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() { <-sigs; s.Close() }()
+	return s.Serve()
 }
 
 // startH3 serves HTTP/3 on the UDP address addr (the h3serve target: GET /

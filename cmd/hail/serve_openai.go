@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -157,26 +155,7 @@ func runOpenAI(o *openaiFlags, addr, grpcAddr, h3addr string) error {
 		fmt.Fprintf(os.Stderr, "hail: warning: --addr %s is reachable from other machines; use 127.0.0.1 unless you mean it\n", addr)
 	}
 	fmt.Fprintf(os.Stderr, "hail serve: mock OpenAI server on %s (model %s, %d slots, itl %s, prefill %v/token)\n", a, cfg.Model, cfg.Slots, cfg.ITL, cfg.PrefillPerToken)
-	if grpcAddr != "" {
-		stop, err := startGRPC(grpcAddr)
-		if err != nil {
-			s.Close()
-			return err
-		}
-		defer stop()
-	}
-	if h3addr != "" {
-		stop, err := startH3(h3addr)
-		if err != nil {
-			s.Close()
-			return err
-		}
-		defer stop()
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() { <-sigs; s.Close() }()
-	serr := s.Serve()
+	serr := serveUntilSignal(s, grpcAddr, h3addr)
 	cerr := s.Close()
 	if logFile != nil {
 		if err := logFile.Close(); cerr == nil {

@@ -183,44 +183,68 @@ func lit(b []byte, i int, word string) int {
 	return i + len(word)
 }
 
-// object walks the members of the JSON object at b[i]: next returns each
-// member's key (as written, without quotes) and value's bounds.
-type object struct {
+// list walks the items of a JSON object or array, up to its closing byte
+// end: item steps over the comma between two items.
+type list struct {
 	b     []byte
 	i     int
+	end   byte
 	first bool
 	bad   bool
 }
 
+// openList starts walking the object or array whose opening byte, start,
+// is at b[i] (whitespace before it allowed); ok is false when it is not
+// there.
+func openList(b []byte, i int, start, end byte) (list, bool) {
+	i = ws(b, i)
+	if i >= len(b) || b[i] != start {
+		return list{}, false
+	}
+	return list{b: b, i: i + 1, end: end, first: true}, true
+}
+
+// item returns where the next item starts; ok is false at the closing byte
+// (then consumed) or on bad JSON (then l.bad is set).
+func (l *list) item() (at int, ok bool) {
+	b := l.b
+	i := ws(b, l.i)
+	if i < len(b) && b[i] == l.end {
+		l.i = i + 1
+		return 0, false
+	}
+	if !l.first {
+		if i >= len(b) || b[i] != ',' {
+			l.bad = true
+			return 0, false
+		}
+		i = ws(b, i+1)
+	}
+	l.first = false
+	return i, true
+}
+
+// object walks the members of the JSON object at b[i]: next returns each
+// member's key (as written, without quotes) and value's bounds.
+type object struct{ list }
+
 // openObject starts walking the object at b[i] (whitespace before it
 // allowed); ok is false when there is no object there.
 func openObject(b []byte, i int) (object, bool) {
-	i = ws(b, i)
-	if i >= len(b) || b[i] != '{' {
-		return object{}, false
-	}
-	return object{b: b, i: i + 1, first: true}, true
+	l, ok := openList(b, i, '{', '}')
+	return object{l}, ok
 }
 
 // next returns the next member; ok is false at the end of the object or on
 // bad JSON (then o.bad is set).
 func (o *object) next() (key []byte, v0, v1 int, ok bool) {
 	b := o.b
-	i := ws(b, o.i)
-	if i < len(b) && b[i] == '}' {
-		o.i = i + 1
+	k0, ok := o.item()
+	if !ok {
 		return nil, 0, 0, false
 	}
-	if !o.first {
-		if i >= len(b) || b[i] != ',' {
-			o.bad = true
-			return nil, 0, 0, false
-		}
-		i = ws(b, i+1)
-	}
-	o.first = false
-	k0 := i
-	if i = str(b, i); i < 0 {
+	i := str(b, k0)
+	if i < 0 {
 		o.bad = true
 		return nil, 0, 0, false
 	}
@@ -239,42 +263,23 @@ func (o *object) next() (key []byte, v0, v1 int, ok bool) {
 }
 
 // array walks the elements of the JSON array at b[i].
-type array struct {
-	b     []byte
-	i     int
-	first bool
-	bad   bool
-}
+type array struct{ list }
 
 // openArray starts walking the array at b[i] (whitespace before it
 // allowed).
 func openArray(b []byte, i int) (array, bool) {
-	i = ws(b, i)
-	if i >= len(b) || b[i] != '[' {
-		return array{}, false
-	}
-	return array{b: b, i: i + 1, first: true}, true
+	l, ok := openList(b, i, '[', ']')
+	return array{l}, ok
 }
 
 // next returns the next element's bounds; ok is false at the end of the
 // array or on bad JSON (then a.bad is set).
 func (a *array) next() (v0, v1 int, ok bool) {
-	b := a.b
-	i := ws(b, a.i)
-	if i < len(b) && b[i] == ']' {
-		a.i = i + 1
+	v0, ok = a.item()
+	if !ok {
 		return 0, 0, false
 	}
-	if !a.first {
-		if i >= len(b) || b[i] != ',' {
-			a.bad = true
-			return 0, 0, false
-		}
-		i = ws(b, i+1)
-	}
-	a.first = false
-	v0 = i
-	if v1 = value(b, v0); v1 < 0 {
+	if v1 = value(a.b, v0); v1 < 0 {
 		a.bad = true
 		return 0, 0, false
 	}

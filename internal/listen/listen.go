@@ -1,7 +1,9 @@
 // Package listen binds and accepts for hail's built-in servers
 // (internal/serve, internal/llmserve): an address "host:port" or
-// "unix:/path", where a socket file a dead server left is replaced, and an
-// accept that rides out temporary errors and ends when the server closes.
+// "unix:/path", where a socket file a dead server left is replaced; an
+// accept that rides out temporary errors and ends when the server closes;
+// and Server, the bookkeeping both keep to start and stop (the listener
+// bound once, each connection on a goroutine of its own, Close).
 package listen
 
 import (

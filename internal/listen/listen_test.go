@@ -97,3 +97,76 @@ func TestAccept(t *testing.T) {
 		t.Error("a closed listener of a server still running: no error")
 	}
 }
+
+func TestServer(t *testing.T) {
+	t.Parallel()
+	errClosed := errors.New("test: server closed")
+	handled := make(chan error, 2)
+	s := NewServer(Config{Name: "test", Addr: "127.0.0.1:0", ErrClosed: errClosed, Handle: func(nc net.Conn) {
+		defer nc.Close()
+		_, err := nc.Read(make([]byte, 1)) // blocks until Close closes nc
+		handled <- err
+	}})
+	if s.Addr() != nil {
+		t.Errorf("Addr before Listen: %v", s.Addr())
+	}
+	addr, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr().String() != addr.String() {
+		t.Errorf("Addr %v, Listen returned %v", s.Addr(), addr)
+	}
+	if _, err := s.Listen(); err == nil || err.Error() != "test: already listening on "+addr.String() {
+		t.Errorf("a second Listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	for range 2 {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections served, want 2", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-s.Done():
+		t.Fatal("Done closed before Close")
+	default:
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	for range 2 {
+		if err := <-handled; err == nil {
+			t.Error("a connection's read ended without an error at Close")
+		}
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	<-s.Done()
+	if err := s.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	if _, err := s.Listen(); err != errClosed {
+		t.Errorf("Listen after Close: %v", err)
+	}
+	if err := s.Serve(); err != nil {
+		t.Errorf("Serve after Close: %v", err)
+	}
+}

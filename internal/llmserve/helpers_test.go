@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/testnet"
 )
 
 const testTimeout = 10 * time.Second
@@ -70,26 +72,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Server, ts.addr = s, a.String()
-	done := make(chan error, 1)
-	go func() { done <- s.Serve() }()
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(testTimeout):
-			t.Errorf("Serve did not return after Close")
-		}
-	})
+	ts.Server, ts.addr = s, testnet.Start(t, s).String()
 	return ts
 }
 

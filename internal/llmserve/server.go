@@ -27,12 +27,9 @@ type Server struct {
 	wallBase int64        // Unix ns at start
 	prefix   *prefixCache // nil: no prefix cache
 
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  map[net.Conn]struct{}
-	closed bool
-	done   chan struct{}
-	wg     sync.WaitGroup
+	ls   *listen.Server  // the listener and the connections being served
+	done <-chan struct{} // ls.Done(): closed when Close begins
+	wg   sync.WaitGroup  // the scheduler's goroutines and the HTTP/2 server's
 
 	connSeq atomic.Uint64
 	reqSeq  atomic.Uint64
@@ -108,7 +105,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64() | 1
 	}
-	s := &Server{cfg: cfg, start: time.Now(), conns: make(map[net.Conn]struct{}), done: make(chan struct{})}
+	s := &Server{cfg: cfg, start: time.Now()}
+	lc := listen.Config{Name: "llmserve", Addr: cfg.Addr, ErrClosed: ErrServerClosed, Handle: s.serveConn}
+	if cfg.Log != nil {
+		s.log = newReqLog(cfg.Log)
+		lc.Bound = enableListenerRx // arrival times from the first byte
+	}
+	s.ls = listen.NewServer(lc)
+	s.done = s.ls.Done()
 	s.wallBase = s.start.UnixNano()
 	s.slots.free = cfg.Slots
 	if cfg.PrefixCacheTokens > 0 {
@@ -118,105 +122,41 @@ func New(cfg Config) (*Server, error) {
 		{"id": cfg.Model, "object": "model", "created": s.wallBase / 1e9, "owned_by": "hail", "max_model_len": maxOutputTokens},
 	}})
 	s.modelsJSON = append(models, '\n')
-	if cfg.Log != nil {
-		s.log = newReqLog(cfg.Log)
-	}
 	for range runtime.GOMAXPROCS(0) {
 		sh := &shard{s: s, timer: newShardTimer(s.start)}
 		s.shards = append(s.shards, sh)
 		s.wg.Add(1)
 		go sh.run()
 	}
-	s.h2ln = &chanListener{conns: make(chan net.Conn), done: s.done}
+	s.h2ln = &chanListener{conns: make(chan net.Conn), done: s.done, addr: s.ls.Addr}
 	s.h2 = &http.Server{Handler: h2Handler{s}, Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
 	s.h2.Protocols.SetUnencryptedHTTP2(true)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.h2.Serve(s.h2ln)
+	}()
 	return s, nil
 }
 
 // Listen binds the configured address ("host:port", or "unix:/path") and
 // returns the bound address.
-func (s *Server) Listen() (net.Addr, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrServerClosed
-	}
-	if s.ln != nil {
-		return nil, errors.New("llmserve: already listening on " + s.ln.Addr().String())
-	}
-	ln, err := listen.Listen(s.cfg.Addr)
-	if err != nil {
-		return nil, err
-	}
-	if s.log != nil {
-		enableListenerRx(ln)
-	}
-	s.ln = ln
-	s.h2ln.addr = ln.Addr()
-	return ln.Addr(), nil
-}
+func (s *Server) Listen() (net.Addr, error) { return s.ls.Listen() }
 
 // Serve accepts connections until Close, then returns nil (binding first if
 // Listen was not called).
-func (s *Server) Serve() error {
-	s.mu.Lock()
-	bound := s.ln != nil
-	s.mu.Unlock()
-	if !bound {
-		if _, err := s.Listen(); err != nil {
-			if err == ErrServerClosed {
-				return nil
-			}
-			return err
-		}
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	ln := s.ln
-	s.wg.Add(2)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		s.h2.Serve(s.h2ln)
-	}()
-	defer s.wg.Done()
-	for {
-		nc, err := listen.Accept(ln, s.done)
-		if nc == nil {
-			return err
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			nc.Close()
-			return nil
-		}
-		s.conns[nc] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		s.c.accepted.Add(1)
-		go s.serveConn(nc)
-	}
-}
+func (s *Server) Serve() error { return s.ls.Serve() }
 
+// serveConn serves one accepted connection (listen.Server's Handle),
+// closing it unless the HTTP/2 server took it.
 func (s *Server) serveConn(nc net.Conn) {
-	h2 := false
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, nc)
-		s.mu.Unlock()
-		if !h2 {
-			nc.Close()
-		}
-		s.wg.Done()
-	}()
-	h2 = newConn(s, nc, s.connSeq.Add(1)).serve()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	s.c.accepted.Add(1)
+	if !newConn(s, nc, s.connSeq.Add(1)).serve() {
+		nc.Close()
+	}
 }
 
 // handH2 gives a connection that opened with the HTTP/2 preface to the
@@ -239,22 +179,12 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) close() error {
-	s.mu.Lock()
-	s.closed = true
-	close(s.done)
-	ln := s.ln
-	for nc := range s.conns {
-		nc.Close()
-	}
-	s.mu.Unlock()
-	var err error
-	if ln != nil {
-		err = ln.Close()
-	}
+	err := s.ls.Close()
 	s.h2.Close()
 	for _, sh := range s.shards {
 		sh.timer.close()
 	}
+	s.ls.Wait()
 	s.wg.Wait()
 	now := s.since()
 	s.slots.mu.Lock()
@@ -368,8 +298,8 @@ func (rt route) api() apiKind {
 // chanListener hands connections to the HTTP/2 server.
 type chanListener struct {
 	conns chan net.Conn
-	done  chan struct{}
-	addr  net.Addr
+	done  <-chan struct{}
+	addr  func() net.Addr // the server's bound address
 }
 
 func (l *chanListener) Accept() (net.Conn, error) {
@@ -383,4 +313,4 @@ func (l *chanListener) Accept() (net.Conn, error) {
 
 func (l *chanListener) Close() error { return nil }
 
-func (l *chanListener) Addr() net.Addr { return l.addr }
+func (l *chanListener) Addr() net.Addr { return l.addr() }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
@@ -23,33 +24,19 @@ import (
 // receive time (SO_TIMESTAMPNS) of every request head: the ground truth of
 // when hail's requests arrived.
 type arrivalServer struct {
-	ln       net.Listener
+	addr     string
 	mu       sync.Mutex
 	arrivals []int64 // Unix ns
 }
 
 func startArrivalServer(t *testing.T) *arrivalServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &arrivalServer{ln: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c.(*net.TCPConn))
-		}
-	}()
+	s := &arrivalServer{}
+	s.addr = testnet.Serve(t, "127.0.0.1:0", func(c net.Conn) { s.serve(c.(*net.TCPConn)) })
 	return s
 }
 
 func (s *arrivalServer) serve(c *net.TCPConn) {
-	defer c.Close()
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return
@@ -114,7 +101,7 @@ func TestOwnLatenessMatchesArrivals(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
 		timing(t, func() error {
 			s := startArrivalServer(t)
-			p := newPlan(t, "http://"+s.ln.Addr().String()+"/", engine)
+			p := newPlan(t, "http://"+s.addr+"/", engine)
 			p.Requests, p.Rate, p.Connections = 3000, 2000, 8
 			tr := stats.NewTracer(0)
 			type sent struct{ start, intended int64 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/testnet"
 )
 
 // Hostile streams never hang or crash hail: each is a named outcome, on
@@ -57,34 +58,28 @@ func writeChunk(c net.Conn, s string) error {
 // test ends.
 func scriptedServer(t *testing.T, f h1) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return "http://" + requestServer(t, "127.0.0.1:0", func(_ *http.Request, c net.Conn) bool { return f(c) }) + "/v1/chat/completions"
+}
+
+// requestServer binds addr and, until the test ends, reads every request on
+// every connection (its body discarded) and calls answer with it, which
+// writes the response (or part of it) and reports whether the connection
+// may carry another request. It returns the bound address.
+func requestServer(t *testing.T, addr string, answer func(req *http.Request, c net.Conn) bool) string {
+	t.Helper()
+	return testnet.Serve(t, addr, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if !f(c) {
-						return
-					}
-				}
-			}()
+			io.Copy(io.Discard, req.Body)
+			if !answer(req, c) {
+				return
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String() + "/v1/chat/completions"
+	})
 }
 
 // h2Server serves f over h2c.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/result"
 )
 
@@ -21,45 +22,30 @@ import (
 // process's allocations are hail's.
 func tokenServer(t *testing.T, gap time.Duration) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	ev := `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" token"},"finish_reason":null}]}` + "\n\n"
 	chunk := []byte(fmt.Sprintf("%x\r\n%s\r\n", len(ev), ev))
 	head := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
-	go func() {
-		for {
-			c, err := ln.Accept()
+	return "http://" + testnet.Serve(t, "127.0.0.1:0", func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for { // the request's head
+			line, err := br.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for { // the request's head
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if strings.TrimSpace(line) == "" {
-						break
-					}
-				}
-				if _, err := c.Write(head); err != nil {
-					return
-				}
-				for {
-					time.Sleep(gap)
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
-			}()
+			if strings.TrimSpace(line) == "" {
+				break
+			}
 		}
-	}()
-	return "http://" + ln.Addr().String() + "/v1/chat/completions"
+		if _, err := c.Write(head); err != nil {
+			return
+		}
+		for {
+			time.Sleep(gap)
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}) + "/v1/chat/completions"
 }
 
 // Streams' events cost no allocation: between two progress ticks, a second

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/testnet"
 )
 
 const testTimeout = 10 * time.Second
@@ -23,26 +25,7 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 		cfg.Seed = 42
 	}
 	s := New(cfg)
-	addr, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve() }()
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(testTimeout):
-			t.Errorf("Serve did not return after Close")
-		}
-	})
-	return s, addr.String()
+	return s, testnet.Start(t, s).String()
 }
 
 // newClient returns an HTTP client with its own transport, cleaned up with

@@ -72,12 +72,8 @@ type Server struct {
 	seed      uint64
 	start     time.Time
 
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  map[net.Conn]struct{}
-	closed bool
-	done   chan struct{}
-	wg     sync.WaitGroup
+	ls   *listen.Server  // the listener and the connections being served
+	done <-chan struct{} // ls.Done(): closed when Close begins
 
 	connSeq atomic.Uint64
 
@@ -162,14 +158,14 @@ func New(cfg Config) *Server {
 		idle:      cfg.IdleTimeout,
 		seed:      cfg.Seed,
 		start:     time.Now(),
-		conns:     make(map[net.Conn]struct{}),
-		done:      make(chan struct{}),
 		stalls:    make(map[string]*stallState),
 	}
 	s.clock = schedule.NewAlarm(s.start, 0)
 	if s.addr == "" {
 		s.addr = DefaultAddr
 	}
+	s.ls = listen.NewServer(listen.Config{Name: "serve", Addr: s.addr, ErrClosed: ErrServerClosed, Handle: s.serveConn})
+	s.done = s.ls.Done()
 	if s.bufSize <= 0 {
 		s.bufSize = DefaultReadBufferSize
 	}
@@ -192,102 +188,27 @@ func New(cfg Config) *Server {
 // Listen binds the configured address and returns the bound address (useful
 // with port 0). Calling it more than once is an error; Serve calls it when it
 // has not been called.
-func (s *Server) Listen() (net.Addr, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, ErrServerClosed
-	}
-	if s.ln != nil {
-		return nil, errors.New("serve: already listening on " + s.ln.Addr().String())
-	}
-	ln, err := listen.Listen(s.addr)
-	if err != nil {
-		return nil, err
-	}
-	s.ln = ln
-	return ln.Addr(), nil
-}
+func (s *Server) Listen() (net.Addr, error) { return s.ls.Listen() }
 
 // Serve accepts and serves connections until Close is called, then returns
 // nil. It binds first if Listen has not been called. It returns an error if
 // binding or accepting fails for a reason other than Close.
-func (s *Server) Serve() error {
-	s.mu.Lock()
-	bound := s.ln != nil
-	s.mu.Unlock()
-	if !bound {
-		if _, err := s.Listen(); err != nil {
-			if err == ErrServerClosed {
-				return nil
-			}
-			return err
-		}
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	ln := s.ln
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
+func (s *Server) Serve() error { return s.ls.Serve() }
 
-	for {
-		nc, err := listen.Accept(ln, s.done)
-		if nc == nil {
-			return err
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			nc.Close()
-			return nil
-		}
-		s.conns[nc] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		s.c.accepted.Add(1)
-		s.c.open.Add(1)
-		go s.serveConn(nc)
-	}
-}
-
+// serveConn serves one accepted connection (listen.Server's Handle).
 func (s *Server) serveConn(nc net.Conn) {
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, nc)
-		s.mu.Unlock()
-		s.c.open.Add(-1)
-		s.wg.Done()
-	}()
-	c := newConn(s, nc)
-	c.serve()
+	s.c.accepted.Add(1)
+	s.c.open.Add(1)
+	defer s.c.open.Add(-1)
+	newConn(s, nc).serve()
 }
 
 // Close stops listening, closes all connections (interrupting injected delays
 // and stalls) and waits for every goroutine the server started, including a
 // running Serve, to return. It returns the listener's close error, if any.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.wg.Wait()
-		return nil
-	}
-	s.closed = true
-	close(s.done)
-	ln := s.ln
-	for nc := range s.conns {
-		nc.Close()
-	}
-	s.mu.Unlock()
-	var err error
-	if ln != nil {
-		err = ln.Close()
-	}
-	s.wg.Wait()
+	err := s.ls.Close()
+	s.ls.Wait()
 	s.clock.Close()
 	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/run/runtest"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
 
@@ -36,21 +37,8 @@ type testProxy struct {
 
 func startProxy(t *testing.T, auth string) *testProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &testProxy{addr: ln.Addr().String(), auth: auth, targets: map[string]bool{}, headers: map[string]bool{}}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.serve(c)
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+	p := &testProxy{auth: auth, targets: map[string]bool{}, headers: map[string]bool{}}
+	p.addr = testnet.Serve(t, "127.0.0.1:0", p.serve)
 	return p
 }
 
@@ -63,8 +51,8 @@ func (p *testProxy) note(target, header string) {
 	p.mu.Unlock()
 }
 
+// serve serves one client connection (testnet closes it).
 func (p *testProxy) serve(c net.Conn) {
-	defer c.Close()
 	br := bufio.NewReader(c)
 	for {
 		r, err := http.ReadRequest(br)
@@ -191,34 +179,20 @@ func TestProxyRefused(t *testing.T) {
 // A proxy that answers CONNECT with header lines without end: each connect fails as "proxy
 // connect failed" once the head passes 64 KiB, long before the connect timeout.
 func TestProxyEndlessHead(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	var sent atomic.Int64
-	go func() {
+	addr := testnet.Serve(t, "127.0.0.1:0", func(c net.Conn) {
+		bufio.NewReader(c).ReadString('\n')
+		line := []byte("X-Flood: " + strings.Repeat("f", 100) + "\r\n")
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n")
 		for {
-			c, err := ln.Accept()
+			n, err := c.Write(line)
+			sent.Add(int64(n))
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				bufio.NewReader(c).ReadString('\n')
-				line := []byte("X-Flood: " + strings.Repeat("f", 100) + "\r\n")
-				io.WriteString(c, "HTTP/1.1 200 Connection established\r\n")
-				for {
-					n, err := c.Write(line)
-					sent.Add(int64(n))
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	p := proxyPlan(t, "https://127.0.0.1:1/", "http://"+ln.Addr().String())
+	})
+	p := proxyPlan(t, "https://127.0.0.1:1/", "http://"+addr)
 	p.Requests, p.Connections, p.ConnectTimeout = 6, 2, 10*time.Second
 	start := time.Now()
 	res := runtest.Run(t, p)

@@ -16,16 +16,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/llmserve/llmservetest"
-
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hail-loadgen/hail/internal/llmload"
 	"github.com/hail-loadgen/hail/internal/llmserve"
+	"github.com/hail-loadgen/hail/internal/llmserve/llmservetest"
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/result"
 )
 
@@ -39,13 +39,7 @@ func startMock(t *testing.T, cfg llmserve.Config) (*llmserve.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
-	return srv, addr.String()
+	return srv, testnet.Start(t, srv).String()
 }
 
 // mockLine is one request of the mock's log: Unix ns, tokens sent.

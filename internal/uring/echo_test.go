@@ -7,68 +7,34 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hail-loadgen/hail/internal/testnet"
 )
 
 // startEchoServer runs a std-net echo server on 127.0.0.1:0 until cleanup.
 func startEchoServer(t *testing.T) netip.AddrPort {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return netip.MustParseAddrPort(testnet.Serve(t, "127.0.0.1:0", func(c net.Conn) {
+		// A plain loop, not io.Copy: TCP-to-TCP io.Copy splices
+		// through cached pipes, which would muddle fd counting.
+		buf := make([]byte, 4096)
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
+			if n > 0 {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// A plain loop, not io.Copy: TCP-to-TCP io.Copy splices
-				// through cached pipes, which would muddle fd counting.
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							break
-						}
-					}
-					if err != nil {
-						break
-					}
-				}
-				c.Close()
-			}()
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return netip.MustParseAddrPort(ln.Addr().String())
+	}))
 }
 
 // sockaddr4 writes ap as a raw sockaddr_in into arena memory, where it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"github.com/hail-loadgen/hail/internal/testtier"
 	"io"
 	"log"
 	"net"
@@ -24,17 +23,10 @@ import (
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/testnet"
+	"github.com/hail-loadgen/hail/internal/testtier"
 	"github.com/hail-loadgen/hail/result"
 )
-
-func listen(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln
-}
 
 func h2plan(t *testing.T, rawURL string) *plan.Plan {
 	t.Helper()
@@ -68,7 +60,7 @@ func checkAll(t *testing.T, res *result.Result, n int64) {
 // is counted once by the server and the report, and arrived as HTTP/2.
 func TestH2C(t *testing.T) {
 	t.Parallel()
-	s := servetest.StartH2(t, listen(t), nil, nil)
+	s := servetest.StartH2(t, testnet.Listen(t), nil, nil)
 	p := h2plan(t, s.URL+"/")
 	res := runtest.Run(t, p)
 	checkAll(t, res, 2000)
@@ -88,7 +80,7 @@ func TestH2C(t *testing.T) {
 // matter the streams; latency counts from the intended time.
 func TestH2OpenModel(t *testing.T) {
 	t.Parallel()
-	s := servetest.StartH2(t, listen(t), nil, nil)
+	s := servetest.StartH2(t, testnet.Listen(t), nil, nil)
 	p := h2plan(t, s.URL+"/?delay=2ms")
 	p.Requests, p.Rate, p.Connections, p.Streams = 300, 600, 2, 4
 	res := runtest.Run(t, p)
@@ -111,7 +103,7 @@ func TestH2OpenModel(t *testing.T) {
 func TestH2TLSResumption(t *testing.T) {
 	t.Parallel()
 	k := certtest.New(t, "hail test CA")
-	s := servetest.StartH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}}, nil)
+	s := servetest.StartH2(t, testnet.Listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}}, nil)
 	p := h2plan(t, s.URL+"/")
 	p.CACert = k.CAFile
 	res := runtest.Run(t, p)
@@ -134,7 +126,7 @@ func TestH2TLSResumption(t *testing.T) {
 func TestH2NotNegotiated(t *testing.T) {
 	t.Parallel()
 	k := certtest.New(t, "hail test CA")
-	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, NextProtos: []string{"http/1.1"}})
+	ln := tls.NewListener(testnet.Listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, NextProtos: []string{"http/1.1"}})
 	srv := &http.Server{Handler: h3serve.Handler(), ErrorLog: quietLog()}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -154,7 +146,7 @@ func TestH2NotNegotiated(t *testing.T) {
 func TestH2ClientCert(t *testing.T) {
 	t.Parallel()
 	k := certtest.New(t, "hail test CA")
-	s := servetest.StartH2(t, listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, ClientCAs: k.Pool,
+	s := servetest.StartH2(t, testnet.Listen(t), &tls.Config{Certificates: []tls.Certificate{k.Server}, ClientCAs: k.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert}, nil)
 	cert, key := certtest.ClientCert(t, &k.CA)
 	p := h2plan(t, s.URL+"/")
@@ -183,7 +175,7 @@ func TestH2StreamReset(t *testing.T) {
 		}
 		h3serve.Handler().ServeHTTP(w, r)
 	})
-	s := servetest.StartH2(t, listen(t), nil, h)
+	s := servetest.StartH2(t, testnet.Listen(t), nil, h)
 	p := h2plan(t, s.URL+"/")
 	p.Requests, p.Connections, p.Streams = 100, 1, 1
 	res := runtest.Run(t, p)
@@ -219,7 +211,7 @@ func TestH2RedirectAndBody(t *testing.T) {
 		http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect)
 	})
 	mux.Handle("/", h3serve.Handler())
-	s := servetest.StartH2(t, listen(t), nil, mux)
+	s := servetest.StartH2(t, testnet.Listen(t), nil, mux)
 	p := h2plan(t, s.URL+"/old")
 	p.Method, p.Bodies, p.Requests = "POST", [][]byte{[]byte("0123456789ab")}, 100
 	res := runtest.Run(t, p)
@@ -233,7 +225,7 @@ func TestH2RedirectAndBody(t *testing.T) {
 // the connection carries on.
 func TestH2Timeout(t *testing.T) {
 	t.Parallel()
-	s := servetest.StartH2(t, listen(t), nil, nil)
+	s := servetest.StartH2(t, testnet.Listen(t), nil, nil)
 	p := h2plan(t, s.URL+"/?delay=400ms")
 	p.Requests, p.Connections, p.Streams, p.Timeout = 8, 1, 4, 50*time.Millisecond
 	res := runtest.Run(t, p)
@@ -260,7 +252,7 @@ func TestH2BodyVariants(t *testing.T) {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string]int{}
-			s := servetest.StartH2(t, listen(t), nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := servetest.StartH2(t, testnet.Listen(t), nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				b, _ := io.ReadAll(r.Body)
 				mu.Lock()
 				seen[string(b)]++

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/result"
 )
 
@@ -22,41 +22,13 @@ import (
 // after the client's preface, and returns the base URL.
 func hostileH2(t *testing.T, behave func(fr *http2.Framer, c net.Conn)) string {
 	t.Helper()
-	ln := listen(t)
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+	return "http://" + testnet.Serve(t, "127.0.0.1:0", func(c net.Conn) {
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil {
+			return
 		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				preface := make([]byte, len(http2.ClientPreface))
-				if _, err := io.ReadFull(c, preface); err != nil {
-					return
-				}
-				behave(http2.NewFramer(c, c), c)
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/"
+		behave(http2.NewFramer(c, c), c)
+	}) + "/"
 }
 
 // drain reads the client's frames until the connection ends, acknowledging its SETTINGS.

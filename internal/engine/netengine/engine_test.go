@@ -21,6 +21,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/result"
 )
 
@@ -86,21 +87,8 @@ func TestTLS(t *testing.T) {
 func TestManyConnections(t *testing.T) {
 	t.Parallel()
 	const conns = 600
-	var arrived, served atomic.Int64
-	all := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if arrived.Add(1) == conns {
-			close(all)
-		}
-		select {
-		case <-all:
-		case <-time.After(20 * time.Second):
-		}
-		served.Add(1)
-		w.Write([]byte("ok"))
-	}))
-	t.Cleanup(srv.Close)
-	p := newPlan(t, srv.URL+"/")
+	base, served := testnet.Gate(t, conns, "ok")
+	p := newPlan(t, base+"/")
 	p.Requests, p.Connections = 2000, conns
 	res := runNet(t, p)
 	if c := res.Hail.Counts; c.Connects != conns || c.Responses != 2000 || served.Load() != 2000 {

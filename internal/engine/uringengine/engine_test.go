@@ -29,6 +29,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/internal/testtier"
 	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/uring"
@@ -45,12 +46,7 @@ func needURing(t testing.TB) {
 func startServe(t testing.TB, addr string) (*serve.Server, string) {
 	t.Helper()
 	s := serve.New(serve.Config{Addr: addr})
-	a, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Close() })
+	a := testnet.Start(t, s)
 	if a.Network() == "unix" {
 		return s, "http://localhost/"
 	}
@@ -273,46 +269,26 @@ func TestKeepAliveOffAndHTTP10(t *testing.T) {
 // request head it read, then closes it when closeAfter says so.
 func rawServer(t testing.TB, resp func(head string) (string, bool)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return "http://" + testnet.Serve(t, "127.0.0.1:0", func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			var head strings.Builder
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				head.WriteString(line)
+				if line == "\r\n" {
+					break
+				}
+			}
+			out, closeAfter := resp(head.String())
+			if _, err := io.WriteString(c, out); err != nil || closeAfter {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					var head strings.Builder
-					for {
-						line, err := br.ReadString('\n')
-						if err != nil {
-							return
-						}
-						head.WriteString(line)
-						if line == "\r\n" {
-							break
-						}
-					}
-					out, closeAfter := resp(head.String())
-					if _, err := io.WriteString(c, out); err != nil || closeAfter {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return "http://" + ln.Addr().String() + "/"
+	}) + "/"
 }
 
 // An HTTP/1.0 response without Content-Length ends at EOF (Parser.EOF on a
@@ -413,22 +389,9 @@ func TestManyConnections(t *testing.T) {
 		t.Skipf("RLIMIT_NOFILE %d is too low for 2000 connections and their server side", lim.Cur)
 	}
 	const conns = 2000
-	var arrived, served atomic.Int64
-	all := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if arrived.Add(1) == conns {
-			close(all)
-		}
-		select {
-		case <-all:
-		case <-time.After(20 * time.Second):
-		}
-		served.Add(1)
-		w.Write([]byte("hello world\n"))
-	}))
-	t.Cleanup(srv.Close)
+	base, served := testnet.Gate(t, conns, "hello world\n")
 	start := time.Now()
-	r := runJob(t, jobOpts{url: srv.URL + "/", n: 6000, c: conns})
+	r := runJob(t, jobOpts{url: base + "/", n: 6000, c: conns})
 	want200(t, r, 6000, 12)
 	if r.t.Connects != conns {
 		t.Errorf("connects = %d, want %d", r.t.Connects, conns)
@@ -594,57 +557,38 @@ func TestExplainSetup(t *testing.T) {
 func fakeVMM(t *testing.T, target string) (path string, handshakes *atomic.Int64) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "v.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	handshakes = new(atomic.Int64)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				line, err := bufio.NewReader(io.LimitReader(c, 64)).ReadString('\n')
-				if err != nil {
-					return
-				}
-				switch line {
-				case "CONNECT 9\n":
-					return
-				case "CONNECT 5\n":
-					io.Copy(io.Discard, c) // never answers
-					return
-				case "CONNECT 7\n":
-					io.WriteString(c, "ERR 42\n")
-					return
-				case "CONNECT 8080\n":
-				default:
-					t.Errorf("VMM read %q", line)
-					return
-				}
-				handshakes.Add(1)
-				io.WriteString(c, "OK 10")
-				time.Sleep(time.Millisecond)
-				io.WriteString(c, "73741824\n")
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
-				io.Copy(c, up)
-			}()
+	testnet.Serve(t, "unix:"+path, func(c net.Conn) {
+		line, err := bufio.NewReader(io.LimitReader(c, 64)).ReadString('\n')
+		if err != nil {
+			return
 		}
-	}()
+		switch line {
+		case "CONNECT 9\n":
+			return
+		case "CONNECT 5\n":
+			io.Copy(io.Discard, c) // never answers
+			return
+		case "CONNECT 7\n":
+			io.WriteString(c, "ERR 42\n")
+			return
+		case "CONNECT 8080\n":
+		default:
+			t.Errorf("VMM read %q", line)
+			return
+		}
+		handshakes.Add(1)
+		io.WriteString(c, "OK 10")
+		time.Sleep(time.Millisecond)
+		io.WriteString(c, "73741824\n")
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		go func() { io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
+		io.Copy(c, up)
+	})
 	return path, handshakes
 }
 

@@ -19,8 +19,9 @@ type Request struct {
 	Kernel bool
 	// Outcome is how the request ended ("complete", "client_gone", …).
 	Outcome string
-	// Tokens is the tokens sent; Prompt the prompt's tokens.
-	Tokens, Prompt int
+	// Tokens is the tokens sent; Prompt the prompt's tokens; MaxTokens
+	// the request's max_tokens.
+	Tokens, Prompt, MaxTokens int
 }
 
 // ReadLog reads the log at path by its header's column names, failing tb
@@ -51,7 +52,7 @@ func ReadLog(tb testing.TB, path string) []Request {
 	for _, row := range rows[1:] {
 		out = append(out, Request{Arrival: num(row, "arrival_ns"), Admit: num(row, "admit_ns"), First: num(row, "first_token_ns"),
 			End: num(row, "end_ns"), Kernel: row[col["arrival_clock"]] == "kernel", Outcome: row[col["outcome"]],
-			Tokens: int(num(row, "tokens_sent")), Prompt: int(num(row, "prompt_tokens"))})
+			Tokens: int(num(row, "tokens_sent")), Prompt: int(num(row, "prompt_tokens")), MaxTokens: int(num(row, "max_tokens"))})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/h3serve"
 	"github.com/hail-loadgen/hail/internal/serve"
+	"github.com/hail-loadgen/hail/internal/testnet"
 )
 
 // Start serves serve.Config{Addr: "127.0.0.1:0"} until tb ends and returns its base URL
@@ -17,13 +18,7 @@ import (
 func Start(tb testing.TB) (string, *serve.Server) {
 	tb.Helper()
 	s := serve.New(serve.Config{Addr: "127.0.0.1:0"})
-	a, err := s.Listen()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go s.Serve()
-	tb.Cleanup(func() { s.Close() })
-	return "http://" + a.String(), s
+	return "http://" + testnet.Start(tb, s).String(), s
 }
 
 // StartH3 serves HTTP/3 with cfg (its Addr replaced by a free loopback UDP port) until tb ends,
@@ -33,12 +28,7 @@ func StartH3(tb testing.TB, cfg h3serve.Config) (*h3serve.Server, string, string
 	tb.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	s := h3serve.New(cfg)
-	a, err := s.Listen()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go s.Serve()
-	tb.Cleanup(func() { s.Close() })
+	a := testnet.Start(tb, s)
 	ca := filepath.Join(tb.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, s.CertPEM(), 0o600); err != nil {
 		tb.Fatal(err)
