@@ -21,13 +21,10 @@
 //
 // Result is the JSON report the command writes, as Go values with times as
 // time.Duration; WriteJSON and ReadJSON (and encoding/json) write and read
-// the command's files byte for byte. Most of its parts (Counts,
+// the command's files byte for byte. Result and all its parts (Counts,
 // Histograms, Verdict, ThresholdResult, Generator, TargetUse, Merged, …)
 // are declared once, in package result, and named here by aliases;
-// internal/report builds, merges and renders those same types. Result
-// alone is this package's own (internal/report's, with methods of its
-// own, has the same fields): one converts to the other with a Go
-// conversion, so the compiler keeps them identical.
+// internal/report builds, merges and renders those same types.
 //
 // hailtest starts the built-in target in a test, with its faults and its
 // own counts, and asserts a run's counts against the server's.
@@ -43,6 +40,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/target"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Run carries out p and returns its Result.
@@ -132,7 +130,7 @@ func (j *job) run(ctx context.Context, o options) (*Result, error) {
 		ro.Observe = func(c *stats.Collector) { coll = c }
 		ro.Progress = func(stats.Snapshot) { o.progress(progressOf(coll, steps, lat)) }
 	}
-	var setup *report.Phase
+	var setup *result.Phase
 	var targets *runner.Targets
 	if j.sc != nil {
 		// One dialer per origin for the setup, the load and the teardown.
@@ -162,17 +160,16 @@ func (j *job) run(ctx context.Context, o options) (*Result, error) {
 	}
 	if j.grpcName != "" {
 		if res.Hail.GRPC == nil {
-			res.Hail.GRPC = &report.GRPC{}
+			res.Hail.GRPC = &result.GRPCStats{}
 		}
 		res.Hail.GRPC.Call, res.Hail.GRPC.Kind = j.grpcName, j.grpcKind
 	}
-	out := fromReport(res)
-	return out, j.outcome(res, out, failed)
+	return res, j.outcome(res, failed)
 }
 
 // setup runs a scenario's setup; when a step fails, the teardown cleans
 // up what it made and the error says which step and why.
-func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, error) {
+func (j *job) setup(ctx context.Context, t *runner.Targets) (*result.Phase, error) {
 	if len(j.sc.Setup) == 0 {
 		return nil, nil
 	}
@@ -191,7 +188,7 @@ func (j *job) setup(ctx context.Context, t *runner.Targets) (*report.Phase, erro
 
 // teardown runs a scenario's teardown: after a cancelled load too, to
 // clean up; a cancellation during it stops it (unless the load's was).
-func (j *job) teardown(ctx context.Context, t *runner.Targets) *report.Phase {
+func (j *job) teardown(ctx context.Context, t *runner.Targets) *result.Phase {
 	if len(j.sc.Teardown) == 0 {
 		return nil
 	}
@@ -201,7 +198,7 @@ func (j *job) teardown(ctx context.Context, t *runner.Targets) *report.Phase {
 	}
 	ph, err := runner.Teardown(ctx, j.sc, t, runner.PhaseOptions{Interrupt: interrupt})
 	if err != nil && ph == nil {
-		ph = &report.Phase{Failed: "the teardown could not run: " + err.Error()}
+		ph = &result.Phase{Failed: "the teardown could not run: " + err.Error()}
 	}
 	return ph
 }
@@ -216,21 +213,21 @@ func (j *job) startError(err error) error {
 }
 
 // outcome is how a finished run went, as Run's error.
-func (j *job) outcome(res *report.Result, out *Result, failed int) error {
+func (j *job) outcome(res *Result, failed int) error {
 	c := res.Hail.Counts
-	if why := res.Failure(); why != "" {
+	if why := report.Failure(res); why != "" {
 		if c.Sent == 0 && c.NotSent > 0 {
 			addr := j.plan.URL.Host
 			if j.plan.UnixSocket != "" {
 				addr = j.plan.UnixSocket
 			}
-			return &UnreachableError{Addr: addr, NotSent: c.NotSent, Errors: out.ErrorDistribution, Reason: why}
+			return &UnreachableError{Addr: addr, NotSent: c.NotSent, Errors: res.ErrorDistribution, Reason: why}
 		}
 		return &NoSuccessError{Reason: why}
 	}
 	if failed > 0 || res.Hail.StoppedBy != "" {
-		e := &ThresholdError{Total: len(out.Hail.Thresholds), StoppedBy: res.Hail.StoppedBy}
-		for _, t := range out.Hail.Thresholds {
+		e := &ThresholdError{Total: len(res.Hail.Thresholds), StoppedBy: res.Hail.StoppedBy}
+		for _, t := range res.Hail.Thresholds {
 			if !t.Pass {
 				e.Failed = append(e.Failed, t)
 			}

@@ -6,6 +6,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // Progress is a run so far, as the command's live view shows it: the
@@ -68,7 +69,7 @@ func progressOf(c *stats.Collector, steps []string, lat *hdr.Histogram) Progress
 		p.BodyBytes, p.WireBytes, p.SentBytes = t.BodyBytes, t.WireBytes, t.SentBytes
 		for code, n := range t.Status {
 			if n > 0 {
-				p.Status[stats.StatusName(code)] = n
+				p.Status[status.Name(code)] = n
 			}
 		}
 		for k, n := range t.Errors {

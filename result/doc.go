@@ -1,6 +1,7 @@
-// Package result holds the types of hail's JSON result document (hail -j,
-// hail run -o result.json, hail merge) that internal/report builds, merges
-// and renders and that package hail returns, declared once for both:
+// Package result holds hail's JSON result document (hail -j, hail run -o
+// result.json, hail merge): the Result that internal/report builds, merges
+// and renders and that package hail returns, and every type in it,
+// declared once:
 //
 //   - oha's Summary, Metrics (LatencyMetrics), latency Percentiles and
 //     connection Details (MinAvgMax);
@@ -19,20 +20,17 @@
 //   - the stream and LLM blocks (Stream, LLM with its vLLM keys and
 //     objectives, their TimeDist and Dist distributions and histograms).
 //
-// Package hail names every type here by an alias (hail.Counts is
-// result.Counts), so either name serves.
+// Package hail names Result and every type here by an alias (hail.Counts
+// is result.Counts), so either name serves.
 //
 // Their JSON keys are the document's, in their tags. Every time is a
 // time.Duration: under a *_ns key it is written as integer nanoseconds (as
 // encoding/json writes a Duration); a key the document holds in float
 // seconds, milliseconds or microseconds has a unit tag (unit:"s",
-// unit:"ms", unit:"us"), and the document's writer and reader
-// (hail.WriteJSON, hail.ReadJSON, the command) write and read it in that
-// unit. Encoded alone with encoding/json, a value of these types writes
-// its times in nanoseconds.
-//
-// The document's remaining part, the Result around them, is still
-// declared twice, in package hail and in internal/report (whose Result
-// has methods of its own), with the same fields: a Go conversion turns
-// one into the other.
+// unit:"ms", unit:"us"), and the document's writer and reader (WriteJSON
+// and ReadJSON here, which Result's MarshalJSON and UnmarshalJSON call, so
+// encoding/json writes a Result as the command does; through
+// internal/wire) write and read it in that unit. Encoded alone with
+// encoding/json, a value of the other types writes its times in
+// nanoseconds.
 package result

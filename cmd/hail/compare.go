@@ -11,6 +11,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/result"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -70,7 +71,7 @@ open connections are shown, not judged better or worse.`,
 			if raw && len(rules) == 0 {
 				return fmt.Errorf("--fail-on-raw: it decides --fail-on's rules on the raw change: give --fail-on too")
 			}
-			var sides [][]*report.Result
+			var sides [][]*result.Result
 			var names [][]string
 			sideLabels := make([]string, len(args))
 			for i, arg := range args {
@@ -157,7 +158,7 @@ func baselineIndex(ref string, labels []string) (int, error) {
 // judgeable refuses --fail-on where a side and the baseline have one run
 // each, unless raw: one run per side has no spread to tell a regression
 // from noise.
-func judgeable(c *report.Comparison, sides [][]*report.Result, raw bool) error {
+func judgeable(c *report.Comparison, sides [][]*result.Result, raw bool) error {
 	if raw {
 		return nil
 	}
@@ -191,14 +192,14 @@ func failedChecks(checks []report.ChangeCheck) error {
 // readSide reads the comma-separated results of one side, and its label
 // when the argument is NAME=FILE[,FILE…] ("" when it has none; a file
 // whose name holds "=" is taken as a file).
-func readSide(arg string) (string, []*report.Result, []string, error) {
+func readSide(arg string) (string, []*result.Result, []string, error) {
 	label := ""
 	if name, rest, ok := strings.Cut(arg, "="); ok && strings.TrimSpace(name) != "" {
 		if _, err := os.Stat(strings.Split(arg, ",")[0]); err != nil {
 			label, arg = strings.TrimSpace(name), rest
 		}
 	}
-	var rs []*report.Result
+	var rs []*result.Result
 	var names []string
 	for _, p := range strings.Split(arg, ",") {
 		p = strings.TrimSpace(p)

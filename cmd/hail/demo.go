@@ -20,6 +20,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/target"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // hail demo is the showcase: the same stalling target loaded twice, once
@@ -49,7 +50,7 @@ type demoRun struct {
 	name string  // "closed model"
 	flag string  // what the run adds to -c: "" or "-q 1000"
 	rate float64 // 0 for the closed model
-	res  *report.Result
+	res  *result.Result
 	slow int64 // sent requests slower than half the stall
 }
 
@@ -128,7 +129,7 @@ func runDemo(c demoConfig) error {
 // demoOne runs r against a server of its own (its stall starts with the
 // run's first request), with the live view on a terminal, else a line
 // saying what runs and a progress line on a terminal stderr.
-func demoOne(c demoConfig, r *demoRun, i, n int, tty bool, interrupt chan struct{}, stop func(), out *output) (*report.Result, error) {
+func demoOne(c demoConfig, r *demoRun, i, n int, tty bool, interrupt chan struct{}, stop func(), out *output) (*result.Result, error) {
 	addr, pid, stopServer, err := startServeChild()
 	if err != nil {
 		return nil, fmt.Errorf("demo: cannot start the built-in server: %v", err)
@@ -170,7 +171,7 @@ func demoOne(c demoConfig, r *demoRun, i, n int, tty bool, interrupt chan struct
 
 // slowerThan counts the sent requests of res that took d or longer,
 // responses and failures alike, from the run's HdrHistograms.
-func slowerThan(res *report.Result, d time.Duration) int64 {
+func slowerThan(res *result.Result, d time.Duration) int64 {
 	var n int64
 	h := res.Hail.Histograms
 	for _, enc := range []string{h.LatencyOK, h.LatencyBad, h.Failed} {

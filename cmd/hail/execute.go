@@ -8,17 +8,17 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/tui"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // execute runs p for the load and run commands: with the live view when
 // stdout is a terminal (else a progress line on a terminal stderr), with
 // the results features wired in, and returns the Result with every traced
 // request written. The caller writes the report.
-func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *resultsRun, opts run.Options, scen *tui.Scenario) (*report.Result, error) {
+func execute(p *plan.Plan, f *outputFlags, stop func(), out *output, results *resultsRun, opts run.Options, scen *tui.Scenario) (*result.Result, error) {
 	var live *liveView
 	if wantTUI(f) {
 		var steps []string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // grpcFlags are hail grpc's flags: ghz's names where ghz has the flag,
@@ -156,7 +157,7 @@ func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
 	}
 	release() // the output phase (signals.go)
 	if res.Hail.GRPC == nil {
-		res.Hail.GRPC = &report.GRPC{}
+		res.Hail.GRPC = &result.GRPCStats{}
 	}
 	res.Hail.GRPC.Call, res.Hail.GRPC.Kind = g.Method.Name(), g.Method.Kind()
 	if err := writeReport(out, res, afterRun(f.format), report.TextOptions{Unit: f.unit, Color: color}); err != nil {

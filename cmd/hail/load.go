@@ -17,6 +17,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/reqgen"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // loadFlags are oha's flags (same names, meanings and defaults where
@@ -229,13 +230,13 @@ func writeCompletions(root *cobra.Command, shell string) error {
 	return fmt.Errorf("--completions %q: hail completes bash, zsh, fish and powershell", shell)
 }
 
-func writeReport(w io.Writer, res *report.Result, format string, to report.TextOptions) error {
+func writeReport(w io.Writer, res *result.Result, format string, to report.TextOptions) error {
 	if ok, err := writeRendered(w, res, format); ok {
 		return err
 	}
 	switch format {
 	case "json":
-		return report.WriteJSON(w, res)
+		return result.WriteJSON(w, res)
 	case "vllm":
 		return report.WriteVLLM(w, res)
 	case "csv":

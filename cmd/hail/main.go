@@ -27,6 +27,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // exitError carries an exit code other than 1.
@@ -44,8 +45,8 @@ const exitNoSuccess = 3
 
 // noSuccess is the exit error of a finished run in which no request
 // succeeded (its report is written already), or nil.
-func noSuccess(res *report.Result) error {
-	if f := res.Failure(); f != "" {
+func noSuccess(res *result.Result) error {
+	if f := report.Failure(res); f != "" {
 		return &exitError{code: exitNoSuccess, msg: "no request succeeded: " + f}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -40,7 +41,7 @@ See docs/distributed.md.`,
 			if err != nil {
 				return err
 			}
-			var rs []*report.Result
+			var rs []*result.Result
 			for _, p := range args {
 				r, err := readResult(p)
 				if err != nil {
@@ -109,7 +110,7 @@ func parseFailed(vals []string) (map[int]string, error) {
 
 // mergeSummary is the line hail merge prints when it writes to a file, so
 // a log (a Kubernetes merge Job's) shows what was merged.
-func mergeSummary(r *report.Result, path string) string {
+func mergeSummary(r *result.Result, path string) string {
 	m, c := r.Hail.Merged, r.Hail.Counts
 	d := func(s float64) time.Duration { return time.Duration(s * 1e9).Round(time.Microsecond) }
 	plural := "s"

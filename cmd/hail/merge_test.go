@@ -17,10 +17,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
-func readResultFile(t *testing.T, path string) *report.Result {
+func readResultFile(t *testing.T, path string) *result.Result {
 	t.Helper()
 	r, err := readResult(path)
 	if err != nil {

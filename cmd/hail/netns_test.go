@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/serve"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // The network-namespace helper: the test binary runs itself in a fresh network namespace (which
@@ -136,7 +136,7 @@ func TestEphemeralPortsExhausted(t *testing.T) {
 				}
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var r report.Result
+			var r result.Result
 			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 				t.Fatalf("the report is not JSON: %v\n%s", err, stdout)
 			}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/grpcserve"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // hail run with steps on two targets, REST and gRPC: --target points the
@@ -57,7 +57,7 @@ steps:
 			continue
 		}
 		results = append(results, out)
-		var res report.Result
+		var res result.Result
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ steps:
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(merged)
-	var res report.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

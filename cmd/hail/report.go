@@ -21,6 +21,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/target"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // reportFormats are the formats hail report renders a saved result in.
@@ -73,13 +74,13 @@ page with charts that opens offline).`,
 }
 
 // readResult reads a saved JSON result, with errors naming the file.
-func readResult(path string) (*report.Result, error) {
+func readResult(path string) (*result.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, unwrapPathErr(err))
 	}
 	defer f.Close()
-	res, err := report.ReadJSON(f)
+	res, err := result.ReadJSON(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
@@ -88,7 +89,7 @@ func readResult(path string) (*report.Result, error) {
 
 // writeRendered writes res in one of the formats the results toolkit adds.
 // It reports whether format was one of them.
-func writeRendered(w io.Writer, res *report.Result, format string) (bool, error) {
+func writeRendered(w io.Writer, res *result.Result, format string) (bool, error) {
 	switch format {
 	case "csv-seconds":
 		return true, report.WriteCSV(w, res)
@@ -266,7 +267,7 @@ func (rr *resultsRun) wire(o *run.Options) {
 
 // finish completes the results features after a run: every traced request
 // is written and the SQLite file closed cleanly.
-func (rr *resultsRun) finish(res *report.Result) error {
+func (rr *resultsRun) finish(res *result.Result) error {
 	if rr.writer != nil {
 		m := rr.meta
 		m.Start = res.Hail.Start
@@ -284,7 +285,7 @@ func (rr *resultsRun) finish(res *report.Result) error {
 
 // latencySummary is the request log's summary of res's latency: the
 // responses' (oha's) and every sent request's.
-func latencySummary(res *report.Result) []reqlog.Latency {
+func latencySummary(res *result.Result) []reqlog.Latency {
 	ns := func(s float64, none bool) int64 {
 		if none {
 			return -1

@@ -21,6 +21,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/tui"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // runFlags are hail run's flags: a scenario file's values, overridden.
@@ -284,9 +285,9 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 // signal stops the setup (the run of its step in flight aborted): that is
 // no error, the load then stops as it starts and the report shows the
 // setup as interrupted (the signal table, signals.go).
-func runSetup(sc *scenario.Scenario, t *runner.Targets) (*report.Phase, error) {
+func runSetup(sc *scenario.Scenario, t *runner.Targets) (*result.Phase, error) {
 	ctx := setupContext()
-	setup, err := runPhase(len(sc.Setup), func(o runner.PhaseOptions) (*report.Phase, error) {
+	setup, err := runPhase(len(sc.Setup), func(o runner.PhaseOptions) (*result.Phase, error) {
 		o.Interrupt = ctx.Done()
 		return runner.Setup(ctx, sc, t, o)
 	})
@@ -296,7 +297,7 @@ func runSetup(sc *scenario.Scenario, t *runner.Targets) (*report.Phase, error) {
 	if err != nil {
 		if _, failed := err.(*runner.PhaseError); failed && len(sc.Teardown) > 0 {
 			interrupt, end := teardownSignals()
-			td, _ := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
+			td, _ := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*result.Phase, error) {
 				o.Interrupt = interrupt
 				return runner.Teardown(context.Background(), sc, t, o)
 			})
@@ -315,10 +316,10 @@ func runSetup(sc *scenario.Scenario, t *runner.Targets) (*report.Phase, error) {
 // stops it, the run of its step in flight aborted, and the report is
 // written (the signal table, signals.go). A teardown that could not run
 // is said on stderr.
-func runTeardown(sc *scenario.Scenario, t *runner.Targets) *report.Phase {
+func runTeardown(sc *scenario.Scenario, t *runner.Targets) *result.Phase {
 	interrupt, end := teardownSignals()
 	defer end()
-	teardown, err := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*report.Phase, error) {
+	teardown, err := runPhase(len(sc.Teardown), func(o runner.PhaseOptions) (*result.Phase, error) {
 		o.Interrupt = interrupt
 		return runner.Teardown(context.Background(), sc, t, o)
 	})
@@ -351,7 +352,7 @@ func scenarioConfig(sc *scenario.Scenario, p *plan.Plan, workload *run.Workload)
 // scenarioExit is how a reported scenario run ends: exit 3 when no
 // request succeeded, 2 when it stopped early or when failed of its
 // thresholds failed (each named with what it measured), else success.
-func scenarioExit(res *report.Result, failed int) error {
+func scenarioExit(res *result.Result, failed int) error {
 	if err := noSuccess(res); err != nil {
 		return err
 	}
@@ -416,7 +417,7 @@ func originProtocol(o *scenario.Origin) string {
 
 // runPhase runs a scenario's setup or teardown (f), showing its progress
 // on stderr (phaseProgress).
-func runPhase(steps int, f func(runner.PhaseOptions) (*report.Phase, error)) (*report.Phase, error) {
+func runPhase(steps int, f func(runner.PhaseOptions) (*result.Phase, error)) (*result.Phase, error) {
 	if steps == 0 {
 		return nil, nil
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // exitInterruptedShard is the exit status of a shard (--shard) whose run
@@ -16,7 +16,7 @@ const exitInterruptedShard = 4
 
 // shardExit is how a run ends when it was a shard: exitInterruptedShard
 // when it was interrupted, else nothing to say.
-func shardExit(r *resultFlags, res *report.Result) error {
+func shardExit(r *resultFlags, res *result.Result) error {
 	if r.shard == "" || !res.Hail.Interrupted {
 		return nil
 	}
@@ -27,7 +27,7 @@ func shardExit(r *resultFlags, res *report.Result) error {
 // runExit is how a finished load or gRPC run ends: a shard that was
 // interrupted first (exitInterruptedShard: its scheduler must count it as
 // not completed), then a run in which no request succeeded (exit 3).
-func runExit(r *resultFlags, res *report.Result) error {
+func runExit(r *resultFlags, res *result.Result) error {
 	if err := shardExit(r, res); err != nil {
 		return err
 	}

@@ -174,9 +174,9 @@ func (h *hailProc) signal(sig syscall.Signal) {
 	h.cmd.Process.Signal(sig)
 }
 
-// result reads a complete JSON result at path and fails the test if it is
+// resultMap reads a complete JSON result at path and fails the test if it is
 // not one, or if any temporary file is left in its directory.
-func result(t *testing.T, path string) map[string]any {
+func resultMap(t *testing.T, path string) map[string]any {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -233,7 +233,7 @@ func TestSignalPhases(t *testing.T) {
 			if code := h.exit(t, 5*time.Second); code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
 			}
-			r := result(t, out)
+			r := resultMap(t, out)
 			if f := field(r, "hail", "setup", "failed"); f != "s: interrupted" || field(r, "hail", "interrupted") != true || a.count("/load") != 0 {
 				t.Errorf("setup.failed %v, interrupted %v, %d load requests arrived", f, field(r, "hail", "interrupted"), a.count("/load"))
 			}
@@ -289,7 +289,7 @@ func TestSignalPhases(t *testing.T) {
 			if code := h.exit(t, 5*time.Second); code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
 			}
-			r := result(t, out)
+			r := resultMap(t, out)
 			if field(r, "hail", "interrupted") != true {
 				t.Errorf("interrupted %v", field(r, "hail", "interrupted"))
 			}
@@ -336,7 +336,7 @@ func TestSignalPhases(t *testing.T) {
 		if code := h.exit(t, 5*time.Second); code != 0 {
 			t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
 		}
-		if r := result(t, out); field(r, "errorDistribution", "aborted due to deadline") == nil {
+		if r := resultMap(t, out); field(r, "errorDistribution", "aborted due to deadline") == nil {
 			t.Errorf("errors %v: want the held request aborted", field(r, "errorDistribution"))
 		}
 	})
@@ -395,7 +395,7 @@ func TestSignalPhases(t *testing.T) {
 			if code := h.exit(t, 5*time.Second); code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
 			}
-			r := result(t, out)
+			r := resultMap(t, out)
 			if f := field(r, "hail", "teardown", "failed"); f != "t: interrupted" || field(r, "hail", "interrupted") != stopLoad {
 				t.Errorf("teardown.failed %v, interrupted %v", f, field(r, "hail", "interrupted"))
 			}
@@ -519,7 +519,7 @@ func TestSignalsAcrossTargets(t *testing.T) {
 			if code := h.exit(t, 5*time.Second); code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, h.stderr.String())
 			}
-			r := result(t, out)
+			r := resultMap(t, out)
 			origins, _ := field(r, "hail", "origins").([]any)
 			if len(origins) != 2 || field(r, "hail", "interrupted") != (phase != "teardown") {
 				t.Errorf("%d origins, interrupted %v", len(origins), field(r, "hail", "interrupted"))

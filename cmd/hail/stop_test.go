@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // hail stopped (SIGSTOP) for 100 ms mid-run sees it in its own lateness,
@@ -53,7 +53,7 @@ func TestStoppedHailShowsInItsLateness(t *testing.T) {
 
 // stoppedRun runs hail with args, stops it for 100 ms after 700 ms, and
 // returns how long it was stopped (as this process saw it) and its result.
-func stoppedRun(t *testing.T, args []string) (time.Duration, *report.Result) {
+func stoppedRun(t *testing.T, args []string) (time.Duration, *result.Result) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := startRun(t, append([]string{"--no-tui", "-j", "-o", out}, args...)...)
@@ -70,7 +70,7 @@ func stoppedRun(t *testing.T, args []string) (time.Duration, *report.Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res report.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

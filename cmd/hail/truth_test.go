@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/enginetest"
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // A server that never answers one request in 20, -t 200ms: every output
@@ -32,7 +32,7 @@ func TestFailuresInEveryOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res report.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}

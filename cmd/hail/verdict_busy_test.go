@@ -16,6 +16,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/enginetest"
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // The causal verdict on a busy machine (the slow tier: HAIL_VERDICT=1,
@@ -70,9 +71,9 @@ func hogs(t *testing.T, n int, cpu string, nice int) (stop func()) {
 }
 
 // attempts runs try up to three times until it reports the wanted verdict.
-func attempts(t *testing.T, want string, try func() *report.Result) *report.Result {
+func attempts(t *testing.T, want string, try func() *result.Result) *result.Result {
 	t.Helper()
-	var res *report.Result
+	var res *result.Result
 	for attempt := 1; attempt <= 3; attempt++ {
 		res = try()
 		v, g := res.Hail.Verdict, res.Hail.Generator
@@ -107,7 +108,7 @@ func TestVerdictCappedTarget(t *testing.T) {
 				t.Skip("io_uring is not available here")
 			}
 			t.Run("busy machine", func(t *testing.T) {
-				res := attempts(t, report.BottleneckTarget, func() *report.Result {
+				res := attempts(t, result.BottleneckTarget, func() *result.Result {
 					stop := hogs(t, 2, "", 19)
 					defer stop()
 					return pinnedRun(t, "0", "--engine", engine, "-q", "2000", "-c", "10", "-z", "3s", s.URL+"/cap?d=20ms")
@@ -119,7 +120,7 @@ func TestVerdictCappedTarget(t *testing.T) {
 			t.Run("busy loop on hail's core", func(t *testing.T) {
 				// 10 at a time for 1 ms each: 10,000/s, twice the rate asked,
 				// which keeps hail busy enough to feel the loops beside it.
-				attempts(t, report.BottleneckOthers, func() *report.Result {
+				attempts(t, result.BottleneckOthers, func() *result.Result {
 					stop := hogs(t, 3, "0", 0)
 					defer stop()
 					return pinnedRun(t, "0", "--engine", engine, "-q", "5000", "-c", "20", "-z", "3s", s.URL+"/cap?d=1ms")
@@ -136,7 +137,7 @@ func TestVerdictCappedTarget(t *testing.T) {
 func TestVerdictTargetSharesHailsCPU(t *testing.T) {
 	slowTier(t)
 	addr := startBurnServer(t, "0")
-	res := attempts(t, report.BottleneckTarget, func() *report.Result {
+	res := attempts(t, result.BottleneckTarget, func() *result.Result {
 		return pinnedRun(t, "0", "-q", "1000", "-c", "4", "-z", "3s", "http://"+addr+"/")
 	})
 	tg := res.Hail.Target

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // The verdict's bottleneck kinds, each reproduced on this machine with the
@@ -39,12 +39,12 @@ func TestVerdictOnThisMachine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"comfortable", false, []string{"-q", "1000", "-c", "16", "-z", "3s"}, report.BottleneckNone},
-		{"busy loop on hail's core", true, []string{"-q", "5000", "-c", "64", "-z", "3s"}, report.BottleneckOthers},
-		{"rate beyond one core", false, []string{"-q", "1000000", "-c", "64", "-z", "3s"}, report.BottleneckGenerator},
+		{"comfortable", false, []string{"-q", "1000", "-c", "16", "-z", "3s"}, result.BottleneckNone},
+		{"busy loop on hail's core", true, []string{"-q", "5000", "-c", "64", "-z", "3s"}, result.BottleneckOthers},
+		{"rate beyond one core", false, []string{"-q", "1000000", "-c", "64", "-z", "3s"}, result.BottleneckGenerator},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var last report.Verdict
+			var last result.Verdict
 			for attempt := 1; attempt <= 3; attempt++ { // a noisy moment must not fail it; a wrong rule fails every attempt
 				var stop func()
 				if tc.busy {
@@ -55,7 +55,7 @@ func TestVerdictOnThisMachine(t *testing.T) {
 					stop()
 				}
 				last = res.Hail.Verdict
-				if last.Bottleneck == tc.want && last.GeneratorLimited == (tc.want != report.BottleneckNone) {
+				if last.Bottleneck == tc.want && last.GeneratorLimited == (tc.want != result.BottleneckNone) {
 					t.Logf("attempt %d: %s: %s", attempt, last.Bottleneck, strings.Join(last.Reasons, " | "))
 					return
 				}
@@ -92,7 +92,7 @@ func pinnedServe(t *testing.T, cpu string) string {
 }
 
 // pinnedRun runs the binary pinned to cpu with JSON output and returns the result.
-func pinnedRun(t *testing.T, cpu string, args ...string) *report.Result {
+func pinnedRun(t *testing.T, cpu string, args ...string) *result.Result {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command("taskset", append([]string{"-c", cpu, hailBin, "--no-tui", "-j", "-o", out}, args...)...)
@@ -103,7 +103,7 @@ func pinnedRun(t *testing.T, cpu string, args ...string) *report.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res report.Result
+	var res result.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(fmt.Errorf("%s: %v", out, err))
 	}

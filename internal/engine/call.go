@@ -5,6 +5,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 	"github.com/hail-loadgen/hail/internal/stream"
 )
 
@@ -344,7 +345,7 @@ func (c *Call) Respond(now time.Duration, p *http1.Parser, reqs Requests) {
 		fb = c.fb
 	}
 	c.rec.Response(p.Status, int64(now-c.at), int64(max(fb-c.start, 0)), p.BodyBytes, p.WireBytes)
-	if v.Expected && stats.StatusFailed(p.Status) {
+	if v.Expected && status.Failed(p.Status) {
 		c.rec.Expected()
 	}
 	c.end(now)

@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/testtier"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // tokens runs p reading OpenAI-compatible token streams, each asking for
 // out output tokens.
-func (v *env) tokens(p *plan.Plan, out int) *report.Result {
+func (v *env) tokens(p *plan.Plan, out int) *result.Result {
 	v.t.Helper()
 	w := &run.Workload{Stream: &stream.Config{Tokens: true, Expect: func(uint64) (int, int) { return 9, out }}}
 	res := v.run(p, run.Options{Workload: w})
@@ -28,7 +28,7 @@ func (v *env) tokens(p *plan.Plan, out int) *report.Result {
 // streamTokens checks a token run of n requests, each of chunks content
 // chunks, out output tokens and itl inter-token latencies, counted as
 // source.
-func (v *env) streamTokens(res *report.Result, arrivals int64, n, chunks, out, itl int64, source string) {
+func (v *env) streamTokens(res *result.Result, arrivals int64, n, chunks, out, itl int64, source string) {
 	v.t.Helper()
 	v.exact(res, arrivals)
 	l, s := res.Hail.LLM, res.Hail.Stream

@@ -12,10 +12,10 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // NewEngine makes the engine under test for one run of the suite, from the
@@ -81,14 +81,14 @@ func (v *env) plan(s *Truth, rawURL string) *plan.Plan {
 }
 
 // run runs p on the engine under test, bounded at 30 s whatever it says.
-func (v *env) run(p *plan.Plan, o run.Options) *report.Result {
+func (v *env) run(p *plan.Plan, o run.Options) *result.Result {
 	v.t.Helper()
 	o.Engine = v.e.newEngine(p)
 	return runtest.RunWith(v.t, p, o)
 }
 
 // runContext runs p on the engine under test until ctx ends.
-func (v *env) runContext(ctx context.Context, p *plan.Plan, o run.Options) *report.Result {
+func (v *env) runContext(ctx context.Context, p *plan.Plan, o run.Options) *result.Result {
 	v.t.Helper()
 	o.Engine = v.e.newEngine(p)
 	return runtest.RunContext(v.t, ctx, p, o)
@@ -96,7 +96,7 @@ func (v *env) runContext(ctx context.Context, p *plan.Plan, o run.Options) *repo
 
 // exact checks that every intended request is accounted for and that the
 // server's own count equals the requests sent.
-func (v *env) exact(res *report.Result, arrivals int64) {
+func (v *env) exact(res *result.Result, arrivals int64) {
 	v.t.Helper()
 	c := res.Hail.Counts
 	if c.Sent != arrivals {
@@ -118,7 +118,7 @@ func (v *env) exact(res *report.Result, arrivals int64) {
 }
 
 // wantErrors checks that every request ended as kind.
-func (v *env) wantErrors(res *report.Result, kind string, n int64) {
+func (v *env) wantErrors(res *result.Result, kind string, n int64) {
 	v.t.Helper()
 	if got := res.ErrorDistribution[kind]; got != n || res.Hail.Counts.Requests != n {
 		v.t.Errorf("%q errors %d of %d requests, want %d (errors %v, statuses %v)", kind, got, res.Hail.Counts.Requests, n,
@@ -174,11 +174,11 @@ var table = []testCase{
 			t.Errorf("requests/s × total = %.0f, want the %d sent (unsent requests are not requests)", got, c.Sent)
 		}
 		switch v, g := res.Hail.Verdict, res.Hail.Generator; {
-		case v.Bottleneck == report.BottleneckOthers && g.OthersCPU+g.Steal >= 0.2:
+		case v.Bottleneck == result.BottleneckOthers && g.OthersCPU+g.Steal >= 0.2:
 			// A loaded machine (other test packages on hail's CPUs): the
 			// verdict names that first, as it should.
 			t.Logf("other processes used %.0f%% of hail's CPUs: %q", 100*g.OthersCPU, v.Reasons)
-		case v.Bottleneck != report.BottleneckTarget || v.GeneratorLimited:
+		case v.Bottleneck != result.BottleneckTarget || v.GeneratorLimited:
 			t.Errorf("verdict %+v, want the target", v)
 		}
 		if s.Peak() > Cap {

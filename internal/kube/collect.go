@@ -11,11 +11,12 @@ import (
 	"strings"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // shardResult is what collecting got of one shard.
 type shardResult struct {
-	res  *report.Result
+	res  *result.Result
 	why  string // how it ended when not plainly complete
 	exit int32
 }
@@ -61,7 +62,7 @@ func (r *Runner) collect(ctx context.Context, s *Spec, v view, stopped bool) (in
 		if s.Claim != "" {
 			raw = onVolume[i]
 			if raw != nil {
-				g.res, perr = report.ReadJSON(bytes.NewReader(raw))
+				g.res, perr = result.ReadJSON(bytes.NewReader(raw))
 			}
 		} else if st.started {
 			g.res, perr = resultFromLog(log)
@@ -75,7 +76,7 @@ func (r *Runner) collect(ctx context.Context, s *Spec, v view, stopped bool) (in
 		}
 		if g.res != nil {
 			var b bytes.Buffer
-			_ = report.WriteJSON(&b, g.res)
+			_ = result.WriteJSON(&b, g.res)
 			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.json", i)), b.Bytes(), 0o644)
 		}
 	}
@@ -135,7 +136,7 @@ func (r *Runner) fetchResults(ctx context.Context, s *Spec) (map[int][]byte, err
 // merge merges what was collected, writes total.json and report.html,
 // prints the text report and a line per shard, and returns the status.
 func (r *Runner) merge(s *Spec, dir string, got []shardResult) (int, error) {
-	var results []*report.Result
+	var results []*result.Result
 	var names []string
 	failed := map[int]string{}
 	for i, g := range got {
@@ -158,7 +159,7 @@ func (r *Runner) merge(s *Spec, dir string, got []shardResult) (int, error) {
 		return 1, fmt.Errorf("merging the shards: %v", err)
 	}
 	var js, html bytes.Buffer
-	if err := report.WriteJSON(&js, merged); err != nil {
+	if err := result.WriteJSON(&js, merged); err != nil {
 		return 1, err
 	}
 	_ = report.WriteHTML(&html, merged)

@@ -12,14 +12,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // resultFromLog finds a shard's result in its log: the last JSON object
 // from a line "{" to a line "}" (hail's own messages, on stderr in the same
 // log, are lines of their own outside it and are skipped should one come
 // inside).
-func resultFromLog(log []byte) (*report.Result, error) {
+func resultFromLog(log []byte) (*result.Result, error) {
 	var last []byte
 	var cur *bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(log))
@@ -42,7 +42,7 @@ func resultFromLog(log []byte) (*report.Result, error) {
 	if last == nil {
 		return nil, errors.New("its log holds no complete result")
 	}
-	r, err := report.ReadJSON(bytes.NewReader(last))
+	r, err := result.ReadJSON(bytes.NewReader(last))
 	if err != nil {
 		return nil, fmt.Errorf("the result in its log is not valid: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // execute runs one HailRun to its end (or adopts one under way: its
@@ -256,9 +257,9 @@ func (o *Operator) scenarioFiles(ctx context.Context, ns string, sc *ScenarioSou
 // verdict, shards and thresholds, where the full result is, and the
 // phase: Succeeded when it is complete and every threshold held.
 func (o *Operator) finish(ctx context.Context, st *statusWriter, r *Runner, spec *Spec, hr *HailRun, ths []*threshold.Threshold, code int, runErr error, out string) {
-	var merged *report.Result
+	var merged *result.Result
 	if f, err := os.Open(filepath.Join(out, spec.Name, "total.json")); err == nil {
-		merged, _ = report.ReadJSON(f)
+		merged, _ = result.ReadJSON(f)
 		f.Close()
 	}
 	if merged == nil {
@@ -274,7 +275,7 @@ func (o *Operator) finish(ctx context.Context, st *statusWriter, r *Runner, spec
 		failed = threshold.Evaluate(ths, merged)
 	}
 	var js bytes.Buffer
-	_ = report.WriteJSON(&js, merged)
+	_ = result.WriteJSON(&js, merged)
 	ref, storeErr := o.storeResult(ctx, r, spec, hr, js.Bytes())
 	st.set(ctx, func(s *HailRunStatus) {
 		s.Summary, s.Verdict, s.Shards = summarize(merged, spec.Shards)
@@ -367,7 +368,7 @@ func (o *Operator) storeResult(ctx context.Context, r *Runner, spec *Spec, hr *H
 }
 
 // summarize is a HailRun's status of a merged result.
-func summarize(m *report.Result, shards int) (*RunSummary, *RunVerdict, []ShardStatus) {
+func summarize(m *result.Result, shards int) (*RunSummary, *RunVerdict, []ShardStatus) {
 	c := m.Hail.Counts
 	dur := func(sec float64) string { return time.Duration(sec * 1e9).Round(time.Microsecond).String() }
 	sum := &RunSummary{Requests: c.Requests, Responses: c.Responses, Errors: c.Errors,

@@ -27,7 +27,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // The fake clientset's scheme learns the HailRun types, as a cluster with
@@ -206,7 +206,7 @@ func TestOperatorRunsHailRun(t *testing.T) {
 		Runner: RunnerTemplate{NodeSelector: map[string]string{"pool": "load"}, Env: []corev1.EnvVar{{Name: "X", Value: "1"}}}})
 	hr := ot.waitPhase("r1", PhaseSucceeded)
 	st := hr.Status
-	if st.Summary == nil || st.Summary.Requests != 303 || st.Summary.Errors != 0 || st.Verdict == nil || st.Verdict.Bottleneck != report.BottleneckNone {
+	if st.Summary == nil || st.Summary.Requests != 303 || st.Summary.Errors != 0 || st.Verdict == nil || st.Verdict.Bottleneck != result.BottleneckNone {
 		t.Fatalf("summary %+v verdict %+v", st.Summary, st.Verdict)
 	}
 	for i, sh := range st.Shards {
@@ -237,7 +237,7 @@ func TestOperatorRunsHailRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := report.ReadJSON(zr)
+	full, err := result.ReadJSON(zr)
 	if err != nil || full.Hail.Counts.Requests != 303 || cm.OwnerReferences[0].UID != "uid-r1" {
 		t.Fatalf("stored result: %v, %+v", err, cm.OwnerReferences)
 	}
@@ -465,7 +465,7 @@ func TestOperatorResultsOnClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if m, err := report.ReadJSON(f); err != nil || m.Hail.Counts.Requests != 50 {
+	if m, err := result.ReadJSON(f); err != nil || m.Hail.Counts.Requests != 50 {
 		t.Fatalf("the merged result on the volume: %v", err)
 	}
 }
@@ -558,7 +558,7 @@ func TestSubmitHailRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if m, err := report.ReadJSON(f); err != nil || m.Hail.Counts.Requests != 61 {
+	if m, err := result.ReadJSON(f); err != nil || m.Hail.Counts.Requests != 61 {
 		t.Fatalf("total.json: %v", err)
 	}
 	for _, want := range []string{"run sub: HailRun load/sub of 2 shards", "Succeeded: merged 61 requests of 2 shards", "shard 1/2: complete, 31 requests merged", "the HailRun stays"} {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // testSpec is a run of n shards in the simulated cluster's namespace.
@@ -28,7 +29,7 @@ type outcome struct {
 	err            error
 	stdout, stderr string
 	took           time.Duration
-	merged         *report.Result
+	merged         *result.Result
 	dir            string
 }
 
@@ -47,7 +48,7 @@ func runSim(t *testing.T, s *sim, spec *Spec, adjust func(r *Runner)) outcome {
 	code, err := r.Run(ctx, spec, nil)
 	o := outcome{code: code, err: err, stdout: so.String(), stderr: se.String(), took: time.Since(t0), dir: filepath.Join(out, spec.Name)}
 	if f, ferr := os.Open(filepath.Join(o.dir, "total.json")); ferr == nil {
-		o.merged, _ = report.ReadJSON(f)
+		o.merged, _ = result.ReadJSON(f)
 		f.Close()
 	}
 	return o
@@ -404,7 +405,7 @@ func TestRunDetachCollect(t *testing.T) {
 		t.Fatalf("collect: %d %v", code, err)
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "r1", "total.json"))
-	m, _ := report.ReadJSON(strings.NewReader(string(b)))
+	m, _ := result.ReadJSON(strings.NewReader(string(b)))
 	if m == nil || m.Hail.Counts.Requests != 60 {
 		t.Errorf("collected %+v", m)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/barrier"
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // A simulated cluster: client-go's fake clientset holds the objects; the
@@ -241,10 +242,10 @@ func (s *sim) result(spec *Spec, i, requests int, interrupted bool, at time.Time
 	}
 	r := report.Build(report.Input{Totals: t, Elapsed: 2 * time.Second, Cores: 1, Start: at, Interrupted: interrupted,
 		Config: map[string]any{"url": "http://10.88.0.9:8080/"}, Version: "test"})
-	r.Hail.Shard = &report.Shard{Index: i, Count: spec.Shards, StartAt: at.UTC().Format(time.RFC3339Nano)}
-	r.Hail.Verdict = report.Verdict{Bottleneck: report.BottleneckNone, Reasons: []string{"hail sent on time"}}
+	r.Hail.Shard = &result.Shard{Index: i, Count: spec.Shards, StartAt: at.UTC().Format(time.RFC3339Nano)}
+	r.Hail.Verdict = result.Verdict{Bottleneck: result.BottleneckNone, Reasons: []string{"hail sent on time"}}
 	var b bytes.Buffer
-	if err := report.WriteJSON(&b, r); err != nil {
+	if err := result.WriteJSON(&b, r); err != nil {
 		s.t.Error(err)
 	}
 	return b.Bytes()

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // ServesHailRuns reports whether the cluster serves HailRuns in
@@ -207,7 +208,7 @@ func (r *Runner) hailRunResult(ctx context.Context, hr *HailRun) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("the merged result (ConfigMap %s): %v", st.Result.ConfigMap, err)
 	}
-	merged, err := report.ReadJSON(zr)
+	merged, err := result.ReadJSON(zr)
 	if err != nil {
 		return 1, fmt.Errorf("the merged result (ConfigMap %s): %v", st.Result.ConfigMap, err)
 	}
@@ -216,7 +217,7 @@ func (r *Runner) hailRunResult(ctx context.Context, hr *HailRun) (int, error) {
 		return 1, err
 	}
 	var js, html bytes.Buffer
-	if err := report.WriteJSON(&js, merged); err != nil {
+	if err := result.WriteJSON(&js, merged); err != nil {
 		return 1, err
 	}
 	_ = report.WriteHTML(&html, merged)

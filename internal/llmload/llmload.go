@@ -33,6 +33,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/tokenizer"
 	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Load is what every request asks of the model, and how the requests
@@ -530,8 +531,8 @@ const modelsTimeout = 10 * time.Second
 
 // Describe puts what the run asked of the model into res's hail.llm
 // (made, with every request failed, when no stream came back at all).
-func (r *Run) Describe(res *report.Result) {
-	m := res.EnsureLLM()
+func (r *Run) Describe(res *result.Result) {
+	m := report.EnsureLLM(res)
 	s := r.Spec
 	in, out := s.Input.String(), s.Output.String()
 	if d := s.Data; d != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // LatencyBuckets are the upper bounds (seconds) of the latency histogram.
@@ -134,7 +135,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		counter(e.requests, t.Requests())
 		for code, n := range t.Status {
 			if n > 0 {
-				counter(e.responses, n, stats.StatusName(code))
+				counter(e.responses, n, status.Name(code))
 			}
 		}
 		for k, n := range t.Errors {

@@ -14,6 +14,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // HTMLCharts are the chart ids every HTML report has (a test checks them).
@@ -245,20 +246,20 @@ func durationHistogram(id string, h *hdr.Histogram, title, xname, what string) s
 }
 
 // statusChart draws horizontal bars: status codes, then error kinds.
-func statusChart(id string, status, errs map[string]int64) string {
+func statusChart(id string, statuses, errs map[string]int64) string {
 	type bar struct {
 		label string
 		n     int64
 		color string
 	}
 	var bars []bar
-	for _, k := range sortedByCount(status) {
-		code, _ := stats.StatusByName(k)
+	for _, k := range sortedByCount(statuses) {
+		code, _ := status.ByName(k)
 		col := palette.green
 		switch {
-		case stats.IsGRPC(code) && stats.StatusFailed(code):
+		case status.IsGRPC(code) && status.Failed(code):
 			col = palette.red
-		case stats.IsGRPC(code):
+		case status.IsGRPC(code):
 		case code >= 500 || code == 0:
 			col = palette.red
 		case code >= 400:
@@ -266,7 +267,7 @@ func statusChart(id string, status, errs map[string]int64) string {
 		case code >= 300:
 			col = palette.blue
 		}
-		bars = append(bars, bar{"status " + k, status[k], col})
+		bars = append(bars, bar{"status " + k, statuses[k], col})
 	}
 	for _, k := range sortedByCount(errs) {
 		bars = append(bars, bar{k, errs[k], palette.grey})

@@ -9,6 +9,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"math"
 	"slices"
 	"sort"
@@ -97,7 +98,7 @@ type metricDef struct {
 	name   string
 	unit   string
 	higher bool
-	get    func(r *Result) (float64, bool)
+	get    func(r *result.Result) (float64, bool)
 }
 
 // neutralMetrics are shown with their change but not judged better or
@@ -105,44 +106,48 @@ type metricDef struct {
 // open connections is the load, not its outcome.
 var neutralMetrics = map[string]bool{"throughput": true, "conns open": true}
 
-func errorRate(r *Result) float64 {
-	m := r.Measure()
+func errorRate(r *result.Result) float64 {
+	m := MeasureRun(r)
 	return m.Value("error_rate", 0)
 }
 
 var runMetrics = []metricDef{
 	// requests/s is the report's: every request that ended over the run's
 	// whole time (oha's summary.requestsPerSec).
-	{"requests/s", "rps", true, func(r *Result) (float64, bool) { return r.Summary.RequestsPerSec, true }},
-	{"successful/s", "rps", true, func(r *Result) (float64, bool) {
+	{"requests/s", "rps", true, func(r *result.Result) (float64, bool) { return r.Summary.RequestsPerSec, true }},
+	{"successful/s", "rps", true, func(r *result.Result) (float64, bool) {
 		return r.Hail.Rates.SuccessfulPerSec, r.Hail.Rates.RequestsPerSec > 0 || r.Hail.Counts.Requests == 0
 	}},
-	{"mean", "s", false, func(r *Result) (float64, bool) { return r.Summary.Average.Seconds(), true }},
-	{"p50", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P50.Seconds(), true }},
-	{"p90", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P90.Seconds(), true }},
-	{"p99", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P99.Seconds(), true }},
-	{"p99.9", "s", false, func(r *Result) (float64, bool) { return r.LatencyPercentiles.P999.Seconds(), true }},
-	{"max", "s", false, func(r *Result) (float64, bool) { return r.Summary.Slowest.Seconds(), true }},
-	{"p99, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.P99.Seconds(), r.Hail.AllSent.Requests > 0 }},
-	{"max, all sent", "s", false, func(r *Result) (float64, bool) { return r.Hail.AllSent.Max.Seconds(), r.Hail.AllSent.Requests > 0 }},
-	{"error rate", "ratio", false, func(r *Result) (float64, bool) { return errorRate(r), true }},
-	{"throughput", "Bps", true, func(r *Result) (float64, bool) { return r.Summary.SizePerSec, true }},
-	{"generator CPU/request", "us", false, func(r *Result) (float64, bool) {
+	{"mean", "s", false, func(r *result.Result) (float64, bool) { return r.Summary.Average.Seconds(), true }},
+	{"p50", "s", false, func(r *result.Result) (float64, bool) { return r.LatencyPercentiles.P50.Seconds(), true }},
+	{"p90", "s", false, func(r *result.Result) (float64, bool) { return r.LatencyPercentiles.P90.Seconds(), true }},
+	{"p99", "s", false, func(r *result.Result) (float64, bool) { return r.LatencyPercentiles.P99.Seconds(), true }},
+	{"p99.9", "s", false, func(r *result.Result) (float64, bool) { return r.LatencyPercentiles.P999.Seconds(), true }},
+	{"max", "s", false, func(r *result.Result) (float64, bool) { return r.Summary.Slowest.Seconds(), true }},
+	{"p99, all sent", "s", false, func(r *result.Result) (float64, bool) {
+		return r.Hail.AllSent.P99.Seconds(), r.Hail.AllSent.Requests > 0
+	}},
+	{"max, all sent", "s", false, func(r *result.Result) (float64, bool) {
+		return r.Hail.AllSent.Max.Seconds(), r.Hail.AllSent.Requests > 0
+	}},
+	{"error rate", "ratio", false, func(r *result.Result) (float64, bool) { return errorRate(r), true }},
+	{"throughput", "Bps", true, func(r *result.Result) (float64, bool) { return r.Summary.SizePerSec, true }},
+	{"generator CPU/request", "us", false, func(r *result.Result) (float64, bool) {
 		return micros(r.Hail.Generator.CPUPerRequest), micros(r.Hail.Generator.CPUPerRequest) > 0
 	}},
-	{"target peak RSS", "bytes", false, func(r *Result) (float64, bool) {
+	{"target peak RSS", "bytes", false, func(r *result.Result) (float64, bool) {
 		if r.Hail.Target == nil {
 			return 0, false
 		}
 		return float64(r.Hail.Target.PeakRSSBytes), true
 	}},
-	{"target CPU", "cores", false, func(r *Result) (float64, bool) {
+	{"target CPU", "cores", false, func(r *result.Result) (float64, bool) {
 		if r.Hail.Target == nil {
 			return 0, false
 		}
 		return r.Hail.Target.MeanCPU, true
 	}},
-	{"target CPU/request", "us", false, func(r *Result) (float64, bool) {
+	{"target CPU/request", "us", false, func(r *result.Result) (float64, bool) {
 		if r.Hail.Target == nil || r.Hail.Counts.Requests == 0 {
 			return 0, false
 		}
@@ -150,19 +155,19 @@ var runMetrics = []metricDef{
 	}},
 	// hail llm's (docs/llm.md), where the run streamed tokens: TTFT from
 	// the intended send first.
-	llmMetric("TTFT p50", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P50.Seconds(), l.TTFT.Samples > 0 }),
-	llmMetric("TTFT p99", "s", false, func(l *LLM) (float64, bool) { return l.TTFT.P99.Seconds(), l.TTFT.Samples > 0 }),
-	llmMetric("TTFT p99, from send", "s", false, func(l *LLM) (float64, bool) { return l.TTFTFromSend.P99.Seconds(), l.TTFTFromSend.Samples > 0 }),
-	llmMetric("TPOT p50", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P50.Seconds(), l.TPOT.Samples > 0 }),
-	llmMetric("TPOT p99", "s", false, func(l *LLM) (float64, bool) { return l.TPOT.P99.Seconds(), l.TPOT.Samples > 0 }),
-	llmMetric("ITL p99", "s", false, func(l *LLM) (float64, bool) { return l.ITL.P99.Seconds(), l.ITL.Samples > 0 }),
-	llmMetric("output tokens/s", "rps", true, func(l *LLM) (float64, bool) { return l.OutputThroughput, true }),
-	llmMetric("goodput/s", "rps", true, func(l *LLM) (float64, bool) { return l.Goodput.RequestsPerSec, l.SLO != nil }),
+	llmMetric("TTFT p50", "s", false, func(l *result.LLM) (float64, bool) { return l.TTFT.P50.Seconds(), l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99", "s", false, func(l *result.LLM) (float64, bool) { return l.TTFT.P99.Seconds(), l.TTFT.Samples > 0 }),
+	llmMetric("TTFT p99, from send", "s", false, func(l *result.LLM) (float64, bool) { return l.TTFTFromSend.P99.Seconds(), l.TTFTFromSend.Samples > 0 }),
+	llmMetric("TPOT p50", "s", false, func(l *result.LLM) (float64, bool) { return l.TPOT.P50.Seconds(), l.TPOT.Samples > 0 }),
+	llmMetric("TPOT p99", "s", false, func(l *result.LLM) (float64, bool) { return l.TPOT.P99.Seconds(), l.TPOT.Samples > 0 }),
+	llmMetric("ITL p99", "s", false, func(l *result.LLM) (float64, bool) { return l.ITL.P99.Seconds(), l.ITL.Samples > 0 }),
+	llmMetric("output tokens/s", "rps", true, func(l *result.LLM) (float64, bool) { return l.OutputThroughput, true }),
+	llmMetric("goodput/s", "rps", true, func(l *result.LLM) (float64, bool) { return l.Goodput.RequestsPerSec, l.SLO != nil }),
 }
 
 // llmMetric is a metric of hail.llm, absent from a run without it.
-func llmMetric(name, unit string, higher bool, get func(l *LLM) (float64, bool)) metricDef {
-	return metricDef{name, unit, higher, func(r *Result) (float64, bool) {
+func llmMetric(name, unit string, higher bool, get func(l *result.LLM) (float64, bool)) metricDef {
+	return metricDef{name, unit, higher, func(r *result.Result) (float64, bool) {
 		if r.Hail.LLM == nil {
 			return 0, false
 		}
@@ -175,7 +180,7 @@ func llmMetric(name, unit string, higher bool, get func(l *LLM) (float64, bool))
 var headlineMetrics = []string{"requests/s", "p99, all sent", "error rate", "target peak RSS"}
 
 func stepMetrics(name string) []metricDef {
-	step := func(r *Result) *Step {
+	step := func(r *result.Result) *result.StepResult {
 		for i := range r.Hail.Steps {
 			if r.Hail.Steps[i].Name == name {
 				return &r.Hail.Steps[i]
@@ -183,8 +188,8 @@ func stepMetrics(name string) []metricDef {
 		}
 		return nil
 	}
-	of := func(f func(s *Step) float64) func(r *Result) (float64, bool) {
-		return func(r *Result) (float64, bool) {
+	of := func(f func(s *result.StepResult) float64) func(r *result.Result) (float64, bool) {
+		return func(r *result.Result) (float64, bool) {
 			s := step(r)
 			if s == nil {
 				return 0, false
@@ -193,27 +198,27 @@ func stepMetrics(name string) []metricDef {
 		}
 	}
 	return []metricDef{
-		{"requests/s", "rps", true, of(func(s *Step) float64 { return s.RPS })},
-		{"mean", "s", false, of(func(s *Step) float64 { return s.Latency.Mean.Seconds() })},
-		{"p50", "s", false, of(func(s *Step) float64 { return s.Latency.P50.Seconds() })},
-		{"p90", "s", false, of(func(s *Step) float64 { return s.Latency.P90.Seconds() })},
-		{"p99", "s", false, of(func(s *Step) float64 { return s.Latency.P99.Seconds() })},
-		{"p99.9", "s", false, of(func(s *Step) float64 { return s.Latency.P999.Seconds() })},
-		{"max", "s", false, of(func(s *Step) float64 { return s.Latency.Max.Seconds() })},
-		{"p99, all sent", "s", false, func(r *Result) (float64, bool) {
+		{"requests/s", "rps", true, of(func(s *result.StepResult) float64 { return s.RPS })},
+		{"mean", "s", false, of(func(s *result.StepResult) float64 { return s.Latency.Mean.Seconds() })},
+		{"p50", "s", false, of(func(s *result.StepResult) float64 { return s.Latency.P50.Seconds() })},
+		{"p90", "s", false, of(func(s *result.StepResult) float64 { return s.Latency.P90.Seconds() })},
+		{"p99", "s", false, of(func(s *result.StepResult) float64 { return s.Latency.P99.Seconds() })},
+		{"p99.9", "s", false, of(func(s *result.StepResult) float64 { return s.Latency.P999.Seconds() })},
+		{"max", "s", false, of(func(s *result.StepResult) float64 { return s.Latency.Max.Seconds() })},
+		{"p99, all sent", "s", false, func(r *result.Result) (float64, bool) {
 			s := step(r)
 			if s == nil || s.AllSent.Requests == 0 {
 				return 0, false
 			}
 			return s.AllSent.P99.Seconds(), true
 		}},
-		{"error rate", "ratio", false, of(func(s *Step) float64 { return s.ErrorRate })},
+		{"error rate", "ratio", false, of(func(s *result.StepResult) float64 { return s.ErrorRate })},
 	}
 }
 
 // stageMetrics are the rows of stage number n's table.
 func stageMetrics(n int) []metricDef {
-	stage := func(r *Result) *Stage {
+	stage := func(r *result.Result) *result.StageResult {
 		for i := range r.Hail.Stages {
 			if s := &r.Hail.Stages[i]; s.Stage == n && s.Measured.Seconds() > 0 {
 				return s
@@ -221,8 +226,8 @@ func stageMetrics(n int) []metricDef {
 		}
 		return nil
 	}
-	of := func(f func(s *Stage) (float64, bool)) func(r *Result) (float64, bool) {
-		return func(r *Result) (float64, bool) {
+	of := func(f func(s *result.StageResult) (float64, bool)) func(r *result.Result) (float64, bool) {
+		return func(r *result.Result) (float64, bool) {
 			s := stage(r)
 			if s == nil {
 				return 0, false
@@ -230,30 +235,30 @@ func stageMetrics(n int) []metricDef {
 			return f(s)
 		}
 	}
-	lat := func(f func(l StepLatency) float64) func(r *Result) (float64, bool) {
-		return of(func(s *Stage) (float64, bool) { return f(s.Latency), s.Counts.Responses > 0 })
+	lat := func(f func(l result.StepLatency) float64) func(r *result.Result) (float64, bool) {
+		return of(func(s *result.StageResult) (float64, bool) { return f(s.Latency), s.Counts.Responses > 0 })
 	}
 	return []metricDef{
-		{"requests/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.RequestsPerSec, true })},
-		{"successful/s", "rps", true, of(func(s *Stage) (float64, bool) { return s.Rates.SuccessfulPerSec, true })},
-		{"p50", "s", false, lat(func(l StepLatency) float64 { return l.P50.Seconds() })},
-		{"p99", "s", false, lat(func(l StepLatency) float64 { return l.P99.Seconds() })},
-		{"p99, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.P99.Seconds(), s.AllSent.Requests > 0 })},
-		{"max, all sent", "s", false, of(func(s *Stage) (float64, bool) { return s.AllSent.Max.Seconds(), s.AllSent.Requests > 0 })},
-		{"error rate", "ratio", false, of(func(s *Stage) (float64, bool) { return s.ErrorRate, true })},
-		{"conns open", "count", true, of(func(s *Stage) (float64, bool) {
+		{"requests/s", "rps", true, of(func(s *result.StageResult) (float64, bool) { return s.Rates.RequestsPerSec, true })},
+		{"successful/s", "rps", true, of(func(s *result.StageResult) (float64, bool) { return s.Rates.SuccessfulPerSec, true })},
+		{"p50", "s", false, lat(func(l result.StepLatency) float64 { return l.P50.Seconds() })},
+		{"p99", "s", false, lat(func(l result.StepLatency) float64 { return l.P99.Seconds() })},
+		{"p99, all sent", "s", false, of(func(s *result.StageResult) (float64, bool) { return s.AllSent.P99.Seconds(), s.AllSent.Requests > 0 })},
+		{"max, all sent", "s", false, of(func(s *result.StageResult) (float64, bool) { return s.AllSent.Max.Seconds(), s.AllSent.Requests > 0 })},
+		{"error rate", "ratio", false, of(func(s *result.StageResult) (float64, bool) { return s.ErrorRate, true })},
+		{"conns open", "count", true, of(func(s *result.StageResult) (float64, bool) {
 			if s.Load == nil {
 				return 0, false
 			}
 			return s.Load.ConnsOpenMean, true
 		})},
-		{"target peak RSS", "bytes", false, of(func(s *Stage) (float64, bool) {
+		{"target peak RSS", "bytes", false, of(func(s *result.StageResult) (float64, bool) {
 			if s.Process == nil || s.Process.PeakRSSBytes == 0 {
 				return 0, false
 			}
 			return float64(s.Process.PeakRSSBytes), true
 		})},
-		{"target CPU", "cores", false, of(func(s *Stage) (float64, bool) {
+		{"target CPU", "cores", false, of(func(s *result.StageResult) (float64, bool) {
 			if s.Process == nil {
 				return 0, false
 			}
@@ -288,7 +293,7 @@ const sameThreshold = 0.005
 
 // compareRows measures each metric of defs on every side; a metric is
 // kept when at least two sides have a value.
-func compareRows(defs []metricDef, sides [][]*Result, base int) []CompareRow {
+func compareRows(defs []metricDef, sides [][]*result.Result, base int) []CompareRow {
 	var rows []CompareRow
 	for _, d := range defs {
 		row := CompareRow{Metric: d.name, Unit: d.unit, HigherBetter: d.higher, Cells: make([]CompareCell, len(sides))}
@@ -356,7 +361,7 @@ func Noisy(base, value Spread) bool { return base.N > 1 || value.N > 1 }
 // Compare builds the comparison of sides (each one or several runs; names
 // are their files), against side base. labels name the sides ("" or none:
 // A, B, C, …).
-func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Comparison {
+func Compare(sides [][]*result.Result, names [][]string, labels []string, base int) *Comparison {
 	c := &Comparison{Baseline: base}
 	for i := range sides {
 		s := Side{Label: sideLetter(i)}
@@ -370,7 +375,7 @@ func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Co
 	}
 	c.Rows = compareRows(runMetrics, sides, base)
 	var steps []string
-	var stages []*Stage
+	var stages []*result.StageResult
 	for _, k := range append([]int{base}, indices(len(sides))...) {
 		for _, r := range sides[k] {
 			for _, s := range r.Hail.Steps {
@@ -380,7 +385,7 @@ func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Co
 			}
 			for i := range r.Hail.Stages {
 				s := &r.Hail.Stages[i]
-				if !slices.ContainsFunc(stages, func(o *Stage) bool { return o.Stage == s.Stage }) && s.Measured.Seconds() > 0 {
+				if !slices.ContainsFunc(stages, func(o *result.StageResult) bool { return o.Stage == s.Stage }) && s.Measured.Seconds() > 0 {
 					stages = append(stages, s)
 				}
 			}
@@ -397,7 +402,7 @@ func Compare(sides [][]*Result, names [][]string, labels []string, base int) *Co
 			c.Stages = append(c.Stages, StageComparison{Stage: s.Stage, Label: s.Label(), Load: s.LoadText(), Rows: rows})
 		}
 	}
-	var all []*Result
+	var all []*result.Result
 	var files []string
 	for i, runs := range sides {
 		all = append(all, runs...)
@@ -476,7 +481,7 @@ var comparedKeys = []string{"url", "method", "model", "rate", "connections", "re
 // URL alone is the normal case of comparing implementations. A difference
 // in a setting is spelt out side by side; one in a structure (a scenario)
 // points at the table of the settings that differ.
-func comparability(all []*Result, names []string, sides []Side, settings []SettingDiff) (warns, notes []string) {
+func comparability(all []*result.Result, names []string, sides []Side, settings []SettingDiff) (warns, notes []string) {
 	label := func(i int) string {
 		if i < len(names) {
 			return names[i]
@@ -564,8 +569,8 @@ func comparability(all []*Result, names []string, sides []Side, settings []Setti
 
 // stagePlans warns when the sides' stages are not the same plan: another
 // number of stages, or a stage with another load or length.
-func stagePlans(sides [][]*Result, labels []Side) []string {
-	plan := func(r *Result) string {
+func stagePlans(sides [][]*result.Result, labels []Side) []string {
+	plan := func(r *result.Result) string {
 		var parts []string
 		for _, s := range r.Hail.Stages {
 			parts = append(parts, fmt.Sprintf("%s over %s s", s.LoadText(), trimFloat((s.End-s.Start).Seconds())))
@@ -595,7 +600,7 @@ func stagePlans(sides [][]*Result, labels []Side) []string {
 }
 
 // allWatchTarget reports whether every result monitored its target's process.
-func allWatchTarget(rs []*Result) bool {
+func allWatchTarget(rs []*result.Result) bool {
 	for _, r := range rs {
 		if r.Hail.Target == nil {
 			return false

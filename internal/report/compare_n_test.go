@@ -8,12 +8,13 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // stagedRun is a run of two connection stages whose latencies are near
 // lat1 and lat2, the target's RSS rss, against url, with a scenario
 // configuration whose step path is path.
-func stagedRun(lat1, lat2 time.Duration, rss int64, url, path string) *Result {
+func stagedRun(lat1, lat2 time.Duration, rss int64, url, path string) *result.Result {
 	slot := func(lat time.Duration, n int) *stats.Totals {
 		tot := stats.NewTotals()
 		for i := range n {
@@ -33,7 +34,7 @@ func stagedRun(lat1, lat2 time.Duration, rss int64, url, path string) *Result {
 	cfg := map[string]any{"url": url, "model": "closed", "connections": 5000.0,
 		"scenario": map[string]any{"name": "vm", "steps": []any{map[string]any{"name": "create", "target": path, "weight": 70.0}}}}
 	r := Build(Input{Totals: all, Series: series, Elapsed: 4 * time.Second, Cores: 2, Engine: "uring", Start: time.Unix(1700000000, 0),
-		Config: cfg, Version: "test", Target: &Target{PID: 7, PeakRSSBytes: rss, Samples: 4}})
+		Config: cfg, Version: "test", Target: &result.TargetUse{PID: 7, PeakRSSBytes: rss, Samples: 4}})
 	clock := schedule.NewStageClock([]schedule.Stage{{Duration: 2 * time.Second, Target: 500, Step: true}, {Duration: 2 * time.Second, Target: 5000, Step: true, Name: "peak"}}, 0)
 	r.Hail.Stages = BuildStages(StageInput{Clock: clock, Kind: "connections", Totals: slots, Series: series, Stopped: 4 * time.Second})
 	return r
@@ -48,7 +49,7 @@ func TestCompareThreeSides(t *testing.T) {
 	py := stagedRun(2*time.Millisecond, 40*time.Millisecond, 300<<20, "http://127.0.0.1:5000", "/vms")
 	goREST := stagedRun(time.Millisecond, 4*time.Millisecond, 40<<20, "http://127.0.0.1:8080", "/vms")
 	grpc := stagedRun(800*time.Microsecond, 3*time.Millisecond, 30<<20, "grpc://127.0.0.1:9090", "vm.v1.VMs/Create")
-	c := Compare([][]*Result{{py}, {goREST}, {grpc}}, [][]string{{"py.json"}, {"go.json"}, {"grpc.json"}}, []string{"Python REST", "Go REST", "Go gRPC"}, 0)
+	c := Compare([][]*result.Result{{py}, {goREST}, {grpc}}, [][]string{{"py.json"}, {"go.json"}, {"grpc.json"}}, []string{"Python REST", "Go REST", "Go gRPC"}, 0)
 	if len(c.Stages) != 2 || c.Stages[1].Label != "stage 2 (peak)" || c.Stages[1].Load != "5000 conns" {
 		t.Fatalf("stages %+v", c.Stages)
 	}
@@ -93,7 +94,7 @@ func TestCompareThreeSides(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 	// Another baseline: the changes are against it.
-	c = Compare([][]*Result{{py}, {goREST}, {grpc}}, nil, nil, 1)
+	c = Compare([][]*result.Result{{py}, {goREST}, {grpc}}, nil, nil, 1)
 	if r := p99(c.Stages[1].Rows); r.Cells[1].Verdict != "" || r.Cells[0].Verdict != "worse" || r.Cells[2].Verdict != "better" {
 		t.Errorf("against Go REST: %+v", r.Cells)
 	}
@@ -113,7 +114,7 @@ func TestCompareWarnsOtherStages(t *testing.T) {
 	a := stagedRun(time.Millisecond, time.Millisecond, 1<<20, "u", "/")
 	b := stagedRun(time.Millisecond, time.Millisecond, 1<<20, "u", "/")
 	b.Hail.Stages[1].Target = 2000
-	c := Compare([][]*Result{{a}, {b}}, nil, nil, 0)
+	c := Compare([][]*result.Result{{a}, {b}}, nil, nil, 0)
 	if w := strings.Join(c.Warnings, "\n"); !strings.Contains(w, "the stages differ (A: 500 conns over 2 s, 5000 conns over 2 s; B: 500 conns over 2 s, 2000 conns over 2 s)") {
 		t.Errorf("warnings %q", c.Warnings)
 	}

@@ -7,6 +7,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"slices"
 	"sort"
 	"strings"
@@ -27,7 +28,7 @@ const maxSettingValue = 48
 
 // settingDiffs finds the fields whose values differ between the runs of
 // sides.
-func settingDiffs(sides [][]*Result) []SettingDiff {
+func settingDiffs(sides [][]*result.Result) []SettingDiff {
 	var flat [][]map[string]string
 	keys := map[string]bool{}
 	for _, runs := range sides {

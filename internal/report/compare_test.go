@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // runWith makes a result whose latencies are all near lat and which lasted
 // 1 s for n requests.
-func runWith(lat time.Duration, n int, url string) *Result {
+func runWith(lat time.Duration, n int, url string) *result.Result {
 	tot := stats.NewTotals()
 	for i := range n {
 		v := int64(lat) + int64(i%100)*int64(lat)/1000
@@ -35,8 +36,8 @@ func row(c *Comparison, metric string) CompareRow {
 }
 
 // two compares side a with side b (the baseline).
-func two(a, b []*Result, an, bn []string) *Comparison {
-	return Compare([][]*Result{a, b}, [][]string{an, bn}, nil, 0)
+func two(a, b []*result.Result, an, bn []string) *Comparison {
+	return Compare([][]*result.Result{a, b}, [][]string{an, bn}, nil, 0)
 }
 
 // cell is side i's cell of metric in c.
@@ -57,7 +58,7 @@ func text(t *testing.T, c *Comparison, o CompareOutput) (string, string) {
 func TestCompareSingleRuns(t *testing.T) {
 	a := runWith(2*time.Millisecond, 1000, "http://x/")
 	b := runWith(time.Millisecond, 2000, "http://x/")
-	c := two([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	c := two([]*result.Result{a}, []*result.Result{b}, []string{"a.json"}, []string{"b.json"})
 	if r := cell(c, "p99", 1); r.Verdict != "better" || math.Abs(r.Change+50) > 1 {
 		t.Errorf("p99 %+v", r)
 	}
@@ -70,7 +71,7 @@ func TestCompareSingleRuns(t *testing.T) {
 	if r := cell(c, "p99", 0); r.Verdict != "" || !math.IsNaN(r.Change) {
 		t.Errorf("the baseline's own cell %+v", r)
 	}
-	c = two([]*Result{b}, []*Result{a}, nil, nil)
+	c = two([]*result.Result{b}, []*result.Result{a}, nil, nil)
 	if r := cell(c, "p50", 1); r.Verdict != "worse" {
 		t.Errorf("p50 %+v", r)
 	}
@@ -89,14 +90,14 @@ func TestCompareSingleRuns(t *testing.T) {
 
 // Several runs per side: medians, min–max, and a change inside the spread is noise.
 func TestCompareSpreadAndNoise(t *testing.T) {
-	a := []*Result{runWith(1000*time.Microsecond, 1000, "u"), runWith(1100*time.Microsecond, 1000, "u"), runWith(1300*time.Microsecond, 1000, "u")}
-	b := []*Result{runWith(1050*time.Microsecond, 1000, "u"), runWith(1200*time.Microsecond, 1000, "u"), runWith(1250*time.Microsecond, 1000, "u")}
+	a := []*result.Result{runWith(1000*time.Microsecond, 1000, "u"), runWith(1100*time.Microsecond, 1000, "u"), runWith(1300*time.Microsecond, 1000, "u")}
+	b := []*result.Result{runWith(1050*time.Microsecond, 1000, "u"), runWith(1200*time.Microsecond, 1000, "u"), runWith(1250*time.Microsecond, 1000, "u")}
 	c := two(a, b, []string{"a1", "a2", "a3"}, []string{"b1", "b2", "b3"})
 	r := row(c, "p50")
 	if a := r.Cells[0]; r.Cells[1].Verdict != "noise" || a.N != 3 || a.Min >= a.Median || a.Max <= a.Median {
 		t.Errorf("p50 %+v", r)
 	}
-	far := []*Result{runWith(3*time.Millisecond, 1000, "u"), runWith(3100*time.Microsecond, 1000, "u")}
+	far := []*result.Result{runWith(3*time.Millisecond, 1000, "u"), runWith(3100*time.Microsecond, 1000, "u")}
 	if r := cell(two(a, far, nil, nil), "p50", 1); r.Verdict != "worse" {
 		t.Errorf("clear regression called %s", r.Verdict)
 	}
@@ -113,7 +114,7 @@ func TestCompareWarnsNotComparable(t *testing.T) {
 	a := runWith(time.Millisecond, 100, "http://a/")
 	b := runWith(time.Millisecond, 100, "http://b/")
 	b.Hail.Config["connections"] = 64.0
-	c := two([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	c := two([]*result.Result{a}, []*result.Result{b}, []string{"a.json"}, []string{"b.json"})
 	joined := strings.Join(c.Warnings, "\n")
 	if !strings.Contains(joined, "not comparable: url differs") || !strings.Contains(joined, "the connection count (-c) differs") || len(c.Notes) != 0 {
 		t.Errorf("warnings %q, notes %q: with more than the URL different, the URL is a warning too", joined, c.Notes)
@@ -121,7 +122,7 @@ func TestCompareWarnsNotComparable(t *testing.T) {
 }
 
 func TestCompareSteps(t *testing.T) {
-	mk := func(lat time.Duration) *Result {
+	mk := func(lat time.Duration) *result.Result {
 		r := runWith(lat, 100, "u")
 		tot := stats.NewTotals()
 		_ = tot.LatencyOK.RecordValue(int64(lat))
@@ -130,7 +131,7 @@ func TestCompareSteps(t *testing.T) {
 		r.Hail.Steps = BuildSteps([]string{"login"}, []*stats.Totals{tot}, nil, time.Second)
 		return r
 	}
-	c := two([]*Result{mk(time.Millisecond)}, []*Result{mk(2 * time.Millisecond)}, nil, nil)
+	c := two([]*result.Result{mk(time.Millisecond)}, []*result.Result{mk(2 * time.Millisecond)}, nil, nil)
 	if len(c.Steps) != 1 || c.Steps[0].Name != "login" || c.Steps[0].Rows[2].Metric != "p50" || c.Steps[0].Rows[2].Cells[1].Verdict != "worse" {
 		t.Errorf("steps %+v", c.Steps)
 	}
@@ -142,11 +143,11 @@ func TestCompareSteps(t *testing.T) {
 func TestCompareTwoImplementations(t *testing.T) {
 	a := runWith(2*time.Millisecond, 1000, "http://127.0.0.1:5000/")
 	b := runWith(time.Millisecond, 2000, "http://127.0.0.1:8080/")
-	for _, r := range []*Result{a, b} {
+	for _, r := range []*result.Result{a, b} {
 		r.Hail.Verdict.GeneratorLimited = true
 		r.Hail.Verdict.Reasons = []string{"CPU at 95% of its cores"}
 	}
-	c := Compare([][]*Result{{a}, {b}}, [][]string{{"py.json"}, {"go.json"}}, []string{"Python VMM", "Go VMM"}, 0)
+	c := Compare([][]*result.Result{{a}, {b}}, [][]string{{"py.json"}, {"go.json"}}, []string{"Python VMM", "Go VMM"}, 0)
 	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "different targets") || !strings.Contains(c.Notes[0], "Python VMM has http://127.0.0.1:5000/; Go VMM has http://127.0.0.1:8080/") {
 		t.Errorf("notes %q", c.Notes)
 	}
@@ -171,17 +172,17 @@ func TestCompareTwoImplementations(t *testing.T) {
 // time, a -w drain included), never a figure of compare's own; a note
 // says what a drain added.
 func TestCompareWaitDrain(t *testing.T) {
-	mk := func(drain bool) *Result {
+	mk := func(drain bool) *result.Result {
 		r := runWith(time.Millisecond, 3000, "u")
 		r.Hail.Config["duration_seconds"], r.Hail.Config["wait_ongoing"] = 3.0, drain
 		r.Summary.Total, r.Summary.RequestsPerSec = 3*time.Second, 1000
 		if drain {
 			r.Summary.Total, r.Summary.RequestsPerSec = 3500*time.Millisecond, 3010/3.5
-			r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 10, InRates: true}
+			r.Hail.Drain = &result.Drain{Duration: 500 * time.Millisecond, Requests: 10, InRates: true}
 		}
 		return r
 	}
-	c := two([]*Result{mk(false)}, []*Result{mk(true)}, []string{"a.json"}, []string{"b.json"})
+	c := two([]*result.Result{mk(false)}, []*result.Result{mk(true)}, []string{"a.json"}, []string{"b.json"})
 	if r := row(c, "requests/s"); r.Cells[0].Median != 1000 || r.Cells[1].Median != 3010/3.5 {
 		t.Errorf("requests/s %+v: want each report's own", r)
 	}
@@ -197,11 +198,11 @@ func TestCompareUnlikeRunsFirst(t *testing.T) {
 	a, b := runWith(time.Millisecond, 1000, "u"), runWith(time.Millisecond, 1000, "u")
 	a.Hail.Config["rate"], b.Hail.Config["rate"] = 1000.0, 2000.0
 	b.Hail.Config["connections"] = 128.0
-	b.Hail.Verdict = Verdict{Bottleneck: BottleneckOthers, GeneratorLimited: true, Reasons: []string{"own lateness p99 3ms"}}
-	for _, r := range []*Result{a, b} {
-		r.Hail.Target = &Target{PID: 1, PeakRSSBytes: 1 << 20}
+	b.Hail.Verdict = result.Verdict{Bottleneck: result.BottleneckOthers, GeneratorLimited: true, Reasons: []string{"own lateness p99 3ms"}}
+	for _, r := range []*result.Result{a, b} {
+		r.Hail.Target = &result.TargetUse{PID: 1, PeakRSSBytes: 1 << 20}
 	}
-	c := two([]*Result{a}, []*Result{b}, []string{"a.json"}, []string{"b.json"})
+	c := two([]*result.Result{a}, []*result.Result{b}, []string{"a.json"}, []string{"b.json"})
 	txt, md := text(t, c, CompareOutput{})
 	for _, out := range []string{txt, md} {
 		first := strings.Index(out, "%")
@@ -216,8 +217,8 @@ func TestCompareUnlikeRunsFirst(t *testing.T) {
 		}
 	}
 	// A side whose verdict is not generator-side is never said to show hail's limits.
-	b.Hail.Verdict = Verdict{Bottleneck: BottleneckTarget, Reasons: []string{"waited for a free connection"}}
-	if c := two([]*Result{a}, []*Result{b}, nil, nil); strings.Contains(strings.Join(c.Warnings, " "), "hail's limits") {
+	b.Hail.Verdict = result.Verdict{Bottleneck: result.BottleneckTarget, Reasons: []string{"waited for a free connection"}}
+	if c := two([]*result.Result{a}, []*result.Result{b}, nil, nil); strings.Contains(strings.Join(c.Warnings, " "), "hail's limits") {
 		t.Errorf("warnings %q: the target's limit attributed to hail", c.Warnings)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/hail-loadgen/hail/result"
 	"testing"
 )
 
@@ -9,7 +10,7 @@ import (
 // panics, and what it accepts writes back out as a readable Result.
 func FuzzReadJSON(f *testing.F) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, sampleResultForFuzz()); err != nil {
+	if err := result.WriteJSON(&buf, sampleResultForFuzz()); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -18,15 +19,15 @@ func FuzzReadJSON(f *testing.F) {
 	f.Add([]byte(`{"hail":{"histograms":{"latency_2xx":"HISTFAAAACl4nJNpmSzMwMDAzAABzFCaEUzOmQQRgIjJMEmBIBMYzMzAAAA="}}}`))
 	f.Add([]byte(`[1,2,3]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ReadJSON(bytes.NewReader(data))
+		r, err := result.ReadJSON(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
 		var out bytes.Buffer
-		if err := WriteJSON(&out, r); err != nil {
+		if err := result.WriteJSON(&out, r); err != nil {
 			t.Fatalf("accepted result does not write back: %v", err)
 		}
-		if _, err := ReadJSON(&out); err != nil {
+		if _, err := result.ReadJSON(&out); err != nil {
 			t.Fatalf("written result does not read back: %v", err)
 		}
 		_ = WriteText(&bytes.Buffer{}, r, TextOptions{})

@@ -9,13 +9,15 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // buildHail fills r's "hail" section: exact counts, encoded histograms,
 // schedule lag, the generator's resource use, the verdict and hints, the
 // series and the configuration. It runs after buildOha: the verdict reads
 // the summary.
-func buildHail(r *Result, in Input) {
+func buildHail(r *result.Result, in Input) {
 	t := in.Totals
 	total := in.Elapsed.Seconds()
 	requests, responses, aborted := t.Requests(), t.Responses(), t.Errors[stats.ErrAborted]
@@ -32,7 +34,7 @@ func buildHail(r *Result, in Input) {
 	in.Intent.Sent = sent
 	in.Intent.Intended = max(in.Intent.Intended, requests+in.Intent.Unsent+in.Intent.Skipped)
 	unsent := in.Intent.Intended - requests - in.Intent.Skipped
-	h.Counts = Counts{Intended: in.Intent.Intended, Sent: sent, NotSent: t.NotSent, Unsent: unsent, Skipped: in.Intent.Skipped,
+	h.Counts = result.Counts{Intended: in.Intent.Intended, Sent: sent, NotSent: t.NotSent, Unsent: unsent, Skipped: in.Intent.Skipped,
 		Requests: requests, Responses: responses, Errors: t.ErrorCount(), Aborted: aborted, Truncated: t.Truncated(), Expected: t.Expected,
 		BodyBytes: t.BodyBytes, WireBytes: t.WireBytes, SentBytes: t.SentBytes, LatencySum: time.Duration(t.LatencySum), FailedSum: time.Duration(t.FailedSum),
 		Queued: t.Queued, QueueWait: time.Duration(t.QueueWait), Reconnects: t.Reconnects, Connects: t.Connects, ConnectSum: time.Duration(t.ConnectSum),
@@ -44,14 +46,14 @@ func buildHail(r *Result, in Input) {
 	if unsent > 0 {
 		h.UnsentReason = in.Intent.Reason
 	}
-	h.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
+	h.Histograms = result.Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
 		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), ConnWait: encode(t.ConnWait), Failed: encode(t.Failed)}
 	h.AllSent = allSent(t)
 	h.Rates = rates(t, total)
 	if d := in.Elapsed - in.Stopped; in.Wait && in.Stopped > 0 && d > 0 {
-		h.Drain = &Drain{Duration: d, Requests: t.Drained, InRates: true}
+		h.Drain = &result.Drain{Duration: d, Requests: t.Drained, InRates: true}
 	}
-	h.SendDelay = SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
+	h.SendDelay = result.SendDelay{Own: lagStats(t.Lag), ConnWait: lagStats(t.ConnWait)}
 	h.Lag = h.SendDelay.Own
 	g := &h.Generator
 	g.User, g.System = in.Usage.User, in.Usage.System
@@ -76,9 +78,9 @@ func buildHail(r *Result, in Input) {
 }
 
 // allSent summarises every sent request of t.
-func allSent(t *stats.Totals) AllSent {
+func allSent(t *stats.Totals) result.AllSent {
 	h := t.AllSent()
-	a := AllSent{Requests: h.TotalCount(), Responses: t.Responses(), Failed: t.Failed.TotalCount(), CutOff: t.CutOff(), Truncated: t.Truncated(), NotSent: t.NotSent}
+	a := result.AllSent{Requests: h.TotalCount(), Responses: t.Responses(), Failed: t.Failed.TotalCount(), CutOff: t.CutOff(), Truncated: t.Truncated(), NotSent: t.NotSent}
 	if a.Requests == 0 {
 		return a
 	}
@@ -89,11 +91,11 @@ func allSent(t *stats.Totals) AllSent {
 }
 
 // rates are t's rates over total seconds.
-func rates(t *stats.Totals, total float64) Rates {
+func rates(t *stats.Totals, total float64) result.Rates {
 	if total <= 0 {
-		return Rates{}
+		return result.Rates{}
 	}
-	return Rates{RequestsPerSec: float64(t.Requests()) / total, CompletedPerSec: float64(t.Responses()) / total,
+	return result.Rates{RequestsPerSec: float64(t.Requests()) / total, CompletedPerSec: float64(t.Responses()) / total,
 		SuccessfulPerSec: float64(successes(t)) / total}
 }
 
@@ -103,7 +105,7 @@ func rates(t *stats.Totals, total float64) Rates {
 func successes(t *stats.Totals) int64 {
 	n := t.Expected
 	for code, c := range t.Status {
-		if !stats.StatusFailed(code) {
+		if !status.Failed(code) {
 			n += c
 		}
 	}
@@ -111,8 +113,8 @@ func successes(t *stats.Totals) int64 {
 }
 
 // lagStats summarises a histogram of ns values.
-func lagStats(h *hdr.Histogram) LagStats {
+func lagStats(h *hdr.Histogram) result.LagStats {
 	q := quantiles(h, []float64{50, 90, 99, 99.9, 100})
-	return LagStats{Samples: h.TotalCount(), P50: time.Duration(q[0]), P90: time.Duration(q[1]), P99: time.Duration(q[2]),
+	return result.LagStats{Samples: h.TotalCount(), P50: time.Duration(q[0]), P90: time.Duration(q[1]), P99: time.Duration(q[2]),
 		P999: time.Duration(q[3]), Max: time.Duration(q[4])}
 }

@@ -17,10 +17,11 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // WriteHTML writes r as one self-contained HTML page with inline SVG charts.
-func WriteHTML(w io.Writer, r *Result) error {
+func WriteHTML(w io.Writer, r *result.Result) error {
 	b := &strings.Builder{}
 	h := r.Hail
 	url, _ := h.Config["url"].(string)
@@ -99,7 +100,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 
 func esc(s string) string { return html.EscapeString(s) }
 
-func subtitle(r *Result) string {
+func subtitle(r *result.Result) string {
 	h := r.Hail
 	url, _ := h.Config["url"].(string)
 	method, _ := h.Config["method"].(string)
@@ -141,7 +142,7 @@ func section(b *strings.Builder, title, note string) {
 	}
 }
 
-func writeKPIs(b *strings.Builder, r *Result) {
+func writeKPIs(b *strings.Builder, r *result.Result) {
 	h := r.Hail
 	p := r.LatencyPercentiles
 	kpi := func(label, value, cls string) {
@@ -174,14 +175,14 @@ func writeKPIs(b *strings.Builder, r *Result) {
 	b.WriteString("</section>\n")
 }
 
-func writeVerdict(b *strings.Builder, r *Result) {
+func writeVerdict(b *strings.Builder, r *result.Result) {
 	v := r.Hail.Verdict
 	head, warn := Headline(v)
 	cls := "ok"
 	if warn {
 		cls = "warn"
 	}
-	if f := r.FailureHeadline(); f != "" {
+	if f := FailureHeadline(r); f != "" {
 		fmt.Fprintf(b, "<section class=\"verdict warn\" id=\"no-success\"><strong>%s</strong></section>\n", esc(f))
 	}
 	fmt.Fprintf(b, "<section class=\"verdict %s\" id=\"verdict\" data-bottleneck=\"%s\"><strong>%s</strong><ul>", cls, esc(v.Bottleneck), esc(head))
@@ -204,17 +205,17 @@ func writeVerdict(b *strings.Builder, r *Result) {
 	}
 }
 
-func writePercentileTable(b *strings.Builder, r *Result) {
+func writePercentileTable(b *strings.Builder, r *result.Result) {
 	a := r.Hail.AllSent
-	var all *Percentiles
+	var all *result.Percentiles
 	if a.Requests > 0 {
 		p := percentiles(decodeLatency(r.Hail.Histograms, true))
 		all = &p
 	}
-	ok, other := r.splitCounts()
+	ok, other := r.SplitCounts()
 	rows := []struct {
 		name string
-		p    *Percentiles
+		p    *result.Percentiles
 		none bool
 	}{{"responses", &r.LatencyPercentiles, r.Hail.Counts.Responses == 0}, {fmt.Sprintf("all sent (%d failed, %d cut off)", a.Failed, a.CutOff), all, false},
 		{"2xx", r.LatencyPercentilesSuccessful, ok == 0}, {"not 2xx", r.LatencyPercentilesNotSuccessful, other == 0},
@@ -234,7 +235,7 @@ func writePercentileTable(b *strings.Builder, r *Result) {
 	b.WriteString("</table>\n")
 }
 
-func writeGenerator(b *strings.Builder, r *Result) {
+func writeGenerator(b *strings.Builder, r *result.Result) {
 	h := r.Hail
 	g := h.Generator
 	rows := [][2]string{
@@ -254,7 +255,7 @@ func writeGenerator(b *strings.Builder, r *Result) {
 	kvTable(b, rows)
 }
 
-func writeTarget(b *strings.Builder, r *Result) {
+func writeTarget(b *strings.Builder, r *result.Result) {
 	t := r.Hail.Target
 	if t == nil {
 		return
@@ -274,7 +275,7 @@ func writeTarget(b *strings.Builder, r *Result) {
 	kvTable(b, rows)
 }
 
-func writeDistributed(b *strings.Builder, r *Result) {
+func writeDistributed(b *strings.Builder, r *result.Result) {
 	section(b, "Distributed run", "")
 	var rows [][2]string
 	if s := r.Hail.Shard; s != nil {
@@ -339,7 +340,7 @@ func writeConfig(b *strings.Builder, c map[string]any) {
 	b.WriteString("</table>\n")
 }
 
-func writeStepsHTML(b *strings.Builder, r *Result) {
+func writeStepsHTML(b *strings.Builder, r *result.Result) {
 	section(b, "Steps", "Each step of the scenario on its own.")
 	b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>share</th><th>requests/s</th><th>error rate</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>p99, all sent</th><th>max, all sent</th></tr>")
 	for _, s := range r.Hail.Steps {
@@ -370,7 +371,7 @@ func writeStepsHTML(b *strings.Builder, r *Result) {
 	}
 }
 
-func writeThresholdsHTML(b *strings.Builder, r *Result) {
+func writeThresholdsHTML(b *strings.Builder, r *result.Result) {
 	section(b, "Thresholds", "")
 	b.WriteString("<table class=\"kv\">")
 	for _, t := range r.Hail.Thresholds {
@@ -485,13 +486,13 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px;border-t
 // writeLLMHTML writes hail llm's section: its numbers' percentiles, and
 // the distributions of time to first token and of the time between
 // tokens.
-func writeLLMHTML(b *strings.Builder, l *LLM) {
+func writeLLMHTML(b *strings.Builder, l *result.LLM) {
 	section(b, "LLM streams", fmt.Sprintf("%d completed, %d failed, %d truncated; %.1f output tokens/s. TTFT from the intended send (the queue included) first; docs/llm.md defines each.",
 		l.Completed, l.Failed, l.Truncated, l.OutputThroughput))
 	b.WriteString("<table class=\"num\"><tr><th></th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>samples</th></tr>")
 	for _, row := range []struct {
 		name string
-		d    Dist
+		d    result.Dist
 	}{{"TTFT (from intended send)", secDist(l.TTFT)}, {"TTFT (from actual send)", secDist(l.TTFTFromSend)}, {"TPOT", secDist(l.TPOT)}, {"ITL (per token)", secDist(l.ITL)}, {"inter-chunk gap", secDist(l.ChunkGap)}} {
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(row.name))
 		for _, v := range []float64{row.d.Mean, row.d.P50, row.d.P90, row.d.P99, row.d.P999, row.d.Max} {

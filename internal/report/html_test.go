@@ -19,11 +19,12 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/testtier"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // richResult is a scenario run with ten seconds of series, two steps, a
 // monitored target and an error mix: every section of the HTML report.
-func richResult(t *testing.T) *Result {
+func richResult(t *testing.T) *result.Result {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(9, 10))
 	steps := []*stats.Totals{randomTotals(rng, 4000), randomTotals(rng, 2000)}
@@ -42,8 +43,8 @@ func richResult(t *testing.T) *Result {
 		Config:  map[string]any{"url": "http://127.0.0.1:8080/items?<x>", "method": "GET", "connections": 16, "rate": 600.0, "headers": map[string]string{"Authorization": "[redacted]"}},
 		Version: "test", SuccessSplit: true})
 	r.Hail.Steps = BuildSteps([]string{"login", "browse <items>"}, steps, [][]stats.Second{series, series}, 10*time.Second)
-	r.Hail.Thresholds = []Threshold{{Expr: "p99 < 5ms", Value: 0.001, Measured: "1.0ms", Pass: true}, {Expr: "error_rate < 0.1%", Step: "login", Measured: "2%", Pass: false}}
-	r.Hail.Target = &Target{PID: 42, Command: "nginx", Samples: 10, PeakRSSBytes: 59 << 20, MeanRSSBytes: 55 << 20, CPU: 7 * time.Second, MeanCPU: 0.7, PeakCPU: 0.8}
+	r.Hail.Thresholds = []result.ThresholdResult{{Expr: "p99 < 5ms", Value: 0.001, Measured: "1.0ms", Pass: true}, {Expr: "error_rate < 0.1%", Step: "login", Measured: "2%", Pass: false}}
+	r.Hail.Target = &result.TargetUse{PID: 42, Command: "nginx", Samples: 10, PeakRSSBytes: 59 << 20, MeanRSSBytes: 55 << 20, CPU: 7 * time.Second, MeanCPU: 0.7, PeakCPU: 0.8}
 	return r
 }
 
@@ -215,7 +216,7 @@ func TestHTMLConfigReadable(t *testing.T) {
 		t.Errorf("configuration not readable:\n%s", page[strings.Index(page, "Configuration"):])
 	}
 	buf.Reset()
-	if err := WriteJSON(&buf, r); err != nil || strings.Contains(buf.String(), `\u003c`) || !strings.Contains(buf.String(), "p99 < 50ms") {
+	if err := result.WriteJSON(&buf, r); err != nil || strings.Contains(buf.String(), `\u003c`) || !strings.Contains(buf.String(), "p99 < 50ms") {
 		t.Errorf("JSON: %v, escapes < as \\u003c", err)
 	}
 }
@@ -280,12 +281,12 @@ func TestHTMLTicksInChromium(t *testing.T) {
 		slots[i] = stats.NewTotals()
 	}
 	staged.Hail.Stages = BuildStages(StageInput{Clock: schedule.NewStageClock(sg, 0), Kind: "connections", Totals: slots, Series: staged.Hail.Series, Stopped: 10 * time.Second})
-	staged.Hail.Drain = &Drain{Duration: 1500 * time.Millisecond, Requests: 40, InRates: true}
+	staged.Hail.Drain = &result.Drain{Duration: 1500 * time.Millisecond, Requests: 40, InRates: true}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	noise := regexp.MustCompile(`\d\.\d*(0000|9999)|e[-+]\d|NaN|Inf`)
-	for name, r := range map[string]*Result{"rich": richResult(t), "big": big, "tiny": tiny, "staged": staged} {
+	for name, r := range map[string]*result.Result{"rich": richResult(t), "big": big, "tiny": tiny, "staged": staged} {
 		var buf bytes.Buffer
 		if err := WriteHTML(&buf, r); err != nil {
 			t.Fatal(err)

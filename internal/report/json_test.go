@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
-func sampleResult(t *testing.T) *Result {
+func sampleResult(t *testing.T) *result.Result {
 	t.Helper()
 	return sampleResultForFuzz()
 }
 
-func sampleResultForFuzz() *Result {
+func sampleResultForFuzz() *result.Result {
 	tot := stats.NewTotals()
 	for i := int64(1); i <= 1000; i++ {
 		_ = tot.LatencyOK.RecordValue(i * 1000)
@@ -50,7 +51,7 @@ func sampleResultForFuzz() *Result {
 // checks oha's layout.
 func TestJSONMatchesOhaSchema(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, sampleResult(t)); err != nil {
+	if err := result.WriteJSON(&buf, sampleResult(t)); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
@@ -172,10 +173,10 @@ func typeMatches(ty any, v any) bool {
 func TestJSONRoundTrip(t *testing.T) {
 	r := sampleResult(t)
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := result.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(&buf)
+	back, err := result.ReadJSON(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if h.TotalCount() != 1000 || h.Max() < 999_000 {
 		t.Errorf("decoded histogram: count %d, max %d", h.TotalCount(), h.Max())
 	}
-	if _, err := ReadJSON(strings.NewReader(`{"summary":{"successRate":1,"total":1},"hail":{"histograms":{"latency_2xx":"!!"}}}`)); err == nil {
+	if _, err := result.ReadJSON(strings.NewReader(`{"summary":{"successRate":1,"total":1},"hail":{"histograms":{"latency_2xx":"!!"}}}`)); err == nil {
 		t.Error("a corrupt histogram was accepted")
 	}
 }
@@ -263,7 +264,7 @@ func TestReadJSONRefusesOtherJSON(t *testing.T) {
 		{`{"summary":[1]}`, "it has no summary"},
 		{`not json`, "not a hail result"},
 	} {
-		_, err := ReadJSON(strings.NewReader(tc.in))
+		_, err := result.ReadJSON(strings.NewReader(tc.in))
 		if err == nil || !strings.HasPrefix(err.Error(), "not a hail result") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.in, err, tc.want)
 		}
@@ -274,7 +275,7 @@ func TestReadJSONRefusesOtherJSON(t *testing.T) {
 		"rps":{"mean":133,"stddev":1,"max":140,"min":120,"percentiles":{"p10":130}},
 		"details":{"DNSDialup":{"average":0.0001,"fastest":0.0001,"slowest":0.0002},"DNSLookup":{"average":0,"fastest":0,"slowest":0}},
 		"statusCodeDistribution":{"200":200},"errorDistribution":{}}`
-	r, err := ReadJSON(strings.NewReader(oha))
+	r, err := result.ReadJSON(strings.NewReader(oha))
 	if err != nil || r.Summary.RequestsPerSec != 133.3 || r.StatusCodeDistribution["200"] != 200 {
 		t.Errorf("oha's result: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // sourceNames name the token sources in TokenSource, indexed by
@@ -20,7 +21,7 @@ import (
 var sourceNames = []string{stats.FromUsage: "usage", stats.FromSpread: "usage_spread", stats.FromDeltas: "content_deltas"}
 
 // buildLLM makes hail.llm from the run's stream totals.
-func buildLLM(s *stats.Streams, in Input) *LLM {
+func buildLLM(s *stats.Streams, in Input) *result.LLM {
 	t := s.Tokens
 	secs := in.Elapsed.Seconds()
 	per := func(n float64) float64 {
@@ -29,12 +30,12 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 		}
 		return n / secs
 	}
-	l := &LLM{Truncated: s.Truncated, OtherLength: t.OtherLength, TokenSource: map[string]int64{},
+	l := &result.LLM{Truncated: s.Truncated, OtherLength: t.OtherLength, TokenSource: map[string]int64{},
 		TTFT: timeDist(t.TTFT), TTFTFromSend: timeDist(t.TTFTSent), TPOT: timeDist(t.TPOT), ITL: timeDist(t.ITL),
 		ChunkGap: timeDist(t.ChunkGap), E2E: timeDist(t.E2E), E2EFromSend: timeDist(t.E2ESent),
 		OutputTokens: dist(t.Out, 1), InputTokens: dist(t.In, 1), RequestRate: dist(t.PerRequestRate, 1e3),
-		Goodput: Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(float64(t.Good)), TokensPerSec: per(float64(t.GoodTokens))},
-		Histograms: LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
+		Goodput: result.Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(float64(t.Good)), TokensPerSec: per(float64(t.GoodTokens))},
+		Histograms: result.LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
 			ChunkGap: encode(t.ChunkGap), E2E: encode(t.E2E), E2EFromSend: encode(t.E2ESent), OutputTokens: encode(t.Out),
 			InputTokens: encode(t.In), RequestRate: encode(t.PerRequestRate)}}
 	for i, name := range sourceNames {
@@ -75,7 +76,7 @@ func buildLLM(s *stats.Streams, in Input) *LLM {
 
 // writeLLMText writes hail.llm at the head of the text report: the
 // coordinated-omission-correct TTFT first.
-func writeLLMText(b *strings.Builder, r *Result, c colorer) {
+func writeLLMText(b *strings.Builder, r *result.Result, c colorer) {
 	l := r.Hail.LLM
 	if l == nil {
 		return
@@ -128,7 +129,7 @@ func writeLLMText(b *strings.Builder, r *Result, c colorer) {
 			l.Goodput.Requests, share, strings.Join(obj, ", "), l.Goodput.RequestsPerSec, l.Goodput.TokensPerSec)
 	}
 	fmt.Fprintf(b, "\n  %-31s %10s %10s %10s %10s %10s %10s %10s\n", "", "mean", "p50", "p90", "p99", "p99.9", "max", "samples")
-	row := func(name string, d Dist, f func(float64) string) {
+	row := func(name string, d result.Dist, f func(float64) string) {
 		if d.Samples == 0 {
 			return
 		}
@@ -185,8 +186,8 @@ func sourceText(src map[string]int64) string {
 // llmStepLine says in one line what a scenario step's token streams
 // measured: TTFT (from the intended and the actual send), TPOT, ITL and
 // E2E at p50/p99, tokens, tokens/s and goodput.
-func llmStepLine(l *LLM) string {
-	pp := func(d TimeDist) string {
+func llmStepLine(l *result.LLM) string {
+	pp := func(d result.TimeDist) string {
 		if d.Samples == 0 {
 			return "n/a"
 		}
@@ -206,7 +207,7 @@ func llmStepLine(l *LLM) string {
 
 // mergeLLM keeps, in a merged result, what hail llm said of its run (the
 // API, model, lengths asked and objectives: the first result's).
-func mergeLLM(out, first *Result) {
+func mergeLLM(out, first *result.Result) {
 	l, f := out.Hail.LLM, first.Hail.LLM
 	if l == nil || f == nil {
 		return
@@ -216,9 +217,9 @@ func mergeLLM(out, first *Result) {
 
 // EnsureLLM returns r's hail.llm, made empty (every request failed, none
 // streamed) when the run measured no token stream.
-func (r *Result) EnsureLLM() *LLM {
+func EnsureLLM(r *result.Result) *result.LLM {
 	if r.Hail.LLM == nil {
-		r.Hail.LLM = &LLM{TokenSource: map[string]int64{}}
+		r.Hail.LLM = &result.LLM{TokenSource: map[string]int64{}}
 		r.Hail.LLM.Duration = r.Summary.Total
 		r.Hail.LLM.Failed = r.Hail.Counts.Requests - r.Hail.Counts.Truncated - r.Hail.Counts.Aborted
 		r.Hail.LLM.Truncated = r.Hail.Counts.Truncated

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"io"
 	"strings"
 )
@@ -9,7 +10,7 @@ import (
 // WriteMarkdown writes a result as Markdown: a summary table, the latency
 // percentiles, status codes and errors, steps, the target and the
 // generator's verdict — what a review or an issue needs.
-func WriteMarkdown(w io.Writer, r *Result) error {
+func WriteMarkdown(w io.Writer, r *result.Result) error {
 	b := &strings.Builder{}
 	writeTitleMarkdown(b, r)
 	writeSummaryMarkdown(b, r)
@@ -26,7 +27,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 
 // writeTitleMarkdown writes the heading (the URL) and what ran: the model,
 // engine, version, shard and merge.
-func writeTitleMarkdown(b *strings.Builder, r *Result) {
+func writeTitleMarkdown(b *strings.Builder, r *result.Result) {
 	h := &r.Hail
 	url, _ := h.Config["url"].(string)
 	title := "hail result"
@@ -51,9 +52,9 @@ func writeTitleMarkdown(b *strings.Builder, r *Result) {
 // rates and success, then the latency of the responses (oha's) and of
 // every sent request (failures at their elapsed time) side by side; n/a
 // where there is no value.
-func writeSummaryMarkdown(b *strings.Builder, r *Result) {
+func writeSummaryMarkdown(b *strings.Builder, r *result.Result) {
 	h := &r.Hail
-	if head := r.FailureHeadline(); head != "" {
+	if head := FailureHeadline(r); head != "" {
 		fmt.Fprintf(b, "> **%s**\n\n", mdEscape(head))
 	}
 	success := "n/a"
@@ -90,7 +91,7 @@ func durNA(s float64, none bool) string {
 
 // writeOutcomesMarkdown writes the status codes and errors, most frequent
 // first, if there are any.
-func writeOutcomesMarkdown(b *strings.Builder, r *Result) {
+func writeOutcomesMarkdown(b *strings.Builder, r *result.Result) {
 	if len(r.StatusCodeDistribution) == 0 && len(r.ErrorDistribution) == 0 {
 		return
 	}
@@ -105,7 +106,7 @@ func writeOutcomesMarkdown(b *strings.Builder, r *Result) {
 }
 
 // writeStepsMarkdown writes a scenario's steps, if there are any.
-func writeStepsMarkdown(b *strings.Builder, r *Result) {
+func writeStepsMarkdown(b *strings.Builder, r *result.Result) {
 	if len(r.Hail.Steps) == 0 {
 		return
 	}
@@ -130,7 +131,7 @@ func writeStepsMarkdown(b *strings.Builder, r *Result) {
 
 // writeThresholdsMarkdown writes a scenario's thresholds, passed or failed,
 // if there are any.
-func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
+func writeThresholdsMarkdown(b *strings.Builder, r *result.Result) {
 	if len(r.Hail.Thresholds) == 0 {
 		return
 	}
@@ -155,7 +156,7 @@ func writeThresholdsMarkdown(b *strings.Builder, r *Result) {
 // writeResourcesMarkdown writes the generator's resource use, the
 // accounting of the intended requests and, if it was watched, the
 // target's.
-func writeResourcesMarkdown(b *strings.Builder, r *Result) {
+func writeResourcesMarkdown(b *strings.Builder, r *result.Result) {
 	h := &r.Hail
 	g := h.Generator
 	fmt.Fprintf(b, "Generator: %.2f µs CPU/request, %.0f%% of %d core(s), peak RSS %s", micros(g.CPUPerRequest), 100*g.Utilization, g.Cores, bytesHuman(float64(g.MaxRSSBytes)))
@@ -176,7 +177,7 @@ func writeResourcesMarkdown(b *strings.Builder, r *Result) {
 
 // writeVerdictMarkdown writes the verdict as a quote, its headline in bold
 // when it warns, and whether a signal stopped the run.
-func writeVerdictMarkdown(b *strings.Builder, r *Result) {
+func writeVerdictMarkdown(b *strings.Builder, r *result.Result) {
 	h := &r.Hail
 	head, warn := Headline(h.Verdict)
 	if warn {

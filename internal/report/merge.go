@@ -11,6 +11,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // LateStart is how far behind --start-at a shard may begin and still count
@@ -31,7 +33,7 @@ type MergeOptions struct {
 
 // TotalsOf rebuilds the exact Totals a Result was made from: its decoded
 // histograms, status and error counts, and integer sums.
-func TotalsOf(r *Result) (*stats.Totals, error) {
+func TotalsOf(r *result.Result) (*stats.Totals, error) {
 	t := stats.NewTotals()
 	h := r.Hail.Histograms
 	for _, x := range []struct {
@@ -70,9 +72,9 @@ func TotalsOf(r *Result) (*stats.Totals, error) {
 	return t, nil
 }
 
-func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
-	for k, n := range status {
-		code, ok := stats.StatusByName(k)
+func addDistributions(t *stats.Totals, statuses, errs map[string]int64) error {
+	for k, n := range statuses {
+		code, ok := status.ByName(k)
 		if !ok {
 			return fmt.Errorf("bad status code %q in result", k)
 		}
@@ -89,7 +91,7 @@ func addDistributions(t *stats.Totals, status, errs map[string]int64) error {
 }
 
 // stepTotals rebuilds a step's Totals from its Result entry.
-func stepTotals(s *Step) (*stats.Totals, error) {
+func stepTotals(s *result.StepResult) (*stats.Totals, error) {
 	t := stats.NewTotals()
 	h := s.Histograms
 	for _, x := range []struct {
@@ -129,7 +131,7 @@ func stepTotals(s *Step) (*stats.Totals, error) {
 // second's index). Configurations must agree: a mismatch is an error naming
 // the field. names label the inputs in messages (file names); nil uses
 // their positions.
-func Merge(results []*Result, names []string) (*Result, error) {
+func Merge(results []*result.Result, names []string) (*result.Result, error) {
 	return MergeWith(results, names, MergeOptions{})
 }
 
@@ -137,7 +139,7 @@ func Merge(results []*Result, names []string) (*Result, error) {
 // (as opt allows): it merges the results there are and records in
 // Merged.Incomplete every shard that failed, is missing, started late or
 // was interrupted.
-func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, error) {
+func MergeWith(results []*result.Result, names []string, opt MergeOptions) (*result.Result, error) {
 	if len(results) == 0 {
 		if len(opt.Failed) > 0 {
 			return nil, fmt.Errorf("every shard failed: nothing to merge")
@@ -155,14 +157,14 @@ func MergeWith(results []*Result, names []string, opt MergeOptions) (*Result, er
 		return nil, err
 	}
 	first := results[0]
-	info := &Merged{Results: len(results), Notes: []string{}, Incomplete: absent}
+	info := &result.Merged{Results: len(results), Notes: []string{}, Incomplete: absent}
 	sum, err := sumResults(results, name, info)
 	if err != nil {
 		return nil, err
 	}
 	sort.Ints(info.Shards)
 	cores, shared := mergeCores(results, name)
-	series, spread := alignSeries(results, sum.start, func(r *Result) []stats.Second { return r.Hail.Series })
+	series, spread := alignSeries(results, sum.start, func(r *result.Result) []stats.Second { return r.Hail.Series })
 	elapsed := time.Duration(sum.end - sum.start)
 	rate := 0.0
 	for _, r := range results {
@@ -218,7 +220,7 @@ type mergeSums struct {
 
 // sumResults adds the results' totals and generator usage, spans their
 // times, and records their shards in info.
-func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSums, error) {
+func sumResults(results []*result.Result, name func(int) string, info *result.Merged) (mergeSums, error) {
 	m := mergeSums{total: stats.NewTotals(), start: math.MaxInt64, engines: []string{}}
 	for i, r := range results {
 		t, err := TotalsOf(r)
@@ -261,7 +263,7 @@ func sumResults(results []*Result, name func(int) string, info *Merged) (mergeSu
 // alignSeries merges per-second series by wall clock: entry k of a result
 // that started at s covers [s+k, s+k+1); it lands in second round((s-start)/1s)+k
 // of the merged series. It also returns the spread of the starts (ns).
-func alignSeries(results []*Result, start int64, get func(*Result) []stats.Second) ([]stats.Second, int64) {
+func alignSeries(results []*result.Result, start int64, get func(*result.Result) []stats.Second) ([]stats.Second, int64) {
 	var out []stats.Second
 	var spread int64
 	for _, r := range results {
@@ -307,7 +309,7 @@ func alignSeries(results []*Result, start int64, get func(*Result) []stats.Secon
 
 // mergeSteps merges the per-step results of scenario runs, step by step
 // (matched by name).
-func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Duration, info *Merged) error {
+func mergeSteps(out *result.Result, results []*result.Result, start int64, elapsed time.Duration, info *result.Merged) error {
 	var names []string
 	for _, r := range results {
 		for _, s := range r.Hail.Steps {
@@ -328,7 +330,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	stopped := make([]string, len(names))
 	for i, n := range names {
 		totals[i] = stats.NewTotals()
-		var parts []*Result
+		var parts []*result.Result
 		for _, r := range results {
 			for k := range r.Hail.Steps {
 				s := &r.Hail.Steps[k]
@@ -348,10 +350,10 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 				if stopped[i] == "" {
 					stopped[i] = s.Stopped // each shard's feed is its own; the first stop says which
 				}
-				parts = append(parts, &Result{Hail: Hail{Start: r.Hail.Start, Series: s.Series}})
+				parts = append(parts, &result.Result{Hail: result.HailSection{Start: r.Hail.Start, Series: s.Series}})
 			}
 		}
-		series[i], _ = alignSeries(parts, start, func(r *Result) []stats.Second { return r.Hail.Series })
+		series[i], _ = alignSeries(parts, start, func(r *result.Result) []stats.Second { return r.Hail.Series })
 	}
 	out.Hail.Steps = BuildSteps(names, totals, series, elapsed)
 	for i := range out.Hail.Steps {
@@ -371,7 +373,7 @@ func mergeSteps(out *Result, results []*Result, start int64, elapsed time.Durati
 	failed, checked := 0, 0
 	for _, r := range results {
 		checked += len(r.Hail.Thresholds)
-		failed += r.ThresholdsFailed()
+		failed += ThresholdsFailed(r)
 		if r.Hail.Scenario != nil && out.Hail.Scenario == nil {
 			sc := *r.Hail.Scenario
 			sc.Pools, sc.Feeds = nil, nil
@@ -397,8 +399,8 @@ func addCounts(dst, src map[string]int64) map[string]int64 {
 
 // mergeTarget keeps the monitored target's numbers: when several results
 // sampled a target, the one with the highest peak RSS is kept.
-func mergeTarget(results []*Result, info *Merged) *Target {
-	var best *Target
+func mergeTarget(results []*result.Result, info *result.Merged) *result.TargetUse {
+	var best *result.TargetUse
 	n := 0
 	for _, r := range results {
 		if t := r.Hail.Target; t != nil {
@@ -416,7 +418,7 @@ func mergeTarget(results []*Result, info *Merged) *Target {
 }
 
 // writeResultsText adds the shard, merge and target lines to the text report.
-func writeResultsText(b *strings.Builder, r *Result) {
+func writeResultsText(b *strings.Builder, r *result.Result) {
 	h := r.Hail
 	if s := h.Shard; s != nil {
 		fmt.Fprintf(b, "  Shard:\t%d of %d (from 0): %d requests, rate %g, %d connections", s.Index, s.Count, s.Requests, s.Rate, s.Connections)
@@ -461,12 +463,12 @@ func writeResultsText(b *strings.Builder, r *Result) {
 }
 
 // mergeGRPC adds the results' gRPC call and message counts.
-func mergeGRPC(results []*Result) *GRPC {
-	var out *GRPC
+func mergeGRPC(results []*result.Result) *result.GRPCStats {
+	var out *result.GRPCStats
 	for _, r := range results {
 		if g := r.Hail.GRPC; g != nil {
 			if out == nil {
-				out = &GRPC{Call: g.Call, Kind: g.Kind}
+				out = &result.GRPCStats{Call: g.Call, Kind: g.Kind}
 			}
 			out.Calls += g.Calls
 			out.Retries += g.Retries

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // shardResult makes the Result of one shard from its totals, as a run
 // would, starting offset after base.
-func shardResult(t *testing.T, tot *stats.Totals, idx, n int, offset time.Duration, seconds int) *Result {
+func shardResult(t *testing.T, tot *stats.Totals, idx, n int, offset time.Duration, seconds int) *result.Result {
 	t.Helper()
 	var series []stats.Second
 	per := tot.Requests() / int64(seconds)
@@ -22,13 +23,13 @@ func shardResult(t *testing.T, tot *stats.Totals, idx, n int, offset time.Durati
 	r := Build(Input{Totals: tot, Series: series, Elapsed: time.Duration(seconds) * time.Second, Cores: 2,
 		Usage: stats.Usage{User: time.Second, System: time.Second / 2, MaxRSS: int64(10+idx) << 20}, Engine: "net", Open: true, Rate: 300,
 		Start: time.Unix(1700000000, 0).Add(offset), Config: map[string]any{"url": "http://127.0.0.1/", "rate": 900.0, "connections": 6}, Version: "test"})
-	r.Hail.Shard = &Shard{Index: idx, Count: n, Rate: 300, Connections: 2, StartAt: "2023-11-14T22:13:20Z"}
+	r.Hail.Shard = &result.Shard{Index: idx, Count: n, Rate: 300, Connections: 2, StartAt: "2023-11-14T22:13:20Z"}
 	// Round-trip through JSON, as hail merge reads files.
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := result.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(&buf)
+	back, err := result.ReadJSON(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func randomTotals(rng *rand.Rand, n int) *stats.Totals {
 func TestMergeExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	all := stats.NewTotals()
-	var shards []*Result
+	var shards []*result.Result
 	for i := range 3 {
 		tot := randomTotals(rng, 3000+i*17)
 		all.Add(tot)
@@ -109,7 +110,7 @@ func TestMergeAlignsSeries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	a := shardResult(t, randomTotals(rng, 300), 0, 2, 0, 3)
 	b := shardResult(t, randomTotals(rng, 300), 1, 2, 2*time.Second+10*time.Millisecond, 3)
-	m, err := Merge([]*Result{a, b}, nil)
+	m, err := Merge([]*result.Result{a, b}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,17 +125,17 @@ func TestMergeAlignsSeries(t *testing.T) {
 
 func TestMergeRefuses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	mk := func(i, n int) *Result { return shardResult(t, randomTotals(rng, 100), i, n, 0, 1) }
+	mk := func(i, n int) *result.Result { return shardResult(t, randomTotals(rng, 100), i, n, 0, 1) }
 	other := mk(1, 3)
 	other.Hail.Config["connections"] = 8.0
 	for _, tc := range []struct {
-		rs   []*Result
+		rs   []*result.Result
 		want string
 	}{
-		{[]*Result{mk(0, 3), other, mk(2, 3)}, "config.connections is 6 in"},
-		{[]*Result{mk(0, 3), mk(2, 3)}, "shard 1/3 missing"},
-		{[]*Result{mk(0, 2), mk(0, 2)}, "shard 0/2 appears twice"},
-		{[]*Result{mk(0, 2), mk(1, 3)}, "shard.count"},
+		{[]*result.Result{mk(0, 3), other, mk(2, 3)}, "config.connections is 6 in"},
+		{[]*result.Result{mk(0, 3), mk(2, 3)}, "shard 1/3 missing"},
+		{[]*result.Result{mk(0, 2), mk(0, 2)}, "shard 0/2 appears twice"},
+		{[]*result.Result{mk(0, 2), mk(1, 3)}, "shard.count"},
 	} {
 		_, err := Merge(tc.rs, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -146,7 +147,7 @@ func TestMergeRefuses(t *testing.T) {
 // Scenario steps merge step by step, exactly.
 func TestMergeSteps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	var rs []*Result
+	var rs []*result.Result
 	var sum int64
 	for i := range 2 {
 		r := shardResult(t, randomTotals(rng, 200), i, 2, 0, 2)

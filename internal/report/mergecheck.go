@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 // checkMergeable returns an error naming the first field on which the
 // results disagree, or a missing or repeated shard. Shards opt allows to be
 // absent (failed, or missing with Partial) are returned, one line each.
-func checkMergeable(results []*Result, name func(int) string, opt MergeOptions) ([]string, error) {
+func checkMergeable(results []*result.Result, name func(int) string, opt MergeOptions) ([]string, error) {
 	first := results[0]
 	keys := map[string]bool{}
 	for _, r := range results {
@@ -56,7 +57,7 @@ func checkMergeable(results []*Result, name func(int) string, opt MergeOptions) 
 
 // checkShards checks that the shards belong to one run and are each there
 // once; it returns the lines for the shards opt allows to be absent.
-func checkShards(results []*Result, name func(int) string, opt MergeOptions) ([]string, error) {
+func checkShards(results []*result.Result, name func(int) string, opt MergeOptions) ([]string, error) {
 	first := results[0].Hail.Shard
 	n := first.Count
 	seen := map[int]string{}
@@ -100,7 +101,7 @@ func checkShards(results []*Result, name func(int) string, opt MergeOptions) ([]
 
 // resultLabel names result i in merge notes: its shard ("shard 1/3") if it
 // was one, else name(i).
-func resultLabel(r *Result, name func(int) string, i int) string {
+func resultLabel(r *result.Result, name func(int) string, i int) string {
 	if s := r.Hail.Shard; s != nil {
 		return fmt.Sprintf("shard %d/%d", s.Index, s.Count)
 	}
@@ -111,7 +112,7 @@ func resultLabel(r *Result, name func(int) string, i int) string {
 // LateStart after the agreed --start-at, was interrupted, or is given as
 // failed (a shard stopped from outside writes its result as it goes: that
 // partial result is merged, and the line says what happened to it).
-func lateOrInterrupted(results []*Result, name func(int) string, failed map[int]string) []string {
+func lateOrInterrupted(results []*result.Result, name func(int) string, failed map[int]string) []string {
 	var out []string
 	for i, r := range results {
 		label := resultLabel(r, name, i)
@@ -141,7 +142,7 @@ func lateOrInterrupted(results []*Result, name func(int) string, failed map[int]
 // one machine (the same kernel boot id) share its CPUs, so they count at
 // most its CPUs; each other result counts its own. It also returns a note
 // per shared machine.
-func mergeCores(results []*Result, name func(int) string) (int, []string) {
+func mergeCores(results []*result.Result, name func(int) string) (int, []string) {
 	type machine struct {
 		cores, cpus int
 		who         []string

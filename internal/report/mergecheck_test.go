@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -13,9 +14,9 @@ import (
 // told to, names each such shard, and is marked incomplete in every report.
 func TestMergeIncomplete(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	mk := func(i int) *Result { return shardResult(t, randomTotals(rng, 200), i, 3, 0, 2) }
+	mk := func(i int) *result.Result { return shardResult(t, randomTotals(rng, 200), i, 3, 0, 2) }
 	s0, s2 := mk(0), mk(2)
-	if _, err := Merge([]*Result{s0, s2}, nil); err == nil || !strings.Contains(err.Error(), "shard 1/3 missing") || !strings.Contains(err.Error(), "--partial") {
+	if _, err := Merge([]*result.Result{s0, s2}, nil); err == nil || !strings.Contains(err.Error(), "shard 1/3 missing") || !strings.Contains(err.Error(), "--partial") {
 		t.Fatalf("a missing shard: %v", err)
 	}
 	for _, tc := range []struct {
@@ -25,7 +26,7 @@ func TestMergeIncomplete(t *testing.T) {
 		{MergeOptions{Partial: true}, "shard 1/3: no result"},
 		{MergeOptions{Failed: map[int]string{1: "OOMKilled (exit code 137)"}}, "shard 1/3 failed: OOMKilled (exit code 137)"},
 	} {
-		m, err := MergeWith([]*Result{s0, s2}, nil, tc.opt)
+		m, err := MergeWith([]*result.Result{s0, s2}, nil, tc.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,11 +39,11 @@ func TestMergeIncomplete(t *testing.T) {
 		checkMarked(t, m, tc.want)
 	}
 	for _, tc := range []struct {
-		rs     []*Result
+		rs     []*result.Result
 		failed map[int]string
 		want   string
 	}{
-		{[]*Result{s0, s2}, map[int]string{1: "x", 5: "y"}, "failed shard 5: the run has shards 0 to 2"},
+		{[]*result.Result{s0, s2}, map[int]string{1: "x", 5: "y"}, "failed shard 5: the run has shards 0 to 2"},
 		{nil, map[int]string{0: "x"}, "every shard failed"},
 	} {
 		if _, err := MergeWith(tc.rs, nil, MergeOptions{Failed: tc.failed}); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -55,7 +56,7 @@ func TestMergeIncomplete(t *testing.T) {
 	// says per shard what it got.
 	s1 := mk(1)
 	s1.Hail.Interrupted = true
-	m, err := MergeWith([]*Result{s0, s1, s2}, nil, MergeOptions{Failed: map[int]string{1: "pod deleted"}})
+	m, err := MergeWith([]*result.Result{s0, s1, s2}, nil, MergeOptions{Failed: map[int]string{1: "pod deleted"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +79,12 @@ func TestMergeIncomplete(t *testing.T) {
 		t.Errorf("the text report lacks %q:\n%s", line, text.String())
 	}
 	s1.Hail.Interrupted = false
-	if m, err = MergeWith([]*Result{s0, s1, s2}, nil, MergeOptions{Failed: map[int]string{1: "exit code 3"}}); err != nil ||
+	if m, err = MergeWith([]*result.Result{s0, s1, s2}, nil, MergeOptions{Failed: map[int]string{1: "exit code 3"}}); err != nil ||
 		len(m.Hail.Merged.Incomplete) != 1 || m.Hail.Merged.Incomplete[0] != "shard 1/3 failed (exit code 3) after writing its result: merged" ||
 		m.Hail.Merged.PerShard[1].Outcome != OutcomeFailed {
 		t.Errorf("failed with a result: %v %q %+v", err, m.Hail.Merged.Incomplete, m.Hail.Merged.PerShard)
 	}
-	m, _ = MergeWith([]*Result{s0, s2}, nil, MergeOptions{Failed: map[int]string{1: "ImagePullBackOff"}})
+	m, _ = MergeWith([]*result.Result{s0, s2}, nil, MergeOptions{Failed: map[int]string{1: "ImagePullBackOff"}})
 	if ps := m.Hail.Merged.PerShard; len(ps) != 3 || ps[1].Outcome != OutcomeFailed || ps[1].Merged || OutcomeLine(ps[1], 3) != "shard 1/3: failed, no result (ImagePullBackOff)" {
 		t.Errorf("failed without a result: %+v", ps)
 	}
@@ -92,7 +93,7 @@ func TestMergeIncomplete(t *testing.T) {
 	s1.Hail.Shard.Late = 16200 * time.Millisecond
 	s2.Hail.Interrupted = true
 	s0.Hail.Shard.Late = LateStart / 2 // a moment late: on time
-	m, err = Merge([]*Result{s0, s1, s2}, nil)
+	m, err = Merge([]*result.Result{s0, s1, s2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestMergeIncomplete(t *testing.T) {
 	// A complete run is not marked.
 	s2.Hail.Interrupted = false
 	s1.Hail.Shard.Late = 0
-	m, err = Merge([]*Result{s0, s1, s2}, nil)
+	m, err = Merge([]*result.Result{s0, s1, s2}, nil)
 	if err != nil || len(m.Hail.Merged.Incomplete) != 0 {
 		t.Fatalf("complete run: %v, incomplete %q", err, m.Hail.Merged.Incomplete)
 	}
@@ -120,19 +121,19 @@ func TestMergeIncomplete(t *testing.T) {
 
 // checkMarked checks that the text, HTML and markdown reports and the
 // JSON round trip all carry the incomplete mark and the reason.
-func checkMarked(t *testing.T, m *Result, why string) {
+func checkMarked(t *testing.T, m *result.Result, why string) {
 	t.Helper()
 	var text, html, md, js bytes.Buffer
 	_ = WriteText(&text, m, TextOptions{})
 	_ = WriteHTML(&html, m)
 	_ = WriteMarkdown(&md, m)
-	_ = WriteJSON(&js, m)
+	_ = result.WriteJSON(&js, m)
 	for name, out := range map[string]string{"text": text.String(), "html": html.String(), "markdown": md.String()} {
 		if !strings.Contains(out, "INCOMPLETE") || !strings.Contains(out, why) {
 			t.Errorf("%s report does not say the run is incomplete (%q)", name, why)
 		}
 	}
-	back, err := ReadJSON(&js)
+	back, err := result.ReadJSON(&js)
 	if err != nil || back.Hail.Merged == nil || len(back.Hail.Merged.Incomplete) != len(m.Hail.Merged.Incomplete) {
 		t.Errorf("JSON round trip lost the incomplete mark: %v", err)
 	}
@@ -141,7 +142,7 @@ func checkMarked(t *testing.T, m *Result, why string) {
 // Shards on one machine share its cores: they count once, up to its CPUs.
 func TestMergeCoresPerMachine(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	var rs []*Result
+	var rs []*result.Result
 	for i, id := range []string{"boot-a", "boot-a", "boot-b", ""} {
 		r := shardResult(t, randomTotals(rng, 100), i, 4, 0, 1)
 		r.Hail.Generator.Machine, r.Hail.Generator.MachineCPUs = id, 2

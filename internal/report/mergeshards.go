@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"strings"
 	"time"
 )
@@ -24,7 +25,7 @@ const (
 
 // OutcomeLine is o in one line, among count shards: "shard 1/3:
 // interrupted after 4.1s, 5123 requests merged (pod deleted)".
-func OutcomeLine(o ShardOutcome, count int) string {
+func OutcomeLine(o result.ShardOutcome, count int) string {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "shard %d/%d: %s", o.Index, count, o.Outcome)
 	if o.Outcome == OutcomeInterrupted {
@@ -43,14 +44,14 @@ func OutcomeLine(o ShardOutcome, count int) string {
 
 // shardOutcomes says what the merge got from each shard of a sharded run
 // (nil when the results are not shards).
-func shardOutcomes(results []*Result, opt MergeOptions) []ShardOutcome {
+func shardOutcomes(results []*result.Result, opt MergeOptions) []result.ShardOutcome {
 	if len(results) == 0 || results[0].Hail.Shard == nil {
 		return nil
 	}
 	n := results[0].Hail.Shard.Count
-	out := make([]ShardOutcome, n)
+	out := make([]result.ShardOutcome, n)
 	for k := range out {
-		out[k] = ShardOutcome{Index: k, Outcome: OutcomeMissing}
+		out[k] = result.ShardOutcome{Index: k, Outcome: OutcomeMissing}
 		if why, failed := opt.Failed[k]; failed {
 			out[k].Outcome, out[k].Reason = OutcomeFailed, why
 		}
@@ -79,7 +80,7 @@ func shardOutcomes(results []*Result, opt MergeOptions) []ShardOutcome {
 // perShardLines are the lines reports show of m.PerShard: every shard's
 // when there are few, else the ones that are not complete and a count of
 // the others.
-func perShardLines(m *Merged) []string {
+func perShardLines(m *result.Merged) []string {
 	n := len(m.PerShard)
 	var lines []string
 	complete := 0

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"strings"
 )
 
@@ -16,20 +17,20 @@ import (
 // follow, each labeled by its shard (or file). Streams were read late
 // (ReadLate, and hail.llm's ITL affected) when any result read its own late:
 // that result's gaps carry its delay, and so do the merged histograms.
-func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
-	rank := map[string]int{BottleneckNone: 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
+func mergeVerdicts(out *result.Result, results []*result.Result, name func(int) string) {
+	rank := map[string]int{result.BottleneckNone: 0, result.BottleneckTarget: 1, result.BottleneckWakeup: 2, result.BottleneckOthers: 3, result.BottleneckGenerator: 4}
 	kinds := make([]string, len(results))
-	worst := BottleneckNone
+	worst := result.BottleneckNone
 	for i, r := range results {
 		k := r.Hail.Verdict.Bottleneck
 		switch {
 		case k == "" && r.Hail.Verdict.GeneratorLimited: // a result from before bottleneck kinds
-			k = BottleneckGenerator
+			k = result.BottleneckGenerator
 		case k == "":
-			k = BottleneckNone
+			k = result.BottleneckNone
 		}
 		if _, known := rank[k]; !known {
-			k = BottleneckGenerator // a kind this version does not know: not vouched for
+			k = result.BottleneckGenerator // a kind this version does not know: not vouched for
 		}
 		kinds[i] = k
 		if rank[k] > rank[worst] {
@@ -46,14 +47,14 @@ func mergeVerdicts(out *Result, results []*Result, name func(int) string) {
 	}
 	var head string
 	switch {
-	case worst == BottleneckNone:
+	case worst == result.BottleneckNone:
 		head = fmt.Sprintf("every result's verdict is none (%s): each generator sent on time", listLabels(same))
 	case len(others) == 0:
 		head = fmt.Sprintf("every result's verdict is %s (%s)", worst, listLabels(same))
 	default:
 		head = fmt.Sprintf("%s: %s; the others: %s", worst, listLabels(same), strings.Join(capList(others), ", "))
 	}
-	v := Verdict{Bottleneck: worst, GeneratorLimited: GeneratorSide(worst), Reasons: []string{head}}
+	v := result.Verdict{Bottleneck: worst, GeneratorLimited: GeneratorSide(worst), Reasons: []string{head}}
 	shown := 0
 	for i, r := range results {
 		// The worst kind's reasons first-hand; a none's only when all are.

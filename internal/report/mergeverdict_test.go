@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/hail-loadgen/hail/result"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -13,26 +14,26 @@ import (
 // makes the run generator-side, named first; the target beats none.
 func TestMergeVerdictFromShards(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	none := Verdict{Bottleneck: BottleneckNone, Reasons: []string{"hail sent on time: own lateness p99 12µs"}}
-	others := Verdict{Bottleneck: BottleneckOthers, GeneratorLimited: true, Reasons: []string{"other processes used 64% of hail's 2 CPU(s)"}}
-	target := Verdict{Bottleneck: BottleneckTarget, Reasons: []string{"120 of 3000 requests (4%) waited for a free connection"}}
+	none := result.Verdict{Bottleneck: result.BottleneckNone, Reasons: []string{"hail sent on time: own lateness p99 12µs"}}
+	others := result.Verdict{Bottleneck: result.BottleneckOthers, GeneratorLimited: true, Reasons: []string{"other processes used 64% of hail's 2 CPU(s)"}}
+	target := result.Verdict{Bottleneck: result.BottleneckTarget, Reasons: []string{"120 of 3000 requests (4%) waited for a free connection"}}
 	for _, tc := range []struct {
 		name     string
-		verdicts []Verdict
+		verdicts []result.Verdict
 		kind     string
 		head     string
 		reasons  []string
 	}{
-		{"all none", []Verdict{none, none, none}, BottleneckNone, "every result's verdict is none (shard 0/3, shard 1/3, shard 2/3): each generator sent on time",
+		{"all none", []result.Verdict{none, none, none}, result.BottleneckNone, "every result's verdict is none (shard 0/3, shard 1/3, shard 2/3): each generator sent on time",
 			[]string{"shard 0/3: hail sent on time", "shard 2/3: hail sent on time"}},
-		{"one other-processes", []Verdict{none, others, target}, BottleneckOthers, "other-processes: shard 1/3; the others: shard 0/3 none, shard 2/3 target",
+		{"one other-processes", []result.Verdict{none, others, target}, result.BottleneckOthers, "other-processes: shard 1/3; the others: shard 0/3 none, shard 2/3 target",
 			[]string{"shard 1/3: other processes used 64%"}},
-		{"target and none", []Verdict{target, none, none}, BottleneckTarget, "target: shard 0/3; the others: shard 1/3 none, shard 2/3 none",
+		{"target and none", []result.Verdict{target, none, none}, result.BottleneckTarget, "target: shard 0/3; the others: shard 1/3 none, shard 2/3 none",
 			[]string{"shard 0/3: 120 of 3000 requests"}},
-		{"before kinds", []Verdict{{GeneratorLimited: true, Reasons: []string{"old"}}, none, none}, BottleneckGenerator, "generator: shard 0/3;",
+		{"before kinds", []result.Verdict{{GeneratorLimited: true, Reasons: []string{"old"}}, none, none}, result.BottleneckGenerator, "generator: shard 0/3;",
 			[]string{"shard 0/3: old"}},
 	} {
-		var rs []*Result
+		var rs []*result.Result
 		for i, v := range tc.verdicts {
 			r := shardResult(t, randomTotals(rng, 100), i, 3, 0, 1)
 			r.Hail.Verdict = v
@@ -58,7 +59,7 @@ func TestMergeVerdictFromShards(t *testing.T) {
 				t.Errorf("%s: reasons lack %q:\n%s", tc.name, want, all)
 			}
 		}
-		if tc.kind == BottleneckNone && strings.Contains(all, "saturated") {
+		if tc.kind == result.BottleneckNone && strings.Contains(all, "saturated") {
 			t.Errorf("%s: the merged verdict re-derived a saturated generator:\n%s", tc.name, all)
 		}
 	}
@@ -67,10 +68,10 @@ func TestMergeVerdictFromShards(t *testing.T) {
 // A hundred shards: the verdict lists a few and counts the rest.
 func TestMergeVerdictManyShards(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	var rs []*Result
+	var rs []*result.Result
 	for i := range 20 {
 		r := shardResult(t, randomTotals(rng, 20), i, 20, 0, 1)
-		r.Hail.Verdict = Verdict{Bottleneck: BottleneckNone, Reasons: []string{"on time"}}
+		r.Hail.Verdict = result.Verdict{Bottleneck: result.BottleneckNone, Reasons: []string{"on time"}}
 		rs = append(rs, r)
 	}
 	m, err := Merge(rs, nil)

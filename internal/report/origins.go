@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // SetOriginTotals sets o's figures from its totals over a run of elapsed: its
 // counts, rates, latency (of the responses and of every sent request),
 // status codes, errors and histograms.
-func SetOriginTotals(o *Origin, t *stats.Totals, elapsed time.Duration) {
+func SetOriginTotals(o *result.OriginResult, t *stats.Totals, elapsed time.Duration) {
 	step := BuildSteps([]string{o.Name}, []*stats.Totals{t}, nil, elapsed)[0]
 	o.Counts.StepCounts, o.RPS, o.ErrorRate, o.Latency, o.AllSent = step.Counts, step.RPS, step.ErrorRate, step.Latency, step.AllSent
 	o.StatusCodeDistribution, o.ErrorDistribution, o.Histograms = step.StatusCodeDistribution, step.ErrorDistribution, step.Histograms
@@ -21,7 +22,7 @@ func SetOriginTotals(o *Origin, t *stats.Totals, elapsed time.Duration) {
 
 // writeOrigins writes the per-origin table of a run that sent to several
 // servers, and each origin's verdict.
-func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+func writeOrigins(b *strings.Builder, r *result.Result, d func(float64) string, c colorer) {
 	os := r.Hail.Origins
 	if len(os) == 0 {
 		return
@@ -72,7 +73,7 @@ func writeOrigins(b *strings.Builder, r *Result, d func(float64) string, c color
 // servers (shards of one scenario), origin by origin (matched by name):
 // counts and histograms add exactly, connections add up, and each origin's
 // verdict is the worst of its inputs', their reasons labeled.
-func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name func(int) string) error {
+func mergeOrigins(out *result.Result, results []*result.Result, elapsed time.Duration, name func(int) string) error {
 	var names []string
 	for _, r := range results {
 		for _, o := range r.Hail.Origins {
@@ -81,17 +82,17 @@ func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name fu
 			}
 		}
 	}
-	rank := map[string]int{BottleneckNone: 0, "": 0, BottleneckTarget: 1, BottleneckWakeup: 2, BottleneckOthers: 3, BottleneckGenerator: 4}
+	rank := map[string]int{result.BottleneckNone: 0, "": 0, result.BottleneckTarget: 1, result.BottleneckWakeup: 2, result.BottleneckOthers: 3, result.BottleneckGenerator: 4}
 	var all int64
 	for _, n := range names {
-		m := Origin{Name: n}
+		m := result.OriginResult{Name: n}
 		t := stats.NewTotals()
 		for i, r := range results {
 			for _, o := range r.Hail.Origins {
 				if o.Name != n {
 					continue
 				}
-				ot, err := stepTotals(&Step{Name: o.Name, Counts: o.Counts.StepCounts, Histograms: o.Histograms,
+				ot, err := stepTotals(&result.StepResult{Name: o.Name, Counts: o.Counts.StepCounts, Histograms: o.Histograms,
 					StatusCodeDistribution: o.StatusCodeDistribution, ErrorDistribution: o.ErrorDistribution})
 				if err != nil {
 					return err
@@ -105,7 +106,7 @@ func mergeOrigins(out *Result, results []*Result, elapsed time.Duration, name fu
 				m.Counts.Unsent += o.Counts.Unsent
 				if o.GRPC != nil {
 					if m.GRPC == nil {
-						m.GRPC = &GRPC{}
+						m.GRPC = &result.GRPCStats{}
 					}
 					m.GRPC.Calls += o.GRPC.Calls
 					m.GRPC.Retries += o.GRPC.Retries

@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
-// Successes counts r's successful responses: those whose status does not
+// successfulResponses counts r's successful responses: those whose status does not
 // count as failed (HTTP below 400, gRPC OK) and failed ones their
 // scenario step expects. Responses that failed a check are errors.
-func (r *Result) Successes() int64 {
+func successfulResponses(r *result.Result) int64 {
 	n := r.Hail.Counts.Expected
 	for k, c := range r.StatusCodeDistribution {
-		if code, ok := stats.StatusByName(k); ok && !stats.StatusFailed(code) {
+		if code, ok := status.ByName(k); ok && !status.Failed(code) {
 			n += c
 		}
 	}
@@ -24,14 +25,14 @@ func (r *Result) Successes() int64 {
 // cause ("nothing is listening on 127.0.0.1:1"); "" when one did, or none
 // was made. Every report says it first, and hail exits with a code of its
 // own (3).
-func (r *Result) Failure() string {
+func Failure(r *result.Result) string {
 	c := r.Hail.Counts
-	if c.Requests == 0 || r.Successes() > 0 {
+	if c.Requests == 0 || successfulResponses(r) > 0 {
 		return ""
 	}
 	v := r.Hail.Verdict
 	switch {
-	case c.Responses == 0 && (c.NotSent > 0 || r.Hail.AllSent.Failed > 0) && v.Bottleneck == BottleneckTarget && len(v.Reasons) > 0:
+	case c.Responses == 0 && (c.NotSent > 0 || r.Hail.AllSent.Failed > 0) && v.Bottleneck == result.BottleneckTarget && len(v.Reasons) > 0:
 		return strings.Join(v.Reasons, "; ")
 	case c.Responses > 0:
 		return fmt.Sprintf("every response had a failed status: %s", countList(r.StatusCodeDistribution))
@@ -55,8 +56,8 @@ func unsentWhy(reason string) string {
 
 // FailureHeadline is the line every report puts first for a run in which
 // no request succeeded ("" otherwise).
-func (r *Result) FailureHeadline() string {
-	if f := r.Failure(); f != "" {
+func FailureHeadline(r *result.Result) string {
+	if f := Failure(r); f != "" {
 		return "NO REQUEST SUCCEEDED: " + f
 	}
 	return ""
@@ -65,7 +66,7 @@ func (r *Result) FailureHeadline() string {
 // allSentLine is the all-sent block's count line: how many sent requests
 // the percentiles hold, how many failed, how many were cut off and left
 // out, and how many could not be sent.
-func allSentLine(a AllSent) string {
+func allSentLine(a result.AllSent) string {
 	s := fmt.Sprintf("%d sent: %d responses, %d failed (at their elapsed time), %d cut off by the run's end (left out", a.Requests+a.CutOff, a.Responses, a.Failed, a.CutOff)
 	if a.Truncated > 0 {
 		s += fmt.Sprintf("; %d of them streams truncated, in the time to first event and token only", a.Truncated)

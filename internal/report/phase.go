@@ -2,17 +2,18 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"strings"
 )
 
 // namedPhase is a setup or teardown with its name for headings.
 type namedPhase struct {
 	name string
-	ph   *Phase
+	ph   *result.Phase
 }
 
 // phasesOf are r's setup and teardown, those it has.
-func phasesOf(r *Result) []namedPhase {
+func phasesOf(r *result.Result) []namedPhase {
 	var out []namedPhase
 	for _, x := range []namedPhase{{"Setup", r.Hail.Setup}, {"Teardown", r.Hail.Teardown}} {
 		if x.ph != nil {
@@ -24,7 +25,7 @@ func phasesOf(r *Result) []namedPhase {
 
 // phaseLine is one step of a phase in a line: requests, status codes,
 // errors, and latency.
-func phaseLine(s *Step, c colorer) string {
+func phaseLine(s *result.StepResult, c colorer) string {
 	line := fmt.Sprintf("%s ×%d  %s", s.Name, s.Counts.Requests, codeList(s.StatusCodeDistribution, c))
 	if len(s.ErrorDistribution) > 0 {
 		line += "  " + countList(s.ErrorDistribution)
@@ -36,7 +37,7 @@ func phaseLine(s *Step, c colorer) string {
 }
 
 // writePhasesText writes the setup and teardown of a scenario run.
-func writePhasesText(b *strings.Builder, r *Result, c colorer) {
+func writePhasesText(b *strings.Builder, r *result.Result, c colorer) {
 	for _, x := range phasesOf(r) {
 		fmt.Fprintf(b, "\n%s (%.2fs, not in the numbers above):\n", x.name, x.ph.Duration.Seconds())
 		for i := range x.ph.Steps {
@@ -49,7 +50,7 @@ func writePhasesText(b *strings.Builder, r *Result, c colorer) {
 }
 
 // writePhasesMarkdown writes the setup and teardown as a table.
-func writePhasesMarkdown(b *strings.Builder, r *Result) {
+func writePhasesMarkdown(b *strings.Builder, r *result.Result) {
 	for _, x := range phasesOf(r) {
 		fmt.Fprintf(b, "| %s step | requests | statuses | errors | p50 | max |\n| --- | ---: | --- | --- | ---: | ---: |\n", strings.ToLower(x.name))
 		for _, s := range x.ph.Steps {
@@ -64,7 +65,7 @@ func writePhasesMarkdown(b *strings.Builder, r *Result) {
 }
 
 // writePhasesHTML writes the setup and teardown as tables.
-func writePhasesHTML(b *strings.Builder, r *Result) {
+func writePhasesHTML(b *strings.Builder, r *result.Result) {
 	for _, x := range phasesOf(r) {
 		section(b, x.name, fmt.Sprintf("Run once on connections of its own, in %.2fs; not part of the numbers above.", x.ph.Duration.Seconds()))
 		b.WriteString("<table class=\"num\"><tr><th>step</th><th>requests</th><th>status codes</th><th>errors</th><th>p50</th><th>max</th></tr>")

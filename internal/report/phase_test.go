@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // A scenario's setup and teardown are reported apart from the load, in
@@ -21,8 +22,8 @@ func TestPhasesInReports(t *testing.T) {
 	cleanup.Status[204] = 3
 	_ = cleanup.LatencyOK.RecordValue(1e6)
 	cleanup.Errors[stats.ErrCheckStatus] = 1
-	r.Hail.Setup = &Phase{Steps: BuildSteps([]string{"seed"}, []*stats.Totals{seed}, nil, time.Second), Duration: 250 * time.Millisecond}
-	r.Hail.Teardown = &Phase{Steps: BuildSteps([]string{"cleanup"}, []*stats.Totals{cleanup}, nil, time.Second), Duration: 100 * time.Millisecond,
+	r.Hail.Setup = &result.Phase{Steps: BuildSteps([]string{"seed"}, []*stats.Totals{seed}, nil, time.Second), Duration: 250 * time.Millisecond}
+	r.Hail.Teardown = &result.Phase{Steps: BuildSteps([]string{"cleanup"}, []*stats.Totals{cleanup}, nil, time.Second), Duration: 100 * time.Millisecond,
 		Failed: "cleanup: status 500, check status 204 failed"}
 	var txt, md, page bytes.Buffer
 	if err := WriteText(&txt, r, TextOptions{Unit: "ms"}); err != nil {

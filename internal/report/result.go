@@ -1,6 +1,7 @@
-// Package report turns a run's measurements into a Result — one JSON
-// document with oha's keys plus a "hail" section — and renders Results as
-// text, JSON and CSV. Reports never re-measure: every renderer reads only
+// Package report turns a run's measurements into a Result (package
+// result's: one JSON document with oha's keys plus a "hail" section,
+// which package result writes and reads) and renders Results as text,
+// CSV, Markdown and HTML. Reports never re-measure: every renderer reads only
 // the Result, so a saved result re-renders identically.
 package report
 
@@ -14,28 +15,9 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
-
-// Result is the outcome of a run. Its JSON keys, names and units (seconds)
-// match oha's --output-format json (WriteJSON writes them in oha's order and
-// number format); Hail holds what oha lacks.
-type Result struct {
-	Summary                            Summary          `json:"summary"`
-	Metrics                            Metrics          `json:"metrics"`
-	ResponseTimeHistogram              map[string]int64 `json:"responseTimeHistogram"`
-	LatencyPercentiles                 Percentiles      `json:"latencyPercentiles"`
-	ResponseTimeHistogramSuccessful    map[string]int64 `json:"responseTimeHistogramSuccessful,omitempty"`
-	LatencyPercentilesSuccessful       *Percentiles     `json:"latencyPercentilesSuccessful,omitempty"`
-	ResponseTimeHistogramNotSuccessful map[string]int64 `json:"responseTimeHistogramNotSuccessful,omitempty"`
-	LatencyPercentilesNotSuccessful    *Percentiles     `json:"latencyPercentilesNotSuccessful,omitempty"`
-	FirstByteHistogram                 map[string]int64 `json:"firstByteHistogram"`
-	FirstBytePercentiles               Percentiles      `json:"firstBytePercentiles"`
-	RPS                                RPS              `json:"rps"`
-	Details                            Details          `json:"details"`
-	StatusCodeDistribution             map[string]int64 `json:"statusCodeDistribution"`
-	ErrorDistribution                  map[string]int64 `json:"errorDistribution"`
-	Hail                               Hail             `json:"hail"`
-}
 
 // Input is what Build needs from a finished run.
 type Input struct {
@@ -57,7 +39,7 @@ type Input struct {
 	Protocol  string
 	ALPN      string
 	Transport string
-	TLS       *TLSCounts
+	TLS       *result.TLSCounts
 	// Intent accounts for every intended request.
 	Intent Intent
 	// Machine is what happened on hail's CPUs (others' use, steal, pressure).
@@ -78,7 +60,7 @@ type Input struct {
 	// Target is the target's process on this machine, if hail knew it
 	// (--target-pid, hail demo's server, a loopback target's listener):
 	// its CPU on hail's CPUs is already left out of Machine.Others.
-	Target *Target
+	Target *result.TargetUse
 }
 
 // Intent accounts for a run's intended requests: Intended = Sent +
@@ -99,8 +81,8 @@ func sec(ns int64) float64 { return time.Duration(ns).Seconds() }
 func meanNS(sum, n int64) int64 { return (sum + n/2) / n }
 
 // Build makes the Result of a run.
-func Build(in Input) *Result {
-	r := &Result{}
+func Build(in Input) *result.Result {
+	r := &result.Result{}
 	buildOha(r, in)
 	buildStream(r, in)
 	buildHail(r, in)
@@ -109,7 +91,7 @@ func Build(in Input) *Result {
 
 // buildOha fills oha's part of r: the summary, histograms, percentiles,
 // requests/s, details and the status and error distributions.
-func buildOha(r *Result, in Input) {
+func buildOha(r *result.Result, in Input) {
 	t := in.Totals
 	lat := t.Latency()
 	total := in.Elapsed.Seconds()
@@ -132,7 +114,7 @@ func buildOha(r *Result, in Input) {
 		s.SizePerSec = float64(t.BodyBytes) / total
 	}
 	s.TotalData = t.BodyBytes
-	r.Metrics = Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, Latency: LatencyMetrics{
+	r.Metrics = result.Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, Latency: result.LatencyMetrics{
 		Min: roundUS(s.Fastest.Seconds()), Mean: roundUS(s.Average.Seconds()), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundUS(s.Slowest.Seconds())}}
 	r.ResponseTimeHistogram = histogram(lat)
 	r.LatencyPercentiles = percentiles(lat)
@@ -148,16 +130,16 @@ func buildOha(r *Result, in Input) {
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
 	r.RPS = rps(in.Series, float64(requests), total)
 	if t.Connects > 0 {
-		r.Details.DNSDialup = MinAvgMax{Average: time.Duration(meanNS(t.ConnectSum, t.Connects)), Fastest: time.Duration(t.ConnectMin), Slowest: time.Duration(t.ConnectMax)}
-		r.Details.DNSLookup = MinAvgMax{Average: time.Duration(meanNS(t.DNSSum, t.Connects)), Fastest: time.Duration(t.DNSMin), Slowest: time.Duration(t.DNSMax)}
+		r.Details.DNSDialup = result.MinAvgMax{Average: time.Duration(meanNS(t.ConnectSum, t.Connects)), Fastest: time.Duration(t.ConnectMin), Slowest: time.Duration(t.ConnectMax)}
+		r.Details.DNSLookup = result.MinAvgMax{Average: time.Duration(meanNS(t.DNSSum, t.Connects)), Fastest: time.Duration(t.DNSMin), Slowest: time.Duration(t.DNSMax)}
 	}
 	if n := t.FirstByte.TotalCount(); n > 0 {
-		r.Details.FirstByte = MinAvgMax{Average: time.Duration(math.Round(t.FirstByte.Mean())), Fastest: time.Duration(t.FirstByte.Min()), Slowest: time.Duration(t.FirstByte.Max())}
+		r.Details.FirstByte = result.MinAvgMax{Average: time.Duration(math.Round(t.FirstByte.Mean())), Fastest: time.Duration(t.FirstByte.Min()), Slowest: time.Duration(t.FirstByte.Max())}
 	}
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
 		if n > 0 {
-			r.StatusCodeDistribution[stats.StatusName(code)] = n
+			r.StatusCodeDistribution[status.Name(code)] = n
 		}
 	}
 	r.ErrorDistribution = map[string]int64{}
@@ -181,12 +163,12 @@ func ms(h *hdr.Histogram, q float64) time.Duration {
 // as rounding the milliseconds themselves).
 func roundUS(s float64) time.Duration { return time.Duration(math.Round(s*1e6)) * time.Microsecond }
 
-func percentiles(h *hdr.Histogram) Percentiles {
+func percentiles(h *hdr.Histogram) result.Percentiles {
 	if h.TotalCount() == 0 {
-		return Percentiles{}
+		return result.Percentiles{}
 	}
 	q := func(p float64) time.Duration { return time.Duration(h.ValueAtQuantile(p)) }
-	return Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
+	return result.Percentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
 }
 
 // histogram bins h as oha does: 11 labels from the minimum to the maximum in
@@ -242,7 +224,7 @@ func SortedKeys(m map[string]int64) []string {
 	return keys
 }
 
-func rps(series []stats.Second, requests, total float64) RPS {
+func rps(series []stats.Second, requests, total float64) result.RPS {
 	var xs []float64
 	for _, s := range series {
 		if s.Span.Seconds() >= 0.999 { // oha's count: requests that failed before they were sent too
@@ -262,7 +244,7 @@ func rps(series []stats.Second, requests, total float64) RPS {
 		sum += x
 	}
 	mean := sum / float64(len(xs))
-	out := RPS{Mean: mean, Min: xs[0], Max: xs[len(xs)-1]}
+	out := result.RPS{Mean: mean, Min: xs[0], Max: xs[len(xs)-1]}
 	if len(xs) > 1 {
 		var v float64
 		for _, x := range xs {
@@ -275,7 +257,7 @@ func rps(series []stats.Second, requests, total float64) RPS {
 		i := int(math.Ceil(p/100*float64(len(xs)))) - 1
 		return xs[max(0, min(i, len(xs)-1))]
 	}
-	out.Percentiles = RatePercentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
+	out.Percentiles = result.RatePercentiles{P10: q(10), P25: q(25), P50: q(50), P75: q(75), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), P9999: q(99.99)}
 	return out
 }
 

@@ -8,11 +8,12 @@ import (
 	"fmt"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // buildStageLLM makes a stage's LLM block from its stream totals over its
 // measured seconds; nil when it read no tokens.
-func buildStageLLM(s *stats.Streams, seconds float64) *StageLLM {
+func buildStageLLM(s *stats.Streams, seconds float64) *result.StageLLM {
 	if s == nil || s.Tokens == nil {
 		return nil
 	}
@@ -23,19 +24,19 @@ func buildStageLLM(s *stats.Streams, seconds float64) *StageLLM {
 		}
 		return float64(n) / seconds
 	}
-	return &StageLLM{Completed: s.Completed, Truncated: s.Truncated, OtherLength: t.OtherLength,
+	return &result.StageLLM{Completed: s.Completed, Truncated: s.Truncated, OtherLength: t.OtherLength,
 		TotalOutputTokens: t.OutSum, TotalInputTokens: t.InSum, RequestThroughput: per(s.Completed), OutputThroughput: per(t.OutSum),
 		TTFT: timeDist(t.TTFT), TTFTFromSend: timeDist(t.TTFTSent), TPOT: timeDist(t.TPOT), ITL: timeDist(t.ITL),
 		E2E: timeDist(t.E2E), E2EFromSend: timeDist(t.E2ESent),
-		Goodput: Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(t.Good), TokensPerSec: per(t.GoodTokens)},
-		Histograms: LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
+		Goodput: result.Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(t.Good), TokensPerSec: per(t.GoodTokens)},
+		Histograms: result.LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
 			ChunkGap: encode(t.ChunkGap), E2E: encode(t.E2E), E2EFromSend: encode(t.E2ESent), OutputTokens: encode(t.Out),
 			InputTokens: encode(t.In), RequestRate: encode(t.PerRequestRate)}}
 }
 
 // stageLLMStreams rebuilds the token part of a stage's stream totals from
 // its LLM block (its truncated streams are the stage's counts').
-func stageLLMStreams(l *StageLLM) (*stats.Streams, error) {
+func stageLLMStreams(l *result.StageLLM) (*stats.Streams, error) {
 	s := stats.NewStreams(true)
 	s.Completed = l.Completed
 	t := s.Tokens
@@ -53,7 +54,7 @@ func stageLLMStreams(l *StageLLM) (*stats.Streams, error) {
 
 // stagesHaveLLM says whether any stage has an LLM block, and whether the
 // run had objectives (goodput).
-func stagesHaveLLM(r *Result) (llm, slo bool) {
+func stagesHaveLLM(r *result.Result) (llm, slo bool) {
 	for _, s := range r.Hail.Stages {
 		if s.LLM != nil {
 			llm = true
@@ -65,7 +66,7 @@ func stagesHaveLLM(r *Result) (llm, slo bool) {
 // stageLLMCells are a stage's LLM cells of the stage tables: TTFT p99,
 // TPOT p99, output tokens/s and (with objectives) goodput/s; "n/a" where
 // it has none.
-func stageLLMCells(s *Stage, slo bool, d func(float64) string) []string {
+func stageLLMCells(s *result.StageResult, slo bool, d func(float64) string) []string {
 	l := s.LLM
 	if l == nil {
 		out := []string{"n/a", "n/a", "n/a"}
@@ -74,7 +75,7 @@ func stageLLMCells(s *Stage, slo bool, d func(float64) string) []string {
 		}
 		return out
 	}
-	na := func(x TimeDist) string {
+	na := func(x result.TimeDist) string {
 		if x.Samples == 0 {
 			return "n/a"
 		}

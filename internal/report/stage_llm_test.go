@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // tokenTotals are random totals of n requests that streamed tokens:
@@ -53,7 +54,7 @@ func tokenTotals(rng *rand.Rand, n int) *stats.Totals {
 func TestStageLLMMergesExactly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	sums := []*stats.Totals{stats.NewTotals(), stats.NewTotals(), stats.NewTotals()}
-	var shards []*Result
+	var shards []*result.Result
 	for i := range 2 {
 		slots := []*stats.Totals{tokenTotals(rng, 50+i), tokenTotals(rng, 90+i), tokenTotals(rng, 30+i)}
 		for k, s := range slots {

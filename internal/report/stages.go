@@ -12,6 +12,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // StageInput is what BuildStages needs beyond the totals.
@@ -31,9 +32,9 @@ type StageInput struct {
 }
 
 // BuildStages makes the per-stage results.
-func BuildStages(in StageInput) []Stage {
+func BuildStages(in StageInput) []result.StageResult {
 	c := in.Clock
-	out := make([]Stage, len(c.Stages()))
+	out := make([]result.StageResult, len(c.Stages()))
 	from := in.Start
 	for i, sg := range c.Stages() {
 		s := &out[i]
@@ -50,7 +51,7 @@ func BuildStages(in StageInput) []Stage {
 		fillStage(s, in.Totals[i], span)
 		if w := c.WarmupSlot(i); w >= 0 {
 			one := BuildSteps([]string{""}, []*stats.Totals{in.Totals[w]}, nil, sg.Warmup)[0]
-			s.Warmup = &StageWarmup{Duration: measured - begin, Counts: one.Counts, Histograms: one.Histograms}
+			s.Warmup = &result.StageWarmup{Duration: measured - begin, Counts: one.Counts, Histograms: one.Histograms}
 		}
 		s.Load, s.Process = stageSeries(in.Series, measured.Seconds(), (measured + span).Seconds(), s.Counts.Requests)
 	}
@@ -58,7 +59,7 @@ func BuildStages(in StageInput) []Stage {
 }
 
 // fillStage sets s's figures from its totals t over span.
-func fillStage(s *Stage, t *stats.Totals, span time.Duration) {
+func fillStage(s *result.StageResult, t *stats.Totals, span time.Duration) {
 	one := BuildSteps([]string{""}, []*stats.Totals{t}, nil, span)[0]
 	s.Counts, s.ErrorRate, s.Latency, s.AllSent = one.Counts, one.ErrorRate, one.Latency, one.AllSent
 	s.StatusCodeDistribution, s.ErrorDistribution, s.Histograms = one.StatusCodeDistribution, one.ErrorDistribution, one.Histograms
@@ -72,10 +73,10 @@ func fillStage(s *Stage, t *stats.Totals, span time.Duration) {
 // samples taken inside it (each second's, at its end); the target's CPU from the seconds
 // that lie in it (or, for a part shorter than a second, those it
 // overlaps). requests are the stage's, for the target's CPU per request.
-func stageSeries(series []stats.Second, from, to float64, requests int64) (*StageLoad, *StageProcess) {
+func stageSeries(series []stats.Second, from, to float64, requests int64) (*result.StageLoad, *result.StageProcess) {
 	const eps = 1e-6
-	var l StageLoad
-	var p StageProcess
+	var l result.StageLoad
+	var p result.StageProcess
 	var rss, pss float64
 	pssSamples := 0
 	for _, s := range series {
@@ -99,7 +100,7 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 			pss += float64(s.TargetPSS)
 		}
 	}
-	var load *StageLoad
+	var load *result.StageLoad
 	if l.Samples > 0 {
 		l.ConnsOpenMean /= float64(l.Samples)
 		l.InFlightMean /= float64(l.Samples)
@@ -141,7 +142,7 @@ func stageSeries(series []stats.Second, from, to float64, requests int64) (*Stag
 
 // MeasureStage measures stage s (what its thresholds judge): its rates
 // are per second of its measured part.
-func MeasureStage(s *Stage) Measure {
+func MeasureStage(s *result.StageResult) Measure {
 	c := s.Counts
 	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(s.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
@@ -150,7 +151,7 @@ func MeasureStage(s *Stage) Measure {
 
 // FindStage returns the stage of r that ref names — its number (from 1)
 // or its name — or nil.
-func FindStage(r *Result, ref string) *Stage {
+func FindStage(r *result.Result, ref string) *result.StageResult {
 	for i := range r.Hail.Stages {
 		s := &r.Hail.Stages[i]
 		if s.Name != "" && s.Name == ref || fmt.Sprint(s.Stage) == ref {
@@ -162,7 +163,7 @@ func FindStage(r *Result, ref string) *Stage {
 
 // stageAt is the number of the stage in progress at t seconds into the
 // run (0: none, or no stages).
-func stageAt(stages []Stage, t float64) int {
+func stageAt(stages []result.StageResult, t float64) int {
 	for _, s := range stages {
 		if t >= s.Start.Seconds() && t < s.End.Seconds() {
 			return s.Stage
@@ -173,7 +174,7 @@ func stageAt(stages []Stage, t float64) int {
 
 // writeStagesText writes the per-stage table: a row per stage, the
 // warmups left out, and the sum that ties the stages to the run.
-func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+func writeStagesText(b *strings.Builder, r *result.Result, d func(float64) string, c colorer) {
 	stages := r.Hail.Stages
 	if len(stages) == 0 {
 		return
@@ -239,7 +240,7 @@ func writeStagesText(b *strings.Builder, r *Result, d func(float64) string, c co
 }
 
 // warmupOf is the length of s's warmup, seconds (0 without one).
-func warmupOf(s *Stage) float64 {
+func warmupOf(s *result.StageResult) float64 {
 	if s.Warmup == nil {
 		return 0
 	}
@@ -286,7 +287,7 @@ func writeAligned(b *strings.Builder, rows [][]string, left int) {
 // stage (by number): counts and histograms add exactly, each stage's
 // figures are rebuilt from the sums over its longest measured time, and
 // its connections and target from the merged series.
-func mergeStages(out *Result, results []*Result, name func(int) string) error {
+func mergeStages(out *result.Result, results []*result.Result, name func(int) string) error {
 	n := -1
 	for i, r := range results {
 		if n >= 0 && len(r.Hail.Stages) != n {
@@ -297,17 +298,17 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 	if n <= 0 {
 		return nil
 	}
-	out.Hail.Stages = make([]Stage, n)
+	out.Hail.Stages = make([]result.StageResult, n)
 	for k := range n {
 		s := &out.Hail.Stages[k]
 		*s = results[0].Hail.Stages[k]
 		total := stats.NewTotals()
 		var seconds float64
-		var warm *StageWarmup
+		var warm *result.StageWarmup
 		var llm *stats.Totals // the shards' LLM blocks, if they have them
 		for i, r := range results {
 			rs := &r.Hail.Stages[k]
-			t, err := stepTotals(&Step{Name: rs.Label(), Counts: rs.Counts, Histograms: rs.Histograms,
+			t, err := stepTotals(&result.StepResult{Name: rs.Label(), Counts: rs.Counts, Histograms: rs.Histograms,
 				StatusCodeDistribution: rs.StatusCodeDistribution, ErrorDistribution: rs.ErrorDistribution})
 			if err != nil {
 				return fmt.Errorf("%s: %v", name(i), err)
@@ -327,7 +328,7 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 			seconds = max(seconds, rs.Measured.Seconds())
 			if w := rs.Warmup; w != nil {
 				if warm == nil {
-					warm = &StageWarmup{Duration: w.Duration}
+					warm = &result.StageWarmup{Duration: w.Duration}
 				}
 				if err := addWarmup(warm, w); err != nil {
 					return fmt.Errorf("%s: %v", name(i), err)
@@ -345,7 +346,7 @@ func mergeStages(out *Result, results []*Result, name func(int) string) error {
 }
 
 // addWarmup adds warmup w's counts and histograms into into.
-func addWarmup(into, w *StageWarmup) error {
+func addWarmup(into, w *result.StageWarmup) error {
 	c, o := &into.Counts, w.Counts
 	c.Requests += o.Requests
 	c.NotSent += o.NotSent

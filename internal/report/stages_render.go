@@ -5,13 +5,14 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"math"
 	"strconv"
 	"strings"
 )
 
 // writeStagesMarkdown writes a table of the stages, if there are any.
-func writeStagesMarkdown(b *strings.Builder, r *Result) {
+func writeStagesMarkdown(b *strings.Builder, r *result.Result) {
 	stages := r.Hail.Stages
 	if len(stages) == 0 {
 		return
@@ -51,7 +52,7 @@ func writeStagesMarkdown(b *strings.Builder, r *Result) {
 }
 
 // writeStagesHTML writes the stages' table.
-func writeStagesHTML(b *strings.Builder, r *Result) {
+func writeStagesHTML(b *strings.Builder, r *result.Result) {
 	stages := r.Hail.Stages
 	section(b, "Stages", "Each stage of the ramp on its own: a request counts in the stage of its intended send time; "+warmupNote(stages)+".")
 	proc := stagesHaveProcess(stages)
@@ -86,7 +87,7 @@ func writeStagesHTML(b *strings.Builder, r *Result) {
 }
 
 // stagesHaveProcess says whether any stage has target process samples.
-func stagesHaveProcess(stages []Stage) bool {
+func stagesHaveProcess(stages []result.StageResult) bool {
 	for _, s := range stages {
 		if s.Process != nil {
 			return true
@@ -96,7 +97,7 @@ func stagesHaveProcess(stages []Stage) bool {
 }
 
 // warmupNote says what the warmups held.
-func warmupNote(stages []Stage) string {
+func warmupNote(stages []result.StageResult) string {
 	var in, warm int64
 	for _, s := range stages {
 		in += s.Counts.Requests
@@ -112,7 +113,7 @@ func warmupNote(stages []Stage) string {
 
 // measuredText is the stage's measured part: "2–10 s", "a jump (0 s)",
 // "not reached".
-func measuredText(s *Stage) string {
+func measuredText(s *result.StageResult) string {
 	from := s.Start.Seconds() + warmupOf(s)
 	switch {
 	case s.End == s.Start:
@@ -124,7 +125,7 @@ func measuredText(s *Stage) string {
 }
 
 // connsText is the stage's mean open connections, or n/a.
-func connsText(s *Stage) string {
+func connsText(s *result.StageResult) string {
 	if s.Load == nil {
 		return "n/a"
 	}
@@ -132,7 +133,7 @@ func connsText(s *Stage) string {
 }
 
 // processText is the stage's target peak RSS and mean CPU, or n/a.
-func processText(s *Stage) (rss, cpu string) {
+func processText(s *result.StageResult) (rss, cpu string) {
 	p := s.Process
 	if p == nil {
 		return "n/a", "n/a"
@@ -145,7 +146,7 @@ func processText(s *Stage) (rss, cpu string) {
 }
 
 // loadChartNote is the note above the load chart.
-func loadChartNote(r *Result) string {
+func loadChartNote(r *result.Result) string {
 	n := "Connections open and requests in flight at the end of each second."
 	if len(r.Hail.Stages) > 0 {
 		n += " Dashed lines start the stages; grey bands are their warmups (left out of the stages' figures)."
@@ -159,7 +160,7 @@ func loadChartNote(r *Result) string {
 // loadChart draws connections open and requests in flight per second,
 // with each stage's start and warmup, the planned connections of
 // connection stages, and the -w drain.
-func loadChart(id string, r *Result) string {
+func loadChart(id string, r *result.Result) string {
 	series := chartSeries(r.Hail.Series)
 	xs, xa := timeAxis(series)
 	conns := make([]float64, len(series))

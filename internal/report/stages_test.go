@@ -11,11 +11,12 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // stagedShard makes a shard's Result whose run had three slots: a stage
 // with a warmup and a second stage; slots holds each slot's totals.
-func stagedShard(t *testing.T, idx int, slots []*stats.Totals) *Result {
+func stagedShard(t *testing.T, idx int, slots []*stats.Totals) *result.Result {
 	t.Helper()
 	all := stats.NewTotals()
 	for _, s := range slots {
@@ -30,12 +31,12 @@ func stagedShard(t *testing.T, idx int, slots []*stats.Totals) *Result {
 	r := Build(Input{Totals: all, Series: series, Elapsed: 4 * time.Second, Cores: 2, Engine: "net", Open: true,
 		Start: time.Unix(1700000000, 0), Config: map[string]any{"url": "http://127.0.0.1/"}, Version: "test"})
 	r.Hail.Stages = BuildStages(StageInput{Clock: clock, Kind: "rate", Totals: slots, Series: series, Stopped: 4 * time.Second})
-	r.Hail.Shard = &Shard{Index: idx, Count: 2}
+	r.Hail.Shard = &result.Shard{Index: idx, Count: 2}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := result.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadJSON(&buf)
+	back, err := result.ReadJSON(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func stagedShard(t *testing.T, idx int, slots []*stats.Totals) *Result {
 func TestStagesMergeExactly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	sums := []*stats.Totals{stats.NewTotals(), stats.NewTotals(), stats.NewTotals()}
-	var shards []*Result
+	var shards []*result.Result
 	for i := range 2 {
 		slots := []*stats.Totals{randomTotals(rng, 500+i), randomTotals(rng, 900+i), randomTotals(rng, 300+i)}
 		for k, s := range slots {
@@ -75,7 +76,7 @@ func TestStagesMergeExactly(t *testing.T) {
 	if len(m.Hail.Stages) != 2 {
 		t.Fatalf("%d stages merged, want 2", len(m.Hail.Stages))
 	}
-	want := func(slot int, span time.Duration) Step {
+	want := func(slot int, span time.Duration) result.StepResult {
 		return BuildSteps([]string{""}, []*stats.Totals{sums[slot]}, nil, span)[0]
 	}
 	for k, s := range m.Hail.Stages {
@@ -113,7 +114,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestStagesRendered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	r := stagedShard(t, 0, []*stats.Totals{randomTotals(rng, 400), randomTotals(rng, 600), randomTotals(rng, 200)})
-	r.Hail.Drain = &Drain{Duration: 500 * time.Millisecond, Requests: 7, InRates: true}
+	r.Hail.Drain = &result.Drain{Duration: 500 * time.Millisecond, Requests: 7, InRates: true}
 	r.Summary.Total = 4500 * time.Millisecond
 	r.Hail.Series = append(r.Hail.Series, stats.Second{Index: 4, Span: 500 * time.Millisecond, Drained: 7, InFlight: 1})
 	var h strings.Builder

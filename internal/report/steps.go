@@ -10,22 +10,24 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // BuildSteps makes the per-step results: names[i]'s totals are totals[i]
 // and its per-second series series[i].
-func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second, elapsed time.Duration) []Step {
+func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second, elapsed time.Duration) []result.StepResult {
 	var all int64
 	for _, t := range totals {
 		all += t.Requests()
 	}
-	out := make([]Step, len(names))
+	out := make([]result.StepResult, len(names))
 	for i, name := range names {
 		t := totals[i]
 		s := &out[i]
 		s.Name = name
 		m := MeasureTotals(t, elapsed)
-		s.Counts = StepCounts{Requests: m.Requests, NotSent: t.NotSent, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted, Truncated: t.Truncated(),
+		s.Counts = result.StepCounts{Requests: m.Requests, NotSent: t.NotSent, Responses: m.Responses, Errors: t.ErrorCount(), Aborted: m.Aborted, Truncated: t.Truncated(),
 			Expected: t.Expected, Failed: m.Failed, BodyBytes: t.BodyBytes, SentBytes: t.SentBytes, LatencySum: time.Duration(t.LatencySum), FailedSum: time.Duration(t.FailedSum)}
 		if all > 0 {
 			s.Share = float64(m.Requests) / float64(all)
@@ -35,14 +37,14 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 		lat := m.Latency
 		if lat.TotalCount() > 0 {
 			q := func(p float64) time.Duration { return time.Duration(lat.ValueAtQuantile(p)) }
-			s.Latency = StepLatency{Min: time.Duration(lat.Min()), Mean: seconds(m.Value("mean", 0)), P50: q(50), P90: q(90), P95: q(95),
+			s.Latency = result.StepLatency{Min: time.Duration(lat.Min()), Mean: seconds(m.Value("mean", 0)), P50: q(50), P90: q(90), P95: q(95),
 				P99: q(99), P999: q(99.9), Max: time.Duration(lat.Max())}
 		}
 		s.AllSent = allSent(t)
 		s.StatusCodeDistribution = map[string]int64{}
 		for code, n := range t.Status {
 			if n > 0 {
-				s.StatusCodeDistribution[stats.StatusName(code)] = n
+				s.StatusCodeDistribution[status.Name(code)] = n
 			}
 		}
 		s.ErrorDistribution = map[string]int64{}
@@ -51,7 +53,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 				s.ErrorDistribution[stats.ErrorKind(k).String()] = n
 			}
 		}
-		s.Histograms = Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
+		s.Histograms = result.Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
 			FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), Failed: encode(t.Failed)}
 		if i < len(series) && series[i] != nil {
 			s.Series = series[i]
@@ -91,7 +93,7 @@ func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 		Requests: t.Requests(), Responses: t.Responses(), Aborted: t.Errors[stats.ErrAborted], Elapsed: elapsed, Stream: t.Stream}
 	m.Failed = t.ErrorCount() - m.Aborted - t.Expected
 	for code, n := range t.Status {
-		if stats.StatusFailed(code) {
+		if status.Failed(code) {
 			m.Failed += n
 		}
 	}
@@ -103,7 +105,7 @@ func MeasureTotals(t *stats.Totals, elapsed time.Duration) Measure {
 func failedStatuses(dist map[string]int64) int64 {
 	var n int64
 	for k, c := range dist {
-		if code, ok := stats.StatusByName(k); !ok || stats.StatusFailed(code) {
+		if code, ok := status.ByName(k); !ok || status.Failed(code) {
 			n += c
 		}
 	}
@@ -112,7 +114,7 @@ func failedStatuses(dist map[string]int64) int64 {
 
 // decodeLatency decodes the responses-only latency histogram of hs; with
 // all, the failed sent requests too (every sent request).
-func decodeLatency(hs Histograms, all ...bool) *hdr.Histogram {
+func decodeLatency(hs result.Histograms, all ...bool) *hdr.Histogram {
 	h := stats.NewHist()
 	encs := []string{hs.LatencyOK, hs.LatencyBad}
 	if len(all) > 0 && all[0] {
@@ -126,18 +128,18 @@ func decodeLatency(hs Histograms, all ...bool) *hdr.Histogram {
 	return h
 }
 
-// Measure measures the whole run of r.
-func (r *Result) Measure() Measure {
+// MeasureRun measures the whole run of r.
+func MeasureRun(r *result.Result) Measure {
 	c := r.Hail.Counts
 	return Measure{Latency: decodeLatency(r.Hail.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(r.Hail.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
 		Responses: c.Responses, Aborted: c.Aborted, Failed: c.Errors - c.Aborted + failedStatuses(r.StatusCodeDistribution) - c.Expected,
-		Elapsed: r.Summary.Total, Stream: r.streams()}
+		Elapsed: r.Summary.Total, Stream: streams(r)}
 }
 
 // streams are r's stream totals (nil when it has none, or they do not
 // decode).
-func (r *Result) streams() *stats.Streams {
+func streams(r *result.Result) *stats.Streams {
 	s, err := streamTotals(r)
 	if err != nil {
 		return nil
@@ -146,7 +148,7 @@ func (r *Result) streams() *stats.Streams {
 }
 
 // MeasureStep measures step s of a run that lasted elapsed.
-func MeasureStep(s *Step, elapsed time.Duration) Measure {
+func MeasureStep(s *result.StepResult, elapsed time.Duration) Measure {
 	c := s.Counts
 	return Measure{Latency: decodeLatency(s.Histograms), LatencySum: int64(c.LatencySum),
 		AllSent: decodeLatency(s.Histograms, true), AllSentSum: int64(c.LatencySum + c.FailedSum), Requests: c.Requests,
@@ -154,7 +156,7 @@ func MeasureStep(s *Step, elapsed time.Duration) Measure {
 }
 
 // stepStreams are step s's token stream totals (nil: it is no llm step).
-func stepStreams(s *Step) *stats.Streams {
+func stepStreams(s *result.StepResult) *stats.Streams {
 	if s.LLM == nil {
 		return nil
 	}
@@ -223,7 +225,7 @@ func (m *Measure) Value(metric string, q float64) float64 {
 }
 
 // writeSteps writes the per-step table of a scenario run.
-func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+func writeSteps(b *strings.Builder, r *result.Result, d func(float64) string, c colorer) {
 	steps := r.Hail.Steps
 	if len(steps) == 0 {
 		return
@@ -241,7 +243,7 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 		}
 		return d(v)
 	}
-	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l StepLatency, resp int64, all AllSent, codes map[string]int64) {
+	row := func(name string, requests int64, share, rps float64, failed int64, rate float64, l result.StepLatency, resp int64, all result.AllSent, codes map[string]int64) {
 		none := resp == 0
 		fmt.Fprintf(b, "  %-*s %10d %5.1f%% %10.1f %8d %7.2f%% %14s %14s %14s %14s %14s  %s\n", w, name, requests, 100*share, rps,
 			failed, 100*rate, na(l.P50.Seconds(), none), na(l.P90.Seconds(), none), na(l.P99.Seconds(), none), na(l.Max.Seconds(), none), na(all.P99.Seconds(), all.Requests == 0), codeList(codes, c))
@@ -249,8 +251,8 @@ func writeSteps(b *strings.Builder, r *Result, d func(float64) string, c colorer
 	for _, s := range steps {
 		row(s.Name, s.Counts.Requests, s.Share, s.RPS, s.Counts.Failed, s.ErrorRate, s.Latency, s.Counts.Responses, s.AllSent, s.StatusCodeDistribution)
 	}
-	m := r.Measure()
-	total := StepLatency{P50: r.LatencyPercentiles.P50, P90: r.LatencyPercentiles.P90, P99: r.LatencyPercentiles.P99, Max: r.Summary.Slowest}
+	m := MeasureRun(r)
+	total := result.StepLatency{P50: r.LatencyPercentiles.P50, P90: r.LatencyPercentiles.P90, P99: r.LatencyPercentiles.P99, Max: r.Summary.Slowest}
 	row("total", m.Requests, 1, m.Value("rps", 0), m.Failed, m.Value("error_rate", 0), total, m.Responses, r.Hail.AllSent, r.StatusCodeDistribution)
 	fmt.Fprintf(b, "  (p50 … max: responses; all-sent p99: every sent request, a failure at its elapsed time — what thresholds judge)\n")
 	for _, s := range steps {
@@ -307,14 +309,14 @@ func codeList(m map[string]int64, c colorer) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		code, _ := stats.StatusByName(k)
+		code, _ := status.ByName(k)
 		parts = append(parts, c.status(code, k)+"×"+strconv.FormatInt(m[k], 10))
 	}
 	return strings.Join(parts, " ")
 }
 
 // writeThresholds writes each threshold as PASS or FAIL with its measured value.
-func writeThresholds(b *strings.Builder, r *Result, c colorer) {
+func writeThresholds(b *strings.Builder, r *result.Result, c colorer) {
 	ts := r.Hail.Thresholds
 	if len(ts) == 0 && r.Hail.StoppedBy == "" {
 		return
@@ -345,7 +347,7 @@ func writeThresholds(b *strings.Builder, r *Result, c colorer) {
 }
 
 // ThresholdsFailed counts the failed thresholds of r.
-func (r *Result) ThresholdsFailed() int {
+func ThresholdsFailed(r *result.Result) int {
 	n := 0
 	for _, t := range r.Hail.Thresholds {
 		if !t.Pass {

@@ -14,48 +14,49 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // dist summarises h, whose values are divided by scale.
-func dist(h *hdr.Histogram, scale float64) Dist {
+func dist(h *hdr.Histogram, scale float64) result.Dist {
 	if h.TotalCount() == 0 {
-		return Dist{}
+		return result.Dist{}
 	}
 	s, q := stats.Summarize(h), quantiles(h, distQuantiles)
 	f := func(v int64) float64 { return float64(v) / scale }
-	return Dist{Samples: s.Count, Mean: s.Mean / scale, Stddev: s.StdDev / scale, Min: f(s.Min),
+	return result.Dist{Samples: s.Count, Mean: s.Mean / scale, Stddev: s.StdDev / scale, Min: f(s.Min),
 		P50: f(q[0]), P90: f(q[1]), P95: f(q[2]), P99: f(q[3]), P999: f(q[4]), Max: f(s.Max)}
 }
 
 // timeDist summarises h, a histogram of ns: the mean and deviation
 // rounded to the nanosecond, as every time in a Result is.
-func timeDist(h *hdr.Histogram) TimeDist {
+func timeDist(h *hdr.Histogram) result.TimeDist {
 	if h.TotalCount() == 0 {
-		return TimeDist{}
+		return result.TimeDist{}
 	}
 	s, q := stats.Summarize(h), quantiles(h, distQuantiles)
-	return TimeDist{Samples: s.Count, Mean: time.Duration(math.Round(s.Mean)), Stddev: time.Duration(math.Round(s.StdDev)),
+	return result.TimeDist{Samples: s.Count, Mean: time.Duration(math.Round(s.Mean)), Stddev: time.Duration(math.Round(s.StdDev)),
 		Min: time.Duration(s.Min), P50: time.Duration(q[0]), P90: time.Duration(q[1]), P95: time.Duration(q[2]), P99: time.Duration(q[3]),
 		P999: time.Duration(q[4]), Max: time.Duration(s.Max)}
 }
 
 // secDist is d in seconds, for the renderers.
-func secDist(d TimeDist) Dist {
-	return Dist{Samples: d.Samples, Mean: d.Mean.Seconds(), Stddev: d.Stddev.Seconds(), Min: d.Min.Seconds(), P50: d.P50.Seconds(),
+func secDist(d result.TimeDist) result.Dist {
+	return result.Dist{Samples: d.Samples, Mean: d.Mean.Seconds(), Stddev: d.Stddev.Seconds(), Min: d.Min.Seconds(), P50: d.P50.Seconds(),
 		P90: d.P90.Seconds(), P95: d.P95.Seconds(), P99: d.P99.Seconds(), P999: d.P999.Seconds(), Max: d.Max.Seconds()}
 }
 
 // buildStream fills r's stream sections from the run's totals.
-func buildStream(r *Result, in Input) {
+func buildStream(r *result.Result, in Input) {
 	s := in.Totals.Stream
 	if s == nil {
 		return
 	}
 	secs := in.Elapsed.Seconds()
-	st := &Stream{Streams: s.Streams, Completed: s.Completed, Truncated: s.Truncated,
+	st := &result.Stream{Streams: s.Streams, Completed: s.Completed, Truncated: s.Truncated,
 		Failed: max(s.Streams-s.Completed-s.Truncated, 0), Events: s.Events,
 		FirstEvent: timeDist(s.FirstEvent), Gap: timeDist(s.Gap), LongestStall: timeDist(s.Stall), ReadLag: timeDist(s.ReadLag),
-		Histograms: StreamHistograms{FirstEvent: encode(s.FirstEvent), Gap: encode(s.Gap), LongestStall: encode(s.Stall), ReadLag: encode(s.ReadLag)}}
+		Histograms: result.StreamHistograms{FirstEvent: encode(s.FirstEvent), Gap: encode(s.Gap), LongestStall: encode(s.Stall), ReadLag: encode(s.ReadLag)}}
 	if secs > 0 {
 		st.EventsPerSec = float64(s.Events) / secs
 	}
@@ -67,7 +68,7 @@ func buildStream(r *Result, in Input) {
 
 // streamTotals rebuilds a result's stream totals from its sections (nil
 // when it has none).
-func streamTotals(r *Result) (*stats.Streams, error) {
+func streamTotals(r *result.Result) (*stats.Streams, error) {
 	st := r.Hail.Stream
 	if st == nil {
 		return nil, nil
@@ -91,7 +92,7 @@ func streamTotals(r *Result) (*stats.Streams, error) {
 
 // llmTotals fills t's counts from l and returns l's encoded histograms,
 // in the order of the token part of stats.Streams.Hists.
-func llmTotals(t *stats.Tokens, l *LLM) []string {
+func llmTotals(t *stats.Tokens, l *result.LLM) []string {
 	lh := l.Histograms
 	t.OutSum, t.InSum, t.OtherLength = l.TotalOutputTokens, l.TotalInputTokens, l.OtherLength
 	t.Good, t.GoodTokens = l.Goodput.Requests, l.Goodput.Tokens
@@ -105,7 +106,7 @@ func llmTotals(t *stats.Tokens, l *LLM) []string {
 
 // llmStreams rebuilds the stream totals of a step's hail.llm-like entry
 // (its token part; a step reports no event counts of its own).
-func llmStreams(l *LLM) (*stats.Streams, error) {
+func llmStreams(l *result.LLM) (*stats.Streams, error) {
 	s := stats.NewStreams(true)
 	s.Completed, s.Truncated = l.Completed, l.Truncated
 	s.Streams = l.Completed + l.Truncated
@@ -123,7 +124,7 @@ func llmStreams(l *LLM) (*stats.Streams, error) {
 }
 
 // writeStreamText writes the stream section of the text report.
-func writeStreamText(b *strings.Builder, r *Result, c colorer) {
+func writeStreamText(b *strings.Builder, r *result.Result, c colorer) {
 	s := r.Hail.Stream
 	if s == nil {
 		return
@@ -132,7 +133,7 @@ func writeStreamText(b *strings.Builder, r *Result, c colorer) {
 	fmt.Fprintf(b, "  %d streams: %d completed, %d truncated by the end of the run, %d failed; %d events (%.1f/s)\n",
 		s.Streams, s.Completed, s.Truncated, s.Failed, s.Events, s.EventsPerSec)
 	fmt.Fprintf(b, "  %-22s %10s %10s %10s %10s %10s %10s\n", "", "p50", "p90", "p99", "p99.9", "max", "samples")
-	row := func(name string, d Dist) {
+	row := func(name string, d result.Dist) {
 		if d.Samples == 0 {
 			return
 		}

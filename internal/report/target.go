@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/hail-loadgen/hail/result"
 	"strings"
 )
 
@@ -13,7 +14,7 @@ const listedProcesses = 5
 // cgroup) adds to the text report: what was followed, how many processes,
 // their PSS beside their RSS, the cgroup's memory, and the processes that
 // used the most CPU.
-func writeTargetProcesses(b *strings.Builder, t *Target) {
+func writeTargetProcesses(b *strings.Builder, t *result.TargetUse) {
 	if t.Follows != "" {
 		fmt.Fprintf(b, "  Follows:\t%s\n", followed(t))
 	}
@@ -48,7 +49,7 @@ func writeTargetProcesses(b *strings.Builder, t *Target) {
 
 // targetRows are what a target of several processes (or a cgroup) adds to
 // the HTML and markdown reports, as label and value.
-func targetRows(t *Target) [][2]string {
+func targetRows(t *result.TargetUse) [][2]string {
 	var rows [][2]string
 	if t.Follows != "" {
 		rows = append(rows, [2]string{"follows", followed(t)})
@@ -75,7 +76,7 @@ func targetRows(t *Target) [][2]string {
 // followed says what the target's sampler followed and how many processes
 // it saw: "pid 12 and its descendants: 3 processes seen, at most 2 at
 // once".
-func followed(t *Target) string {
+func followed(t *result.TargetUse) string {
 	seen := fmt.Sprintf("%d processes seen", t.ProcessesSeen)
 	if t.ProcessesSeen == 1 {
 		seen = "1 process seen"

@@ -2,7 +2,8 @@ package report
 
 import (
 	"fmt"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 	"io"
 	"math"
 	"sort"
@@ -60,7 +61,7 @@ func autoScale(slowest float64) timeScale {
 // response time histogram and distribution (and their 2xx and 4xx + 5xx
 // breakdowns with --stats-success-breakdown), details, status codes and
 // errors; then hail's own sections.
-func WriteText(w io.Writer, r *Result, o TextOptions) error {
+func WriteText(w io.Writer, r *result.Result, o TextOptions) error {
 	ts, ok := scaleFor(o.Unit)
 	if !ok {
 		ts = autoScale(r.Summary.Slowest.Seconds())
@@ -76,7 +77,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 	}
 	c := colorer{on: o.Color}
 	b := &strings.Builder{}
-	if head := r.FailureHeadline(); head != "" {
+	if head := FailureHeadline(r); head != "" {
 		fmt.Fprintf(b, "%s\n\n", c.warn(head))
 	}
 	writeLLMText(b, r, c) // llm.go: hail llm's numbers first
@@ -124,7 +125,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) error {
 // and its rates, and the details; ts is the report's unit and d formats
 // seconds in it. Without a value (no responses) it prints n/a where oha
 // prints NaN.
-func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float64) string, c colorer) {
+func writeSummaryText(b *strings.Builder, r *result.Result, ts timeScale, d func(float64) string, c colorer) {
 	noResp := r.Hail.Counts.Responses == 0
 	lat := func(s float64) string {
 		if noResp {
@@ -152,8 +153,8 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 	}
 	fmt.Fprintf(b, "  Size/sec:\t%s\n\n", bytesHuman(s.SizePerSec))
 
-	ok2xx, other := r.splitCounts()
-	section := func(title string, hist map[string]int64, p Percentiles, empty bool) {
+	ok2xx, other := r.SplitCounts()
+	section := func(title string, hist map[string]int64, p result.Percentiles, empty bool) {
 		fmt.Fprintln(b, c.heading("Response time histogram"+title+":"))
 		writeHist(b, hist, ts, c)
 		fmt.Fprintln(b)
@@ -182,7 +183,7 @@ func writeSummaryText(b *strings.Builder, r *Result, ts timeScale, d func(float6
 
 // slowestWhich says what the Slowest line measures: oha's slowest
 // response, and the slowest of every sent request when that differs.
-func slowestWhich(r *Result, d func(float64) string) string {
+func slowestWhich(r *result.Result, d func(float64) string) string {
 	a := r.Hail.AllSent
 	switch {
 	case a.Requests == 0: // nothing sent ended, or a result from before all_sent
@@ -195,7 +196,7 @@ func slowestWhich(r *Result, d func(float64) string) string {
 
 // writeAllSentText writes the latency of every sent request, failures at
 // their elapsed time, with what it holds and leaves out.
-func writeAllSentText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+func writeAllSentText(b *strings.Builder, r *result.Result, d func(float64) string, c colorer) {
 	a := r.Hail.AllSent
 	if a.Requests+a.CutOff+a.NotSent == 0 {
 		return
@@ -211,7 +212,7 @@ func writeAllSentText(b *strings.Builder, r *Result, d func(float64) string, c c
 
 // writeRatesText writes the run's rates (over its whole time) and, after
 // a -w drain, what ended in it.
-func writeRatesText(b *strings.Builder, r *Result, c colorer) {
+func writeRatesText(b *strings.Builder, r *result.Result, c colorer) {
 	rt := r.Hail.Rates
 	fmt.Fprintln(b, c.heading("Rates (per second of the run's total time):"))
 	fmt.Fprintf(b, "  requests %.2f (every request that ended, as Requests/sec), completed %.2f (sent, answered), successful %.2f\n",
@@ -223,10 +224,10 @@ func writeRatesText(b *strings.Builder, r *Result, c colorer) {
 
 // writeOutcomesText writes the status code and error distributions, status
 // codes coloured by class.
-func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
+func writeOutcomesText(b *strings.Builder, r *result.Result, c colorer) {
 	fmt.Fprintln(b, c.heading("Status code distribution:"))
 	for _, k := range sortedByCount(r.StatusCodeDistribution) {
-		code, _ := stats.StatusByName(k)
+		code, _ := status.ByName(k)
 		fmt.Fprintln(b, c.status(code, fmt.Sprintf("  [%s] %d responses", k, r.StatusCodeDistribution[k])))
 	}
 	if len(r.ErrorDistribution) > 0 {
@@ -237,23 +238,10 @@ func writeOutcomesText(b *strings.Builder, r *Result, c colorer) {
 	}
 }
 
-// splitCounts returns the number of successful responses (HTTP 2xx, gRPC
-// OK: what the recorder puts in the successful histogram) and of the others.
-func (r *Result) splitCounts() (ok, other int64) {
-	for k, n := range r.StatusCodeDistribution {
-		if slot, known := stats.StatusByName(k); known && stats.StatusSuccess(slot) {
-			ok += n
-		} else {
-			other += n
-		}
-	}
-	return ok, other
-}
-
 // writeDetails writes oha's details (connection setup; NaN when no
 // request opened a connection) and hail's first-byte line.
-func writeDetails(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
-	triple := func(t MinAvgMax, empty bool) string {
+func writeDetails(b *strings.Builder, r *result.Result, d func(float64) string, c colorer) {
+	triple := func(t result.MinAvgMax, empty bool) string {
 		if empty {
 			nan := d(math.NaN())
 			return nan + ", " + nan + ", " + nan
@@ -271,7 +259,7 @@ func writeDetails(b *strings.Builder, r *Result, d func(float64) string, c color
 // writeGeneratorText writes hail's generator section: engine, connection,
 // CPU, context switches, RSS, and in the open model schedule lag and
 // queueing.
-func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c colorer) {
+func writeGeneratorText(b *strings.Builder, r *result.Result, d func(float64) string, c colorer) {
 	h := r.Hail
 	fmt.Fprintf(b, "\n%s\n", c.heading(fmt.Sprintf("Generator (hail %s, engine %s, %s model):", h.Version, h.Engine, h.Model)))
 	if h.EngineReason != "" {
@@ -319,7 +307,7 @@ func writeGeneratorText(b *strings.Builder, r *Result, d func(float64) string, c
 
 // writePercentiles writes oha's latency distribution: p10 … p99.99, each
 // line coloured by its latency; NaN when empty.
-func writePercentiles(b *strings.Builder, p Percentiles, empty bool, d func(float64) string, c colorer) {
+func writePercentiles(b *strings.Builder, p result.Percentiles, empty bool, d func(float64) string, c colorer) {
 	rows := []struct {
 		name string
 		v    float64
@@ -429,7 +417,7 @@ func (c colorer) latency(s string, secs float64) string {
 // white.
 func (c colorer) status(code int, s string) string {
 	switch {
-	case stats.StatusSuccess(code):
+	case status.Success(code):
 		return c.paint("32", s)
 	case code >= 400 && code < 500:
 		return c.paint("33", s)
@@ -443,7 +431,7 @@ func (c colorer) warn(s string) string { return c.paint("1;33", s) }
 
 // grpcCall names a gRPC run's method for the text report ("" for a
 // scenario's several).
-func grpcCall(g *GRPC) string {
+func grpcCall(g *result.GRPCStats) string {
 	if g.Call == "" {
 		return ""
 	}

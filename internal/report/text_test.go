@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -40,7 +42,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // noResponses is a run in which every request failed.
-func noResponses() *Result {
+func noResponses() *result.Result {
 	tot := stats.NewTotals()
 	tot.Errors[stats.ErrConnectRefused], tot.NotSent = 7, 7
 	return Build(Input{Totals: tot, Elapsed: 1500 * time.Millisecond, Cores: 2, Engine: "net", Addr: "127.0.0.1:1",
@@ -52,7 +54,7 @@ func noResponses() *Result {
 func TestTextGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		r    *Result
+		r    *result.Result
 		o    TextOptions
 	}{
 		{"text-auto.txt", sampleResultForFuzz(), TextOptions{}},
@@ -72,11 +74,11 @@ func TestTextGolden(t *testing.T) {
 
 // The JSON report against a golden file: oha's key order and number format.
 func TestJSONGolden(t *testing.T) {
-	for name, r := range map[string]*Result{"json-sample.json": sampleResultForFuzz(), "json-no-responses.json": noResponses()} {
+	for name, r := range map[string]*result.Result{"json-sample.json": sampleResultForFuzz(), "json-no-responses.json": noResponses()} {
 		t.Run(name, func(t *testing.T) {
-			r.Hail.Histograms = Histograms{} // encoded histograms are long and tested elsewhere
+			r.Hail.Histograms = result.Histograms{} // encoded histograms are long and tested elsewhere
 			var buf bytes.Buffer
-			if err := WriteJSON(&buf, r); err != nil {
+			if err := result.WriteJSON(&buf, r); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, name, buf.Bytes())
@@ -105,22 +107,6 @@ func TestTextUnitFromSlowest(t *testing.T) {
 		"Response time distribution (4xx + 5xx only):"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, buf.String())
-		}
-	}
-}
-
-func TestSerdeFloat(t *testing.T) {
-	for _, tc := range []struct {
-		f    float64
-		want string
-	}{
-		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1, "1.0"}, {-2, "-2.0"}, {1.5, "1.5"}, {0.1, "0.1"},
-		{12012, "12012.0"}, {402.4, "402.4"}, {0.000123, "0.000123"}, {0.00001, "0.00001"}, {0.000001, "1e-6"},
-		{1.5e-7, "1.5e-7"}, {1e15, "1000000000000000.0"}, {1e16, "1e16"}, {1.2345e17, "1.2345e17"},
-		{123456789.125, "123456789.125"}, {math.NaN(), "null"}, {math.Inf(1), "null"}, {math.Inf(-1), "null"},
-	} {
-		if got := string(appendSerdeFloat(nil, tc.f)); got != tc.want {
-			t.Errorf("%v: %s, want %s", tc.f, got, tc.want)
 		}
 	}
 }
@@ -163,7 +149,7 @@ func TestSuccessBreakdownGRPC(t *testing.T) {
 	}
 	_ = tot.LatencyBad.RecordValue(2e6)
 	tot.LatencySum += 2e6
-	tot.Status[stats.GRPCBase+stats.GRPCOK], tot.Status[stats.GRPCBase+14] = 10, 1
+	tot.Status[status.GRPCBase+status.GRPCOK], tot.Status[status.GRPCBase+14] = 10, 1
 	r := Build(Input{Totals: tot, Elapsed: time.Second, Cores: 2, Engine: "net",
 		Start: time.Unix(1700000000, 0), Config: map[string]any{}, Version: "test", SuccessSplit: true})
 	var text bytes.Buffer
@@ -176,7 +162,7 @@ func TestSuccessBreakdownGRPC(t *testing.T) {
 		t.Errorf("the successful section of a gRPC run:\n%s", ok)
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := result.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

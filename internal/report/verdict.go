@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Thresholds of the verdict that the live view shows too.
@@ -44,14 +45,14 @@ func (e Evidence) hailBound() bool {
 }
 
 // verdict names the run's bottleneck with its evidence.
-func verdict(in Input, r *Result) Verdict {
+func verdict(in Input, r *result.Result) result.Verdict {
 	e := evidence(in, r)
 	kind := Classify(e)
-	v := Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind), ReadLate: e.ReadLate()}
+	v := result.Verdict{Bottleneck: kind, Reasons: reasons(kind, e, in, r), GeneratorLimited: GeneratorSide(kind), ReadLate: e.ReadLate()}
 	if l := r.Hail.LLM; l != nil {
 		l.ITLAffected = v.ReadLate
 	}
-	if kind == BottleneckOthers && e.TargetCPU >= e.Machine.Others && e.TargetCPU >= othersShare {
+	if kind == result.BottleneckOthers && e.TargetCPU >= e.Machine.Others && e.TargetCPU >= othersShare {
 		v.TakenBy = "target"
 	}
 	return v
@@ -62,7 +63,7 @@ func verdict(in Input, r *Result) Verdict {
 // Verdict.GeneratorLimited says.
 func GeneratorSide(kind string) bool {
 	switch kind {
-	case BottleneckGenerator, BottleneckOthers, BottleneckWakeup:
+	case result.BottleneckGenerator, result.BottleneckOthers, result.BottleneckWakeup:
 		return true
 	}
 	return false
@@ -158,29 +159,29 @@ func Classify(e Evidence) string {
 	}
 	switch {
 	case e.Responses == 0 && e.NotSent+e.Failed > 0:
-		return BottleneckTarget
+		return result.BottleneckTarget
 	case e.CPU >= saturatedCPU:
-		return BottleneckGenerator
+		return result.BottleneckGenerator
 	case backpressure && e.WaitP99 >= e.OwnP99:
-		return BottleneckTarget
+		return result.BottleneckTarget
 	case !e.Open && e.Stalled >= 1 && e.OwnMax < e.Stalled/2:
-		return BottleneckTarget
+		return result.BottleneckTarget
 	case !late && !e.ReadLate():
-		return BottleneckNone
+		return result.BottleneckNone
 	case m.Known && (m.Others >= othersShare || m.Steal >= stealShare):
-		return BottleneckOthers
+		return result.BottleneckOthers
 	case e.TargetCPU >= othersShare && e.Open:
-		return BottleneckOthers // the target's own process took the CPU hail needed to send on time
+		return result.BottleneckOthers // the target's own process took the CPU hail needed to send on time
 	case e.TargetCPU >= othersShare:
-		return BottleneckTarget // closed: the rate is what the target and hail reach together on CPUs they share
+		return result.BottleneckTarget // closed: the rate is what the target and hail reach together on CPUs they share
 	case e.CPU < busyCPU && m.Known:
-		return BottleneckWakeup // hail mostly idle, no one else took its CPUs: the OS woke it late
+		return result.BottleneckWakeup // hail mostly idle, no one else took its CPUs: the OS woke it late
 	}
-	return BottleneckGenerator
+	return result.BottleneckGenerator
 }
 
 // evidence gathers the whole run's evidence.
-func evidence(in Input, r *Result) Evidence {
+func evidence(in Input, r *result.Result) Evidence {
 	h := &r.Hail
 	e := Evidence{Open: in.Open, OwnP99: h.SendDelay.Own.P99.Seconds(), OwnMax: h.SendDelay.Own.Max.Seconds(), OwnSamples: h.SendDelay.Own.Samples,
 		WaitP99: h.SendDelay.ConnWait.P99.Seconds(), Queued: h.Counts.Queued, Sent: h.Counts.Sent, NotSent: h.Counts.NotSent,
@@ -207,7 +208,7 @@ func evidence(in Input, r *Result) Evidence {
 // whose head comes at once and whose events follow for as long as the
 // server generates them, to the stream's end (hail llm's E2E from the
 // send; unknown for other streams).
-func serviceTime(r *Result) float64 {
+func serviceTime(r *result.Result) float64 {
 	if s := r.Hail.Stream; s != nil && s.Streams > 0 {
 		if l := r.Hail.LLM; l != nil {
 			return l.E2EFromSend.Mean.Seconds()
@@ -218,13 +219,13 @@ func serviceTime(r *Result) float64 {
 }
 
 // reasons are the sentences, with numbers, behind a verdict of kind.
-func reasons(kind string, e Evidence, in Input, r *Result) []string {
+func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 	h := &r.Hail
 	c := h.Counts
 	own, wait := h.SendDelay.Own, h.SendDelay.ConnWait
 	m := in.Machine
 	var out []string
-	if kind == BottleneckTarget && e.Responses == 0 && e.NotSent+e.Failed > 0 {
+	if kind == result.BottleneckTarget && e.Responses == 0 && e.NotSent+e.Failed > 0 {
 		return unreachable(in, r)
 	}
 	if GeneratorSide(kind) && e.OwnSamples > 0 && e.OwnP99 > lateP99 {
@@ -242,7 +243,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		out = append(out, readLagReason(e))
 	}
 	switch kind {
-	case BottleneckTarget:
+	case result.BottleneckTarget:
 		if !e.Open && e.OwnP99 > lateP99 && e.TargetCPU >= othersShare && !(e.Stalled >= 1 && e.OwnMax < e.Stalled/2) {
 			t := in.Target
 			out = append(out, fmt.Sprintf("hail's own lateness p99 %s (max %s): the next request on a connection left that late after the previous response arrived, waiting for CPUs the target used", fmtDur(own.P99.Seconds()), fmtDur(own.Max.Seconds())),
@@ -261,7 +262,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 		if c.Unsent > 0 {
 			out = append(out, fmt.Sprintf("%d intended requests were still waiting when the run stopped (%s): unsent, not counted as requests", c.Unsent, h.UnsentReason))
 		}
-	case BottleneckOthers:
+	case result.BottleneckOthers:
 		switch t := in.Target; {
 		case t != nil && e.TargetCPU >= m.Others && e.TargetCPU >= othersShare:
 			out = append(out, fmt.Sprintf("the target's own process (pid %d, %s) used %.0f%% of hail's %d CPU(s) while hail used %.0f%%: it took hail's CPU, so the numbers measure the target and its load generator competing for one machine; pin them to separate cores (taskset) to measure the target alone",
@@ -270,7 +271,7 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 			out = append(out, fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s while hail used %.0f%%: they took its CPU; pin hail to cores of its own (taskset) or stop what else runs there",
 				100*m.Others, m.CPUs, contentionDetail(m), 100*e.CPU))
 		}
-	case BottleneckGenerator:
+	case result.BottleneckGenerator:
 		late := e.OwnSamples > 0 && e.OwnP99 > lateP99
 		delayed := "sends"
 		switch {
@@ -294,10 +295,10 @@ func reasons(kind string, e Evidence, in Input, r *Result) []string {
 			msg += "; the request rate is hail's limit, not the target's: give it more cores or shards"
 		}
 		out = append(out, msg)
-	case BottleneckWakeup:
+	case result.BottleneckWakeup:
 		out = append(out, fmt.Sprintf("with its CPU %.0f%% busy and nobody taking its CPUs (others %.0f%% of them, steal %.0f%%), this is the OS waking an idle generator late (idle wake-up latency, common in VMs at low rates), not load; latencies count from intended send times, so they include it",
 			100*e.CPU, 100*m.Others, 100*m.Steal))
-	case BottleneckNone:
+	case result.BottleneckNone:
 		switch {
 		case e.Open:
 			out = append(out, fmt.Sprintf("hail sent on time: own lateness p99 %s, %d requests (%.1f%%) waited for a connection (p99 %s), its CPU %.0f%% of %d core(s)",
@@ -363,7 +364,7 @@ func sourceWords(source string) string {
 
 // unreachable explains a run none of whose requests could be sent, with
 // the likely cause.
-func unreachable(in Input, r *Result) []string {
+func unreachable(in Input, r *result.Result) []string {
 	c := r.Hail.Counts
 	errs := r.ErrorDistribution
 	addr := in.Addr
@@ -394,7 +395,7 @@ func unreachable(in Input, r *Result) []string {
 }
 
 // notSentPart is ", N more could not be sent" ("" when none).
-func notSentPart(c Counts) string {
+func notSentPart(c result.Counts) string {
 	if c.NotSent == 0 {
 		return ""
 	}
@@ -411,7 +412,7 @@ func contentionDetail(m stats.MachineUse) string {
 }
 
 // sustained says what the target sustained at this concurrency.
-func sustained(in Input, r *Result) string {
+func sustained(in Input, r *result.Result) string {
 	c := r.Hail.Counts
 	rate := 0.0
 	if r.Summary.Total > 0 {
@@ -476,28 +477,28 @@ func pct(a, b int64) float64 {
 
 // Headline is the verdict's first line, as every report prints it, and
 // whether it is a warning.
-func Headline(v Verdict) (string, bool) {
+func Headline(v result.Verdict) (string, bool) {
 	switch v.Bottleneck {
-	case BottleneckTarget:
+	case result.BottleneckTarget:
 		return "Bottleneck: the target (not hail):", false
-	case BottleneckGenerator:
+	case result.BottleneckGenerator:
 		if v.ReadLate {
 			return "WARNING: the generator, not the target, limited this test (hail read the stream late):", true
 		}
 		return "WARNING: the generator, not the target, limited this test (hail's own CPU):", true
-	case BottleneckOthers:
+	case result.BottleneckOthers:
 		if v.TakenBy == "target" {
 			return "WARNING: the generator, not the target, limited this test (the target's own process took hail's CPU):", true
 		}
 		return "WARNING: the generator, not the target, limited this test (other processes took hail's CPU):", true
-	case BottleneckWakeup:
+	case result.BottleneckWakeup:
 		return "WARNING: the generator, not the target, limited this test (the OS woke an idle hail late):", true
 	}
 	return "Bottleneck: none: hail kept up, the numbers measure the target at the load asked for:", false
 }
 
 // accounting is the line that accounts for every intended request.
-func accounting(h *Hail) string {
+func accounting(h *result.HailSection) string {
 	c := h.Counts
 	s := fmt.Sprintf("%d intended, %d sent", c.Intended, c.Sent)
 	if c.NotSent > 0 {
@@ -519,7 +520,7 @@ func accounting(h *Hail) string {
 }
 
 // sendDelay describes the open model's send delay in d's unit.
-func sendDelay(h *Hail, d func(float64) string) (own, wait string) {
+func sendDelay(h *result.HailSection, d func(float64) string) (own, wait string) {
 	o, w := h.SendDelay.Own, h.SendDelay.ConnWait
 	own = fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", d(o.P50.Seconds()), d(o.P99.Seconds()), d(o.P999.Seconds()), d(o.Max.Seconds()))
 	wait = fmt.Sprintf("p50 %s, p99 %s, max %s; %d requests (%.1f%%) waited, all connections busy", d(w.P50.Seconds()), d(w.P99.Seconds()), d(w.Max.Seconds()),

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/hail-loadgen/hail/result"
+
 import "fmt"
 
 // The verdict's stream evidence: hail's own read lag, from an event's
@@ -27,7 +29,7 @@ func (e Evidence) ReadLate() bool {
 // readLagEvidence fills e's read lag from r's streams (absent: none): the
 // gap it is judged against is the median inter-token latency of hail llm's
 // streams, else the median gap between events.
-func readLagEvidence(e *Evidence, r *Result) {
+func readLagEvidence(e *Evidence, r *result.Result) {
 	s := r.Hail.Stream
 	if s == nil {
 		return

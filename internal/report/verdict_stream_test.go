@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // A large read lag against the gaps between tokens is evidence that hail
@@ -22,10 +23,10 @@ func TestStreamVerdict(t *testing.T) {
 		kind         string
 		late         bool
 	}{
-		{"lag small", 50 * time.Microsecond, 5 * time.Millisecond, false, BottleneckNone, false},
-		{"lag over 1ms but small against the gaps", 2 * time.Millisecond, 50 * time.Millisecond, false, BottleneckNone, false},
-		{"lag large", 8 * time.Millisecond, 5 * time.Millisecond, false, BottleneckGenerator, true},
-		{"lag large, connections full", 8 * time.Millisecond, 5 * time.Millisecond, true, BottleneckTarget, true},
+		{"lag small", 50 * time.Microsecond, 5 * time.Millisecond, false, result.BottleneckNone, false},
+		{"lag over 1ms but small against the gaps", 2 * time.Millisecond, 50 * time.Millisecond, false, result.BottleneckNone, false},
+		{"lag large", 8 * time.Millisecond, 5 * time.Millisecond, false, result.BottleneckGenerator, true},
+		{"lag large, connections full", 8 * time.Millisecond, 5 * time.Millisecond, true, result.BottleneckTarget, true},
 	} {
 		tot := stats.NewTotals()
 		tot.Status[200] = 1000
@@ -53,7 +54,7 @@ func TestStreamVerdict(t *testing.T) {
 		if said := strings.Contains(strings.Join(v.Reasons, "\n"), "hail read the stream late"); said != c.late {
 			t.Errorf("%s: reasons %q", c.name, v.Reasons)
 		}
-		if c.kind == BottleneckGenerator && !strings.Contains(head, "(hail read the stream late)") || strings.Contains(head, "own CPU") {
+		if c.kind == result.BottleneckGenerator && !strings.Contains(head, "(hail read the stream late)") || strings.Contains(head, "own CPU") {
 			t.Errorf("%s: headline %q", c.name, head)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Each bottleneck kind from its evidence: late sends on an otherwise idle
@@ -17,7 +18,7 @@ func TestVerdictKinds(t *testing.T) {
 	t.Parallel()
 	quiet := stats.MachineUse{Known: true, CPUs: 1, Others: 0.02, Pressure: 0.01}
 	busy := stats.MachineUse{Known: true, CPUs: 1, Others: 0.6, Pressure: 0.8}
-	serve := &Target{PID: 4242, Command: "hail", Source: "loopback listener", OnHailCPUs: 0.55, MeanCPU: 0.55}
+	serve := &result.TargetUse{PID: 4242, Command: "hail", Source: "loopback listener", OnHailCPUs: 0.55, MeanCPU: 0.55}
 	for _, tc := range []struct {
 		name    string
 		open    bool
@@ -25,46 +26,46 @@ func TestVerdictKinds(t *testing.T) {
 		waitNs  int64 // connection wait of every other request
 		cpu     time.Duration
 		machine stats.MachineUse
-		target  *Target
+		target  *result.TargetUse
 		stall   bool   // closed: 2 s without a completion
 		fail    string // every request ends in this error kind instead of a response
 		kind    string
 		taken   string
 		want    []string // in the reasons
 	}{
-		{name: "on time", open: true, lagNs: 200_000, cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"hail sent on time"}},
-		{name: "late and idle", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, kind: BottleneckWakeup,
+		{name: "on time", open: true, lagNs: 200_000, cpu: time.Second, machine: quiet, kind: result.BottleneckNone, want: []string{"hail sent on time"}},
+		{name: "late and idle", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, kind: result.BottleneckWakeup,
 			want: []string{"exceeds 1ms", "10% busy and nobody taking its CPUs", "the OS waking an idle generator late"}},
 		{name: "late, idle, the machine a little busy", open: true, lagNs: 2_000_000, cpu: 10 * time.Millisecond, machine: stats.MachineUse{Known: true, CPUs: 1, Others: 0.16, Pressure: 0.01},
-			kind: BottleneckWakeup, want: []string{"0% busy and nobody taking its CPUs (others 16%"}},
-		{name: "late and busy", open: true, lagNs: 3_000_000, cpu: 7 * time.Second, machine: quiet, kind: BottleneckGenerator,
+			kind: result.BottleneckWakeup, want: []string{"0% busy and nobody taking its CPUs (others 16%"}},
+		{name: "late and busy", open: true, lagNs: 3_000_000, cpu: 7 * time.Second, machine: quiet, kind: result.BottleneckGenerator,
 			want: []string{"exceeds 1ms", "70% of its 1 core", "its own work delayed sends"}},
-		{name: "late and saturated", open: true, lagNs: 3_000_000, cpu: 9500 * time.Millisecond, machine: quiet, kind: BottleneckGenerator,
+		{name: "late and saturated", open: true, lagNs: 3_000_000, cpu: 9500 * time.Millisecond, machine: quiet, kind: result.BottleneckGenerator,
 			want: []string{"95% of its 1 core", "saturated"}},
-		{name: "late, others on its CPU", open: true, lagNs: 3_000_000, cpu: 3 * time.Second, machine: busy, kind: BottleneckOthers,
+		{name: "late, others on its CPU", open: true, lagNs: 3_000_000, cpu: 3 * time.Second, machine: busy, kind: result.BottleneckOthers,
 			want: []string{"other processes used 60% of hail's 1 CPU", "CPU pressure 80%", "taskset"}},
-		{name: "on time, others on its CPU", open: true, lagNs: 200_000, cpu: time.Second, machine: busy, kind: BottleneckNone,
+		{name: "on time, others on its CPU", open: true, lagNs: 200_000, cpu: time.Second, machine: busy, kind: result.BottleneckNone,
 			want: []string{"hail sent on time", "other processes used 60%", "but hail was not slowed by them"}},
-		{name: "waiting for connections", open: true, lagNs: 100_000, waitNs: 20_000_000, cpu: time.Second, machine: quiet, kind: BottleneckTarget,
+		{name: "waiting for connections", open: true, lagNs: 100_000, waitNs: 20_000_000, cpu: time.Second, machine: quiet, kind: result.BottleneckTarget,
 			want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained", "raising -c raises the offered concurrency, not the target's capacity"}},
 		{name: "waiting for connections on a busy machine", open: true, lagNs: 110_000, waitNs: 1500_000_000, cpu: 100 * time.Millisecond, machine: busy,
-			kind: BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
+			kind: result.BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
 		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
-			kind: BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
+			kind: result.BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
-			kind: BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found listening on the target's port"}},
-		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: BottleneckNone, want: []string{"the target set the pace"}},
-		{name: "closed, on time on a busy machine", lagNs: 300_000, cpu: 200 * time.Millisecond, machine: busy, kind: BottleneckNone,
+			kind: result.BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found listening on the target's port"}},
+		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: result.BottleneckNone, want: []string{"the target set the pace"}},
+		{name: "closed, on time on a busy machine", lagNs: 300_000, cpu: 200 * time.Millisecond, machine: busy, kind: result.BottleneckNone,
 			want: []string{"hail sent each next request on time (own lateness p99 300.0µs", "but hail was not slowed"}},
-		{name: "closed, late, others on its CPU", lagNs: 4_000_000, cpu: 2 * time.Second, machine: busy, kind: BottleneckOthers,
+		{name: "closed, late, others on its CPU", lagNs: 4_000_000, cpu: 2 * time.Second, machine: busy, kind: result.BottleneckOthers,
 			want: []string{"own lateness p99 4.00ms exceeds 1ms", "after the previous response arrived", "other processes used 60%"}},
-		{name: "closed, late, the target shares its CPUs", lagNs: 4_000_000, cpu: 3 * time.Second, machine: quiet, target: serve, kind: BottleneckTarget,
+		{name: "closed, late, the target shares its CPUs", lagNs: 4_000_000, cpu: 3 * time.Second, machine: quiet, target: serve, kind: result.BottleneckTarget,
 			want: []string{"waiting for CPUs the target used", "(pid 4242, hail) used 55% of hail's 1 CPU", "pin them apart", "runs on hail's machine"}},
-		{name: "closed, stalled", cpu: time.Second, machine: quiet, stall: true, kind: BottleneckTarget, want: []string{"the target stalled for about 2 s (from 3 s", "use -q"}},
-		{name: "closed, saturated", cpu: 9500 * time.Millisecond, machine: quiet, kind: BottleneckGenerator, want: []string{"saturated", "hail's limit"}},
-		{name: "nothing listening", cpu: time.Second, machine: busy, fail: "connection refused", kind: BottleneckTarget,
+		{name: "closed, stalled", cpu: time.Second, machine: quiet, stall: true, kind: result.BottleneckTarget, want: []string{"the target stalled for about 2 s (from 3 s", "use -q"}},
+		{name: "closed, saturated", cpu: 9500 * time.Millisecond, machine: quiet, kind: result.BottleneckGenerator, want: []string{"saturated", "hail's limit"}},
+		{name: "nothing listening", cpu: time.Second, machine: busy, fail: "connection refused", kind: result.BottleneckTarget,
 			want: []string{"unreachable: none of the 1000 requests could be sent: connection refused ×1000", "nothing is listening on 127.0.0.1:1"}},
-		{name: "never answering", cpu: time.Second, machine: busy, fail: "request timeout", kind: BottleneckTarget,
+		{name: "never answering", cpu: time.Second, machine: busy, fail: "request timeout", kind: result.BottleneckTarget,
 			want: []string{"no response: the 1000 requests sent all failed (request timeout ×1000)", "answered none"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestVerdictKinds(t *testing.T) {
 			if v.Bottleneck != tc.kind || v.TakenBy != tc.taken {
 				t.Fatalf("bottleneck %q (taken by %q), want %q (%q): %q", v.Bottleneck, v.TakenBy, tc.kind, tc.taken, v.Reasons)
 			}
-			generatorSide := tc.kind == BottleneckGenerator || tc.kind == BottleneckOthers || tc.kind == BottleneckWakeup
+			generatorSide := tc.kind == result.BottleneckGenerator || tc.kind == result.BottleneckOthers || tc.kind == result.BottleneckWakeup
 			if v.GeneratorLimited != generatorSide {
 				t.Errorf("generator_limited %v for %s", v.GeneratorLimited, tc.kind)
 			}

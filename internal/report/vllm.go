@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/hail-loadgen/hail/internal/wire"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // WriteVLLM writes r as the result file of vLLM's `vllm bench serve
@@ -14,7 +17,7 @@ import (
 // metrics (hail.llm's VLLM keys), so that dashboards and scripts that read
 // those files read hail's. The per-request lists vLLM saves only with
 // --save-detailed are not written: hail keeps histograms, not requests.
-func WriteVLLM(w io.Writer, r *Result) error {
+func WriteVLLM(w io.Writer, r *result.Result) error {
 	l := r.Hail.LLM
 	if l == nil {
 		return fmt.Errorf("--output-format vllm: the result has no hail.llm section: it is hail llm's format")
@@ -61,7 +64,7 @@ func WriteVLLM(w io.Writer, r *Result) error {
 		}
 		fmt.Fprintf(&b, "%q: %s, ", kv.k, v)
 	}
-	metrics, err := json.Marshal(toWire(&l.VLLM))
+	metrics, err := json.Marshal(wire.To(&l.VLLM))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/hail-loadgen/hail/result"
 	"testing"
 	"time"
 )
@@ -13,12 +14,12 @@ import (
 func TestWireUnits(t *testing.T) {
 	t.Parallel()
 	r := sampleResult(t)
-	r.Hail.Drain = &Drain{Duration: 1500 * time.Millisecond, Requests: 3, InRates: true}
+	r.Hail.Drain = &result.Drain{Duration: 1500 * time.Millisecond, Requests: 3, InRates: true}
 	r.Hail.Generator.User, r.Hail.Generator.CPUPerRequest = 250*time.Millisecond, 12345*time.Nanosecond
 	r.Hail.SendDelay.Own.P99 = 2 * time.Millisecond
 	r.Hail.Counts.LatencySum = 7 * time.Second
 	var b bytes.Buffer
-	if err := WriteJSON(&b, r); err != nil {
+	if err := result.WriteJSON(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -49,7 +50,7 @@ func TestWireUnits(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	back, err := ReadJSON(&b)
+	back, err := result.ReadJSON(&b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/enginetest"
 	"github.com/hail-loadgen/hail/internal/plan"
+	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 )
@@ -55,7 +56,7 @@ func TestFailuresInTheLatency(t *testing.T) {
 			if a.P99 < timeout || a.Max < timeout || a.Max > 3*timeout || a.P90 >= timeout {
 				t.Errorf("all sent: p90 %.1f ms, p99 %.1f ms, max %.1f ms: want the 5%% timeouts from p95 on, at ≥ %v", 1e3*a.P90.Seconds(), 1e3*a.P99.Seconds(), 1e3*a.Max.Seconds(), timeout)
 			}
-			m := res.Measure()
+			m := report.MeasureRun(res)
 			if v := m.Value("p", 99); v < timeout.Seconds() {
 				t.Errorf("a threshold's p99 is %.1f ms: it must judge every sent request", 1e3*v)
 			}

@@ -35,6 +35,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Origin is one server of a workload that sends to several (a scenario
@@ -245,10 +246,10 @@ func (s *setup) runEngines(ctl *controller) error {
 // engines, protocols and transports were, its gRPC calls, and each
 // origin's own counts, rates, latency and verdict (Result.Hail.Origins).
 // in is what the run's Result was built from.
-func (s *setup) originResults(res *report.Result, col *collecting, in report.Input, o Options) {
+func (s *setup) originResults(res *result.Result, col *collecting, in report.Input, o Options) {
 	h := &res.Hail
 	var engines, reasons, protocols, transports, alpns []string
-	var tls *report.TLSCounts
+	var tls *result.TLSCounts
 	var calls, retries, sent, received int64
 	add := func(list []string, v string) []string {
 		if v != "" && !slices.Contains(list, v) {
@@ -264,7 +265,7 @@ func (s *setup) originResults(res *report.Result, col *collecting, in report.Inp
 		alpns = add(alpns, leg.dialer.TLSStats().ALPN)
 		if t := tlsCounts(leg.dialer); t != nil {
 			if tls == nil {
-				tls = &report.TLSCounts{}
+				tls = &result.TLSCounts{}
 			}
 			tls.Handshakes += t.Handshakes
 			tls.Resumptions += t.Resumptions
@@ -277,7 +278,7 @@ func (s *setup) originResults(res *report.Result, col *collecting, in report.Inp
 	h.Protocol, h.Transport, h.ALPN, h.TLS = strings.Join(protocols, "+"), strings.Join(transports, "+"), strings.Join(alpns, "+"), tls
 	h.GRPC = nil
 	if calls > 0 {
-		h.GRPC = &report.GRPC{Calls: calls, Retries: retries, MessagesSent: sent, MessagesReceived: received}
+		h.GRPC = &result.GRPCStats{Calls: calls, Retries: retries, MessagesSent: sent, MessagesReceived: received}
 	}
 	w := o.Workload
 	var sum float64
@@ -315,14 +316,14 @@ func (s *setup) legOf(name string) *setup {
 // judged as a run of their own (report.Build: the verdict's rules see the
 // origin's own counts, lateness and stalls beside hail's CPU over the
 // run). in holds what all origins share.
-func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series [][]stats.Second, all int64, intent report.Intent, in report.Input) report.Origin {
+func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series [][]stats.Second, all int64, intent report.Intent, in report.Input) result.OriginResult {
 	t := stats.NewTotals()
 	var names []string
 	for _, st := range org.Steps {
 		t.Add(totals[st])
 		names = append(names, s.steps[st])
 	}
-	out := report.Origin{Name: org.Name, URL: org.Plan.URL.String(), Steps: names, Protocol: org.Plan.Protocol()}
+	out := result.OriginResult{Name: org.Name, URL: org.Plan.URL.String(), Steps: names, Protocol: org.Plan.Protocol()}
 	if n := org.Plan.StreamsPerConn(); n > 1 {
 		out.Streams = n
 	}
@@ -333,7 +334,7 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 	}
 	leg := s.legOf(org.Name)
 	if leg == nil {
-		out.Verdict = report.Verdict{Bottleneck: report.BottleneckNone, Reasons: []string{"nothing was sent to it: its share of -n was none"}}
+		out.Verdict = result.Verdict{Bottleneck: result.BottleneckNone, Reasons: []string{"nothing was sent to it: its share of -n was none"}}
 		return out
 	}
 	out.Engine, out.Connections = leg.eng.Name(), leg.share.Connections
@@ -355,7 +356,7 @@ func (s *setup) originResult(k int, org *Origin, totals []*stats.Totals, series 
 	out.Counts.Intended, out.Counts.Unsent = sub.Hail.Counts.Intended, sub.Hail.Counts.Unsent
 	out.SendDelay, out.Verdict = sub.Hail.SendDelay, sub.Hail.Verdict
 	if m := &leg.job.Messages; m.Calls.Load() > 0 {
-		out.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		out.GRPC = &result.GRPCStats{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	return out
 }

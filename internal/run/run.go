@@ -17,6 +17,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/target"
 	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Options are the inputs of a run beyond its plan.
@@ -128,7 +129,7 @@ const DefaultGrace = 30 * time.Second
 // start (bad target, engine unavailable); it is phrased for the user.
 // Cancelling ctx ends the run as an interrupt does: no new request starts,
 // and the Result covers what was done.
-func Run(ctx context.Context, p *plan.Plan, o Options) (*report.Result, error) {
+func Run(ctx context.Context, p *plan.Plan, o Options) (*result.Result, error) {
 	s, err := build(ctx, p, o)
 	if err != nil {
 		return nil, err
@@ -236,7 +237,7 @@ func (c *collecting) stop() {
 }
 
 // result builds the run's Result from what was collected.
-func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Options) *report.Result {
+func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Options) *result.Result {
 	p := s.share
 	totals := col.coll.Finish(finish)
 	elapsed := finish.Sub(s.job.Start) // as oha: the time the run took, not the nominal -z
@@ -251,7 +252,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 		counts.Intended = max(counts.Intended, int64(intended(s.pacer, p.Requests, end)))
 	}
 	machine := col.coll.Machine()
-	var tgt *report.Target
+	var tgt *result.TargetUse
 	if s.target != nil {
 		tgt, machine = s.target.summary(elapsed, machine)
 	}
@@ -289,7 +290,7 @@ func (s *setup) result(col *collecting, ctl *controller, finish time.Time, o Opt
 	}
 	res.Hail.StoppedBy = col.stoppedBy
 	if m := &s.job.Messages; m.Calls.Load() > 0 {
-		res.Hail.GRPC = &report.GRPC{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
+		res.Hail.GRPC = &result.GRPCStats{Calls: m.Calls.Load(), Retries: m.Retries.Load(), MessagesSent: m.Sent.Load(), MessagesReceived: m.Received.Load()}
 	}
 	if s.legs != nil {
 		s.originResults(res, col, in, o)
@@ -322,12 +323,12 @@ func transportName(p *plan.Plan, d *transport.Dialer) string {
 }
 
 // tlsCounts are the run's TLS handshakes and resumptions; nil without TLS.
-func tlsCounts(d *transport.Dialer) *report.TLSCounts {
+func tlsCounts(d *transport.Dialer) *result.TLSCounts {
 	st := d.TLSStats()
 	if st.Handshakes == 0 && d.Options().TLS == nil {
 		return nil
 	}
-	return &report.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
+	return &result.TLSCounts{Handshakes: st.Handshakes, Resumptions: st.Resumptions}
 }
 
 // certNames is the dialer's first certificate issued for other names than

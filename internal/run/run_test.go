@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/testtier"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // testEngines are the engines every behavioural test runs against.
@@ -30,7 +30,7 @@ func newPlan(t *testing.T, rawURL, engine string) *plan.Plan {
 		ConnectTimeout: 2 * time.Second, Engine: plan.EngineName(engine)}
 }
 
-func mustRun(t *testing.T, p *plan.Plan, o Options) *report.Result {
+func mustRun(t *testing.T, p *plan.Plan, o Options) *result.Result {
 	t.Helper()
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // ShardShare returns the plan of shard p.ShardIndex of p.ShardCount: its
@@ -54,11 +54,11 @@ func ShardRamp(r schedule.Ramp, n int) schedule.Ramp {
 
 // shardInfo describes a sharded plan (whole) and its share for the Result;
 // started is when it began sending, to record how late it was.
-func shardInfo(whole, share *plan.Plan, started time.Time) *report.Shard {
+func shardInfo(whole, share *plan.Plan, started time.Time) *result.Shard {
 	if whole.ShardCount <= 1 {
 		return nil
 	}
-	s := &report.Shard{Index: whole.ShardIndex, Count: whole.ShardCount, Requests: share.Requests,
+	s := &result.Shard{Index: whole.ShardIndex, Count: whole.ShardCount, Requests: share.Requests,
 		Rate: share.Rate, Connections: share.Connections}
 	if !whole.StartAt.IsZero() {
 		s.StartAt = whole.StartAt.UTC().Format(time.RFC3339Nano)

@@ -12,6 +12,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/testtier"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Each stage of a ramp gets the requests intended in it, its warmup's left
@@ -112,15 +113,15 @@ func TestStagesAddUp(t *testing.T) {
 // checkStagesAddUp checks that res's stages and warmups hold every
 // request of the run, as many as the server answered, and that their
 // histograms merge into the run's exactly.
-func checkStagesAddUp(t *testing.T, res *report.Result, served uint64) {
+func checkStagesAddUp(t *testing.T, res *result.Result, served uint64) {
 	t.Helper()
 	var n, resp int64
 	run := map[string]*hdr.Histogram{}
 	sum := map[string]*hdr.Histogram{}
-	get := func(h report.Histograms) map[string]string {
+	get := func(h result.Histograms) map[string]string {
 		return map[string]string{"latency_2xx": h.LatencyOK, "latency_other": h.LatencyBad, "first_byte": h.FirstByte, "schedule_lag": h.Lag, "failed": h.Failed}
 	}
-	add := func(into map[string]*hdr.Histogram, hs report.Histograms) {
+	add := func(into map[string]*hdr.Histogram, hs result.Histograms) {
 		for k, enc := range get(hs) {
 			if into[k] == nil {
 				into[k] = stats.NewHist()

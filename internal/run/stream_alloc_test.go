@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/testnet"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // tokenServer serves, to every request on every connection, an endless
@@ -57,7 +57,7 @@ func tokenServer(t *testing.T, gap time.Duration) string {
 func TestNoAllocationsPerEvent(t *testing.T) {
 	url := tokenServer(t, 500*time.Microsecond)
 	var marks []runtime.MemStats
-	res := make([]*report.Result, len(testEngines))
+	res := make([]*result.Result, len(testEngines))
 	var wg sync.WaitGroup
 	for i, engine := range testEngines {
 		p := newPlan(t, url, engine)

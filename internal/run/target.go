@@ -5,10 +5,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/target"
 	"github.com/hail-loadgen/hail/internal/transport"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // targetProc is the target's processes on this machine, sampled once a
@@ -88,7 +88,7 @@ func (t *targetProc) onHail(cores float64) float64 {
 
 // summary is the target's use over a run of elapsed, with how hail knew
 // it, and m, hail's CPUs over the run, without the target's part.
-func (t *targetProc) summary(elapsed time.Duration, m stats.MachineUse) (*report.Target, stats.MachineUse) {
+func (t *targetProc) summary(elapsed time.Duration, m stats.MachineUse) (*result.TargetUse, stats.MachineUse) {
 	sum := t.s.Summary(elapsed)
 	sum.Source = t.source
 	if _, shared := t.s.Shared(); elapsed > 0 {

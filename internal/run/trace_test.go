@@ -9,13 +9,13 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/h3serve"
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // traceRun runs p with a Tracer and returns every record it delivered.
-func traceRun(t *testing.T, p *plan.Plan) ([]stats.TraceRecord, *report.Result) {
+func traceRun(t *testing.T, p *plan.Plan) ([]stats.TraceRecord, *result.Result) {
 	t.Helper()
 	tr := stats.NewTracer(0)
 	var recs []stats.TraceRecord
@@ -36,7 +36,7 @@ func traceRun(t *testing.T, p *plan.Plan) ([]stats.TraceRecord, *report.Result) 
 // checkTrace checks that every one of n requests was traced exactly once,
 // with consistent times, its outcome and its connection (of conns), and
 // that the records add up to the report.
-func checkTrace(t *testing.T, what string, recs []stats.TraceRecord, res *report.Result, n, conns int) {
+func checkTrace(t *testing.T, what string, recs []stats.TraceRecord, res *result.Result, n, conns int) {
 	t.Helper()
 	c := res.Hail.Counts
 	if int64(len(recs)) != c.Requests || len(recs) != n {

@@ -8,7 +8,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/llm"
 	"github.com/hail-loadgen/hail/internal/random"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // vu is one worker's request builder: a virtual user. It implements
@@ -336,7 +336,7 @@ func (v *vu) Done(step int, p *http1.Parser) engine.Verdict {
 			return verdict
 		}
 	}
-	verdict.Expected = stats.StatusFailed(p.Status) && st.checksStatus
+	verdict.Expected = status.Failed(p.Status) && st.checksStatus
 	for _, c := range st.captures {
 		var val []byte
 		var ok bool

@@ -9,6 +9,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // A check is one of a step's expect: conditions on its responses. A
@@ -100,7 +101,7 @@ func statusDesc(codes [][2]int) string {
 	for _, r := range codes {
 		switch {
 		case r[0] == r[1]:
-			parts = append(parts, stats.StatusName(r[0]))
+			parts = append(parts, status.Name(r[0]))
 		case r[1]-r[0] == 99:
 			parts = append(parts, strconv.Itoa(r[0]/100)+"xx")
 		default:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // A unique feed that runs out stops the steps that need it: they are no
@@ -32,7 +32,7 @@ func TestUniqueFeedStopsItsStep(t *testing.T) {
 	if steps[0] != 3 || steps[1] != 20_000-3 {
 		t.Errorf("login %d, browse %d: want login 3 times, browse the rest", steps[0], steps[1])
 	}
-	rs := []report.Step{{Name: "login"}, {Name: "browse"}}
+	rs := []result.StepResult{{Name: "login"}, {Name: "browse"}}
 	AnnotateSteps(s.Steps, rs)
 	if rs[0].Yields > 1 || !strings.Contains(rs[0].Stopped, "feed `users` used up (order: unique, 3 rows)") || rs[1].Stopped != "" {
 		t.Errorf("login: %d yields, stopped %q; browse stopped %q", rs[0].Yields, rs[0].Stopped, rs[1].Stopped)

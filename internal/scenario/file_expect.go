@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hail-loadgen/hail/internal/scenario/jsonpath"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 var expectKeys = []string{"status", "body_contains", "json", "header"}
@@ -106,7 +106,7 @@ func (l *loader) expectStatus(v *yaml.Node, what string) (*check, error) {
 			c.codes = append(c.codes, [2]int{lo, lo + 99})
 			continue
 		}
-		if slot, ok := stats.StatusByName(strings.TrimSpace(it.Value)); ok && stats.IsGRPC(slot) {
+		if slot, ok := status.ByName(strings.TrimSpace(it.Value)); ok && status.IsGRPC(slot) {
 			c.codes = append(c.codes, [2]int{slot, slot})
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/grpccall"
 	"github.com/hail-loadgen/hail/internal/http1"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // grpcStep is what a gRPC step adds to a step: the method, whose input
@@ -112,6 +112,6 @@ func (s *Scenario) HasGRPC() bool { return s.anyGRPC }
 
 // statusValue is a capture's value of a status: the HTTP code, or the
 // gRPC status name.
-func statusValue(dst []byte, status int) []byte {
-	return append(dst, stats.StatusName(status)...)
+func statusValue(dst []byte, slot int) []byte {
+	return append(dst, status.Name(slot)...)
 }

@@ -6,9 +6,9 @@ import (
 	"github.com/hail-loadgen/hail/internal/dataset"
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/llm"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/stream"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // llmStep is what an llm step adds to a step: what it asks of the model
@@ -180,8 +180,8 @@ func (s *Scenario) StreamConfig() *stream.Config {
 // annotateLLM puts what each llm step asked into its hail.steps[] entry's
 // llm (API, model, lengths, objectives), and into hail.llm what every llm
 // step shares of it (it sums their streams).
-func (s *Scenario) annotateLLM(res *report.Result) {
-	var shared *report.LLM
+func (s *Scenario) annotateLLM(res *result.Result) {
+	var shared *result.LLM
 	same := true
 	for _, st := range s.Steps {
 		if st.llm == nil {
@@ -207,7 +207,7 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 		if ls.conv >= 0 {
 			in += " per turn, with conversation " + ls.convName
 		}
-		asked := &report.LLM{API: string(ls.spec.API), Model: ls.spec.Model, InputAsked: in, OutputAsked: out}
+		asked := &result.LLM{API: string(ls.spec.API), Model: ls.spec.Model, InputAsked: in, OutputAsked: out}
 		asked.SetSLO(ls.slo.TTFT, ls.slo.TPOT, ls.slo.E2E)
 		for i := range res.Hail.Steps {
 			if r := &res.Hail.Steps[i]; r.Name == st.Name && r.LLM != nil {
@@ -226,7 +226,7 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 		return
 	}
 	if !same {
-		shared = &report.LLM{}
+		shared = &result.LLM{}
 	}
 	res.Hail.LLM.KeepAsked(shared)
 	// vLLM's failed are the llm steps' requests that did not complete,
@@ -240,7 +240,7 @@ func (s *Scenario) annotateLLM(res *report.Result) {
 }
 
 // sameSLO reports whether two steps' objectives are the same.
-func sameSLO(a, b *report.SLO) bool {
+func sameSLO(a, b *result.SLO) bool {
 	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/http1"
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // PhaseStep runs one setup or teardown step: as many times as it repeats
@@ -152,7 +152,7 @@ func (w *phaseVU) Done(step int, r *http1.Parser) engine.Verdict {
 		w.p.fail("the request failed", true)
 	case verdict.Failed:
 		w.p.fail(fmt.Sprintf("status %s, check %s failed", statusText(r.Status), w.v.failedCheck.desc), false)
-	case stats.StatusFailed(r.Status) && !verdict.Expected:
+	case status.Failed(r.Status) && !verdict.Expected:
 		w.p.fail(fmt.Sprintf("status %s (give expect: {status: …} if it is expected)", statusText(r.Status)), false)
 	}
 	return verdict

@@ -39,11 +39,11 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/llm"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario/template"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/scenario/values"
 	"github.com/hail-loadgen/hail/internal/schedule"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Scenario is a loaded, compiled scenario file. Its steps, pools and
@@ -256,16 +256,16 @@ func (s *Scenario) NewRequests(worker int) engine.Requests { return newVU(s, wor
 // Annotate adds what only the scenario knows to a finished run's Result:
 // each step's yields, captures and check failures, and the pools' and
 // feeds' state.
-func (s *Scenario) Annotate(res *report.Result) {
+func (s *Scenario) Annotate(res *result.Result) {
 	AnnotateSteps(s.Steps, res.Hail.Steps)
 	s.annotateLLM(res)
-	info := &report.ScenarioInfo{Name: s.Name, File: s.File}
+	info := &result.ScenarioInfo{Name: s.Name, File: s.File}
 	for _, p := range s.reported {
-		info.Pools = append(info.Pools, report.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
+		info.Pools = append(info.Pools, result.PoolInfo{Name: p.Name, Live: p.Len(), Max: p.Max(), Dropped: p.Dropped()})
 	}
 	sort.Slice(info.Pools, func(i, j int) bool { return info.Pools[i].Name < info.Pools[j].Name })
 	for _, f := range s.Feeds {
-		info.Feeds = append(info.Feeds, report.FeedInfo{Name: f.Name, Order: f.Order, Rows: f.Rows(), Used: f.Used(), Refused: f.Refused()})
+		info.Feeds = append(info.Feeds, result.FeedInfo{Name: f.Name, Order: f.Order, Rows: f.Rows(), Used: f.Used(), Refused: f.Refused()})
 	}
 	if s.feedEnd != nil {
 		info.EndedBy = s.feedEnd.reason()
@@ -419,7 +419,7 @@ func (s *Scenario) Reseed(seed uint64) {
 
 // AnnotateSteps adds each step's yields, captures and check failures to
 // its entry of rs (by name).
-func AnnotateSteps(steps []*Step, rs []report.Step) {
+func AnnotateSteps(steps []*Step, rs []result.StepResult) {
 	for i := range rs {
 		r := &rs[i]
 		var st *Step

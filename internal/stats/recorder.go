@@ -3,11 +3,13 @@ package stats
 import (
 	"math"
 	"sync/atomic"
+
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
-// MaxStatus bounds the status slots (status.go): HTTP codes 100–999, then
-// gRPC's codes from GRPCBase; any other code is counted under 0.
-const MaxStatus = GRPCBase + NumGRPCCodes
+// MaxStatus bounds the status slots (package status): HTTP codes 100–999, then
+// gRPC's codes from status.GRPCBase; any other code is counted under 0.
+const MaxStatus = status.GRPCBase + status.NumGRPCCodes
 
 // Recorder accumulates the measurements of many requests. Any number of
 // goroutines record into one Recorder at once without locks: every field is
@@ -76,21 +78,21 @@ func (r *Recorder) hists() [numHists]*atomicHist {
 	return [numHists]*atomicHist{&r.latencyOK, &r.latencyBad, &r.firstByte, &r.lag, &r.connWait, &r.failed}
 }
 
-// Response records one request that ended in a response: status is its
-// slot (an HTTP code, or GRPCStatus of a gRPC call's code). latency and
+// Response records one request that ended in a response: slot is its
+// slot (an HTTP code, or status.GRPC of a gRPC call's code). latency and
 // firstByte are in ns; body is the decoded body size and wire the bytes
 // read for the whole response.
-func (r *Recorder) Response(status int, latency, firstByte int64, body, wire int64) {
-	if StatusSuccess(status) {
+func (r *Recorder) Response(slot int, latency, firstByte int64, body, wire int64) {
+	if status.Success(slot) {
 		r.latencyOK.record(latency)
 	} else {
 		r.latencyBad.record(latency)
 	}
 	r.firstByte.record(firstByte)
-	if status < 100 || status >= MaxStatus {
-		status = 0
+	if slot < 100 || slot >= MaxStatus {
+		slot = 0
 	}
-	atomic.AddInt64(&r.status[status], 1)
+	atomic.AddInt64(&r.status[slot], 1)
 	atomic.AddInt64(&r.latencySum, latency)
 	atomic.AddInt64(&r.bodyBytes, body)
 	atomic.AddInt64(&r.wireBytes, wire)
@@ -142,7 +144,7 @@ func (r *Recorder) Ended() {
 }
 
 // Expected records that a response just recorded, whose status counts as
-// failed (StatusFailed), is one its scenario step expects (expect:
+// failed (status.Failed), is one its scenario step expects (expect:
 // status): it is not a failure.
 func (r *Recorder) Expected() { atomic.AddInt64(&r.expected, 1) }
 

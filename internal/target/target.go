@@ -30,8 +30,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Spec says which processes are the target.
@@ -435,7 +435,7 @@ func (s *Sampler) FirstPID() int {
 const maxListed = 20
 
 // Summary is the target's use over the run (elapsed long).
-func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
+func (s *Sampler) Summary(elapsed time.Duration) *result.TargetUse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n > 0 {
@@ -450,7 +450,7 @@ func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
 			s.pssKnown, s.cgKnown = r.pssOK, r.cgOK
 		}
 	}
-	t := &report.Target{PID: s.pid, Command: s.cmd, Samples: s.n, StartRSSBytes: s.first.rss, Exited: s.exited,
+	t := &result.TargetUse{PID: s.pid, Command: s.cmd, Samples: s.n, StartRSSBytes: s.first.rss, Exited: s.exited,
 		PeakRSSBytes: max(s.peakRSS, s.first.rss), EndRSSBytes: s.end.rss, Follows: s.follows(),
 		PeakProcesses: max(s.peakProcs, s.first.procs), ProcessesSeen: len(s.procs)}
 	if s.n > 0 {
@@ -485,7 +485,7 @@ func (s *Sampler) Summary(elapsed time.Duration) *report.Target {
 			t.ProcessesNotListed = len(procs) - maxListed
 			break
 		}
-		t.Processes = append(t.Processes, report.TargetProcess{PID: p.pid, Command: p.comm, CPU: p.used,
+		t.Processes = append(t.Processes, result.TargetProcess{PID: p.pid, Command: p.comm, CPU: p.used,
 			PeakRSSBytes: p.peakRSS, PeakPSSBytes: p.peakPSS, FirstSeen: p.first, LastSeen: p.last, Exited: p.gone})
 	}
 	return t

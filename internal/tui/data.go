@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // Source is what the view reads: a run's *stats.Collector. The view only
@@ -237,7 +238,7 @@ func statusName(code int) string {
 	if code == 0 {
 		return "other"
 	}
-	return stats.StatusName(code)
+	return status.Name(code)
 }
 
 func sortCounts(c []Count) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // healthSeconds is how many of the latest seconds the generator's health
@@ -70,7 +71,7 @@ func (m *Model) health() health {
 	h.Bottleneck = report.Classify(e)
 	ms := func(ns int64) string { return fmtLat(ns, "ms") + " ms" }
 	switch h.Bottleneck {
-	case report.BottleneckTarget:
+	case result.BottleneckTarget:
 		switch {
 		case e.Responses == 0 && e.NotSent > 0 && reqs == 0:
 			h.Reasons = append(h.Reasons, fmt.Sprintf("no connection could be made in the last seconds (%d requests not sent): the target is unreachable", notSent))
@@ -80,20 +81,20 @@ func (m *Model) health() health {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("all %d connections busy: requests wait for the target (wait p99 %s); raising -c offers more concurrency, not capacity",
 				m.cfg.Connections, ms(h.WaitP99)))
 		}
-	case report.BottleneckGenerator:
+	case result.BottleneckGenerator:
 		h.Reasons = append(h.Reasons, fmt.Sprintf("CPU %.0f%% of %d core(s): hail itself is the limit", 100*h.CPU, m.cfg.Cores))
-	case report.BottleneckOthers:
+	case result.BottleneckOthers:
 		if e.TargetCPU >= h.Others {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("the target's own process uses %.0f%% of hail's CPUs: it takes hail's time (pin them apart with taskset)", 100*e.TargetCPU))
 		} else {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("other processes use %.0f%% of hail's CPUs: they take its time (pin hail with taskset)", 100*h.Others))
 		}
-	case report.BottleneckWakeup:
+	case result.BottleneckWakeup:
 		h.Reasons = append(h.Reasons, fmt.Sprintf("own lateness p99 %s with the CPU %.0f%% busy: the OS wakes hail late", ms(h.LagP99), 100*h.CPU))
 	}
 	if report.GeneratorSide(h.Bottleneck) {
 		h.Limited = true
-		if h.LagP99 > int64(report.Late) && h.Bottleneck != report.BottleneckWakeup {
+		if h.LagP99 > int64(report.Late) && h.Bottleneck != result.BottleneckWakeup {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("own lateness p99 %s > 1 ms: hail cannot send on time", ms(h.LagP99)))
 		}
 	}

@@ -22,11 +22,11 @@ import (
 	"github.com/hail-loadgen/hail/internal/llmserve"
 	"github.com/hail-loadgen/hail/internal/llmserve/llmservetest"
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/testnet"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // startMock starts the mock inference server with cfg, a token every
@@ -99,7 +99,7 @@ func panelsOnce(t *testing.T) string {
 		t.Fatal(err)
 	}
 	colls := make(chan *stats.Collector, 1)
-	done := make(chan *report.Result, 1)
+	done := make(chan *result.Result, 1)
 	go func() {
 		res, err := run.Run(context.Background(), p, run.Options{Workload: r.Workload, Observe: func(c *stats.Collector) { colls <- c }})
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // rpsPanel: requests per second now, average and total, and their chart.
@@ -239,7 +241,7 @@ func (m *Model) genPanel(w int, hl health) []string {
 	switch {
 	case hl.Limited:
 		badge = m.st.alert.Render(" GENERATOR-LIMITED ")
-	case hl.Bottleneck == report.BottleneckTarget:
+	case hl.Bottleneck == result.BottleneckTarget:
 		badge = m.st.bad.Bold(true).Render(" TARGET-BOUND ")
 	case len(m.data.Series) > 0:
 		for _, l := range wrap("OK: the target sets the pace", w) {
@@ -339,9 +341,9 @@ func (m *Model) stepsPanel(w, h int) []string {
 // statusStyle colors a status: a success (2xx, gRPC OK) good, 3xx a
 // warning, others bad.
 func (m *Model) statusStyle(name string) lipgloss.Style {
-	code, _ := stats.StatusByName(name)
+	code, _ := status.ByName(name)
 	switch {
-	case stats.StatusSuccess(code):
+	case status.Success(code):
 		return m.st.good
 	case code >= 300 && code < 400:
 		return m.st.warn

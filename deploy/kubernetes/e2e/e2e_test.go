@@ -45,6 +45,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 const (
@@ -234,26 +235,26 @@ func (e *env) served(ctx context.Context) int64 {
 	return st.Requests
 }
 
-// result is one hail kube command's end.
-type result struct {
+// kubeRun is one hail kube command's end.
+type kubeRun struct {
 	code           int
 	stdout, stderr string
 	took           time.Duration
-	merged         *report.Result
-	shards         []*report.Result
+	merged         *result.Result
+	shards         []*result.Result
 	dir            string
 }
 
 // kube runs hail kube with args (namespace and --out added) and reads what
 // the run left in its directory.
-func (e *env) kube(run string, args ...string) result {
+func (e *env) kube(run string, args ...string) kubeRun {
 	all := append(e.kubeArgs(args[0]), args[1:]...)
 	cmd := exec.Command(e.hail, all...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	t0 := time.Now()
 	err := cmd.Run()
-	r := result{stdout: so.String(), stderr: se.String(), took: time.Since(t0), dir: filepath.Join(e.out, run)}
+	r := kubeRun{stdout: so.String(), stderr: se.String(), took: time.Since(t0), dir: filepath.Join(e.out, run)}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
@@ -263,7 +264,7 @@ func (e *env) kube(run string, args ...string) result {
 	return r
 }
 
-func (e *env) read(r *result) {
+func (e *env) read(r *kubeRun) {
 	r.merged = readResult(filepath.Join(r.dir, "total.json"))
 	for i := 0; ; i++ {
 		s := readResult(filepath.Join(r.dir, fmt.Sprintf("shard-%d.json", i)))
@@ -278,13 +279,13 @@ func (e *env) read(r *result) {
 	}
 }
 
-func readResult(path string) *report.Result {
+func readResult(path string) *result.Result {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	r, err := report.ReadJSON(f)
+	r, err := result.ReadJSON(f)
 	if err != nil {
 		return nil
 	}
@@ -292,7 +293,7 @@ func readResult(path string) *report.Result {
 }
 
 // show prints hail kube's own lines of a run, indented.
-func show(r result) {
+func show(r kubeRun) {
 	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
 		if strings.HasPrefix(l, "hail kube:") || strings.HasPrefix(l, "hail:") {
 			fmt.Println("    | " + l)
@@ -301,7 +302,7 @@ func show(r result) {
 }
 
 // sumShards is the requests the shards' results hold.
-func sumShards(r result) int64 {
+func sumShards(r kubeRun) int64 {
 	var n int64
 	for _, s := range r.shards {
 		if s != nil {
@@ -313,7 +314,7 @@ func sumShards(r result) int64 {
 
 // woke is the latest a shard began sending after the agreed start
 // (hail.shard.late_ns): its wake-up, which its own lateness includes.
-func woke(r result) time.Duration {
+func woke(r kubeRun) time.Duration {
 	var w int64
 	for _, s := range r.shards {
 		if s != nil && s.Hail.Shard != nil {
@@ -326,7 +327,7 @@ func woke(r result) time.Duration {
 // spread is how far apart the shards' schedules started (their
 // start_unix_nano: the agreed start, for shards that woke within a second
 // of it).
-func spread(r result) time.Duration {
+func spread(r kubeRun) time.Duration {
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for _, s := range r.shards {
 		if s != nil {
@@ -338,7 +339,7 @@ func spread(r result) time.Duration {
 
 // aligned checks each merged second is the sum of the shards' seconds
 // that fall in it by wall clock, and the seconds add up to the count.
-func aligned(r result) bool {
+func aligned(r kubeRun) bool {
 	if r.merged == nil {
 		return false
 	}
@@ -493,7 +494,7 @@ func (e *env) deleted(ctx context.Context) {
 	e.check(fmt.Sprintf("%s: deleted shard 1's pod %s 4s into the run (%v)", run, pod, err), err == nil)
 	code := p.exit(2 * time.Minute)
 	after := e.served(ctx)
-	r := result{code: code, stderr: p.text(), dir: filepath.Join(e.out, run)}
+	r := kubeRun{code: code, stderr: p.text(), dir: filepath.Join(e.out, run)}
 	e.read(&r)
 	show(r)
 	e.check(fmt.Sprintf("%s: exit %d (want 2: incomplete)", run, code), code == 2)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 // A gRPC call is an HTTP/2 POST whose template says content-type
@@ -74,8 +74,8 @@ func (g *grpcResult) feed(data []byte, now func() time.Duration) {
 // grpc-status the code is what the HTTP status maps to (grpcFromHTTP).
 func (g *grpcResult) code(httpStatus int) int {
 	switch {
-	case httpStatus == 200 && (g.have > 0 || g.bad) && (g.status == stats.GRPCOK || g.status < 0):
-		return stats.GRPCInternal
+	case httpStatus == 200 && (g.have > 0 || g.bad) && (g.status == status.GRPCOK || g.status < 0):
+		return status.GRPCInternal
 	case g.status >= 0:
 		return g.status
 	}
@@ -91,17 +91,17 @@ func (g *grpcResult) code(httpStatus int) int {
 func grpcFromHTTP(httpStatus int) int {
 	switch httpStatus {
 	case 400:
-		return stats.GRPCInternal
+		return status.GRPCInternal
 	case 401:
-		return stats.GRPCUnauthenticated
+		return status.GRPCUnauthenticated
 	case 403:
-		return stats.GRPCPermissionDenied
+		return status.GRPCPermissionDenied
 	case 404:
-		return stats.GRPCUnimplemented
+		return status.GRPCUnimplemented
 	case 429, 502, 503, 504:
-		return stats.GRPCUnavailable
+		return status.GRPCUnavailable
 	}
-	return stats.GRPCUnknown
+	return status.GRPCUnknown
 }
 
 // isGRPCContentType reports whether a response's content-type is gRPC's:
@@ -118,12 +118,12 @@ func isGRPCContentType(v string) bool {
 // is Unknown.
 func parseGRPCStatus(v string) int {
 	if v == "" || len(v) > 4 {
-		return stats.GRPCUnknown
+		return status.GRPCUnknown
 	}
 	n := 0
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
-			return stats.GRPCUnknown
+			return status.GRPCUnknown
 		}
 		n = n*10 + int(v[i]-'0')
 	}

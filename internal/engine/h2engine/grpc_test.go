@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 )
 
 func frame(payload int) []byte {
@@ -45,34 +45,34 @@ func TestGRPCCode(t *testing.T) {
 		status, http, partial int
 		want                  int
 	}{
-		{0, 200, 0, stats.GRPCOK},
-		{14, 200, 0, stats.GRPCUnavailable},
-		{-1, 200, 0, stats.GRPCUnknown},  // ended without grpc-status: the spec's table says Unknown for a 200
-		{-1, 200, 3, stats.GRPCInternal}, // ended inside a message
-		{0, 200, 3, stats.GRPCInternal},
+		{0, 200, 0, status.GRPCOK},
+		{14, 200, 0, status.GRPCUnavailable},
+		{-1, 200, 0, status.GRPCUnknown},  // ended without grpc-status: the spec's table says Unknown for a 200
+		{-1, 200, 3, status.GRPCInternal}, // ended inside a message
+		{0, 200, 3, status.GRPCInternal},
 		{5, 200, 3, 5},
 		// The spec's HTTP → gRPC table, for a response without grpc-status.
-		{-1, 400, 0, stats.GRPCInternal},
-		{-1, 401, 0, stats.GRPCUnauthenticated},
-		{-1, 403, 0, stats.GRPCPermissionDenied},
-		{-1, 404, 0, stats.GRPCUnimplemented},
-		{-1, 429, 0, stats.GRPCUnavailable},
-		{-1, 502, 0, stats.GRPCUnavailable},
-		{-1, 503, 0, stats.GRPCUnavailable},
-		{-1, 504, 0, stats.GRPCUnavailable},
-		{-1, 418, 0, stats.GRPCUnknown},
-		{-1, 500, 0, stats.GRPCUnknown},
-		{-1, 301, 0, stats.GRPCUnknown},
+		{-1, 400, 0, status.GRPCInternal},
+		{-1, 401, 0, status.GRPCUnauthenticated},
+		{-1, 403, 0, status.GRPCPermissionDenied},
+		{-1, 404, 0, status.GRPCUnimplemented},
+		{-1, 429, 0, status.GRPCUnavailable},
+		{-1, 502, 0, status.GRPCUnavailable},
+		{-1, 503, 0, status.GRPCUnavailable},
+		{-1, 504, 0, status.GRPCUnavailable},
+		{-1, 418, 0, status.GRPCUnknown},
+		{-1, 500, 0, status.GRPCUnknown},
+		{-1, 301, 0, status.GRPCUnknown},
 		// grpc-status, when given, is used whatever the HTTP status.
 		{5, 503, 0, 5},
-		{0, 404, 0, stats.GRPCOK},
+		{0, 404, 0, status.GRPCOK},
 	} {
 		g := grpcResult{status: tc.status, have: tc.partial}
 		if got := g.code(tc.http); got != tc.want {
 			t.Errorf("status %d, HTTP %d, partial %d: code %d, want %d", tc.status, tc.http, tc.partial, got, tc.want)
 		}
 	}
-	for v, want := range map[string]int{"0": 0, "14": 14, "": stats.GRPCUnknown, "x": stats.GRPCUnknown, "99999": stats.GRPCUnknown, "-1": stats.GRPCUnknown} {
+	for v, want := range map[string]int{"0": 0, "14": 14, "": status.GRPCUnknown, "x": status.GRPCUnknown, "99999": status.GRPCUnknown, "-1": status.GRPCUnknown} {
 		if got := parseGRPCStatus(v); got != want {
 			t.Errorf("parseGRPCStatus(%q) = %d, want %d", v, got, want)
 		}

@@ -20,12 +20,12 @@ import (
 	"github.com/hail-loadgen/hail/internal/h3serve"
 	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/internal/testtier"
+	"github.com/hail-loadgen/hail/result"
 )
 
 func h2plan(t *testing.T, rawURL string) *plan.Plan {
@@ -38,7 +38,7 @@ func h2plan(t *testing.T, rawURL string) *plan.Plan {
 		MaxRedirects: 10, ConnectTimeout: 2 * time.Second, Engine: "auto", Requests: 2000}
 }
 
-func checkAll(t *testing.T, res *report.Result, n int64) {
+func checkAll(t *testing.T, res *result.Result, n int64) {
 	t.Helper()
 	c := res.Hail.Counts
 	if c.Requests != n || c.Responses != n || res.StatusCodeDistribution["200"] != n {

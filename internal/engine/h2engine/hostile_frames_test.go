@@ -16,8 +16,8 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // rawConn is one connection of a raw HTTP/2 server: its framer, with
@@ -147,7 +147,7 @@ func grpcPlan(t *testing.T, base string) *plan.Plan {
 type outcome struct{ kind, or, status string }
 
 // check asserts that all n requests ended as o.
-func (o outcome) check(t *testing.T, res *report.Result, n int64) {
+func (o outcome) check(t *testing.T, res *result.Result, n int64) {
 	t.Helper()
 	if got := res.Hail.Counts.Requests; got != n {
 		t.Errorf("%d requests accounted for, want %d", got, n)

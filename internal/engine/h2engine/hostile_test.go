@@ -13,9 +13,9 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/testnet"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // hostileH2 serves h2c (prior knowledge) on loopback with behave in charge of each connection
@@ -63,13 +63,13 @@ func onRequest(answer func(fr *http2.Framer, id uint32) bool) func(fr *http2.Fra
 
 // runBounded runs p and fails the test if the run takes longer than limit: a hostile server
 // must never hang hail.
-func runBounded(t *testing.T, p *plan.Plan, limit time.Duration) *report.Result {
+func runBounded(t *testing.T, p *plan.Plan, limit time.Duration) *result.Result {
 	t.Helper()
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	type out struct {
-		res *report.Result
+		res *result.Result
 		err error
 	}
 	ch := make(chan out, 1)

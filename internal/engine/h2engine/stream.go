@@ -16,6 +16,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/http1"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/status"
 	sm "github.com/hail-loadgen/hail/internal/stream"
 	"github.com/hail-loadgen/hail/internal/transport"
 )
@@ -144,7 +145,7 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 			// A gRPC call past its deadline (-t, sent as grpc-timeout) ends as
 			// DeadlineExceeded, as gRPC clients end it, not as a failure —
 			// also when the server, keeping the same deadline, reset it first.
-			s.parser.Status = stats.GRPCStatus(stats.GRPCDeadlineExceeded)
+			s.parser.Status = status.GRPC(status.GRPCDeadlineExceeded)
 			s.call.Respond(j.Since(), &s.parser, s.reqs)
 			return
 		}
@@ -242,7 +243,7 @@ func (s *stream) exchangeH2(ctx context.Context, c *live, hc *client, tp *templa
 		return s.h2call.gotHeaders, causeOf(c, err)
 	}
 	if tp.grpc {
-		s.parser.Status = stats.GRPCStatus(s.grpc.code(s.parser.Status))
+		s.parser.Status = status.GRPC(s.grpc.code(s.parser.Status))
 	}
 	s.parser.ContentLength = s.parser.BodyBytes
 	s.parser.KeepAlive = true

@@ -16,13 +16,13 @@ import (
 	"github.com/hail-loadgen/hail/internal/h3serve/certtest"
 	"github.com/hail-loadgen/hail/internal/hostile"
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/run/runtest"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
 	"github.com/hail-loadgen/hail/internal/testnet"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // newPlan is a plan for rawURL: 4 kept-alive connections.
@@ -36,7 +36,7 @@ func newPlan(t *testing.T, rawURL string) *plan.Plan {
 }
 
 // runNet runs p on the net engine.
-func runNet(t *testing.T, p *plan.Plan) *report.Result {
+func runNet(t *testing.T, p *plan.Plan) *result.Result {
 	t.Helper()
 	return runtest.RunWith(t, p, run.Options{Engine: netengine.Engine{}})
 }

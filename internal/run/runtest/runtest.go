@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Run validates p and runs it with default options, failing tb on any error. The run is
 // bounded by 30 seconds whatever p says, so a broken engine cannot hang the test.
-func Run(tb testing.TB, p *plan.Plan) *report.Result {
+func Run(tb testing.TB, p *plan.Plan) *result.Result {
 	tb.Helper()
 	return RunWith(tb, p, run.Options{})
 }
 
 // RunWith is Run with options (an engine under test in o.Engine, a tracer).
-func RunWith(tb testing.TB, p *plan.Plan, o run.Options) *report.Result {
+func RunWith(tb testing.TB, p *plan.Plan, o run.Options) *result.Result {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -28,7 +28,7 @@ func RunWith(tb testing.TB, p *plan.Plan, o run.Options) *report.Result {
 }
 
 // RunContext validates p and runs it with o until ctx ends, failing tb on any error.
-func RunContext(tb testing.TB, ctx context.Context, p *plan.Plan, o run.Options) *report.Result {
+func RunContext(tb testing.TB, ctx context.Context, p *plan.Plan, o run.Options) *result.Result {
 	tb.Helper()
 	if err := p.Validate(); err != nil {
 		tb.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 )
@@ -80,7 +81,7 @@ steps:
 			if plain.Counts.Failed != plain.Counts.Requests {
 				t.Errorf("plain404 (404 not expected): %+v", plain.Counts)
 			}
-			m := res.Measure()
+			m := report.MeasureRun(res)
 			var want int64
 			for _, s := range res.Hail.Steps {
 				want += s.Counts.Failed

@@ -13,13 +13,13 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine/uringengine"
 	"github.com/hail-loadgen/hail/internal/plan"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/serve"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // engines are the engines a test runs on: net always, uring where the
@@ -50,7 +50,7 @@ func turn(p *plan.Plan) (done func()) {
 }
 
 // runFile loads src against base, lets adjust change its settings, and runs it.
-func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), observe func(*stats.Collector)) (*report.Result, *scenario.Scenario) {
+func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), observe func(*stats.Collector)) (*result.Result, *scenario.Scenario) {
 	t.Helper()
 	s, err := scenario.Parse("it.yaml", []byte(src), scenario.LoadOptions{Base: base})
 	if err != nil {
@@ -79,7 +79,7 @@ func runFile(t *testing.T, src, base string, adjust func(*scenario.Scenario), ob
 
 // runOn runs src on engine eng against a fresh hail serve target, and
 // returns the result, the scenario and the target.
-func runOn(t *testing.T, eng, src string) (*report.Result, *scenario.Scenario, *serve.Server) {
+func runOn(t *testing.T, eng, src string) (*result.Result, *scenario.Scenario, *serve.Server) {
 	t.Helper()
 	base, srv := servetest.Start(t)
 	res, s := runFile(t, src, base, func(s *scenario.Scenario) { s.Settings.Engine = eng }, nil)
@@ -96,7 +96,7 @@ func mustTargets(t *testing.T, s *scenario.Scenario, p *plan.Plan) *Targets {
 	return tg
 }
 
-func step(t *testing.T, res *report.Result, name string) *report.Step {
+func step(t *testing.T, res *result.Result, name string) *result.StepResult {
 	t.Helper()
 	for i := range res.Hail.Steps {
 		if res.Hail.Steps[i].Name == name {

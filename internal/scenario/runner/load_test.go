@@ -15,6 +15,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/scenario/threshold"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 const vmMix = `
@@ -71,7 +72,7 @@ func TestCapturedIDsFlow(t *testing.T) {
 			if create.Captures != create.Counts.Responses || create.CaptureMisses != 0 {
 				t.Errorf("create: %d captures, %d misses of %d responses", create.Captures, create.CaptureMisses, create.Counts.Responses)
 			}
-			for _, s := range []*report.Step{query, destroy} {
+			for _, s := range []*result.StepResult{query, destroy} {
 				for why := range s.YieldReasons {
 					if why != "pool `vms` empty" {
 						t.Errorf("%s yielded for %q", s.Name, why)

@@ -25,10 +25,10 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/engine"
 	"github.com/hail-loadgen/hail/internal/grpccall"
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/testtier"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // controlPlane is a VM store with two faces, REST (HTTP/1.1) and gRPC, as
@@ -278,7 +278,7 @@ func TestSeedAcrossTwoOrigins(t *testing.T) {
 				restN -= restSetup
 				rest["POST"] -= restSetup
 
-				origins := map[string]report.Origin{}
+				origins := map[string]result.OriginResult{}
 				for _, o := range res.Hail.Origins {
 					origins[o.Name] = o
 				}

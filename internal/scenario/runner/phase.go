@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/run"
 	"github.com/hail-loadgen/hail/internal/scenario"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Interrupted is PhaseError.Why for a phase that a signal (its interrupt
@@ -73,7 +73,7 @@ func (p Progress) Rate() float64 {
 // *PhaseError, its requests in flight let finish. o.Interrupt (a signal)
 // or ctx ends it too, its requests in flight aborted: a *PhaseError whose
 // Why is Interrupted.
-func Setup(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOptions) (*report.Phase, error) {
+func Setup(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOptions) (*result.Phase, error) {
 	if len(sc.Setup) == 0 {
 		return nil, nil
 	}
@@ -91,7 +91,7 @@ func Setup(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOption
 // Teardown runs sc's teardown steps after the load, as Setup runs the
 // setup: a step that fails ends the teardown, which its report says
 // (Phase.Failed); the error is for a teardown that could not run at all.
-func Teardown(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOptions) (*report.Phase, error) {
+func Teardown(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOptions) (*result.Phase, error) {
 	if len(sc.Teardown) == 0 {
 		return nil, nil
 	}
@@ -101,8 +101,8 @@ func Teardown(ctx context.Context, sc *scenario.Scenario, t *Targets, o PhaseOpt
 
 // runPhase runs steps one after the other, each a run of its own, and
 // reports them.
-func runPhase(ctx context.Context, name string, sc *scenario.Scenario, t *Targets, steps []*scenario.Step, o PhaseOptions) (*report.Phase, *PhaseError, error) {
-	ph := &report.Phase{}
+func runPhase(ctx context.Context, name string, sc *scenario.Scenario, t *Targets, steps []*scenario.Step, o PhaseOptions) (*result.Phase, *PhaseError, error) {
+	ph := &result.Phase{}
 	for i := range steps {
 		step, failed, err := runPhaseStep(ctx, name, sc, t, steps, i, o)
 		if err != nil {
@@ -120,7 +120,7 @@ func runPhase(ctx context.Context, name string, sc *scenario.Scenario, t *Target
 
 // runPhaseStep runs steps[i] with its concurrency on its target's
 // connections and reports it.
-func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Targets, steps []*scenario.Step, i int, o PhaseOptions) (*report.Phase, *PhaseError, error) {
+func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Targets, steps []*scenario.Step, i int, o PhaseOptions) (*result.Phase, *PhaseError, error) {
 	ps := sc.NewPhaseStep(steps, i)
 	st := ps.Step
 	k := st.OriginOf()
@@ -156,7 +156,7 @@ func runPhaseStep(ctx context.Context, name string, sc *scenario.Scenario, t *Ta
 		o.Progress(p)
 	}
 	scenario.AnnotateSteps(steps[i:i+1], res.Hail.Steps)
-	ph := &report.Phase{Steps: res.Hail.Steps, Duration: res.Summary.Total}
+	ph := &result.Phase{Steps: res.Hail.Steps, Duration: res.Summary.Total}
 	for j := range ph.Steps {
 		ph.Steps[j].Series = nil
 	}

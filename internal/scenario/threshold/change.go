@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/report"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Change is a --fail-on rule: a change of a metric against the baseline
@@ -169,7 +170,7 @@ func (c *Change) name() string {
 // Value is the rule's metric in r (seconds for latencies, a fraction for
 // error_rate, bytes for rss, cores for target_cpu); false when r has none
 // (no such step or stage, no target sampled, nothing to measure).
-func (c *Change) Value(r *report.Result) (float64, bool) {
+func (c *Change) Value(r *result.Result) (float64, bool) {
 	var m report.Measure
 	switch {
 	case c.Stage != "":
@@ -191,7 +192,7 @@ func (c *Change) Value(r *report.Result) (float64, bool) {
 		}
 		m = report.MeasureStage(s)
 	case c.Step != "":
-		var st *report.Step
+		var st *result.StepResult
 		for i := range r.Hail.Steps {
 			if r.Hail.Steps[i].Name == c.Step {
 				st = &r.Hail.Steps[i]
@@ -214,7 +215,7 @@ func (c *Change) Value(r *report.Result) (float64, bool) {
 			}
 			return r.Hail.Target.MeanCPU, true
 		}
-		m = r.Measure()
+		m = report.MeasureRun(r)
 	}
 	t := Threshold{metric: c.metric}
 	if t.noData(&m) != "" {
@@ -256,7 +257,7 @@ func (c *Change) trips(change float64) bool {
 // With one run on both sides noise cannot be judged: raw decides on the
 // change alone (the caller refuses to judge without it). A side on which
 // the metric cannot be measured fails: a gate over nothing does not pass.
-func Judge(rules []*Change, sides [][]*report.Result, labels []string, base int, raw bool) []report.ChangeCheck {
+func Judge(rules []*Change, sides [][]*result.Result, labels []string, base int, raw bool) []report.ChangeCheck {
 	var out []report.ChangeCheck
 	for _, c := range rules {
 		bs, bok := c.spread(sides[base])
@@ -312,7 +313,7 @@ func Judge(rules []*Change, sides [][]*report.Result, labels []string, base int,
 }
 
 // spread is the rule's metric over runs (false when a run has none).
-func (c *Change) spread(runs []*report.Result) (report.Spread, bool) {
+func (c *Change) spread(runs []*result.Result) (report.Spread, bool) {
 	var xs []float64
 	for _, r := range runs {
 		v, ok := c.Value(r)

@@ -8,6 +8,7 @@ import (
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/schedule"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 func TestParseChange(t *testing.T) {
@@ -58,9 +59,9 @@ func TestParseChange(t *testing.T) {
 	}
 }
 
-// result is a run of 1000 responses near lat over 1 s, with one stage
+// resultOf is a run of 1000 responses near lat over 1 s, with one stage
 // (the same requests) and a target of rss bytes.
-func result(lat time.Duration, rss int64) *report.Result {
+func resultOf(lat time.Duration, rss int64) *result.Result {
 	tot := stats.NewTotals()
 	for i := range 1000 {
 		v := int64(lat) + int64(i%10)*int64(lat)/1000
@@ -68,7 +69,7 @@ func result(lat time.Duration, rss int64) *report.Result {
 		tot.LatencySum += v
 		tot.Status[200]++
 	}
-	r := report.Build(report.Input{Totals: tot, Elapsed: time.Second, Target: &report.Target{PeakRSSBytes: rss}})
+	r := report.Build(report.Input{Totals: tot, Elapsed: time.Second, Target: &result.TargetUse{PeakRSSBytes: rss}})
 	clock := schedule.NewStageClock([]schedule.Stage{{Duration: time.Second, Target: 10, Name: "peak"}}, 0)
 	r.Hail.Stages = report.BuildStages(report.StageInput{Clock: clock, Kind: "connections", Totals: []*stats.Totals{tot}, Stopped: time.Second})
 	return r
@@ -80,14 +81,14 @@ func result(lat time.Duration, rss int64) *report.Result {
 // asked; a side without the metric fails.
 func TestJudgeChanges(t *testing.T) {
 	ms := time.Millisecond
-	base := []*report.Result{result(10*ms, 100), result(11*ms, 100), result(12*ms, 100)}
-	slower := []*report.Result{result(15*ms, 100), result(16*ms, 100)}
-	overlap := []*report.Result{result(11500*time.Microsecond, 100), result(14*ms, 100)}
+	base := []*result.Result{resultOf(10*ms, 100), resultOf(11*ms, 100), resultOf(12*ms, 100)}
+	slower := []*result.Result{resultOf(15*ms, 100), resultOf(16*ms, 100)}
+	overlap := []*result.Result{resultOf(11500*time.Microsecond, 100), resultOf(14*ms, 100)}
 	rules, err := ParseChanges([]string{"p99>+10%,stage=peak:p99>+10%,rss>+50%"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks := Judge(rules, [][]*report.Result{base, slower, overlap}, []string{"A", "B", "C"}, 0, false)
+	checks := Judge(rules, [][]*result.Result{base, slower, overlap}, []string{"A", "B", "C"}, 0, false)
 	if len(checks) != 6 {
 		t.Fatalf("%d checks, want 3 rules × 2 sides", len(checks))
 	}
@@ -108,7 +109,7 @@ func TestJudgeChanges(t *testing.T) {
 		t.Errorf("measured %q", checks[0].Measured)
 	}
 	// One run per side: only on the raw change, when asked.
-	one := [][]*report.Result{{result(10*ms, 100)}, {result(20*ms, 100)}}
+	one := [][]*result.Result{{resultOf(10*ms, 100)}, {resultOf(20*ms, 100)}}
 	if k := Judge(rules[:1], one, []string{"A", "B"}, 0, false)[0]; k.Fail || !strings.Contains(k.Why, "one run per side") {
 		t.Errorf("not raw: %+v", k)
 	}
@@ -116,9 +117,9 @@ func TestJudgeChanges(t *testing.T) {
 		t.Errorf("raw: %+v", k)
 	}
 	// A side without the metric: a gate over nothing does not pass.
-	noTarget := result(10*ms, 100)
+	noTarget := resultOf(10*ms, 100)
 	noTarget.Hail.Target = nil
-	if k := Judge(rules[2:], [][]*report.Result{base, {noTarget}}, []string{"A", "B"}, 0, false)[0]; !k.Fail || !strings.Contains(k.Why, "nothing to measure in B") {
+	if k := Judge(rules[2:], [][]*result.Result{base, {noTarget}}, []string{"A", "B"}, 0, false)[0]; !k.Fail || !strings.Contains(k.Why, "nothing to measure in B") {
 		t.Errorf("no target: %+v", k)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/report"
 	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/result"
 )
 
 // Threshold is a pass/fail check such as "p99 < 12ms", "error_rate <
@@ -291,7 +292,7 @@ func (t *Threshold) midRun() bool {
 
 // Evaluate checks thresholds against the finished run's Result and stores
 // the outcomes in res.Hail.Thresholds. It returns how many failed.
-func Evaluate(thresholds []*Threshold, res *report.Result) int {
+func Evaluate(thresholds []*Threshold, res *result.Result) int {
 	elapsed := res.Summary.Total
 	res.Hail.Thresholds = res.Hail.Thresholds[:0]
 	failed := 0
@@ -306,7 +307,7 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 				m, missing = report.Measure{Latency: stats.NewHist()}, "no such stage in this run (-c, -q or -z changed the stages?)"
 			}
 		case t.step < 0:
-			m = res.Measure()
+			m = report.MeasureRun(res)
 		default:
 			idx := -1
 			for i := range res.Hail.Steps {
@@ -333,7 +334,7 @@ func Evaluate(thresholds []*Threshold, res *report.Result) int {
 		if !ok {
 			failed++
 		}
-		res.Hail.Thresholds = append(res.Hail.Thresholds, report.Threshold{Expr: t.Expr, Step: t.Step, Stage: t.Stage, Value: v,
+		res.Hail.Thresholds = append(res.Hail.Thresholds, result.ThresholdResult{Expr: t.Expr, Step: t.Step, Stage: t.Stage, Value: v,
 			Measured: measured, Pass: ok, AbortOnFail: t.AbortOnFail})
 	}
 	return failed

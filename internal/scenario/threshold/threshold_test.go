@@ -142,7 +142,7 @@ func TestEvaluate(t *testing.T) {
 			want++
 		}
 	}
-	if failed != want || res.ThresholdsFailed() != want {
+	if failed != want || report.ThresholdsFailed(res) != want {
 		t.Errorf("%d failed, want %d", failed, want)
 	}
 }

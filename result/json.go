@@ -1,4 +1,4 @@
-package report
+package result
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/hail-loadgen/hail/internal/wire"
 )
 
 // WriteJSON writes r as indented JSON: oha's keys in oha's order, numbers
@@ -100,7 +104,7 @@ type (
 		Details                            ohaDetails        `json:"details"`
 		StatusCodeDistribution             map[string]int64  `json:"statusCodeDistribution"`
 		ErrorDistribution                  map[string]int64  `json:"errorDistribution"`
-		Hail                               any               `json:"hail"` // *Hail in its wire form
+		Hail                               any               `json:"hail"` // *HailSection in its wire form
 	}
 	ohaSummary struct {
 		SuccessRate    num    `json:"successRate"`
@@ -200,14 +204,14 @@ func ohaView(r *Result) *ohaResult {
 		FirstBytePercentiles:   ohaPct(r.FirstBytePercentiles, len(r.FirstByteHistogram) == 0),
 		StatusCodeDistribution: nonNil(r.StatusCodeDistribution),
 		ErrorDistribution:      nonNil(r.ErrorDistribution),
-		Hail:                   toWire(&r.Hail),
+		Hail:                   wire.To(&r.Hail),
 	}
 	if !noResp {
 		spr := s.SizePerRequest
 		o.Summary.SizePerRequest = &spr
 	}
 	if r.LatencyPercentilesSuccessful != nil && r.LatencyPercentilesNotSuccessful != nil {
-		ok, other := r.splitCounts()
+		ok, other := r.SplitCounts()
 		hs, hn := nonNil(r.ResponseTimeHistogramSuccessful), nonNil(r.ResponseTimeHistogramNotSuccessful)
 		ps, pn := ohaPct(*r.LatencyPercentilesSuccessful, ok == 0), ohaPct(*r.LatencyPercentilesNotSuccessful, other == 0)
 		o.ResponseTimeHistogramSuccessful, o.LatencyPercentilesSuccessful = &hs, &ps
@@ -227,11 +231,11 @@ func ohaView(r *Result) *ohaResult {
 // null or not percentiles).
 func oldPercentiles(raw json.RawMessage) *Percentiles {
 	var p *Percentiles
-	w := newWire(&p)
+	w := wire.New(&p)
 	if len(raw) == 0 || json.Unmarshal(raw, w) != nil {
 		return nil
 	}
-	fromWire(&p, w)
+	wire.From(&p, w)
 	return p
 }
 
@@ -242,7 +246,9 @@ func nonNil(m map[string]int64) map[string]int64 {
 	return m
 }
 
-// MarshalJSON encodes r as WriteJSON does (encoding/json compacts it).
+// MarshalJSON encodes r as WriteJSON does (encoding/json then compacts
+// it). A Result's parts (Summary, Counts, …) have no such method: alone,
+// they encode as plain Go values, times in nanoseconds.
 func (r Result) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	if err := WriteJSON(&b, &r); err != nil {
@@ -252,7 +258,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a Result as ReadJSON does: the times its parts
-// from package result hold as Durations read in the JSON's units.
+// hold as Durations read in the JSON's units.
 func (r *Result) UnmarshalJSON(data []byte) error {
 	res, err := ReadJSON(bytes.NewReader(data))
 	if err != nil {
@@ -280,17 +286,20 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	w := newWire(&r)
+	w := wire.New(&r)
 	if err := json.Unmarshal(data, w); err != nil {
 		return nil, fmt.Errorf("not a hail result: %v", err)
 	}
-	fromWire(&r, w)
+	wire.From(&r, w)
 	if r.LatencyPercentilesSuccessful == nil { // the old spelling
 		r.LatencyPercentilesSuccessful = oldPercentiles(top["latencyPercentileSuccessful"])
 		r.LatencyPercentilesNotSuccessful = oldPercentiles(top["latencyPercentileNotSuccessful"])
 	}
 	for _, s := range []string{r.Hail.Histograms.LatencyOK, r.Hail.Histograms.LatencyBad, r.Hail.Histograms.FirstByte, r.Hail.Histograms.Lag} { // conn_wait is optional (older results lack it)
-		if _, err := DecodeHist(s); err != nil {
+		if s == "" {
+			continue
+		}
+		if _, err := hdr.Decode([]byte(s)); err != nil {
 			return nil, fmt.Errorf("bad histogram in result: %v", err)
 		}
 	}
@@ -341,27 +350,4 @@ func jsonKind(raw json.RawMessage) string {
 		return "number"
 	}
 	return "value"
-}
-
-// WriteCSV writes the per-second series as CSV: one row per second of the
-// run with its sent requests, errors, rate and latency percentiles (s) —
-// of the responses, and of every sent request (all_sent_*: a failure at
-// its elapsed time), with how many of the sent failed and how many the
-// run's end cut off (aborted requests and truncated streams) — and the
-// requests that failed before they were sent.
-func WriteCSV(w io.Writer, r *Result) error {
-	b := []byte("second,span,requests,errors,requests_per_sec,body_bytes,p50,p90,p99,max,schedule_lag_p99,in_flight,connections_open,cpu_cores,target_rss_bytes,target_cpu_cores,connection_wait_p99,others_cpu,not_sent,all_sent_p50,all_sent_p99,all_sent_max,failed,cut_off,drained,stage\n")
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	for _, s := range r.Hail.Series {
-		rate := 0.0
-		if s.Span > 0 {
-			rate = float64(s.Requests) / s.Span.Seconds()
-		}
-		b = fmt.Appendf(b, "%d,%s,%d,%d,%s,%d,%s,%s,%s,%s,%s,%d,%d,%s,%d,%s,%s,%s,%d,%s,%s,%s,%d,%d,%d,%d\n", s.Index, f(s.Span.Seconds()), s.Requests, s.Errors, f(rate),
-			s.BodyBytes, f(s.P50.Seconds()), f(s.P90.Seconds()), f(s.P99.Seconds()), f(s.Max.Seconds()), f(s.LagP99.Seconds()), s.InFlight, s.ConnsOpen, f(s.CPU),
-			s.TargetRSS, f(s.TargetCPU), f(s.WaitP99.Seconds()), f(s.Others), s.NotSent, f(s.AllSentP50.Seconds()), f(s.AllSentP99.Seconds()), f(s.AllSentMax.Seconds()),
-			s.Errors-(s.CutOff-s.Truncated), s.CutOff, s.Drained, stageAt(r.Hail.Stages, float64(s.Index)))
-	}
-	_, err := w.Write(b)
-	return err
 }

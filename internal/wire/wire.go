@@ -1,20 +1,20 @@
-package report
+// Package wire converts the Result of package result (and any of its
+// parts) to and from the form its JSON document is encoded in. A part of
+// the Result holds its times as time.Duration, with a `unit` tag where
+// the JSON has float seconds ("s") or milliseconds ("ms", "us");
+// encoding/json would write those as integer nanoseconds (and the start,
+// a time.Time the JSON holds in Unix nanoseconds, as text). So a value is
+// converted (To) to a type made from its own by reflection, the same
+// fields and tags with float64 for each such Duration and int64 for each
+// time.Time, and that is what encoding/json reads and writes (New, From):
+// a field is declared once, its JSON unit beside it.
+package wire
 
 import (
 	"encoding/json"
 	"reflect"
 	"sync"
 )
-
-// The form WriteJSON encodes and ReadJSON decodes. A part of the Result
-// declared once in package result holds its times as time.Duration, with
-// a `unit` tag where the JSON has float seconds ("s") or milliseconds
-// ("ms", "us"); encoding/json would write those as integer nanoseconds
-// (and the start, a time.Time the JSON holds in Unix nanoseconds, as
-// text). So the Result is converted (Convert) to a type made from its own
-// by reflection, the same fields and tags with float64 for each such
-// Duration and int64 for each time.Time, and that is what encoding/json
-// reads and writes: a field is declared once, its JSON unit beside it.
 
 var (
 	wireTypes       sync.Map // reflect.Type → reflect.Type
@@ -71,20 +71,20 @@ func wireType(t reflect.Type) reflect.Type {
 	return w
 }
 
-// toWire is a pointer to v (a pointer) in its wire form.
-func toWire(v any) any {
+// To is a pointer to v (a pointer) in its wire form.
+func To(v any) any {
 	src := reflect.ValueOf(v).Elem()
 	w := reflect.New(wireType(src.Type()))
 	convert(w.Elem(), src, "")
 	return w.Interface()
 }
 
-// fromWire sets *v (a pointer) from w, a pointer to its wire form.
-func fromWire(v, w any) {
+// From sets *v (a pointer) from w, a pointer to its wire form.
+func From(v, w any) {
 	convert(reflect.ValueOf(v).Elem(), reflect.ValueOf(w).Elem(), "")
 }
 
-// newWire is a new zero value of v's (a pointer's) wire form, for decoding.
-func newWire(v any) any {
+// New is a new zero value of v's (a pointer's) wire form, for decoding.
+func New(v any) any {
 	return reflect.New(wireType(reflect.TypeOf(v).Elem())).Interface()
 }

@@ -1,11 +1,16 @@
-package stats
+// Package status names the status slots a response is counted under: HTTP
+// codes and gRPC status codes, the keys of a result's statusCodeDistribution,
+// and which of them are successes or failures. It imports nothing of
+// hail's, so internal/stats (which counts by slot) and package result (whose
+// JSON writer splits responses into successful and not) both use it.
+package status
 
 import "strconv"
 
 // Status slots. A response is counted under one slot of the status arrays
 // (Recorder, Totals): an HTTP status code is its own slot (100–999; any
 // other code is slot 0), and a gRPC call's status code c is slot
-// GRPCBase + c. Reports name the slots with StatusName, so an HTTP run's
+// GRPCBase + c. Reports name the slots with Name, so an HTTP run's
 // statusCodeDistribution reads {"200": n} and a gRPC run's {"OK": n,
 // "Unavailable": m}; a scenario that mixes HTTP and gRPC steps holds both.
 const (
@@ -33,9 +38,9 @@ var grpcNames = [NumGRPCCodes]string{"OK", "Canceled", "Unknown", "InvalidArgume
 	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
 	"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
 
-// GRPCStatus is the slot of gRPC status code c; a code outside gRPC's set
+// GRPC is the slot of gRPC status code c; a code outside gRPC's set
 // counts as Unknown, as gRPC clients treat it.
-func GRPCStatus(c int) int {
+func GRPC(c int) int {
 	if c < 0 || c >= NumGRPCCodes {
 		c = GRPCUnknown
 	}
@@ -45,18 +50,18 @@ func GRPCStatus(c int) int {
 // IsGRPC reports whether slot holds a gRPC status.
 func IsGRPC(slot int) bool { return slot >= GRPCBase && slot < GRPCBase+NumGRPCCodes }
 
-// StatusName names a slot as reports show it: the HTTP code ("200", "0"
+// Name names a slot as reports show it: the HTTP code ("200", "0"
 // for one out of range) or the gRPC code's name ("OK", "DeadlineExceeded").
-func StatusName(slot int) string {
+func Name(slot int) string {
 	if IsGRPC(slot) {
 		return grpcNames[slot-GRPCBase]
 	}
 	return strconv.Itoa(slot)
 }
 
-// StatusByName is StatusName's inverse: the slot a report's status key
+// ByName is Name's inverse: the slot a report's status key
 // names, and whether it names one.
-func StatusByName(s string) (int, bool) {
+func ByName(s string) (int, bool) {
 	if n, err := strconv.Atoi(s); err == nil {
 		return n, n >= 0 && n < GRPCBase
 	}
@@ -68,13 +73,13 @@ func StatusByName(s string) (int, bool) {
 	return 0, false
 }
 
-// StatusSuccess reports whether a slot is a success: HTTP 2xx or gRPC OK.
+// Success reports whether a slot is a success: HTTP 2xx or gRPC OK.
 // Its latency goes to the successful histogram.
-func StatusSuccess(slot int) bool { return slot >= 200 && slot < 300 || slot == GRPCBase+GRPCOK }
+func Success(slot int) bool { return slot >= 200 && slot < 300 || slot == GRPCBase+GRPCOK }
 
-// StatusFailed reports whether a slot counts as a failed request: an HTTP
+// Failed reports whether a slot counts as a failed request: an HTTP
 // status of 400 or more (or out of range), or a gRPC status other than OK.
-func StatusFailed(slot int) bool {
+func Failed(slot int) bool {
 	if IsGRPC(slot) {
 		return slot != GRPCBase+GRPCOK
 	}

@@ -1,13 +1,14 @@
-package report
+package wire
 
 // convert copies a value of one type into another that holds the same
 // JSON document, field by field, matching fields by their JSON key: a
-// Result and the form WriteJSON encodes (wire.go). A Duration field
+// Result and the form its JSON is encoded in (wire.go). A Duration field
 // converts from and to:
 //
 //   - float64: seconds, or the unit its `unit` tag names ("s", "ms",
-//     "us"), written as time.Duration.Seconds writes seconds (Build writes
-//     every time so), so a value read from the JSON reads back exactly;
+//     "us"), written as time.Duration.Seconds writes seconds
+//     (internal/report's Build writes every time so), so a value read
+//     from the JSON reads back exactly;
 //   - int64: nanoseconds (the JSON's *_ns keys).
 //
 // A time.Time converts from and to int64 Unix nanoseconds (0 is the zero
@@ -73,7 +74,7 @@ func convert(dst, src reflect.Value, unit string) {
 			convert(dst.Field(f.dst), src.Field(f.src), f.unit)
 		}
 	default:
-		panic(fmt.Sprintf("report: no conversion from %v to %v", st, dt))
+		panic(fmt.Sprintf("wire: no conversion from %v to %v", st, dt))
 	}
 }
 
@@ -127,20 +128,4 @@ func jsonKey(f reflect.StructField) string {
 		return ""
 	}
 	return k
-}
-
-// seconds is s seconds as a Duration, to the nearest nanosecond (as
-// Convert reads a float time).
-func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
-
-// micros is d in microseconds, as the JSON's *_us keys hold it.
-func micros(d time.Duration) float64 { return float64(d) / 1e3 }
-
-// unixNano is t in Unix nanoseconds as the JSON's start_unix_nano holds
-// it (0 for the zero Time).
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }
