@@ -114,7 +114,7 @@ func llmEngines(t *testing.T) []string {
 // against the log's first_token_ns − arrival_ns, request by request, on
 // both HTTP/1 engines and HTTP/2. The timing tier holds the p99 of the
 // differences within 0.5 ms on HTTP/1 (three tries: the machine is shared); the
-// fast tier their median within 0.5 ms and p90 within 5 ms (two tries),
+// fast tier their median within 0.5 ms (2 ms on HTTP/2) and p90 within 5 ms (two tries),
 // which still catches a TTFT taken at the wrong event or the wrong read
 // (the response head comes at once, the first token after a prefill of
 // 0.8 to 26 ms, the next ones 2 ms apart). Every request's tokens are
@@ -180,11 +180,20 @@ func ttftAgreement(t *testing.T, proto []string, strict bool) string {
 	slices.Sort(diffs)
 	p50, p90, p99 := quantile(diffs, 50), quantile(diffs, 90), quantile(diffs, 99)
 	t.Logf("TTFT from send against the mock's log, request by request: differences p50 %.3f ms, p90 %.3f ms, p99 %.3f ms", 1e3*p50, 1e3*p90, 1e3*p99)
+	// The median's bound: 0.5 ms, or on HTTP/2 2 ms — there the mock's own
+	// time is net/http's read, a goroutine's wake-up after the bytes came
+	// (0.7–0.8 ms at the median on a slow 2-core machine). A TTFT taken at
+	// the wrong event is off by the prefill (0.8 to 26 ms, 13 ms at the
+	// median) and still fails it.
+	median := 0.0005
+	if h2 {
+		median = 0.002
+	}
 	switch {
 	case strict && p99 > 0.0005:
 		return fmt.Sprintf("differences p99 %.3f ms > 0.5 ms", 1e3*p99)
-	case p50 > 0.0005 || p90 > 0.005:
-		return fmt.Sprintf("differences p50 %.3f ms (bound 0.5), p90 %.3f ms (bound 5)", 1e3*p50, 1e3*p90)
+	case p50 > median || p90 > 0.005:
+		return fmt.Sprintf("differences p50 %.3f ms (bound %.1f), p90 %.3f ms (bound 5)", 1e3*p50, 1e3*median, 1e3*p90)
 	}
 	late := 0.001 // hail's lateness at the median: a quiet run's; a loaded machine's scheduler makes it ms
 	if !strict {

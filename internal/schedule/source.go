@@ -55,10 +55,11 @@ func (s *Source) Claim(elapsed time.Duration) (hit uint64, at time.Duration, ok 
 	return hit, at, true
 }
 
-// over reports whether every later Claim at elapsed or after would fail:
+// Over reports whether every later Claim at elapsed or after would fail:
 // the run was stopped, its requests are all claimed, or (closed model) its
-// time is up.
-func (s *Source) over(elapsed time.Duration) bool {
+// time is up. A worker whose connections the stages keep inactive stops
+// waiting for them then: no stage can give them a request.
+func (s *Source) Over(elapsed time.Duration) bool {
 	return s.stopped.Load() || s.limit > 0 && s.hits.Load() >= s.limit ||
 		s.pacer == nil && s.duration > 0 && elapsed >= s.duration
 }
@@ -124,7 +125,7 @@ func (s *Source) Active(conn int, elapsed time.Duration) (active bool, wait time
 	if r == nil || conn < s.ActiveConns(elapsed) {
 		return true, 0, false
 	}
-	if s.over(elapsed) { // nothing left to claim: no reason to wait for a stage
+	if s.Over(elapsed) { // nothing left to claim: no reason to wait for a stage
 		return false, 0, true
 	}
 	// Find when it becomes active next: scan at 10 ms resolution to the end.

@@ -64,6 +64,12 @@ func (w *worker) dispatchClosed() {
 		w.unpark(active)
 	}
 	w.stages.unparkedTo = active
+	if len(w.stages.parked) > 0 && !w.sched.exhausted && w.j.Source.Over(w.now) {
+		// Nothing is left to claim: a parked slot would wait for a stage
+		// that can no longer give it a request (an origin's part of the
+		// connections that leaves every slot of this worker inactive).
+		w.sched.exhausted = true
+	}
 	for !w.sched.exhausted && w.free.len() > 0 {
 		c := w.popFree()
 		if active >= 0 && w.stageIndex(c) >= active {

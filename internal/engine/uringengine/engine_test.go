@@ -71,6 +71,7 @@ type jobOpts struct {
 	eng       *Engine
 	abortAt   time.Duration // abort (without a deadline) after this long
 	dialer    *transport.Dialer
+	source    func(*schedule.Source) // adjusts the job's source before the run (stages, an origin's part)
 }
 
 type jobResult struct {
@@ -136,6 +137,9 @@ func runJob(t testing.TB, o jobOpts) jobResult {
 			port, _ := strconv.Atoi(u.Port())
 			return transport.NewDialer(context.Background(), transport.Options{Host: u.Hostname(), Port: port, PreLookup: true, Timeout: 2 * time.Second})
 		},
+	}
+	if o.source != nil {
+		o.source(j.Source)
 	}
 	var aborted atomic.Int64 // time of the abort, ns since j.Start
 	if at := max(o.dur, o.abortAt); at > 0 {
@@ -703,6 +707,34 @@ func TestWorkers(t *testing.T) {
 		if got := served.Load(); got != 700 {
 			t.Errorf("server saw %d requests", got)
 		}
+	}
+}
+
+// A closed-model origin's part of the run's connections (connShare) can
+// leave every connection of one worker inactive: that worker parks them
+// and claims nothing. When the other worker has claimed the last request,
+// the parked one ends too: it does not wait for a part that can no longer
+// give it a request (it did, and a scenario run with two targets hung).
+func TestParkedWorkerEndsWithTheRun(t *testing.T) {
+	t.Parallel()
+	needURing(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }))
+	t.Cleanup(srv.Close)
+	done := make(chan jobResult, 1)
+	go func() {
+		done <- runJob(t, jobOpts{url: srv.URL + "/", n: 50, c: 2, eng: &Engine{Workers: 2}, source: func(s *schedule.Source) {
+			s.SetConnections(schedule.Ramp{Start: 2})
+			s.SplitConnections(func(int) int { return 1 }) // connection 0 (worker 0's) only: worker 1's stays parked
+		}})
+	}()
+	select {
+	case r := <-done:
+		want200(t, r, 50, 3)
+		if r.t.Connects != 1 {
+			t.Errorf("%d connects; want 1 (the parked connection never opens)", r.t.Connects)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the run did not end: the worker whose every connection is parked waits for ever")
 	}
 }
 
