@@ -316,8 +316,15 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 		t.Errorf("queue p50: %.1f ms in the mock, %.1f ms for a connection in hail; want it in the mock", 1e3*serverQueue, 1e3*hailQueue)
 	}
 	// TTFT from the actual send is the mock's (first token − arrival),
-	// with the server's queue and without hail's.
-	if d := sent["p50"] - quantile(ttft, 50); math.Abs(d) > tol {
+	// with the server's queue and without hail's (~250 ms at the end). On
+	// HTTP/2 the mock's arrival is net/http's read of the request, late by
+	// its goroutines' wake-ups: in the fast tier, 50 ms there (22 ms seen
+	// on a slow 2-core machine beside other tests).
+	sendTol := tol
+	if slices.Contains(proto, "--http2") && !testtier.On(testtier.Timing) {
+		sendTol = 0.050
+	}
+	if d := sent["p50"] - quantile(ttft, 50); math.Abs(d) > sendTol {
 		t.Errorf("TTFT from send p50 %.2f ms, the mock's log %.2f ms", 1e3*sent["p50"], 1e3*quantile(ttft, 50))
 	}
 	// TTFT from the intended send holds hail's queue too.
