@@ -68,7 +68,7 @@ func startLoggedMock(t *testing.T, cfg llmserve.Config) (base, logPath string, s
 
 // A trace is replayed as written: every request asks its line's lengths,
 // and arrives at its line's time (sped up) after the first, at the mock
-// (within 10 ms in the timing tier, 150 ms in the fast one).
+// (within 20 ms in the timing tier, 150 ms in the fast one).
 func TestLLMTraceReplay(t *testing.T) {
 	t.Parallel()
 	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, PrefillPerToken: time.Microsecond, ITL: fixedITL(t, "1ms")})
@@ -105,7 +105,10 @@ func TestLLMTraceReplay(t *testing.T) {
 	}
 	bound := 150 * time.Millisecond // a loaded machine starts requests late; the replay spans 0.6 s, so a trace sent at once or not sped up is off by more
 	if testtier.On(testtier.Timing) {
-		bound = 10 * time.Millisecond
+		// The worst of 30 arrivals against the first's, a connection's
+		// setup among them: 12 ms on a slow 2-core guest whose system
+		// calls cost 3× a faster machine's (there 10 ms held).
+		bound = 20 * time.Millisecond
 	}
 	if worst > float64(bound) {
 		t.Errorf("arrivals off the trace's times by up to %.1f ms", worst/1e6)
