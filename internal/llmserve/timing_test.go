@@ -15,23 +15,24 @@ import (
 	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
-// timing runs a timing check up to three times: the machine is shared and
-// one slow moment must not fail the suite, while a real bias fails every
+// timing runs a timing check up to five times: the machine is shared (a
+// virtual machine's scheduler stalls a timer by 10 ms now and then) and one
+// slow moment must not fail the suite, while a real bias fails every
 // attempt.
 func timing(t *testing.T, check func() error) {
 	t.Helper()
 	var err error
-	for attempt := 1; attempt <= 3; attempt++ {
+	for attempt := 1; attempt <= 5; attempt++ {
 		if err = check(); err == nil {
 			return
 		}
 		t.Logf("attempt %d: %v", attempt, err)
 	}
 	if !testtier.On(testtier.Timing) {
-		// The fast tier runs beside other packages' tests: three slow
+		// The fast tier runs beside other packages' tests: five slow
 		// moments in a row happen there. The timing tier (.ci/run, one
 		// package at a time) holds the bound.
-		t.Skipf("timing missed three times on a busy machine (%v); %s=1 enforces it", err, testtier.Timing)
+		t.Skipf("timing missed five times on a busy machine (%v); %s=1 enforces it", err, testtier.Timing)
 	}
 	t.Error(err)
 }
