@@ -1,6 +1,7 @@
 package h2engine_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -364,15 +365,21 @@ var floodFrames = map[bool]int{false: 200_000, true: 20_000}[raceDetector]
 // flooding answers each request while another goroutine floods the
 // connection with frames (write): with read, the server reads what hail
 // sends (its acks) as it floods, floodFrames frames; without, it never reads
-// after the client's preface and floods until the connection fails.
+// after the client's preface and floods until the connection fails. That
+// flood is written 64 KiB at a time (hundreds of thousands of frames pass
+// before hail's socket buffers fill: a write each cost seconds of system
+// time), into a receive buffer of its own kept small.
 func flooding(grpc, read bool, write func(fr *http2.Framer, i int) error) func(r *rawConn) {
 	return func(r *rawConn) {
-		r.do(func(fr *http2.Framer) error { return fr.WriteSettings() })
 		if !read {
-			for i := 0; r.do(func(fr *http2.Framer) error { return write(fr, i) }) == nil; i++ {
+			r.c.(*net.TCPConn).SetReadBuffer(4 << 10)
+			fr := http2.NewFramer(bufio.NewWriterSize(r.c, 64<<10), nil)
+			fr.WriteSettings()
+			for i := 0; write(fr, i) == nil; i++ {
 			}
 			return
 		}
+		r.do(func(fr *http2.Framer) error { return fr.WriteSettings() })
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
