@@ -30,7 +30,7 @@ func TestStoppedHailShowsInItsLateness(t *testing.T) {
 				if engine == "uring" && uringengine.Available() != nil {
 					t.Skip("io_uring is not available here")
 				}
-				args := []string{"--engine", engine, "-c", "8", "-z", "1s", base + "/?delay=8ms"}
+				args := []string{"--engine", engine, "-c", "8", "-z", "1500ms", base + "/?delay=8ms"}
 				if model == "open" {
 					args = append([]string{"-q", "500"}, args...)
 				}
@@ -51,13 +51,13 @@ func TestStoppedHailShowsInItsLateness(t *testing.T) {
 	}
 }
 
-// stoppedRun runs hail with args, stops it for 100 ms after 400 ms, and
+// stoppedRun runs hail with args, stops it for 100 ms after 700 ms, and
 // returns how long it was stopped (as this process saw it) and its result.
 func stoppedRun(t *testing.T, args []string) (time.Duration, *result.Result) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := startRun(t, append([]string{"--no-tui", "-j", "-o", out}, args...)...)
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(700 * time.Millisecond)
 	t0 := time.Now()
 	cmd.Process.Signal(syscall.SIGSTOP)
 	time.Sleep(100 * time.Millisecond)
