@@ -44,7 +44,7 @@ func TestConnectionsFitRequests(t *testing.T) {
 	base := startServe(t)
 	for _, engine := range []string{"net", "uring"} {
 		t.Run(engine, func(t *testing.T) {
-			cmd := ownGC(exec.Command(hailBin, "-c", "1000000", "-n", "500", "--engine", engine, "--no-tui", "-j", base+"/"))
+			cmd := exec.Command(hailBin, "-c", "1000000", "-n", "500", "--engine", engine, "--no-tui", "-j", base+"/")
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			if err := cmd.Run(); err != nil {

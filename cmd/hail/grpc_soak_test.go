@@ -41,8 +41,8 @@ func TestSoakGRPC(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv.Reset()
 			out := t.TempDir() + "/r.json"
-			cmd := ownGC(exec.Command(hailBin, "grpc", "--insecure", "--call", tc.call, "-d", tc.data, "-z", dur.String(), "-q", "2000",
-				"-c", "16", "-w", "--no-tui", "-j", "-o", out, addr))
+			cmd := exec.Command(hailBin, "grpc", "--insecure", "--call", tc.call, "-d", tc.data, "-z", dur.String(), "-q", "2000",
+				"-c", "16", "-w", "--no-tui", "-j", "-o", out, addr)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {

@@ -101,7 +101,7 @@ func (s *sink) got() map[string][]int64 {
 // peak.)
 func peakRSS(t *testing.T, args ...string) (int, int64, string) {
 	t.Helper()
-	cmd := ownGC(exec.Command(hailBin, args...))
+	cmd := exec.Command(hailBin, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

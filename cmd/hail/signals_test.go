@@ -102,6 +102,7 @@ func TestTimeoutKeepsResult(t *testing.T) {
 				after := fmt.Sprintf("0.%d", 4+i%5) // 0.4 s to 0.8 s
 				cmd := exec.Command("timeout", "--preserve-status", after, hailBin, "-z", "30s", "-q", "100", "-c", "2",
 					"--no-tui", "-j", "-o", out, base+"/?delay=1ms")
+				cmd.Env = append(os.Environ(), quickGC(nil)...)
 				b, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Errorf("run %d (timeout %s): %v, %s", i, after, err, b)
