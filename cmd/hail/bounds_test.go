@@ -44,7 +44,7 @@ func TestConnectionsFitRequests(t *testing.T) {
 	base := startServe(t)
 	for _, engine := range []string{"net", "uring"} {
 		t.Run(engine, func(t *testing.T) {
-			cmd := exec.Command(hailBin, "-c", "1000000", "-n", "2000", "--engine", engine, "--no-tui", "-j", base+"/")
+			cmd := exec.Command(hailBin, "-c", "1000000", "-n", "500", "--engine", engine, "--no-tui", "-j", base+"/")
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			if err := cmd.Run(); err != nil {
@@ -53,7 +53,7 @@ func TestConnectionsFitRequests(t *testing.T) {
 				}
 				t.Fatalf("%v: %s", err, se.String())
 			}
-			if !strings.Contains(se.String(), "hail: note: -c 1000000: lowered to 2000: a run of 2000 requests (-n) needs no more connections") {
+			if !strings.Contains(se.String(), "hail: note: -c 1000000: lowered to 500: a run of 500 requests (-n) needs no more connections") {
 				t.Errorf("stderr %q", se.String())
 			}
 			var doc struct {
@@ -65,11 +65,11 @@ func TestConnectionsFitRequests(t *testing.T) {
 			if err := json.Unmarshal(so.Bytes(), &doc); err != nil {
 				t.Fatal(err)
 			}
-			if doc.Hail.Config.Connections != 2000 || doc.Hail.Counts.Responses != 2000 {
+			if doc.Hail.Config.Connections != 500 || doc.Hail.Counts.Responses != 500 {
 				t.Errorf("config connections %d, responses %d", doc.Hail.Config.Connections, doc.Hail.Counts.Responses)
 			}
 			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > 300<<10 {
-				t.Errorf("peak RSS %d MiB for 2000 requests", ru.Maxrss>>10)
+				t.Errorf("peak RSS %d MiB for 500 requests", ru.Maxrss>>10)
 			}
 		})
 	}

@@ -82,7 +82,7 @@ func TestControlPlaneExamples(t *testing.T) {
 
 // controlPlaneExample runs one of examples/controlplane against base.
 func controlPlaneExample(t *testing.T, file, base string) {
-	out, se, code := hail(t, "run", "../../examples/controlplane/"+file, "--base", base, "-z", "2500ms", "--no-tui", "-j")
+	out, se, code := hail(t, "run", "../../examples/controlplane/"+file, "--base", base, "-z", "2200ms", "--no-tui", "-j")
 	if code != 2 || !strings.Contains(se, "no such stage in this run") {
 		t.Fatalf("%s: exit %d, %s", file, code, se)
 	}

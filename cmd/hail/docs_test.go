@@ -303,12 +303,12 @@ var (
 // runs as written, not what a long run measures, and full-speed runs cost
 // the fast tier CPU by the second.
 const (
-	docsDuration = "300ms" // -z, but for hail run and hail demo (its shortest, 1s)
+	docsDuration = "100ms" // -z, but for hail run and hail demo (its shortest, 1s)
 	// docsScenarioDuration is hail run's: the examples' first stage ramps
 	// from no connection to 16 in 5 s, and in their first second the
 	// three connections it opens run every step of their mixes.
 	docsScenarioDuration = "1s"
-	docsRequests         = 1000 // -n
+	docsRequests         = 200 // -n
 )
 
 // capRequests caps an -n flag (nFlag's match) at docsRequests.
@@ -495,7 +495,7 @@ func runBlock(t *testing.T, root, script string) (string, error) {
 	}
 	cmd := exec.Command(self, "-test.run=^$")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), quickGC(nil)...), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second // a server the script left holding the output
 	var out strings.Builder
@@ -541,9 +541,9 @@ func TestDocsRunner(t *testing.T) {
 	}
 	script, _, _ = runnable("hail -z 30s -q 10 http://127.0.0.1:8080/\nhail run examples/vm-lifecycle.yaml -c 4\ngo run ./cmd/hail demo   # the demo\n" +
 		"hail demo --duration 5s\nhail -n 10k -c 64 http://127.0.0.1:8080/\nhail grpc -n 20 --n-requests 2m 127.0.0.1:9090\n")
-	for _, want := range []string{"3s hail -z 300ms -q 10 http://127.0.0.1:8080/\n", "3s hail run examples/vm-lifecycle.yaml -z 1s -c 4\n",
+	for _, want := range []string{"3s hail -z 100ms -q 10 http://127.0.0.1:8080/\n", "3s hail run examples/vm-lifecycle.yaml -z 1s -c 4\n",
 		"3s hail demo --duration 1s --connections 8   # the demo\n", "3s hail demo --duration 1s\n",
-		"3s hail -n 1000 -c 64 http://127.0.0.1:8080/\n", "3s hail grpc -n 20 --n-requests 1000 127.0.0.1:9090\n"} {
+		"3s hail -n 200 -c 64 http://127.0.0.1:8080/\n", "3s hail grpc -n 20 --n-requests 200 127.0.0.1:9090\n"} {
 		if !strings.Contains(script, want) {
 			t.Errorf("%q not in\n%s", want, script)
 		}

@@ -30,9 +30,9 @@ func TestStoppedHailShowsInItsLateness(t *testing.T) {
 				if engine == "uring" && uringengine.Available() != nil {
 					t.Skip("io_uring is not available here")
 				}
-				args := []string{"--engine", engine, "-c", "8", "-z", "2s", base + "/?delay=2ms"}
+				args := []string{"--engine", engine, "-c", "8", "-z", "1500ms", base + "/?delay=8ms"}
 				if model == "open" {
-					args = append([]string{"-q", "1000"}, args...)
+					args = append([]string{"-q", "500"}, args...)
 				}
 				var last string
 				for attempt := 1; attempt <= 3; attempt++ {

@@ -94,3 +94,40 @@ func capped(digits string) int64 {
 	}
 	return n
 }
+
+// FuzzStr checks the string scanner against its definition, a byte at a
+// time: a quote ends the string, a backslash escapes the byte after it.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"x`, `"a\\"b"`, `"abc\`, `"\`, `"`, `x"`, `"a\"`, ` "é\u0041" `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, r := cursor{b: data}, cursor{b: data}
+		s, ok := c.str()
+		ws, wok := r.strBytewise()
+		if ok != wok || !bytes.Equal(s, ws) || c.i != r.i {
+			t.Fatalf("str(%q) = %q, %v at %d; byte by byte: %q, %v at %d", data, s, ok, c.i, ws, wok, r.i)
+		}
+	})
+}
+
+// strBytewise is cursor.str a byte at a time.
+func (c *cursor) strBytewise() (s []byte, ok bool) {
+	if !c.at('"') {
+		return nil, false
+	}
+	start := c.i
+	for c.i < len(c.b) {
+		switch c.b[c.i] {
+		case '"':
+			c.i++
+			return c.b[start : c.i-1], true
+		case '\\':
+			c.i += 2
+		default:
+			c.i++
+		}
+	}
+	c.i = len(c.b)
+	return c.b[start:], true
+}

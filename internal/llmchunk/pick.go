@@ -14,6 +14,11 @@
 // data was a JSON object at all.
 package llmchunk
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Fields are what one event's data says.
 type Fields struct {
 	// Done is set for the stream's terminator, the data "[DONE]".
@@ -79,7 +84,7 @@ type cursor struct {
 
 // ws skips JSON whitespace.
 func (c *cursor) ws() {
-	for c.i < len(c.b) {
+	for c.i < len(c.b) && c.b[c.i] <= ' ' { // most often none: one test
 		switch c.b[c.i] {
 		case ' ', '\t', '\n', '\r':
 			c.i++
@@ -114,20 +119,38 @@ func (c *cursor) str() (s []byte, ok bool) {
 	if !c.at('"') {
 		return nil, false
 	}
-	start := c.i
-	for c.i < len(c.b) {
-		switch c.b[c.i] {
+	b, start := c.b, c.i
+	for i := start; i < len(b); {
+		if len(b)-i >= 8 { // eight bytes at a time up to the first quote or backslash
+			m := special(binary.LittleEndian.Uint64(b[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+		}
+		switch b[i] {
 		case '"':
-			c.i++
-			return c.b[start : c.i-1], true
+			c.i = i + 1
+			return b[start:i], true
 		case '\\':
-			c.i += 2
+			i += 2 // the escaped byte, whatever it is
 		default:
-			c.i++
+			i++
 		}
 	}
-	c.i = len(c.b)
-	return c.b[start:], true
+	c.i = len(b)
+	return b[start:], true
+}
+
+// special marks the bytes of w (eight bytes read little-endian) that are a
+// quote or a backslash: the high bit of each such byte is set. Bits above
+// the lowest may be set for other bytes too (a borrow), so only the lowest
+// is exact: the first such byte.
+func special(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, e := w^('"'*ones), w^('\\'*ones) // a zero byte where w has a quote, a backslash
+	return ((q-ones)&^q | (e-ones)&^e) & highs
 }
 
 // skip consumes one value of any kind; on malformed data it may consume

@@ -37,7 +37,9 @@
 //
 // A request takes a batch slot when one is free, else it waits, first in
 // first out, for one (a queued request whose client has gone away is
-// skipped). From the moment it takes a slot:
+// skipped; a generating one frees its slot at its next event, or within
+// goneCheck, a second, when that is further away). From the moment it
+// takes a slot:
 //
 //	first token   = slot + PrefillPerToken × prompt tokens (+ stagger)
 //	token i (i>0) = token i−1 + a draw from ITL

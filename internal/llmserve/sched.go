@@ -94,8 +94,9 @@ func (sh *shard) take() bool {
 	in := sh.in
 	sh.in = sh.spar[:0]
 	sh.mu.Unlock()
+	now := sh.s.since()
 	for i, st := range in {
-		sh.heap.Push(st.next, st)
+		sh.heap.Push(st.wake(now), st)
 		in[i] = nil
 	}
 	sh.spar = in[:0]
@@ -112,7 +113,7 @@ func (sh *shard) run() {
 		for sh.heap.Len() > 0 && sh.heap.Next() <= now {
 			_, st := sh.heap.Pop()
 			if st.fire() {
-				sh.heap.Push(st.next, st)
+				sh.heap.Push(st.wake(now), st)
 			}
 		}
 		at := never

@@ -202,6 +202,15 @@ func (st *stream) fire() bool {
 		st.finish(s.since(), outClientGone)
 		return false
 	}
+	if now := s.since(); st.next > now {
+		// A check-up (wake) during a long wait: a client that has left
+		// frees its slot now, not at its next token.
+		if st.gone() {
+			st.finish(now, outClientGone)
+			return false
+		}
+		return true
+	}
 	if !st.req.stream {
 		st.fireWhole()
 		return false
@@ -396,6 +405,20 @@ func (st *stream) finish(at time.Duration, o outcome) {
 	st.finished = true
 	st.mu.Unlock()
 	notify(st.kick)
+}
+
+// goneCheck is how often a stream whose next event is further away than
+// that looks whether its client is still there: a client that leaves
+// during a long stall, prefill or gap between tokens frees its batch slot
+// within goneCheck (as vLLM aborts the request of a client that
+// disconnected), not only at the stream's next event.
+const goneCheck = time.Second
+
+// wake is when the shard next looks at st (now is the shard's clock): at
+// its next event, or sooner for a check-up when that event is more than
+// goneCheck away.
+func (st *stream) wake(now time.Duration) time.Duration {
+	return min(st.next, now+goneCheck)
 }
 
 // gone reports whether the client has gone away while the request waited

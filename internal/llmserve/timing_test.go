@@ -2,10 +2,12 @@ package llmserve
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -476,5 +478,60 @@ func TestLeavingAndClosing(t *testing.T) {
 	}
 	if l := lines[3]; l["outcome"] != "unfinished" || l["admit_ns"] != "0" {
 		t.Errorf("the queued request at Close: %v", l)
+	}
+}
+
+// A client that leaves while its stream waits a long time for its next
+// token (here 10 minutes) frees its batch slot within goneCheck, not at
+// that token: the request queued behind it is served at once. Over
+// HTTP/1.1 (the connection's end of file) and h2c (the stream's reset).
+func TestLeavingDuringALongGap(t *testing.T) {
+	t.Parallel()
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("h2=%v", h2), func(t *testing.T) {
+			t.Parallel()
+			ts := startServer(t, Config{Slots: 1, ITL: mustDist(t, "10m"), Tick: -1})
+			body := `{"prompt":"p","max_tokens":5,"stream":true}`
+			if h2 {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+ts.addr+"/v1/completions", strings.NewReader(body))
+				resp, err := streamClient(t, true).Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				br := bufio.NewReader(resp.Body)
+				if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "data: ") {
+					t.Fatalf("first event: %q, %v", l, err)
+				}
+				cancel() // the client leaves after the first token
+				resp.Body.Close()
+			} else {
+				leave := dial(t, ts)
+				leave.send(post11("/v1/completions", body))
+				if _, err := readHead(leave.br); err != nil {
+					t.Fatal(err)
+				}
+				leave.br.ReadString('\n') // the chunk's size
+				if l, err := leave.br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "data: ") {
+					t.Fatalf("first event: %q, %v", l, err)
+				}
+				leave.c.Close()
+			}
+			// The next request (one token, which needs no gap) waits only
+			// until the slot is freed.
+			start := time.Now()
+			x := rawRequest(t, ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":1,"stream":true}`)
+			if waited := time.Since(start); len(x.events) != 2 || waited > goneCheck+time.Second {
+				t.Fatalf("the next request: %d events after %v (the slot held by a client gone)", len(x.events), waited)
+			}
+			lines := ts.lines(t, 2)
+			if l := lines[1]; l["outcome"] != "client_gone" || l["tokens_sent"] != "1" {
+				t.Errorf("the client that left: %v", l)
+			}
+			if lines[2]["admit_ns"] != lines[1]["end_ns"] {
+				t.Errorf("the next request was admitted at %s, the first ended at %s", lines[2]["admit_ns"], lines[1]["end_ns"])
+			}
+		})
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Listener finds the process listening on addr, a TCP address on this
@@ -36,32 +38,49 @@ func listenerAt(proc string, addr netip.AddrPort, diag func(netip.AddrPort, map[
 	if len(inodes) == 0 {
 		return 0, false
 	}
-	dirs, err := os.ReadDir(proc)
+	all, err := pids(proc)
 	if err != nil {
 		return 0, false
 	}
-	best := 0
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || (best != 0 && pid > best) {
-			continue
-		}
-		fds, err := os.ReadDir(filepath.Join(proc, d.Name(), "fd"))
+	// In pid order, the first holder is the lowest pid: the scan stops
+	// there, never reading the descriptors of the processes after it.
+	slices.Sort(all)
+	var link []byte
+	for _, pid := range all {
+		dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
+		fds, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(proc, d.Name(), "fd", fd.Name()))
-			if err != nil {
+			if link, err = readlink(filepath.Join(dir, fd.Name()), link); err != nil {
 				continue
 			}
-			if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
-				best = pid
-				break
+			if ino, ok := bytes.CutPrefix(link, []byte("socket:[")); ok && inodes[string(bytes.TrimSuffix(ino, []byte("]")))] {
+				return pid, true
 			}
 		}
 	}
-	return best, best != 0
+	return 0, false
+}
+
+// readlink reads the symbolic link at path into buf's storage (a
+// descriptor's link in /proc: "socket:[INODE]", a path, ...).
+func readlink(path string, buf []byte) ([]byte, error) {
+	buf = buf[:cap(buf)]
+	if len(buf) < 256 {
+		buf = make([]byte, 256)
+	}
+	for {
+		n, err := syscall.Readlink(path, buf)
+		if err != nil {
+			return buf[:0], err
+		}
+		if n < len(buf) {
+			return buf[:n], nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // listening adds to inodes the listening sockets of a /proc/net/tcp{,6}
