@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/hailtest"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // A brand-new module requires github.com/hail-loadgen/hail (through a
 // replace to this checkout, as a user trying a clone would), builds a
 // small program with it and runs a load test against a server this test
 // started (the server counts every request the program said it sent), and
-// runs README's "Use from Go" test as a test of its own.
+// runs README's "Use from Go" test as a test of its own. Its two builds
+// make it a tier of its own (testtier.Module), after the fast tier.
 func TestUseFromAnotherModule(t *testing.T) {
+	testtier.Require(t, testtier.Module)
 	t.Parallel()
 	root, err := os.Getwd()
 	if err != nil {

@@ -19,13 +19,13 @@ var sharedBodyCases = []testCase{
 		s := v.truth()
 		body := sharedBody()
 		p := v.plan(s, s.URL+"/to?code=307&loc=/seen")
-		p.Requests, p.Method, p.Bodies = 12, "POST", [][]byte{body}
+		p.Requests, p.Method, p.Bodies = 6, "POST", [][]byte{body}
 		res := v.run(p, run.Options{})
-		if res.StatusCodeDistribution["200"] != 12 {
-			t.Fatalf("200s %d of 12 (errors %v)", res.StatusCodeDistribution["200"], res.ErrorDistribution)
+		if res.StatusCodeDistribution["200"] != 6 {
+			t.Fatalf("200s %d of 6 (errors %v)", res.StatusCodeDistribution["200"], res.ErrorDistribution)
 		}
-		if got := s.RedirectedBodies()[string(body)]; got != 12 {
-			t.Errorf("%d of 12 requests reached /to with the whole body", got)
+		if got := s.RedirectedBodies()[string(body)]; got != 6 {
+			t.Errorf("%d of 6 requests reached /to with the whole body", got)
 		}
 		seen := s.SeenRequests()
 		for _, r := range seen {
@@ -33,8 +33,8 @@ var sharedBodyCases = []testCase{
 				t.Fatalf("the 307 hop arrived as %s with %d body bytes, want POST with %d", r.Method, len(r.Body), len(body))
 			}
 		}
-		if len(seen) != 12 {
-			t.Errorf("%d hops arrived, want 12", len(seen))
+		if len(seen) != 6 {
+			t.Errorf("%d hops arrived, want 6", len(seen))
 		}
 	}},
 	{"shared-body/303", func(t *testing.T, v *env) {

@@ -139,11 +139,11 @@ var table = []testCase{
 	{"exact/closed", func(t *testing.T, v *env) {
 		s := v.truth()
 		p := v.plan(s, s.URL+"/")
-		p.Requests, p.Connections = 1500, 8
+		p.Requests, p.Connections = 500, 8
 		res := v.run(p, run.Options{})
 		v.exact(res, settled(s, res.Hail.Counts.Sent))
-		if res.StatusCodeDistribution["200"] != 1500 || res.Hail.Counts.Intended != 1500 {
-			t.Errorf("200s %d, intended %d, want 1500 each", res.StatusCodeDistribution["200"], res.Hail.Counts.Intended)
+		if res.StatusCodeDistribution["200"] != 500 || res.Hail.Counts.Intended != 500 {
+			t.Errorf("200s %d, intended %d, want 500 each", res.StatusCodeDistribution["200"], res.Hail.Counts.Intended)
 		}
 	}},
 	{"exact/open", func(t *testing.T, v *env) {

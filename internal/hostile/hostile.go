@@ -27,7 +27,7 @@ const (
 	LongBody         Mode = "long-body"         // Content-Length 5, sends 10 bytes (the extra 5 are garbage for the next response)
 	BadChunk         Mode = "bad-chunk"         // chunked with a non-hex chunk size
 	Slowloris        Mode = "slowloris"         // a valid response at one byte per 100 ms
-	HugeBody         Mode = "huge-body"         // Content-Length 1 GiB, streamed
+	HugeBody         Mode = "huge-body"         // Content-Length 1 GiB (or StartHugeBody's size), streamed
 	Continue         Mode = "continue"          // 100 Continue, then 200
 	NeverRead        Mode = "never-read"        // accepts and never reads or writes
 	NoAccept         Mode = "no-accept"         // listens with a full backlog: never accepts
@@ -50,11 +50,18 @@ type Server struct {
 	wg    sync.WaitGroup
 	done  chan struct{}
 	fill  []net.Conn // NoAccept: connections that fill the backlog
+	size  int64      // HugeBody: the body's length, a multiple of 1 MiB
 }
 
-// Start starts a server in mode m on 127.0.0.1.
-func Start(m Mode) (*Server, error) {
-	s := &Server{mode: m, conns: map[net.Conn]bool{}, done: make(chan struct{})}
+// Start starts a server in mode m on 127.0.0.1 (HugeBody's bodies 1 GiB).
+func Start(m Mode) (*Server, error) { return start(m, 1<<30) }
+
+// StartHugeBody starts a HugeBody server whose bodies are size bytes,
+// rounded up to a whole MiB.
+func StartHugeBody(size int64) (*Server, error) { return start(HugeBody, (size+1<<20-1)&^(1<<20-1)) }
+
+func start(m Mode, size int64) (*Server, error) {
+	s := &Server{mode: m, conns: map[net.Conn]bool{}, done: make(chan struct{}), size: size}
 	if m == NoAccept {
 		return s, s.startNoAccept()
 	}
@@ -177,11 +184,11 @@ func (s *Server) respond(c net.Conn) bool {
 		}
 		return true
 	case HugeBody:
-		if !w("HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\n\r\n") {
+		if !w(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", s.size)) {
 			return false
 		}
 		chunk := make([]byte, 1<<20)
-		for range 1024 {
+		for range s.size >> 20 {
 			if _, err := c.Write(chunk); err != nil {
 				return false
 			}

@@ -1,12 +1,14 @@
 package run
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/hostile"
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // Every hostile server behaviour yields counted, named outcomes: never a
@@ -21,6 +23,8 @@ func TestFaultSuite(t *testing.T) {
 		want    []string // allowed outcome keys: error kinds or status codes
 		must    []string // outcomes that must appear
 		limit   time.Duration
+		size    int64 // HugeBody's body
+		soak    bool  // the soak tier's
 	}{
 		{mode: hostile.Reset, n: 20, want: []string{"connection closed mid-response", "connection reset by peer"}},
 		{mode: hostile.CloseNoResponse, n: 20, want: []string{"connection closed before response"}, must: []string{"connection closed before response"}},
@@ -30,7 +34,10 @@ func TestFaultSuite(t *testing.T) {
 		{mode: hostile.LongBody, n: 20, want: []string{"200", "malformed status line"}, must: []string{"200", "malformed status line"}},
 		{mode: hostile.BadChunk, n: 20, want: []string{"bad chunked encoding"}, must: []string{"bad chunked encoding"}},
 		{mode: hostile.Slowloris, n: 4, timeout: 500 * time.Millisecond, want: []string{"request timeout"}, must: []string{"request timeout"}},
-		{mode: hostile.HugeBody, n: 2, timeout: 60 * time.Second, want: []string{"200"}, must: []string{"200"}, limit: 30 * time.Second},
+		// Bodies of 64 MiB, a thousand times hail's buffer; the soak tier
+		// streams two of 1 GiB (1.6 s of CPU here, on both engines).
+		{mode: hostile.HugeBody, n: 2, size: 64 << 20, timeout: 60 * time.Second, want: []string{"200"}, must: []string{"200"}, limit: 30 * time.Second},
+		{mode: hostile.HugeBody, n: 2, size: 1 << 30, soak: true, timeout: 60 * time.Second, want: []string{"200"}, must: []string{"200"}, limit: 30 * time.Second},
 		{mode: hostile.Continue, n: 20, want: []string{"200"}, must: []string{"200"}},
 		{mode: hostile.NeverRead, dur: time.Second, want: []string{"aborted due to deadline"}, must: []string{"aborted due to deadline"}},
 		{mode: hostile.NeverRead, n: 4, timeout: 300 * time.Millisecond, want: []string{"request timeout"}, must: []string{"request timeout"}},
@@ -50,9 +57,18 @@ func TestFaultSuite(t *testing.T) {
 			} else if tc.timeout > 0 {
 				name += "-timeout"
 			}
+			if tc.size > 0 {
+				name += fmt.Sprintf("-%dMiB", tc.size>>20)
+			}
 			t.Run(name, func(t *testing.T) {
+				if tc.soak {
+					testtier.Require(t, testtier.Soak)
+				}
 				t.Parallel()
 				srv, err := hostile.Start(tc.mode)
+				if tc.size > 0 {
+					srv, err = hostile.StartHugeBody(tc.size)
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -94,8 +110,8 @@ func TestFaultSuite(t *testing.T) {
 				if tc.n > 0 && total != int64(tc.n) {
 					t.Errorf("%d outcomes, want exactly %d (%v)", total, tc.n, got)
 				}
-				if tc.mode == hostile.HugeBody && res.Summary.TotalData != int64(tc.n)<<30 {
-					t.Errorf("1 GiB bodies: total data %d, want %d", res.Summary.TotalData, int64(tc.n)<<30)
+				if tc.mode == hostile.HugeBody && res.Summary.TotalData != int64(tc.n)*tc.size {
+					t.Errorf("%d MiB bodies: total data %d, want %d", tc.size>>20, res.Summary.TotalData, int64(tc.n)*tc.size)
 				}
 				if total != res.Hail.Counts.Requests {
 					t.Errorf("distributions hold %d, counts say %d", total, res.Hail.Counts.Requests)

@@ -126,7 +126,7 @@ func TestTraceH2H3(t *testing.T) {
 			for _, open := range []bool{false, true} {
 				seen.Store(0)
 				p := newPlan(t, tc.url, "auto")
-				p.Requests, p.Connections, p.Streams, p.HTTPVersion, p.CACert = 1500, 4, 4, plan.Proto(tc.version), tc.ca
+				p.Requests, p.Connections, p.Streams, p.HTTPVersion, p.CACert = 500, 4, 4, plan.Proto(tc.version), tc.ca
 				if open {
 					p.Rate = 3000
 				}
@@ -135,10 +135,10 @@ func TestTraceH2H3(t *testing.T) {
 				if res.Hail.Engine != tc.name[:2] {
 					t.Fatalf("%s: engine %q", what, res.Hail.Engine)
 				}
-				checkTrace(t, what, recs, res, 1500, 4)
+				checkTrace(t, what, recs, res, 500, 4)
 				c := res.Hail.Counts
-				if tc.name == "h2c" && (c.Errors != 60 || res.StatusCodeDistribution["503"] != 120) {
-					t.Errorf("%s: %d errors %v, %d 503s; want 60 resets, 120 503s", what, c.Errors, res.ErrorDistribution, res.StatusCodeDistribution["503"])
+				if tc.name == "h2c" && (c.Errors != 20 || res.StatusCodeDistribution["503"] != 40) {
+					t.Errorf("%s: %d errors %v, %d 503s; want 20 resets, 40 503s", what, c.Errors, res.ErrorDistribution, res.StatusCodeDistribution["503"])
 				}
 				var connects int64
 				for _, r := range recs {

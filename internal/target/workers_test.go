@@ -31,8 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	workers   = 8                      // the master runs this many, two at a time
-	workerCPU = 150 * time.Millisecond // each burns this much CPU
+	workers   = 8                     // the master runs this many, two at a time
+	workerCPU = 80 * time.Millisecond // each burns this much CPU (8 clock ticks: /proc counts in 10 ms)
+	// A spinner burns this much: /proc may show one tick less of each, and
+	// TestCountOnWeighsEachProcess waits for 90% of it.
+	spinnerCPU = 150 * time.Millisecond
 )
 
 // master waits for the file $HAIL_GO, runs the workers two at a time
@@ -128,7 +131,7 @@ func TestTargetCmdFollowsWorkers(t *testing.T) {
 	os.WriteFile(goFile, nil, 0o644)
 	var sec stats.Second
 	maxAtOnce := 0
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(250 * time.Millisecond) { // a worker may live and end between two samples
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) { // a worker may live and end between two samples
 		s.Fill(&sec)
 		maxAtOnce = max(maxAtOnce, sec.TargetProcs)
 		if _, err := os.Stat(doneFile); err == nil {
@@ -164,7 +167,7 @@ func TestTargetCmdFollowsWorkers(t *testing.T) {
 	t.Logf("%.3f s of CPU over %d processes (at most %d at once); %d workers × %v", sum.CPU.Seconds(), sum.ProcessesSeen, maxAtOnce, workers, workerCPU)
 }
 
-// spinner waits for the file $HAIL_GO, burns workerCPU, and waits to be
+// spinner waits for the file $HAIL_GO, burns spinnerCPU, and waits to be
 // killed.
 func spinner() {
 	for {
@@ -173,7 +176,7 @@ func spinner() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	burn(workerCPU)
+	burn(spinnerCPU)
 	time.Sleep(time.Hour)
 }
 
@@ -211,9 +214,9 @@ func TestCountOnWeighsEachProcess(t *testing.T) {
 	os.WriteFile(goFile, nil, 0o644)
 	var sec stats.Second
 	cpu := map[int]float64{}
-	for deadline := time.Now().Add(30 * time.Second); cpu[pids[0]] < 0.9*workerCPU.Seconds() || cpu[pids[1]] < 0.9*workerCPU.Seconds(); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); cpu[pids[0]] < 0.9*spinnerCPU.Seconds() || cpu[pids[1]] < 0.9*spinnerCPU.Seconds(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the spinners used %v s of CPU, want %v each", cpu, workerCPU.Seconds())
+			t.Fatalf("the spinners used %v s of CPU, want %v each", cpu, spinnerCPU.Seconds())
 		}
 		s.Fill(&sec)
 		for _, p := range s.Summary(time.Second).Processes {
@@ -222,7 +225,7 @@ func TestCountOnWeighsEachProcess(t *testing.T) {
 	}
 	sum := s.Summary(time.Second)
 	_, shared := s.Shared()
-	if d := shared.Seconds() - cpu[pids[0]]; d < -0.001 || d > 0.001 || sum.CPU.Seconds() < shared.Seconds()+0.9*workerCPU.Seconds() {
+	if d := shared.Seconds() - cpu[pids[0]]; d < -0.001 || d > 0.001 || sum.CPU.Seconds() < shared.Seconds()+0.9*spinnerCPU.Seconds() {
 		t.Errorf("on the CPUs counted apart: %.4f s; want the first spinner's %.4f s of the target's %.4f s", shared.Seconds(), cpu[pids[0]], sum.CPU.Seconds())
 	}
 }

@@ -27,6 +27,10 @@ const (
 	// Browser holds the HTML report rendered in headless chromium (some
 	// seconds a page, and a browser to install).
 	Browser = "HAIL_BROWSER"
+	// Module holds the build of a module that requires hail from this
+	// checkout (go run and go test in it: two builds and links, ~25 s
+	// here); .ci/run runs it right after the fast tier.
+	Module = "HAIL_MODULE"
 )
 
 // On reports whether tier's variable is set.
