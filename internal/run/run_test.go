@@ -97,7 +97,8 @@ func TestExactCount(t *testing.T) {
 }
 
 // A fixed 5 ms server delay shows at p50 between 5 and 5.5 ms (5 and 6 ms under the race
-// detector). A timing bound: it runs in the timing tier.
+// detector), plus, in the open model, hail's own lateness at p50. A timing bound: it runs in
+// the timing tier.
 func TestFixedDelay(t *testing.T) {
 	testtier.Require(t, testtier.Timing)
 	slack := 0.0005
@@ -111,8 +112,17 @@ func TestFixedDelay(t *testing.T) {
 				p := newPlan(t, base+"/?delay=5ms", engine)
 				p.Requests, p.Connections, p.Rate = 300, 4, rate
 				res := mustRun(t, p, Options{})
-				if p50 := res.LatencyPercentiles.P50.Seconds(); p50 < 0.005 || p50 > 0.005+slack {
-					return fmt.Errorf("rate %v: p50 = %.3f ms (lag p50 %.3f ms), want 5.0-%.1f ms", rate, p50*1e3, res.Hail.Lag.P50.Seconds()*1e3, (0.005+slack)*1e3)
+				// In the open model latency counts from the intended send
+				// time, so hail's own lateness is in it by design (bounded by
+				// TestOpenModelLag): the server's delay is what lies beyond
+				// it. The net engine's timers wake up to a millisecond late
+				// on a slow guest (Go's poller sleeps in whole milliseconds).
+				lag := res.Hail.Lag.P50.Seconds()
+				if rate == 0 {
+					lag = 0
+				}
+				if p50 := res.LatencyPercentiles.P50.Seconds(); p50 < 0.005 || p50 > 0.005+slack+lag {
+					return fmt.Errorf("rate %v: p50 = %.3f ms (lag p50 %.3f ms), want 5.0-%.3f ms", rate, p50*1e3, res.Hail.Lag.P50.Seconds()*1e3, (0.005+slack+lag)*1e3)
 				}
 				return nil
 			})
