@@ -71,6 +71,33 @@ func startLoggedMock(t *testing.T, cfg llmserve.Config) (base, logPath string, s
 // (within 20 ms in the timing tier, 150 ms in the fast one).
 func TestLLMTraceReplay(t *testing.T) {
 	t.Parallel()
+	bound := 150 * time.Millisecond // a loaded machine starts requests late; the replay spans 0.6 s, so a trace sent at once or not sped up is off by more
+	tries := 1
+	if testtier.On(testtier.Timing) {
+		// The worst of 30 arrivals against the first's, a connection's
+		// setup among them: 12 ms on a slow 2-core guest whose system
+		// calls cost 3× a faster machine's (there 10 ms held). That guest
+		// also stalls now and then (30 ms once in CI): up to three tries,
+		// while a replay that ignores the trace's times fails them all.
+		bound, tries = 20*time.Millisecond, 3
+	}
+	var worst float64
+	for try := 1; try <= tries; try++ {
+		if worst = traceReplayOnce(t); worst <= float64(bound) {
+			break
+		}
+		t.Logf("try %d: arrivals off the trace's times by up to %.1f ms", try, worst/1e6)
+	}
+	if worst > float64(bound) {
+		t.Errorf("arrivals off the trace's times by up to %.1f ms", worst/1e6)
+	}
+	t.Logf("arrivals within %.2f ms of the trace's times", worst/1e6)
+}
+
+// traceReplayOnce replays TestLLMTraceReplay's trace against a logged mock
+// of its own, checks what each request asked, and returns the worst
+// arrival's distance from its time in the trace, in ns.
+func traceReplayOnce(t *testing.T) float64 {
 	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, PrefillPerToken: time.Microsecond, ITL: fixedITL(t, "1ms")})
 	var b strings.Builder
 	b.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
@@ -97,26 +124,16 @@ func TestLLMTraceReplay(t *testing.T) {
 	if !slices.Equal(asks, want) {
 		t.Errorf("asked (prompt tokens, max_tokens) %v, the trace %v", asks, want)
 	}
+	if llm := res["hail"].(map[string]any)["llm"].(map[string]any); llm["arrivals"] != "trace" {
+		t.Errorf("hail.llm arrivals %v", llm["arrivals"])
+	}
 	slices.Sort(arrivals)
 	var worst float64
 	for i, a := range arrivals {
 		got := a - arrivals[0]
 		worst = max(worst, math.Abs(float64(got-offsets[i])))
 	}
-	bound := 150 * time.Millisecond // a loaded machine starts requests late; the replay spans 0.6 s, so a trace sent at once or not sped up is off by more
-	if testtier.On(testtier.Timing) {
-		// The worst of 30 arrivals against the first's, a connection's
-		// setup among them: 12 ms on a slow 2-core guest whose system
-		// calls cost 3× a faster machine's (there 10 ms held).
-		bound = 20 * time.Millisecond
-	}
-	if worst > float64(bound) {
-		t.Errorf("arrivals off the trace's times by up to %.1f ms", worst/1e6)
-	}
-	if llm := res["hail"].(map[string]any)["llm"].(map[string]any); llm["arrivals"] != "trace" {
-		t.Errorf("hail.llm arrivals %v", llm["arrivals"])
-	}
-	t.Logf("arrivals within %.2f ms of the trace's times", worst/1e6)
+	return worst
 }
 
 // A ShareGPT file's conversations are each sent once per pass (sampled

@@ -134,7 +134,7 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 			t.Parallel()
 			tries := 2 // the machine is shared: a run beside others may be late
 			if strict {
-				tries = 3
+				tries = 5 // a slow guest stalls now and then (p99 11.8, 2.3, 0.57 ms in three tries once in CI)
 			}
 			var why string
 			for range tries {
