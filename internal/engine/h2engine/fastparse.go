@@ -41,7 +41,7 @@ func parseFast(raw []byte, scheme string) (*template, bool) {
 		b = append(b, 0x86)
 	}
 	at := len(b) // the authority goes here, once the Host line is found
-	length, host, hasHost := -1, []byte(nil), false
+	length, host, hasHost, hasTE := -1, []byte(nil), false, false
 	var fields []byte
 	for len(rest) > 0 {
 		var l []byte
@@ -71,8 +71,10 @@ func parseFast(raw []byte, scheme string) (*template, bool) {
 		case eqFold(name, "transfer-encoding"):
 			return nil, false
 		case eqFold(name, "te"):
-			if bytes.Equal(value, []byte("trailers")) { // the one TE HTTP/2 allows; gRPC requires it
-				fields = appendField(fields, name, value)
+			// The one TE HTTP/2 allows (gRPC requires it), sent once
+			// however many TE lines name it.
+			if !hasTE && bytes.Equal(value, []byte("trailers")) {
+				fields, hasTE = appendField(fields, name, value), true
 			}
 		case eqFold(name, "connection"), eqFold(name, "keep-alive"), eqFold(name, "proxy-connection"), eqFold(name, "upgrade"):
 		default:

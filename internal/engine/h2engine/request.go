@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -111,12 +112,12 @@ func parseHTTP(raw []byte, scheme string) (*template, error) {
 		return nil, fmt.Errorf("request target %q: %v", target, err)
 	}
 	grpc := strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
-	te := r.Header.Get("Te")
+	trailers := slices.Contains(r.Header.Values("Te"), "trailers")
 	for _, h := range hopHeaders {
 		r.Header.Del(h)
 	}
-	if te == "trailers" { // the one TE HTTP/2 allows; gRPC requires it
-		r.Header.Set("Te", te)
+	if trailers { // the one TE HTTP/2 allows (gRPC requires it), sent once however many TE lines name it
+		r.Header.Set("Te", "trailers")
 	}
 	length := int64(len(body))
 	if body == nil && end == len(raw) {

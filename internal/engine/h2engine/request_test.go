@@ -110,6 +110,7 @@ func TestParseFast(t *testing.T) {
 		{"POST /items?x=1 HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", true},
 		{"POST /p.S/M HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc\r\nTE: trailers\r\ngrpc-timeout: 2S\r\nX-Tenant: acme\r\nContent-Length: 5\r\n\r\n\x00\x00\x00\x00\x00", true},
 		{"DELETE /items/1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\nKeep-Alive: 5\r\nTE: gzip\r\n\r\n", true},
+		{"POST /p.S/M HTTP/1.1\r\nHost: a\r\nTE:\r\nTE: trailers\r\nte: trailers\r\nContent-Length: 0\r\n\r\n", true}, // one te: trailers
 		{"HEAD /x HTTP/1.0\r\nHost: a\r\nX-Empty:\r\n\r\n", true},
 		{"PATCH /x HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", true},
 		{"GET http://a/x HTTP/1.1\r\nHost: a\r\n\r\n", false},
