@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Listener finds the process listening on addr, a TCP address on this
@@ -45,7 +44,6 @@ func listenerAt(proc string, addr netip.AddrPort, diag func(netip.AddrPort, map[
 	// In pid order, the first holder is the lowest pid: the scan stops
 	// there, never reading the descriptors of the processes after it.
 	slices.Sort(all)
-	var link []byte
 	for _, pid := range all {
 		dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
 		fds, err := os.ReadDir(dir)
@@ -53,34 +51,16 @@ func listenerAt(proc string, addr netip.AddrPort, diag func(netip.AddrPort, map[
 			continue
 		}
 		for _, fd := range fds {
-			if link, err = readlink(filepath.Join(dir, fd.Name()), link); err != nil {
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if err != nil {
 				continue
 			}
-			if ino, ok := bytes.CutPrefix(link, []byte("socket:[")); ok && inodes[string(bytes.TrimSuffix(ino, []byte("]")))] {
+			if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
 				return pid, true
 			}
 		}
 	}
 	return 0, false
-}
-
-// readlink reads the symbolic link at path into buf's storage (a
-// descriptor's link in /proc: "socket:[INODE]", a path, ...).
-func readlink(path string, buf []byte) ([]byte, error) {
-	buf = buf[:cap(buf)]
-	if len(buf) < 256 {
-		buf = make([]byte, 256)
-	}
-	for {
-		n, err := syscall.Readlink(path, buf)
-		if err != nil {
-			return buf[:0], err
-		}
-		if n < len(buf) {
-			return buf[:n], nil
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 }
 
 // listening adds to inodes the listening sockets of a /proc/net/tcp{,6}
