@@ -333,9 +333,9 @@ func TestFireAllocatesNothing(t *testing.T) {
 	st := newStream(s, c, s.shards[0])
 	st.start(1, genRequest{api: apiChat, model: []byte(`"m"`), stream: true, maxTokens: maxOutputTokens}, 0, 0, false, true)
 	st.admitted = true
-	st.fire()
+	st.fire(st.next)
 	if allocs := testing.AllocsPerRun(1000, func() {
-		if !st.fire() {
+		if !st.fire(st.next) {
 			t.Fatal("the stream ended")
 		}
 	}); allocs != 0 {

@@ -112,7 +112,7 @@ func (sh *shard) run() {
 		now := s.since()
 		for sh.heap.Len() > 0 && sh.heap.Next() <= now {
 			_, st := sh.heap.Pop()
-			if st.fire() {
+			if st.fire(now) {
 				sh.heap.Push(st.wake(now), st)
 			}
 		}

@@ -194,15 +194,17 @@ func (st *stream) plan(t time.Duration) time.Duration {
 	return t
 }
 
-// fire sends what is due at st.next and schedules the next event; it
-// returns false when the stream has ended.
-func (st *stream) fire() bool {
+// fire sends what is due at st.next and schedules the next event, or,
+// when now (the shard's clock) is before st.next, only checks that the
+// client is still there (a wake); it returns false when the stream has
+// ended.
+func (st *stream) fire(now time.Duration) bool {
 	s := st.s
 	if st.dead.Load() || st.cancelled.Load() {
 		st.finish(s.since(), outClientGone)
 		return false
 	}
-	if now := s.since(); st.next > now {
+	if st.next > now {
 		// A check-up (wake) during a long wait: a client that has left
 		// frees its slot now, not at its next token.
 		if st.gone() {
