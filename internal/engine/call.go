@@ -280,9 +280,14 @@ func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unp
 	c.retried = true
 	c.rec.Reconnect()
 	// The server closed the connection (or refused the stream) before it
-	// took the request: whether it is sent is the new attempt's to say.
-	// Its send delay was recorded already, once.
-	c.wrote, c.delayed = false, false
+	// took the request. An attempt none of whose bytes was written leaves
+	// the request unsent until the new attempt writes; one that was
+	// written sent it, whatever the new attempt does (also when a GOAWAY
+	// turns that one away before it leaves). Its send delay is recorded
+	// once, when it is first sent.
+	if !wroteAttempt && c.wrote {
+		c.wrote, c.delayed = false, false
+	}
 	return true
 }
 

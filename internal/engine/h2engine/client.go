@@ -43,6 +43,7 @@ type client struct {
 	connWin     int64  // our send window on the connection
 	recvUnacked int64  // DATA bytes received on the connection since our last WINDOW_UPDATE
 	goaway      bool   // no new streams (the server's GOAWAY, or Shutdown)
+	away        bool   // the server sent GOAWAY
 	lastID      uint32 // the server's GOAWAY last stream ID
 	err         error  // the connection is dead
 	drained     chan struct{}
@@ -213,11 +214,15 @@ func (c *client) exchange(ctx context.Context, tp *template, body []byte, cl *ca
 		c.cond.Wait()
 	}
 	if c.err != nil || c.goaway {
+		// A connection the server sent GOAWAY on turns the request away
+		// as that GOAWAY did, also once hail has closed it after its last
+		// stream ended: a stream that got the connection just before then
+		// was refused by the server, not by a failure of the connection.
 		err := c.err
-		c.mu.Unlock()
-		if err == nil {
+		if c.away || err == nil {
 			err = &GoAwayError{LastStreamID: c.lastID, Code: http2.ErrCodeNo, Debug: "connection draining"}
 		}
+		c.mu.Unlock()
 		return err
 	}
 	id := c.nextID

@@ -259,7 +259,7 @@ func (c *client) onPing(f *http2.PingFrame, ctl []byte) []byte {
 // (above its last stream ID); a Shutdown waiting for none in flight ends
 // when none is left.
 func (c *client) onGoAway(f *http2.GoAwayFrame) {
-	c.goaway, c.lastID = true, f.LastStreamID
+	c.goaway, c.away, c.lastID = true, true, f.LastStreamID
 	for id, cl := range c.streams {
 		if id > f.LastStreamID {
 			c.finishLocked(cl, &GoAwayError{LastStreamID: f.LastStreamID, Code: f.ErrCode, Debug: string(f.DebugData())})

@@ -189,7 +189,11 @@ func (s *stream) do(raw, body []byte, hit uint64) {
 // when it failed, and whether the connection had carried earlier requests.
 func (s *stream) exchange(ctx context.Context, c *live, tp *template, body []byte) (mid, reused bool, err error) {
 	s.parser.Reset(tp.head)
-	s.h2call.wrote = false
+	// Nothing of this attempt was written or read yet: a connection that
+	// turns it away before it takes it (draining after a GOAWAY) leaves
+	// the previous request's marks, which would make it look answered in
+	// part and keep it from going out again on a new connection.
+	s.h2call.wrote, s.h2call.gotHeaders = false, false
 	own := c == nil
 	if own {
 		var tm transport.Timing
