@@ -1,8 +1,10 @@
+//go:build e2e
+
 // Package e2e checks hail kube end to end on a real Kubernetes cluster
 // (deploy/kubernetes/local/up.sh builds one on this machine):
 //
 //	HAIL_KUBE_E2E=1 KUBECONFIG=/tmp/k8s-local/state/pki/admin.kubeconfig \
-//	    go test ./deploy/kubernetes/e2e -v -count=1 -timeout 20m
+//	    go test -tags e2e ./deploy/kubernetes/e2e -v -count=1 -timeout 20m
 //
 // In a namespace that enforces the restricted Pod Security Standard it
 // starts hail serve as a pod (the target: load goes only to pods of the

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package e2e
 
 import (
@@ -33,7 +35,7 @@ import (
 // (deploy/kubernetes/local/README.md).
 //
 //	HAIL_KUBE_E2E=1 KUBECONFIG=/tmp/k8s-local/state/pki/admin.kubeconfig \
-//	    go test ./deploy/kubernetes/e2e -run TestOperatorE2E -v -count=1 -timeout 15m
+//	    go test -tags e2e ./deploy/kubernetes/e2e -run TestOperatorE2E -v -count=1 -timeout 15m
 func TestOperatorE2E(t *testing.T) {
 	if os.Getenv("HAIL_KUBE_E2E") == "" {
 		t.Skip("HAIL_KUBE_E2E is not set: this test needs a cluster (deploy/kubernetes/local/up.sh) and minutes")
