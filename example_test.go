@@ -258,7 +258,9 @@ func ExampleLLMLoad() {
 // requests/s for a second, then 40/s for a second whose first quarter is a
 // warm-up, evenly spaced (LLM.Arrivals; Poisson by default). Each stage
 // has its own LLM results (Result.Hail.Stages[i].LLM), the warm-up's
-// requests left out of them as from the stage's other figures.
+// requests left out of them as from the stage's other figures; the
+// warm-up has its own (Stages[i].Warmup.LLM), and with the stages' they
+// add up to the run's.
 func ExampleLLMLoad_rateStages() {
 	srv := startOpenAI(hailtest.OpenAIConfig{Slots: 16, ITL: 2 * time.Millisecond})
 	defer srv.Close()
@@ -271,13 +273,17 @@ func ExampleLLMLoad_rateStages() {
 	}
 	for _, s := range res.Hail.Stages {
 		l := s.LLM
+		warm := "none"
+		if w := s.Warmup; w != nil {
+			warm = fmt.Sprint(w.Counts.Requests, " requests, ", w.LLM.Completed, " completed")
+		}
 		fmt.Println("stage", s.Stage, s.Target, "req/s completed:", l.Completed, "tokens:", l.TotalOutputTokens, "TTFT samples:", l.TTFT.Samples,
-			"met the SLO:", l.Goodput.Requests, "warm-up requests:", s.Warmup != nil && s.Warmup.Counts.Requests == 10)
+			"met the SLO:", l.Goodput.Requests, "warm-up:", warm)
 	}
 	fmt.Println("the run's:", res.Hail.LLM.Completed)
 	// Output:
-	// stage 1 20 req/s completed: 20 tokens: 160 TTFT samples: 20 met the SLO: 20 warm-up requests: false
-	// stage 2 40 req/s completed: 30 tokens: 240 TTFT samples: 30 met the SLO: 30 warm-up requests: true
+	// stage 1 20 req/s completed: 20 tokens: 160 TTFT samples: 20 met the SLO: 20 warm-up: none
+	// stage 2 40 req/s completed: 30 tokens: 240 TTFT samples: 30 met the SLO: 30 warm-up: 10 requests, 10 completed
 	// the run's: 60
 }
 

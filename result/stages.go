@@ -81,6 +81,10 @@ type StageWarmup struct {
 	Duration   time.Duration `json:"seconds" unit:"s"`
 	Counts     StepCounts    `json:"counts"`
 	Histograms Histograms    `json:"histograms"`
+	// LLM is what its token streams measured (an LLM load; nil
+	// otherwise), its rates per second of Duration: with the stages'
+	// blocks it adds up to the run's hail.llm.
+	LLM *StageLLM `json:"llm,omitempty"`
 }
 
 // StageProcess is the target's use in a stage (all its processes), from

@@ -83,6 +83,16 @@ func TestStageLLMMergesExactly(t *testing.T) {
 			t.Errorf("stage %d merged:\n%+v\none run of the same requests:\n%+v", k+1, s.LLM, want)
 		}
 	}
+	// The warmup's token streams have a block of their own, merged as
+	// exactly: the stages' and the warmups' add up to the run's.
+	if w := shards[0].Hail.Stages[0].Warmup; w == nil || w.LLM == nil || w.LLM.Completed != 28 || w.LLM.Truncated != 2 || w.LLM.TTFT.Samples != 30 {
+		t.Errorf("stage 1's warmup of shard 1: %+v; want an LLM block of 28 completed, 2 truncated, 30 TTFT samples", w)
+	} else if run := shards[0].Hail.LLM; run.Completed != 48+88+28 {
+		t.Errorf("the run completed %d streams; its stages and warmup %d", run.Completed, 48+88+28)
+	}
+	if w, want := m.Hail.Stages[0].Warmup, buildStageLLM(sums[2].Stream, time.Second.Seconds()); w == nil || w.LLM == nil || *w.LLM != *want {
+		t.Errorf("stage 1's warmup merged:\n%+v\none run of the same requests:\n%+v", w, want)
+	}
 	var b strings.Builder
 	if err := WriteText(&b, m, TextOptions{}); err != nil {
 		t.Fatal(err)

@@ -51,7 +51,8 @@ func BuildStages(in StageInput) []result.StageResult {
 		fillStage(s, in.Totals[i], span)
 		if w := c.WarmupSlot(i); w >= 0 {
 			one := BuildSteps([]string{""}, []*stats.Totals{in.Totals[w]}, nil, sg.Warmup)[0]
-			s.Warmup = &result.StageWarmup{Duration: measured - begin, Counts: one.Counts, Histograms: one.Histograms}
+			s.Warmup = &result.StageWarmup{Duration: measured - begin, Counts: one.Counts, Histograms: one.Histograms,
+				LLM: buildStageLLM(in.Totals[w].Stream, (measured - begin).Seconds())}
 		}
 		s.Load, s.Process = stageSeries(in.Series, measured.Seconds(), (measured + span).Seconds(), s.Counts.Requests)
 	}
@@ -379,5 +380,32 @@ func addWarmup(into, w *result.StageWarmup) error {
 		}
 		*h.dst = encode(sum)
 	}
+	return addWarmupLLM(into, w)
+}
+
+// addWarmupLLM adds warmup w's LLM block, if it has one, into into's.
+func addWarmupLLM(into, w *result.StageWarmup) error {
+	if w.LLM == nil {
+		return nil
+	}
+	sum := stats.NewTotals()
+	truncated := w.LLM.Truncated
+	for _, l := range []*result.StageLLM{into.LLM, w.LLM} {
+		if l == nil {
+			continue
+		}
+		ls, err := stageLLMStreams(l)
+		if err != nil {
+			return fmt.Errorf("a stage's warmup: %v", err)
+		}
+		one := stats.NewTotals()
+		one.Stream = ls
+		sum.Add(one)
+	}
+	if into.LLM != nil {
+		truncated += into.LLM.Truncated
+	}
+	sum.Stream.Truncated = truncated
+	into.LLM = buildStageLLM(sum.Stream, into.Duration.Seconds())
 	return nil
 }
