@@ -535,8 +535,10 @@ func TestH2GoAwayWhileWaitingForSlot(t *testing.T) {
 			res := runBounded(t, p, 30*time.Second)
 			c := res.Hail.Counts
 			ok := res.StatusCodeDistribution[map[bool]string{false: "200", true: "OK"}[grpc]]
-			if ok != n || answered.Load() != n || c.Reconnects != 1 {
-				t.Errorf("%d OK, %d answered by the server, %d not sent, %d reconnects, errors %v: want all %d answered, one sent again",
+			// One reconnect; none when the other stream came back only
+			// after the GOAWAY (a slow machine), so that it never waited.
+			if ok != n || answered.Load() != n || c.Reconnects > 1 {
+				t.Errorf("%d OK, %d answered by the server, %d not sent, %d reconnects, errors %v: want all %d answered, at most one sent again",
 					ok, answered.Load(), c.NotSent, c.Reconnects, res.ErrorDistribution, n)
 			}
 		})
