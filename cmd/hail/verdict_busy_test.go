@@ -166,14 +166,23 @@ func TestFirstExampleDoesNotBlameItsTarget(t *testing.T) {
 	if v.GeneratorLimited {
 		t.Errorf("the first example warns: %s %q", v.Bottleneck, v.Reasons)
 	}
-	cmd := exec.Command(hailBin, "demo", "--duration", "1s")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("hail demo: %v\n%s", err, out)
+	// Up to three demos: a guest whose timers now and then wake an idle
+	// process over a millisecond late makes a 1 s open run say so (the
+	// verdict is right to: hail sent late), which is the machine, not the
+	// demo. A demo that warns every time fails.
+	var outs []string
+	for range 3 {
+		out, err := exec.Command(hailBin, "demo", "--duration", "1s").CombinedOutput()
+		if err != nil {
+			t.Fatalf("hail demo: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "WARNING: the generator") {
+			return
+		}
+		outs = append(outs, string(out))
+		t.Logf("hail demo warned (%d of 3):\n%s", len(outs), out)
 	}
-	if strings.Contains(string(out), "WARNING: the generator") {
-		t.Errorf("hail demo warns about its own server:\n%s", out)
-	}
+	t.Errorf("hail demo warns about its own server in each of three runs; the last:\n%s", outs[len(outs)-1])
 }
 
 // burnServerEnv makes the test binary a target that burns about 2 ms of
