@@ -306,7 +306,6 @@ func mergeStages(out *result.Result, results []*result.Result, name func(int) st
 		total := stats.NewTotals()
 		var seconds float64
 		var warm *result.StageWarmup
-		var llm *stats.Totals // the shards' LLM blocks, if they have them
 		for i, r := range results {
 			rs := &r.Hail.Stages[k]
 			t, err := stepTotals(&result.StepResult{Name: rs.Label(), Counts: rs.Counts, Histograms: rs.Histograms,
@@ -316,15 +315,9 @@ func mergeStages(out *result.Result, results []*result.Result, name func(int) st
 			}
 			total.Add(t)
 			if rs.LLM != nil {
-				ls, err := stageLLMStreams(rs.LLM)
-				if err != nil {
+				if err := addStageLLM(total, rs.LLM); err != nil {
 					return fmt.Errorf("%s: %v", name(i), err)
 				}
-				if llm == nil {
-					llm = stats.NewTotals()
-				}
-				llm.Stream = ls
-				total.Add(llm)
 			}
 			seconds = max(seconds, rs.Measured.Seconds())
 			if w := rs.Warmup; w != nil {
@@ -383,29 +376,36 @@ func addWarmup(into, w *result.StageWarmup) error {
 	return addWarmupLLM(into, w)
 }
 
-// addWarmupLLM adds warmup w's LLM block, if it has one, into into's.
+// addWarmupLLM adds warmup w's LLM block, if it has one, into into's;
+// into's counts already hold w's (their truncated streams are the
+// block's).
 func addWarmupLLM(into, w *result.StageWarmup) error {
 	if w.LLM == nil {
 		return nil
 	}
 	sum := stats.NewTotals()
-	truncated := w.LLM.Truncated
 	for _, l := range []*result.StageLLM{into.LLM, w.LLM} {
 		if l == nil {
 			continue
 		}
-		ls, err := stageLLMStreams(l)
-		if err != nil {
+		if err := addStageLLM(sum, l); err != nil {
 			return fmt.Errorf("a stage's warmup: %v", err)
 		}
-		one := stats.NewTotals()
-		one.Stream = ls
-		sum.Add(one)
 	}
-	if into.LLM != nil {
-		truncated += into.LLM.Truncated
-	}
-	sum.Stream.Truncated = truncated
+	sum.Stream.Truncated = into.Counts.Truncated
 	into.LLM = buildStageLLM(sum.Stream, into.Duration.Seconds())
+	return nil
+}
+
+// addStageLLM adds the token streams of a stage's (or a warmup's) LLM
+// block l into t.
+func addStageLLM(t *stats.Totals, l *result.StageLLM) error {
+	ls, err := stageLLMStreams(l)
+	if err != nil {
+		return err
+	}
+	one := stats.NewTotals()
+	one.Stream = ls
+	t.Add(one)
 	return nil
 }
