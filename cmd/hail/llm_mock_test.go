@@ -113,11 +113,13 @@ func llmEngines(t *testing.T) []string {
 // (less connect_ns, a connection's setup, for a request that opened one)
 // against the log's first_token_ns − arrival_ns, request by request, on
 // both HTTP/1 engines and HTTP/2. The timing tier holds the p99 of the
-// differences within 0.5 ms on HTTP/1 (three tries: the machine is shared); the
-// fast tier their median within 0.5 ms (2 ms on HTTP/2) and p90 within 5 ms (two tries),
-// which still catches a TTFT taken at the wrong event or the wrong read
-// (the response head comes at once, the first token after a prefill of
-// 0.8 to 26 ms, the next ones 2 ms apart). Every request's tokens are
+// differences within 0.5 ms on HTTP/1 and their p90 within 5 ms (five
+// tries: the machine is shared); the fast tier, which runs beside every
+// other package's tests, their median only, within 0.5 ms (2 ms on HTTP/2;
+// three tries). That still catches a TTFT taken at the wrong event or the
+// wrong read (the response head comes at once, the first token after a
+// prefill of 0.8 to 26 ms, the next ones 2 ms apart); a p90 there met the
+// other packages' load (7 ms on HTTP/2 in CI with the median at 0.6 ms). Every request's tokens are
 // counted, and TTFT from the intended send differs from it by hail's
 // lateness only (its median within 1 ms in the timing tier, 10 ms in the
 // fast one).
@@ -132,7 +134,7 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 	for _, proto := range protos {
 		t.Run(strings.Join(proto, " "), func(t *testing.T) {
 			t.Parallel()
-			tries := 2 // the machine is shared: a run beside others may be late
+			tries := 3 // the machine is shared: a run beside others may be late
 			if strict {
 				tries = 5 // a slow guest stalls now and then (p99 11.8, 2.3, 0.57 ms in three tries once in CI)
 			}
@@ -150,10 +152,10 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 
 // ttftAgreement runs the agreement check once: "" when it holds, else why
 // not (a count that does not add up fails t at once).
-func ttftAgreement(t *testing.T, proto []string, strict bool) string {
+func ttftAgreement(t *testing.T, proto []string, timing bool) string {
 	base, logOf := startMock(t, llmserve.Config{Slots: 64, PrefillPerToken: 50 * time.Microsecond, ITL: fixedITL(t, "2ms")})
 	h2 := slices.Contains(proto, "--http2") // the mock's HTTP/2 (net/http's) logs its own read time, not the kernel's
-	strict = strict && !h2                  // which may be late by a scheduling delay: the fast tier's bounds
+	strict := timing && !h2                 // which may be late by a scheduling delay: the fast tier's bounds
 	db := filepath.Join(t.TempDir(), "requests.db")
 	res, _ := llmMockRun(t, append(slices.Clone(proto), "-q", "40", "--arrivals", "constant", "-n", "60", "-c", "4",
 		"--input-tokens", "16-512", "--output-tokens", "8", "--db-url", db, base+"/v1/completions")...)
@@ -192,8 +194,10 @@ func ttftAgreement(t *testing.T, proto []string, strict bool) string {
 	switch {
 	case strict && p99 > 0.0005:
 		return fmt.Sprintf("differences p99 %.3f ms > 0.5 ms", 1e3*p99)
-	case p50 > median || p90 > 0.005:
-		return fmt.Sprintf("differences p50 %.3f ms (bound %.1f), p90 %.3f ms (bound 5)", 1e3*p50, 1e3*median, 1e3*p90)
+	case timing && p90 > 0.005:
+		return fmt.Sprintf("differences p90 %.3f ms > 5 ms", 1e3*p90)
+	case p50 > median:
+		return fmt.Sprintf("differences p50 %.3f ms > %.1f ms", 1e3*p50, 1e3*median)
 	}
 	late := 0.001 // hail's lateness at the median: a quiet run's; a loaded machine's scheduler makes it ms
 	if !strict {
