@@ -19,24 +19,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/kubernetes/scheme"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/hail-loadgen/hail/result"
 )
-
-// The fake clientset's scheme learns the HailRun types, as a cluster with
-// the CRD installed knows them.
-func init() {
-	if err := addHailRuns(scheme.Scheme); err != nil {
-		panic(err)
-	}
-}
 
 // opTest is an operator on the simulated cluster.
 type opTest struct {
@@ -51,34 +40,16 @@ type opTest struct {
 	watching chan struct{}
 }
 
-// newOpTest is a simulated cluster whose API knows HailRuns: client-go's
-// fake clientset over a tracker of a scheme with them (the fake's own
-// scheme cannot learn a type).
+// newOpTest is a simulated cluster whose API knows HailRuns (fakeScheme).
 func newOpTest(t *testing.T, scripts func(i int) script) *opTest {
-	sc := runtime.NewScheme()
-	if err := scheme.AddToScheme(sc); err != nil {
-		t.Fatal(err)
-	}
-	if err := addHailRuns(sc); err != nil {
-		t.Fatal(err)
-	}
-	tracker := k8stesting.NewObjectTracker(sc, serializer.NewCodecFactory(sc).UniversalDecoder())
 	watching := make(chan struct{}, 8)
-	cs := &fake.Clientset{}
-	cs.AddReactor("*", "*", k8stesting.ObjectReaction(tracker))
-	cs.AddWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
-		var opts metav1.ListOptions
-		if w, ok := a.(k8stesting.WatchActionImpl); ok {
-			opts = w.ListOptions
-		}
-		w, err := tracker.Watch(a.GetResource(), a.GetNamespace(), opts)
-		if err == nil && a.GetResource() == HailRuns {
+	cs, tracker := newFakeCluster(func(r schema.GroupVersionResource) {
+		if r == HailRuns {
 			select {
 			case watching <- struct{}{}:
 			default:
 			}
 		}
-		return err == nil, w, err
 	})
 	s := newSim(t, scripts)
 	s.cs = cs
@@ -88,7 +59,7 @@ func newOpTest(t *testing.T, scripts func(i int) script) *opTest {
 
 // operator returns an operator named id, quick to poll.
 func (ot *opTest) operator(id string) *Operator {
-	return &Operator{Client: fakeCluster{ot.s.cs}, Identity: id, LeaseNamespace: "hail-system", LeaseName: "hail-operator", LeaseDuration: 2 * time.Second,
+	return &Operator{Client: ot.s.cs, Identity: id, LeaseNamespace: "hail-system", LeaseName: "hail-operator", LeaseDuration: 2 * time.Second,
 		Namespaces: []string{"load"}, Image: "hail:local", Log: ot.log, Validate: validateTest,
 		io: func(string) podIO { return ot.s }, tick: 5 * time.Millisecond, lead: 300 * time.Millisecond, leaseTick: 20 * time.Millisecond}
 }
@@ -152,7 +123,7 @@ func (ot *opTest) logText() string {
 
 func (ot *opTest) get(name string) *HailRun {
 	var hr HailRun
-	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), HailRuns, "load", name, &hr); err != nil {
+	if err := (ot.s.cs).Get(context.Background(), HailRuns, "load", name, &hr); err != nil {
 		return nil
 	}
 	return &hr
@@ -230,7 +201,7 @@ func TestOperatorRunsHailRun(t *testing.T) {
 	if st.Result == nil || st.Result.ConfigMap != "r1-result" {
 		t.Fatalf("result %+v", st.Result)
 	}
-	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), ConfigMaps, "load", "r1-result", &cm); err != nil {
+	if err := (ot.s.cs).Get(context.Background(), ConfigMaps, "load", "r1-result", &cm); err != nil {
 		t.Fatal(err)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["total.json.gz"]))
@@ -319,7 +290,7 @@ func TestOperatorInvalid(t *testing.T) {
 		if !strings.Contains(hr.Status.Message, tc.want) || condition(hr, "Validated").Status != metav1.ConditionFalse {
 			t.Errorf("%s: %q %+v", tc.name, hr.Status.Message, condition(hr, "Validated"))
 		}
-		if _, err := ot.s.cs.BatchV1().Jobs("load").Get(context.Background(), "inv-"+tc.name, metav1.GetOptions{}); err == nil {
+		if _, err := get[batchv1.Job](ot.s.cs, Jobs, "load", "inv-"+tc.name); err == nil {
 			t.Errorf("%s: a Job was made", tc.name)
 		}
 	}
@@ -338,7 +309,7 @@ func TestOperatorDeletionStopsJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
-		_, err := ot.s.cs.BatchV1().Jobs("load").Get(context.Background(), "del", metav1.GetOptions{})
+		_, err := get[batchv1.Job](ot.s.cs, Jobs, "load", "del")
 		return err != nil
 	}, "the Job deleted")
 	gone(t, ot.s, &Spec{Name: "del", Namespace: "load"})
@@ -355,11 +326,11 @@ func TestOperatorCleanupKeep(t *testing.T) {
 	if hr.Status.Summary.Requests != 40 {
 		t.Errorf("summary %+v", hr.Status.Summary)
 	}
-	j, err := ot.s.cs.BatchV1().Jobs("load").Get(context.Background(), "keep", metav1.GetOptions{})
+	j, err := get[batchv1.Job](ot.s.cs, Jobs, "load", "keep")
 	if err != nil || j.Spec.TTLSecondsAfterFinished != nil {
 		t.Fatalf("the Job: %v, TTL %v", err, j)
 	}
-	if _, err := ot.s.cs.CoreV1().ConfigMaps("load").Get(context.Background(), "keep", metav1.GetOptions{}); err != nil {
+	if _, err := get[corev1.ConfigMap](ot.s.cs, ConfigMaps, "load", "keep"); err != nil {
 		t.Errorf("the run's ConfigMap: %v", err)
 	}
 }
@@ -393,7 +364,7 @@ func TestOperatorLeaderHandoff(t *testing.T) {
 
 func holder(ot *opTest) string {
 	var l coordinationv1.Lease
-	if err := (fakeCluster{ot.s.cs}).Get(context.Background(), Leases, "hail-system", "hail-operator", &l); err != nil {
+	if err := (ot.s.cs).Get(context.Background(), Leases, "hail-system", "hail-operator", &l); err != nil {
 		return ""
 	}
 	return ptr.Deref(l.Spec.HolderIdentity, "")
@@ -545,7 +516,7 @@ func TestSubmitHailRun(t *testing.T) {
 	ot.s.run(ctx, spec)
 	out := t.TempDir()
 	r, so, se := ot.s.runner(out)
-	r.Client = fakeCluster{ot.s.cs}
+	r.Client = ot.s.cs
 	if !ServesHailRuns(ctx, r.Client, "load") {
 		t.Fatal("the cluster does not serve HailRuns")
 	}
@@ -592,7 +563,7 @@ func TestSubmitCtrlCStops(t *testing.T) {
 	defer cancel()
 	ot.s.run(ctx, spec)
 	r, _, se := ot.s.runner(t.TempDir())
-	r.Client = fakeCluster{ot.s.cs}
+	r.Client = ot.s.cs
 	ints := make(chan struct{}, 1)
 	r.Interrupts = ints
 	go func() {
@@ -611,7 +582,7 @@ func TestSubmitNoOperator(t *testing.T) {
 	t.Parallel()
 	ot := newOpTest(t, ok(1))
 	r, _, _ := ot.s.runner(t.TempDir())
-	r.Client = fakeCluster{ot.s.cs}
+	r.Client = ot.s.cs
 	r.takeUp = 200 * time.Millisecond
 	spec := testSpec(2)
 	_, err := r.Submit(context.Background(), spec, nil)
@@ -625,7 +596,7 @@ func TestSubmitNoOperator(t *testing.T) {
 // one, back, cannot take it while the new one renews.
 func TestLeaseExpires(t *testing.T) {
 	t.Parallel()
-	cs := fakeCluster{fake.NewClientset()}
+	cs, _ := newFakeCluster(nil)
 	now := time.Unix(1_800_000_000, 0)
 	clock := func() time.Time { return now }
 	a := &elector{cs: cs, namespace: "hail-system", name: "hail-operator", id: "op-a", duration: 15 * time.Second, now: clock}

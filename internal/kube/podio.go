@@ -12,7 +12,7 @@ import (
 // podIO is what hail kube reads from and sends to pods besides their
 // objects: their logs, and HTTP requests to them through the API server's
 // pod proxy (a shard's barrier and metrics, the volume helper's files).
-// Tests give their own (client-go's fake clientset does neither).
+// Tests give their own (client-go's fake API does neither).
 type podIO interface {
 	// Logs streams the log of pod's container (follow: until it ends).
 	Logs(ctx context.Context, pod, container string, follow bool) (io.ReadCloser, error)

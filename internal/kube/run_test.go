@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,11 +58,10 @@ func runSim(t *testing.T, s *sim, spec *Spec, adjust func(r *Runner)) outcome {
 // gone checks that the run left nothing in the cluster.
 func gone(t *testing.T, s *sim, spec *Spec) {
 	t.Helper()
-	ctx := context.Background()
-	if _, err := s.cs.BatchV1().Jobs(s.ns).Get(ctx, spec.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := get[batchv1.Job](s.cs, Jobs, s.ns, spec.Name); !apierrors.IsNotFound(err) {
 		t.Errorf("the Job is left: %v", err)
 	}
-	if _, err := s.cs.CoreV1().ConfigMaps(s.ns).Get(ctx, spec.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := get[corev1.ConfigMap](s.cs, ConfigMaps, s.ns, spec.Name); !apierrors.IsNotFound(err) {
 		t.Errorf("the ConfigMap is left: %v", err)
 	}
 }
@@ -333,7 +333,7 @@ func TestRunVolume(t *testing.T) {
 	if s.pod("r1-fetch") == nil {
 		t.Error("no fetch pod")
 	}
-	if _, err := s.cs.CoreV1().Pods("load").Get(context.Background(), "r1-fetch", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := get[corev1.Pod](s.cs, Pods, "load", "r1-fetch"); !apierrors.IsNotFound(err) {
 		t.Errorf("the fetch pod is left: %v", err)
 	}
 }
@@ -392,7 +392,7 @@ func TestRunDetachCollect(t *testing.T) {
 	if err != nil || code != 0 || !strings.Contains(se.String(), "detached: run r1 goes on; collect it with: hail kube collect r1 -n load") {
 		t.Fatalf("detach: %d %v", code, err)
 	}
-	if _, err := s.cs.BatchV1().Jobs("load").Get(ctx, "r1", metav1.GetOptions{}); err != nil {
+	if _, err := get[batchv1.Job](s.cs, Jobs, "load", "r1"); err != nil {
 		t.Fatalf("the detached run's Job: %v", err)
 	}
 	r2, so, _ := s.runner(out)
@@ -427,7 +427,7 @@ func TestRunNameTaken(t *testing.T) {
 	t.Parallel()
 	s := newSim(t, ok(1))
 	spec := testSpec(2)
-	if _, err := s.cs.BatchV1().Jobs("load").Create(context.Background(), spec.Job(), metav1.CreateOptions{}); err != nil {
+	if err := s.cs.Create(context.Background(), Jobs, "load", spec.Job()); err != nil {
 		t.Fatal(err)
 	}
 	o := runSim(t, s, spec, nil)

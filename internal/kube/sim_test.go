@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hail-loadgen/hail/internal/barrier"
 	"github.com/hail-loadgen/hail/internal/report"
@@ -57,7 +56,7 @@ type simPod struct {
 
 type sim struct {
 	t       *testing.T
-	cs      *fake.Clientset
+	cs      fakeCluster
 	ns      string
 	scripts func(i int) script
 	results string // with a volume: the directory the shards write to
@@ -70,7 +69,8 @@ type sim struct {
 }
 
 func newSim(t *testing.T, scripts func(i int) script, objs ...runtime.Object) *sim {
-	return &sim{t: t, cs: fake.NewClientset(objs...), ns: "load", scripts: scripts, pods: map[string]*simPod{}}
+	cs, _ := newFakeCluster(nil, objs...)
+	return &sim{t: t, cs: cs, ns: "load", scripts: scripts, pods: map[string]*simPod{}}
 }
 
 // runner returns a Runner on the simulated cluster, quick to poll, with a
@@ -79,7 +79,7 @@ func newSim(t *testing.T, scripts func(i int) script, objs ...runtime.Object) *s
 // once reached a shard 42 ms ahead).
 func (s *sim) runner(out string) (*Runner, *bytes.Buffer, *bytes.Buffer) {
 	var so, se bytes.Buffer
-	r := &Runner{Client: fakeCluster{s.cs}, Out: out, Stdout: &so, Stderr: &syncWriter{w: &se}, io: s, tick: 5 * time.Millisecond, lead: 300 * time.Millisecond}
+	r := &Runner{Client: s.cs, Out: out, Stdout: &so, Stderr: &syncWriter{w: &se}, io: s, tick: 5 * time.Millisecond, lead: 300 * time.Millisecond}
 	return r, &so, &se
 }
 
@@ -105,7 +105,7 @@ func (s *sim) run(ctx context.Context, spec *Spec) {
 				return
 			case <-time.After(2 * time.Millisecond):
 			}
-			j, err := s.cs.BatchV1().Jobs(s.ns).Get(ctx, spec.Name, metav1.GetOptions{})
+			j, err := get[batchv1.Job](s.cs, Jobs, s.ns, spec.Name)
 			if err == nil {
 				job = j
 				break
@@ -114,7 +114,7 @@ func (s *sim) run(ctx context.Context, spec *Spec) {
 		if s.noPods != "" {
 			ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: spec.Name + ".1", Namespace: s.ns}, Type: corev1.EventTypeWarning, Reason: "FailedCreate",
 				Message: s.noPods, InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: spec.Name, Namespace: s.ns}, LastTimestamp: metav1.Now()}
-			if _, err := s.cs.CoreV1().Events(s.ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			if err := s.cs.Create(ctx, Events, s.ns, ev); err != nil {
 				s.t.Error(err)
 			}
 			return
@@ -141,20 +141,19 @@ func (s *sim) shard(ctx context.Context, spec *Spec, job *batchv1.Job, i int) {
 	s.mu.Lock()
 	s.pods[name] = sp
 	s.mu.Unlock()
-	pods := s.cs.CoreV1().Pods(s.ns)
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns, Labels: job.Spec.Template.Labels,
 		Annotations: map[string]string{indexAnnotation: fmt.Sprint(i)}, CreationTimestamp: metav1.Now()}, Spec: job.Spec.Template.Spec}
-	if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	if err := s.cs.Create(ctx, Pods, s.ns, p); err != nil {
 		s.t.Error(err)
 		return
 	}
 	update := func(f func(p *corev1.Pod)) {
-		cur, err := pods.Get(ctx, name, metav1.GetOptions{})
+		cur, err := get[corev1.Pod](s.cs, Pods, s.ns, name)
 		if err != nil {
 			return
 		}
 		f(cur)
-		_, _ = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		_ = s.cs.UpdateStatus(ctx, Pods, s.ns, cur)
 	}
 	if sc.pending != nil {
 		update(sc.pending)
@@ -212,7 +211,7 @@ func (s *sim) shard(ctx context.Context, spec *Spec, job *batchv1.Job, i int) {
 		res := s.result(spec, i, sent/2, true, at, false)
 		s.finish(ctx, spec, sp, res, 4, "")
 		if sc.end != "stopped" { // the job controller lets go: the pod object goes
-			_ = pods.Delete(ctx, name, metav1.DeleteOptions{})
+			_ = s.cs.Delete(ctx, Pods, s.ns, name, metav1.DeleteOptions{})
 		}
 	case "oom":
 		time.Sleep(sc.after)
@@ -274,8 +273,7 @@ func (s *sim) finish(ctx context.Context, spec *Spec, sp *simPod, res []byte, co
 
 // terminate ends a pod's container with code.
 func (s *sim) terminate(ctx context.Context, name string, code int32, reason, message string) {
-	pods := s.cs.CoreV1().Pods(s.ns)
-	cur, err := pods.Get(ctx, name, metav1.GetOptions{})
+	cur, err := get[corev1.Pod](s.cs, Pods, s.ns, name)
 	if err != nil {
 		return
 	}
@@ -285,7 +283,7 @@ func (s *sim) terminate(ctx context.Context, name string, code int32, reason, me
 	}
 	cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, State: corev1.ContainerState{
 		Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: message}}}}
-	_, _ = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	_ = s.cs.UpdateStatus(ctx, Pods, s.ns, cur)
 }
 
 func (sp *simPod) write(s string) {
@@ -303,8 +301,8 @@ func (s *sim) helpers(ctx context.Context, spec *Spec) {
 			return
 		case <-time.After(2 * time.Millisecond):
 		}
-		list, err := s.cs.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
+		var list corev1.PodList
+		if err := s.cs.List(ctx, Pods, s.ns, metav1.ListOptions{}, &list); err != nil {
 			continue
 		}
 		for _, p := range list.Items {
@@ -326,7 +324,7 @@ func (s *sim) helpers(ctx context.Context, spec *Spec) {
 			cur := p.DeepCopy()
 			cur.Status.Phase = corev1.PodRunning
 			cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-			_, _ = s.cs.CoreV1().Pods(s.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+			_ = s.cs.UpdateStatus(ctx, Pods, s.ns, cur)
 		}
 	}
 }
@@ -349,7 +347,7 @@ func (s *sim) Logs(ctx context.Context, pod, _ string, follow bool) (io.ReadClos
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	} else if _, err := s.cs.CoreV1().Pods(s.ns).Get(ctx, pod, metav1.GetOptions{}); err != nil {
+	} else if _, err := get[corev1.Pod](s.cs, Pods, s.ns, pod); err != nil {
 		return nil, err // a deleted pod's log is gone
 	}
 	sp.mu.Lock()
