@@ -75,7 +75,9 @@ func ExampleRun_rateStages() {
 
 // Connection stages ramp the closed model's connections, as k6's
 // ramping-vus: 3 connections for a quarter of a second, then 1. The run's
-// connections are the stages' peak.
+// connections are the stages' peak. The stages end the run as -z does: a
+// request in flight then is aborted (an error, "aborted due to deadline")
+// unless WaitOngoing lets it finish, as k6's graceful stop does.
 func ExampleRun_connectionStages() {
 	srv, err := hailtest.Start()
 	if err != nil {
@@ -84,7 +86,8 @@ func ExampleRun_connectionStages() {
 	}
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/?delay=1ms",
-		ConnectionStages: []hail.Stage{{Duration: 250 * time.Millisecond, Target: 3, Step: true}, {Duration: 250 * time.Millisecond, Target: 1, Step: true}}})
+		ConnectionStages: []hail.Stage{{Duration: 250 * time.Millisecond, Target: 3, Step: true}, {Duration: 250 * time.Millisecond, Target: 1, Step: true}},
+		WaitOngoing:      true})
 	if err != nil {
 		fmt.Println(err)
 		return

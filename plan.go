@@ -96,9 +96,9 @@ type Plan struct {
 	// every BurstEvery: the open model in bursts (without Rate).
 	BurstEvery time.Duration
 	BurstSize  uint64
-	// WaitOngoing lets requests in flight when the run stops (Duration,
-	// a cancelled context) finish, within Timeout (else 30 s), instead of
-	// aborting them.
+	// WaitOngoing lets requests in flight when the run stops (Duration or
+	// the stages' end, a cancelled context) finish, within Timeout (else 30 s),
+	// instead of aborting them.
 	WaitOngoing bool
 	// PacingGranularity is the shortest time between two of the open
 	// model's wake-ups to send: requests due in between leave together,
