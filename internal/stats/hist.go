@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -25,8 +26,11 @@ const (
 
 // histCountsLen is the length of the counts array of an HdrHistogram with
 // hail's geometry; atomicHist uses the same indexing so its counts import
-// directly with hdr.Import.
-var histCountsLen = len(NewHist().Export().Counts)
+// directly with hdr.Import. It is found once, when first needed: finding
+// it builds a histogram (half a megabyte), which every hail process paid
+// at start-up when it was a package variable, a --version or a flag
+// error included.
+var histCountsLen = sync.OnceValue(func() int { return len(NewHist().Export().Counts) })
 
 // NewHist returns an empty HdrHistogram with hail's geometry.
 func NewHist() *hdr.Histogram { return hdr.New(HistLowest, HistHighest, HistDigits) }
@@ -59,7 +63,7 @@ type atomicHist struct {
 	touched uint64 // atomic
 }
 
-func newAtomicHist() atomicHist { return atomicHist{counts: make([]int64, histCountsLen)} }
+func newAtomicHist() atomicHist { return atomicHist{counts: make([]int64, histCountsLen())} }
 
 // countsIndex mirrors hdrhistogram-go's countsIndexFor for unitMagnitude 0.
 func countsIndex(v int64) int {

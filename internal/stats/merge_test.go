@@ -160,8 +160,8 @@ func TestMergeExact(t *testing.T) {
 // The drain of touched blocks moves what a scan of every count moves.
 func TestDrainTouchedMatchesFullScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	if histCountsLen > 64*subBucketHalfCount {
-		t.Fatalf("%d counts: more blocks than touched has bits", histCountsLen)
+	if histCountsLen() > 64*subBucketHalfCount {
+		t.Fatalf("%d counts: more blocks than touched has bits", histCountsLen())
 	}
 	a, b := newAtomicHist(), newAtomicHist()
 	for range 20 {
