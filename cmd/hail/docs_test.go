@@ -495,7 +495,7 @@ func runBlock(t *testing.T, root, script string) (string, error) {
 	}
 	cmd := exec.Command(self, "-test.run=^$")
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), quickGC(nil)...), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
+	cmd.Env = append(os.Environ(), docsShellEnv+"="+path, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second // a server the script left holding the output
 	var out strings.Builder

@@ -62,8 +62,17 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		// The hot path allocates nothing, so collections are rare and cheap;
 		// a tight target keeps the connection-setup garbage of a large -c
-		// from doubling the resident set.
+		// from doubling the resident set. A ballast, never touched (no
+		// resident memory), sets the heap the 10% counts from: without it
+		// the first collection comes at 400 kB, and the megabytes of a
+		// run's histograms and connection slots, and its report's, cost
+		// dozens of collections — `hail -n 3` spent 110 ms of CPU where it
+		// spends 51 ms with it, a streaming run a tenth of the CPU it
+		// spends outside its events. It lets at most 6.4 MB more garbage
+		// live (10% of it) before a collection: a large body's HTTP/2
+		// frames stay within the memory rule (TestBodyMemory).
 		debug.SetGCPercent(10)
+		gcBallast = make([]byte, 64<<20)
 	}
 	root := newCommandTree()
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
@@ -72,16 +81,6 @@ func main() {
 		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
 		if (cmd == root || cmd.Parent() == root && (cmd.Name() == "run" || cmd.Name() == "grpc" || cmd.Name() == "llm")) && !quick {
 			catchSignals()
-		}
-		if os.Getenv("GOGC") == "" && (cmd.Parent() == root && cmd.Name() == "llm" || cmd.Flags().Changed("sse")) {
-			// A streaming run: a ballast, never touched (no resident
-			// memory), sets the heap the 10% counts from. Without it the
-			// run's first megabytes of histograms and connection slots, and
-			// its report's, cost some thirty collections (a tenth of the
-			// CPU a 20 s streaming run spends outside its events). Other
-			// runs go without: the larger heap goal would let a large
-			// body's garbage (HTTP/2's frames of it) grow the resident set.
-			gcBallast = make([]byte, 64<<20)
 		}
 	}
 	root.AddCommand(newKubeCmd(), newOperatorCmd())

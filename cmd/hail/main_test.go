@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,22 +90,6 @@ func makeHail(path string) error {
 	return dst.Close()
 }
 
-// quickGC is the environment that has a hail process collect garbage at
-// Go's default pace (GOGC=100) when the test run sets no GOGC: hail's own
-// GOGC=10 costs a small run some 40 ms of CPU in collections, and the
-// tests start hundreds of runs. hail and hailEnv use it but for hail llm
-// and --sse runs (their ballast makes collections rare already; their
-// timing tests keep hail's setting), and so do the docs blocks (runBlock),
-// the signal table's runs (startHail) and TestTimeoutKeepsResult; tests
-// that start hail otherwise, those of its memory among them, keep hail's
-// setting.
-func quickGC(args []string) []string {
-	if os.Getenv("GOGC") != "" || len(args) > 0 && args[0] == "llm" || slices.Contains(args, "--sse") {
-		return nil
-	}
-	return []string{"GOGC=100"}
-}
-
 func startServe(t *testing.T) string {
 	u, _ := servetest.Start(t)
 	return u
@@ -133,7 +116,7 @@ func hail(t *testing.T, args ...string) (string, string, int) {
 func hailEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(hailBin, args...)
-	cmd.Env = append(append(os.Environ(), quickGC(args)...), env...)
+	cmd.Env = append(os.Environ(), env...)
 	return runBounded(t, cmd)
 }
 

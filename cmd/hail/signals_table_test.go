@@ -146,7 +146,6 @@ type hailProc struct {
 func startHail(t *testing.T, args ...string) *hailProc {
 	t.Helper()
 	h := &hailProc{cmd: exec.Command(hailBin, args...), done: make(chan struct{})}
-	h.cmd.Env = append(os.Environ(), quickGC(args)...)
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	h.cmd.Stderr = &h.stderr
 	if err := h.cmd.Start(); err != nil {
