@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/hail-loadgen/hail/internal/testtier"
 )
 
 // docBlock is one fenced code block of a Markdown file.
@@ -414,9 +416,12 @@ func runnable(text string) (string, bool, error) {
 // The shell blocks of README and of docs/*.md that start their own target
 // (a line "hail serve … &") run as written: each command exits 0. The
 // other blocks of docs/*.md are parsed only: they need a cluster, a
-// machine, files of their own or a service of the reader's.
+// machine, files of their own or a service of the reader's. It is the docs
+// tier (HAIL_DOCS=1, .ci/run): every block's runs, one a namespace, were
+// the fast tier's largest test.
 func TestDocsBlocksRun(t *testing.T) {
 	t.Parallel()
+	testtier.Require(t, testtier.Docs)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

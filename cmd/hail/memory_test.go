@@ -157,19 +157,18 @@ func bodyFile(t *testing.T, n int64, head []byte) string {
 // connections sending it at once, a 307 redirect that sends it again,
 // HTTP/2 (two streams), HTTP/3, a gRPC message from -B, a scenario's
 // body_file — and the server receives all of it, every time. A 256 MiB
-// file peaked at 4.1× (5.1× with a 307 hop). The fast tier runs the HTTP/1
-// and HTTP/2 paths with a 128 MiB body sent three times; HAIL_MEMORY=1 (.ci/run) runs all
-// of them with 256 MiB sent four times. (With 32 MiB the constant part left no margin: a
-// run without a body peaks at about 40 MiB here — the binary's pages and
-// the runtime — and HTTP/2's write queues add a few MiB whatever the
-// body's size; on a loaded machine HTTP/2 peaked at 78–82 MiB against the
-// bound's 80. With 128 MiB: 162–173 MiB against 200.)
+// file peaked at 4.1× (5.1× with a 307 hop). It is the memory tier
+// (HAIL_MEMORY=1, .ci/run): 256 MiB sent four times on every path, some 10
+// GB through loopback. The fast tier ran the HTTP/1 and HTTP/2 paths with
+// 128 MiB (3.6 s of CPU, its largest test); smaller bodies leave no margin
+// (a run without a body peaks at about 40 MiB here — the binary's pages
+// and the runtime — and HTTP/2's write queues add a few MiB whatever the
+// body's size: with 32 MiB HTTP/2 peaked at 78–82 MiB against the bound's
+// 80 on a loaded machine).
 func TestBodyMemory(t *testing.T) {
 	t.Parallel()
-	size, reqs, all := int64(128<<20), 3, false // 3 requests: both connections at once, then one again
-	if testtier.On(testtier.Memory) {
-		size, reqs, all = 256<<20, 4, true
-	}
+	testtier.Require(t, testtier.Memory)
+	size, reqs := int64(256<<20), 4 // both connections at once, then again
 	s := startSink(t)
 	file := bodyFile(t, size, nil)
 	// A serialized hail.v1.EchoRequest whose payload (field 1) is the rest
@@ -189,29 +188,25 @@ func TestBodyMemory(t *testing.T) {
 	post := append([]string{"-m", "POST", "-D", file, "-n", strconv.Itoa(reqs), "-c", "2"}, limit...)
 	for _, tc := range []struct {
 		name string
-		slow bool
 		args []string
 		want map[string]int64 // body bytes per request, per path
 	}{
 		{name: "net", args: append(append([]string{"--engine", "net"}, post...), s.h1+"/sink"), want: map[string]int64{"/sink": size}},
 		{name: "uring", args: append(append([]string{"--engine", "uring"}, post...), s.h1+"/sink"), want: map[string]int64{"/sink": size}},
 		{name: "h2", args: append(append([]string{"--http2", "-p", "2"}, post...), s.h2c+"/sink"), want: map[string]int64{"/sink": size}},
-		{name: "net-307", slow: true, args: append(append([]string{"--engine", "net", "-r", "2"}, post...), s.h1+"/307"),
+		{name: "net-307", args: append(append([]string{"--engine", "net", "-r", "2"}, post...), s.h1+"/307"),
 			want: map[string]int64{"/307": size, "/sink": size}},
-		{name: "uring-307", slow: true, args: append(append([]string{"--engine", "uring", "-r", "2"}, post...), s.h1+"/307"),
+		{name: "uring-307", args: append(append([]string{"--engine", "uring", "-r", "2"}, post...), s.h1+"/307"),
 			want: map[string]int64{"/307": size, "/sink": size}},
-		{name: "h2-307", slow: true, args: append(append([]string{"--http2", "-p", "2", "-r", "2"}, post...), s.h2c+"/307"),
+		{name: "h2-307", args: append(append([]string{"--http2", "-p", "2", "-r", "2"}, post...), s.h2c+"/307"),
 			want: map[string]int64{"/307": size, "/sink": size}},
-		{name: "h3", slow: true, args: append(append([]string{"--http-version", "3", "--cacert", s.h3ca}, post...), s.h3+"/sink"),
+		{name: "h3", args: append(append([]string{"--http-version", "3", "--cacert", s.h3ca}, post...), s.h3+"/sink"),
 			want: map[string]int64{"/sink": size}},
-		{name: "grpc", slow: true, args: []string{"grpc", "--insecure", "--proto", "../../internal/grpcserve/hail.proto", "--call", "hail.v1.Target/Echo",
+		{name: "grpc", args: []string{"grpc", "--insecure", "--proto", "../../internal/grpcserve/hail.proto", "--call", "hail.v1.Target/Echo",
 			"-B", grpcFile, "-n", strconv.Itoa(reqs), "-c", "2", "--body-file-limit", "1g", "--no-tui", "-j", strings.TrimPrefix(s.h2c, "http://")},
 			want: map[string]int64{"/hail.v1.Target/Echo": 5 + size}},
-		{name: "scenario", slow: true, args: []string{"run", "--body-file-limit", "1g", "--no-tui", "-j", scen}, want: map[string]int64{"/sink": size}},
+		{name: "scenario", args: []string{"run", "--body-file-limit", "1g", "--no-tui", "-j", scen}, want: map[string]int64{"/sink": size}},
 	} {
-		if tc.slow && !all {
-			continue
-		}
 		t.Run(tc.name, func(t *testing.T) {
 			code, peak, errOut := peakRSS(t, tc.args...)
 			if code != 0 {

@@ -22,11 +22,16 @@ const (
 	// soak's length.
 	Soak = "HAIL_SOAK"
 	// Memory holds the body-memory rule measured with 256 MiB bodies on
-	// every path (the fast tier measures some paths with 32 MiB).
+	// every path (gigabytes through loopback: not in the fast tier).
 	Memory = "HAIL_MEMORY"
 	// Browser holds the HTML report rendered in headless chromium (some
 	// seconds a page, and a browser to install).
 	Browser = "HAIL_BROWSER"
+	// Docs runs the shell blocks of README and docs/*.md that start their
+	// own target, as written, each in a network namespace (some 9 s, 4.5 s
+	// of CPU); the fast tier checks that every hail command in the docs
+	// parses (TestDocsCommandsParse).
+	Docs = "HAIL_DOCS"
 	// Module holds the build of a module that requires hail from this
 	// checkout (go run and go test in it: two builds and links, ~25 s
 	// here); .ci/run runs it right after the fast tier.
