@@ -58,30 +58,38 @@ func (w *watcher) start(ctx context.Context, cs Cluster) error {
 	pods := informer(cs, Pods, ns, sel, &corev1.Pod{}, func() runtime.Object { return &corev1.PodList{} })
 	jobs := informer(cs, Jobs, ns, sel, &batchv1.Job{}, func() runtime.Object { return &batchv1.JobList{} })
 	events := informer(cs, Events, ns, "", &corev1.Event{}, func() runtime.Object { return &corev1.EventList{} })
-	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	// Each handler's registration says when it has been handed every
+	// object of the first list: an informer's own HasSynced says only that
+	// its store holds them, and the handlers get them from another
+	// goroutine (a loaded machine once read the run's Job as gone before
+	// its handler had seen it).
+	podsReg, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.pod(o, false) },
 		UpdateFunc: func(_, o any) { w.pod(o, false) },
 		DeleteFunc: func(o any) { w.pod(o, true) },
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if _, err := jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	jobsReg, err := jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.setJob(o, false) },
 		UpdateFunc: func(_, o any) { w.setJob(o, false) },
 		DeleteFunc: func(o any) { w.setJob(o, true) },
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if _, err := events.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	eventsReg, err := events.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.event(o) },
 		UpdateFunc: func(_, o any) { w.event(o) },
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	for _, inf := range []cache.SharedIndexInformer{pods, jobs, events} {
 		go inf.Run(ctx.Done())
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced, jobs.HasSynced, events.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), podsReg.HasSynced, jobsReg.HasSynced, eventsReg.HasSynced) {
 		return fmt.Errorf("watching the run's pods, Job and events: %w", ctx.Err())
 	}
 	return nil

@@ -353,13 +353,15 @@ func TestLogArrivalIsKernelTime(t *testing.T) {
 }
 
 // A queued request whose client has gone is skipped: the slot goes to the
-// next one in line at once.
+// next one in line at once. The first request holds the slot for a second
+// (50 tokens 20 ms apart): with 6 tokens, a loaded machine once let it end
+// before the second had queued.
 func TestClientGoneWhileQueued(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, Config{Slots: 1, ITL: mustDist(t, "20ms"), Tick: -1})
 	long := make(chan error)
 	go func() {
-		_, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":6,"stream":true}`)
+		_, err := sendRaw(ts.addr, "/v1/completions", `{"prompt":"p","max_tokens":50,"stream":true}`)
 		long <- err
 	}()
 	waitFor(t, func() bool { return ts.Stats().Running == 1 })
