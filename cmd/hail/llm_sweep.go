@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -99,32 +101,71 @@ func runSweep(f *llmFlags, l *llmRun) error {
 	if err != nil && len(res.Steps) == 0 {
 		return err
 	}
-	var werr error
-	switch f.format {
-	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		werr = enc.Encode(map[string]any{"sweep": res, "slo": l.SLO.String(), "config": l.config()})
-	case "html":
-		var table strings.Builder
-		res.WriteText(&table, l.SLO.String())
-		var steps []report.SweepStep
-		for _, st := range res.Steps {
-			if st.Kind != "closed" {
-				steps = append(steps, report.SweepStep{Rate: st.Rate, Passed: st.Passed(), TTFT99: st.TTFT99.Seconds(), Goodput: st.Goodput, Throughput: st.Throughput})
-			}
-		}
-		werr = report.WriteSweepHTML(out, plan.Version, redactedURL(l.plan.URL, false), l.SLO.String(), steps, res.Answer, res.Ceiling, table.String())
-	default:
-		werr = res.WriteText(out, l.SLO.String())
-	}
-	if werr != nil {
+	doc := sweepDoc{Sweep: res, SLO: l.SLO.String(), Config: l.config(), Version: plan.Version}
+	if werr := writeSweep(out, f.format, &doc); werr != nil {
 		return werr
 	}
 	if cerr := out.Commit(); cerr != nil {
 		return cerr
 	}
 	return err
+}
+
+// sweepDoc is a sweep's JSON file, as hail llm --sweep -j writes it and
+// hail report reads it back.
+type sweepDoc struct {
+	Sweep sweep.Result `json:"sweep"`
+	// SLO is the objectives the steps were judged by (--slo).
+	SLO string `json:"slo"`
+	// Config is the run's configuration, as a Result's (its url among it).
+	Config map[string]any `json:"config"`
+	// Version is the hail that ran the sweep.
+	Version string `json:"version,omitempty"`
+}
+
+// sweepFormats are the formats a sweep is written in.
+var sweepFormats = []string{"text", "json", "html"}
+
+// writeSweep writes d in format: json (the file itself), html (the goodput
+// and TTFT curves and the table) or text (the table and the answer).
+func writeSweep(w io.Writer, format string, d *sweepDoc) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	case "html":
+		var table strings.Builder
+		if err := d.Sweep.WriteText(&table, d.SLO); err != nil {
+			return err
+		}
+		var steps []report.SweepStep
+		for _, st := range d.Sweep.Steps {
+			if st.Kind != "closed" {
+				steps = append(steps, report.SweepStep{Rate: st.Rate, Passed: st.Passed(), TTFT99: st.TTFT99.Seconds(), Goodput: st.Goodput, Throughput: st.Throughput})
+			}
+		}
+		url, _ := d.Config["url"].(string)
+		version := cmp.Or(d.Version, plan.Version)
+		return report.WriteSweepHTML(w, version, url, d.SLO, steps, d.Sweep.Answer, d.Sweep.Ceiling, table.String())
+	}
+	return d.Sweep.WriteText(w, d.SLO)
+}
+
+// readSweep reads b as a sweep's file: ok is false when b is not one (no
+// "sweep" object at its top).
+func readSweep(b []byte) (d *sweepDoc, ok bool, err error) {
+	var probe struct {
+		Sweep json.RawMessage `json:"sweep"`
+	}
+	if json.Unmarshal(b, &probe) != nil || len(probe.Sweep) == 0 || probe.Sweep[0] != '{' {
+		return nil, false, nil
+	}
+	d = &sweepDoc{}
+	if err := json.Unmarshal(b, d); err != nil {
+		return nil, true, fmt.Errorf("a hail llm --sweep result that does not read as one: %v", err)
+	}
+	return d, true, nil
 }
 
 // measureStep runs one step of the sweep and measures its window.

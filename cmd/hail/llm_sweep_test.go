@@ -17,6 +17,14 @@ import (
 // the sweep.
 func sweepRun(t *testing.T, args ...string) sweep.Result {
 	t.Helper()
+	res, _, _ := sweepFile(t, args...)
+	return res
+}
+
+// sweepFile is sweepRun that also gives the JSON file written and the
+// progress hail printed on stderr.
+func sweepFile(t *testing.T, args ...string) (res sweep.Result, path, progress string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	_, errOut, code := hail(t, append([]string{"llm", "--no-tui", "--output-format", "json", "-o", out, "--sweep"}, args...)...)
 	if code != 0 {
@@ -32,7 +40,7 @@ func sweepRun(t *testing.T, args ...string) sweep.Result {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	return doc.Sweep
+	return doc.Sweep, out, errOut
 }
 
 // The sweep finds the mock's configured capacity, slots ÷ (prefill +
@@ -65,11 +73,13 @@ func TestLLMSweepFindsCapacity(t *testing.T) {
 }
 
 // A short sweep's shape: the closed run first, then fixed steps of the
-// ceiling, a table and an answer; the text report.
+// ceiling, a table and an answer; its progress on stderr; hail report
+// renders its file as the text table and the HTML page, and refuses a
+// format a sweep has not.
 func TestLLMSweepSteps(t *testing.T) {
 	t.Parallel()
 	base, _, _ := startLoggedMock(t, llmserve.Config{Slots: 4, ITL: fixedITL(t, "1ms")})
-	res := sweepRun(t, "--slo", "ttft=200ms", "--sweep-step-duration", "200ms", "--sweep-warmup", "50ms", "--sweep-steps", "1",
+	res, file, progress := sweepFile(t, "--slo", "ttft=200ms", "--sweep-step-duration", "200ms", "--sweep-warmup", "50ms", "--sweep-steps", "1",
 		"--sweep-precision", "0.5", "-c", "16", "--input-tokens", "8", "--output-tokens", "10", base+"/v1/completions")
 	if len(res.Steps) < 2 || res.Steps[0].Kind != "closed" || res.Steps[0].Rate != 0 || res.Steps[1].Rate != res.Ceiling || res.Ceiling <= 0 {
 		t.Fatalf("steps %+v", res.Steps)
@@ -82,18 +92,23 @@ func TestLLMSweepSteps(t *testing.T) {
 	if res.Answer <= 0 {
 		t.Errorf("answer %v", res.Answer)
 	}
-	text, errOut, code := hail(t, "llm", "--no-tui", "--sweep", "--slo", "ttft=200ms", "--sweep-step-duration", "250ms", "--sweep-warmup", "50ms",
-		"--sweep-steps", "1", "--sweep-precision", "0.9", "-c", "8", "--input-tokens", "8", "--output-tokens", "5", base+"/v1/completions")
-	if code != 0 || !strings.Contains(text, "TTFT p99") || !strings.Contains(text, "closed") || !strings.Contains(text, "requests/s") || !strings.Contains(errOut, "sweep: closed model:") {
+	if !strings.Contains(progress, "sweep: closed model:") {
+		t.Errorf("stderr:\n%s", progress)
+	}
+	text, errOut, code := hail(t, "report", file)
+	if code != 0 || !strings.Contains(text, "TTFT p99") || !strings.Contains(text, "closed") || !strings.Contains(text, "requests/s") ||
+		!strings.Contains(text, "ttft=200ms") {
 		t.Errorf("exit %d, text:\n%s\nstderr:\n%s", code, text, errOut)
 	}
-	page, errOut, code := hail(t, "llm", "--no-tui", "--sweep", "--output-format", "html", "--slo", "ttft=200ms", "--sweep-step-duration", "250ms", "--sweep-warmup", "50ms",
-		"--sweep-steps", "1", "--sweep-precision", "0.9", "-c", "8", "--input-tokens", "8", "--output-tokens", "5", base+"/v1/completions")
+	page, errOut, code := hail(t, "report", "--output-format", "html", file)
 	if code != 0 || !strings.Contains(page, `id="chart-sweep-ttft"`) || !strings.Contains(page, `id="chart-sweep-goodput"`) || !strings.Contains(page, "Highest rate") && !strings.Contains(page, "Every rate tried") {
 		t.Errorf("html: exit %d, stderr %s\n%.2000s", code, errOut, page)
 	}
-	if strings.Contains(page, "no step") || !strings.Contains(page, "answer ") {
-		t.Errorf("html: the curves are empty or have no answer\n%.3000s", page)
+	if strings.Contains(page, "no step") || !strings.Contains(page, "answer ") || !strings.Contains(page, base) {
+		t.Errorf("html: the curves are empty, have no answer or no URL\n%.3000s", page)
+	}
+	if _, errOut, code := hail(t, "report", "--output-format", "csv", file); code != 1 || !strings.Contains(errOut, "sweep result: it renders as text, json or html") {
+		t.Errorf("csv of a sweep: exit %d, %s", code, errOut)
 	}
 }
 

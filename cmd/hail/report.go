@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,17 +39,21 @@ func newReportCmd() *cobra.Command {
 		Long: `hail report renders a result saved with -j/--output-format json again, in any format:
 text (as the run printed it), json, csv (the per-second series; a saved result holds no
 per-request data), markdown (a summary to paste into a review) or html (one self-contained
-page with charts that opens offline).`,
+page with charts that opens offline). A hail llm --sweep result renders as text, json or html.`,
 		Example: `  hail report result.json
   hail report result.json --output-format html -o report.html
-  hail report merged.json --output-format markdown`,
+  hail report merged.json --output-format markdown
+  hail report sweep.json --output-format html -o sweep.html`,
 		Args:          cobra.ExactArgs(1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := readResult(args[0])
+			res, sw, err := readReportable(args[0])
 			if err != nil {
 				return err
+			}
+			if sw != nil && !slices.Contains(sweepFormats, format) {
+				return fmt.Errorf("%s is a hail llm --sweep result: it renders as text, json or html, not --output-format %s", args[0], format)
 			}
 			if format == "csv" {
 				format = "csv-seconds"
@@ -57,8 +63,13 @@ page with charts that opens offline).`,
 				return err
 			}
 			defer out.Discard()
-			color := !noColor && os.Getenv("NO_COLOR") == "" && output == "" && term.IsTerminal(int(os.Stdout.Fd()))
-			if err := writeReport(out, res, format, report.TextOptions{Unit: unit, Color: color}); err != nil {
+			if sw != nil {
+				err = writeSweep(out, format, sw)
+			} else {
+				color := !noColor && os.Getenv("NO_COLOR") == "" && output == "" && term.IsTerminal(int(os.Stdout.Fd()))
+				err = writeReport(out, res, format, report.TextOptions{Unit: unit, Color: color})
+			}
+			if err != nil {
 				return err
 			}
 			return out.Commit()
@@ -71,6 +82,26 @@ page with charts that opens offline).`,
 	fl.VarP(choiceValue{&unit, report.Units}, "time-unit", "u", "time unit of the text report (default: chosen from the slowest request)")
 	fl.BoolVar(&noColor, "no-color", false, "no colors (also when NO_COLOR is set)")
 	return cmd
+}
+
+// readReportable reads what hail report renders: a saved JSON result, or a
+// sweep's (hail llm --sweep); errors name the file.
+func readReportable(path string) (*result.Result, *sweepDoc, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, unwrapPathErr(err))
+	}
+	if sw, ok, err := readSweep(b); ok {
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return nil, sw, nil
+	}
+	res, err := result.ReadJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return res, nil, nil
 }
 
 // readResult reads a saved JSON result, with errors naming the file.
