@@ -264,9 +264,13 @@ func (c *Call) IdleAt() time.Duration {
 // its response arrived, the connection ended (closed, reset, broken pipe),
 // it was not retried already, and resending is safe — its method is
 // idempotent (RFC 9110 §9.2.2), or the server provably did not process it
-// (none of its bytes was written, or a GOAWAY refused its stream).
+// (none of its bytes was written, or a GOAWAY refused its stream). A
+// request a GOAWAY refused (unprocessed) goes again also from a new
+// connection, as HTTP/2 clients send a refused stream again (RFC 9113
+// §8.7): a server's idle timeout sends one with last stream 0 when a
+// connection's first request comes late, which a loaded machine did.
 func (c *Call) RetryStale(k stats.ErrorKind, reused, gotBytes, wroteAttempt, unprocessed bool, method string) bool {
-	if c.retried || !reused || gotBytes {
+	if c.retried || !reused && !unprocessed || gotBytes {
 		return false
 	}
 	switch k {

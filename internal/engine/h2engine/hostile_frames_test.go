@@ -545,6 +545,34 @@ func TestH2GoAwayWhileWaitingForSlot(t *testing.T) {
 	}
 }
 
+// A new connection whose first stream a GOAWAY refuses (last stream 0:
+// what a server's idle timeout sends when a connection's first request
+// comes after it, as on a loaded machine) sends the request again on
+// another: the server provably did not process it, so also a POST. It
+// failed as "http2 goaway" when only a reused connection's requests went
+// again.
+func TestH2GoAwayRefusesFirstStream(t *testing.T) {
+	t.Parallel()
+	var refused atomic.Bool
+	var answered atomic.Int64
+	base := serveRaw(t, eachRequest(func(r *rawConn, id uint32) bool {
+		if refused.CompareAndSwap(false, true) {
+			_ = r.do(func(fr *http2.Framer) error { return fr.WriteGoAway(0, http2.ErrCodeNo, nil) })
+			return false
+		}
+		answered.Add(1)
+		return r.answer(id, false) == nil
+	}))
+	p := h2plan(t, base)
+	p.Requests, p.Connections, p.Streams, p.Method = 4, 1, 1, "POST"
+	res := runBounded(t, p, 30*time.Second)
+	c := res.Hail.Counts
+	if res.StatusCodeDistribution["200"] != 4 || answered.Load() != 4 || c.Reconnects != 1 || c.Errors != 0 || c.Sent != 4 {
+		t.Errorf("%d 200s, %d answered by the server, %d sent, %d reconnects, errors %v: want 4 of each, one reconnect",
+			res.StatusCodeDistribution["200"], answered.Load(), c.Sent, c.Reconnects, res.ErrorDistribution)
+	}
+}
+
 // A server that accepts the connection and sends its SETTINGS a byte a
 // second (or never): the run ends at --connect-timeout with one line
 // saying that hail timed out waiting for the server's HTTP/2 settings.
