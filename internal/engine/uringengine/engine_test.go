@@ -651,10 +651,12 @@ func TestLargeBodyAndHEAD(t *testing.T) {
 }
 
 // The engine allocates nothing per request: a run of 4200 requests
-// allocates at most 20 more times than a run of 200 (setup is the same;
-// the runtime's and the in-process server's own allocations vary by ~15),
-// in both models and with connection-per-request. An allocation per
-// request would show as 4000 more.
+// allocates at most 100 more times than a run of 200 (setup is the same;
+// the runtime's and the in-process server's own allocations vary by ~15
+// on a quiet machine, 28 once beside every other package's tests: a longer
+// run spans more of the collector's ticks), in both models and with
+// connection-per-request. An allocation per request would show as 4000
+// more, one per 40 requests as 100.
 func TestNoAllocationsPerRequest(t *testing.T) {
 	needURing(t)
 	_, base := startServe(t, "127.0.0.1:0")
@@ -674,7 +676,7 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 		}
 		small, large := mallocs(200), mallocs(4200)
 		t.Logf("%s rate %v: %d allocations for 200 requests, %d for 4200", o.url, o.rate, small, large)
-		if int64(large)-int64(small) > 20 {
+		if int64(large)-int64(small) > 100 {
 			t.Errorf("%s rate %v: %d allocations for 200 requests, %d for 4200: %.4f per request", o.url, o.rate, small, large, (float64(large)-float64(small))/4000)
 		}
 	}
