@@ -257,9 +257,9 @@ func ExampleLLMLoad() {
 	// ITL samples: 180 TTFT ≥ TTFT from send: true mock's tokens: 192
 }
 
-// An LLM load through rate stages, as hail llm --stages sends it: 20
-// requests/s for a second, then 40/s for a second whose first quarter is a
-// warm-up, evenly spaced (LLM.Arrivals; Poisson by default). Each stage
+// An LLM load through rate stages, as hail llm --stages sends it: 40
+// requests/s for half a second, then 80/s for half a second whose first
+// quarter is a warm-up, evenly spaced (LLM.Arrivals; Poisson by default). Each stage
 // has its own LLM results (Result.Hail.Stages[i].LLM), the warm-up's
 // requests left out of them as from the stage's other figures; the
 // warm-up has its own (Stages[i].Warmup.LLM), and with the stages' they
@@ -268,7 +268,7 @@ func ExampleLLMLoad_rateStages() {
 	srv := startOpenAI(hailtest.OpenAIConfig{Slots: 16, ITL: 2 * time.Millisecond})
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/v1/completions", Connections: 8,
-		RateStages: []hail.Stage{{Duration: time.Second, Target: 20, Step: true}, {Duration: time.Second, Target: 40, Step: true, Warmup: 250 * time.Millisecond}},
+		RateStages: []hail.Stage{{Duration: 500 * time.Millisecond, Target: 40, Step: true}, {Duration: 500 * time.Millisecond, Target: 80, Step: true, Warmup: 125 * time.Millisecond}},
 		LLM:        &hail.LLMLoad{InputTokens: "16", OutputTokens: "8", Arrivals: "constant", SLOTTFT: time.Second}})
 	if err != nil {
 		fmt.Println(err)
@@ -285,8 +285,8 @@ func ExampleLLMLoad_rateStages() {
 	}
 	fmt.Println("the run's:", res.Hail.LLM.Completed)
 	// Output:
-	// stage 1 20 req/s completed: 20 tokens: 160 TTFT samples: 20 met the SLO: 20 warm-up: none
-	// stage 2 40 req/s completed: 30 tokens: 240 TTFT samples: 30 met the SLO: 30 warm-up: 10 requests, 10 completed
+	// stage 1 40 req/s completed: 20 tokens: 160 TTFT samples: 20 met the SLO: 20 warm-up: none
+	// stage 2 80 req/s completed: 30 tokens: 240 TTFT samples: 30 met the SLO: 30 warm-up: 10 requests, 10 completed
 	// the run's: 60
 }
 
