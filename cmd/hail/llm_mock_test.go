@@ -276,15 +276,27 @@ func TestLLMQueueInTTFT(t *testing.T) {
 		} {
 			t.Run(strings.Join(proto, " ")+"/"+c.name, func(t *testing.T) {
 				t.Parallel()
-				queueInTTFT(t, proto, c.connections, c.inHail)
+				// Three tries: beside the other packages' tests, the
+				// machine once woke hail 43 ms late and the mock's HTTP/2
+				// reads 76 ms late; where the queue is holds every time.
+				var why string
+				for range 3 {
+					if why = queueInTTFT(t, proto, c.connections, c.inHail); why == "" {
+						return
+					}
+					t.Log(why)
+				}
+				t.Error(why)
 			})
 		}
 	}
 }
 
 // queueInTTFT is one case of TestLLMQueueInTTFT: hail llm with proto's
-// flags and connections against a mock of 4 slots.
-func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
+// flags and connections against a mock of 4 slots. It returns why a bound
+// of time did not hold ("" when all did); what is wrong whatever the
+// machine's load fails t.
+func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) string {
 	base, logOf := startMock(t, llmserve.Config{Slots: 4, ITL: fixedITL(t, "5ms")})
 	args := append(slices.Clone(proto), "-q", "160", "-n", "48", "-c", strconv.Itoa(connections), "--input-tokens", "8", "--output-tokens", "10",
 		base+"/v1/chat/completions")
@@ -319,6 +331,7 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 	} else if hailQueue > tol || serverQueue < 0.05 {
 		t.Errorf("queue p50: %.1f ms in the mock, %.1f ms for a connection in hail; want it in the mock", 1e3*serverQueue, 1e3*hailQueue)
 	}
+	var why []string
 	// TTFT from the actual send is the mock's (first token − arrival),
 	// with the server's queue and without hail's (~250 ms at the end). On
 	// HTTP/2 the mock's arrival is net/http's read of the request, late by
@@ -329,7 +342,7 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 		sendTol = 0.050
 	}
 	if d := sent["p50"] - quantile(ttft, 50); math.Abs(d) > sendTol {
-		t.Errorf("TTFT from send p50 %.2f ms, the mock's log %.2f ms", 1e3*sent["p50"], 1e3*quantile(ttft, 50))
+		why = append(why, fmt.Sprintf("TTFT from send p50 %.2f ms, the mock's log %.2f ms", 1e3*sent["p50"], 1e3*quantile(ttft, 50)))
 	}
 	// TTFT from the intended send holds hail's queue too.
 	if inHail && (intended["p50"] < sent["p50"]+0.8*hailQueue || intended["p50"] < 5*sent["p50"]) {
@@ -337,8 +350,8 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 			1e3*intended["p50"], 1e3*sent["p50"], 1e3*hailQueue)
 	}
 	if !inHail && intended["p50"]-sent["p50"] > 2*tol {
-		t.Errorf("TTFT p50 from intended %.1f ms, from send %.1f ms: with hail on time they differ by its lateness only",
-			1e3*intended["p50"], 1e3*sent["p50"])
+		why = append(why, fmt.Sprintf("TTFT p50 from intended %.1f ms, from send %.1f ms: with hail on time they differ by its lateness only",
+			1e3*intended["p50"], 1e3*sent["p50"]))
 	}
 	i, s := strings.Index(text, "TTFT (from intended send)"), strings.Index(text, "TTFT (from actual send)")
 	if i < 0 || s < i || !strings.Contains(text[i:s], fmtDur(intended["p50"])) || !strings.Contains(text, fmtDur(sent["p50"])) {
@@ -347,6 +360,7 @@ func queueInTTFT(t *testing.T, proto []string, connections int, inHail bool) {
 	if v := h["verdict"].(map[string]any)["bottleneck"]; inHail && v != "target" {
 		t.Errorf("verdict %v, want target (its slots held the connections)", h["verdict"])
 	}
+	return strings.Join(why, "; ")
 }
 
 // fmtDur writes seconds as the text report's table does.
