@@ -44,8 +44,15 @@ func TestVerdictOnThisMachine(t *testing.T) {
 		{"rate beyond one core", false, []string{"-q", "1000000", "-c", "64", "-z", "3s"}, result.BottleneckGenerator},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Three attempts: a noisy moment must not fail it; a wrong rule
+			// fails every attempt. For the comfortable rate, an attempt in
+			// which the hypervisor stole 10% or more of hail's CPU (the
+			// verdict's own threshold of contention) has not the quiet
+			// machine it needs, and does not count: CI once saw 10–12% in
+			// three attempts in a row, and hail rightly named it.
 			var last result.Verdict
-			for attempt := 1; attempt <= 3; attempt++ { // a noisy moment must not fail it; a wrong rule fails every attempt
+			counted, stolen := 0, 0
+			for attempt := 1; counted < 3 && attempt <= 6; attempt++ {
 				var stop func()
 				if tc.busy {
 					stop = hogs(t, 3, "0", 0) // one loop beside it no longer slows hail at 5000/s
@@ -55,11 +62,18 @@ func TestVerdictOnThisMachine(t *testing.T) {
 					stop()
 				}
 				last = res.Hail.Verdict
+				t.Logf("attempt %d: %s: %s", attempt, last.Bottleneck, strings.Join(last.Reasons, " | "))
 				if last.Bottleneck == tc.want && last.GeneratorLimited == (tc.want != result.BottleneckNone) {
-					t.Logf("attempt %d: %s: %s", attempt, last.Bottleneck, strings.Join(last.Reasons, " | "))
 					return
 				}
-				t.Logf("attempt %d: %s: %s", attempt, last.Bottleneck, strings.Join(last.Reasons, " | "))
+				if tc.want == result.BottleneckNone && res.Hail.Generator.Steal >= 0.1 {
+					stolen++
+					continue
+				}
+				counted++
+			}
+			if counted == 0 {
+				t.Skipf("the hypervisor stole 10%% or more of hail's CPU in all %d attempts: not the quiet machine this case needs", stolen)
 			}
 			t.Errorf("bottleneck %q, want %q: %q", last.Bottleneck, tc.want, last.Reasons)
 		})
