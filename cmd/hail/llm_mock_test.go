@@ -112,17 +112,18 @@ func llmEngines(t *testing.T) []string {
 // request, net/http's): the per-request log's first_token_ns − start_ns
 // (less connect_ns, a connection's setup, for a request that opened one)
 // against the log's first_token_ns − arrival_ns, request by request, on
-// both HTTP/1 engines and HTTP/2. The timing tier holds the p99 of the
-// differences within 0.5 ms on HTTP/1 and their p90 within 5 ms (five
-// tries: the machine is shared); the fast tier, which runs beside every
-// other package's tests, their median only, within 0.5 ms (2 ms on HTTP/2;
-// three tries). That still catches a TTFT taken at the wrong event or the
-// wrong read (the response head comes at once, the first token after a
-// prefill of 0.8 to 26 ms, the next ones 2 ms apart); a p90 there met the
-// other packages' load (7 ms on HTTP/2 in CI with the median at 0.6 ms). Every request's tokens are
-// counted, and TTFT from the intended send differs from it by hail's
-// lateness only (its median within 1 ms in the timing tier, 10 ms in the
-// fast one).
+// both HTTP/1 engines and HTTP/2. The timing tier holds the p90 of the
+// differences within 0.5 ms on HTTP/1 (5 ms on HTTP/2) in every try, and
+// their p99 within 0.5 ms on HTTP/1 in a quiet try (see ttftAgreement; six
+// tries, and a skip that says so if none was quiet); the fast tier, which
+// runs beside every other package's tests, their median only, within
+// 0.5 ms (2 ms on HTTP/2; three tries). That still catches a TTFT taken at
+// the wrong event or the wrong read (the response head comes at once, the
+// first token after a prefill of 0.8 to 26 ms, the next ones 2 ms apart);
+// a p90 there met the other packages' load (7 ms on HTTP/2 in CI with the
+// median at 0.6 ms). Every request's tokens are counted, and TTFT from the
+// intended send differs from it by hail's lateness only (its median within
+// 1 ms in the timing tier, 10 ms in the fast one).
 func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 	t.Parallel()
 	strict := testtier.On(testtier.Timing)
@@ -136,14 +137,22 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 			t.Parallel()
 			tries := 3 // the machine is shared: a run beside others may be late
 			if strict {
-				tries = 5 // a slow guest stalls now and then (p99 11.8, 2.3, 0.57 ms in three tries once in CI)
+				tries = 6 // a slow guest stalls now and then (p99 11.8, 2.3, 0.57 ms in three tries once in CI)
 			}
 			var why string
+			counted := 0
 			for range tries {
-				if why = ttftAgreement(t, proto, strict); why == "" {
+				var quiet bool
+				if why, quiet = ttftAgreement(t, proto, strict); why == "" {
 					return
 				}
 				t.Log(why)
+				if quiet {
+					counted++
+				}
+			}
+			if counted == 0 {
+				t.Skipf("the hypervisor stole 5%% or more of hail's CPU in all %d tries, and only the p99 failed: not the quiet run its bound needs", tries)
 			}
 			t.Error(why)
 		})
@@ -151,8 +160,17 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 }
 
 // ttftAgreement runs the agreement check once: "" when it holds, else why
-// not (a count that does not add up fails t at once).
-func ttftAgreement(t *testing.T, proto []string, timing bool) string {
+// not (a count that does not add up fails t at once), and whether the run
+// was quiet. A run in which the hypervisor stole 5% or more of hail's CPU
+// is not, and its p99 is not judged: a read that comes later than the next
+// token brings both, and carries the receive time of its last segment (TCP
+// reports the last one's), so that request's first token is stamped an
+// inter-token time late. One such read in 60 requests is the p99: on an
+// evening when the guest lost 8–11% of its CPU the p99 was 1.4–8 ms in
+// every try, each time one or two requests off by 2 or 4 ms (the mock's
+// ITL is 2 ms), with the p90 at 0.08–0.14 ms. The p90 is judged in every
+// try: within 0.5 ms on HTTP/1 in the timing tier.
+func ttftAgreement(t *testing.T, proto []string, timing bool) (why string, quiet bool) {
 	base, logOf := startMock(t, llmserve.Config{Slots: 64, PrefillPerToken: 50 * time.Microsecond, ITL: fixedITL(t, "2ms")})
 	h2 := slices.Contains(proto, "--http2") // the mock's HTTP/2 (net/http's) logs its own read time, not the kernel's
 	strict := timing && !h2                 // which may be late by a scheduling delay: the fast tier's bounds
@@ -191,22 +209,29 @@ func ttftAgreement(t *testing.T, proto []string, timing bool) string {
 	if h2 {
 		median = 0.002
 	}
+	steal := res["hail"].(map[string]any)["generator"].(map[string]any)["steal"].(float64)
+	quiet = steal < 0.05
 	switch {
+	case strict && p90 > 0.0005:
+		return fmt.Sprintf("differences p90 %.3f ms > 0.5 ms", 1e3*p90), true
 	case strict && p99 > 0.0005:
-		return fmt.Sprintf("differences p99 %.3f ms > 0.5 ms", 1e3*p99)
+		if !quiet {
+			return fmt.Sprintf("differences p99 %.3f ms > 0.5 ms in a run that was not quiet (the hypervisor stole %.1f%% of hail's CPU)", 1e3*p99, 100*steal), false
+		}
+		return fmt.Sprintf("differences p99 %.3f ms > 0.5 ms (steal %.1f%%)", 1e3*p99, 100*steal), true
 	case timing && p90 > 0.005:
-		return fmt.Sprintf("differences p90 %.3f ms > 5 ms", 1e3*p90)
+		return fmt.Sprintf("differences p90 %.3f ms > 5 ms", 1e3*p90), true
 	case p50 > median:
-		return fmt.Sprintf("differences p50 %.3f ms > %.1f ms", 1e3*p50, 1e3*median)
+		return fmt.Sprintf("differences p50 %.3f ms > %.1f ms", 1e3*p50, 1e3*median), true
 	}
 	late := 0.001 // hail's lateness at the median: a quiet run's; a loaded machine's scheduler makes it ms
 	if !strict {
 		late = 0.010
 	}
 	if tt, ts := dist(t, l, "ttft"), dist(t, l, "ttft_from_send"); tt["samples"] != 60 || tt["p50"] < ts["p50"] || tt["p50"]-ts["p50"] > late {
-		return fmt.Sprintf("quiet run: %v TTFTs; from the intended send p50 %.3f ms, from the actual send %.3f ms", tt["samples"], 1e3*tt["p50"], 1e3*ts["p50"])
+		return fmt.Sprintf("quiet run: %v TTFTs; from the intended send p50 %.3f ms, from the actual send %.3f ms", tt["samples"], 1e3*tt["p50"], 1e3*ts["p50"]), true
 	}
-	return ""
+	return "", true
 }
 
 // hailRequest is a row of hail's per-request log, ns since the run's start.
