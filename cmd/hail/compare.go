@@ -105,7 +105,7 @@ open connections are shown, not judged better or worse.`,
 				}
 				o.Checks = threshold.Judge(rules, sides, ls, base, raw)
 			}
-			out, err := openOutput(output)
+			out, err := openOutput(output, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}

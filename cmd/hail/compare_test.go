@@ -28,38 +28,38 @@ func TestCompareThreeWayAndGate(t *testing.T) {
 	slow1, slow2 := run("slow1.json", "?delay=6ms"), run("slow2.json", "?delay=6ms")
 	mid := run("mid.json", "?delay=3ms")
 
-	stdout, se, code := hail(t, "compare", "--output-format", "markdown", "Python REST="+slow1, "Go REST="+mid, "Go gRPC="+fast1)
+	stdout, se, code := hailIn(t, "compare", "--output-format", "markdown", "Python REST="+slow1, "Go REST="+mid, "Go gRPC="+fast1)
 	if code != 0 || !strings.Contains(stdout, "| metric | Python REST (baseline) | Go REST | Go gRPC |") || !strings.Contains(stdout, "✅ better") {
 		t.Errorf("three sides: exit %d, %s\n%s", code, se, stdout)
 	}
-	stdout, _, code = hail(t, "compare", "--baseline", "Go gRPC", "Python REST="+slow1, "Go REST="+mid, "Go gRPC="+fast1)
+	stdout, _, code = hailIn(t, "compare", "--baseline", "Go gRPC", "Python REST="+slow1, "Go REST="+mid, "Go gRPC="+fast1)
 	if code != 0 || !strings.Contains(stdout, "Go gRPC (baseline): ") || !strings.Contains(stdout, "worse") {
 		t.Errorf("--baseline by label: exit %d\n%s", code, stdout)
 	}
-	if _, se, code := hail(t, "compare", "--baseline", "4", slow1, mid, fast1); code != 1 || !strings.Contains(se, `--baseline "4": names no side`) {
+	if _, se, code := hailIn(t, "compare", "--baseline", "4", slow1, mid, fast1); code != 1 || !strings.Contains(se, `--baseline "4": names no side`) {
 		t.Errorf("--baseline 4 of 3: exit %d, %s", code, se)
 	}
 
 	// Several runs per side: a significant regression exits 2, after the table.
-	stdout, se, code = hail(t, "compare", "main="+fast1+","+fast2, "pr="+slow1+","+slow2, "--fail-on", "p50>+10%,rps<-5%")
+	stdout, se, code = hailIn(t, "compare", "main="+fast1+","+fast2, "pr="+slow1+","+slow2, "--fail-on", "p50>+10%,rps<-5%")
 	if code != 2 || !strings.Contains(se, "2 of 2 --fail-on checks failed: pr: p50>+10%") || !strings.Contains(stdout, "FAIL  p50>+10%  pr: p50 ") ||
 		!strings.Contains(stdout, "outside the runs' spread") {
 		t.Errorf("a regression: exit %d, stderr %q\n%s", code, se, stdout)
 	}
-	if _, se, code := hail(t, "compare", "main="+fast1+","+fast2, "pr="+slow1+","+slow2, "--fail-on", "p50<-10%"); code != 0 {
+	if _, se, code := hailIn(t, "compare", "main="+fast1+","+fast2, "pr="+slow1+","+slow2, "--fail-on", "p50<-10%"); code != 0 {
 		t.Errorf("a rule the change does not meet: exit %d, %s", code, se)
 	}
 	// One run per side: noise cannot be judged.
-	if stdout, se, code := hail(t, "compare", fast1, slow1, "--fail-on", "p99>+10%"); code != 1 || stdout != "" || !strings.Contains(se, "noise cannot be judged from one run per side") {
+	if stdout, se, code := hailIn(t, "compare", fast1, slow1, "--fail-on", "p99>+10%"); code != 1 || stdout != "" || !strings.Contains(se, "noise cannot be judged from one run per side") {
 		t.Errorf("one run per side: exit %d, stdout %q, stderr %q", code, stdout, se)
 	}
-	if stdout, se, code := hail(t, "compare", fast1, slow1, "--fail-on", "p50>+10%", "--fail-on-raw"); code != 2 || !strings.Contains(stdout, "raw change: one run per side") {
+	if stdout, se, code := hailIn(t, "compare", fast1, slow1, "--fail-on", "p50>+10%", "--fail-on-raw"); code != 2 || !strings.Contains(stdout, "raw change: one run per side") {
 		t.Errorf("--fail-on-raw: exit %d, %s\n%s", code, se, stdout)
 	}
-	if _, se, code := hail(t, "compare", fast1, slow1, "--fail-on", "p99 > 10"); code != 1 || !strings.Contains(se, "p99 is a latency") {
+	if _, se, code := hailIn(t, "compare", fast1, slow1, "--fail-on", "p99 > 10"); code != 1 || !strings.Contains(se, "p99 is a latency") {
 		t.Errorf("a bad rule: exit %d, %s", code, se)
 	}
-	if _, se, code := hail(t, "compare", fast1); code != 1 || !strings.Contains(se, "expected two or more sides") {
+	if _, se, code := hailIn(t, "compare", fast1); code != 1 || !strings.Contains(se, "expected two or more sides") {
 		t.Errorf("one side: exit %d, %s", code, se)
 	}
 }

@@ -69,7 +69,7 @@ func TestDemoShowsCoordinatedOmission(t *testing.T) {
 func TestDemoRefusesBadFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"--duration", "500ms"}, {"--connections", "0"}, {"--rate", "0"}} {
-		stdout, stderr, code := hail(t, append([]string{"demo"}, args...)...)
+		stdout, stderr, code := hailIn(t, append([]string{"demo"}, args...)...)
 		if code != 1 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, args[0]) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}

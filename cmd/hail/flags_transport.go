@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -110,7 +109,7 @@ func (f *transportFlags) apply(cmd *cobra.Command, p *plan.Plan) error {
 		case f.parallel < 1:
 			return fmt.Errorf("-p %d: need at least one stream per connection", f.parallel)
 		case p.HTTPVersion == "" && f.parallel > 1:
-			fmt.Fprintf(os.Stderr, "hail: warning: -p %d is ignored: streams per connection need --http2 or --http-version 2 or 3\n", f.parallel)
+			fmt.Fprintf(cmd.ErrOrStderr(), "hail: warning: -p %d is ignored: streams per connection need --http2 or --http-version 2 or 3\n", f.parallel)
 		case p.HTTPVersion != "":
 			p.Streams = f.parallel
 		}

@@ -126,7 +126,7 @@ DeadlineExceeded, …). See docs/grpc.md.`,
 }
 
 func runGRPC(cmd *cobra.Command, f *grpcFlags, args []string) error {
-	out, err := openOutput(f.output) // checked before the server is asked anything
+	out, err := openOutput(f.output, cmd.OutOrStdout()) // checked before the server is asked anything
 	if err != nil {
 		return err
 	}

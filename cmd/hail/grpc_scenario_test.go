@@ -144,7 +144,7 @@ func TestGRPCScenarioErrors(t *testing.T) {
 	} {
 		file := filepath.Join(dir, "bad.yaml")
 		os.WriteFile(file, []byte("base: http://"+addr+"\nrequests: 1\nsteps:\n  - name: s\n    weight: 1\n    "+tc.step+"\n"), 0o644)
-		out, errOut, code := hail(t, "run", file, "--no-tui")
+		out, errOut, code := hailIn(t, "run", file, "--no-tui")
 		if code != 1 || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%s: exit %d, %q; want %q", tc.step, code, errOut, tc.want)
 		}

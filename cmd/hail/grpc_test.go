@@ -240,7 +240,7 @@ func TestGRPCBadInput(t *testing.T) {
 		{[]string{"--protoset", "/dev/zero", "--body-file-limit", "1KiB", "--insecure", "--call", "hail.v1.Target/Echo", addr}, "--protoset /dev/zero: more than the 1 KiB limit"},
 		{[]string{"--insecure", "--call", "hail.v1.Target/Echo", "-D", "/nonexistent.json", addr}, "-D /nonexistent.json: no such file or directory"},
 	} {
-		out, errOut, code := hail(t, append([]string{"grpc"}, tc.args...)...)
+		out, errOut, code := hailIn(t, append([]string{"grpc"}, tc.args...)...)
 		if code != 1 || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("hail grpc %v: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", tc.args, code, out, errOut, tc.want)
 		}
@@ -269,7 +269,7 @@ func TestGRPCResultsToolkit(t *testing.T) {
 		}
 	}
 	m := filepath.Join(dir, "m.json")
-	if _, errOut, code := hail(t, "merge", a, b, "-o", m); code != 0 {
+	if _, errOut, code := hailIn(t, "merge", a, b, "-o", m); code != 0 {
 		t.Fatal(errOut)
 	}
 	var r map[string]any
@@ -282,11 +282,11 @@ func TestGRPCResultsToolkit(t *testing.T) {
 	if g := r["hail"].(map[string]any)["grpc"].(map[string]any); num(g["calls"]) != 200 || num(g["messages_received"]) != num(d["OK"]) {
 		t.Errorf("merged hail.grpc %v", g)
 	}
-	out, errOut, code := hail(t, "compare", a, b)
+	out, errOut, code := hailIn(t, "compare", a, b)
 	if code != 0 || !strings.Contains(out, "p99") {
 		t.Errorf("compare: exit %d %s %s", code, out, errOut)
 	}
-	html, errOut, code := hail(t, "report", m, "--output-format", "html")
+	html, errOut, code := hailIn(t, "report", m, "--output-format", "html")
 	if code != 0 || !strings.Contains(html, "status OK") || !strings.Contains(html, "status Unavailable") {
 		t.Errorf("html: exit %d, %s; status names missing", code, errOut)
 	}
@@ -294,7 +294,7 @@ func TestGRPCResultsToolkit(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(csv), "\n"); code != 0 || len(lines) != 31 || !strings.Contains(lines[1], ",1000,") {
 		t.Errorf("per-call CSV: exit %d %s, %d lines, first row %q (status 1000 = OK)", code, errOut, len(lines), lines[min(1, len(lines)-1)])
 	}
-	text, _, _ := hail(t, "report", a)
+	text, _, _ := hailIn(t, "report", a)
 	if !strings.Contains(text, "[Unavailable]") || !strings.Contains(text, "gRPC:\thail.v1.Target/Echo (unary): 100 calls") {
 		t.Errorf("text report:\n%s", text)
 	}

@@ -176,7 +176,7 @@ func TestKubeBadInput(t *testing.T) {
 		{[]string{"kube", "run", "--kubeconfig", "/nonexistent", "--", "http://t/"}, "no cluster to talk to"},
 		{[]string{"kube", "collect"}, "accepts 1 arg(s)"},
 	} {
-		out, se, code := hail(t, tc.args...)
+		out, se, code := hailIn(t, tc.args...)
 		if code != 1 || out != "" || strings.Count(strings.TrimSpace(se), "\n") != 0 || !strings.Contains(se, tc.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, se, tc.want)
 		}

@@ -132,7 +132,7 @@ func runLLM(cmd *cobra.Command, f *llmFlags, args []string) error {
 	}
 	defer l.Close()
 	if f.sweep.on {
-		return runSweep(f, l)
+		return runSweep(cmd, f, l)
 	}
 	p := l.plan
 	color, err := f.settle(&f.results, p)
@@ -140,7 +140,7 @@ func runLLM(cmd *cobra.Command, f *llmFlags, args []string) error {
 		return err
 	}
 	announcePlan(cmd, p, true)
-	out, err := openOutput(f.output)
+	out, err := openOutput(f.output, cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}

@@ -203,7 +203,7 @@ func TestLLMDatasetBadInput(t *testing.T) {
 		{[]string{"--multi-turn", "--dataset", "jsonl:" + chats, base + "/v1/chat/completions"}, "not from jsonl:"},
 		{[]string{"--multi-turn", "--sweep", "--slo", "ttft=1s", base + "/v1/chat/completions"}, "--multi-turn users are the closed model"},
 	} {
-		_, errOut, code := hail(t, append([]string{"llm", "--no-tui", "-n", "1"}, c.args...)...)
+		_, errOut, code := hailIn(t, append([]string{"llm", "--no-tui", "-n", "1"}, c.args...)...)
 		if code != 1 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, errOut, c.want)
 		}
@@ -466,7 +466,7 @@ func TestLLMCompare(t *testing.T) {
 		}
 		files = append(files, out)
 	}
-	text, errOut, code := hail(t, "compare", files[0], files[1])
+	text, errOut, code := hailIn(t, "compare", files[0], files[1])
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, errOut)
 	}
@@ -501,7 +501,7 @@ func TestLLMHTML(t *testing.T) {
 	if _, errOut, code := hail(t, "llm", "--no-tui", "-j", "-o", out, "-c", "4", "-n", "20", "--input-tokens", "8", "--output-tokens", "10", base+"/v1/completions"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	page, errOut, code := hail(t, "report", out, "--output-format", "html")
+	page, errOut, code := hailIn(t, "report", out, "--output-format", "html")
 	if code != 0 {
 		t.Fatalf("report: exit %d: %s", code, errOut)
 	}

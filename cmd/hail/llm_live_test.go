@@ -163,7 +163,7 @@ func TestLLMStagesPerStage(t *testing.T) {
 		}
 	}
 	stop()
-	out, errOut, code := hail(t, append([]string{"merge", "--output-format", "json"}, files...)...)
+	out, errOut, code := hailIn(t, append([]string{"merge", "--output-format", "json"}, files...)...)
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errOut)
 	}

@@ -76,7 +76,7 @@ func llmMockRun(t *testing.T, args ...string) (res map[string]any, text string) 
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
-	text, errOut, code = hail(t, "report", out)
+	text, errOut, code = hailIn(t, "report", out)
 	if code != 0 {
 		t.Fatalf("hail report: exit %d: %s", code, errOut)
 	}

@@ -58,7 +58,7 @@ func runLLMScenario(t *testing.T, path string, args ...string) (map[string]any, 
 	_, errOut, code := hail(t, append([]string{"run", "--no-tui", "-j", "-o", out}, append(args, path)...)...)
 	defer func() {
 		for format, want := range map[string]string{"text": ": llm: ", "html": "LLM: ", "markdown": " (llm): "} {
-			text, se, c := hail(t, "report", out, "--output-format", format)
+			text, se, c := hailIn(t, "report", out, "--output-format", format)
 			if c != 0 || !strings.Contains(text, want) {
 				t.Errorf("hail report --output-format %s: exit %d (%s), no %q in it", format, c, se, want)
 			}
@@ -218,7 +218,7 @@ func TestScenarioLLMStepsMerge(t *testing.T) {
 	}
 	logOf()
 	merged := filepath.Join(dir, "m.json")
-	if _, se, code := hail(t, "merge", "-o", merged, filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")); code != 0 {
+	if _, se, code := hailIn(t, "merge", "-o", merged, filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")); code != 0 {
 		t.Fatalf("hail merge: exit %d: %s", code, se)
 	}
 	m := stepLLM(t, readJSON(t, merged), "ask")

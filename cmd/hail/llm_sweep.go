@@ -63,11 +63,11 @@ func checkSweep(cmd *cobra.Command, f *llmFlags) error {
 
 // runSweep runs the sweep: each step a run of l's load, measured from its
 // requests' records; the table and the answer are the report.
-func runSweep(f *llmFlags, l *llmRun) error {
+func runSweep(cmd *cobra.Command, f *llmFlags, l *llmRun) error {
 	if l.Spec.Data != nil && l.Arrivals == "trace" {
 		return fmt.Errorf("--sweep chooses each step's rate, and --dataset %s sets its own arrival times: drop one", l.Spec.Data.Spec)
 	}
-	out, err := openOutput(f.output)
+	out, err := openOutput(f.output, cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}

@@ -95,19 +95,19 @@ func TestLLMSweepSteps(t *testing.T) {
 	if !strings.Contains(progress, "sweep: closed model:") {
 		t.Errorf("stderr:\n%s", progress)
 	}
-	text, errOut, code := hail(t, "report", file)
+	text, errOut, code := hailIn(t, "report", file)
 	if code != 0 || !strings.Contains(text, "TTFT p99") || !strings.Contains(text, "closed") || !strings.Contains(text, "requests/s") ||
 		!strings.Contains(text, "ttft=200ms") {
 		t.Errorf("exit %d, text:\n%s\nstderr:\n%s", code, text, errOut)
 	}
-	page, errOut, code := hail(t, "report", "--output-format", "html", file)
+	page, errOut, code := hailIn(t, "report", "--output-format", "html", file)
 	if code != 0 || !strings.Contains(page, `id="chart-sweep-ttft"`) || !strings.Contains(page, `id="chart-sweep-goodput"`) || !strings.Contains(page, "Highest rate") && !strings.Contains(page, "Every rate tried") {
 		t.Errorf("html: exit %d, stderr %s\n%.2000s", code, errOut, page)
 	}
 	if strings.Contains(page, "no step") || !strings.Contains(page, "answer ") || !strings.Contains(page, base) {
 		t.Errorf("html: the curves are empty, have no answer or no URL\n%.3000s", page)
 	}
-	if _, errOut, code := hail(t, "report", "--output-format", "csv", file); code != 1 || !strings.Contains(errOut, "sweep result: it renders as text, json or html") {
+	if _, errOut, code := hailIn(t, "report", "--output-format", "csv", file); code != 1 || !strings.Contains(errOut, "sweep result: it renders as text, json or html") {
 		t.Errorf("csv of a sweep: exit %d, %s", code, errOut)
 	}
 }
@@ -128,7 +128,7 @@ func TestLLMSweepBadInput(t *testing.T) {
 		{[]string{"--sweep", "--slo", "ttft=1s", "--sweep-warmup", "5s", "--sweep-step-duration", "2s", base + "/v1/completions"}, "--sweep-warmup 5s"},
 		{[]string{"--sweep", "--slo", "ttft=1s", "--sweep-precision", "1", base + "/v1/completions"}, "--sweep-precision 1"},
 	} {
-		_, errOut, code := hail(t, append([]string{"llm", "--no-tui"}, c.args...)...)
+		_, errOut, code := hailIn(t, append([]string{"llm", "--no-tui"}, c.args...)...)
 		if code != 1 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, errOut, c.want)
 		}

@@ -257,11 +257,11 @@ func TestLLMVLLMFileAndMerge(t *testing.T) {
 		files = append(files, f)
 	}
 	// A saved result renders as vLLM's file again.
-	out, errOut, code := hail(t, "report", files[0], "--output-format", "vllm")
+	out, errOut, code := hailIn(t, "report", files[0], "--output-format", "vllm")
 	if code != 0 || !strings.Contains(out, `"completed": 4`) || !strings.Contains(out, `"backend": "openai-chat"`) {
 		t.Errorf("hail report --output-format vllm: exit %d %s\n%s", code, errOut, out)
 	}
-	out, errOut, code = hail(t, append([]string{"merge", "--output-format", "json"}, files...)...)
+	out, errOut, code = hailIn(t, append([]string{"merge", "--output-format", "json"}, files...)...)
 	if code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, errOut)
 	}
@@ -295,7 +295,7 @@ func TestLLMBadInput(t *testing.T) {
 		{[]string{"--extra-body", "[1]", base + "/v1/completions"}, "--extra-body"},
 		{[]string{"http://127.0.0.1:1/v1/completions"}, "give --model"},
 	} {
-		_, errOut, code := hail(t, append([]string{"llm", "--no-tui", "-n", "1"}, c.args...)...)
+		_, errOut, code := hailIn(t, append([]string{"llm", "--no-tui", "-n", "1"}, c.args...)...)
 		if code != 1 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, errOut, c.want)
 		}

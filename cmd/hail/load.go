@@ -165,7 +165,7 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	}
 	gen := reqgen.New(p, f.urls.set, sign, rand.Uint64())
 	if f.urls.dump > 0 {
-		return gen.Dump(os.Stdout, f.urls.dump)
+		return gen.Dump(cmd.OutOrStdout(), f.urls.dump)
 	}
 	color, err := f.settle(&f.results, p)
 	if err != nil {
@@ -177,10 +177,10 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 	extraSecrets = f.dbg.redact
 	if f.dbg.debug {
 		req, _, _, _ := gen.NewBuilder().Next(0)
-		return debugExchange(cmd.Context(), p, req, os.Stdout, f.dbg.showSecrets)
+		return debugExchange(cmd.Context(), p, req, cmd.OutOrStdout(), f.dbg.showSecrets)
 	}
 	announcePlan(cmd, p, true)
-	out, err := openOutput(f.output)
+	out, err := openOutput(f.output, cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}
@@ -219,13 +219,13 @@ func runLoad(cmd *cobra.Command, f *loadFlags, args []string) error {
 func writeCompletions(root *cobra.Command, shell string) error {
 	switch shell {
 	case "bash":
-		return root.GenBashCompletionV2(os.Stdout, true)
+		return root.GenBashCompletionV2(root.OutOrStdout(), true)
 	case "zsh":
-		return root.GenZshCompletion(os.Stdout)
+		return root.GenZshCompletion(root.OutOrStdout())
 	case "fish":
-		return root.GenFishCompletion(os.Stdout, true)
+		return root.GenFishCompletion(root.OutOrStdout(), true)
 	case "powershell":
-		return root.GenPowerShellCompletionWithDesc(os.Stdout)
+		return root.GenPowerShellCompletionWithDesc(root.OutOrStdout())
 	}
 	return fmt.Errorf("--completions %q: hail completes bash, zsh, fish and powershell", shell)
 }

@@ -15,8 +15,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -74,44 +76,62 @@ func main() {
 		debug.SetGCPercent(10)
 		gcBallast = make([]byte, 64<<20)
 	}
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr, true))
+}
+
+// argsKey is the context key of the command line's arguments (flagError
+// reads the first).
+type argsKey struct{}
+
+// cli runs hail's command line args, with cobra's output (help, usage),
+// the commands' that take it from their command (--dump-urls, --debug,
+// completions, notes) and the final error line going to stdout and
+// stderr, and returns the exit code. Runs and their reports still write
+// to the process's own stdout and stderr. With catch, a load or scenario
+// run catches SIGINT/SIGTERM from the start (signals.go): main's; the
+// tests' in-process calls, which check bad input, do not.
+func cli(args []string, stdout, stderr io.Writer, catch bool) int {
 	root := newCommandTree()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		// A load or scenario run catches SIGINT/SIGTERM from the start
 		// (signals.go); the one-request and checking modes keep the default.
 		quick := cmd.Flags().Changed("debug") || cmd.Flags().Changed("dump-urls") || cmd.Flags().Changed("check")
-		if (cmd == root || cmd.Parent() == root && (cmd.Name() == "run" || cmd.Name() == "grpc" || cmd.Name() == "llm")) && !quick {
+		if catch && (cmd == root || cmd.Parent() == root && (cmd.Name() == "run" || cmd.Name() == "grpc" || cmd.Name() == "llm")) && !quick {
 			catchSignals()
 		}
 	}
 	root.AddCommand(newKubeCmd(), newOperatorCmd())
-	err := root.Execute()
+	err := root.ExecuteContext(context.WithValue(context.Background(), argsKey{}, args))
 	if err == nil {
-		return
+		return 0
 	}
 	var early *run.StartInterruptedError
 	switch {
 	case errors.As(err, &early): // the signal table's setup phase: the wait for --start-at
-		fmt.Fprintln(os.Stderr, "hail: "+early.Error())
-		os.Exit(130)
+		fmt.Fprintln(stderr, "hail: "+early.Error())
+		return 130
 	case setupInterrupted(): // the signal stopped what the run could not start without
 		restoreTerminal()
-		fmt.Fprintln(os.Stderr, "hail: interrupted during setup: nothing was sent")
-		os.Exit(130)
+		fmt.Fprintln(stderr, "hail: interrupted during setup: nothing was sent")
+		return 130
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "hail: "+ee.msg)
+			fmt.Fprintln(stderr, "hail: "+ee.msg)
 		}
-		os.Exit(ee.code)
+		return ee.code
 	}
 	msg := err.Error()
 	var fe *plan.FieldError
 	if errors.As(err, &fe) { // the plan's fields named by their flags
 		msg = strings.Replace(msg, fe.Error(), fe.Message(plan.FlagName), 1)
 	}
-	fmt.Fprintln(os.Stderr, "hail: "+oneLine(msg))
-	os.Exit(1)
+	fmt.Fprintln(stderr, "hail: "+oneLine(msg))
+	return 1
 }
 
 // newCommandTree is hail's commands: the load command (the root) and the
@@ -151,8 +171,12 @@ func oneLine(s string) string {
 
 // flagError rewrites pflag's messages into hail's one-line form.
 func flagError(cmd *cobra.Command, err error) error {
-	if cmd == cmd.Root() && len(os.Args) > 1 { // hail sevre --addr …: the command was mistyped, not the flag
-		if e := mistypedCommand(cmd, os.Args[1]); e != nil {
+	var args []string
+	if ctx := cmd.Context(); ctx != nil { // nil: hail kube parsing a run's arguments (kubeargs.go)
+		args, _ = ctx.Value(argsKey{}).([]string)
+	}
+	if cmd == cmd.Root() && len(args) > 0 { // hail sevre --addr …: the command was mistyped, not the flag
+		if e := mistypedCommand(cmd, args[0]); e != nil {
 			return e
 		}
 	}

@@ -56,7 +56,7 @@ See docs/distributed.md.`,
 			if err != nil {
 				return err
 			}
-			out, err := openOutput(output)
+			out, err := openOutput(output, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
@@ -68,11 +68,11 @@ See docs/distributed.md.`,
 				return err
 			}
 			if output != "" {
-				fmt.Fprintln(os.Stderr, mergeSummary(merged, output))
+				fmt.Fprintln(cmd.ErrOrStderr(), mergeSummary(merged, output))
 			}
 			if bad := merged.Hail.Merged.Incomplete; len(bad) > 0 {
 				for _, why := range bad {
-					fmt.Fprintln(os.Stderr, "hail merge: incomplete: "+why)
+					fmt.Fprintln(cmd.ErrOrStderr(), "hail merge: incomplete: "+why)
 				}
 				return &exitError{code: 2, msg: fmt.Sprintf("the merged run is incomplete (%d shard problem(s) above); the result is written and marked so", len(bad))}
 			}

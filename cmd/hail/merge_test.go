@@ -101,7 +101,7 @@ func TestShardsMergeEqualOneProcess(t *testing.T) {
 	}
 	total := filepath.Join(dir, "total.json")
 	// The pattern as a shell-less container passes it: hail expands it.
-	if _, se, code := hail(t, "merge", "-o", total, filepath.Join(dir, "s[0-9].json")); code != 0 {
+	if _, se, code := hailIn(t, "merge", "-o", total, filepath.Join(dir, "s[0-9].json")); code != 0 {
 		t.Fatalf("merge: %s", se)
 	}
 	m, single := readResultFile(t, total), readResultFile(t, one)
@@ -158,14 +158,14 @@ func TestMergeMismatch(t *testing.T) {
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	hail(t, "-n", "20", "-c", "2", "--shard", "0/2", "-j", "-o", a, base+"/")
 	hail(t, "-n", "20", "-c", "4", "--shard", "1/2", "-j", "-o", b, base+"/")
-	_, se, code := hail(t, "merge", a, b, "-o", filepath.Join(dir, "t.json"))
+	_, se, code := hailIn(t, "merge", a, b, "-o", filepath.Join(dir, "t.json"))
 	if code != 1 || !strings.Contains(se, "config.connections") {
 		t.Errorf("exit %d, %q", code, se)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "t.json")); err == nil {
 		t.Error("a failed merge wrote its output")
 	}
-	_, se, code = hail(t, "merge", a, "-o", filepath.Join(dir, "t.json"))
+	_, se, code = hailIn(t, "merge", a, "-o", filepath.Join(dir, "t.json"))
 	if code != 1 || !strings.Contains(se, "shard 1/2 missing") {
 		t.Errorf("exit %d, %q", code, se)
 	}
@@ -195,7 +195,7 @@ func TestResultsBadInput(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "none.json")}, "none.json"},
 		{[]string{"compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")}, "a.json"},
 	} {
-		stdout, stderr, code := hail(t, tc.args...)
+		stdout, stderr, code := hailIn(t, tc.args...)
 		if code != 1 || stdout != "" || strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q (want %q)", tc.args, code, stdout, stderr, tc.want)
 		}
@@ -237,7 +237,7 @@ func TestMergeLateAndFailedShard(t *testing.T) {
 	total := filepath.Join(dir, "total.json")
 	// Shard 1 starts at least 3 s late (checked above), more when shard
 	// 0's run took a while on a slow machine.
-	_, se, code := hail(t, "merge", s0, s1, "-o", total)
+	_, se, code := hailIn(t, "merge", s0, s1, "-o", total)
 	if code != 2 || !regexp.MustCompile(`incomplete: shard 1/2 started \d+(\.\d+)?s after --start-at`).MatchString(se) || !strings.Contains(se, "hail merge: 2 results (shards [0 1]) -> "+total+": 40 requests") {
 		t.Errorf("merge of late shards: exit %d, %q", code, se)
 	}
@@ -249,18 +249,18 @@ func TestMergeLateAndFailedShard(t *testing.T) {
 		t.Errorf("merged cores %d, one shard's %d", m.Hail.Generator.Cores, readResultFile(t, s0).Hail.Generator.Cores)
 	}
 
-	_, se, code = hail(t, "merge", s0, "-o", total, "--failed", "1=OOMKilled (exit code 137)")
+	_, se, code = hailIn(t, "merge", s0, "-o", total, "--failed", "1=OOMKilled (exit code 137)")
 	if code != 2 || !strings.Contains(se, "incomplete: shard 1/2 failed: OOMKilled (exit code 137)") {
 		t.Errorf("merge with a failed shard: exit %d, %q", code, se)
 	}
 	if m := readResultFile(t, total); m.Hail.Counts.Requests != 20 || !slices.Contains(m.Hail.Merged.Incomplete, "shard 1/2 failed: OOMKilled (exit code 137)") {
 		t.Errorf("merged %d requests, %q", m.Hail.Counts.Requests, m.Hail.Merged.Incomplete)
 	}
-	_, se, code = hail(t, "merge", s0, "--partial", "--output-format", "text")
+	_, se, code = hailIn(t, "merge", s0, "--partial", "--output-format", "text")
 	if code != 2 || !strings.Contains(se, "incomplete: shard 1/2: no result") {
 		t.Errorf("--partial: exit %d, %q", code, se)
 	}
-	_, se, code = hail(t, "merge", s0, "--failed", "x=y")
+	_, se, code = hailIn(t, "merge", s0, "--failed", "x=y")
 	if code != 1 || !strings.Contains(se, "--failed \"x=y\": write it as I=REASON") {
 		t.Errorf("bad --failed: exit %d, %q", code, se)
 	}

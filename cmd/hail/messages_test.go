@@ -44,7 +44,7 @@ func TestMessages(t *testing.T) {
 		{[]string{"merge", good, null, "-o", out}, "not a hail result"},
 		{[]string{"run", cycle, "--check"}, cycle + ":5:8: variables.b: {{var.a}} closes a cycle (a → b → a)"},
 	} {
-		stdout, stderr, code := hail(t, tc.args...)
+		stdout, stderr, code := hailIn(t, tc.args...)
 		name := strings.Join(tc.args, " ")
 		if code != 1 || stdout != "" || strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || !strings.HasPrefix(stderr, "hail: ") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and one line", name, code, stdout, stderr)

@@ -24,7 +24,7 @@ func TestMistypedCommand(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
-			_, errOut, code := hail(t, tc.args...)
+			_, errOut, code := hailIn(t, tc.args...)
 			if code != 1 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 				t.Errorf("exit %d, stderr %q: want one line with %q", code, errOut, tc.want)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +20,6 @@ func announcePlan(cmd *cobra.Command, p *plan.Plan, fit bool) {
 		}
 	}
 	for _, n := range notes {
-		fmt.Fprintln(os.Stderr, "hail: note: "+n)
+		fmt.Fprintln(cmd.ErrOrStderr(), "hail: note: "+n)
 	}
 }

@@ -200,7 +200,7 @@ func TestDBURLNamesEachRequest(t *testing.T) {
 	if res.Hail.Config["url"] != pattern || res.Hail.Config["urls"] != "regex" {
 		t.Errorf("hail.config url %v (%v), want the pattern", res.Hail.Config["url"], res.Hail.Config["urls"])
 	}
-	stdout, _, _ := hail(t, "compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
+	stdout, _, _ := hailIn(t, "compare", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json"))
 	if strings.Contains(stdout, "url differs") {
 		t.Errorf("two runs of one pattern are not comparable:\n%s", stdout)
 	}

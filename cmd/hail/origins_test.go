@@ -83,7 +83,7 @@ steps:
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	merged := filepath.Join(dir, "merged")
-	if _, stderr, code := hail(t, "merge", results[0], second, "-o", merged); code != 0 {
+	if _, stderr, code := hailIn(t, "merge", results[0], second, "-o", merged); code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(merged)

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/hail-loadgen/hail/internal/plan"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"golang.org/x/term"
+
+	"github.com/hail-loadgen/hail/internal/plan"
 )
 
 // output is where the report goes: stdout, or a file written under a
@@ -27,11 +29,14 @@ type output struct {
 	direct bool   // path is a device or a FIFO: written in place
 	done   bool
 	err    error // creating the file failed
+	stdout io.Writer
 }
 
-func openOutput(path string) (*output, error) {
+// openOutput returns the output for -o path, or for stdout when path is
+// "".
+func openOutput(path string, stdout io.Writer) (*output, error) {
 	if path == "" {
-		return &output{}, nil
+		return &output{stdout: stdout}, nil
 	}
 	o := &output{path: path}
 	if err := o.check(); err != nil {
@@ -111,7 +116,7 @@ func createTemp(dir, prefix string) (*os.File, error) {
 
 func (o *output) Write(b []byte) (int, error) {
 	if o.path == "" {
-		return os.Stdout.Write(b)
+		return o.stdout.Write(b)
 	}
 	f, err := o.open()
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,7 +19,7 @@ func TestOutputFileMode(t *testing.T) {
 	path := filepath.Join(dir, "r.json")
 	write := func() {
 		t.Helper()
-		o, err := openOutput(path)
+		o, err := openOutput(path, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

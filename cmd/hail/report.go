@@ -58,7 +58,7 @@ page with charts that opens offline). A hail llm --sweep result renders as text,
 			if format == "csv" {
 				format = "csv-seconds"
 			}
-			out, err := openOutput(output)
+			out, err := openOutput(output, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}

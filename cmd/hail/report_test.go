@@ -33,20 +33,20 @@ func TestReportAndCompare(t *testing.T) {
 		}
 	}
 	for format, want := range map[string]string{"text": "Summary:", "json": `"summary"`, "csv": "second,span,", "markdown": "| requests | requests/s |", "html": `id="chart-spectrum"`} {
-		stdout, se, code := hail(t, "report", a, "--output-format", format)
+		stdout, se, code := hailIn(t, "report", a, "--output-format", format)
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("report %s: exit %d, %q, stderr %q", format, code, stdout[:min(len(stdout), 200)], se)
 		}
 	}
 	page := filepath.Join(dir, "r.html")
-	if _, se, code := hail(t, "report", a, "--output-format", "html", "-o", page); code != 0 {
+	if _, se, code := hailIn(t, "report", a, "--output-format", "html", "-o", page); code != 0 {
 		t.Fatal(se)
 	}
-	stdout, se, code := hail(t, "compare", a+","+b, b+","+a)
+	stdout, se, code := hailIn(t, "compare", a+","+b, b+","+a)
 	if code != 0 || !strings.Contains(stdout, "requests/s") || !strings.Contains(stdout, "(2 runs: their median, and min–max)") || !strings.Contains(stdout, "noise") {
 		t.Errorf("compare: exit %d, %s %s", code, stdout, se)
 	}
-	stdout, _, code = hail(t, "compare", "--output-format", "markdown", a, b)
+	stdout, _, code = hailIn(t, "compare", "--output-format", "markdown", a, b)
 	if code != 0 || !strings.Contains(stdout, "| metric | A (baseline) | B |") {
 		t.Errorf("compare markdown: exit %d, %s", code, stdout)
 	}
@@ -230,7 +230,7 @@ func TestMetricsAndTarget(t *testing.T) {
 	if s := r.Hail.Series; len(s) < 2 || s[1].TargetRSS == 0 {
 		t.Errorf("series without target samples: %+v", s)
 	}
-	stdout, _, _ := hail(t, "report", out)
+	stdout, _, _ := hailIn(t, "report", out)
 	if !strings.Contains(stdout, "Target process (pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("text report lacks the target:\n%s", stdout)
 	}
@@ -287,7 +287,7 @@ func TestCompareLabelsTwoTargets(t *testing.T) {
 			}
 		}
 	}
-	if _, se, code := hail(t, "compare", "--label", "x", "--label", "x", a, b); code != 1 || !strings.Contains(se, "are both named \"x\"") {
+	if _, se, code := hailIn(t, "compare", "--label", "x", "--label", "x", a, b); code != 1 || !strings.Contains(se, "are both named \"x\"") {
 		t.Errorf("same labels: exit %d, %s", code, se)
 	}
 }

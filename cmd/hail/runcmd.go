@@ -232,7 +232,7 @@ func runScenario(cmd *cobra.Command, f *runFlags, args []string) error {
 		return printCheck(sc, sched, p)
 	}
 	announcePlan(cmd, p, false)
-	out, err := openOutput(f.output)
+	out, err := openOutput(f.output, cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}

@@ -125,12 +125,12 @@ func TestRunBadFile(t *testing.T) {
 		{"base: http://127.0.0.1:1\nsteps:\n  - {name: a, path: /}\nstages:\n  - {duration: 1s, connections: 2}\n  - {duration: 1s, rate: 5}\n", `:6:20: stages[1]: expected connections like the stages before it`},
 	} {
 		path := writeScenario(t, tc.body)
-		stdout, stderr, code := hail(t, "run", path)
+		stdout, stderr, code := hailIn(t, "run", path)
 		if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "hail: "+path+tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, tc.want)
 		}
 	}
-	_, stderr, code := hail(t, "run", "/nonexistent/s.yaml")
+	_, stderr, code := hailIn(t, "run", "/nonexistent/s.yaml")
 	if code != 1 || !strings.Contains(stderr, "/nonexistent/s.yaml: no such file") {
 		t.Errorf("missing file: exit %d, %q", code, stderr)
 	}
@@ -327,7 +327,7 @@ flows:
 		parts = append(parts, s)
 	}
 	total := filepath.Join(dir, "total.json")
-	if _, se, code := hail(t, append([]string{"merge", "-o", total}, parts...)...); code != 0 {
+	if _, se, code := hailIn(t, append([]string{"merge", "-o", total}, parts...)...); code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, se)
 	}
 	m, single := readResultFile(t, total), readResultFile(t, one)

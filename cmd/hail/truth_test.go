@@ -43,7 +43,7 @@ func TestFailuresInEveryOutput(t *testing.T) {
 	render := func(format string) string {
 		// The text report's unit follows the slowest response, which is
 		// well under a millisecond on a quiet machine: ask for ms.
-		stdout, stderr, code := hail(t, "report", out, "--output-format", format, "--time-unit", "ms")
+		stdout, stderr, code := hailIn(t, "report", out, "--output-format", format, "--time-unit", "ms")
 		if code != 0 {
 			t.Fatalf("hail report --output-format %s: exit %d: %s", format, code, stderr)
 		}
