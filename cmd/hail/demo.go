@@ -238,9 +238,13 @@ func writeDemoSummary(w io.Writer, c demoConfig, runs []*demoRun, width int) {
 			continue
 		}
 		v := r.res.Hail.Verdict
-		line, _ := report.Headline(v)
+		line, warn := report.Headline(v)
+		n := 1
+		if warn {
+			n = 2 // what was late, then why: the OS's wake-ups, other processes, hail's own work
+		}
 		if len(v.Reasons) > 0 {
-			line += " " + v.Reasons[0]
+			line += " " + strings.Join(v.Reasons[:min(n, len(v.Reasons))], "; ")
 		}
 		para("Verdict, " + r.name + ": " + line)
 	}

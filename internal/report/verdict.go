@@ -34,14 +34,23 @@ const (
 	// holds the connections turns them over at nearly all of it) held a
 	// part of every cycle itself.
 	servedShare = 0.8
+	// burstWait: in a run that kept its -q, waits for a connection longer
+	// than this many times hail's longest lateness are not its late
+	// bursts'. A burst of sends late by L, over connections a target turns
+	// over faster than hail sends (hailBound), clears in under L; a wait
+	// far beyond that is the target holding the connections (a stall the
+	// mean service time hides). A run that fell short of its -q has a
+	// backlog of its own, whose waits grow with it.
+	burstWait = 2
 )
 
 // hailBound reports whether the requests sent fell well short of what the
-// target could serve over the connections in its service time (Capacity):
-// hail held the connections between a response and the next send for a
-// good part of every cycle.
+// target could serve over the connections in its service time (Capacity),
+// and hail either fell short of its -q or was late enough to explain the
+// waits for a connection (burstWait): hail held the connections between a
+// response and the next send for a good part of every cycle.
 func (e Evidence) hailBound() bool {
-	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity
+	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity && (e.Short() || e.WaitP99 <= burstWait*e.OwnMax)
 }
 
 // verdict names the run's bottleneck with its evidence.
@@ -133,9 +142,11 @@ type Evidence struct {
 //     flight) longer than hail was late: the target's backpressure
 //     outranks everything below — unless hail was late and under 80% of
 //     the requests went out that the target's service time allows over
-//     the connections (connections / mean time to first byte): then hail,
-//     not the target, held the connections for part of every cycle (a
-//     backlog it was slow to send, or bursts of late sends); in the closed
+//     the connections (connections / mean time to first byte) and hail
+//     either fell short of -q or was late enough to explain the waits
+//     (hailBound): then hail, not the target, held the connections for
+//     part of every cycle (a backlog it was slow to send, or bursts of
+//     late sends); in the closed
 //     model, a stall of a second or more that hail's own lateness does not
 //     explain: the target;
 //  4. hail late (own lateness p99 > 1 ms, or streams read late): other

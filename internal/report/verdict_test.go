@@ -52,6 +52,8 @@ func TestVerdictKinds(t *testing.T) {
 			kind: result.BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
 		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
 			kind: result.BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
+		{name: "late on a busy machine while the target held the connections far longer", open: true, lagNs: 3_000_000, waitNs: 300_000_000, cpu: time.Second, machine: busy,
+			kind: result.BottleneckTarget, want: []string{"waited for a free connection", "wait p99 300", "hail's own lateness p99 3.00ms"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
 			kind: result.BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found listening on the target's port"}},
 		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: result.BottleneckNone, want: []string{"the target set the pace"}},
