@@ -54,45 +54,6 @@ func hex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c
 
 func digit(c byte) bool { return c >= '0' && c <= '9' }
 
-// number scans the number at b[i] and returns the index after it, or -1.
-func number(b []byte, i int) int {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && digit(b[i]) {
-			i++
-		}
-	default:
-		return -1
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || !digit(b[i]) {
-			return -1
-		}
-		for i < len(b) && digit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || !digit(b[i]) {
-			return -1
-		}
-		for i < len(b) && digit(b[i]) {
-			i++
-		}
-	}
-	return i
-}
-
 // value scans the value at b[i] (no whitespace before it) and returns the
 // index after it, or -1 when it is not a valid JSON value.
 func value(b []byte, i int) int {
@@ -137,7 +98,7 @@ func value(b []byte, i int) int {
 		case 'n':
 			i = lit(b, i, "null")
 		default:
-			i = number(b, i)
+			i = jsonstr.Number(b, i)
 		}
 		if i < 0 {
 			return -1

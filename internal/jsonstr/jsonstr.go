@@ -1,10 +1,11 @@
 // Package jsonstr unescapes the body of a JSON string (the bytes between
 // its quotes) as encoding/json reads it, appending to a caller's buffer
-// without reflection or allocation of its own. It is the one unescaper of
-// the packages that scan JSON bytes themselves on a hot or bulk path
-// (internal/dataset's readers, internal/grpccall's encoder,
-// internal/scenario/jsonpath); encoding/json offers no function that
-// unescapes a string body alone.
+// without reflection or allocation of its own, and scans a JSON number's
+// extent. It is the one unescaper and number scanner of the packages that
+// scan JSON bytes themselves on a hot or bulk path (internal/dataset's
+// readers, internal/grpccall's encoder, internal/scenario/jsonpath);
+// encoding/json offers no function that unescapes a string body alone or
+// says where a number ends.
 package jsonstr
 
 import (
@@ -93,3 +94,48 @@ func hex4(b []byte, i int) (rune, bool) {
 	}
 	return r, true
 }
+
+// Number scans the JSON number that starts at b[i] —
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? — and returns the index
+// just after it, or -1 when none starts there. It stops at the first byte
+// that cannot continue the number: the caller judges what follows.
+func Number(b []byte, i int) int {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && digit(b[i]):
+		i = digits(b, i)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		if i+1 >= len(b) || !digit(b[i+1]) {
+			return -1
+		}
+		i = digits(b, i+1)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !digit(b[i]) {
+			return -1
+		}
+		i = digits(b, i)
+	}
+	return i
+}
+
+// digits returns the index after the run of decimal digits at b[i].
+func digits(b []byte, i int) int {
+	for i < len(b) && digit(b[i]) {
+		i++
+	}
+	return i
+}
+
+func digit(c byte) bool { return c >= '0' && c <= '9' }

@@ -67,3 +67,52 @@ func FuzzAppend(f *testing.F) {
 		}
 	})
 }
+
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		b    string
+		i    int
+		want int
+	}{
+		{"0", 0, 1}, {"-0", 0, 2}, {"12", 0, 2}, {"-12.5e+3", 0, 8}, {"1E9", 0, 3}, {"0.25", 0, 4},
+		{"[7,8]", 1, 2}, {"[7,8]", 3, 4}, // the index after, what follows not judged
+		{"01", 0, 1},   // a leading zero ends its number
+		{"1.5.", 0, 3}, // so does a second point
+		{"", 0, -1}, {"-", 0, -1}, {"+1", 0, -1}, {".5", 0, -1}, {"1.", 0, -1}, {"1.e3", 0, -1},
+		{"1e", 0, -1}, {"1e+", 0, -1}, {"x", 0, -1}, {"1", 1, -1},
+	} {
+		if got := Number([]byte(c.b), c.i); got != c.want {
+			t.Errorf("Number(%q, %d) = %d, want %d", c.b, c.i, got, c.want)
+		}
+	}
+}
+
+// FuzzNumber: the bytes Number takes are a JSON number (encoding/json's
+// Valid), and an input that is one JSON number Number takes whole.
+func FuzzNumber(f *testing.F) {
+	for _, s := range []string{"0", "-12.5e+3", "01", "1.", "1e", ".5", "7,"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n := Number(b, 0)
+		if n > 0 && (!json.Valid(b[:n]) || !(b[0] == '-' || digit(b[0]))) {
+			t.Fatalf("Number(%q) took %q, which is not a JSON number", b, b[:n])
+		}
+		// a JSON value that starts with - or a digit is a number
+		if len(b) > 0 && (b[0] == '-' || digit(b[0])) && json.Valid(b) && !jsonWS(b) && n != len(b) {
+			t.Fatalf("Number(%q) = %d; encoding/json reads it whole as a number", b, n)
+		}
+	})
+}
+
+// jsonWS reports whether b has JSON whitespace, which encoding/json skips
+// around a value and Number does not.
+func jsonWS(b []byte) bool {
+	for _, c := range b {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
+}
