@@ -115,7 +115,8 @@ func llmEngines(t *testing.T) []string {
 // both HTTP/1 engines and HTTP/2. The timing tier holds the p90 of the
 // differences within 0.5 ms on HTTP/1 (5 ms on HTTP/2) in every try, and
 // their p99 within 0.5 ms on HTTP/1 in a quiet try (see ttftAgreement; six
-// tries, and a skip that says so if none was quiet); the fast tier, which
+// tries, and a skip that says so if none was quiet; the median lateness
+// within 1 ms there too); the fast tier, which
 // runs beside every other package's tests, their median only, within
 // 0.5 ms (2 ms on HTTP/2; three tries). That still catches a TTFT taken at
 // the wrong event or the wrong read (the response head comes at once, the
@@ -152,7 +153,7 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 				}
 			}
 			if counted == 0 {
-				t.Skipf("the hypervisor stole 5%% or more of hail's CPU in all %d tries, and only the p99 failed: not the quiet run its bound needs", tries)
+				t.Skipf("the hypervisor stole %.0f%% or more of hail's CPU in all %d tries, and only the p99 failed: not the quiet run its bound needs", 100*quietSteal, tries)
 			}
 			t.Error(why)
 		})
@@ -161,8 +162,9 @@ func TestLLMTTFTAgreesWithMockLog(t *testing.T) {
 
 // ttftAgreement runs the agreement check once: "" when it holds, else why
 // not (a count that does not add up fails t at once), and whether the run
-// was quiet. A run in which the hypervisor stole 5% or more of hail's CPU
-// is not, and its p99 is not judged: a read that comes later than the next
+// was quiet. A run in which the hypervisor stole 2% or more of hail's CPU
+// (quietSteal) is not, and its p99 is not judged, nor its lateness held to
+// a quiet run's 1 ms: a read that comes later than the next
 // token brings both, and carries the receive time of its last segment (TCP
 // reports the last one's), so that request's first token is stamped an
 // inter-token time late. One such read in 60 requests is the p99: on an
@@ -199,7 +201,9 @@ func ttftAgreement(t *testing.T, proto []string, timing bool) (why string, quiet
 	}
 	slices.Sort(diffs)
 	p50, p90, p99 := quantile(diffs, 50), quantile(diffs, 90), quantile(diffs, 99)
-	t.Logf("TTFT from send against the mock's log, request by request: differences p50 %.3f ms, p90 %.3f ms, p99 %.3f ms", 1e3*p50, 1e3*p90, 1e3*p99)
+	steal := res["hail"].(map[string]any)["generator"].(map[string]any)["steal"].(float64)
+	quiet = steal < quietSteal
+	t.Logf("TTFT from send against the mock's log, request by request: differences p50 %.3f ms, p90 %.3f ms, p99 %.3f ms (the hypervisor stole %.1f%% of hail's CPU)", 1e3*p50, 1e3*p90, 1e3*p99, 100*steal)
 	// The median's bound: 0.5 ms, or on HTTP/2 2 ms — there the mock's own
 	// time is net/http's read, a goroutine's wake-up after the bytes came
 	// (0.7–0.8 ms at the median on a slow 2-core machine). A TTFT taken at
@@ -209,8 +213,6 @@ func ttftAgreement(t *testing.T, proto []string, timing bool) (why string, quiet
 	if h2 {
 		median = 0.002
 	}
-	steal := res["hail"].(map[string]any)["generator"].(map[string]any)["steal"].(float64)
-	quiet = steal < 0.05
 	switch {
 	case strict && p90 > 0.0005:
 		return fmt.Sprintf("differences p90 %.3f ms > 0.5 ms", 1e3*p90), true
@@ -224,15 +226,22 @@ func ttftAgreement(t *testing.T, proto []string, timing bool) (why string, quiet
 	case p50 > median:
 		return fmt.Sprintf("differences p50 %.3f ms > %.1f ms", 1e3*p50, 1e3*median), true
 	}
-	late := 0.001 // hail's lateness at the median: a quiet run's; a loaded machine's scheduler makes it ms
-	if !strict {
+	late := 0.001 // hail's lateness at the median: a quiet run's; a loaded machine's scheduler, or a hypervisor's steal, makes it ms
+	if !strict || !quiet {
 		late = 0.010
 	}
 	if tt, ts := dist(t, l, "ttft"), dist(t, l, "ttft_from_send"); tt["samples"] != 60 || tt["p50"] < ts["p50"] || tt["p50"]-ts["p50"] > late {
-		return fmt.Sprintf("quiet run: %v TTFTs; from the intended send p50 %.3f ms, from the actual send %.3f ms", tt["samples"], 1e3*tt["p50"], 1e3*ts["p50"]), true
+		return fmt.Sprintf("%v TTFTs; from the intended send p50 %.3f ms, from the actual send %.3f ms: more apart than %v (steal %.1f%%)",
+			tt["samples"], 1e3*tt["p50"], 1e3*ts["p50"], time.Duration(late*float64(time.Second)), 100*steal), true
 	}
 	return "", true
 }
+
+// quietSteal is the hypervisor's share of hail's CPU under which a run is
+// quiet enough for the timing tier's p99 and lateness bounds: a steal of a
+// couple of milliseconds at a first token's read is the p99 of 60 requests
+// (CI, 2026-12-03: p99 1.97 ms with 4.4% stolen, 0.22 ms in the try before).
+const quietSteal = 0.02
 
 // hailRequest is a row of hail's per-request log, ns since the run's start.
 type hailRequest struct{ start, connect, firstToken int64 }
