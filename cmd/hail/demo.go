@@ -238,13 +238,9 @@ func writeDemoSummary(w io.Writer, c demoConfig, runs []*demoRun, width int) {
 			continue
 		}
 		v := r.res.Hail.Verdict
-		line, warn := report.Headline(v)
-		n := 1
-		if warn {
-			n = 2 // what was late, then why: the OS's wake-ups, other processes, hail's own work
-		}
+		line, _ := report.Headline(v)
 		if len(v.Reasons) > 0 {
-			line += " " + strings.Join(v.Reasons[:min(n, len(v.Reasons))], "; ")
+			line += " " + v.Reasons[0]
 		}
 		para("Verdict, " + r.name + ": " + line)
 	}

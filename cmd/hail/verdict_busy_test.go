@@ -73,7 +73,17 @@ func hogs(t *testing.T, n int, cpu string, nice int) (stop func()) {
 // attempts runs try up to three times until it reports the wanted verdict.
 func attempts(t *testing.T, want string, try func() *result.Result) *result.Result {
 	t.Helper()
+	return attemptsIf(t, want, nil, try)
+}
+
+// attemptsIf is attempts for a case that holds only when the run met its
+// premise: premise says why a run did not ("" when it did). A run that did
+// not is no evidence either way; when none of the three did, the test
+// skips, saying why.
+func attemptsIf(t *testing.T, want string, premise func(*result.Result) string, try func() *result.Result) *result.Result {
+	t.Helper()
 	var res *result.Result
+	var unmet []string
 	for attempt := 1; attempt <= 3; attempt++ {
 		res = try()
 		v, g := res.Hail.Verdict, res.Hail.Generator
@@ -83,6 +93,15 @@ func attempts(t *testing.T, want string, try func() *result.Result) *result.Resu
 		if v.Bottleneck == want && v.GeneratorLimited == report.GeneratorSide(want) {
 			return res
 		}
+		if premise != nil {
+			if why := premise(res); why != "" {
+				t.Logf("attempt %d: not a test of this case: %s", attempt, why)
+				unmet = append(unmet, why)
+			}
+		}
+	}
+	if len(unmet) == 3 {
+		t.Skipf("no run met the case's premise (%s)", unmet[len(unmet)-1])
 	}
 	t.Errorf("bottleneck %q, want %q", res.Hail.Verdict.Bottleneck, want)
 	return res
@@ -120,7 +139,18 @@ func TestVerdictCappedTarget(t *testing.T) {
 			t.Run("busy loop on hail's core", func(t *testing.T) {
 				// 10 at a time for 1 ms each: 10,000/s, twice the rate asked,
 				// which keeps hail busy enough to feel the loops beside it.
-				attempts(t, result.BottleneckOthers, func() *result.Result {
+				// The target, in this test process and not pinned, may be
+				// slowed too (its threads on the busy core, or a host that
+				// steals from both): a run whose target could not serve
+				// well above the rate asked is not this case.
+				fast := func(res *result.Result) string {
+					fb := res.Details.FirstByte.Average.Seconds()
+					if capacity := 20 / max(fb, 1e-9); capacity < 1.25*5000 {
+						return fmt.Sprintf("the target served in %.2f ms on average, %.0f req/s over 20 connections: not well above the 5000/s asked", 1e3*fb, capacity)
+					}
+					return ""
+				}
+				attemptsIf(t, result.BottleneckOthers, fast, func() *result.Result {
 					stop := hogs(t, 3, "0", 0)
 					defer stop()
 					return pinnedRun(t, "0", "--engine", engine, "-q", "5000", "-c", "20", "-z", "3s", s.URL+"/cap?d=1ms")

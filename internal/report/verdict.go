@@ -34,23 +34,14 @@ const (
 	// holds the connections turns them over at nearly all of it) held a
 	// part of every cycle itself.
 	servedShare = 0.8
-	// burstWait: in a run that kept its -q, waits for a connection longer
-	// than this many times hail's longest lateness are not its late
-	// bursts'. A burst of sends late by L, over connections a target turns
-	// over faster than hail sends (hailBound), clears in under L; a wait
-	// far beyond that is the target holding the connections (a stall the
-	// mean service time hides). A run that fell short of its -q has a
-	// backlog of its own, whose waits grow with it.
-	burstWait = 2
 )
 
 // hailBound reports whether the requests sent fell well short of what the
-// target could serve over the connections in its service time (Capacity),
-// and hail either fell short of its -q or was late enough to explain the
-// waits for a connection (burstWait): hail held the connections between a
-// response and the next send for a good part of every cycle.
+// target could serve over the connections in its service time (Capacity):
+// hail held the connections between a response and the next send for a
+// good part of every cycle.
 func (e Evidence) hailBound() bool {
-	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity && (e.Short() || e.WaitP99 <= burstWait*e.OwnMax)
+	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity
 }
 
 // verdict names the run's bottleneck with its evidence.
@@ -142,19 +133,19 @@ type Evidence struct {
 //     flight) longer than hail was late: the target's backpressure
 //     outranks everything below — unless hail was late and under 80% of
 //     the requests went out that the target's service time allows over
-//     the connections (connections / mean time to first byte) and hail
-//     either fell short of -q or was late enough to explain the waits
-//     (hailBound): then hail, not the target, held the connections for
-//     part of every cycle (a backlog it was slow to send, or bursts of
-//     late sends); in the closed
+//     the connections (connections / mean time to first byte): then hail,
+//     not the target, held the connections for part of every cycle (a
+//     backlog it was slow to send, or bursts of late sends); in the closed
 //     model, a stall of a second or more that hail's own lateness does not
 //     explain: the target;
-//  4. hail late (own lateness p99 > 1 ms, or streams read late): other
-//     processes if they took a
-//     fifth or more of its CPUs (or the hypervisor a tenth); the target's
-//     own process if it did — in the open model that is other processes
-//     too (its latencies carry hail's lateness), in the closed model the
-//     target (the rate is what the two reach together on shared CPUs); the
+//  4. hail late (own lateness p99 > 1 ms, or streams read late): in the
+//     closed model, the target if its own process took a fifth or more of
+//     hail's CPUs and more than other processes and the hypervisor
+//     together (the rate is what the two reach together on shared CPUs);
+//     other processes if they took a fifth or more of its CPUs (or the
+//     hypervisor a tenth); in the open model the target's own process
+//     taking a fifth is other processes too (its latencies carry hail's
+//     lateness); the
 //     operating system's wake-ups if hail was mostly idle (under half its
 //     CPU) and nobody took its CPUs; else hail's own work: the generator;
 //  5. otherwise none: what limited the test was the load asked for.
@@ -179,12 +170,12 @@ func Classify(e Evidence) string {
 		return result.BottleneckTarget
 	case !late && !e.ReadLate():
 		return result.BottleneckNone
+	case !e.Open && e.TargetCPU >= othersShare && e.TargetCPU >= m.Others+m.Steal:
+		return result.BottleneckTarget // closed: the rate is what the target and hail reach together on CPUs they share
 	case m.Known && (m.Others >= othersShare || m.Steal >= stealShare):
 		return result.BottleneckOthers
 	case e.TargetCPU >= othersShare && e.Open:
 		return result.BottleneckOthers // the target's own process took the CPU hail needed to send on time
-	case e.TargetCPU >= othersShare:
-		return result.BottleneckTarget // closed: the rate is what the target and hail reach together on CPUs they share
 	case e.CPU < busyCPU && m.Known:
 		return result.BottleneckWakeup // hail mostly idle, no one else took its CPUs: the OS woke it late
 	}
