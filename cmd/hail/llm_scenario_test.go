@@ -143,11 +143,11 @@ func TestScenarioLLMStepAtTheMock(t *testing.T) {
 // (prefill 6 × 20 ms) and passes when it is not; exit 2 and 0.
 func TestScenarioLLMThreshold(t *testing.T) {
 	t.Parallel()
-	th := "thresholds:\n  - {expr: p99_ttft < 60ms, step: ask}\n  - goodput >= 100%\n"
+	th := "thresholds:\n  - {expr: p99_ttft < 150ms, step: ask}\n  - goodput >= 100%\n"
 	for _, tc := range []struct {
 		prefill time.Duration
 		pass    bool
-	}{{20 * time.Millisecond, false}, {100 * time.Microsecond, true}} {
+	}{{50 * time.Millisecond, false}, {100 * time.Microsecond, true}} { // ~6 prompt tokens: TTFT ≥ 300 ms, or ~1 ms (77 ms p99 once, on a loaded CI)
 		base, logOf := startMock(t, llmserve.Config{Slots: 8, PrefillPerToken: tc.prefill, ITL: fixedITL(t, "1ms")})
 		res, code, errOut := runLLMScenario(t, llmScenario(t, base, th))
 		logOf()
