@@ -46,10 +46,11 @@ func TestVerdictOnThisMachine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Three attempts: a noisy moment must not fail it; a wrong rule
 			// fails every attempt. For the comfortable rate, an attempt in
-			// which the hypervisor stole 10% or more of hail's CPU (the
-			// verdict's own threshold of contention) has not the quiet
-			// machine it needs, and does not count: CI once saw 10–12% in
-			// three attempts in a row, and hail rightly named it.
+			// which the hypervisor stole 2% or more of hail's CPU
+			// (quietSteal) has not the quiet machine it needs, and does not
+			// count: CI once saw 10–12% in three attempts in a row, and on
+			// 2026-12-03 7–10% made hail wake 2–3 ms late at p99, which
+			// hail rightly named.
 			var last result.Verdict
 			counted, stolen := 0, 0
 			for attempt := 1; counted < 3 && attempt <= 6; attempt++ {
@@ -66,14 +67,14 @@ func TestVerdictOnThisMachine(t *testing.T) {
 				if last.Bottleneck == tc.want && last.GeneratorLimited == (tc.want != result.BottleneckNone) {
 					return
 				}
-				if tc.want == result.BottleneckNone && res.Hail.Generator.Steal >= 0.1 {
+				if tc.want == result.BottleneckNone && res.Hail.Generator.Steal >= quietSteal {
 					stolen++
 					continue
 				}
 				counted++
 			}
 			if counted == 0 {
-				t.Skipf("the hypervisor stole 10%% or more of hail's CPU in all %d attempts: not the quiet machine this case needs", stolen)
+				t.Skipf("the hypervisor stole %.0f%% or more of hail's CPU in all %d attempts: not the quiet machine this case needs", 100*quietSteal, stolen)
 			}
 			t.Errorf("bottleneck %q, want %q: %q", last.Bottleneck, tc.want, last.Reasons)
 		})
