@@ -143,9 +143,9 @@ type Evidence struct {
 //     hail's CPUs and more than other processes and the hypervisor
 //     together (the rate is what the two reach together on shared CPUs);
 //     other processes if they took a fifth or more of its CPUs (or the
-//     hypervisor a tenth); in the open model the target's own process
-//     taking a fifth is other processes too (its latencies carry hail's
-//     lateness); the
+//     hypervisor a tenth); then the target's own process taking a fifth:
+//     in the open model other processes too (its latencies carry hail's
+//     lateness), in the closed model the target; the
 //     operating system's wake-ups if hail was mostly idle (under half its
 //     CPU) and nobody took its CPUs; else hail's own work: the generator;
 //  5. otherwise none: what limited the test was the load asked for.
@@ -176,6 +176,8 @@ func Classify(e Evidence) string {
 		return result.BottleneckOthers
 	case e.TargetCPU >= othersShare && e.Open:
 		return result.BottleneckOthers // the target's own process took the CPU hail needed to send on time
+	case e.TargetCPU >= othersShare:
+		return result.BottleneckTarget // closed, others and steal under their thresholds: as before the first closed case
 	case e.CPU < busyCPU && m.Known:
 		return result.BottleneckWakeup // hail mostly idle, no one else took its CPUs: the OS woke it late
 	}
