@@ -66,7 +66,7 @@ func TestVerdictKinds(t *testing.T) {
 			want: []string{"waiting for CPUs the target used", "(pid 4242, hail) used 55% of hail's 1 CPU", "pin them apart"}},
 		{name: "closed, late, the target's fifth under others and steal together", lagNs: 4_000_000, cpu: 3 * time.Second,
 			machine: stats.MachineUse{Known: true, CPUs: 1, Others: 0.15, Steal: 0.08, Pressure: 0.3},
-			target: &result.TargetUse{PID: 4242, Command: "hail", Source: "loopback listener", OnHailCPUs: 0.22, MeanCPU: 0.22}, kind: result.BottleneckTarget,
+			target:  &result.TargetUse{PID: 4242, Command: "hail", Source: "loopback listener", OnHailCPUs: 0.22, MeanCPU: 0.22}, kind: result.BottleneckTarget,
 			want: []string{"waiting for CPUs the target used", "used 22% of hail's 1 CPU"}},
 		{name: "closed, stalled", cpu: time.Second, machine: quiet, stall: true, kind: result.BottleneckTarget, want: []string{"the target stalled for about 2 s (from 3 s", "use -q"}},
 		{name: "closed, saturated", cpu: 9500 * time.Millisecond, machine: quiet, kind: result.BottleneckGenerator, want: []string{"saturated", "hail's limit"}},
