@@ -20,7 +20,8 @@ import (
 // there, the listener is in another network namespace, or its process's
 // descriptors cannot be read (another user's, without privileges). A
 // socket shared by several processes (a pre-forked server) names the
-// lowest pid.
+// lowest pid among those holding it in their first 64 descriptors (a
+// listening socket is nearly always there), else the lowest of the rest.
 func Listener(addr netip.AddrPort) (pid int, ok bool) {
 	return listenerAt("/proc", addr, listeningDiag)
 }
@@ -42,25 +43,72 @@ func listenerAt(proc string, addr netip.AddrPort, diag func(netip.AddrPort, map[
 		return 0, false
 	}
 	// In pid order, the first holder is the lowest pid: the scan stops
-	// there, never reading the descriptors of the processes after it.
+	// there, never reading the descriptors of the processes after it. A
+	// listening socket is nearly always among its process's first
+	// descriptors (opened at its start, before its connections), so the
+	// first pass reads each process's first firstFDs descriptors and only
+	// then a second pass the rest: a process of thousands of connections
+	// (a proxy, another load generator, a test suite) costs firstFDs
+	// readlinks, not thousands, unless no process holds the socket among
+	// its first ones.
 	slices.Sort(all)
-	for _, pid := range all {
-		dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
-		fds, err := os.ReadDir(dir)
-		if err != nil {
+	read := make([]int, len(all)) // per process, the highest descriptor the first pass read; -1: it read them all
+	for i, pid := range all {
+		found, last := holds(proc, pid, inodes, -1, firstFDs)
+		if found {
+			return pid, true
+		}
+		read[i] = last
+	}
+	for i, pid := range all {
+		if read[i] < 0 {
 			continue
 		}
-		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
-			if err != nil {
-				continue
-			}
-			if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
-				return pid, true
-			}
+		if found, _ := holds(proc, pid, inodes, read[i], 0); found {
+			return pid, true
 		}
 	}
 	return 0, false
+}
+
+// firstFDs is how many of each process's descriptors Listener's first
+// pass reads.
+const firstFDs = 64
+
+// holds reports whether process pid (under proc) holds a descriptor of one
+// of inodes, reading in numeric order its descriptors numbered above
+// after, at most limit of them (0: no limit). last is the highest it read
+// when the limit left some unread, else -1.
+func holds(proc string, pid int, inodes map[string]bool, after, limit int) (found bool, last int) {
+	dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, -1
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	fds := make([]int, 0, len(names))
+	for _, name := range names {
+		if fd, err := strconv.Atoi(name); err == nil && fd > after {
+			fds = append(fds, fd)
+		}
+	}
+	slices.Sort(fds)
+	last = -1
+	for i, fd := range fds {
+		if limit > 0 && i == limit {
+			return false, last
+		}
+		last = fd
+		link, err := os.Readlink(filepath.Join(dir, strconv.Itoa(fd)))
+		if err != nil {
+			continue
+		}
+		if ino, ok := strings.CutPrefix(link, "socket:["); ok && inodes[strings.TrimSuffix(ino, "]")] {
+			return true, fd
+		}
+	}
+	return false, -1
 }
 
 // listening adds to inodes the listening sockets of a /proc/net/tcp{,6}

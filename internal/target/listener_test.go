@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -71,6 +72,55 @@ func TestListenerTable(t *testing.T) {
 	}
 	if a, ok := parseProcAddr("00000000000000000000000001000000:1F90"); !ok || a.String() != "[::1]:8080" {
 		t.Errorf("v6 loopback parsed as %s (%v)", a, ok)
+	}
+}
+
+// A process's first descriptors are read first, all processes' before the
+// rest of any: a process holding the socket among its first 64 is named
+// before a lower pid holding it further on, and a socket held only beyond
+// the first 64 is still found.
+func TestListenerFirstDescriptorsFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tcp := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+		"   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 222 1\n" +
+		"   1: 0100007F:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 333 1\n"
+	if err := os.MkdirAll(filepath.Join(dir, "net"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "net/tcp"), []byte(tcp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// pid 5: 200 connections (fds 3–202), socket 222 at fd 150 and 333 at
+	// fd 190; pid 9: socket 222 at fd 3.
+	fds := map[string]map[int]string{"5": {}, "9": {3: "222"}}
+	for fd := 3; fd < 203; fd++ {
+		fds["5"][fd] = strconv.Itoa(1000 + fd)
+	}
+	fds["5"][150], fds["5"][190] = "222", "333"
+	for pid, m := range fds {
+		if err := os.MkdirAll(filepath.Join(dir, pid, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for fd, ino := range m {
+			if err := os.Symlink("socket:["+ino+"]", filepath.Join(dir, pid, "fd", strconv.Itoa(fd))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		addr string
+		pid  int
+	}{{"127.0.0.1:8080", 9}, {"127.0.0.1:80", 5}} {
+		if pid, ok := listenerAt(dir, netip.MustParseAddrPort(tc.addr), nil); pid != tc.pid || !ok {
+			t.Errorf("%s: pid %d (%v), want %d", tc.addr, pid, ok, tc.pid)
+		}
+	}
+	if found, last := holds(dir, 5, map[string]bool{"333": true}, -1, firstFDs); found || last != 3+firstFDs-1 {
+		t.Errorf("pid 5's first %d descriptors: found %v, last read %d, want false and %d", firstFDs, found, last, 3+firstFDs-1)
+	}
+	if found, last := holds(dir, 9, map[string]bool{"333": true}, -1, firstFDs); found || last != -1 {
+		t.Errorf("pid 9's one descriptor: found %v, last read %d, want false and -1 (all read)", found, last)
 	}
 }
 
