@@ -119,3 +119,13 @@ const (
 	// BottleneckWakeup: the operating system woke hail late.
 	BottleneckWakeup = result.BottleneckWakeup
 )
+
+// Who took hail's CPUs in an other-processes verdict (Verdict.TakenBy);
+// "" is other processes.
+const (
+	// TakenByTarget: the target's own process.
+	TakenByTarget = result.TakenByTarget
+	// TakenByHypervisor: the hypervisor's steal (other guests on the
+	// host).
+	TakenByHypervisor = result.TakenByHypervisor
+)

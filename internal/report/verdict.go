@@ -52,10 +52,25 @@ func verdict(in Input, r *result.Result) result.Verdict {
 	if l := r.Hail.LLM; l != nil {
 		l.ITLAffected = v.ReadLate
 	}
-	if kind == result.BottleneckOthers && e.TargetCPU >= e.Machine.Others && e.TargetCPU >= othersShare {
-		v.TakenBy = "target"
+	if kind == result.BottleneckOthers {
+		v.TakenBy = e.TakenBy()
 	}
 	return v
+}
+
+// TakenBy names who took hail's CPUs in an other-processes verdict: the
+// largest taker of the three it measures — the target's own process
+// ("target", when it took a fifth or more), the hypervisor's steal
+// ("hypervisor", when a tenth or more) — else "" (other processes).
+func (e Evidence) TakenBy() string {
+	m := e.Machine
+	switch {
+	case e.TargetCPU >= othersShare && e.TargetCPU >= m.Others && e.TargetCPU >= m.Steal:
+		return result.TakenByTarget
+	case m.Steal >= stealShare && m.Steal > m.Others:
+		return result.TakenByHypervisor
+	}
+	return ""
 }
 
 // GeneratorSide reports whether a bottleneck kind is on the generator's
@@ -268,9 +283,12 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 		}
 	case result.BottleneckOthers:
 		switch t := in.Target; {
-		case t != nil && e.TargetCPU >= m.Others && e.TargetCPU >= othersShare:
+		case t != nil && e.TakenBy() == result.TakenByTarget:
 			out = append(out, fmt.Sprintf("the target's own process (pid %d, %s) used %.0f%% of hail's %d CPU(s) while hail used %.0f%%: it took hail's CPU, so the numbers measure the target and its load generator competing for one machine; pin them to separate cores (taskset) to measure the target alone",
 				t.PID, t.Command, 100*e.TargetCPU, m.CPUs, 100*e.CPU))
+		case e.TakenBy() == result.TakenByHypervisor:
+			out = append(out, fmt.Sprintf("the hypervisor took %.0f%% of hail's %d CPU(s) (steal: other guests ran on them; other processes here %.0f%%%s) while hail used %.0f%%: this virtual machine's CPUs are shared with its host's other guests; use dedicated cores, or run again when the host is quieter",
+				100*m.Steal, m.CPUs, 100*m.Others, pressureDetail(m), 100*e.CPU))
 		default:
 			out = append(out, fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s while hail used %.0f%%: they took its CPU; pin hail to cores of its own (taskset) or stop what else runs there",
 				100*m.Others, m.CPUs, contentionDetail(m), 100*e.CPU))
@@ -408,11 +426,15 @@ func notSentPart(c result.Counts) string {
 
 // contentionDetail is the steal and pressure part of a sentence.
 func contentionDetail(m stats.MachineUse) string {
-	s := fmt.Sprintf(", steal %.0f%%", 100*m.Steal)
+	return fmt.Sprintf(", steal %.0f%%", 100*m.Steal) + pressureDetail(m)
+}
+
+// pressureDetail is the CPU pressure, when the kernel reports it.
+func pressureDetail(m stats.MachineUse) string {
 	if m.Pressure >= 0 {
-		s += fmt.Sprintf(", CPU pressure %.0f%%", 100*m.Pressure)
+		return fmt.Sprintf(", CPU pressure %.0f%%", 100*m.Pressure)
 	}
-	return s
+	return ""
 }
 
 // sustained says what the target sustained at this concurrency.
@@ -491,8 +513,11 @@ func Headline(v result.Verdict) (string, bool) {
 		}
 		return "WARNING: the generator, not the target, limited this test (hail's own CPU):", true
 	case result.BottleneckOthers:
-		if v.TakenBy == "target" {
+		switch v.TakenBy {
+		case result.TakenByTarget:
 			return "WARNING: the generator, not the target, limited this test (the target's own process took hail's CPU):", true
+		case result.TakenByHypervisor:
+			return "WARNING: the generator, not the target, limited this test (the hypervisor took hail's CPU):", true
 		}
 		return "WARNING: the generator, not the target, limited this test (other processes took hail's CPU):", true
 	case result.BottleneckWakeup:

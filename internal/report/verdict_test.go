@@ -54,6 +54,17 @@ func TestVerdictKinds(t *testing.T) {
 			kind: result.BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
 			kind: result.BottleneckOthers, taken: "target", want: []string{"exceeds 1ms", "the target's own process (pid 4242, hail) used 55%", "found listening on the target's port"}},
+		{name: "late with free connections, the hypervisor stole most", open: true, lagNs: 3_000_000, cpu: time.Second,
+			machine: stats.MachineUse{Known: true, CPUs: 1, Others: 0.03, Steal: 0.3, Pressure: 0.4},
+			target:  &result.TargetUse{PID: 4242, Command: "hail", Source: "loopback listener", OnHailCPUs: 0.22, MeanCPU: 0.22},
+			kind:    result.BottleneckOthers, taken: result.TakenByHypervisor,
+			want: []string{"exceeds 1ms", "the hypervisor took 30% of hail's 1 CPU(s) (steal: other guests ran on them; other processes here 3%, CPU pressure 40%)"}},
+		{name: "late, the hypervisor stole a tenth, others less", open: true, lagNs: 3_000_000, cpu: time.Second,
+			machine: stats.MachineUse{Known: true, CPUs: 2, Others: 0.05, Steal: 0.12, Pressure: -1},
+			kind:    result.BottleneckOthers, taken: result.TakenByHypervisor, want: []string{"the hypervisor took 12% of hail's 2 CPU(s) (steal: other guests ran on them; other processes here 5%) while"}},
+		{name: "late, others above the hypervisor's tenth", open: true, lagNs: 3_000_000, cpu: time.Second,
+			machine: stats.MachineUse{Known: true, CPUs: 1, Others: 0.25, Steal: 0.12, Pressure: 0.3},
+			kind:    result.BottleneckOthers, want: []string{"other processes used 25% of hail's 1 CPU(s), steal 12%"}},
 		{name: "closed, comfortable", cpu: time.Second, machine: quiet, kind: result.BottleneckNone, want: []string{"the target set the pace"}},
 		{name: "closed, on time on a busy machine", lagNs: 300_000, cpu: 200 * time.Millisecond, machine: busy, kind: result.BottleneckNone,
 			want: []string{"hail sent each next request on time (own lateness p99 300.0µs", "but hail was not slowed"}},
@@ -127,6 +138,10 @@ func TestVerdictKinds(t *testing.T) {
 			v := r.Hail.Verdict
 			if v.Bottleneck != tc.kind || v.TakenBy != tc.taken {
 				t.Fatalf("bottleneck %q (taken by %q), want %q (%q): %q", v.Bottleneck, v.TakenBy, tc.kind, tc.taken, v.Reasons)
+			}
+			if head, _ := Headline(v); tc.kind == result.BottleneckOthers && !strings.Contains(head, map[string]string{
+				"": "(other processes took hail's CPU)", result.TakenByTarget: "(the target's own process took hail's CPU)", result.TakenByHypervisor: "(the hypervisor took hail's CPU)"}[tc.taken]) {
+				t.Errorf("headline %q for cpu_taken_by %q", head, tc.taken)
 			}
 			generatorSide := tc.kind == result.BottleneckGenerator || tc.kind == result.BottleneckOthers || tc.kind == result.BottleneckWakeup
 			if v.GeneratorLimited != generatorSide {

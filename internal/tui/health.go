@@ -84,7 +84,7 @@ func (m *Model) health() health {
 	case result.BottleneckGenerator:
 		h.Reasons = append(h.Reasons, fmt.Sprintf("CPU %.0f%% of %d core(s): hail itself is the limit", 100*h.CPU, m.cfg.Cores))
 	case result.BottleneckOthers:
-		if e.TargetCPU >= h.Others {
+		if e.TakenBy() == result.TakenByTarget { // the live view has no steal: the target or other processes
 			h.Reasons = append(h.Reasons, fmt.Sprintf("the target's own process uses %.0f%% of hail's CPUs: it takes hail's time (pin them apart with taskset)", 100*e.TargetCPU))
 		} else {
 			h.Reasons = append(h.Reasons, fmt.Sprintf("other processes use %.0f%% of hail's CPUs: they take its time (pin hail with taskset)", 100*h.Others))
