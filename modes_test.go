@@ -95,7 +95,8 @@ func TestConnectionStages(t *testing.T) {
 // in the second; a threshold judges the second stage by its name. The
 // requests due in the last moments that a loaded machine had not sent
 // when the run stopped are unsent (the open model's accounting): they are
-// the second stage's, which counts the rest.
+// the second stage's, which counts the rest (on CI's guest, with the fast
+// tier's other tests and packages on both cores, 105 of its 200 once).
 func TestStageResults(t *testing.T) {
 	t.Parallel()
 	srv := hailtest.NewServer(t)
@@ -115,8 +116,8 @@ func TestStageResults(t *testing.T) {
 	}
 	w := st[0].Warmup
 	if st[0].Counts.Requests != 150 || w == nil || w.Counts.Requests != 50 || w.Duration != 250*time.Millisecond ||
-		st[1].Counts.Requests+unsent != 200 || st[1].Counts.Requests < 100 {
-		t.Errorf("stage 1: %d requests, warmup %+v; stage 2: %d and %d unsent; want 150, 50 over 250ms, 200 in all (at least 100 sent)",
+		st[1].Counts.Requests+unsent != 200 || st[1].Counts.Requests < 40 {
+		t.Errorf("stage 1: %d requests, warmup %+v; stage 2: %d and %d unsent; want 150, 50 over 250ms, 200 in all (at least 40 sent)",
 			st[0].Counts.Requests, w, st[1].Counts.Requests, unsent)
 	}
 	peak := float64(st[1].Counts.Requests) / 0.5

@@ -114,7 +114,8 @@ const (
 	BottleneckTarget = result.BottleneckTarget
 	// BottleneckGenerator: hail itself was too busy to send on time.
 	BottleneckGenerator = result.BottleneckGenerator
-	// BottleneckOthers: other processes took hail's CPUs.
+	// BottleneckOthers: other processes took hail's CPUs (or the target's
+	// own process, or the hypervisor: Verdict.TakenBy).
 	BottleneckOthers = result.BottleneckOthers
 	// BottleneckWakeup: the operating system woke hail late.
 	BottleneckWakeup = result.BottleneckWakeup
