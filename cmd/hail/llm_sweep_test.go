@@ -84,10 +84,20 @@ func TestLLMSweepSteps(t *testing.T) {
 	if len(res.Steps) < 2 || res.Steps[0].Kind != "closed" || res.Steps[0].Rate != 0 || res.Steps[1].Rate != res.Ceiling || res.Ceiling <= 0 {
 		t.Fatalf("steps %+v", res.Steps)
 	}
+	// A step counts the requests intended in its window that were sent; a
+	// step at the ceiling on a loaded machine (CI's fast tier: 885/s,
+	// above the 4 slots' ~400/s) may send none of them before it ends,
+	// their connections all held by the warm-up's requests. Each request
+	// sent completes, and some step sent some.
+	sent := 0
 	for _, s := range res.Steps[1:] {
-		if s.Requests == 0 || s.Completed != s.Requests {
+		sent += s.Requests
+		if s.Completed != s.Requests {
 			t.Errorf("step %+v", s)
 		}
+	}
+	if sent == 0 {
+		t.Errorf("no step sent a request: %+v", res.Steps)
 	}
 	if res.Answer <= 0 {
 		t.Errorf("answer %v", res.Answer)
