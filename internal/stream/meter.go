@@ -259,7 +259,12 @@ func (m *Meter) event(e *sse.Event) {
 	t := m.at
 	gap, lag := int64(-1), int64(-1)
 	if m.events > 0 {
-		gap = int64(t - m.last)
+		// Never negative: an event whose bytes carry the kernel's receive
+		// time may follow one stamped by hail's clock when it was read
+		// (receive times are turned on machine-wide a moment after the
+		// first socket asks), and a gap of the two clocks mixed can come
+		// out below 0 — a gap all the same, and the nearest is 0.
+		gap = int64(max(t-m.last, 0))
 	}
 	if m.now >= 0 {
 		lag = int64(max(m.now-t, 0))
@@ -317,7 +322,7 @@ func (m *Meter) chunk(t time.Duration, cum int64) {
 	if m.chunks == 0 {
 		m.firstTok = t
 	} else {
-		gap = int64(t - m.lastTok)
+		gap = int64(max(t-m.lastTok, 0)) // never negative, as event's gaps
 		m.gaps = appendDoubling(m.gaps, gap)
 	}
 	k := int64(1)

@@ -119,6 +119,21 @@ func TestTokensPerDelta(t *testing.T) {
 	}
 }
 
+// A piece stamped earlier than the one before it (a kernel receive time
+// after one of hail's own clock, receive times turning on mid-stream)
+// still makes one gap per event after the first, and one ITL per token
+// after the first: 0, not a gap dropped.
+func TestGapsNeverNegative(t *testing.T) {
+	t.Parallel()
+	pieces := []piece{{10, chat("a")}, {12, chat("b")}, {11, chat("c")}, {20, chat("d") + done}}
+	_, failed, tot := run(t, &Config{Tokens: true}, pieces, 21)
+	st, tk := tot.Stream, tot.Stream.Tokens
+	if failed || st.Gap.TotalCount() != 4 || st.Gap.Min() > 1 || tk.ITL.TotalCount() != 3 || tk.ITL.Min() > 1 {
+		t.Errorf("failed %v; gaps %d (min %d), ITL %d (min %d): want 4 event gaps and 3 ITLs, the smallest 0 (1 ns: the histograms' lowest)",
+			failed, st.Gap.TotalCount(), st.Gap.Min(), tk.ITL.TotalCount(), tk.ITL.Min())
+	}
+}
+
 func TestStreamFailures(t *testing.T) {
 	t.Parallel()
 	big := "data: " + strings.Repeat("x", 1000) + "\n\n"
