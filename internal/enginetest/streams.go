@@ -153,21 +153,30 @@ var streamCases = []testCase{
 		v.exact(res, settled(s, res.Hail.Counts.Sent))
 	}},
 	{"stream/plain-events", func(t *testing.T, v *env) {
-		s := v.truth()
-		p := v.plan(s, s.URL+"/sse?plain=1&n=5&gap=1ms")
-		p.Requests = 6
-		res := v.run(p, run.Options{})
-		v.exact(res, settled(s, res.Hail.Counts.Sent))
-		st := res.Hail.Stream
-		if st == nil || st.Completed != 6 || st.Events != 30 || st.Gap.Samples != 24 || st.FirstEvent.Samples != 6 || res.Hail.LLM != nil {
-			t.Fatalf("stream section %+v (llm %v), want 6 streams of 5 events detected from the Content-Type", st, res.Hail.LLM != nil)
-		}
 		// The server sleeps 1 ms between events; a late read shortens the
 		// next gap (on a busy machine, most of them: the bound is the
-		// timing tier's). Over QUIC (no kernel receive times, quic-go's own
+		// timing tier's, and a run that a noisy guest made read its events
+		// together — CI, 2026-12-03: p50 0 — is tried again, up to three
+		// runs). Over QUIC (no kernel receive times, quic-go's own
 		// buffering) events may come in bursts: no bound there.
-		if testtier.On(testtier.Timing) && st.Gap.P50 < 500*time.Microsecond && v.e.Proto != H3 {
-			t.Errorf("inter-event gap p50 %v, want about 1ms", st.Gap.P50)
+		for try := 1; ; try++ {
+			s := v.truth()
+			p := v.plan(s, s.URL+"/sse?plain=1&n=5&gap=1ms")
+			p.Requests = 6
+			res := v.run(p, run.Options{})
+			v.exact(res, settled(s, res.Hail.Counts.Sent))
+			st := res.Hail.Stream
+			if st == nil || st.Completed != 6 || st.Events != 30 || st.Gap.Samples != 24 || st.FirstEvent.Samples != 6 || res.Hail.LLM != nil {
+				t.Fatalf("stream section %+v (llm %v), want 6 streams of 5 events detected from the Content-Type", st, res.Hail.LLM != nil)
+			}
+			if !testtier.On(testtier.Timing) || st.Gap.P50 >= 500*time.Microsecond || v.e.Proto == H3 {
+				return
+			}
+			if try == 3 {
+				t.Errorf("inter-event gap p50 %v in three runs, want about 1ms", st.Gap.P50)
+				return
+			}
+			t.Logf("run %d: inter-event gap p50 %v, read lag p99 %v: events read together; again", try, st.Gap.P50, st.ReadLag.P99)
 		}
 	}},
 	{"stream/sse-flag", func(t *testing.T, v *env) {
