@@ -282,11 +282,11 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 			out = append(out, fmt.Sprintf("%d intended requests were still waiting when the run stopped (%s): unsent, not counted as requests", c.Unsent, h.UnsentReason))
 		}
 	case result.BottleneckOthers:
-		switch t := in.Target; {
-		case t != nil && e.TakenBy() == result.TakenByTarget:
+		switch t, taken := in.Target, e.TakenBy(); {
+		case t != nil && taken == result.TakenByTarget:
 			out = append(out, fmt.Sprintf("the target's own process (pid %d, %s) used %.0f%% of hail's %d CPU(s) while hail used %.0f%%: it took hail's CPU, so the numbers measure the target and its load generator competing for one machine; pin them to separate cores (taskset) to measure the target alone",
 				t.PID, t.Command, 100*e.TargetCPU, m.CPUs, 100*e.CPU))
-		case e.TakenBy() == result.TakenByHypervisor:
+		case taken == result.TakenByHypervisor:
 			out = append(out, fmt.Sprintf("the hypervisor took %.0f%% of hail's %d CPU(s) (steal: other guests ran on them; other processes here %.0f%%%s) while hail used %.0f%%: this virtual machine's CPUs are shared with its host's other guests; use dedicated cores, or run again when the host is quieter",
 				100*m.Steal, m.CPUs, 100*m.Others, pressureDetail(m), 100*e.CPU))
 		default:
