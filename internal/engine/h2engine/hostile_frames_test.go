@@ -222,10 +222,10 @@ func TestH2HostileFrames(t *testing.T) {
 		{name: "ping-flood", behave: func(grpc bool) func(r *rawConn) {
 			return flooding(grpc, true, func(fr *http2.Framer, i int) error { return fr.WritePing(false, [8]byte{byte(i)}) })
 		}, timeout: 5 * time.Second, http: outcome{status: "200"}, grpc: outcome{status: "OK"}},
-		// The same floods from a server that never reads: hail's unsent
-		// acknowledgements are bounded, and the connection is given up
-		// (seconds: hail's socket buffers fill first; -t 30s only bounds
-		// the case on a slow machine).
+		// The same floods, with nothing between, from a server that never
+		// reads: past 10,000 frames in a row the connection is given up
+		// (-t 30s only bounds the case on a slow machine). The bound on
+		// unsent acknowledgements is TestWriteAcksUnread's.
 		{name: "settings-flood-unread", behave: func(grpc bool) func(r *rawConn) {
 			return flooding(grpc, false, func(fr *http2.Framer, i int) error { return fr.WriteSettings() })
 		}, n: 4, timeout: 30 * time.Second, http: outcome{kind: "http2 connection error"}, grpc: outcome{kind: "http2 connection error"}},
@@ -370,16 +370,14 @@ const floodBatch = 500
 
 // flooding answers each request while another goroutine floods the
 // connection with frames (write): with read, the server reads what hail
-// sends (its acks) as it floods, floodFrames frames; without, it never reads
-// after the client's preface and floods until the connection fails. That
-// flood is written 64 KiB at a time (hundreds of thousands of frames pass
-// before hail's socket buffers fill: a write each cost seconds of system
-// time), into a receive buffer of its own kept small; the other floods
-// floodBatch frames at a time.
+// sends (its acks) as it floods, floodFrames frames, floodBatch at a time
+// with a WINDOW_UPDATE after each batch (so that no row of them passes
+// hail's bound, maxControlRun); without, it never reads after the client's
+// preface and floods, 64 KiB at a time with nothing between, until the
+// connection fails.
 func flooding(grpc, read bool, write func(fr *http2.Framer, i int) error) func(r *rawConn) {
 	return func(r *rawConn) {
 		if !read {
-			r.c.(*net.TCPConn).SetReadBuffer(4 << 10)
 			fr := http2.NewFramer(bufio.NewWriterSize(r.c, 64<<10), nil)
 			fr.WriteSettings()
 			for i := 0; write(fr, i) == nil; i++ {
@@ -402,6 +400,7 @@ func flooding(grpc, read bool, write func(fr *http2.Framer, i int) error) func(r
 				for end := min(i+floodBatch, floodFrames); i < end; i++ {
 					write(fr, i)
 				}
+				fr.WriteWindowUpdate(0, 1) // another frame between batches: under hail's bound on a row of them
 				if r.do(func(*http2.Framer) error { _, err := r.c.Write(batch.Bytes()); return err }) != nil {
 					return
 				}

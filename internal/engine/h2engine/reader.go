@@ -37,6 +37,7 @@ func (c *client) readLoop() {
 	if !c.checkPreface() {
 		return
 	}
+	run := 0 // the server's PING and SETTINGS frames since its last other frame
 	for {
 		f, err := c.fr.ReadFrame()
 		endPreface()
@@ -46,6 +47,17 @@ func (c *client) readLoop() {
 		}
 		ctl = ctl[:0]
 		acks := 0
+		if isControl(f) {
+			if run++; run > maxControlRun { // no real server sends these in such a row: a flood, read or not
+				c.mu.Lock()
+				c.failLocked(&FloodError{Run: run})
+				c.mu.Unlock()
+				c.nc.Close()
+				return
+			}
+		} else {
+			run = 0
+		}
 		c.mu.Lock()
 		switch f := f.(type) {
 		case *http2.HeadersFrame:
@@ -99,15 +111,46 @@ func (c *client) readLoop() {
 // them; a server that has not within floodPatience is flooding.
 const maxUnsentAcks = 10_000
 
-// floodPatience is a variable for the tests only (export_test.go), which
-// shorten it before any connection exists.
-var floodPatience = 2 * time.Second
+// maxControlRun bounds the PING and SETTINGS frames (not their acks) a
+// server sends in a row, with no other frame between: a real server sends
+// a few (its SETTINGS, a keep-alive or BDP ping between streams' frames),
+// a flooding one thousands. Past it the connection fails at once, whether
+// or not the server reads the acknowledgements: a server that does not may
+// also stop being read by the kernel's TCP (its receive queue full of
+// small segments), and then neither the unsent acknowledgements nor
+// anything else would tell hail of the flood.
+const maxControlRun = 10_000
 
-// FloodError is a connection whose server sent PING or SETTINGS frames
-// faster than it read hail's acknowledgements.
-type FloodError struct{ Unsent int }
+// isControl reports whether f is a PING or SETTINGS frame that asks for an
+// acknowledgement.
+func isControl(f http2.Frame) bool {
+	switch f := f.(type) {
+	case *http2.PingFrame:
+		return !f.IsAck()
+	case *http2.SettingsFrame:
+		return !f.IsAck()
+	}
+	return false
+}
+
+// floodPatience is how long the reader waits for a server to read half of
+// maxUnsentAcks.
+const floodPatience = 2 * time.Second
+
+// FloodError is a connection whose server flooded it with PING or SETTINGS
+// frames: more than maxControlRun in a row (Run), or faster than it read
+// hail's acknowledgements (Unsent).
+type FloodError struct {
+	// Run is the PING and SETTINGS frames the server sent in a row, or 0.
+	Run int
+	// Unsent is the acknowledgements waiting to be written, or 0.
+	Unsent int
+}
 
 func (e *FloodError) Error() string {
+	if e.Run > 0 {
+		return fmt.Sprintf("http2: the server sent %d PING or SETTINGS frames in a row, nothing else between: a control frame flood", e.Run)
+	}
 	return fmt.Sprintf("http2: the server sent PING or SETTINGS frames without reading the acknowledgements (over %d unsent): a control frame flood", e.Unsent)
 }
 
