@@ -43,19 +43,19 @@ func ExampleRun_openModel() {
 		return
 	}
 	defer srv.Close()
-	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Rate: 1000, Duration: 500 * time.Millisecond, Connections: 8})
+	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Rate: 1000, Duration: 250 * time.Millisecond, Connections: 8})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	c := res.Hail.Counts
 	fmt.Println("intended:", c.Intended, "sent + unsent:", c.Sent+c.Unsent, "model:", res.Hail.Model)
-	// Output: intended: 500 sent + unsent: 500 model: open
+	// Output: intended: 250 sent + unsent: 250 model: open
 }
 
 // Rate stages ramp the open model's rate, as k6's ramping-arrival-rate:
-// 0 → 400/s over half a second (100 requests), then 400/s for a quarter
-// of a second.
+// 0 → 400/s over a quarter of a second (50 requests), then 400/s for an
+// eighth of a second.
 func ExampleRun_rateStages() {
 	srv, err := hailtest.Start()
 	if err != nil {
@@ -64,17 +64,17 @@ func ExampleRun_rateStages() {
 	}
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Connections: 4, WaitOngoing: true,
-		RateStages: []hail.Stage{{Duration: 500 * time.Millisecond, Target: 400}, {Duration: 250 * time.Millisecond, Target: 400}}})
+		RateStages: []hail.Stage{{Duration: 250 * time.Millisecond, Target: 400}, {Duration: 125 * time.Millisecond, Target: 400}}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println("intended:", res.Hail.Counts.Intended, "model:", res.Hail.Model)
-	// Output: intended: 200 model: open
+	// Output: intended: 100 model: open
 }
 
 // Connection stages ramp the closed model's connections, as k6's
-// ramping-vus: 3 connections for a quarter of a second, then 1. The run's
+// ramping-vus: 3 connections for an eighth of a second, then 1. The run's
 // connections are the stages' peak. The stages end the run as -z does: a
 // request in flight then is aborted (an error, "aborted due to deadline")
 // unless WaitOngoing lets it finish, as k6's graceful stop does.
@@ -86,7 +86,7 @@ func ExampleRun_connectionStages() {
 	}
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/?delay=1ms",
-		ConnectionStages: []hail.Stage{{Duration: 250 * time.Millisecond, Target: 3, Step: true}, {Duration: 250 * time.Millisecond, Target: 1, Step: true}},
+		ConnectionStages: []hail.Stage{{Duration: 125 * time.Millisecond, Target: 3, Step: true}, {Duration: 125 * time.Millisecond, Target: 1, Step: true}},
 		WaitOngoing:      true})
 	if err != nil {
 		fmt.Println(err)
@@ -105,7 +105,7 @@ func ExampleRun_bursts() {
 	}
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", BurstEvery: 100 * time.Millisecond, BurstSize: 10,
-		Duration: 500 * time.Millisecond, Connections: 10, WaitOngoing: true})
+		Duration: 250 * time.Millisecond, Connections: 10, WaitOngoing: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -114,7 +114,7 @@ func ExampleRun_bursts() {
 	// unsent, not lost.
 	c := res.Hail.Counts
 	fmt.Println("intended:", c.Intended, "sent or unsent:", c.Sent+c.Unsent)
-	// Output: intended: 50 sent or unsent: 50
+	// Output: intended: 30 sent or unsent: 30
 }
 
 // Thresholds judge the run; a failed one is a *ThresholdError, returned
@@ -258,8 +258,8 @@ func ExampleLLMLoad() {
 }
 
 // An LLM load through rate stages, as hail llm --stages sends it: 40
-// requests/s for half a second, then 80/s for half a second whose first
-// quarter is a warm-up, evenly spaced (LLM.Arrivals; Poisson by default). Each stage
+// requests/s for a quarter of a second, then 80/s for a quarter of a
+// second whose first half is a warm-up, evenly spaced (LLM.Arrivals; Poisson by default). Each stage
 // has its own LLM results (Result.Hail.Stages[i].LLM), the warm-up's
 // requests left out of them as from the stage's other figures; the
 // warm-up has its own (Stages[i].Warmup.LLM), and with the stages' they
@@ -268,7 +268,7 @@ func ExampleLLMLoad_rateStages() {
 	srv := startOpenAI(hailtest.OpenAIConfig{Slots: 16, ITL: 2 * time.Millisecond})
 	defer srv.Close()
 	res, err := hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/v1/completions", Connections: 8,
-		RateStages: []hail.Stage{{Duration: 500 * time.Millisecond, Target: 40, Step: true}, {Duration: 500 * time.Millisecond, Target: 80, Step: true, Warmup: 125 * time.Millisecond}},
+		RateStages: []hail.Stage{{Duration: 250 * time.Millisecond, Target: 40, Step: true}, {Duration: 250 * time.Millisecond, Target: 80, Step: true, Warmup: 125 * time.Millisecond}},
 		LLM:        &hail.LLMLoad{InputTokens: "16", OutputTokens: "8", Arrivals: "constant", SLOTTFT: time.Second}})
 	if err != nil {
 		fmt.Println(err)
@@ -285,9 +285,9 @@ func ExampleLLMLoad_rateStages() {
 	}
 	fmt.Println("the run's:", res.Hail.LLM.Completed)
 	// Output:
-	// stage 1 40 req/s completed: 20 tokens: 160 TTFT samples: 20 met the SLO: 20 warm-up: none
-	// stage 2 80 req/s completed: 30 tokens: 240 TTFT samples: 30 met the SLO: 30 warm-up: 10 requests, 10 completed
-	// the run's: 60
+	// stage 1 40 req/s completed: 10 tokens: 80 TTFT samples: 10 met the SLO: 10 warm-up: none
+	// stage 2 80 req/s completed: 10 tokens: 80 TTFT samples: 10 met the SLO: 10 warm-up: 10 requests, 10 completed
+	// the run's: 30
 }
 
 // startOpenAI starts hailtest's mock inference server (or exits: an
@@ -343,7 +343,7 @@ func ExampleWithProgress() {
 	}
 	defer srv.Close()
 	live := make(chan hail.Progress, 8)
-	_, err = hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Duration: 1500 * time.Millisecond, Rate: 200},
+	_, err = hail.Run(context.Background(), hail.Plan{URL: srv.URL + "/", Duration: 1200 * time.Millisecond, Rate: 200},
 		hail.WithProgress(func(p hail.Progress) {
 			select {
 			case live <- p:

@@ -448,9 +448,14 @@ func (c *conn) sleep(d time.Duration) bool {
 	if c.wake == nil {
 		c.wake = make(chan struct{}, 1)
 	}
-	if !c.s.clock.Wait(time.Since(c.s.start)+d, c.wake, c.s.done) {
+	from := time.Since(c.s.start)
+	if !c.s.clock.Wait(from+d, c.wake, c.s.done) {
 		c.dead = true
 		return false
 	}
+	st := &c.s.c
+	st.holds.Add(1)
+	st.holdAsked.Add(int64(d))
+	st.holdTaken.Add(int64(time.Since(c.s.start) - from))
 	return true
 }

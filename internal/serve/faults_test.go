@@ -13,7 +13,7 @@ import (
 )
 
 func TestFaultDelay(t *testing.T) {
-	_, addr := startServer(t, Config{})
+	s, addr := startServer(t, Config{})
 	cl := newClient(t)
 	get(t, cl, "http://"+addr+"/") // warm the connection
 	for _, tc := range []struct {
@@ -34,6 +34,12 @@ func TestFaultDelay(t *testing.T) {
 		if d < tc.want || d > tc.want+300*time.Millisecond {
 			t.Errorf("%s: took %v, want about %v", tc.query, d, tc.want)
 		}
+	}
+	// The three holds, as asked and as held: never shorter, and within
+	// what the client saw.
+	h := s.Stats().Holds
+	if h.Count != 3 || h.Asked != 130*time.Millisecond || h.Taken < h.Asked || h.Taken > h.Asked+900*time.Millisecond {
+		t.Errorf("holds %+v, want 3 asked 130ms, taken at least that", h)
 	}
 }
 

@@ -105,6 +105,10 @@ type counters struct {
 	getMisses    atomic.Uint64
 	deleteMisses atomic.Uint64
 	unknownIDs   atomic.Uint64
+
+	holds     atomic.Uint64
+	holdAsked atomic.Int64
+	holdTaken atomic.Int64
 }
 
 // Stats is a snapshot of the server's counters; it is also the JSON served
@@ -126,6 +130,22 @@ type Stats struct {
 	ByStatus map[int]uint64 `json:"by_status"`
 	// Items describes the /items resource store.
 	Items ItemStats `json:"items"`
+	// Holds describes the responses held by delay and stall faults.
+	Holds HoldStats `json:"holds"`
+}
+
+// HoldStats are the responses held by delay and stall faults: how long the
+// server was asked to hold them and how long it did. A busy machine wakes
+// its timers late, so Taken exceeds Asked: that difference is the server's
+// lateness, which a client measures as latency too.
+type HoldStats struct {
+	// Count counts the holds (a request with both a delay and a stall
+	// counts twice).
+	Count uint64 `json:"count"`
+	// Asked is the holds' total asked length (JSON: nanoseconds).
+	Asked time.Duration `json:"asked_ns"`
+	// Taken is their total length as held (JSON: nanoseconds).
+	Taken time.Duration `json:"taken_ns"`
 }
 
 // ItemStats are the counters of the /items resource store.
@@ -233,6 +253,7 @@ func (s *Server) Stats() Stats {
 			DeleteMisses:      c.deleteMisses.Load(),
 			UnknownIDRequests: c.unknownIDs.Load(),
 		},
+		Holds: HoldStats{Count: c.holds.Load(), Asked: time.Duration(c.holdAsked.Load()), Taken: time.Duration(c.holdTaken.Load())},
 	}
 	for code := range c.status {
 		if n := c.status[code].Load(); n > 0 {
@@ -257,6 +278,9 @@ func (s *Server) resetStats() {
 	for i := range c.status {
 		c.status[i].Store(0)
 	}
+	c.holds.Store(0)
+	c.holdAsked.Store(0)
+	c.holdTaken.Store(0)
 	c.created.Store(0)
 	c.deleted.Store(0)
 	c.getHits.Store(0)

@@ -81,7 +81,7 @@ func TestHealthzAndStats(t *testing.T) {
 	}
 	for _, key := range []string{`"requests":`, `"connections_accepted":`, `"connections_open":`, `"bytes_in":`,
 		`"bytes_out":`, `"by_status":{"200":1,"503":2}`, `"items":{"created":0,"deleted":0,"live":0,"get_hits":0,` +
-			`"get_misses":0,"delete_misses":0,"unknown_id_requests":0}`} {
+			`"get_misses":0,"delete_misses":0,"unknown_id_requests":0}`, `"holds":{"count":0,"asked_ns":0,"taken_ns":0}`} {
 		if !strings.Contains(r.body, key) {
 			t.Errorf("stats JSON %s lacks %s", r.body, key)
 		}

@@ -241,7 +241,7 @@ func TestTUITinyTerminal(t *testing.T) {
 	t.Parallel()
 	x := newTmux(t)
 	url := startServer(t)
-	x.start("tiny", 40, 12, hailLine("-z", "4s", "-c", "2", url+"/?delay=1ms"))
+	x.start("tiny", 40, 12, hailLine("-z", "3s", "-c", "2", url+"/?delay=1ms"))
 	s := x.waitFor("tiny", false, 15*time.Second, "hail", "req/s", "q stop")
 	for i, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		if n := utf8.RuneCountInString(l); n > 40 {
@@ -372,11 +372,11 @@ stages:
 func TestDemoInTmux(t *testing.T) {
 	t.Parallel()
 	x := newTmux(t)
-	x.start("demo", 150, 45, hailLine("demo", "--duration", "3s", "--connections", "8", "--rate", "500"))
-	x.waitFor("demo", false, 10*time.Second, "stall=1s@1s", "8 connections · closed model", "Requests/s", "Target process")
-	x.waitFor("demo", false, 15*time.Second, "stall=1s@1s", "open model, -q 500", "Requests/s", "Target process")
+	x.start("demo", 150, 45, hailLine("demo", "--duration", "1500ms", "--connections", "8", "--rate", "500"))
+	x.waitFor("demo", false, 10*time.Second, "stall=500ms@500ms", "8 connections · closed model", "Requests/s", "Target process")
+	x.waitFor("demo", false, 15*time.Second, "stall=500ms@500ms", "open model, -q 500", "Requests/s", "Target process")
 	out := x.waitFor("demo", false, 20*time.Second, "HAIL-EXIT=")
-	for _, want := range []string{"closed model (-c 8)", "open model (-c 8 -q 500)", "slower than 500ms",
+	for _, want := range []string{"closed model (-c 8)", "open model (-c 8 -q 500)", "slower than 250ms",
 		"Verdict, closed model:", "Verdict, open model:", "Try next:", "hail serve &", "HAIL-EXIT=0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing from the last screen:\n%s", want, out)

@@ -86,7 +86,7 @@ func panelsOnce(t *testing.T) string {
 	}
 	srv, addr := startMock(t, llmserve.Config{Slots: 64, Log: lf})
 	u, _ := url.Parse("http://" + addr + "/v1/completions")
-	p := &plan.Plan{URL: u, Method: "POST", Connections: 16, Rate: 20, Duration: 4 * time.Second, KeepAlive: true, Engine: plan.EngineNet}
+	p := &plan.Plan{URL: u, Method: "POST", Connections: 16, Rate: 20, Duration: 2500 * time.Millisecond, KeepAlive: true, Engine: plan.EngineNet}
 	r, err := llmload.Prepare(p, llmload.Load{Model: "mock", InputTokens: "8", OutputTokens: "20", Exact: true, Arrivals: "constant", Seed: 1,
 		SLO: stream.SLO{TTFT: time.Second}})
 	if err != nil {
@@ -137,8 +137,8 @@ func panelsOnce(t *testing.T) string {
 	srv.Close()
 	lf.Close()
 	log := readMockLog(t, logPath)
-	if len(log) != 80 {
-		t.Fatalf("the mock logged %d requests, 80 sent", len(log))
+	if len(log) != 50 {
+		t.Fatalf("the mock logged %d requests, 50 sent", len(log))
 	}
 	endedBy := func(at int64) (n int) {
 		for _, x := range log {
@@ -197,8 +197,8 @@ func panelsOnce(t *testing.T) string {
 	}
 	// The run's end: every stream in.
 	m.Update(tickMsg(time.Now()))
-	if l := m.data.LLM; l.Completed != 80 || res.Hail.LLM.Completed != 80 || l.InFlight != 0 {
-		t.Errorf("at the end: the view %d done and %d in flight, the result %d; want 80 and 0", l.Completed, l.InFlight, res.Hail.LLM.Completed)
+	if l := m.data.LLM; l.Completed != 50 || res.Hail.LLM.Completed != 50 || l.InFlight != 0 {
+		t.Errorf("at the end: the view %d done and %d in flight, the result %d; want 50 and 0", l.Completed, l.InFlight, res.Hail.LLM.Completed)
 	}
 	return ""
 }
