@@ -21,6 +21,7 @@ package hailtest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hail-loadgen/hail/internal/serve"
 )
@@ -46,6 +47,17 @@ type Stats struct {
 	BytesIn, BytesOut uint64
 	// Items are the /items resource's counts.
 	Items ItemStats
+	// Holds are the responses held by ?delay= and ?stall=.
+	Holds HoldStats
+}
+
+// HoldStats are the responses held by ?delay= and ?stall=: how many holds,
+// their total asked length and their total length as held. A busy machine
+// wakes the server's timers late: Taken − Asked is the server's own
+// lateness, in every client's latency too.
+type HoldStats struct {
+	Count        uint64
+	Asked, Taken time.Duration
 }
 
 // ItemStats are the /items resource's counts.
@@ -92,7 +104,8 @@ func (s *Server) Stats() Stats {
 	return Stats{Requests: st.Requests, ByStatus: st.ByStatus, ConnectionsAccepted: st.ConnectionsAccepted,
 		ConnectionsOpen: st.ConnectionsOpen, BytesIn: st.BytesIn, BytesOut: st.BytesOut,
 		Items: ItemStats{Created: i.Created, Deleted: i.Deleted, Live: i.Live, GetHits: i.GetHits, GetMisses: i.GetMisses,
-			DeleteMisses: i.DeleteMisses, UnknownIDRequests: i.UnknownIDRequests}}
+			DeleteMisses: i.DeleteMisses, UnknownIDRequests: i.UnknownIDRequests},
+		Holds: HoldStats{Count: st.Holds.Count, Asked: st.Holds.Asked, Taken: st.Holds.Taken}}
 }
 
 // ResetStats zeroes the counts (not the open connections and live items),

@@ -76,7 +76,8 @@ func TestAssertVerdictAndNoErrors(t *testing.T) {
 func TestStatsCoversTheServers(t *testing.T) {
 	t.Parallel()
 	for _, pair := range [][2]reflect.Type{{reflect.TypeFor[serve.Stats](), reflect.TypeFor[hailtest.Stats]()},
-		{reflect.TypeFor[serve.ItemStats](), reflect.TypeFor[hailtest.ItemStats]()}} {
+		{reflect.TypeFor[serve.ItemStats](), reflect.TypeFor[hailtest.ItemStats]()},
+		{reflect.TypeFor[serve.HoldStats](), reflect.TypeFor[hailtest.HoldStats]()}} {
 		for i := range pair[0].NumField() {
 			name := pair[0].Field(i).Name
 			if _, ok := pair[1].FieldByName(name); !ok {
