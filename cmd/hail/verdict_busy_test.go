@@ -132,8 +132,9 @@ func TestVerdictCappedTarget(t *testing.T) {
 					defer stop()
 					return pinnedRun(t, "0", "--engine", engine, "-q", "2000", "-c", "10", "-z", "3s", s.URL+"/cap?d=20ms")
 				})
-				if g := res.Hail.Generator; g.OthersCPU >= 0.2 && !strings.Contains(strings.Join(res.Hail.Verdict.Reasons, " "), "hail was not slowed") {
-					t.Errorf("others used %.0f%% of hail's CPUs: the verdict should say so, as context", 100*g.OthersCPU)
+				if g, why := res.Hail.Generator, strings.Join(res.Hail.Verdict.Reasons, " "); g.OthersCPU >= 0.2 &&
+					!strings.Contains(why, "hail was not slowed") && !strings.Contains(why, "they slowed hail, the target limited the run") {
+					t.Errorf("others used %.0f%% of hail's CPUs: the verdict should say so, as context: %s", 100*g.OthersCPU, why)
 				}
 			})
 			t.Run("busy loop on hail's core", func(t *testing.T) {

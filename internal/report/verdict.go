@@ -36,13 +36,27 @@ const (
 	servedShare = 0.8
 )
 
-// hailBound reports whether the requests sent fell well short of what the
-// target could serve over the connections in its service time (Capacity):
-// hail held the connections between a response and the next send for a
-// good part of every cycle.
+// hailBound reports whether hail, not the target, held the connections
+// that requests waited for: the requests sent fell well short of what the
+// target could serve over them in its service time (Capacity), and either
+// short of what was asked too (hail fell behind: a backlog it was slow to
+// send) or the waits were no longer than hail's own freezes could make
+// them: a freeze as long as hail's longest lateness leaves a backlog that
+// a target with a quarter of headroom above the rate drains in four times
+// that, so up to ten times it. Waits longer than that, in a run that sent
+// what was asked, are the target's: a stall that held every connection,
+// whose few long requests barely move the mean service time.
 func (e Evidence) hailBound() bool {
-	return e.Capacity > 0 && e.Achieved > 0 && e.Achieved < servedShare*e.Capacity
+	if e.Capacity <= 0 || e.Achieved <= 0 || e.Achieved >= servedShare*e.Capacity {
+		return false
+	}
+	behind := e.Rate > 0 && e.Achieved < servedShare*e.Rate
+	return behind || e.WaitP99 <= freezeSpan*e.OwnMax
 }
+
+// freezeSpan bounds the waits for a connection that hail's own freezes
+// explain, in multiples of its longest lateness (hailBound).
+const freezeSpan = 10
 
 // verdict names the run's bottleneck with its evidence.
 func verdict(in Input, r *result.Result) result.Verdict {
@@ -277,7 +291,7 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 			break
 		}
 		out = append([]string{fmt.Sprintf("%d of %d requests (%.0f%%) waited for a free connection because all %d had a request in flight: wait p99 %s, max %s; hail's own lateness p99 %s",
-			c.Queued, c.Sent, pct(c.Queued, c.Sent), in.Connections, fmtDur(wait.P99.Seconds()), fmtDur(wait.Max.Seconds()), fmtDur(own.P99.Seconds())), sustained(in, r)}, out...)
+			c.Queued, c.Sent, pct(c.Queued, c.Sent), in.Connections, fmtDur(wait.P99.Seconds()), fmtDur(wait.Max.Seconds()), fmtDur(own.P99.Seconds())), held(e, in, r)}, out...)
 		if c.Unsent > 0 {
 			out = append(out, fmt.Sprintf("%d intended requests were still waiting when the run stopped (%s): unsent, not counted as requests", c.Unsent, h.UnsentReason))
 		}
@@ -335,7 +349,7 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 	if e.ReadLate() && !GeneratorSide(kind) {
 		out = append(out, readLagReason(e)) // the target limited the run; hail's reads were late all the same
 	}
-	if context := busyContext(e, m); context != "" && !GeneratorSide(kind) {
+	if context := busyContext(e, m, wait.P99.Seconds(), own.Max.Seconds()); context != "" && !GeneratorSide(kind) {
 		out = append(out, context)
 	}
 	if note := sharing(in, e); note != "" {
@@ -347,11 +361,17 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 	return out
 }
 
-// busyContext says, when hail kept up, that the machine was busy all the
-// same: context, not a cause ("" when it was not).
-func busyContext(e Evidence, m stats.MachineUse) string {
+// busyContext says, when hail was not what limited the run, that the
+// machine was busy all the same: context, not a cause ("" when it was
+// not). When hail was late all the same (a target whose waits for a
+// connection, p99 wait, outlasted hail's lateness, ownMax), it says so.
+func busyContext(e Evidence, m stats.MachineUse, wait, ownMax float64) string {
 	if !m.Known || (m.Others < othersShare && m.Steal < stealShare) {
 		return ""
+	}
+	if e.OwnSamples > 0 && e.OwnP99 > lateP99 {
+		return fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s and made hail late (own lateness p99 %s, max %s), far less than the requests waited for a connection (p99 %s): they slowed hail, the target limited the run",
+			100*m.Others, m.CPUs, contentionDetail(m), fmtDur(e.OwnP99), fmtDur(ownMax), fmtDur(wait))
 	}
 	return fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s, but hail was not slowed by them (its lateness is the evidence that would show it)",
 		100*m.Others, m.CPUs, contentionDetail(m))
@@ -438,6 +458,18 @@ func pressureDetail(m stats.MachineUse) string {
 }
 
 // sustained says what the target sustained at this concurrency.
+// held says how the target held the connections: in spells (a run that
+// sent what -q asked, whose waits were over ten times the mean service
+// time: a stall, which the mean barely shows), else steadily (sustained).
+func held(e Evidence, in Input, r *result.Result) string {
+	svc := serviceTime(r)
+	if e.Rate > 0 && e.Achieved >= servedShare*e.Rate && svc > 0 && e.WaitP99 > 10*svc {
+		return fmt.Sprintf("the target held the connections in spells, not steadily: %.1f req/s went out against -q %g, and requests waited for a connection up to %s while its mean service time was %s (a stall: every connection held at once); more connections give a stall more requests to hold",
+			e.Achieved, e.Rate, fmtDur(r.Hail.SendDelay.ConnWait.Max.Seconds()), fmtDur(svc))
+	}
+	return sustained(in, r)
+}
+
 func sustained(in Input, r *result.Result) string {
 	c := r.Hail.Counts
 	rate := 0.0

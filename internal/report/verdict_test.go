@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ func TestVerdictKinds(t *testing.T) {
 		open    bool
 		lagNs   int64 // own lateness of every request (closed: after the previous response); 0 in the closed model: none measured
 		waitNs  int64 // connection wait of every other request
+		svcNs   int64 // time to first byte of every request (0: 1 ms)
 		cpu     time.Duration
 		machine stats.MachineUse
 		target  *result.TargetUse
@@ -46,10 +48,17 @@ func TestVerdictKinds(t *testing.T) {
 			want: []string{"other processes used 60% of hail's 1 CPU", "CPU pressure 80%", "taskset"}},
 		{name: "on time, others on its CPU", open: true, lagNs: 200_000, cpu: time.Second, machine: busy, kind: result.BottleneckNone,
 			want: []string{"hail sent on time", "other processes used 60%", "but hail was not slowed by them"}},
-		{name: "waiting for connections", open: true, lagNs: 100_000, waitNs: 20_000_000, cpu: time.Second, machine: quiet, kind: result.BottleneckTarget,
-			want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained", "raising -c raises the offered concurrency, not the target's capacity"}},
+		{name: "waiting for connections", open: true, lagNs: 100_000, waitNs: 20_000_000, svcNs: 100_000_000, cpu: time.Second, machine: quiet, kind: result.BottleneckTarget,
+			want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target sustained 100.0 req/s at this concurrency (≈ 10 connections / 99.98ms mean service time = 100.0 req/s)",
+				"raising -c raises the offered concurrency, not the target's capacity"}},
+		{name: "waiting for connections in spells", open: true, lagNs: 100_000, waitNs: 20_000_000, cpu: time.Second, machine: quiet, kind: result.BottleneckTarget,
+			want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "the target held the connections in spells, not steadily"}},
 		{name: "waiting for connections on a busy machine", open: true, lagNs: 110_000, waitNs: 1500_000_000, cpu: 100 * time.Millisecond, machine: busy,
 			kind: result.BottleneckTarget, want: []string{"waited for a free connection", "hail's own lateness p99 110.0µs", "but hail was not slowed by them"}},
+		{name: "late on a busy machine while a stall held every connection", open: true, lagNs: 3_000_000, waitNs: 1_000_000_000, cpu: 100 * time.Millisecond, machine: busy,
+			kind: result.BottleneckTarget, want: []string{"500 of 1000 requests (50%) waited for a free connection because all 10", "wait p99 1.000s",
+				"the target held the connections in spells, not steadily: 100.0 req/s went out against -q 100, and requests waited for a connection up to 1.000s while its mean service time was 1.00ms",
+				"other processes used 60% of hail's 1 CPU(s), steal 0%, CPU pressure 80% and made hail late (own lateness p99 3.00ms, max 3.00ms), far less than the requests waited for a connection (p99 1.000s)"}},
 		{name: "late, and bursts of late sends filled the connections", open: true, lagNs: 60_000_000, waitNs: 80_000_000, cpu: time.Second, machine: busy,
 			kind: result.BottleneckOthers, want: []string{"exceeds 1ms", "but hail held the connections, not the target: it served each request in 1.00ms, enough for about 9998 req/s over 10 connections, and 100.0 req/s went out"}},
 		{name: "late with free connections, the target took its CPU", open: true, lagNs: 3_000_000, cpu: time.Second, machine: quiet, target: serve,
@@ -105,9 +114,10 @@ func TestVerdictKinds(t *testing.T) {
 					}
 				}
 				if tc.fail == "" {
-					_ = tot.LatencyOK.RecordValue(1e6 + wait)
-					_ = tot.FirstByte.RecordValue(1e6) // 10 connections / 1 ms: the target serves 10,000/s
-					tot.LatencySum += 1e6 + wait
+					svc := cmp.Or(tc.svcNs, 1e6) // 10 connections / 1 ms: the target serves 10,000/s
+					_ = tot.LatencyOK.RecordValue(svc + wait)
+					_ = tot.FirstByte.RecordValue(svc)
+					tot.LatencySum += svc + wait
 				}
 			}
 			switch k, _ := stats.KindByName(tc.fail); {
