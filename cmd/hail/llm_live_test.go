@@ -126,7 +126,10 @@ func readFileOrNil(path string) []byte {
 func TestLLMStagesPerStage(t *testing.T) {
 	t.Parallel()
 	cfg := llmserve.Config{Slots: 4, ITL: fixedITL(t, "5ms")}
-	args := []string{"-c", "64", "--arrivals", "constant", "--stages", "2s:10,1500ms:60:500ms", "--stream-drain", "20s",
+	// -c 128: each shard gets 64, room for every request the mock's queue
+	// holds at the stages' end on a slow machine (one waiting for a free
+	// connection then is unsent, and its stage one short).
+	args := []string{"-c", "128", "--arrivals", "constant", "--stages", "2s:10,1500ms:60:500ms", "--stream-drain", "20s",
 		"--input-tokens", "8", "--output-tokens", "20", "--slo", "ttft=50ms"}
 	var why string
 	for range 3 { // the machine is shared: a run beside others may be late
@@ -175,8 +178,8 @@ func TestLLMStagesPerStage(t *testing.T) {
 	for i, want := range []float64{20, 60} {
 		l := ms[i].(map[string]any)["llm"].(map[string]any)
 		if l["completed"] != want || samples(l, "ttft") != int(want) || samples(l, "itl") != int(want)*19 {
-			t.Errorf("merged stage %d: completed %v, TTFT samples %d, ITL samples %d; one process: %v, %v, %v",
-				i+1, l["completed"], samples(l, "ttft"), samples(l, "itl"), want, want, 19*want)
+			t.Errorf("merged stage %d: completed %v, TTFT samples %d, ITL samples %d; one process: %v, %v, %v (the merged counts: %v)",
+				i+1, l["completed"], samples(l, "ttft"), samples(l, "itl"), want, want, 19*want, merged["hail"].(map[string]any)["counts"])
 		}
 	}
 }
