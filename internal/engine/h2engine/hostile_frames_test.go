@@ -338,13 +338,6 @@ func TestH2HostileFrames(t *testing.T) {
 				if n == 0 {
 					n = 8
 				}
-				if tc.n > 0 && raceDetector {
-					// A flood costs hail's reader a frame per acknowledgement
-					// until its socket buffers fill (MBs): under the race
-					// detector, on a busy machine, that passed -t 30s. The
-					// floods that are read (and every other case) run here.
-					t.Skip("CPU-bound flood: run without -race")
-				}
 				p.Requests, p.Connections, p.Streams, p.Timeout = n, 2, 2, tc.timeout
 				res := runBounded(t, p, tc.timeout+15*time.Second)
 				want.check(t, res, int64(n))
