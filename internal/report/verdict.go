@@ -50,13 +50,19 @@ func (e Evidence) hailBound() bool {
 	if e.Capacity <= 0 || e.Achieved <= 0 || e.Achieved >= servedShare*e.Capacity {
 		return false
 	}
-	behind := e.Rate > 0 && e.Achieved < servedShare*e.Rate
-	return behind || e.WaitP99 <= freezeSpan*e.OwnMax
+	return e.behind() || e.WaitP99 <= freezeSpan*e.OwnMax
+}
+
+// behind reports whether hail sent well short of -q (under servedShare of
+// it): it fell behind, whatever held it.
+func (e Evidence) behind() bool {
+	return e.Rate > 0 && e.Achieved < servedShare*e.Rate
 }
 
 // freezeSpan bounds the waits for a connection that hail's own freezes
-// explain, in multiples of its longest lateness (hailBound).
-const freezeSpan = 10
+// explain, in multiples of its longest lateness (hailBound); spellSpan is
+// how many mean service times a wait must exceed to be a stall's (held).
+const freezeSpan, spellSpan = 10, 10
 
 // verdict names the run's bottleneck with its evidence.
 func verdict(in Input, r *result.Result) result.Verdict {
@@ -349,7 +355,7 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 	if e.ReadLate() && !GeneratorSide(kind) {
 		out = append(out, readLagReason(e)) // the target limited the run; hail's reads were late all the same
 	}
-	if context := busyContext(e, m, wait.P99.Seconds(), own.Max.Seconds()); context != "" && !GeneratorSide(kind) {
+	if context := busyContext(e, m); context != "" && !GeneratorSide(kind) {
 		out = append(out, context)
 	}
 	if note := sharing(in, e); note != "" {
@@ -364,14 +370,14 @@ func reasons(kind string, e Evidence, in Input, r *result.Result) []string {
 // busyContext says, when hail was not what limited the run, that the
 // machine was busy all the same: context, not a cause ("" when it was
 // not). When hail was late all the same (a target whose waits for a
-// connection, p99 wait, outlasted hail's lateness, ownMax), it says so.
-func busyContext(e Evidence, m stats.MachineUse, wait, ownMax float64) string {
+// connection outlasted hail's lateness), it says so.
+func busyContext(e Evidence, m stats.MachineUse) string {
 	if !m.Known || (m.Others < othersShare && m.Steal < stealShare) {
 		return ""
 	}
 	if e.OwnSamples > 0 && e.OwnP99 > lateP99 {
 		return fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s and made hail late (own lateness p99 %s, max %s), far less than the requests waited for a connection (p99 %s): they slowed hail, the target limited the run",
-			100*m.Others, m.CPUs, contentionDetail(m), fmtDur(e.OwnP99), fmtDur(ownMax), fmtDur(wait))
+			100*m.Others, m.CPUs, contentionDetail(m), fmtDur(e.OwnP99), fmtDur(e.OwnMax), fmtDur(e.WaitP99))
 	}
 	return fmt.Sprintf("other processes used %.0f%% of hail's %d CPU(s)%s, but hail was not slowed by them (its lateness is the evidence that would show it)",
 		100*m.Others, m.CPUs, contentionDetail(m))
@@ -457,19 +463,20 @@ func pressureDetail(m stats.MachineUse) string {
 	return ""
 }
 
-// sustained says what the target sustained at this concurrency.
 // held says how the target held the connections: in spells (a run that
-// sent what -q asked, whose waits were over ten times the mean service
-// time: a stall, which the mean barely shows), else steadily (sustained).
+// sent what -q asked, whose waits were over spellSpan times the mean
+// service time: a stall, which the mean barely shows), else steadily
+// (sustained).
 func held(e Evidence, in Input, r *result.Result) string {
 	svc := serviceTime(r)
-	if e.Rate > 0 && e.Achieved >= servedShare*e.Rate && svc > 0 && e.WaitP99 > 10*svc {
+	if e.Rate > 0 && !e.behind() && svc > 0 && e.WaitP99 > spellSpan*svc {
 		return fmt.Sprintf("the target held the connections in spells, not steadily: %.1f req/s went out against -q %g, and requests waited for a connection up to %s while its mean service time was %s (a stall: every connection held at once); more connections give a stall more requests to hold",
 			e.Achieved, e.Rate, fmtDur(r.Hail.SendDelay.ConnWait.Max.Seconds()), fmtDur(svc))
 	}
 	return sustained(in, r)
 }
 
+// sustained says what the target sustained at this concurrency.
 func sustained(in Input, r *result.Result) string {
 	c := r.Hail.Counts
 	rate := 0.0

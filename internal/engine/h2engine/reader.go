@@ -46,8 +46,9 @@ func (c *client) readLoop() {
 			return
 		}
 		ctl = ctl[:0]
-		acks := 0
+		acks := 0 // the server's PING or SETTINGS this frame acknowledges
 		if isControl(f) {
+			acks = 1
 			if run++; run > maxControlRun { // no real server sends these in such a row: a flood, read or not
 				c.mu.Lock()
 				c.failLocked(&FloodError{Run: run})
@@ -71,16 +72,10 @@ func (c *client) readLoop() {
 		case *http2.RSTStreamFrame:
 			c.onRSTStream(f)
 		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				acks++
-			}
 			ctl, err = c.onSettings(f, ctl)
 		case *http2.WindowUpdateFrame:
 			c.onWindowUpdate(f)
 		case *http2.PingFrame:
-			if !f.IsAck() {
-				acks++
-			}
 			ctl = c.onPing(f, ctl)
 		case *http2.GoAwayFrame:
 			c.onGoAway(f)
