@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,7 +69,9 @@ func TestCompareThreeWayAndGate(t *testing.T) {
 // The worked example's scenarios (examples/controlplane) run against the
 // built-in REST and gRPC servers; cut by -z before the peak plateau, the
 // stages it reached are reported (the first with its warmup) and the peak's
-// threshold fails as a check over nothing.
+// threshold fails as a check over nothing. Each virtual user thinks 10 ms after
+// each request (a line added to a copy of the file): the stages, warmup and
+// thresholds are the file's, at a quarter of full speed's CPU.
 func TestControlPlaneExamples(t *testing.T) {
 	t.Parallel()
 	rest := startServe(t)
@@ -80,9 +84,11 @@ func TestControlPlaneExamples(t *testing.T) {
 	}
 }
 
-// controlPlaneExample runs one of examples/controlplane against base.
+// controlPlaneExample runs one of examples/controlplane against base, with a
+// think time.
 func controlPlaneExample(t *testing.T, file, base string) {
-	out, se, code := hail(t, "run", "../../examples/controlplane/"+file, "--base", base, "-z", "2200ms", "--no-tui", "-j")
+	path := withThink(t, "../../examples/controlplane/"+file, "10ms")
+	out, se, code := hail(t, "run", path, "--base", base, "-z", "2200ms", "--no-tui", "-j")
 	if code != 2 || !strings.Contains(se, "no such stage in this run") {
 		t.Fatalf("%s: exit %d, %s", file, code, se)
 	}
@@ -104,4 +110,24 @@ func controlPlaneExample(t *testing.T, file, base string) {
 	if len(st) != 1 || st[0].Name != "low" || st[0].Warmup == nil || st[0].Counts.Requests+st[0].Warmup.Counts.Requests != r.Hail.Counts.Requests {
 		t.Errorf("%s: stages %+v, %d requests in the run", file, st, r.Hail.Counts.Requests)
 	}
+}
+
+// withThink copies the scenario file at path into a temporary directory with
+// a file-wide think time added (a top-level key the file must not have), and
+// returns the copy's path: an example's steps, stages and thresholds run as
+// written at a fraction of full speed's CPU.
+func withThink(t *testing.T, path, think string) string {
+	t.Helper()
+	yaml, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(yaml, []byte("\nthink:")) {
+		t.Fatalf("%s has a think time of its own", path)
+	}
+	cp := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(cp, append(yaml, "\nthink: "+think+"\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cp
 }

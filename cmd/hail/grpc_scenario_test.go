@@ -152,11 +152,13 @@ func TestGRPCScenarioErrors(t *testing.T) {
 }
 
 // The example file runs against hail serve --grpc's services: destroy
-// takes each id once, so it never misses.
+// takes each id once, so it never misses. Its virtual users think 5 ms
+// after each call (withThink).
 func TestGRPCExampleScenario(t *testing.T) {
 	t.Parallel()
 	addr, srv := startGRPCServer(t, grpcserve.Config{})
-	out, errOut, code := hail(t, "run", "../../examples/vm-lifecycle-grpc.yaml", "--base", "http://"+addr, "-z", "500ms", "-c", "4", "--no-tui", "-j")
+	file := withThink(t, "../../examples/vm-lifecycle-grpc.yaml", "5ms")
+	out, errOut, code := hail(t, "run", file, "--base", "http://"+addr, "-z", "500ms", "-c", "4", "--no-tui", "-j")
 	if code != 0 && code != 2 { // 2: a latency threshold failed on a busy machine
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

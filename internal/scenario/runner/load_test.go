@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/hail-loadgen/hail/internal/testtier"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -90,11 +91,18 @@ func TestCapturedIDsFlow(t *testing.T) {
 }
 
 // The example file runs (shortened) against hail serve: its 3-stage
-// connection ramp, its thresholds, and its ids flowing.
+// connection ramp, its thresholds, and its ids flowing. Its virtual users
+// think 5 ms after each request (a line added to the file): the ramp's
+// connections, at a fraction of full speed's CPU.
 func TestExampleVMLifecycle(t *testing.T) {
 	t.Parallel()
 	base, srv := servetest.Start(t)
-	s, err := scenario.Load("../../../examples/vm-lifecycle.yaml", scenario.LoadOptions{Base: base})
+	const file = "../../../examples/vm-lifecycle.yaml"
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Parse(file, append(src, "\nthink: 5ms\n"...), scenario.LoadOptions{Base: base})
 	if err != nil {
 		t.Fatal(err)
 	}
