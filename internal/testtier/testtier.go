@@ -27,6 +27,12 @@ const (
 	// Browser holds the HTML report rendered in headless chromium (some
 	// seconds a page, and a browser to install).
 	Browser = "HAIL_BROWSER"
+	// Terminal holds the live view's end-to-end tests: hail (and hail
+	// demo, hail llm, hail run) in a real terminal, tmux, driven by keys
+	// and read from the screen (some seconds each, mostly waiting on the
+	// screen, and tmux to install). The views themselves, at every size,
+	// and their keys are the fast tier's.
+	Terminal = "HAIL_TERMINAL"
 	// Docs runs the shell blocks of README and docs/*.md that start their
 	// own target, as written, each in a network namespace (some 9 s, 4.5 s
 	// of CPU); the fast tier checks that every hail command in the docs

@@ -25,7 +25,7 @@ var hailBin string // built by TestMain when tmux is there
 func TestMain(m *testing.M) {
 	testtier.WaitBound(8) // the end-to-end tests wait on tmux and hail
 	code := func() int {
-		if _, err := exec.LookPath("tmux"); err != nil {
+		if _, err := exec.LookPath("tmux"); err != nil || !testtier.On(testtier.Terminal) {
 			return m.Run()
 		}
 		bin, unlock, err := buildHail()
@@ -83,6 +83,7 @@ type tmuxServer struct {
 
 func newTmux(t *testing.T) *tmuxServer {
 	t.Helper()
+	testtier.Require(t, testtier.Terminal)
 	if hailBin == "" {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
