@@ -28,7 +28,7 @@ func TestCgroupV2(t *testing.T) {
 	usage(1_000_000)
 	os.WriteFile(filepath.Join(app, "memory.current"), []byte("123456789\n"), 0o644)
 	for _, path := range []string{"/system.slice/app.service", app} {
-		s, err := newSetAt("/proc", root, Spec{Cgroups: []string{path}})
+		s, err := newSetAt("/proc", root, Spec{Cgroups: []string{path}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestCgroupV2(t *testing.T) {
 			t.Errorf("follows %q", sum.Follows)
 		}
 	}
-	if _, err := newSetAt("/proc", root, Spec{Cgroups: []string{"/nope"}}); err == nil || !strings.Contains(err.Error(), "--target-cgroup /nope: no such cgroup") {
+	if _, err := newSetAt("/proc", root, Spec{Cgroups: []string{"/nope"}}, 0); err == nil || !strings.Contains(err.Error(), "--target-cgroup /nope: no such cgroup") {
 		t.Errorf("missing cgroup: %v", err)
 	}
 }
@@ -150,7 +150,7 @@ func TestCgroupV1Fake(t *testing.T) {
 	os.WriteFile(acct, []byte("5000000000\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "memory", "docker", "abc", "memory.usage_in_bytes"), []byte("4096\n"), 0o644)
 	for _, path := range []string{"/docker/abc", filepath.Join(root, "pids", "docker", "abc")} {
-		s, err := newSetAt("/proc", root, Spec{Cgroups: []string{path}})
+		s, err := newSetAt("/proc", root, Spec{Cgroups: []string{path}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

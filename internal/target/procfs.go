@@ -168,12 +168,15 @@ func appendChildren(out []int, proc string, pid int) []int {
 
 // PSS costs the kernel a walk of every mapping and page table of the
 // process (about 2 ms for a Go server), where RSS is a counter: a scan
-// reads a process's PSS when it first sees it, then again once pssEvery
-// has passed or its RSS has moved by more than 1/pssMoved since, and at
-// the end of the run (Summary); between reads its last reading stands.
+// during the run reads a process's PSS when it first sees it, then again
+// once pssEvery has passed or its RSS has moved by more than 1/pssMoved
+// since, and at the end of the run (Summary) unless read within pssFresh;
+// between reads its last reading stands. The scan before the load reads
+// none.
 const (
 	pssEvery = 10 * time.Second
 	pssMoved = 10 // RSS moved by more than a tenth
+	pssFresh = time.Second
 )
 
 // pssReading is one read of a process's PSS.

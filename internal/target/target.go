@@ -23,6 +23,7 @@ package target
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -102,6 +103,18 @@ type Sampler struct {
 	// (/proc/PID/task/TID/children), so a scan need not read every process.
 	childFiles bool
 	cmd        string
+	// self is hail's own process (0 when the proc root is not this
+	// machine's): never the target's, nor is anything it started, when a
+	// target's tree or name takes it in (a target that started hail, or
+	// --target-cmd hail), unless named itself (the library's
+	// WithTargetPID(os.Getpid()): a program that serves and loads itself).
+	self int
+}
+
+// isSelf reports whether pid is hail's own process, reached through a
+// target's tree or name rather than named.
+func (s *Sampler) isSelf(pid int) bool {
+	return s.self != 0 && pid == s.self && !slices.Contains(s.spec.PIDs, pid)
 }
 
 // reading is what one scan of the target found.
@@ -138,11 +151,11 @@ func New(pid int) (*Sampler, error) { return NewSet(Spec{PIDs: []int{pid}}) }
 // NewSet follows the processes spec names, and takes a first reading. A
 // pid that does not exist, a name no process has, or a cgroup that is not
 // there is an error naming its flag.
-func NewSet(spec Spec) (*Sampler, error) { return newSetAt("/proc", cgroupRoot, spec) }
+func NewSet(spec Spec) (*Sampler, error) { return newSetAt("/proc", cgroupRoot, spec, os.Getpid()) }
 
-func newSetAt(proc, cgRoot string, spec Spec) (*Sampler, error) {
+func newSetAt(proc, cgRoot string, spec Spec, self int) (*Sampler, error) {
 	s := &Sampler{spec: spec, proc: proc, born: time.Now(), procs: map[procKey]*process{}, live: map[int]procKey{},
-		childFiles: hasChildFiles(proc)}
+		childFiles: hasChildFiles(proc), self: self}
 	for _, pid := range spec.PIDs {
 		if pid <= 0 {
 			return nil, fmt.Errorf("--target-pid %d: give the process id of the target (e.g. $(pgrep -n nginx))", pid)
@@ -163,7 +176,7 @@ func newSetAt(proc, cgRoot string, spec Spec) (*Sampler, error) {
 		}
 		s.cgroups = append(s.cgroups, c)
 	}
-	first, err := s.scan(s.born)
+	first, err := s.scan(s.born, false)
 	if err != nil {
 		return nil, err
 	}
@@ -200,9 +213,13 @@ func nameMatches(proc string, pid int, comm, name string) bool {
 }
 
 // scan finds the target's processes now and reads them: their memory, and
-// the CPU they used since the previous scan. Call it with s.mu held (or
-// before s is shared).
-func (s *Sampler) scan(now time.Time) (reading, error) {
+// the CPU they used since the previous scan; with pss, the PSS of those
+// due a reading (pssReading.due). The first scan, before the load, reads
+// none: the report has no PSS before the load, and a target of many
+// processes (a pre-forking server's workers) would cost hail a walk of
+// each one's page tables there, read again at the first second. Call it
+// with s.mu held (or before s is shared).
+func (s *Sampler) scan(now time.Time, pss bool) (reading, error) {
 	var r reading
 	// The time of the scan, taken before the processes are listed: one that
 	// starts after it and is not listed is new at the next scan.
@@ -244,8 +261,8 @@ func (s *Sampler) scan(now time.Time) (reading, error) {
 	for len(roots) > 0 {
 		pid := roots[len(roots)-1]
 		roots = roots[:len(roots)-1]
-		if _, seen := followed[pid]; seen {
-			continue
+		if _, seen := followed[pid]; seen || s.isSelf(pid) {
+			continue // hail and what it started are hail's, not the target's
 		}
 		followed[pid] = false
 		roots = append(roots, children[pid]...)
@@ -310,7 +327,7 @@ func (s *Sampler) scan(now time.Time) (reading, error) {
 		}
 		r.rss += st.rss
 		p.peakRSS = max(p.peakRSS, st.rss)
-		if p.pss.due(now, st.rss) {
+		if pss && p.pss.due(now, st.rss) {
 			p.pss = readPSSAt(s.proc, pid, now, st.rss)
 			p.peakPSS = max(p.peakPSS, p.pss.bytes)
 		}
@@ -393,7 +410,7 @@ func (s *Sampler) Fill(sec *stats.Second) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev := s.lastAt
-	r, err := s.scan(now)
+	r, err := s.scan(now, true)
 	if err != nil || r.procs == 0 && len(s.cgroups) == 0 {
 		s.exited = true
 		if err != nil {
@@ -444,7 +461,7 @@ func (s *Sampler) Summary(elapsed time.Duration) *result.TargetUse {
 		for _, p := range s.procs {
 			p.pss.at = time.Time{} // PSS read again, as at every end
 		}
-		if r, err := s.scan(time.Now()); err == nil {
+		if r, err := s.scan(time.Now(), true); err == nil {
 			s.n, s.rssSum, s.pssSum, s.end, s.cpu, s.shared = 1, r.rss, r.pss, r, r.cpu, r.shared
 			s.peakRSS, s.peakPSS, s.peakCG, s.peakProcs = r.rss, r.pss, r.cgMemory, r.procs
 			s.pssKnown, s.cgKnown = r.pssOK, r.cgOK
@@ -492,13 +509,17 @@ func (s *Sampler) Summary(elapsed time.Duration) *result.TargetUse {
 }
 
 // endPSS reads the PSS of the last sample's processes again, for the
-// run's end: the sample's own may be up to pssEvery old.
+// run's end: the sample's own may be up to pssEvery old. A reading of the
+// last second stands (in a run of a second or two, the first second's
+// reading is the end's too).
 func (s *Sampler) endPSS(now time.Time) {
 	var sum int64
 	ok := false
 	for pid, key := range s.live {
 		p := s.procs[key]
-		p.pss = readPSSAt(s.proc, pid, now, p.pss.rss)
+		if p.pss.at.IsZero() || now.Sub(p.pss.at) >= pssFresh {
+			p.pss = readPSSAt(s.proc, pid, now, p.pss.rss)
+		}
 		p.peakPSS = max(p.peakPSS, p.pss.bytes)
 		if p.pss.ok {
 			sum, ok = sum+p.pss.bytes, true

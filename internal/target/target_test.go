@@ -93,6 +93,45 @@ func (f *fakeProc) kill(pid int) {
 	}
 }
 
+// hail is never its own target: a target that started hail (a test
+// binary serving on loopback, a script's server) has hail and what hail
+// started among its descendants, and --target-cmd hail names hail too.
+// The sampler leaves hail's process and its subtree out, by name or tree.
+func TestSamplerLeavesHailOut(t *testing.T) {
+	for _, kids := range []bool{false, true} {
+		for _, spec := range []Spec{{PIDs: []int{42}}, {Cmds: []string{"hail"}}} {
+			t.Run(fmt.Sprintf("children files %v, %s", kids, spec.Flags()), func(t *testing.T) {
+				f := newFakeProc(t)
+				if kids {
+					f = newFakeProcKids(t)
+				}
+				f.set(42, 1, "hail", 100, 0, 10, 100, 300) // the target: hail serve, say
+				f.set(43, 42, "hail", 50, 0, 20, 50, 100)  // hail, the load generator it started
+				f.set(44, 43, "kubectl", 9, 0, 30, 9, 9)   // something hail started
+				f.set(45, 42, "worker", 5, 0, 40, 5, 5)    // the target's own worker
+				s, err := newSetAt(f.dir, t.TempDir(), spec, 43)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.uptime(1001)
+				f.set(42, 1, "hail", 110, 0, 10, 100, 300)
+				f.set(43, 42, "hail", 90, 0, 20, 50, 100)
+				f.set(45, 42, "worker", 8, 0, 40, 5, 5)
+				var sec stats.Second
+				s.Fill(&sec)
+				if sec.TargetProcs != 2 || sec.TargetRSS != 105*pageSize || sec.TargetPSS != 305*1024 {
+					t.Errorf("%d processes, RSS %d, PSS %d: want the target and its worker alone (2, %d, %d)",
+						sec.TargetProcs, sec.TargetRSS, sec.TargetPSS, 105*pageSize, 305*1024)
+				}
+				sum := s.Summary(time.Second)
+				if sum.ProcessesSeen != 2 || sum.CPU.Seconds() < 0.129 || sum.CPU.Seconds() > 0.131 {
+					t.Errorf("summary: %d processes seen, %.3f CPU s; want 2 and the target's 13 ticks", sum.ProcessesSeen, sum.CPU.Seconds())
+				}
+			})
+		}
+	}
+}
+
 // A fake /proc: the sampler follows a process and its children, counts
 // each child's CPU while it lives and the rest of it once its parent has
 // reaped it, and a child born and gone between two samples through its
@@ -112,7 +151,7 @@ func samplerTree(t *testing.T, kids bool) {
 	f.set(42, 1, "srv", 100, 0, 10, 100, 300)
 	f.set(43, 42, "srv", 50, 0, 20, 50, 100)
 	f.set(99, 1, "other", 500, 0, 5, 999, 999)
-	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}})
+	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,26 +193,30 @@ func samplerTree(t *testing.T, kids bool) {
 	if byPID[42] < 0.649 || byPID[42] > 0.651 || byPID[43] < 0.399 || byPID[43] > 0.401 || byPID[44] != 0.07 || byPID[99] != 0 {
 		t.Errorf("per process: %v", byPID)
 	}
-	if _, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{7}}); err == nil || !strings.Contains(err.Error(), "--target-pid 7: no such process") {
+	if _, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{7}}, 0); err == nil || !strings.Contains(err.Error(), "--target-pid 7: no such process") {
 		t.Errorf("missing pid: %v", err)
 	}
 }
 
-// PSS is read when a process is first seen, again once pssEvery has
-// passed or its RSS moved by more than a tenth, and at the end of the run;
-// between reads the last reading stands. RSS is read at every scan.
+// PSS is read when a scan of the run first sees a process, again once
+// pssEvery has passed or its RSS moved by more than a tenth, and at the
+// end of the run; between reads the last reading stands. The scan before
+// the load reads none. RSS is read at every scan.
 func TestPSSCadence(t *testing.T) {
 	f := newFakeProcKids(t)
 	f.set(42, 1, "srv", 100, 0, 10, 100, 300)
-	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}})
+	s, err := newSetAt(f.dir, t.TempDir(), Spec{PIDs: []int{42}}, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.first.pssOK || s.first.pss != 0 || s.first.rss != 100*pageSize {
+		t.Fatalf("the scan before the load: %+v, want its RSS and no PSS", s.first)
 	}
 	at := s.born
 	scan := func(d time.Duration, pages, pssKB int) reading {
 		t.Helper()
 		f.set(42, 1, "srv", 100, 0, 10, pages, pssKB)
-		r, err := s.scan(at.Add(d))
+		r, err := s.scan(at.Add(d), true)
 		if err != nil || r.rss != int64(pages)*pageSize || !r.pssOK {
 			t.Fatalf("scan at %v: %+v, %v", d, r, err)
 		}
@@ -184,8 +227,8 @@ func TestPSSCadence(t *testing.T) {
 		pages, pssKB int
 		want         int // KB
 	}{
-		{time.Second, 100, 500, 300},              // too soon, RSS still: the start's reading
-		{2 * time.Second, 109, 510, 300},          // RSS moved 9%
+		{time.Second, 100, 500, 500},              // the run's first scan: read
+		{2 * time.Second, 109, 510, 500},          // RSS moved 9%: the last reading
 		{3 * time.Second, 120, 520, 520},          // 20% (of the RSS at the last read): read
 		{4 * time.Second, 100, 530, 530},          // back down by 17%: read
 		{5*time.Second + pssEvery, 100, 540, 540}, // pssEvery since the last read
@@ -194,9 +237,17 @@ func TestPSSCadence(t *testing.T) {
 			t.Errorf("scan at %v (%d pages, PSS %d KB): PSS %d KB, want %d", c.d, c.pages, c.pssKB, r.pss/1024, c.want)
 		}
 	}
+	// The end: a reading of the last second stands, an older one is read again.
+	f.set(42, 1, "srv", 100, 0, 10, 100, 700)
+	last := at.Add(5*time.Second + pssEvery)
+	if s.endPSS(last.Add(pssFresh / 2)); s.end.pss != 540*1024 {
+		t.Errorf("end PSS %d KB half a second after a reading: want that reading, 540 KB", s.end.pss/1024)
+	}
+	if s.endPSS(last.Add(pssFresh)); s.end.pss != 700*1024 {
+		t.Errorf("end PSS %d KB a second after a reading: want a new one, 700 KB", s.end.pss/1024)
+	}
 	var sec stats.Second
 	s.Fill(&sec)
-	f.set(42, 1, "srv", 100, 0, 10, 100, 700)
 	if sum := s.Summary(time.Second); sum.EndPSSBytes != 700*1024 || sum.PeakPSSBytes != 700*1024 {
 		t.Errorf("end PSS %d, peak %d: want the end's reading, 700 KB", sum.EndPSSBytes/1024, sum.PeakPSSBytes/1024)
 	}
@@ -215,7 +266,7 @@ func TestSamplerCmd(t *testing.T) {
 		name string
 		want int
 	}{{"gunicorn", 2}, {"manage.py", 1}, {"python3", 2}} {
-		s, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{tc.name}})
+		s, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{tc.name}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,23 +274,39 @@ func TestSamplerCmd(t *testing.T) {
 			t.Errorf("%s: follows %d processes, want %d", tc.name, n, tc.want)
 		}
 	}
-	if _, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{"nginx"}}); err == nil || !strings.Contains(err.Error(), "--target-cmd nginx: no process") {
+	if _, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{"nginx"}}, 0); err == nil || !strings.Contains(err.Error(), "--target-cmd nginx: no process") {
 		t.Errorf("no nginx: %v", err)
 	}
-	if _, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{"/usr/bin/x"}}); err == nil {
+	if _, err := newSetAt(f.dir, t.TempDir(), Spec{Cmds: []string{"/usr/bin/x"}}, 0); err == nil {
 		t.Error("a path accepted as a name")
 	}
 }
 
-// The real /proc: this test process itself.
+// The real /proc: this test's parent (go test, or whatever started the
+// test binary) and its descendants, but not this process among them, which
+// is hail's own (NewSet's self); this process named is followed.
 func TestSamplerSelf(t *testing.T) {
-	s, err := New(os.Getpid())
+	s, err := New(os.Getppid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var sec stats.Second
 	s.Fill(&sec)
-	if sec.TargetRSS < 1<<20 || sec.TargetProcs < 1 || s.Summary(time.Second).Command == "" {
-		t.Errorf("rss %d, %d processes", sec.TargetRSS, sec.TargetProcs)
+	sum := s.Summary(time.Second)
+	if sec.TargetRSS < 1<<20 || sec.TargetProcs < 1 || sum.Command == "" {
+		t.Errorf("rss %d, %d processes, command %q", sec.TargetRSS, sec.TargetProcs, sum.Command)
+	}
+	for _, p := range sum.Processes {
+		if p.PID == os.Getpid() {
+			t.Errorf("this process (%d) is among the target's: %+v", p.PID, sum.Processes)
+		}
+	}
+	s, err = New(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Fill(&sec)
+	if sum := s.Summary(time.Second); sec.TargetRSS < 1<<20 || sum.PID != os.Getpid() || len(sum.Processes) < 1 || sum.Processes[0].PID != os.Getpid() {
+		t.Errorf("this process named: rss %d, %+v", sec.TargetRSS, sum)
 	}
 }
