@@ -11,14 +11,16 @@
 // Memory is the sum of the processes' resident sets (RSS; shared pages
 // count once per process) with the sum of their proportional sets beside
 // it (PSS, from smaps_rollup: each shared page divided among its sharers;
-// a costly read, so taken when a process is first seen, every 10 s, when
-// its RSS moved by more than a tenth, and at the end: pssEvery), and a
-// cgroup's charged memory. CPU is the processes' user + system time
-// over the run: a process's from its first sample (or its start, when it
-// started during the run), plus the time of children that ended between
-// two samples, which their parent's cutime and cstime account once it has
-// reaped them; a cgroup's from its own counter (cpu.stat or
-// cpuacct.usage), which counts its dead processes exactly.
+// a costly read, so taken when a scan of the run first sees a process,
+// every 10 s, when its RSS moved by more than a tenth, and at the end:
+// pssEvery), and a cgroup's charged memory. CPU is the processes' user +
+// system time over the run: a process's from its first sample (or its
+// start, when it started during the run), plus the time of children that
+// ended between two samples, which their parent's cutime and cstime
+// account once it has reaped them; a cgroup's from its own counter
+// (cpu.stat or cpuacct.usage), which counts its dead processes exactly.
+// hail's own process, and what it started, are never the target's when a
+// tree or a name takes them in (Sampler.self).
 package target
 
 import (
