@@ -196,7 +196,7 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 		t.Fatalf("the server saw 1000 requests only after the first tick")
 	}
 	n, allocs := seen1-seen0, m1.Mallocs-m0.Mallocs
-	bound := 0.02*float64(n) + 40 // 10 a tick and run, the server's statistics
+	bound := 0.02*float64(n) + 40 // each run's tick (about 10 apiece) and the server's Stats, read at the tick
 	t.Logf("%d requests, %d allocations between the mark and the tick, bound %.0f", n, allocs, bound)
 	if n < 200 {
 		t.Errorf("%d requests between the mark and the tick", n)
