@@ -67,7 +67,10 @@ func TestVerdictOnThisMachine(t *testing.T) {
 				if last.Bottleneck == tc.want && last.GeneratorLimited == (tc.want != result.BottleneckNone) {
 					return
 				}
-				if tc.want == result.BottleneckNone && res.Hail.Generator.Steal >= quietSteal {
+				// Steal is other processes taking hail's CPU: an attempt
+				// with it may rightly be named so (CI on 2026-12-03 saw
+				// 14–21% while hail ran beyond one core, three times).
+				if res.Hail.Generator.Steal >= quietSteal && (tc.want == result.BottleneckNone || last.Bottleneck == result.BottleneckOthers) {
 					stolen++
 					continue
 				}
