@@ -45,12 +45,13 @@ func TestVerdictOnThisMachine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Three attempts: a noisy moment must not fail it; a wrong rule
-			// fails every attempt. For the comfortable rate, an attempt in
-			// which the hypervisor stole 2% or more of hail's CPU
-			// (quietSteal) has not the quiet machine it needs, and does not
-			// count: CI once saw 10–12% in three attempts in a row, and on
-			// 2026-12-03 7–10% made hail wake 2–3 ms late at p99, which
-			// hail rightly named.
+			// fails every attempt. An attempt in which the hypervisor stole
+			// 2% or more of hail's CPU (quietSteal) does not count when the
+			// case needs a quiet machine (the comfortable rate: CI once saw
+			// 10–12% in three attempts in a row, and 7–10% made hail wake
+			// 2–3 ms late at p99, which hail rightly named) or when its
+			// verdict names other processes, which steal is (CI saw 14–21%
+			// while hail ran beyond one core, three times).
 			var last result.Verdict
 			counted, stolen := 0, 0
 			for attempt := 1; counted < 3 && attempt <= 6; attempt++ {
@@ -67,9 +68,6 @@ func TestVerdictOnThisMachine(t *testing.T) {
 				if last.Bottleneck == tc.want && last.GeneratorLimited == (tc.want != result.BottleneckNone) {
 					return
 				}
-				// Steal is other processes taking hail's CPU: an attempt
-				// with it may rightly be named so (CI on 2026-12-03 saw
-				// 14–21% while hail ran beyond one core, three times).
 				if res.Hail.Generator.Steal >= quietSteal && (tc.want == result.BottleneckNone || last.Bottleneck == result.BottleneckOthers) {
 					stolen++
 					continue
