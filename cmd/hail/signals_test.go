@@ -88,7 +88,7 @@ func TestTimeoutKeepsResult(t *testing.T) {
 	}
 	base := startServe(t)
 	dir := t.TempDir()
-	runs, parallel := 12, 4 // each of the five timeouts at least twice
+	runs, parallel := 10, 5 // each of the five timeouts twice
 	if testtier.On(testtier.Soak) {
 		runs = 100
 	}
