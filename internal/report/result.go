@@ -261,14 +261,6 @@ func rps(series []stats.Second, requests, total float64) result.RPS {
 	return out
 }
 
-func encode(h *hdr.Histogram) string {
-	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return ""
-	}
-	return string(b) // already base64
-}
-
 // DecodeHist decodes a histogram from a Result's Histograms field.
 func DecodeHist(s string) (*hdr.Histogram, error) {
 	if s == "" {
