@@ -31,8 +31,11 @@ var deflaters = sync.Pool{New: func() any {
 // bytes h.Encode(hdr.V2CompressedEncodingCookieBase) returns, built
 // without its per-count writes and its fresh compressor (TestEncodeAsHdr
 // holds them equal).
-func encode(h *hdr.Histogram) string {
-	s := h.Export()
+func encode(h *hdr.Histogram) string { return snapshots(nil).encode(h) }
+
+// encode is the package's encode reading h's counts from m.
+func (m snapshots) encode(h *hdr.Histogram) string {
+	s := m.of(h)
 	// Counts up to the highest recorded value's, at least one.
 	limit := 1
 	for i := len(s.Counts) - 1; i > 0; i-- {

@@ -17,7 +17,7 @@ import (
 // schedule lag, the generator's resource use, the verdict and hints, the
 // series and the configuration. It runs after buildOha: the verdict reads
 // the summary.
-func buildHail(r *result.Result, in Input) {
+func buildHail(r *result.Result, in Input, m snapshots) {
 	t := in.Totals
 	total := in.Elapsed.Seconds()
 	requests, responses, aborted := t.Requests(), t.Responses(), t.Errors[stats.ErrAborted]
@@ -46,8 +46,8 @@ func buildHail(r *result.Result, in Input) {
 	if unsent > 0 {
 		h.UnsentReason = in.Intent.Reason
 	}
-	h.Histograms = result.Histograms{LatencyOK: encode(t.LatencyOK), LatencyBad: encode(t.LatencyBad),
-		FirstByte: encode(t.FirstByte), Lag: encode(t.Lag), ConnWait: encode(t.ConnWait), Failed: encode(t.Failed)}
+	h.Histograms = result.Histograms{LatencyOK: m.encode(t.LatencyOK), LatencyBad: m.encode(t.LatencyBad),
+		FirstByte: m.encode(t.FirstByte), Lag: m.encode(t.Lag), ConnWait: m.encode(t.ConnWait), Failed: m.encode(t.Failed)}
 	h.AllSent = allSent(t)
 	h.Rates = rates(t, total)
 	if d := in.Elapsed - in.Stopped; in.Wait && in.Stopped > 0 && d > 0 {

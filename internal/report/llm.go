@@ -21,7 +21,7 @@ import (
 var sourceNames = []string{stats.FromUsage: "usage", stats.FromSpread: "usage_spread", stats.FromDeltas: "content_deltas"}
 
 // buildLLM makes hail.llm from the run's stream totals.
-func buildLLM(s *stats.Streams, in Input) *result.LLM {
+func buildLLM(s *stats.Streams, in Input, m snapshots) *result.LLM {
 	t := s.Tokens
 	secs := in.Elapsed.Seconds()
 	per := func(n float64) float64 {
@@ -31,13 +31,13 @@ func buildLLM(s *stats.Streams, in Input) *result.LLM {
 		return n / secs
 	}
 	l := &result.LLM{Truncated: s.Truncated, OtherLength: t.OtherLength, TokenSource: map[string]int64{},
-		TTFT: timeDist(t.TTFT), TTFTFromSend: timeDist(t.TTFTSent), TPOT: timeDist(t.TPOT), ITL: timeDist(t.ITL),
-		ChunkGap: timeDist(t.ChunkGap), E2E: timeDist(t.E2E), E2EFromSend: timeDist(t.E2ESent),
-		OutputTokens: dist(t.Out, 1), InputTokens: dist(t.In, 1), RequestRate: dist(t.PerRequestRate, 1e3),
+		TTFT: m.timeDist(t.TTFT), TTFTFromSend: m.timeDist(t.TTFTSent), TPOT: m.timeDist(t.TPOT), ITL: m.timeDist(t.ITL),
+		ChunkGap: m.timeDist(t.ChunkGap), E2E: m.timeDist(t.E2E), E2EFromSend: m.timeDist(t.E2ESent),
+		OutputTokens: m.dist(t.Out, 1), InputTokens: m.dist(t.In, 1), RequestRate: m.dist(t.PerRequestRate, 1e3),
 		Goodput: result.Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(float64(t.Good)), TokensPerSec: per(float64(t.GoodTokens))},
-		Histograms: result.LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
-			ChunkGap: encode(t.ChunkGap), E2E: encode(t.E2E), E2EFromSend: encode(t.E2ESent), OutputTokens: encode(t.Out),
-			InputTokens: encode(t.In), RequestRate: encode(t.PerRequestRate)}}
+		Histograms: result.LLMHistograms{TTFT: m.encode(t.TTFT), TTFTFromSend: m.encode(t.TTFTSent), TPOT: m.encode(t.TPOT), ITL: m.encode(t.ITL),
+			ChunkGap: m.encode(t.ChunkGap), E2E: m.encode(t.E2E), E2EFromSend: m.encode(t.E2ESent), OutputTokens: m.encode(t.Out),
+			InputTokens: m.encode(t.In), RequestRate: m.encode(t.PerRequestRate)}}
 	for i, name := range sourceNames {
 		if n := t.Sources[i]; n > 0 {
 			l.TokenSource[name] = n
@@ -59,7 +59,7 @@ func buildLLM(s *stats.Streams, in Input) *result.LLM {
 		if h.TotalCount() == 0 {
 			return [7]time.Duration{}
 		}
-		s, q := stats.Summarize(h), quantiles(h, distQuantiles)
+		s, q := m.summary(h), quantiles(h, distQuantiles)
 		return [7]time.Duration{time.Duration(math.Round(s.Mean)), time.Duration(q[0]), time.Duration(math.Round(s.StdDev)),
 			time.Duration(q[1]), time.Duration(q[2]), time.Duration(q[3]), time.Duration(q[4])}
 	}

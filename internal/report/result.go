@@ -83,15 +83,16 @@ func meanNS(sum, n int64) int64 { return (sum + n/2) / n }
 // Build makes the Result of a run.
 func Build(in Input) *result.Result {
 	r := &result.Result{}
-	buildOha(r, in)
-	buildStream(r, in)
-	buildHail(r, in)
+	m := snapshots{}
+	buildOha(r, in, m)
+	buildStream(r, in, m)
+	buildHail(r, in, m)
 	return r
 }
 
 // buildOha fills oha's part of r: the summary, histograms, percentiles,
 // requests/s, details and the status and error distributions.
-func buildOha(r *result.Result, in Input) {
+func buildOha(r *result.Result, in Input, m snapshots) {
 	t := in.Totals
 	lat := t.Latency()
 	total := in.Elapsed.Seconds()
@@ -104,8 +105,9 @@ func buildOha(r *result.Result, in Input) {
 		s.SuccessRate = float64(responses) / float64(n)
 	}
 	if responses > 0 {
-		s.Slowest = time.Duration(lat.Max())
-		s.Fastest = time.Duration(lat.Min())
+		sum := m.summary(lat)
+		s.Slowest = time.Duration(sum.Max)
+		s.Fastest = time.Duration(sum.Min)
 		s.Average = time.Duration(meanNS(t.LatencySum, responses))
 		s.SizePerRequest = t.BodyBytes / responses
 	}
@@ -116,17 +118,17 @@ func buildOha(r *result.Result, in Input) {
 	s.TotalData = t.BodyBytes
 	r.Metrics = result.Metrics{SuccessRate: s.SuccessRate, RequestsPerSec: s.RequestsPerSec, Latency: result.LatencyMetrics{
 		Min: roundUS(s.Fastest.Seconds()), Mean: roundUS(s.Average.Seconds()), P50: ms(lat, 50), P95: ms(lat, 95), P99: ms(lat, 99), Max: roundUS(s.Slowest.Seconds())}}
-	r.ResponseTimeHistogram = histogram(lat)
+	r.ResponseTimeHistogram = m.histogram(lat)
 	r.LatencyPercentiles = percentiles(lat)
 	if in.SuccessSplit {
-		r.ResponseTimeHistogramSuccessful = histogram(t.LatencyOK)
+		r.ResponseTimeHistogramSuccessful = m.histogram(t.LatencyOK)
 		p := percentiles(t.LatencyOK)
 		r.LatencyPercentilesSuccessful = &p
-		r.ResponseTimeHistogramNotSuccessful = histogram(t.LatencyBad)
+		r.ResponseTimeHistogramNotSuccessful = m.histogram(t.LatencyBad)
 		q := percentiles(t.LatencyBad)
 		r.LatencyPercentilesNotSuccessful = &q
 	}
-	r.FirstByteHistogram = histogram(t.FirstByte)
+	r.FirstByteHistogram = m.histogram(t.FirstByte)
 	r.FirstBytePercentiles = percentiles(t.FirstByte)
 	r.RPS = rps(in.Series, float64(requests), total)
 	if t.Connects > 0 {
@@ -134,7 +136,8 @@ func buildOha(r *result.Result, in Input) {
 		r.Details.DNSLookup = result.MinAvgMax{Average: time.Duration(meanNS(t.DNSSum, t.Connects)), Fastest: time.Duration(t.DNSMin), Slowest: time.Duration(t.DNSMax)}
 	}
 	if n := t.FirstByte.TotalCount(); n > 0 {
-		r.Details.FirstByte = result.MinAvgMax{Average: time.Duration(math.Round(t.FirstByte.Mean())), Fastest: time.Duration(t.FirstByte.Min()), Slowest: time.Duration(t.FirstByte.Max())}
+		fb := m.summary(t.FirstByte)
+		r.Details.FirstByte = result.MinAvgMax{Average: time.Duration(math.Round(fb.Mean)), Fastest: time.Duration(fb.Min), Slowest: time.Duration(fb.Max)}
 	}
 	r.StatusCodeDistribution = map[string]int64{}
 	for code, n := range t.Status {
@@ -176,12 +179,13 @@ func percentiles(h *hdr.Histogram) result.Percentiles {
 // label up to itself, the first only the minimum. HdrHistogram's buckets
 // (0.1% wide) are placed by their middle, the minimum's and the maximum's at
 // the ends; latencies all in one bucket make one label.
-func histogram(h *hdr.Histogram) map[string]int64 {
+func (m snapshots) histogram(h *hdr.Histogram) map[string]int64 {
 	out := map[string]int64{}
 	if h.TotalCount() == 0 {
 		return out
 	}
-	loNS, hiNS := h.Min(), h.Max()
+	sum := m.summary(h)
+	loNS, hiNS := sum.Min, sum.Max
 	lo, hi := sec(loNS), sec(hiNS)
 	const bins = 11
 	step := (hi - lo) / (bins - 1)
@@ -189,20 +193,33 @@ func histogram(h *hdr.Histogram) map[string]int64 {
 		step, lo = 0, hi
 	}
 	counts := make([]int64, bins)
-	for _, b := range h.Distribution() {
-		if b.Count == 0 {
-			continue
-		}
+	add := func(from, to, n int64) {
 		i := 0
 		switch {
-		case step == 0 || b.From <= loNS:
-		case b.To >= hiNS:
+		case step == 0 || from <= loNS:
+		case to >= hiNS:
 			i = bins - 1
 		default:
-			v := min(max(sec((b.From+b.To)/2), lo), hi)
+			v := min(max(sec((from+to)/2), lo), hi)
 			i = min(int(math.Ceil((v-lo)/step)), bins-1)
 		}
-		counts[i] += b.Count
+		counts[i] += n
+	}
+	if stats.Standard(h) {
+		// hdr's Distribution, read from the shared copy: its bars, one per
+		// counts index, are half a megabyte of garbage per histogram.
+		for i, n := range m.of(h).Counts {
+			if n != 0 {
+				from, to := stats.Bucket(i)
+				add(from, to, n)
+			}
+		}
+	} else {
+		for _, b := range h.Distribution() {
+			if b.Count != 0 {
+				add(b.From, b.To, b.Count)
+			}
+		}
 	}
 	for i, c := range counts {
 		out[strconv.FormatFloat(lo+step*float64(i), 'f', -1, 64)] += c

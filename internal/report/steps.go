@@ -61,7 +61,7 @@ func BuildSteps(names []string, totals []*stats.Totals, series [][]stats.Second,
 			s.Series = []stats.Second{}
 		}
 		if st := t.Stream; st != nil && st.Tokens != nil {
-			s.LLM = buildLLM(st, Input{Totals: t, Series: s.Series, Elapsed: elapsed})
+			s.LLM = buildLLM(st, Input{Totals: t, Series: s.Series, Elapsed: elapsed}, snapshots{})
 		}
 	}
 	return out

@@ -18,11 +18,14 @@ import (
 )
 
 // dist summarises h, whose values are divided by scale.
-func dist(h *hdr.Histogram, scale float64) result.Dist {
+func dist(h *hdr.Histogram, scale float64) result.Dist { return snapshots(nil).dist(h, scale) }
+
+// dist is the package's dist reading h's counts from m.
+func (m snapshots) dist(h *hdr.Histogram, scale float64) result.Dist {
 	if h.TotalCount() == 0 {
 		return result.Dist{}
 	}
-	s, q := stats.Summarize(h), quantiles(h, distQuantiles)
+	s, q := m.summary(h), quantiles(h, distQuantiles)
 	f := func(v int64) float64 { return float64(v) / scale }
 	return result.Dist{Samples: s.Count, Mean: s.Mean / scale, Stddev: s.StdDev / scale, Min: f(s.Min),
 		P50: f(q[0]), P90: f(q[1]), P95: f(q[2]), P99: f(q[3]), P999: f(q[4]), Max: f(s.Max)}
@@ -30,11 +33,14 @@ func dist(h *hdr.Histogram, scale float64) result.Dist {
 
 // timeDist summarises h, a histogram of ns: the mean and deviation
 // rounded to the nanosecond, as every time in a Result is.
-func timeDist(h *hdr.Histogram) result.TimeDist {
+func timeDist(h *hdr.Histogram) result.TimeDist { return snapshots(nil).timeDist(h) }
+
+// timeDist is the package's timeDist reading h's counts from m.
+func (m snapshots) timeDist(h *hdr.Histogram) result.TimeDist {
 	if h.TotalCount() == 0 {
 		return result.TimeDist{}
 	}
-	s, q := stats.Summarize(h), quantiles(h, distQuantiles)
+	s, q := m.summary(h), quantiles(h, distQuantiles)
 	return result.TimeDist{Samples: s.Count, Mean: time.Duration(math.Round(s.Mean)), Stddev: time.Duration(math.Round(s.StdDev)),
 		Min: time.Duration(s.Min), P50: time.Duration(q[0]), P90: time.Duration(q[1]), P95: time.Duration(q[2]), P99: time.Duration(q[3]),
 		P999: time.Duration(q[4]), Max: time.Duration(s.Max)}
@@ -47,7 +53,7 @@ func secDist(d result.TimeDist) result.Dist {
 }
 
 // buildStream fills r's stream sections from the run's totals.
-func buildStream(r *result.Result, in Input) {
+func buildStream(r *result.Result, in Input, m snapshots) {
 	s := in.Totals.Stream
 	if s == nil {
 		return
@@ -55,14 +61,15 @@ func buildStream(r *result.Result, in Input) {
 	secs := in.Elapsed.Seconds()
 	st := &result.Stream{Streams: s.Streams, Completed: s.Completed, Truncated: s.Truncated,
 		Failed: max(s.Streams-s.Completed-s.Truncated, 0), Events: s.Events,
-		FirstEvent: timeDist(s.FirstEvent), Gap: timeDist(s.Gap), LongestStall: timeDist(s.Stall), ReadLag: timeDist(s.ReadLag),
-		Histograms: result.StreamHistograms{FirstEvent: encode(s.FirstEvent), Gap: encode(s.Gap), LongestStall: encode(s.Stall), ReadLag: encode(s.ReadLag)}}
+		FirstEvent: m.timeDist(s.FirstEvent), Gap: m.timeDist(s.Gap), LongestStall: m.timeDist(s.Stall), ReadLag: m.timeDist(s.ReadLag),
+		Histograms: result.StreamHistograms{FirstEvent: m.encode(s.FirstEvent), Gap: m.encode(s.Gap), LongestStall: m.encode(s.Stall),
+			ReadLag: m.encode(s.ReadLag)}}
 	if secs > 0 {
 		st.EventsPerSec = float64(s.Events) / secs
 	}
 	r.Hail.Stream = st
 	if s.Tokens != nil {
-		r.Hail.LLM = buildLLM(s, in)
+		r.Hail.LLM = buildLLM(s, in, m)
 	}
 }
 

@@ -118,7 +118,7 @@ func TestHistogramOhaBins(t *testing.T) {
 	for i := int64(1); i <= 100; i++ {
 		_ = tot.LatencyOK.RecordValue(i * 1_000_000) // 1 … 100 ms
 	}
-	h := histogram(tot.LatencyOK)
+	h := snapshots(nil).histogram(tot.LatencyOK)
 	keys := SortedKeys(h)
 	lo, hi := sec(tot.LatencyOK.Min()), sec(tot.LatencyOK.Max()) // 1 ms and 100 ms as HdrHistogram holds them
 	if len(keys) != 11 || keys[0] != strconv.FormatFloat(lo, 'f', -1, 64) || keys[10] != strconv.FormatFloat(hi, 'f', -1, 64) {
@@ -134,7 +134,7 @@ func TestHistogramOhaBins(t *testing.T) {
 	one := stats.NewTotals()
 	_ = one.LatencyOK.RecordValue(2_000_000)
 	_ = one.LatencyOK.RecordValue(2_000_000)
-	if h := histogram(one.LatencyOK); len(h) != 1 || h[SortedKeys(h)[0]] != 2 {
+	if h := snapshots(nil).histogram(one.LatencyOK); len(h) != 1 || h[SortedKeys(h)[0]] != 2 {
 		t.Errorf("equal latencies: %v, want one label holding both", h)
 	}
 }

@@ -8,14 +8,25 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// summaryMatches checks Summarize against hdr's methods bit for bit, and
-// the percentiles of one pass against hdr's ValueAtQuantile and Max.
+// summaryMatches checks Summarize (and SummarizeFrom a shared copy)
+// against hdr's methods bit for bit, Bucket against hdr's Distribution,
+// and the percentiles of one pass against hdr's ValueAtQuantile and Max.
 func summaryMatches(t *testing.T, h *hdr.Histogram) {
 	t.Helper()
 	s := Summarize(h)
 	if s.Count != h.TotalCount() || s.Min != h.Min() || s.Max != h.Max() ||
 		math.Float64bits(s.Mean) != math.Float64bits(h.Mean()) || math.Float64bits(s.StdDev) != math.Float64bits(h.StdDev()) {
 		t.Fatalf("Summarize %+v, hdr: count %d min %d max %d mean %v stddev %v", s, h.TotalCount(), h.Min(), h.Max(), h.Mean(), h.StdDev())
+	}
+	if f := SummarizeFrom(h, h.Export()); f != s {
+		t.Fatalf("SummarizeFrom a copy %+v, Summarize %+v", f, s)
+	}
+	if Standard(h) {
+		for i, b := range h.Distribution() {
+			if from, to := Bucket(i); from != b.From || to != b.To {
+				t.Fatalf("Bucket(%d) = [%d, %d], hdr's bar [%d, %d]", i, from, to, b.From, b.To)
+			}
+		}
 	}
 	ps := []float64{10, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100}
 	for i, v := range h.ValueAtPercentilesSlice(ps) {
