@@ -1,0 +1,35 @@
+package report
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/hail-loadgen/hail/internal/stats"
+	"github.com/hail-loadgen/hail/internal/testtier"
+)
+
+// Build copies each histogram's counts once, however many parts of the
+// report read it (its summary, its encoding, oha's bins): an LLM run's
+// report allocates less than two dozen copies' worth — the twenty-odd
+// histograms it reads and the two it merges (all responses' latencies,
+// all sent requests') — where reading them part by part took about forty.
+//
+// Not under the race detector, whose sync.Pool drops some of the zlib
+// writers the encoder keeps (a megabyte each when made anew).
+func TestBuildCopiesEachHistogramOnce(t *testing.T) {
+	if testtier.Race {
+		t.Skip("the race detector's sync.Pool drops pooled writers")
+	}
+	in := Input{Totals: tokenTotals(rand.New(rand.NewPCG(3, 4)), 300), Elapsed: 10 * time.Second, SuccessSplit: true}
+	Build(in) // first use: pools, caches
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	Build(in)
+	runtime.ReadMemStats(&after)
+	copyBytes := uint64(8 * len(stats.NewHist().Export().Counts))
+	if got := float64(after.TotalAlloc-before.TotalAlloc) / float64(copyBytes); got > 26 {
+		t.Fatalf("Build allocated %.1f histogram copies' worth, want at most 26 (one per histogram it reads or merges)", got)
+	}
+}
