@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -24,12 +25,18 @@ func TestBuildCopiesEachHistogramOnce(t *testing.T) {
 	}
 	in := Input{Totals: tokenTotals(rand.New(rand.NewPCG(3, 4)), 300), Elapsed: 10 * time.Second, SuccessSplit: true}
 	Build(in) // first use: pools, caches
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	Build(in)
-	runtime.ReadMemStats(&after)
+	// The least of three: a collection between two builds empties the
+	// encoder's pool of zlib writers, and a new one is a megabyte.
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		Build(in)
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
 	copyBytes := uint64(8 * len(stats.NewHist().Export().Counts))
-	if got := float64(after.TotalAlloc-before.TotalAlloc) / float64(copyBytes); got > 26 {
+	if got := float64(least) / float64(copyBytes); got > 26 {
 		t.Fatalf("Build allocated %.1f histogram copies' worth, want at most 26 (one per histogram it reads or merges)", got)
 	}
 }

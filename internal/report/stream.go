@@ -17,10 +17,8 @@ import (
 	"github.com/hail-loadgen/hail/result"
 )
 
-// dist summarises h, whose values are divided by scale.
-func dist(h *hdr.Histogram, scale float64) result.Dist { return snapshots(nil).dist(h, scale) }
-
-// dist is the package's dist reading h's counts from m.
+// dist summarises h, whose values are divided by scale, reading its
+// counts from m.
 func (m snapshots) dist(h *hdr.Histogram, scale float64) result.Dist {
 	if h.TotalCount() == 0 {
 		return result.Dist{}
