@@ -13,9 +13,9 @@ import (
 
 // Build copies each histogram's counts once, however many parts of the
 // report read it (its summary, its encoding, oha's bins): an LLM run's
-// report allocates less than two dozen copies' worth — the twenty-odd
+// report allocates about two dozen copies' worth — the twenty-odd
 // histograms it reads and the two it merges (all responses' latencies,
-// all sent requests') — where reading them part by part took about forty.
+// all sent requests') — where reading them part by part took 59.
 //
 // Not under the race detector, whose sync.Pool drops some of the zlib
 // writers the encoder keeps (a megabyte each when made anew).

@@ -24,14 +24,15 @@ func buildStageLLM(s *stats.Streams, seconds float64) *result.StageLLM {
 		}
 		return float64(n) / seconds
 	}
+	m := snapshots{} // each histogram is read twice: summary and encoding
 	return &result.StageLLM{Completed: s.Completed, Truncated: s.Truncated, OtherLength: t.OtherLength,
 		TotalOutputTokens: t.OutSum, TotalInputTokens: t.InSum, RequestThroughput: per(s.Completed), OutputThroughput: per(t.OutSum),
-		TTFT: timeDist(t.TTFT), TTFTFromSend: timeDist(t.TTFTSent), TPOT: timeDist(t.TPOT), ITL: timeDist(t.ITL),
-		E2E: timeDist(t.E2E), E2EFromSend: timeDist(t.E2ESent),
+		TTFT: m.timeDist(t.TTFT), TTFTFromSend: m.timeDist(t.TTFTSent), TPOT: m.timeDist(t.TPOT), ITL: m.timeDist(t.ITL),
+		E2E: m.timeDist(t.E2E), E2EFromSend: m.timeDist(t.E2ESent),
 		Goodput: result.Goodput{Requests: t.Good, Tokens: t.GoodTokens, RequestsPerSec: per(t.Good), TokensPerSec: per(t.GoodTokens)},
-		Histograms: result.LLMHistograms{TTFT: encode(t.TTFT), TTFTFromSend: encode(t.TTFTSent), TPOT: encode(t.TPOT), ITL: encode(t.ITL),
-			ChunkGap: encode(t.ChunkGap), E2E: encode(t.E2E), E2EFromSend: encode(t.E2ESent), OutputTokens: encode(t.Out),
-			InputTokens: encode(t.In), RequestRate: encode(t.PerRequestRate)}}
+		Histograms: result.LLMHistograms{TTFT: m.encode(t.TTFT), TTFTFromSend: m.encode(t.TTFTSent), TPOT: m.encode(t.TPOT), ITL: m.encode(t.ITL),
+			ChunkGap: m.encode(t.ChunkGap), E2E: m.encode(t.E2E), E2EFromSend: m.encode(t.E2ESent), OutputTokens: m.encode(t.Out),
+			InputTokens: m.encode(t.In), RequestRate: m.encode(t.PerRequestRate)}}
 }
 
 // stageLLMStreams rebuilds the token part of a stage's stream totals from

@@ -31,9 +31,7 @@ func (m snapshots) dist(h *hdr.Histogram, scale float64) result.Dist {
 
 // timeDist summarises h, a histogram of ns: the mean and deviation
 // rounded to the nanosecond, as every time in a Result is.
-func timeDist(h *hdr.Histogram) result.TimeDist { return snapshots(nil).timeDist(h) }
-
-// timeDist is the package's timeDist reading h's counts from m.
+// It reads h's counts from m.
 func (m snapshots) timeDist(h *hdr.Histogram) result.TimeDist {
 	if h.TotalCount() == 0 {
 		return result.TimeDist{}
