@@ -25,6 +25,13 @@
 #           needs at the CPU per token measured
 # Clients ($TOOLS):
 #   floor     bench/ssefloor.c: a minimal C epoll client counting "data: {" without decoding JSON (gcc -O2)
+#   gofloor-uring, gofloor-net
+#             bench/gofloor: the floor written in Go the way each hail engine reads — on io_uring (one locked
+#             thread, one ring, multishot receives into provided buffers, SO_TIMESTAMPNS receive times) and on
+#             Go's netpoller (a goroutine per connection, raw recvmsg inside syscall.RawConn.Read) — and
+#             counting events as the floor does: no HTTP parsing, no JSON, no metrics. hail ÷ its Go floor is
+#             what hail's own work costs; the Go floor ÷ the floor, what the language runtime and the kernel
+#             interface cost
 #   aiohttp   bench/sse_aiohttp.py: a client of vLLM's benchmark kind on Debian's python3-aiohttp (one asyncio
 #             task per stream, json.loads per event, perf_counter timestamps); vLLM's own client, guidellm and
 #             their kin cannot be installed here (PyPI is not reachable)
@@ -45,8 +52,8 @@
 # Measured the same way for every client: CPU user+sys of its whole life from GNU time ÷ the tokens it read
 # (its own count; the mock's count of chunks sent during the run is beside it), and the mock's own CPU
 # (utime+stime from /proc/PID/stat) ÷ the chunks it sent during the run — its goal is <= 8 µs per chunk.
-# Ratios are medians of per-round ratios (each client's CPU per token ÷ the floor's, and ÷ aiohttp's, in the
-# same round).
+# Ratios are medians of per-round ratios (each client's CPU per token ÷ the floor's, ÷ aiohttp's, and for hail
+# ÷ its engine's Go floor, in the same round).
 #
 #   flock /tmp/hail-bench.lock bash bench/llm.sh           # 20 s runs, 3 rounds, all parts
 #   SECS=5 ROUNDS=1 bash bench/llm.sh                       # a quick trial
@@ -69,7 +76,7 @@ SCALE_ITL=${SCALE_ITL:-7.8ms}
 SHARDS=${SHARDS:-2}
 PARTS=${PARTS:-cpu50 cpu5 lag}
 # ---- TOOLS: the rows, in this order.
-TOOLS=${TOOLS:-floor aiohttp hail-uring hail-net}
+TOOLS=${TOOLS:-floor gofloor-uring gofloor-net aiohttp hail-uring hail-net}
 SCALE_TOOLS=${SCALE_TOOLS:-hail-uring hail-net hail-shards floor}
 MOCK_LIMIT=${MOCK_LIMIT:-8}
 positive_ints SECS ROUNDS STREAMS LAG_STREAMS TOKENS SCALE_STREAMS SCALE_TOKENS SHARDS
@@ -87,6 +94,9 @@ for tool in $ALL_TOOLS; do
 	floor)
 		apt_ensure gcc gcc || die "gcc is needed for the floor client"
 		gcc -O2 -Wall -o "$TMPD/ssefloor" "$BENCH_DIR/ssefloor.c" || die "building bench/ssefloor.c failed"
+		;;
+	gofloor-*)
+		[ -x "$TMPD/gofloor" ] || (cd "$REPO" && go build -o "$TMPD/gofloor" ./bench/gofloor) || die "building bench/gofloor failed"
 		;;
 	aiohttp)
 		apt_ensure python3-aiohttp /usr/lib/python3/dist-packages/aiohttp/__init__.py || die "python3-aiohttp is needed"
@@ -117,13 +127,14 @@ tool_cmd() {
 	local tool=$1 port=$2 streams=$3 lag=$4 out=$5
 	case $tool in
 	floor) echo "$TMPD/ssefloor $port $streams $SECS $TOK $lag" ;;
+	gofloor-uring | gofloor-net) echo "$TMPD/gofloor ${tool#gofloor-} $port $streams $SECS $TOK" ;;
 	aiohttp) echo "$PY $BENCH_DIR/sse_aiohttp.py $port $streams $SECS $TOK $lag" ;;
 	hail-uring | hail-net)
 		echo "$HAIL llm --engine ${tool#hail-} --no-tui -c $streams --input-tokens 2 --output-tokens $TOK -z ${SECS}s" \
 			"--stream-drain 0 --model mock -j -o $out.json http://127.0.0.1:$port/v1/completions"
 		;;
 	hail-shards) echo "env TOK=$TOK bash $TMPD/shards.sh $out $streams http://127.0.0.1:$port/v1/completions" ;;
-	*) die "unknown tool $tool (known: floor aiohttp hail-uring hail-net hail-shards)" ;;
+	*) die "unknown tool $tool (known: floor gofloor-uring gofloor-net aiohttp hail-uring hail-net hail-shards)" ;;
 	esac
 }
 
@@ -235,6 +246,7 @@ done
 "$PY" - "$CSV" "$MOCK_LIMIT" "$TOOLS" "$SCALE_TOOLS" <<'PY'
 import csv, re, statistics as st, sys
 path, limit, tools, scale_tools = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+GOFLOOR = {"hail-uring": "gofloor-uring", "hail-net": "gofloor-net"}  # each engine's Go floor
 PROFILE = 128_000 # tokens/s: gateway-api-inference-extension's high-cache profile, ~500 requests/s x 256 tokens
 all_rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] != ""]
 idle = [r for r in all_rows if r["part"] == "idle"]
@@ -283,16 +295,16 @@ for part in dict.fromkeys(r["part"] for r in rows):
         scale(pr)
         continue
     print(f"\n{part}: {pr[0]['streams']} streams, {desc.get(part, '')} (--itl {pr[0]['itl']})\n")
-    print("| client | tokens/s | CPU µs/token | ÷ floor | ÷ floor, each round | ÷ aiohttp | lag p50 µs | lag p99 µs | lag max µs "
-          "| mock CPU µs/chunk | ok runs |")
-    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| client | tokens/s | CPU µs/token | ÷ floor | ÷ floor, each round | ÷ its Go floor | ÷ aiohttp | lag p50 µs "
+          "| lag p99 µs | lag max µs | mock CPU µs/chunk | ok runs |")
+    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     by_round = {}
     for r in pr:
         by_round.setdefault(r["round"], {})[r["tool"]] = r
     for tool in tools:
         tr = [r for r in pr if r["tool"] == tool]
         if not tr:
-            print(f"| {tool} | – | – | – | – | – | – | – | – | – | 0 |")
+            print(f"| {tool} | – | – | – | – | – | – | – | – | – | – | 0 |")
             continue
         ratios = lambda base: [rs[tool]["cpu_us"] / rs[base]["cpu_us"] for _, rs in sorted(by_round.items(), key=lambda kv: int(kv[0]))
                                if tool in rs and base in rs]
@@ -302,7 +314,9 @@ for part in dict.fromkeys(r["part"] for r in rows):
         tps = med([int(r["events"]) / float(r["wall_s"]) for r in tr])
         mock = [r["mock_us"] for r in tr]
         mock_all += mock
-        print(f"| {tool} | {tps:.0f} | {fmt(med([r['cpu_us'] for r in tr]))} | {fmt(ratio('floor'))} | {rounds} | {fmt(ratio('aiohttp'))} "
+        gofloor = GOFLOOR.get(tool)
+        print(f"| {tool} | {tps:.0f} | {fmt(med([r['cpu_us'] for r in tr]))} | {fmt(ratio('floor'))} | {rounds} "
+              f"| {fmt(ratio(gofloor)) if gofloor else '–'} | {fmt(ratio('aiohttp'))} "
               f"| {fmt(lag('lag_p50_us'), 0)} | {fmt(lag('lag_p99_us'), 0)} | {fmt(lag('lag_max_us'), 0)} | {fmt(med(mock))} | {len(tr)} |")
 if idle:
     print(f"\nidle: {idle[0]['streams']} streams open, no tokens (--itl {idle[0]['itl']}): each client's fixed cost\n")
