@@ -225,7 +225,13 @@ func runUring(port, n int, d time.Duration, req []byte) (int, int, error) {
 		return 0, 0, err
 	}
 	defer r.Close()
-	br, err := r.NewBufRing(0, 64, bufSize+overhead)
+	// As many provided buffers as the uring engine gives a worker of n
+	// connections: a few per batch, as buffers go back once read.
+	count := uint32(64)
+	for count < uint32(n/8) && count < 256 {
+		count *= 2
+	}
+	br, err := r.NewBufRing(0, count, bufSize+overhead)
 	if err != nil {
 		return 0, 0, err
 	}
