@@ -28,7 +28,7 @@
 #   gofloor-uring, gofloor-net
 #             bench/gofloor: the floor written in Go the way each hail engine reads — on io_uring (one locked
 #             thread, one ring, multishot receives into provided buffers, SO_TIMESTAMPNS receive times) and on
-#             Go's netpoller (a goroutine per connection, raw recvmsg inside syscall.RawConn.Read) — and
+#             Go's netpoller (a goroutine per connection, with the net engine's reader, transport.RxReader) — and
 #             counting events as the floor does: no HTTP parsing, no JSON, no metrics. hail ÷ its Go floor is
 #             what hail's own work costs; the Go floor ÷ the floor, what the language runtime and the kernel
 #             interface cost

@@ -4,7 +4,7 @@
 // way hail's uring engine reads (one locked thread, one ring with
 // SINGLE_ISSUER and DEFER_TASKRUN, multishot receives into provided
 // buffers, receive times from SO_TIMESTAMPNS, waits bounded at 50 ms) and
-// once on Go's netpoller the way hail's net engine reads (a goroutine per
+// once on Go's netpoller with hail's net engine's reader (a goroutine per
 // connection). Like ssefloor it only counts events: no HTTP parsing, no
 // JSON, no metrics. Written for bench/llm.sh: what a Go client pays per
 // token before hail's own work, so that hail's cost divides into what the
@@ -26,12 +26,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hail-loadgen/hail/internal/transport"
 	"github.com/hail-loadgen/hail/internal/uring"
 )
 
@@ -58,9 +58,11 @@ func (m *matcher) step(c byte) bool {
 	return false
 }
 
-// stream is one connection's matching state.
+// stream is one connection's matching state, and the receive time of its
+// last bytes (kept, as hail keeps each event's).
 type stream struct {
 	event, end matcher
+	rx         int64
 }
 
 func newStream() stream {
@@ -124,9 +126,9 @@ func main() {
 	fmt.Printf("events %d requests %d seconds %.2f\n", events, requests, time.Since(start).Seconds())
 }
 
-// runNet reads each connection in its own goroutine through Go's netpoller,
-// with raw recvmsg calls inside syscall.RawConn.Read and SO_TIMESTAMPNS, as
-// the net engine's reader does (transport.RxReader).
+// runNet reads each connection in its own goroutine through Go's netpoller
+// with the net engine's own reader (transport.RxReader: raw recvmsg inside
+// syscall.RawConn.Read, with SO_TIMESTAMPNS receive times).
 func runNet(port, n int, d time.Duration, req []byte) (int, int, error) {
 	conns := make([]*net.TCPConn, n)
 	for i := range conns {
@@ -140,43 +142,16 @@ func runNet(port, n int, d time.Duration, req []byte) (int, int, error) {
 	var wg sync.WaitGroup
 	var first atomic.Value
 	for _, c := range conns {
-		rc, err := c.SyscallConn()
-		if err != nil {
-			return 0, 0, err
-		}
-		rc.Control(func(fd uintptr) { _ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var r transport.RxReader
+			if !r.Attach(c) {
+				first.CompareAndSwap(nil, fmt.Errorf("no receive times on %v", c.LocalAddr()))
+				return
+			}
 			s := newStream()
 			buf := make([]byte, 64<<10)
-			var oob [32]byte
-			var rx, got int64
-			var errno syscall.Errno
-			var msg unix.Msghdr
-			var iov unix.Iovec
-			recv := func(fd uintptr) bool {
-				iov.Base = &buf[0]
-				iov.SetLen(len(buf))
-				msg.Iov = &iov
-				msg.SetIovlen(1)
-				msg.Control = &oob[0]
-				msg.SetControllen(len(oob))
-				for {
-					k, _, e := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
-					switch e {
-					case unix.EINTR:
-						continue
-					case unix.EAGAIN:
-						return false
-					}
-					got, errno = int64(k), e
-					if e == 0 && k > 0 {
-						rx += uring.RxTime(oob[:msg.Controllen]) & 1
-					}
-					return true
-				}
-			}
 			var ev, rq int64
 			defer func() { events.Add(ev); requests.Add(rq) }()
 			if _, err := c.Write(req); err != nil {
@@ -184,10 +159,12 @@ func runNet(port, n int, d time.Duration, req []byte) (int, int, error) {
 				return
 			}
 			for {
-				if err := rc.Read(recv); err != nil || errno != 0 || got == 0 {
-					return
+				k, err := r.Read(buf)
+				if err != nil {
+					return // the run's end closed it, or the server did
 				}
-				e, ends := s.scan(buf[:got])
+				s.rx = r.Rx
+				e, ends := s.scan(buf[:k])
 				ev += int64(e)
 				for range ends {
 					rq++
@@ -261,28 +238,31 @@ func runUring(port, n int, d time.Duration, req []byte) (int, int, error) {
 		}
 		fds[i], streams[i] = int32(fd), newStream()
 	}
-	queue := func(sqe *uring.SQE) *uring.SQE {
+	// next returns a free submission entry, submitting what is queued when
+	// the queue is full.
+	next := func() (*uring.SQE, error) {
+		sqe := r.GetSQE()
 		for sqe == nil {
 			if _, err := r.Submit(); err != nil {
-				return nil
+				return nil, err
 			}
 			sqe = r.GetSQE()
 		}
-		return sqe
+		return sqe, nil
 	}
 	arm := func(i int) error {
-		sqe := queue(r.GetSQE())
-		if sqe == nil {
-			return fmt.Errorf("no submission entry")
+		sqe, err := next()
+		if err != nil {
+			return err
 		}
 		sqe.PrepRecvmsgMultishot(fds[i], msg, br.Group())
 		sqe.SetUserData(uint64(i)<<8 | opRecv)
 		return nil
 	}
 	send := func(i int) error {
-		sqe := queue(r.GetSQE())
-		if sqe == nil {
-			return fmt.Errorf("no submission entry")
+		sqe, err := next()
+		if err != nil {
+			return err
 		}
 		sqe.PrepSend(fds[i], unsafe.Pointer(&sendBuf[0]), uint32(len(sendBuf)), unix.MSG_NOSIGNAL)
 		sqe.SetUserData(uint64(i)<<8 | opSend)
@@ -297,7 +277,6 @@ func runUring(port, n int, d time.Duration, req []byte) (int, int, error) {
 		}
 	}
 	var cqes [256]uring.CQE
-	var rx int64
 	events, requests := 0, 0
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
@@ -321,7 +300,7 @@ func runUring(port, n int, d time.Duration, req []byte) (int, int, error) {
 					if !ok || len(payload) == 0 {
 						return 0, 0, fmt.Errorf("connection %d: closed by the server", i)
 					}
-					rx += uring.RxTime(control) & 1
+					streams[i].rx = uring.RxTime(control)
 					e, ends := streams[i].scan(payload)
 					events += e
 					for range ends {
@@ -343,6 +322,5 @@ func runUring(port, n int, d time.Duration, req []byte) (int, int, error) {
 		}
 		br.Advance()
 	}
-	_ = rx
 	return events, requests, nil
 }
