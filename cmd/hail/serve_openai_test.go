@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/csv"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // hail serve --openai's bad settings: one line naming the flag, exit 1, no
@@ -58,28 +55,10 @@ func TestServeOpenAIMessages(t *testing.T) {
 // request log complete.
 func TestServeOpenAI(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	log := filepath.Join(t.TempDir(), "log.csv")
-	cmd := exec.Command(hailBin, "serve", "--openai", "--addr", addr, "--itl", "1ms", "--request-log", log, "--model", "m7")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var resp *http.Response
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		resp, err = http.Post("http://"+addr+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a b c","max_tokens":5,"stream":true}`))
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd := exec.Command(hailBin, "serve", "--openai", "--addr", "127.0.0.1:0", "--itl", "1ms", "--request-log", log, "--model", "m7")
+	addr, stderr := startListening(t, cmd, "hail serve: mock OpenAI server on ")
+	resp, err := http.Post("http://"+addr+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a b c","max_tokens":5,"stream":true}`))
 	if err != nil {
 		t.Fatalf("%v; stderr %s", err, stderr.String())
 	}
@@ -96,10 +75,10 @@ func TestServeOpenAI(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v; stderr %s", err, stderr.String())
+		t.Fatalf("exit: %v; stderr %s", err, stderr.All())
 	}
-	if !strings.Contains(stderr.String(), "mock OpenAI server on "+addr+" (model m7") {
-		t.Errorf("stderr %q", stderr.String())
+	if !strings.Contains(stderr.All(), "mock OpenAI server on "+addr+" (model m7") {
+		t.Errorf("stderr %q", stderr.All())
 	}
 	f, err := os.Open(log)
 	if err != nil {

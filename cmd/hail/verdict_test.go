@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hail-loadgen/hail/result"
 )
@@ -85,26 +83,8 @@ func TestVerdictOnThisMachine(t *testing.T) {
 // pinnedServe runs hail serve pinned to cpu until t ends and returns its URL.
 func pinnedServe(t *testing.T, cpu string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command("taskset", "-c", cpu, hailBin, "serve", "--addr", addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(end) {
-			t.Fatal("hail serve did not start")
-		}
-	}
+	addr, _ := startListening(t, exec.Command("taskset", "-c", cpu, hailBin, "serve", "--addr", "127.0.0.1:0"), "hail serve: listening on ")
+	return "http://" + addr
 }
 
 // pinnedRun runs the binary pinned to cpu with JSON output and returns the result.

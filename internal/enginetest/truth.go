@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hail-loadgen/hail/internal/h3serve"
+	"github.com/hail-loadgen/hail/internal/testnet"
 )
 
 // Proto is the protocol a Truth server speaks.
@@ -371,8 +372,12 @@ func (s *Truth) note(r *http.Request) {
 	s.mu.Unlock()
 }
 
-// DeadURL is a loopback URL with nothing listening (a port that was just
-// freed).
+// DeadURL is a loopback URL whose connects are refused. For TCP the port
+// stays bound, without listening, until tb ends: the kernel answers a SYN
+// to it with a reset, and no other test can be given the port meanwhile
+// (a port merely freed was taken by a parallel test's server once, and
+// the run it was meant to refuse succeeded). For HTTP/3 it is a UDP port
+// just freed: a bound one would swallow the handshake instead of refusing.
 func DeadURL(tb testing.TB, p Proto) string {
 	tb.Helper()
 	if p == H3 {
@@ -384,11 +389,5 @@ func DeadURL(tb testing.TB, p Proto) string {
 		pc.Close()
 		return "https://" + addr
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
+	return "http://" + testnet.RefusedAddr(tb)
 }

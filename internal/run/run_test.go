@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/hail-loadgen/hail/internal/plan"
 	"github.com/hail-loadgen/hail/internal/serve/servetest"
+	"github.com/hail-loadgen/hail/internal/testnet"
 	"github.com/hail-loadgen/hail/internal/testtier"
 	"github.com/hail-loadgen/hail/result"
 )
@@ -243,14 +243,9 @@ func TestRedirects(t *testing.T) {
 
 func TestConnectionRefused(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	dead := "http://" + testnet.RefusedAddr(t)
 	forEngines(t, func(t *testing.T, engine string) {
-		p := newPlan(t, "http://"+addr+"/", engine)
+		p := newPlan(t, dead+"/", engine)
 		p.Requests, p.Connections = 100, 4
 		res := mustRun(t, p, Options{})
 		if got := res.ErrorDistribution["connection refused"]; got != 100 {
