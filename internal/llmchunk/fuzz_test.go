@@ -102,32 +102,29 @@ func FuzzStr(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, r := cursor{b: data}, cursor{b: data}
-		s, ok := c.str()
-		ws, wok := r.strBytewise()
-		if ok != wok || !bytes.Equal(s, ws) || c.i != r.i {
-			t.Fatalf("str(%q) = %q, %v at %d; byte by byte: %q, %v at %d", data, s, ok, c.i, ws, wok, r.i)
+		s, i, ok := str(data, 0)
+		bs, bi, bok := strBytewise(data, 0)
+		if ok != bok || !bytes.Equal(s, bs) || i != bi {
+			t.Fatalf("str(%q) = %q, %v at %d; byte by byte: %q, %v at %d", data, s, ok, i, bs, bok, bi)
 		}
 	})
 }
 
-// strBytewise is cursor.str a byte at a time.
-func (c *cursor) strBytewise() (s []byte, ok bool) {
-	if !c.at('"') {
-		return nil, false
+// strBytewise is str a byte at a time.
+func strBytewise(b []byte, i int) (s []byte, j int, ok bool) {
+	if i, ok = at(b, i, '"'); !ok {
+		return nil, i, false
 	}
-	start := c.i
-	for c.i < len(c.b) {
-		switch c.b[c.i] {
+	start := i
+	for i < len(b) {
+		switch b[i] {
 		case '"':
-			c.i++
-			return c.b[start : c.i-1], true
+			return b[start:i], i + 1, true
 		case '\\':
-			c.i += 2
+			i += 2
 		default:
-			c.i++
+			i++
 		}
 	}
-	c.i = len(c.b)
-	return c.b[start:], true
+	return b[start:], len(b), true
 }

@@ -12,6 +12,11 @@
 // their quotes, objects and arrays by their brackets). It never fails:
 // malformed data yields what could be read, and Object reports whether the
 // data was a JSON object at all.
+//
+// Its steps are functions of the data and a position that return the next
+// position, not methods of a cursor held in memory: the position then
+// stays in a register from step to step (BenchmarkPick: 161 ns a chat
+// chunk, against 186 with a cursor).
 package llmchunk
 
 import (
@@ -42,85 +47,85 @@ type Fields struct {
 // Pick reads data, the data of one event.
 func Pick(data []byte) Fields {
 	f := Fields{Completion: -1, Prompt: -1}
-	c := cursor{b: data}
-	c.ws()
-	if c.lit("[DONE]") {
-		c.ws()
-		f.Done = c.i == len(c.b)
+	b := data
+	i := ws(b, 0)
+	if hasLit(b, i, "[DONE]") {
+		f.Done = ws(b, i+len("[DONE]")) == len(b)
 		return f
 	}
-	if !c.at('{') {
+	if i == len(b) || b[i] != '{' {
 		return f
 	}
 	f.Object = true
 	var errMember, errObject bool
-	c.members(func(key []byte) {
-		switch string(key) {
+	i, more := open(b, i+1)
+	for more {
+		k, v, ok := memberKey(b, i)
+		if !ok {
+			break
+		}
+		i = v
+		switch string(k) {
 		case "choices":
-			c.choices(&f)
+			i = choices(b, i, &f)
 		case "usage":
-			c.usage(&f)
+			i = usage(b, i, &f)
 		case "error":
-			errMember = !c.lit("null")
+			errMember = !hasLit(b, i, "null")
 			if errMember {
-				c.skip()
+				i = skip(b, i)
 			}
 		case "object":
-			s, ok := c.str()
+			var s []byte
+			s, i, ok = str(b, i)
 			errObject = ok && string(s) == "error"
-		default:
-			c.skip()
 		}
-	})
+		i, more = next(b, i, v)
+	}
 	f.Error = errMember || errObject
 	return f
 }
 
-// cursor is a position in the data.
-type cursor struct {
-	b []byte
-	i int
-}
-
-// ws skips JSON whitespace.
-func (c *cursor) ws() {
-	for c.i < len(c.b) && c.b[c.i] <= ' ' { // most often none: one test
-		switch c.b[c.i] {
+// ws returns the position of the first byte at or after i that is not
+// JSON whitespace.
+func ws(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' { // most often none: one test
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			c.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
-// at consumes ch if it is the next byte (after whitespace).
-func (c *cursor) at(ch byte) bool {
-	c.ws()
-	if c.i < len(c.b) && c.b[c.i] == ch {
-		c.i++
-		return true
+// at returns the position after ch if ch is the next byte after
+// whitespace; else the position after the whitespace, and false.
+func at(b []byte, i int, ch byte) (int, bool) {
+	i = ws(b, i)
+	if i < len(b) && b[i] == ch {
+		return i + 1, true
 	}
-	return false
+	return i, false
 }
 
-// lit consumes s if the data continues with it.
-func (c *cursor) lit(s string) bool {
-	if len(c.b)-c.i >= len(s) && string(c.b[c.i:c.i+len(s)]) == s {
-		c.i += len(s)
-		return true
-	}
-	return false
+// hasLit reports whether the data continues with s at i.
+func hasLit(b []byte, i int, s string) bool {
+	return len(b)-i >= len(s) && string(b[i:i+len(s)]) == s
 }
 
-// str consumes a string and returns its raw bytes (escapes not decoded);
-// ok is false, and nothing is consumed, if the next value is not a string.
-func (c *cursor) str() (s []byte, ok bool) {
-	if !c.at('"') {
-		return nil, false
+// str reads a string at i (after whitespace) and returns its raw bytes
+// (escapes not decoded) and the position after it; ok is false, and the
+// position is the string's would-be start, if the next value is not a
+// string. An unterminated string runs to the end.
+func str(b []byte, i int) (s []byte, j int, ok bool) {
+	i, ok = at(b, i, '"')
+	if !ok {
+		return nil, i, false
 	}
-	b, start := c.b, c.i
-	for i := start; i < len(b); {
+	start := i
+	for i < len(b) {
 		if len(b)-i >= 8 { // eight bytes at a time up to the first quote or backslash
 			m := special(binary.LittleEndian.Uint64(b[i:]))
 			if m == 0 {
@@ -131,16 +136,14 @@ func (c *cursor) str() (s []byte, ok bool) {
 		}
 		switch b[i] {
 		case '"':
-			c.i = i + 1
-			return b[start:i], true
+			return b[start:i], i + 1, true
 		case '\\':
 			i += 2 // the escaped byte, whatever it is
 		default:
 			i++
 		}
 	}
-	c.i = len(b)
-	return b[start:], true
+	return b[start:], len(b), true
 }
 
 // special marks the bytes of w (eight bytes read little-endian) that are a
@@ -153,176 +156,224 @@ func special(w uint64) uint64 {
 	return ((q-ones)&^q | (e-ones)&^e) & highs
 }
 
-// skip consumes one value of any kind; on malformed data it may consume
-// the rest.
-func (c *cursor) skip() {
-	c.ws()
-	if c.i >= len(c.b) {
-		return
+// skip steps over one value of any kind at i and returns the position
+// after it; on malformed data it may run to the end.
+func skip(b []byte, i int) int {
+	i = ws(b, i)
+	if i >= len(b) {
+		return i
 	}
-	switch c.b[c.i] {
+	switch b[i] {
 	case '"':
-		c.str()
-		return
+		_, i, _ = str(b, i)
+		return i
 	case '{', '[':
 	default: // a number or a literal: up to the next delimiter
-		for c.i < len(c.b) {
-			switch c.b[c.i] {
+		for ; i < len(b); i++ {
+			switch b[i] {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return
+				return i
 			}
-			c.i++
 		}
-		return
+		return i
 	}
 	depth := 0
-	for c.i < len(c.b) {
-		switch c.b[c.i] {
+	for i < len(b) {
+		switch b[i] {
 		case '"':
-			c.str()
+			_, i, _ = str(b, i)
 			continue
 		case '{', '[':
 			depth++
 		case '}', ']':
 			depth--
 			if depth == 0 {
-				c.i++
-				return
+				return i + 1
 			}
 		}
-		c.i++
+		i++
 	}
+	return i
 }
 
-// members calls member with each key of the object whose '{' was just
-// consumed; member must consume the value. It stops at the closing '}' or
-// where the data stops making sense.
-func (c *cursor) members(member func(key []byte)) {
-	if c.at('}') {
-		return
-	}
-	for c.i < len(c.b) {
-		key, ok := c.str()
-		if !ok || !c.at(':') {
-			c.i = len(c.b)
-			return
-		}
-		c.ws()
-		before := c.i
-		member(key)
-		if c.i == before { // a member that took nothing: step over its value
-			c.skip()
-		}
-		if c.at(',') {
-			continue
-		}
-		c.at('}')
-		return
-	}
+// The members of an object are read in a loop (not with a callback per
+// member: its calls cost more than the rest of a member's reading):
+//
+//	i, more := open(b, i)
+//	for more {
+//		k, v, ok := memberKey(b, i)
+//		if !ok {
+//			i = v
+//			break
+//		}
+//		i = v
+//		... read the value from i, or leave it ...
+//		i, more = next(b, i, v)
+//	}
+//
+// A value the loop leaves is skipped; the loop ends after the closing '}'
+// or at the end, where the data stops making sense.
+
+// open starts reading the members of the object whose '{' ends before i:
+// more is false if it has none (its '}' is consumed) or the data ends.
+func open(b []byte, i int) (int, bool) {
+	i, closed := at(b, i, '}')
+	return i, !closed && i < len(b)
 }
 
-// choices reads "choices": its first element, and skips the rest. A
+// memberKey reads a member's key and its colon at i; v is where its value
+// begins. ok is false, and v the end, if the data stops making sense there.
+func memberKey(b []byte, i int) (key []byte, v int, ok bool) {
+	key, i, ok = str(b, i)
+	if ok {
+		i, ok = at(b, i, ':')
+	}
+	if !ok {
+		return nil, len(b), false
+	}
+	return key, ws(b, i), true
+}
+
+// next ends a member whose value began at v and was read up to i (skipped
+// if nothing read it), and reports whether another member follows; if
+// not, it consumes the object's closing '}'.
+func next(b []byte, i, v int) (int, bool) {
+	if i == v {
+		i = skip(b, i)
+	}
+	i, comma := at(b, i, ',')
+	if comma {
+		return i, i < len(b)
+	}
+	i, _ = at(b, i, '}')
+	return i, false
+}
+
+// choices reads "choices" at i: its first element, and skips the rest. A
 // repeated key counts as its last occurrence, as JSON decoders read it.
-func (c *cursor) choices(f *Fields) {
+func choices(b []byte, i int, f *Fields) int {
 	f.Choices, f.Content = false, false
-	if !c.at('[') {
-		c.skip()
-		return
+	i, ok := at(b, i, '[')
+	if !ok {
+		return skip(b, i)
 	}
-	if c.at(']') {
-		return
+	if i, ok = at(b, i, ']'); ok {
+		return i
 	}
 	f.Choices = true
-	if c.at('{') {
-		var text, delta bool
-		c.members(func(key []byte) {
-			switch string(key) {
-			case "text":
-				text = c.nonEmpty()
-			case "delta":
-				delta = c.delta()
-			default:
-				c.skip()
+	if i, ok = at(b, i, '{'); ok {
+		var text, delta, more bool
+		i, more = open(b, i)
+		for more {
+			k, v, ok := memberKey(b, i)
+			if !ok {
+				i = v
+				break
 			}
-		})
+			i = v
+			switch string(k) {
+			case "text":
+				text, i = nonEmpty(b, i)
+			case "delta":
+				delta, i = deltaContent(b, i)
+			}
+			i, more = next(b, i, v)
+		}
 		f.Content = text || delta
 	} else {
-		c.skip()
+		i = skip(b, i)
 	}
-	for c.at(',') {
-		c.skip()
-	}
-	c.at(']')
-}
-
-// delta reads a chat chunk's "delta" and reports whether it carries text.
-func (c *cursor) delta() bool {
-	if !c.at('{') {
-		c.skip()
-		return false
-	}
-	var content, reasoning, reasoningContent bool
-	c.members(func(key []byte) {
-		switch string(key) {
-		case "content":
-			content = c.nonEmpty()
-		case "reasoning_content":
-			reasoningContent = c.nonEmpty()
-		case "reasoning":
-			reasoning = c.nonEmpty()
-		default:
-			c.skip()
+	for {
+		var comma bool
+		if i, comma = at(b, i, ','); !comma {
+			break
 		}
-	})
-	return content || reasoning || reasoningContent
+		i = skip(b, i)
+	}
+	i, _ = at(b, i, ']')
+	return i
 }
 
-// nonEmpty consumes a value and reports whether it is a non-empty string.
-func (c *cursor) nonEmpty() bool {
-	s, ok := c.str()
+// deltaContent reads a chat chunk's "delta" at i and reports whether it
+// carries text.
+func deltaContent(b []byte, i int) (bool, int) {
+	i, ok := at(b, i, '{')
 	if !ok {
-		c.skip()
+		return false, skip(b, i)
 	}
-	return ok && len(s) > 0
+	var content, reasoning, reasoningContent, more bool
+	i, more = open(b, i)
+	for more {
+		k, v, ok := memberKey(b, i)
+		if !ok {
+			i = v
+			break
+		}
+		i = v
+		switch string(k) {
+		case "content":
+			content, i = nonEmpty(b, i)
+		case "reasoning_content":
+			reasoningContent, i = nonEmpty(b, i)
+		case "reasoning":
+			reasoning, i = nonEmpty(b, i)
+		}
+		i, more = next(b, i, v)
+	}
+	return content || reasoning || reasoningContent, i
 }
 
-// usage reads "usage": its token counts.
-func (c *cursor) usage(f *Fields) {
+// nonEmpty reads a value at i and reports whether it is a non-empty
+// string.
+func nonEmpty(b []byte, i int) (bool, int) {
+	s, j, ok := str(b, i)
+	if !ok {
+		return false, skip(b, j)
+	}
+	return len(s) > 0, j
+}
+
+// usage reads "usage" at i: its token counts.
+func usage(b []byte, i int, f *Fields) int {
 	f.Completion, f.Prompt = -1, -1
-	if !c.at('{') {
-		c.skip()
-		return
+	i, ok := at(b, i, '{')
+	if !ok {
+		return skip(b, i)
 	}
-	c.members(func(key []byte) {
-		switch string(key) {
-		case "completion_tokens":
-			f.Completion = c.count()
-		case "prompt_tokens":
-			f.Prompt = c.count()
-		default:
-			c.skip()
+	i, more := open(b, i)
+	for more {
+		k, v, ok := memberKey(b, i)
+		if !ok {
+			i = v
+			break
 		}
-	})
+		i = v
+		switch string(k) {
+		case "completion_tokens":
+			f.Completion, i = count(b, i)
+		case "prompt_tokens":
+			f.Prompt, i = count(b, i)
+		}
+		i, more = next(b, i, v)
+	}
+	return i
 }
 
-// count consumes a non-negative integer; -1 if the value is not one.
-func (c *cursor) count() int64 {
-	c.ws()
-	start := c.i
+// count reads a non-negative integer at i; -1 if the value is not one.
+func count(b []byte, i int) (int64, int) {
+	i = ws(b, i)
+	start := i
 	var n int64
-	for c.i < len(c.b) && '0' <= c.b[c.i] && c.b[c.i] <= '9' {
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
 		if n < 1<<50 {
-			n = n*10 + int64(c.b[c.i]-'0')
+			n = n*10 + int64(b[i]-'0')
 		}
-		c.i++
 	}
-	if c.i == start {
-		c.skip()
-		return -1
+	if i == start {
+		return -1, skip(b, i)
 	}
-	if c.i < len(c.b) && (c.b[c.i] == '.' || c.b[c.i] == 'e' || c.b[c.i] == 'E') {
-		c.skip() // not an integer
-		return -1
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return -1, skip(b, i) // not an integer
 	}
-	return n
+	return n, i
 }
