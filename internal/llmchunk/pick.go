@@ -58,30 +58,23 @@ func Pick(data []byte) Fields {
 	}
 	f.Object = true
 	var errMember, errObject bool
-	i, more := open(b, i+1)
-	for more {
-		k, v, ok := memberKey(b, i)
-		if !ok {
-			break
-		}
-		i = v
+	members(b, i+1, func(k []byte, i int) int {
 		switch string(k) {
 		case "choices":
-			i = choices(b, i, &f)
+			return choices(b, i, &f)
 		case "usage":
-			i = usage(b, i, &f)
+			return usage(b, i, &f)
 		case "error":
-			errMember = !hasLit(b, i, "null")
-			if errMember {
-				i = skip(b, i)
+			if errMember = !hasLit(b, i, "null"); errMember {
+				return skip(b, i)
 			}
 		case "object":
-			var s []byte
-			s, i, ok = str(b, i)
+			s, j, ok := str(b, i)
 			errObject = ok && string(s) == "error"
+			return j
 		}
-		i, more = next(b, i, v)
-	}
+		return i
+	})
 	f.Error = errMember || errObject
 	return f
 }
@@ -196,57 +189,36 @@ func skip(b []byte, i int) int {
 	return i
 }
 
-// The members of an object are read in a loop (not with a callback per
-// member: its calls cost more than the rest of a member's reading):
-//
-//	i, more := open(b, i)
-//	for more {
-//		k, v, ok := memberKey(b, i)
-//		if !ok {
-//			i = v
-//			break
-//		}
-//		i = v
-//		... read the value from i, or leave it ...
-//		i, more = next(b, i, v)
-//	}
-//
-// A value the loop leaves is skipped; the loop ends after the closing '}'
-// or at the end, where the data stops making sense.
-
-// open starts reading the members of the object whose '{' ends before i:
-// more is false if it has none (its '}' is consumed) or the data ends.
-func open(b []byte, i int) (int, bool) {
+// members reads the members of the object whose '{' ends before i and
+// returns the position after it. It calls read with each member's key and
+// the position of its value; read returns the position after what it read
+// of the value, or the value's own position to leave it (it is skipped).
+// It stops after the object's closing '}' or where the data stops making
+// sense (at the end).
+func members(b []byte, i int, read func(key []byte, v int) int) int {
 	i, closed := at(b, i, '}')
-	return i, !closed && i < len(b)
-}
-
-// memberKey reads a member's key and its colon at i; v is where its value
-// begins. ok is false, and v the end, if the data stops making sense there.
-func memberKey(b []byte, i int) (key []byte, v int, ok bool) {
-	key, i, ok = str(b, i)
-	if ok {
-		i, ok = at(b, i, ':')
+	for more := !closed && i < len(b); more; {
+		var key []byte
+		var ok bool
+		if key, i, ok = str(b, i); ok {
+			i, ok = at(b, i, ':')
+		}
+		if !ok {
+			return len(b)
+		}
+		v := ws(b, i)
+		if i = read(key, v); i == v {
+			i = skip(b, i)
+		}
+		var comma bool
+		if i, comma = at(b, i, ','); comma {
+			more = i < len(b)
+		} else {
+			i, _ = at(b, i, '}')
+			more = false
+		}
 	}
-	if !ok {
-		return nil, len(b), false
-	}
-	return key, ws(b, i), true
-}
-
-// next ends a member whose value began at v and was read up to i (skipped
-// if nothing read it), and reports whether another member follows; if
-// not, it consumes the object's closing '}'.
-func next(b []byte, i, v int) (int, bool) {
-	if i == v {
-		i = skip(b, i)
-	}
-	i, comma := at(b, i, ',')
-	if comma {
-		return i, i < len(b)
-	}
-	i, _ = at(b, i, '}')
-	return i, false
+	return i
 }
 
 // choices reads "choices" at i: its first element, and skips the rest. A
@@ -262,23 +234,16 @@ func choices(b []byte, i int, f *Fields) int {
 	}
 	f.Choices = true
 	if i, ok = at(b, i, '{'); ok {
-		var text, delta, more bool
-		i, more = open(b, i)
-		for more {
-			k, v, ok := memberKey(b, i)
-			if !ok {
-				i = v
-				break
-			}
-			i = v
+		var text, delta bool
+		i = members(b, i, func(k []byte, i int) int {
 			switch string(k) {
 			case "text":
 				text, i = nonEmpty(b, i)
 			case "delta":
 				delta, i = deltaContent(b, i)
 			}
-			i, more = next(b, i, v)
-		}
+			return i
+		})
 		f.Content = text || delta
 	} else {
 		i = skip(b, i)
@@ -301,15 +266,8 @@ func deltaContent(b []byte, i int) (bool, int) {
 	if !ok {
 		return false, skip(b, i)
 	}
-	var content, reasoning, reasoningContent, more bool
-	i, more = open(b, i)
-	for more {
-		k, v, ok := memberKey(b, i)
-		if !ok {
-			i = v
-			break
-		}
-		i = v
+	var content, reasoning, reasoningContent bool
+	i = members(b, i, func(k []byte, i int) int {
 		switch string(k) {
 		case "content":
 			content, i = nonEmpty(b, i)
@@ -318,8 +276,8 @@ func deltaContent(b []byte, i int) (bool, int) {
 		case "reasoning":
 			reasoning, i = nonEmpty(b, i)
 		}
-		i, more = next(b, i, v)
-	}
+		return i
+	})
 	return content || reasoning || reasoningContent, i
 }
 
@@ -340,23 +298,15 @@ func usage(b []byte, i int, f *Fields) int {
 	if !ok {
 		return skip(b, i)
 	}
-	i, more := open(b, i)
-	for more {
-		k, v, ok := memberKey(b, i)
-		if !ok {
-			i = v
-			break
-		}
-		i = v
+	return members(b, i, func(k []byte, i int) int {
 		switch string(k) {
 		case "completion_tokens":
 			f.Completion, i = count(b, i)
 		case "prompt_tokens":
 			f.Prompt, i = count(b, i)
 		}
-		i, more = next(b, i, v)
-	}
-	return i
+		return i
+	})
 }
 
 // count reads a non-negative integer at i; -1 if the value is not one.
