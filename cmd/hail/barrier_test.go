@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -31,7 +30,7 @@ func barrierState(addr string) *barrier.State {
 }
 
 // waitReady waits up to 20 s for the shard at addr to say it is ready.
-func waitReady(t *testing.T, addr string, cmd *exec.Cmd, stderr *bytes.Buffer) *barrier.State {
+func waitReady(t *testing.T, addr string, cmd *exec.Cmd, stderr fmt.Stringer) *barrier.State {
 	t.Helper()
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if st := barrierState(addr); st != nil && st.Ready {
@@ -64,17 +63,11 @@ func post(t *testing.T, url string, token ...string) int {
 func TestShardBarrierStartAndStop(t *testing.T) {
 	t.Parallel()
 	base, srv := servetest.Start(t)
-	addr := freePort(t)
 	out := filepath.Join(t.TempDir(), "shard.json")
 	cmd := exec.Command(hailBin, "-z", "30s", "-q", "400", "-c", "2", "--no-tui", "-j", "-o", out,
-		"--shard", "1/2", "--start-at", "barrier", "--metrics-addr", addr, base+"/")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	st := waitReady(t, addr, cmd, &stderr)
+		"--shard", "1/2", "--start-at", "barrier", "--metrics-addr", "127.0.0.1:0", base+"/")
+	addr, stderr := startMetrics(t, cmd)
+	st := waitReady(t, addr, cmd, stderr)
 	if st.Shard != "1/2" || st.StartUnixNano != 0 {
 		t.Fatalf("ready state %+v", st)
 	}
@@ -94,10 +87,10 @@ func TestShardBarrierStartAndStop(t *testing.T) {
 		t.Fatalf("stop: %d", code)
 	}
 	if code := exitWithin(cmd, 10*time.Second); code != exitInterruptedShard {
-		t.Fatalf("exit %d, want %d: %s", code, exitInterruptedShard, stderr.String())
+		t.Fatalf("exit %d, want %d: %s", code, exitInterruptedShard, stderr.All())
 	}
-	if !strings.Contains(stderr.String(), "hail: shard 1/2 was interrupted after") {
-		t.Errorf("stderr: %s", stderr.String())
+	if !strings.Contains(stderr.All(), "hail: shard 1/2 was interrupted after") {
+		t.Errorf("stderr: %s", stderr.All())
 	}
 	checkResult(t, out, true)
 	r := readResultFile(t, out)
@@ -116,18 +109,12 @@ func TestShardBarrierStartAndStop(t *testing.T) {
 func TestShardBarrierCalledOff(t *testing.T) {
 	t.Parallel()
 	base, srv := servetest.Start(t)
-	addr := freePort(t)
 	out := filepath.Join(t.TempDir(), "shard.json")
 	cmd := exec.Command(hailBin, "-n", "100", "-c", "2", "--no-tui", "-j", "-o", out,
-		"--shard", "0/2", "--start-at", "barrier", "--metrics-addr", addr, base+"/")
+		"--shard", "0/2", "--start-at", "barrier", "--metrics-addr", "127.0.0.1:0", base+"/")
 	cmd.Env = append(os.Environ(), barrier.TokenEnv+"=t0k")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	waitReady(t, addr, cmd, &stderr)
+	addr, stderr := startMetrics(t, cmd)
+	waitReady(t, addr, cmd, stderr)
 	if code := post(t, "http://"+addr+"/stop?why=not+mine"); code != 403 {
 		t.Fatalf("a stop without the token: %d", code)
 	}
@@ -135,9 +122,12 @@ func TestShardBarrierCalledOff(t *testing.T) {
 		t.Fatalf("stop: %d", code)
 	}
 	if code := exitWithin(cmd, 10*time.Second); code != 1 {
-		t.Fatalf("exit %d, want 1: %s", code, stderr.String())
+		t.Fatalf("exit %d, want 1: %s", code, stderr.All())
 	}
-	if se := strings.TrimSpace(stderr.String()); strings.Count(se, "\n") != 0 || !strings.Contains(se, "called off before its start (shard 1/2 is not ready): nothing was sent") {
+	// One line after the one saying where the metrics are (port 0 asked).
+	se := strings.TrimSpace(stderr.All())
+	if metrics, rest, _ := strings.Cut(se, "\n"); !strings.HasPrefix(metrics, "hail: metrics at http://"+addr+"/metrics") ||
+		strings.Count(rest, "\n") != 0 || !strings.Contains(rest, "called off before its start (shard 1/2 is not ready): nothing was sent") {
 		t.Errorf("stderr %q", se)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {

@@ -34,7 +34,7 @@ const loadFormatHelp = "text, json (oha's keys + hail), csv (one row per request
 
 func addResultFlags(fl *pflag.FlagSet, r *resultFlags) {
 	fl.StringVar(&r.dbURL, "db-url", "", "write every request (URL, times, latency, status, bytes, error, step, connection) to this SQLite `FILE`")
-	fl.StringVar(&r.metricsAddr, "metrics-addr", "", "serve live Prometheus/OpenMetrics metrics at http://`ADDR`/metrics during the run, e.g. 127.0.0.1:9090")
+	fl.StringVar(&r.metricsAddr, "metrics-addr", "", "serve live Prometheus/OpenMetrics metrics at http://`ADDR`/metrics during the run, e.g. 127.0.0.1:9090 (port 0: a free port, said on stderr)")
 	fl.Var(intsValue{&r.targetPIDs, "process id"}, "target-pid", "sample this local process and its descendants (RSS, PSS, CPU) every second into the report (repeatable)")
 	fl.StringArrayVar(&r.targetCmds, "target-cmd", nil, "sample every process of this `NAME` and their descendants, looked for again every second (workers come and go; repeatable)")
 	fl.StringArrayVar(&r.cgroups, "target-cgroup", nil, "sample the processes of this cgroup `PATH` (v1 or v2: /sys/fs/cgroup/…, or /system.slice/app.service) and its CPU and memory counters (repeatable)")

@@ -45,15 +45,10 @@ func metricValue(text, name string) float64 {
 func TestLLMPrometheusLive(t *testing.T) {
 	t.Parallel()
 	base, logPath, stop := startLoggedMock(t, llmserve.Config{Slots: 64, ITL: fixedITL(t, "5ms")})
-	addr := freePort(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(hailBin, "llm", "-z", "8s", "-q", "20", "-c", "16", "--input-tokens", "8", "--output-tokens", "20",
-		"--slo", "ttft=1s", "--no-tui", "--metrics-addr", addr, "-j", "-o", out, base+"/v1/completions")
-	var se bytes.Buffer
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+		"--slo", "ttft=1s", "--no-tui", "--metrics-addr", "127.0.0.1:0", "-j", "-o", out, base+"/v1/completions")
+	addr, se := startMetrics(t, cmd)
 	// The event: the mock has sent a first token (its log's lines are
 	// written as requests end, so the first line is a finished stream).
 	deadline := time.Now().Add(20 * time.Second)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -260,6 +261,10 @@ func prepareResults(r *resultFlags, format string, p *plan.Plan, w *run.Workload
 			return nil, err
 		}
 		rr.server = srv
+		if _, port, err := net.SplitHostPort(r.metricsAddr); err == nil && (port == "0" || port == "") {
+			// The system chose the port: say which, or nobody can scrape it.
+			fmt.Fprintf(os.Stderr, "hail: metrics at http://%s/metrics\n", srv.Addr())
+		}
 		if r.barrier {
 			rr.gate = barrier.New(rr.meta.Shard, stopSelf)
 			rr.gate.RequireToken(os.Getenv(barrier.TokenEnv))

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -170,31 +168,15 @@ func waitExit(t *testing.T, cmd *exec.Cmd, want ...int) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // --metrics-addr serves Prometheus/OpenMetrics metrics during the run;
 // --target-pid samples a process (this test process serves the target).
 func TestMetricsAndTarget(t *testing.T) {
 	t.Parallel()
 	base := startServe(t)
-	addr := freePort(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(hailBin, "-z", "3s", "-c", "2", "-q", "500", "--no-tui", "--metrics-addr", addr,
+	cmd := exec.Command(hailBin, "-z", "3s", "-c", "2", "-q", "500", "--no-tui", "--metrics-addr", "127.0.0.1:0",
 		"--target-pid", strconv.Itoa(os.Getpid()), "-j", "-o", out, base+"/")
-	var se bytes.Buffer
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	addr, se := startMetrics(t, cmd)
 	// Scrape until the first target sample is in (a second into the run).
 	wants := []string{"hail_requests_total ", `hail_responses_total{code="200"}`, `hail_request_duration_seconds_bucket{le="0.001"}`,
 		"hail_in_flight_requests ", "hail_schedule_lag_seconds_count ", "hail_target_rss_bytes ", "hail_run_info{"}

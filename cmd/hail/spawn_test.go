@@ -80,3 +80,11 @@ func startListening(t *testing.T, cmd *exec.Cmd, prefix string) (addr string, st
 	}
 	return "", nil
 }
+
+// startMetrics starts cmd, a hail run given --metrics-addr at port 0, and
+// returns the address its metrics are served at, from its stderr line.
+func startMetrics(t *testing.T, cmd *exec.Cmd) (addr string, stderr *childStderr) {
+	t.Helper()
+	url, stderr := startListening(t, cmd, "hail: metrics at http://")
+	return strings.TrimSuffix(url, "/metrics"), stderr
+}
