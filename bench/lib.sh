@@ -160,23 +160,33 @@ SERVE_PID=
 # serve_start HAIL [ARGS...]: start `hail serve` pinned to $SERVER_CPU on a free loopback port,
 # log in $TMPD/serve.log; sets PORT and SERVE_PID. Tries five ports before giving up.
 serve_start() {
-	local hail=$1 try
+	SERVE_HAIL=$1
 	shift
+	SERVE_ARGS=("$@")
+	start_server "hail serve" hail_serve_exec
+}
+hail_serve_exec() { exec taskset -c "$SERVER_CPU" "$SERVE_HAIL" serve --addr "127.0.0.1:$PORT" "${SERVE_ARGS[@]}"; }
+
+# start_server NAME EXEC: start a server on a free loopback port: EXEC is a function that execs it
+# (pinned to $SERVER_CPU) on 127.0.0.1:$PORT; its output goes to $TMPD/serve.log. Sets PORT and
+# SERVE_PID (serve_stop stops it). Tries five ports before giving up.
+start_server() {
+	local name=$1 exec_fn=$2 try
 	for try in 1 2 3 4 5; do
 		PORT=$(free_port) || die "no free port"
-		taskset -c "$SERVER_CPU" "$hail" serve --addr "127.0.0.1:$PORT" "$@" </dev/null >"$TMPD/serve.log" 2>&1 &
+		"$exec_fn" </dev/null >"$TMPD/serve.log" 2>&1 &
 		SERVE_PID=$!
 		for _ in $(seq 1 100); do
 			if (: <"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
 			kill -0 "$SERVE_PID" 2>/dev/null || break
 			sleep 0.05
 		done
-		note "hail serve did not start on port $PORT (try $try)"
+		note "$name did not start on port $PORT (try $try)"
 		kill -KILL "$SERVE_PID" 2>/dev/null || true
 		wait "$SERVE_PID" 2>/dev/null || true
 		SERVE_PID=
 	done
-	die "could not start hail serve; see $TMPD/serve.log"
+	die "could not start $name; see $TMPD/serve.log"
 }
 
 # serve_stop: stop the hail serve started by serve_start, if any.

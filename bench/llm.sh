@@ -5,7 +5,7 @@
 # queues) runs pinned to CPU $SERVER_CPU; each client runs pinned to CPU $CLIENT_CPU, one after the other, the
 # order rotating round by round. Every client streams POST /v1/completions with "stream":true, max_tokens $TOKENS
 # and ignore_eos over keep-alive connections, one stream per connection, the next request when a stream ends,
-# for $SECS seconds. Five parts ($PARTS; idle and scale only when asked for):
+# for $SECS seconds. Six parts ($PARTS; idle, scale and server only when asked for):
 #   cpu50   $STREAMS streams (200) x $TOKENS tokens (128), a token every 50 ms per stream (--itl 50ms)
 #   cpu5    the same with a token every 5 ms
 #   lag     $LAG_STREAMS streams (1000) at 20 tokens/s each (--itl 50ms), with --send-time: each chunk carries
@@ -23,6 +23,15 @@
 #           what was asked and the client read >= 99% of what it sent), and how many cores of the client the
 #           gateway-api-inference-extension high-cache profile (~500 requests/s x 256 tokens = 128k tokens/s)
 #           needs at the CPU per token measured
+#   server    the mock's own cost against the floor of sending a chunk: the cpu50 load (the client $SERVER_CLIENT,
+#             the floor client by default, on CPU $CLIENT_CPU) served, round by round in alternating order, by the mock and by bench/sendfloor.c
+#             — a minimal C server on CPU $SERVER_CPU that sends the mock's completions chunks, byte for byte the
+#             same size, on the mock's timeline (a stagger in [0, ITL) then a chunk every ITL per stream, woken at
+#             most once per tick, the mock's default tick: ITL ÷ 25, at most 2 ms), one write per chunk, and does
+#             nothing else. Each server's CPU (utime+stime from /proc/PID/stat over the client's run) ÷ the tokens
+#             the client read: what sending a chunk costs on this machine at all (the kernel's TCP send, and the
+#             loopback's receive path for the client, which the kernel runs on the sender's core and charges to
+#             it), and the mock ÷ that floor
 # Clients ($TOOLS):
 #   floor     bench/ssefloor.c: a minimal C epoll client counting "data: {" without decoding JSON (gcc -O2)
 #   gofloor-uring, gofloor-net
@@ -74,6 +83,7 @@ SCALE_STREAMS=${SCALE_STREAMS:-500}
 SCALE_TOKENS=${SCALE_TOKENS:-256}
 SCALE_ITL=${SCALE_ITL:-7.8ms}
 SHARDS=${SHARDS:-2}
+SERVER_CLIENT=${SERVER_CLIENT:-floor}
 PARTS=${PARTS:-cpu50 cpu5 lag}
 # ---- TOOLS: the rows, in this order.
 TOOLS=${TOOLS:-floor gofloor-uring gofloor-net aiohttp hail-uring hail-net}
@@ -88,12 +98,17 @@ apt_ensure time /usr/bin/time || die "GNU time is needed"
 HAIL="$TMPD/hail"
 build_hail "$HAIL"
 ALL_TOOLS=$TOOLS
-case " $PARTS " in *" scale "*) ALL_TOOLS="$TOOLS $SCALE_TOOLS" ;; esac
+case " $PARTS " in *" scale "*) ALL_TOOLS="$ALL_TOOLS $SCALE_TOOLS" ;; esac
+case " $PARTS " in *" server "*) ALL_TOOLS="$ALL_TOOLS $SERVER_CLIENT sendfloor" ;; esac
 for tool in $ALL_TOOLS; do
 	case $tool in
 	floor)
 		apt_ensure gcc gcc || die "gcc is needed for the floor client"
 		gcc -O2 -Wall -o "$TMPD/ssefloor" "$BENCH_DIR/ssefloor.c" || die "building bench/ssefloor.c failed"
+		;;
+	sendfloor)
+		apt_ensure gcc gcc || die "gcc is needed for the floor server"
+		gcc -O2 -Wall -o "$TMPD/sendfloor" "$BENCH_DIR/sendfloor.c" || die "building bench/sendfloor.c failed"
 		;;
 	gofloor-*)
 		[ -x "$TMPD/gofloor" ] || (cd "$REPO" && go build -o "$TMPD/gofloor" ./bench/gofloor) || die "building bench/gofloor failed"
@@ -171,6 +186,31 @@ mock_idle() {
 CSV="$TMPD/runs.csv"
 echo "part,round,tool,streams,itl,exit,wall_s,user_s,sys_s,maxrss_kib,events,requests,lag_p50_us,lag_p99_us,lag_max_us,mock_cpu_s,mock_chunks,load1" >"$CSV"
 
+# csv_row OUT PART ROUND TOOL STREAMS ITL RC TICKS CHUNKS LOAD: a run's CSV row, from OUT.time (GNU time) and OUT.out
+# (the client's line); TICKS is the server's CPU during the run in clock ticks, CHUNKS the chunks it sent ("client":
+# the tokens the client read).
+csv_row() {
+	"$PY" - "$TICK" "$@" >>"$CSV" <<'PY'
+import sys
+hz, out, part, rnd, tool, streams, itl, rc, ticks, chunks, load = sys.argv[1:]
+try:
+    wall, user, sys_, rss = open(out + ".time").read().split()[-4:]
+except Exception:
+    wall = user = sys_ = rss = ""
+f = {}
+try:
+    words = open(out + ".out").read().split()
+    f = dict(zip(words[::2], words[1::2]))
+except Exception:
+    pass
+if chunks == "client":
+    chunks = f.get("events", "")
+print(",".join([part, rnd, tool, streams, itl, rc, wall, user, sys_, rss, f.get("events", ""), f.get("requests", ""),
+                f.get("lag_p50_us", ""), f.get("lag_p99_us", ""), f.get("lag_max_us", ""),
+                f"{int(ticks) / int(hz):.2f}", chunks, load]))
+PY
+}
+
 # mock_start: the part's mock (itl, streams, extra), pinned to SERVER_CPU.
 mock_start() {
 	serve_start "$HAIL" --openai --itl "$itl" --slots $((streams + 64)) "${extra[@]}"
@@ -197,33 +237,56 @@ run() {
 		hail_line "$out" "$lag" || rc=1
 	fi
 	[ "$rc" = 0 ] || note "$tool ($part, round $round) exited $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"
-	"$PY" - "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$(((c1 - c0)))" "$TICK" "$((k1 - k0))" "$load" >>"$CSV" <<'PY'
-import sys
-out, part, rnd, tool, streams, itl, rc, ticks, hz, chunks, load = sys.argv[1:]
-try:
-    wall, user, sys_, rss = open(out + ".time").read().split()[-4:]
-except Exception:
-    wall = user = sys_ = rss = ""
-f = {}
-try:
-    words = open(out + ".out").read().split()
-    f = dict(zip(words[::2], words[1::2]))
-except Exception:
-    pass
-print(",".join([part, rnd, tool, streams, itl, rc, wall, user, sys_, rss, f.get("events", ""), f.get("requests", ""),
-                f.get("lag_p50_us", ""), f.get("lag_p99_us", ""), f.get("lag_max_us", ""),
-                f"{int(ticks) / int(hz):.2f}", chunks, load]))
-PY
+	csv_row "$out" "$part" "$round" "$tool" "$streams" "$itl" "$rc" "$((c1 - c0))" "$((k1 - k0))" "$load"
+}
+
+# server_run ROUND SERVER: the server part's run of SERVER_CLIENT against SERVER (mock or sendfloor), started
+# fresh, and its CSV row (tool: the server; mock_cpu_s, mock_chunks: the server's CPU during the client's run and
+# the tokens the client read).
+sendfloor_exec() { exec taskset -c "$SERVER_CPU" "$TMPD/sendfloor" "$PORT" "$ITL_US" "$TICK_US"; }
+server_run() {
+	local round=$1 srv=$2 out c0 c1 load rc=0
+	out="$TMPD/server-r$round-$srv"
+	case $srv in
+	mock) mock_start ;;
+	sendfloor) start_server sendfloor sendfloor_exec ;;
+	esac
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	c0=$(mock_ticks)
+	# shellcheck disable=SC2046 # the command line is split on purpose
+	timeout $((3 * SECS + 60)) taskset -c "$CLIENT_CPU" /usr/bin/time -f '%e %U %S %M' -o "$out.time" \
+		$(tool_cmd "$SERVER_CLIENT" "$PORT" "$streams" "" "$out") >"$out.out" 2>"$out.err" || rc=$?
+	c1=$(mock_ticks)
+	serve_stop
+	if [ "$rc" = 0 ] && [ "${SERVER_CLIENT#hail-}" != "$SERVER_CLIENT" ]; then
+		hail_line "$out" "" || rc=1
+	fi
+	[ "$rc" = 0 ] || note "$SERVER_CLIENT against $srv (round $round) exited $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"
+	csv_row "$out" server "$round" "$srv" "$streams" "$itl" "$rc" "$((c1 - c0))" client "$load"
 }
 
 for part in $PARTS; do
+	if [ "$part" = server ]; then
+		[ "$SERVER_CLIENT" != hail-shards ] || die "SERVER_CLIENT=hail-shards: the server part runs one client process"
+		streams=$STREAMS itl=50ms extra=() TOK=$TOKENS ITL_US=50000 TICK_US=2000
+		note "server: $SERVER_CLIENT's $streams streams x $TOK tokens, --itl $itl, served by the mock and by bench/sendfloor.c in turn; server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU, $SECS s runs, $ROUNDS round(s)"
+		for round in $(seq 1 "$ROUNDS"); do
+			order="mock sendfloor"
+			[ $((round % 2)) = 1 ] || order="sendfloor mock"
+			for srv in $order; do
+				note "  round $round: $srv"
+				server_run "$round" "$srv"
+			done
+		done
+		continue
+	fi
 	case $part in
 	cpu50) streams=$STREAMS itl=50ms lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
 	cpu5) streams=$STREAMS itl=5ms lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
 	lag) streams=$LAG_STREAMS itl=50ms lag=lag extra=(--send-time) TOK=$TOKENS tools=$TOOLS ;;
 	idle) streams=$STREAMS itl=10m lag= extra=() TOK=$TOKENS tools=$TOOLS ;;
 	scale) streams=$SCALE_STREAMS itl=$SCALE_ITL lag= extra=() TOK=$SCALE_TOKENS tools=$SCALE_TOOLS ;;
-	*) die "unknown part $part (cpu50, cpu5, lag, idle, scale)" ;;
+	*) die "unknown part $part (cpu50, cpu5, lag, idle, scale, server)" ;;
 	esac
 	read -r -a TOOL_LIST <<<"$tools"
 	mock_start
@@ -243,14 +306,15 @@ for part in $PARTS; do
 done
 
 # ---- summary -------------------------------------------------------------------------------------------
-"$PY" - "$CSV" "$MOCK_LIMIT" "$TOOLS" "$SCALE_TOOLS" <<'PY'
+"$PY" - "$CSV" "$MOCK_LIMIT" "$TOOLS" "$SCALE_TOOLS" "$SERVER_CLIENT" <<'PY'
 import csv, re, statistics as st, sys
 path, limit, tools, scale_tools = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 GOFLOOR = {"hail-uring": "gofloor-uring", "hail-net": "gofloor-net"}  # each engine's Go floor
 PROFILE = 128_000 # tokens/s: gateway-api-inference-extension's high-cache profile, ~500 requests/s x 256 tokens
 all_rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["events"] != ""]
 idle = [r for r in all_rows if r["part"] == "idle"]
-rows = [r for r in all_rows if r["part"] != "idle" and r["events"] != "0"]
+servers = [r for r in all_rows if r["part"] == "server" and r["events"] != "0"]
+rows = [r for r in all_rows if r["part"] not in ("idle", "server") and r["events"] != "0"]
 for r in rows:
     r["cpu_us"] = (float(r["user_s"]) + float(r["sys_s"])) / int(r["events"]) * 1e6
     r["mock_us"] = float(r["mock_cpu_s"]) / int(r["mock_chunks"]) * 1e6 if int(r["mock_chunks"]) else float("nan")
@@ -342,6 +406,26 @@ if idle:
             cells.append(fmt(per - fixed / tps * 1e6))
         print(f"| {tool} | {fixed * 1e3:.2f} | {user * 1e3:.2f} | {med([int(r['events']) for r in tr]):.0f} | " + " | ".join(cells) + " |")
     print("\n(fixed: the idle CPU per second ÷ the part's tokens/s; added per token: CPU µs/token − fixed)")
+if servers:
+    print(f"\nserver: {sys.argv[5]}'s {servers[0]['streams']} streams, a token every {servers[0]['itl']}, served by the mock and by"
+          " bench/sendfloor.c (the floor of sending a chunk) in turn\n")
+    print("| server | chunks/s | server CPU µs/chunk | ÷ sendfloor | ÷ sendfloor, each round | ok runs |")
+    print("| --- | ---: | ---: | ---: | --- | ---: |")
+    by_round = {}
+    for r in servers:
+        r["srv_us"] = float(r["mock_cpu_s"]) / int(r["events"]) * 1e6
+        by_round.setdefault(r["round"], {})[r["tool"]] = r
+    for srv in ("sendfloor", "mock"):
+        tr = [r for r in servers if r["tool"] == srv]
+        if not tr:
+            continue
+        ratios = [rs[srv]["srv_us"] / rs["sendfloor"]["srv_us"] for _, rs in sorted(by_round.items(), key=lambda kv: int(kv[0]))
+                  if srv in rs and "sendfloor" in rs and rs["sendfloor"]["srv_us"] > 0]
+        print(f"| {srv} | {med([int(r['events']) / float(r['wall_s']) for r in tr]):.0f} | {fmt(med([r['srv_us'] for r in tr]))} "
+              f"| {fmt(med(ratios))} | {' '.join(fmt(x) for x in ratios) or '–'} | {len(tr)} |")
+    floor_us = med([r["srv_us"] for r in servers if r["tool"] == "sendfloor"])
+    if floor_us == floor_us:
+        print(f"\n(the mock's goal, <= {limit:g} µs a chunk, against the floor of sending one here: {floor_us:.2f} µs)")
 loads = [float(r["load1"]) for r in all_rows if r.get("load1")]
 if loads:
     print(f"\nthe machine's load average (1 min) as each run started: {min(loads):.2f}–{max(loads):.2f}, median {med(loads):.2f}")
