@@ -24,14 +24,14 @@
 #           gateway-api-inference-extension high-cache profile (~500 requests/s x 256 tokens = 128k tokens/s)
 #           needs at the CPU per token measured
 #   server    the mock's own cost against the floor of sending a chunk: the cpu50 load (the client $SERVER_CLIENT,
-#             the floor client by default, on CPU $CLIENT_CPU) served, round by round in alternating order, by the mock and by bench/sendfloor.c
-#             — a minimal C server on CPU $SERVER_CPU that sends the mock's completions chunks, byte for byte the
-#             same size, on the mock's timeline (a stagger in [0, ITL) then a chunk every ITL per stream, woken at
-#             most once per tick, the mock's default tick: ITL ÷ 25, at most 2 ms), one write per chunk, and does
-#             nothing else. Each server's CPU (utime+stime from /proc/PID/stat over the client's run) ÷ the tokens
-#             the client read: what sending a chunk costs on this machine at all (the kernel's TCP send, and the
-#             loopback's receive path for the client, which the kernel runs on the sender's core and charges to
-#             it), and the mock ÷ that floor
+#             the floor client by default, on CPU $CLIENT_CPU) served, round by round in alternating order, by the
+#             mock and by bench/sendfloor.c — a minimal C server on CPU $SERVER_CPU that sends the mock's completions
+#             chunks, byte for byte the same size, on the mock's timeline (a stagger in [0, ITL) then a chunk every
+#             ITL per stream, woken at most once per tick, the mock's default tick: ITL ÷ 25, at most 2 ms), one
+#             write per chunk, and does nothing else. Each server's CPU (utime+stime from /proc/PID/stat over the
+#             client's run) ÷ the tokens the client read: what sending a chunk costs on this machine at all (the
+#             kernel's TCP send, and the loopback's receive path for the client, which the kernel runs on the
+#             sender's core and charges to it), and the mock ÷ that floor
 # Clients ($TOOLS):
 #   floor     bench/ssefloor.c: a minimal C epoll client counting "data: {" without decoding JSON (gcc -O2)
 #   gofloor-uring, gofloor-net
