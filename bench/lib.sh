@@ -189,7 +189,7 @@ start_server() {
 	die "could not start $name; see $TMPD/serve.log"
 }
 
-# serve_stop: stop the hail serve started by serve_start, if any.
+# serve_stop: stop the server serve_start or start_server started, if any.
 serve_stop() {
 	[ -n "$SERVE_PID" ] || return 0
 	if kill -0 "$SERVE_PID" 2>/dev/null; then
