@@ -2,6 +2,7 @@ package grpccall
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,6 +259,21 @@ func TestSplitBinary(t *testing.T) {
 	}
 	if _, err := SplitBinary(md, []byte{0xff, 0xff, 0xff}); err == nil {
 		t.Error("garbage accepted")
+	}
+}
+
+// A map entry (field 3, tags) whose key is followed by a second key of
+// another wire type makes protobuf-go's decoder panic on a dynamic message
+// (found by FuzzCheckWire): -B's check and a capture's decoding say it does
+// not decode instead.
+func TestMalformedMapEntry(t *testing.T) {
+	md := order(t)
+	bad := []byte("\x1a\x07\n\x00\r0000")
+	if _, err := SplitBinary(md, bad); err == nil {
+		t.Error("SplitBinary accepted a malformed map entry")
+	}
+	if err := ToJSON(io.Discard, md, bad); err == nil || !strings.Contains(err.Error(), "does not decode") {
+		t.Errorf("ToJSON: %v, want a message that does not decode", err)
 	}
 }
 

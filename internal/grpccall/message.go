@@ -340,19 +340,31 @@ func FirstMessage(body []byte) ([]byte, bool) {
 	return body[5 : 5+n], true
 }
 
-// ToJSON decodes one message of type md and writes it as protojson (JSON
-// names, as protojson writes them) to w, for captures.
-// A payload that makes protobuf's decoder panic (a malformed map entry of
-// a dynamic message does, in protobuf-go v1.36) is an error too: a hostile
-// server's reply must not end the run.
-func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) (err error) {
+// decode decodes data as a message of type md. Data that makes protobuf's
+// decoder panic is an error too: in protobuf-go v1.36 a map entry whose key
+// is followed by a second key of another wire type ("\x1a\x07\n\x00\r0000"
+// for a map field 3) panics in a dynamic message's map, and neither a
+// hostile server's reply nor a malformed -B file may end hail with a stack
+// trace.
+func decode(md protoreflect.MessageDescriptor, data []byte) (m *dynamicpb.Message, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the message does not decode: %v", r)
+			m, err = nil, fmt.Errorf("the message does not decode: %v", r)
 		}
 	}()
-	m := dynamicpb.NewMessage(md)
-	if err := proto.Unmarshal(payload, m); err != nil {
+	m = dynamicpb.NewMessage(md)
+	if err := proto.Unmarshal(data, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ToJSON decodes one message of type md and writes it as protojson (JSON
+// names, as protojson writes them) to w, for captures. A payload that does
+// not decode, panic included (decode), is an error.
+func ToJSON(w io.Writer, md protoreflect.MessageDescriptor, payload []byte) error {
+	m, err := decode(md, payload)
+	if err != nil {
 		return err
 	}
 	b, err := protojson.Marshal(m)
@@ -396,7 +408,8 @@ func SplitBinary(md protoreflect.MessageDescriptor, data []byte) ([][]byte, erro
 // them — since decoding it would copy its bytes fields.
 func checkBinary(md protoreflect.MessageDescriptor, data []byte) error {
 	if len(data) < 1<<20 {
-		return proto.Unmarshal(data, dynamicpb.NewMessage(md))
+		_, err := decode(md, data)
+		return err
 	}
 	return checkWire(md, data, 0)
 }
