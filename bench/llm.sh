@@ -171,7 +171,7 @@ mock_stat() { # mock_stat FIELD: a counter from the mock's /stats
 	"$PY" -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))[sys.argv[2]])' \
 		"http://127.0.0.1:$PORT/stats" "$1"
 }
-mock_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVE_PID/stat"; }
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVE_PID/stat"; } # the server's CPU so far (clock ticks)
 
 # mock_idle: wait (up to 30 s) until the mock has no stream left from the previous run.
 mock_idle() {
@@ -224,11 +224,11 @@ run() {
 	[ "$part" = idle ] || mock_idle
 	load=$(cut -d' ' -f1 /proc/loadavg) # the machine's load average as the run starts
 	k0=$(mock_stat chunks)
-	c0=$(mock_ticks)
+	c0=$(server_ticks)
 	# shellcheck disable=SC2046 # the command line is split on purpose
 	timeout $((3 * SECS + 60)) taskset -c "$CLIENT_CPU" /usr/bin/time -f '%e %U %S %M' -o "$out.time" \
 		$(tool_cmd "$tool" "$PORT" "$streams" "$lag" "$out") >"$out.out" 2>"$out.err" || rc=$?
-	c1=$(mock_ticks)
+	c1=$(server_ticks)
 	k1=$(mock_stat chunks)
 	if [ "$rc" = 0 ] && [ "$tool" = hail-shards ]; then
 		"$HAIL" merge "$out"-s*.json -o "$out.json" 2>>"$out.err" || rc=$?
@@ -252,11 +252,11 @@ server_run() {
 	sendfloor) start_server sendfloor sendfloor_exec ;;
 	esac
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	c0=$(mock_ticks)
+	c0=$(server_ticks)
 	# shellcheck disable=SC2046 # the command line is split on purpose
 	timeout $((3 * SECS + 60)) taskset -c "$CLIENT_CPU" /usr/bin/time -f '%e %U %S %M' -o "$out.time" \
 		$(tool_cmd "$SERVER_CLIENT" "$PORT" "$streams" "" "$out") >"$out.out" 2>"$out.err" || rc=$?
-	c1=$(mock_ticks)
+	c1=$(server_ticks)
 	serve_stop
 	if [ "$rc" = 0 ] && [ "${SERVER_CLIENT#hail-}" != "$SERVER_CLIENT" ]; then
 		hail_line "$out" "" || rc=1
@@ -315,7 +315,7 @@ all_rows = [r for r in csv.DictReader(open(path)) if r["exit"] == "0" and r["eve
 idle = [r for r in all_rows if r["part"] == "idle"]
 servers = [r for r in all_rows if r["part"] == "server" and r["events"] != "0"]
 rows = [r for r in all_rows if r["part"] not in ("idle", "server") and r["events"] != "0"]
-for r in rows:
+for r in rows + servers:
     r["cpu_us"] = (float(r["user_s"]) + float(r["sys_s"])) / int(r["events"]) * 1e6
     r["mock_us"] = float(r["mock_cpu_s"]) / int(r["mock_chunks"]) * 1e6 if int(r["mock_chunks"]) else float("nan")
 med = lambda v: st.median(v) if v else float("nan")
@@ -412,18 +412,17 @@ if servers:
     print("| server | chunks/s | server CPU µs/chunk | ÷ sendfloor | ÷ sendfloor, each round | ok runs |")
     print("| --- | ---: | ---: | ---: | --- | ---: |")
     by_round = {}
-    for r in servers:
-        r["srv_us"] = float(r["mock_cpu_s"]) / int(r["events"]) * 1e6
+    for r in servers:  # mock_us: the server's CPU per chunk (its mock_chunks are the client's tokens)
         by_round.setdefault(r["round"], {})[r["tool"]] = r
     for srv in ("sendfloor", "mock"):
         tr = [r for r in servers if r["tool"] == srv]
         if not tr:
             continue
-        ratios = [rs[srv]["srv_us"] / rs["sendfloor"]["srv_us"] for _, rs in sorted(by_round.items(), key=lambda kv: int(kv[0]))
-                  if srv in rs and "sendfloor" in rs and rs["sendfloor"]["srv_us"] > 0]
-        print(f"| {srv} | {med([int(r['events']) / float(r['wall_s']) for r in tr]):.0f} | {fmt(med([r['srv_us'] for r in tr]))} "
+        ratios = [rs[srv]["mock_us"] / rs["sendfloor"]["mock_us"] for _, rs in sorted(by_round.items(), key=lambda kv: int(kv[0]))
+                  if srv in rs and "sendfloor" in rs and rs["sendfloor"]["mock_us"] > 0]
+        print(f"| {srv} | {med([int(r['events']) / float(r['wall_s']) for r in tr]):.0f} | {fmt(med([r['mock_us'] for r in tr]))} "
               f"| {fmt(med(ratios))} | {' '.join(fmt(x) for x in ratios) or '–'} | {len(tr)} |")
-    floor_us = med([r["srv_us"] for r in servers if r["tool"] == "sendfloor"])
+    floor_us = med([r["mock_us"] for r in servers if r["tool"] == "sendfloor"])
     if floor_us == floor_us:
         print(f"\n(the mock's goal, <= {limit:g} µs a chunk, against the floor of sending one here: {floor_us:.2f} µs)")
 loads = [float(r["load1"]) for r in all_rows if r.get("load1")]

@@ -4,18 +4,20 @@
 //   gcc -O2 -o sendfloor bench/sendfloor.c
 //   sendfloor PORT ITL_US TICK_US
 //
-// What `hail serve --openai` does for a streamed /v1/completions request, and nothing else, in C: it listens on
-// 127.0.0.1:PORT; each connection's requests (keep-alive, one at a time) are read up to the end of their
-// Content-Length body, and "max_tokens":N is taken from the body (no other JSON is read); the response head goes out
-// at once, then N chunks — each the mock's completions chunk, byte for byte the same size, one write each, the last
-// with "finish_reason":"length" and the [DONE] event and the last chunk in the same write; with "include_usage":true
-// in the request, as the mock then does, every chunk carries "usage":null and a usage chunk goes before [DONE] (the
-// usage is the mock's for a prompt of 2 tokens, whatever the prompt) — the first a uniform draw
-// in [0, ITL) after the request (the mock's stagger), each next one ITL after the one before, on the stream's own
-// timeline. One thread: one epoll for the listener and the connections, and a heap of streams by their next chunk;
-// it waits (epoll_pwait2, a nanosecond timeout) until the earliest is due, at most once per TICK_US, and then writes
-// every chunk due — as the mock's shard does. A write that would block, or fails, closes the connection.
-// Prints nothing; SIGTERM ends it. bench/llm.sh reads its CPU from /proc/PID/stat and the chunks from the client.
+// What `hail serve --openai` does for a streamed /v1/completions request, and nothing else, in C. It listens on
+// 127.0.0.1:PORT and reads each connection's requests (keep-alive, one at a time) to the end of their
+// Content-Length body, looking only for "max_tokens":N and "include_usage":true (no other JSON is read). The
+// response head goes out at once, then N chunks: each the mock's completions chunk, byte for byte the same size,
+// one write each; the last with "finish_reason":"length", the [DONE] event and the body's end in the same write.
+// With "include_usage":true, as the mock then does, every chunk carries "usage":null and a usage chunk goes before
+// [DONE] (the mock's for a prompt of 2 tokens, whatever the prompt; built for the latest max_tokens, so a run's
+// requests should all ask for the same). The first chunk comes a uniform draw in [0, ITL) after the request (the
+// mock's stagger), each next one ITL after the one before, on the stream's own timeline. One thread: one epoll for
+// the listener and the connections, and a heap of streams by their next chunk; it waits (epoll_pwait2, a
+// nanosecond timeout) until the earliest is due, at most once per TICK_US after the last wake-up that wrote, and
+// then writes every chunk due, as the mock's shard does. A write that would block, or fails, closes the
+// connection. Prints nothing; SIGTERM ends it. bench/llm.sh reads its CPU from /proc/PID/stat and the chunks
+// from the client.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
