@@ -308,10 +308,12 @@ func TestOperatorDeletionStopsJob(t *testing.T) {
 	if err := ot.tracker.Delete(HailRuns, "load", "del"); err != nil {
 		t.Fatal(err)
 	}
+	// The operator deletes the Job, then the ConfigMap: wait for the last.
 	waitFor(t, func() bool {
-		_, err := get[batchv1.Job](ot.s.cs, Jobs, "load", "del")
-		return err != nil
-	}, "the Job deleted")
+		_, jerr := get[batchv1.Job](ot.s.cs, Jobs, "load", "del")
+		_, cerr := get[corev1.ConfigMap](ot.s.cs, ConfigMaps, "load", "del")
+		return jerr != nil && cerr != nil
+	}, "the Job and the ConfigMap deleted")
 	gone(t, ot.s, &Spec{Name: "del", Namespace: "load"})
 }
 
