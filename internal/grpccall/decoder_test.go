@@ -3,6 +3,7 @@ package grpccall
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -153,4 +154,34 @@ func FuzzDecoder(f *testing.F) {
 		i := (which%3 + 3) % 3
 		sameAsToJSON(t, mds[i], decs[i], payload)
 	})
+}
+
+// A string that a later value replaces is never written, but protobuf's
+// decoder checks it all the same: invalid UTF-8 in it fails the message
+// (proto3), so the Decoder must not write one (FuzzDecoder's find).
+func TestDecoderReplacedInvalidString(t *testing.T) {
+	md := order(t)
+	d := NewDecoder(md)
+	bad := "a\xe1b"
+	var twice []byte // customer_name (9) twice, the first invalid
+	twice = protowire.AppendTag(twice, 9, protowire.BytesType)
+	twice = protowire.AppendString(twice, bad)
+	twice = protowire.AppendTag(twice, 9, protowire.BytesType)
+	twice = protowire.AppendString(twice, "ok")
+	var entry []byte // a tags (3) entry whose key comes twice, the first invalid
+	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+	entry = protowire.AppendString(entry, bad)
+	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+	entry = protowire.AppendString(entry, "k")
+	entry = protowire.AppendTag(entry, 2, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 5)
+	tags := protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), entry)
+	for name, b := range map[string][]byte{"field": twice, "map key": tags} {
+		if err := ToJSON(io.Discard, md, b); err == nil {
+			t.Fatalf("%s: ToJSON takes it: not the case this test is for", name)
+		}
+		if sameAsToJSON(t, md, d, b) {
+			t.Errorf("%s: written", name)
+		}
+	}
 }
