@@ -21,7 +21,17 @@ func (m snapshots) of(h *hdr.Histogram) *hdr.Snapshot {
 	if s, ok := m[h]; ok {
 		return s
 	}
-	s := h.Export()
+	var s *hdr.Snapshot
+	if h.TotalCount() == 0 {
+		// Every count is zero: the first stands for all (each reader stops at
+		// the last nonzero one), and the quarter megabyte is not copied.
+		// An LLM run's report has a handful of these (no failures, no
+		// send delay in the closed model).
+		s = &hdr.Snapshot{LowestTrackableValue: h.LowestTrackableValue(), HighestTrackableValue: h.HighestTrackableValue(),
+			SignificantFigures: h.SignificantFigures(), Counts: make([]int64, 1)}
+	} else {
+		s = h.Export()
+	}
 	if m != nil {
 		m[h] = s
 	}
