@@ -169,8 +169,10 @@ func (m *decMsg) write(dst, b []byte, depth int) ([]byte, bool) {
 			if f.kind == protoreflect.MessageKind && j-i > 1 {
 				return nil, false // a message sent twice merges
 			}
-			if !validStrings(f, list[i:j-1]) {
-				return nil, false // protobuf checks a value the last replaces too
+			for _, v := range list[i : j-1] {
+				if !f.validString(v) {
+					return nil, false // protobuf checks a value the last replaces too
+				}
 			}
 			dst, wrote, ok = f.writeOne(dst, list[j-1], depth, f.implicit)
 		}
@@ -311,15 +313,18 @@ func (f *decField) writeMap(dst []byte, vals []value, depth int) ([]byte, bool, 
 			}
 			b = rest
 			wt := x.wt
-			if (num == 1 && wt == e.key.wt && !validStrings(f.key, []value{x})) || (num == 2 && wt == e.val.wt && !validStrings(f.val, []value{x})) {
-				return nil, false, false // protobuf checks a key or value a later one replaces too
-			}
 			switch {
 			case num == 1 && wt == e.key.wt:
+				if !f.key.validString(x) {
+					return nil, false, false // protobuf checks a key a later one replaces too
+				}
 				e.key = x
 			case num == 2 && wt == e.val.wt:
 				if f.val.kind == protoreflect.MessageKind && e.val.b != nil {
 					return nil, false, false // a value sent twice merges
+				}
+				if !f.val.validString(x) {
+					return nil, false, false // protobuf checks a value a later one replaces too
 				}
 				e.val = x
 			case num == 1 || num == 2:
@@ -395,20 +400,12 @@ func (f *decField) writeMap(dst []byte, vals []value, depth int) ([]byte, bool, 
 	return append(dst, '}'), len(list) > 0, true
 }
 
-// validStrings reports whether vals, values of f, are valid UTF-8 when f
-// is a string field. A value that a later one replaces is never written,
-// but protobuf's decoder checks it all the same (proto3) and fails the
+// validString reports whether v, a value of f, is valid UTF-8 when f is a
+// string field. A value that a later one replaces is never written, but
+// protobuf's decoder checks it all the same (proto3) and fails the
 // message: the Decoder then leaves the message to ToJSON.
-func validStrings(f *decField, vals []value) bool {
-	if f.kind != protoreflect.StringKind {
-		return true
-	}
-	for _, v := range vals {
-		if !utf8.Valid(v.b) {
-			return false
-		}
-	}
-	return true
+func (f *decField) validString(v value) bool {
+	return f.kind != protoreflect.StringKind || utf8.Valid(v.b)
 }
 
 // intKey is a map key's integer value, and whether it is unsigned.

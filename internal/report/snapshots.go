@@ -23,8 +23,9 @@ func (m snapshots) of(h *hdr.Histogram) *hdr.Snapshot {
 	}
 	var s *hdr.Snapshot
 	if h.TotalCount() == 0 {
-		// Every count is zero: the first stands for all (each reader stops at
-		// the last nonzero one), and the quarter megabyte is not copied.
+		// Every count is zero: one zero stands for them all (the readers
+		// skip zeros, and the encoding writes counts up to the last nonzero
+		// one, at least one), and the quarter megabyte is not copied.
 		// An LLM run's report has a handful of these (no failures, no
 		// send delay in the closed model).
 		s = &hdr.Snapshot{LowestTrackableValue: h.LowestTrackableValue(), HighestTrackableValue: h.HighestTrackableValue(),
